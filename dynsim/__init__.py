@@ -1,0 +1,16 @@
+"""dynsim: run the reduced and the full-matrix training dynamics of a one-layer transformer and compare them.
+
+Importing dynsim enables float64 in JAX (`jax_enable_x64`): every comparison is made in float64
+unless a config asks for float32.
+"""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+from .checker import Report, compare  # noqa: E402
+from .jsl import JSLConfig  # noqa: E402
+from .trajectory import Trajectory  # noqa: E402
+
+__version__ = "0.1.0"
+__all__ = ["JSLConfig", "Trajectory", "compare", "Report", "__version__"]

@@ -1,0 +1,212 @@
+"""The checker: compare two trajectories observable by observable and give a verdict with reasons."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+COMPARED = ("alpha", "gamma", "rho", "loss", "own_set_attention")
+RESIDUALS = {
+    "gamma_spread": "Lemma 4.1: max - min of the within-set entries of A",
+    "rho_spread": "Lemma 4.1: max - min of the between-set entries of A",
+    "v_perp": "Lemma 4.2: norm of the part of v orthogonal to w*",
+}
+SAFETY = 10.0  # constant of the rounding model: covers the few roundings per term (exp, powers, softplus)
+
+
+@dataclasses.dataclass
+class ObservableError:
+    """How far two trajectories are apart on one observable, and whether that is within tolerance."""
+
+    max_abs: float
+    max_rel: float
+    tolerance: float  # at the step where |error| / tolerance is largest
+    worst_step: int
+    passed: bool
+    reason: str
+
+
+@dataclasses.dataclass
+class Residual:
+    """A quantity the reduction says is zero, measured on the full trajectory (max over the run)."""
+
+    value: float
+    tolerance: Optional[float]  # None: reported, not judged
+    passed: Optional[bool]
+    reason: str
+
+
+@dataclasses.dataclass
+class Report:
+    """Outcome of `compare`: per-observable errors, reduction residuals and the overall verdict."""
+
+    passed: bool
+    errors: dict[str, ObservableError]
+    residuals: dict[str, Residual]
+    kind: str  # "rounding" or "statistical"
+    levels: tuple[str, str]
+    common_steps: int
+    notes: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "kind": self.kind,
+            "levels": list(self.levels),
+            "common_steps": self.common_steps,
+            "errors": {k: dataclasses.asdict(v) for k, v in self.errors.items()},
+            "residuals": {k: dataclasses.asdict(v) for k, v in self.residuals.items()},
+            "notes": self.notes,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=True)
+
+    def table(self) -> str:
+        """A plain-text table: observable, max abs error, max rel error, tolerance, verdict."""
+        head = f"{'observable':<18} {'max abs error':>14} {'max rel error':>14} {'tolerance':>11}  verdict"
+        lines = [f"{self.levels[0]} vs {self.levels[1]} ({self.kind} tolerance, {self.common_steps} common steps)",
+                 head, "-" * len(head)]
+        for name, e in self.errors.items():
+            lines.append(f"{name:<18} {e.max_abs:>14.3e} {e.max_rel:>14.3e} {e.tolerance:>11.2e}  "
+                         f"{'agree' if e.passed else 'DISAGREE'}")
+        if self.residuals:
+            lines.append("reduction residuals of the full trajectory (max over the run):")
+            for name, r in self.residuals.items():
+                verdict = "reported" if r.passed is None else ("ok" if r.passed else "VIOLATED")
+                tol = "" if r.tolerance is None else f"{r.tolerance:.2e}"
+                lines.append(f"  {name:<16} {r.value:>14.3e} {'':>14} {tol:>11}  {verdict}")
+        lines.extend(f"note: {n}" for n in self.notes)
+        lines.append(f"verdict: {'AGREE' if self.passed else 'DISAGREE'}")
+        return "\n".join(lines)
+
+
+def unit_roundoff(dtype: str) -> float:
+    """u = 2^-53 for float64, 2^-24 for float32."""
+    return float(np.finfo(np.dtype(dtype)).eps) / 2
+
+
+def _terms(t) -> int:
+    """Number of terms the run sums per step (configurations, or the batch): what rounding grows with."""
+    m = t.meta
+    for value in (m.get("configurations"), (m.get("truncation") or {}).get("configurations"), m.get("batch_size")):
+        if value:
+            return int(value)
+    return 1
+
+
+def rounding_tolerance(steps: np.ndarray, scale: float, terms: int, dtype: str) -> np.ndarray:
+    """Per-step float rounding tolerance: SAFETY (t+1) sqrt(M) u max(1, scale).
+
+    Each step both levels sum the same M terms in different orders; the probabilistic rounding
+    model (Higham and Mary 2019) bounds a sum's relative error by about sqrt(M) u, and while GD is
+    stable each step's error is at most carried forward, so t steps add up to t times that.
+    """
+    return SAFETY * (steps + 1.0) * math.sqrt(terms) * unit_roundoff(dtype) * max(1.0, scale)
+
+
+def _quantile(confidence: float, comparisons: int, dof: int) -> float:
+    """Two-sided Student-t quantile at family-wise `confidence` over `comparisons` (Bonferroni)."""
+    from scipy.stats import t as student_t
+
+    tail = (1.0 - confidence) / (2.0 * comparisons)
+    return float(student_t.ppf(1.0 - tail, dof))
+
+
+def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float = 0.999) -> "Report":
+    """Compare trajectories `a` and `b` on their common recorded steps.
+
+    Deterministic runs are held to a float rounding tolerance (`rounding_tolerance`). When a
+    trajectory carries Monte Carlo standard errors (`<name>_se`, from R replicate runs), each step
+    gets the band t_{R-1} * se, with the quantile at family-wise `confidence` over the recorded
+    steps (Bonferroni), plus the rounding tolerance. A full trajectory's reduction residuals
+    (Lemmas 4.1, 4.2) are reported, and judged against the rounding tolerance when exact.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence = {confidence!r} is invalid: must lie strictly between 0 and 1")
+    common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
+    if common.size == 0:
+        raise ValueError("the trajectories share no recorded step: align steps and record_every")
+    names = [n for n in (observables or COMPARED) if n in a.observables and n in b.observables]
+    if not names:
+        raise ValueError(f"no observable to compare: asked for {list(observables or COMPARED)}, "
+                         f"a has {sorted(a.observables)}, b has {sorted(b.observables)}")
+    dtype = "float32" if "float32" in (a.meta.get("dtype"), b.meta.get("dtype")) else "float64"
+    terms = max(_terms(a), _terms(b))
+    stat = next((t for t in (a, b) if any(k.endswith("_se") for k in t.observables)), None)
+    notes: list[str] = []
+    extra = _truncation_allowance(a, b, common)
+    errors: dict[str, ObservableError] = {}
+    for name in names:
+        x, y = np.asarray(a[name], float)[ia], np.asarray(b[name], float)[ib]
+        diff = np.abs(x - y)
+        denom = np.maximum(np.abs(x), np.abs(y))
+        rel = np.divide(diff, denom, out=np.zeros_like(diff), where=denom > 0)
+        scale = float(np.nanmax(denom)) if np.isfinite(denom).any() else 1.0
+        tol = rounding_tolerance(common.astype(float), scale, terms, dtype) + extra.get(name, 0.0)
+        if stat is not None and f"{name}_se" in stat.observables:
+            R = int(stat.meta.get("replicates", 2))
+            idx = ia if stat is a else ib
+            z = _quantile(confidence, common.size, R - 1)
+            tol = tol + z * np.asarray(stat[f"{name}_se"], float)[idx]
+            reason = (f"Monte Carlo band: t quantile {z:.2f} ({R - 1} dof, {confidence:.1%} family-wise over "
+                      f"{common.size} steps, Bonferroni) x standard error of the mean of {R} runs, plus rounding")
+        else:
+            reason = (f"{dtype} rounding: {SAFETY:g} (t+1) sqrt(M) u max(1, scale), M = {terms} terms per step, "
+                      f"u = {unit_roundoff(dtype):.2e}")
+        if name in extra:
+            reason += "; plus the truncation bound of the reduced sum accumulated over the steps"
+        finite = bool(np.all(np.isfinite(x)) and np.all(np.isfinite(y)))
+        ratio = np.where(np.isfinite(diff), diff / tol, np.inf)
+        worst = int(np.argmax(ratio))
+        ok = finite and bool(np.all(diff <= tol))
+        if not finite:
+            reason = "non-finite values (a run diverged: lower eta); " + reason
+        errors[name] = ObservableError(float(np.nanmax(diff)) if finite else math.inf,
+                                       float(np.nanmax(rel)) if finite else math.inf,
+                                       float(tol[worst]), int(common[worst]), ok, reason)
+    residuals = _residuals(a, b, common, terms, dtype, exact=stat is None)
+    if stat is not None:
+        notes.append("statistical comparison: a failure at this confidence is itself evidence, not a crash")
+    passed = all(e.passed for e in errors.values()) and all(r.passed is not False for r in residuals.values())
+    return Report(passed, errors, residuals, "statistical" if stat is not None else "rounding",
+                  (a.level, b.level), int(common.size), notes)
+
+
+def _truncation_allowance(a, b, common: np.ndarray) -> dict[str, np.ndarray]:
+    """If a reduced run truncated its sum, the per-entry gradient bounds times eta times steps (and the loss bound)."""
+    for t in (a, b):
+        trunc = t.meta.get("truncation") or {}
+        if trunc.get("dropped_probability"):
+            bounds, eta = trunc["bounds"], t.meta["config"]["eta"]
+            steps = common.astype(float)
+            return {
+                "alpha": eta * steps * bounds["grad_alpha"],
+                "gamma": eta * steps * bounds["grad_gamma_per_entry"],
+                "rho": eta * steps * bounds["grad_rho_per_entry"],
+                "loss": np.full(steps.shape, bounds["loss"]),
+            }
+    return {}
+
+
+def _residuals(a, b, common, terms, dtype, exact: bool) -> dict[str, Residual]:
+    out: dict[str, Residual] = {}
+    for t in (a, b):
+        if t.level != "full":
+            continue
+        for name, what in RESIDUALS.items():
+            if name not in t.observables:
+                continue
+            value = float(np.max(np.abs(t[name])))
+            if exact:
+                scale = max(float(np.max(np.abs(t["alpha"]))), float(np.max(np.abs(t["gamma"]))),
+                            float(np.max(np.abs(t["rho"]))), 1.0)
+                tol = float(rounding_tolerance(np.array([float(common.max())]), scale, terms, dtype)[0])
+                out[name] = Residual(value, tol, bool(value <= tol), what + "; rounding tolerance")
+            else:
+                out[name] = Residual(value, None, None, what + "; nonzero by O(1/sqrt(N)) sampling noise, not judged")
+    return out

@@ -1,0 +1,101 @@
+"""`Trajectory`: recorded observables of one run, with the metadata that says who produced them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Trajectory:
+    """Observables recorded along a run.
+
+    steps: int array of the recorded step numbers (0 = the initial state).
+    observables: name -> array whose first axis runs over `steps`.
+    meta: level ("reduced" or "full"), mode, dtype, device, config, package versions, ...
+    """
+
+    steps: np.ndarray
+    observables: dict[str, np.ndarray]
+    meta: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        self.steps = np.asarray(self.steps, dtype=np.int64)
+        self.observables = {k: np.asarray(v) for k, v in self.observables.items()}
+        for name, values in self.observables.items():
+            if values.shape[:1] != self.steps.shape:
+                raise ValueError(
+                    f"observable {name!r} has leading shape {values.shape[:1]}, expected {self.steps.shape} (one row per step)"
+                )
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.observables[name]
+
+    @property
+    def level(self) -> str:
+        return str(self.meta.get("level", "?"))
+
+    def save(self, path) -> None:
+        """Write to an .npz file atomically (write to a temporary file, then rename)."""
+        path = os.fspath(path)
+        arrays = {f"obs/{k}": v for k, v in self.observables.items()}
+        arrays["steps"] = self.steps
+        arrays["meta"] = np.array(json.dumps(self.meta, default=_jsonable))
+        _atomic_savez(path, arrays)
+
+    @classmethod
+    def load(cls, path) -> "Trajectory":
+        """Read a trajectory written by `save`."""
+        with np.load(os.fspath(path), allow_pickle=False) as f:
+            observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
+            return cls(steps=f["steps"], observables=observables, meta=json.loads(str(f["meta"])))
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if dataclasses.is_dataclass(x):
+        return dataclasses.asdict(x)
+    return str(x)
+
+
+def _atomic_savez(path: str, arrays: dict[str, np.ndarray]) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".npz.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_many(path, trajectories: dict[str, "Trajectory"]) -> None:
+    """Several trajectories in one .npz, each under its own prefix (e.g. "reduced", "full")."""
+    arrays: dict[str, np.ndarray] = {}
+    for prefix, t in trajectories.items():
+        arrays[f"{prefix}/steps"] = t.steps
+        arrays[f"{prefix}/meta"] = np.array(json.dumps(t.meta, default=_jsonable))
+        for k, v in t.observables.items():
+            arrays[f"{prefix}/obs/{k}"] = v
+    _atomic_savez(os.fspath(path), arrays)
+
+
+def load_many(path) -> dict[str, "Trajectory"]:
+    """Read what `save_many` wrote."""
+    out: dict[str, Trajectory] = {}
+    with np.load(os.fspath(path), allow_pickle=False) as f:
+        prefixes = sorted({k.split("/", 1)[0] for k in f.files})
+        for pre in prefixes:
+            obs = {k[len(pre) + 5:]: f[k] for k in f.files if k.startswith(f"{pre}/obs/")}
+            out[pre] = Trajectory(f[f"{pre}/steps"], obs, json.loads(str(f[f"{pre}/meta"])))
+    return out

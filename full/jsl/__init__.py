@@ -1,0 +1,7 @@
+"""Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax + optax)."""
+
+from . import observables, population
+from .module import PositionalAttentionViT
+from .training import check, initial_params, model_for, optimizer, simulate
+
+__all__ = ["simulate", "check", "PositionalAttentionViT", "model_for", "optimizer", "initial_params", "observables", "population"]

@@ -1,0 +1,77 @@
+"""Losses of the full JSL model: the exact population loss (P) and its Monte Carlo estimate."""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dynsim.jsl import JSLConfig, data, partition
+from dynsim.jsl.model import logistic_loss
+
+MAX_EXACT_CONFIGURATIONS = 4 * 3**12  # D - C = 12 with L = 4: about 2.1 million rows of D numbers
+
+
+class Configurations(NamedTuple):
+    """Every (signal set, delta) configuration of Assumption 1 with y = +1: s (M, D) and probability w (M,)."""
+
+    s: jax.Array
+    w: jax.Array
+
+
+def exact_count(cfg: JSLConfig) -> int:
+    """L * 3^(D-C): signal sets times sign patterns of the random patches."""
+    return cfg.L * 3 ** (cfg.D - cfg.C)
+
+
+def check_exact(cfg: JSLConfig) -> None:
+    """Raise ValueError, pointing to mode='sampled', when the exact sum is too large to enumerate."""
+    M = exact_count(cfg)
+    if M > MAX_EXACT_CONFIGURATIONS:
+        raise ValueError(
+            f"mode='exact' would enumerate L * 3^(D-C) = {M:,} configurations (D = {cfg.D}, C = {cfg.C}); "
+            f"the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use mode='sampled'."
+        )
+
+
+def enumerate_configurations(cfg: JSLConfig) -> Configurations:
+    """All configurations of s_j = <w*, X_j> under Assumption 1 with y = +1, zero-probability ones dropped.
+
+    y = +1 loses nothing: F is odd in X for every A and v, and the law of delta is symmetric, so
+    (X, y = -1) has the loss of (-X, +1), which is itself a configuration of equal probability.
+    """
+    check_exact(cfg)
+    sets = partition.sets(cfg)
+    n_rand = cfg.D - cfg.C
+    prob = {1: cfg.q / 2, -1: cfg.q / 2, 0: 1 - cfg.q}
+    values = [v for v in (1, -1, 0) if prob[v] > 0]
+    deltas = np.array(list(itertools.product(values, repeat=n_rand)), dtype=float).reshape(-1, n_rand)
+    w_delta = np.prod(np.vectorize(prob.get)(deltas), axis=1) if n_rand else np.ones(1)
+    rows, weights = [], []
+    for l in range(cfg.L):
+        others = np.setdiff1d(np.arange(cfg.D), sets[l])
+        s = np.empty((deltas.shape[0], cfg.D))
+        s[:, sets[l]] = 1.0
+        s[:, others] = deltas
+        rows.append(s)
+        weights.append(w_delta / cfg.L)
+    dtype = jnp.dtype(cfg.dtype)
+    return Configurations(jnp.asarray(np.concatenate(rows), dtype), jnp.asarray(np.concatenate(weights), dtype))
+
+
+def exact_loss(model, params, configs: Configurations, w_star):
+    """Population loss (P) = sum over configurations of P(config) log(1 + exp(-F)), with X_j = s_j w*.
+
+    The noise is integrated out exactly while v is in span(w*) (Lemma 4.2), which GD on (P) keeps.
+    """
+    F = model.apply(params, configs.s, w_star, method=model.on_feature_line)
+    return jnp.sum(configs.w * logistic_loss(F))
+
+
+def sampled_loss(model, params, key, cfg: JSLConfig, w_star, n: int):
+    """Monte Carlo estimate of (P) from n fresh samples of Assumption 1 (noise included)."""
+    X, y = data.sample(key, cfg, n, w_star, jnp.dtype(cfg.dtype))
+    return jnp.mean(logistic_loss(y * model.apply(params, X)))

@@ -1,0 +1,6 @@
+"""Reduced JSL: exact population dynamics (P) in (alpha, gamma, rho) (Lemmas 4.1-4.3)."""
+
+from . import configurations, symbolic
+from .dynamics import attention_weights, initial_state, loss_and_gradients, simulate
+
+__all__ = ["simulate", "loss_and_gradients", "attention_weights", "initial_state", "configurations", "symbolic"]
