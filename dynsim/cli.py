@@ -91,7 +91,7 @@ def _compare_jsl(args) -> int:
     import dynsim
     import full.jsl
     import reduced.jsl
-    from dynsim import plotting
+    from dynsim import plotting, progress
     from dynsim.trajectory import save_many
 
     fields = {f.name for f in dataclasses.fields(dynsim.JSLConfig)}
@@ -105,12 +105,14 @@ def _compare_jsl(args) -> int:
     _log(f"reduced: population dynamics, {cfg.steps} steps (D={cfg.D}, C={cfg.C}, {cfg.dtype}) ...")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        red = reduced.jsl.simulate(cfg)
+        with progress.bar(cfg.steps, "reduced"):
+            red = reduced.jsl.simulate(cfg)
         timings["reduced_seconds"] = time.perf_counter() - t0
         _log(f"reduced: done in {timings['reduced_seconds']:.1f} s")
         t1 = time.perf_counter()
         _log(f"full: {args.mode} gradient descent on the {cfg.D}x{cfg.D} matrix A and v in R^{cfg.d} ...")
-        ful = full.jsl.simulate(cfg, mode=args.mode, replicates=args.replicates)
+        with progress.bar(cfg.steps, "full"):
+            ful = full.jsl.simulate(cfg, mode=args.mode, replicates=args.replicates)
         timings["full_seconds"] = time.perf_counter() - t1
         _log(f"full: done in {timings['full_seconds']:.1f} s")
     for w in caught:

@@ -24,3 +24,20 @@ def test_roundtrip(tmp_path):
 def test_leading_axis_must_match_steps():
     with pytest.raises(ValueError, match="one row per step"):
         Trajectory(np.array([0, 1, 2]), {"alpha": np.zeros(2)}, {})
+
+
+def test_progress_bar_reports_every_record():
+    import io
+
+    import reduced.jsl
+    from dynsim import JSLConfig, progress
+
+    out = io.StringIO()
+    with progress.bar(100, "reduced", stream=out, enabled=True):
+        reduced.jsl.simulate(JSLConfig(D=8, C=2, steps=100, record_every=25))
+    text = out.getvalue()
+    assert "reduced: [" in text and "100/100 steps" in text
+    silent = io.StringIO()
+    with progress.bar(100, "reduced", stream=silent, enabled=False):
+        reduced.jsl.simulate(JSLConfig(D=8, C=2, steps=100, record_every=25))
+    assert silent.getvalue() == ""

@@ -82,12 +82,15 @@ def _train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
         updates, opt_state = opt.update(grad(params, t), opt_state, params)
         return optax.apply_updates(params, updates), opt_state
 
-    def observe(carry):
+    eval_key = jax.random.fold_in(key, 2**32 - 1)  # the recorded loss uses its own samples, never the training batches
+
+    def observe(carry, t):
         params = carry[0]["params"]
         obs = reduction(cfg, params["A"], params["v"], w_star)
-        # A separate stream of samples for the recorded loss (keyed by the state, not reused for training).
-        eval_t = jnp.asarray(-1, jnp.int32) - jnp.sum(jnp.abs(params["A"])).astype(jnp.int32) % 1000
-        obs["loss"] = loss(carry[0], eval_t)
+        if mode == "exact":
+            obs["loss"] = loss(carry[0], t)
+        else:
+            obs["loss"] = population.sampled_loss(model, carry[0], jax.random.fold_in(eval_key, t), cfg, w_star, cfg.N)
         return obs
 
     _, rec = recording.run(step, observe, (params0, opt.init(params0)), cfg.steps, cfg.record_every)
@@ -95,6 +98,14 @@ def _train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
 
 
 _train_jit = jax.jit(_train, static_argnums=(0, 1))
+
+
+def _train_replicates(cfg: JSLConfig, mode: str, params0, w_star, keys):
+    """`_train` for every key in `keys`, vmapped: independent replicate runs as one program."""
+    return jax.vmap(lambda k: _train(cfg, mode, params0, w_star, None, k))(keys)
+
+
+_train_replicates_jit = jax.jit(_train_replicates, static_argnums=(0, 1))
 
 
 def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
@@ -135,7 +146,7 @@ def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None
         observables = {k: np.asarray(v) for k, v in rec.items()}
     else:
         keys = jax.random.split(base, R)
-        rec = jax.jit(jax.vmap(lambda k: _train(cfg, mode, params0, w_star, None, k)))(keys)
+        rec = _train_replicates_jit(cfg, mode, params0, w_star, keys)
         observables = {}
         for k, v in rec.items():
             v = np.asarray(v)  # (R, steps)

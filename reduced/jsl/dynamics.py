@@ -98,7 +98,7 @@ def _run(cfg: JSLConfig, table: Weights, state0):
         seen = jnp.maximum(seen, jnp.stack([jnp.abs(theta[0]), Gam, Xi]))
         return theta - sizes * grads, seen
 
-    def observe(carry):
+    def observe(carry, t):
         theta, _ = carry
         Lam, Gam, _ = attention_weights(cfg, theta)
         return {
