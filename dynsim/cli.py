@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--replicates", type=int, default=None,
                      help="independent runs in --mode sampled, for the Monte Carlo band (default: 8)")
     run.add_argument("--confidence", type=float, default=0.999,
-                     help="family-wise confidence of the Monte Carlo band (default: 0.999)")
+                     help="confidence of the Monte Carlo band, family-wise over recorded steps and observables "
+                          "(default: 0.999)")
     run.add_argument("--out", default="dynsim-out", metavar="DIR",
                      help="directory for report.json, trajectories.npz, compare.png (default: ./dynsim-out)")
     run.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")

@@ -129,3 +129,9 @@ def test_divergence_is_flagged_not_silent():
         ful = fj.simulate(cfg)
     report = compare(red, ful)
     assert not report.passed and "diverged" in report.errors["alpha"].reason
+
+
+def test_exact_mode_refuses_v_off_the_feature_line():
+    cfg = JSLConfig(D=8, C=2, steps=1)
+    with pytest.raises(ValueError, match="span"):
+        fj.simulate(cfg, mode="exact", init={"v": np.ones(8)})

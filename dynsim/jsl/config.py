@@ -25,7 +25,7 @@ class JSLConfig:
     C: int = 3  # patches per set S_l; L = D / C sets
     p: int = 3  # activation sigma(x) = x^p + nu x, p odd >= 3
     q: float = 0.3  # probability that a random-set patch carries +-w* (q/2 each)
-    nu: float = 0.01  # linear part of the activation
+    nu: float = 0.01  # linear part of the activation (nu = 0 makes alpha0 = 0 a fixed point: nothing moves)
     sigma_A: float = 1.0  # the fixed diagonal beta of A
     eta: float = 0.05  # learning rate
     steps: int = 20000  # gradient-descent steps
@@ -150,8 +150,8 @@ FIELD_HELP = {
     "record_every": "record the observables every this many steps (and at the last step)",
     "d": "patch dimension (default D)",
     "temperature": "sqrt_d: softmax(A/sqrt(d)), model (T); unit: softmax(A), the paper's Lambda/Gamma/Xi",
-    "N": "samples per step in --mode sampled",
-    "omega": "std of the random initialization (realistic mode; unused by exact and sampled)",
+    "N": "samples per step in --mode sampled (unused by --mode exact)",
+    "omega": "std of a random initialization; unused by the exact and sampled modes (kept for the realistic problem (E))",
     "sigma": "noise std (default 1/sqrt(d))",
     "partition": "grid (default when sqrt(C) x sqrt(C) blocks tile the sqrt(D) x sqrt(D) grid), contiguous or random",
     "seed": "random seed (feature w*, random partition, samples)",

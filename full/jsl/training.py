@@ -139,6 +139,13 @@ def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None
     dtype = jnp.dtype(cfg.dtype)
     w_star = data.feature(cfg, dtype)
     params0 = initial_params(cfg, w_star, init)
+    if mode == "exact":
+        v0 = np.asarray(params0["params"]["v"], float)
+        off_line = np.linalg.norm(v0 - (v0 @ np.asarray(w_star, float)) * np.asarray(w_star, float))
+        # alpha w* rounded to the dtype is off the line by at most u |v| (each component rounded once); 64 eps is wide
+        if off_line > 64 * float(np.finfo(dtype).eps) * max(1.0, np.linalg.norm(v0)):
+            raise ValueError(f"init['v'] has a part orthogonal to w* of norm {off_line:.3g}: mode='exact' integrates "
+                             "the noise out only for v in span(w*) (Lemma 4.2); use mode='sampled'")
     configs = population.enumerate_configurations(cfg) if mode == "exact" else None
     base = jax.random.fold_in(jax.random.key(cfg.seed), 1)
     if mode == "exact":
