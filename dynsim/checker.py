@@ -126,8 +126,9 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     trajectory carries Monte Carlo standard errors (`<name>_se`, from R replicate runs), each step
     gets the band t_{R-1} * se, with the quantile at family-wise `confidence` over all recorded
     steps and observables (Bonferroni), plus the rounding tolerance. The band covers Monte Carlo
-    noise only: sampled GD's O(1/N) bias shows up as disagreement once R is large against N. A full trajectory's reduction residuals
-    (Lemmas 4.1, 4.2) are reported, and judged against the rounding tolerance when exact.
+    noise only: sampled GD's O(1/N) bias shows up as disagreement once R is large against N.
+    A full trajectory's reduction residuals (Lemmas 4.1, 4.2) are reported, and judged against the
+    rounding tolerance when exact.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence = {confidence!r} is invalid: must lie strictly between 0 and 1")

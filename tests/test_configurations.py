@@ -78,3 +78,17 @@ def test_truncated_run_reports_its_bounds():
     assert all(v > 0 for v in t["bounds"].values())
     full = rj.simulate(cfg)
     assert full.meta["truncation"]["dropped_probability"] == 0.0
+
+
+def test_truncated_count_matches_enumeration_and_reference():
+    # jsl-derivations.md 3b: D=36, C=4, q=0.3, K_max=20 keeps 128,913 configurations with tail 3.4e-5.
+    n, _ = conf.enumerate_configurations(36, 4, 0.3, max_nonzero=20)
+    assert conf.count_truncated(36, 4, 20) == n.shape[0] == 128_913
+    assert conf.tail_probability(36, 4, 0.3, 20) == pytest.approx(3.4e-5, abs=5e-7)  # printed to 2 digits
+    for D, C, k in ((16, 4, None), (16, 4, 5), (12, 3, 0), (9, 3, 2)):
+        assert conf.count_truncated(D, C, k) == conf.enumerate_configurations(D, C, 0.5, k)[0].shape[0]
+
+
+def test_too_large_a_sum_is_refused_before_enumerating():
+    with pytest.raises(ValueError, match="configurations.*mode='sampled'"):
+        rj.simulate(JSLConfig(D=64, C=4, q=0.25, steps=1))

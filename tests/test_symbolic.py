@@ -11,7 +11,6 @@ from dynsim import JSLConfig
 from dynsim.jsl import data, model, partition
 from reduced.jsl import symbolic as S
 from reduced.jsl.configurations import set_types
-from tests.conftest import U64
 
 STATES = [(0.0316, 0.0, 0.0), (0.3, 0.8, -0.4), (-0.2, -1.5, 2.0)]
 

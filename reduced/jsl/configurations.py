@@ -39,6 +39,28 @@ def count(D: int, C: int) -> int:
     return math.comb(D // C - 1 + K - 1, K - 1)
 
 
+def count_truncated(D: int, C: int, max_nonzero: int | None) -> int:
+    """Number of configurations with at most `max_nonzero` nonzero random patches, counted without enumerating.
+
+    Dynamic programming over the types: ways[r][z] = multisets of r sets with z nonzero patches in all.
+    """
+    sets, budget = D // C - 1, D - C if max_nonzero is None else max_nonzero
+    ways = [[0] * (budget + 1) for _ in range(sets + 1)]
+    ways[0][0] = 1
+    for a, b in set_types(C):
+        z = a + b
+        new = [[0] * (budget + 1) for _ in range(sets + 1)]
+        for r in range(sets + 1):
+            for used in range(budget + 1):
+                if ways[r][used]:
+                    for n in range(sets - r + 1):
+                        if used + n * z > budget:
+                            break
+                        new[r + n][used + n * z] += ways[r][used]
+        ways = new
+    return sum(ways[sets])
+
+
 def enumerate_configurations(D: int, C: int, q: float, max_nonzero: int | None = None):
     """Count vectors n (M, K) and their probabilities W(n) (M,), dropping zero-probability ones.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Mapping, NamedTuple, Optional, Sequence, Union
 
@@ -150,6 +149,7 @@ def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = Non
     scale = 1.0
     chosen = _choose_max_nonzero(cfg, scale) if auto else max_nonzero
     while True:
+        _check_size(cfg, chosen)
         table = _table(cfg, chosen)
         rec, seen = _run_jit(cfg, table.weights, theta0)
         seen = np.asarray(seen)
@@ -176,6 +176,18 @@ def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = Non
     )
     _flag_nonfinite(records, steps, meta)
     return Trajectory(steps, records, meta)
+
+
+def _check_size(cfg: JSLConfig, max_nonzero: Optional[int]) -> None:
+    """Refuse, before enumerating, a sum larger than MAX_CONFIGURATIONS."""
+    size = configurations.count_truncated(cfg.D, cfg.C, max_nonzero)
+    if size > MAX_CONFIGURATIONS:
+        what = "the full sum" if max_nonzero is None else f"the sum truncated at max_nonzero = {max_nonzero}"
+        raise ValueError(
+            f"{what} has {size:,} configurations (D = {cfg.D}, C = {cfg.C}, q = {cfg.q}), more than the "
+            f"{MAX_CONFIGURATIONS:,} that fit. Use a smaller D, a "
+            f"smaller max_nonzero (its bounds are reported in meta['truncation']), or the full model in mode='sampled'."
+        )
 
 
 _tables: dict = {}
