@@ -1,6 +1,6 @@
 """A progress bar for compiled runs: the scan reports each record through a host callback.
 
-Compiled code calls `report(label, done)` at every record; it draws only inside `bar(...)`, so
+Compiled code calls `report(done)` at every record (`recording.run`); it draws only inside `bar(...)`, so
 library calls stay silent unless the caller asks for a bar (the CLI does, on a terminal).
 """
 

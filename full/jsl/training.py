@@ -69,28 +69,24 @@ def initial_params(cfg: JSLConfig, w_star, init: Optional[Mapping] = None) -> di
 def _train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
     model, opt = model_for(cfg), optimizer(cfg)
     if mode == "exact":
-        def loss(params, t):
+        def loss(params, k):
             return population.exact_loss(model, params, configs, w_star)
     else:
-        def loss(params, t):
-            return population.sampled_loss(model, params, jax.random.fold_in(key, t), cfg, w_star, cfg.N)
+        def loss(params, k):
+            return population.sampled_loss(model, params, k, cfg, w_star, cfg.N)
 
     grad = jax.grad(loss)
+    eval_key = jax.random.fold_in(key, 2**32 - 1)  # the recorded loss uses its own samples, never the training batches
 
     def step(carry, t):
         params, opt_state = carry
-        updates, opt_state = opt.update(grad(params, t), opt_state, params)
+        updates, opt_state = opt.update(grad(params, jax.random.fold_in(key, t)), opt_state, params)
         return optax.apply_updates(params, updates), opt_state
-
-    eval_key = jax.random.fold_in(key, 2**32 - 1)  # the recorded loss uses its own samples, never the training batches
 
     def observe(carry, t):
         params = carry[0]["params"]
         obs = reduction(cfg, params["A"], params["v"], w_star)
-        if mode == "exact":
-            obs["loss"] = loss(carry[0], t)
-        else:
-            obs["loss"] = population.sampled_loss(model, carry[0], jax.random.fold_in(eval_key, t), cfg, w_star, cfg.N)
+        obs["loss"] = loss(carry[0], jax.random.fold_in(eval_key, t))
         return obs
 
     _, rec = recording.run(step, observe, (params0, opt.init(params0)), cfg.steps, cfg.record_every)
