@@ -28,6 +28,7 @@ class ObservableError:
     worst_step: int
     passed: bool
     reason: str
+    max_z: Optional[float] = None  # statistical mode: max over steps of |a - b| / standard error (None otherwise)
 
 
 @dataclasses.dataclass
@@ -68,11 +69,15 @@ class Report:
 
     def table(self) -> str:
         """A plain-text table: observable, max abs error, max rel error, tolerance, verdict."""
+        stat = any(e.max_z is not None for e in self.errors.values())
         head = f"{'observable':<18} {'max abs error':>14} {'max rel error':>14} {'tolerance':>11}  verdict"
+        if stat:
+            head = head.replace("  verdict", f" {'max |dev|/se':>12}  verdict")
         lines = [f"{self.levels[0]} vs {self.levels[1]} ({self.kind} tolerance, {self.common_steps} common steps)",
                  head, "-" * len(head)]
         for name, e in self.errors.items():
-            lines.append(f"{name:<18} {e.max_abs:>14.3e} {e.max_rel:>14.3e} {e.tolerance:>11.2e}  "
+            z = "" if not stat else (f" {e.max_z:>12.2f}" if e.max_z is not None else f" {'':>12}")
+            lines.append(f"{name:<18} {e.max_abs:>14.3e} {e.max_rel:>14.3e} {e.tolerance:>11.2e}{z}  "
                          f"{'agree' if e.passed else 'DISAGREE'}")
         if self.residuals:
             lines.append("reduction residuals of the full trajectory (max over the run):")
@@ -153,11 +158,16 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
         rel = np.divide(diff, denom, out=np.zeros_like(diff), where=denom > 0)
         scale = float(np.nanmax(denom)) if np.isfinite(denom).any() else 1.0
         tol = rounding_tolerance(common.astype(float), scale, terms, dtype) + extra.get(name, 0.0)
+        max_z = None
         if stat is not None and f"{name}_se" in stat.observables:
             R = int(stat.meta.get("replicates", 2))
             idx = ia if stat is a else ib
             z = _quantile(confidence, common.size * n_stat, R - 1)
-            tol = tol + z * np.asarray(stat[f"{name}_se"], float)[idx]
+            se = np.asarray(stat[f"{name}_se"], float)[idx]
+            tol = tol + z * se
+            with np.errstate(divide="ignore", invalid="ignore"):
+                zs = np.where(se > 0, diff / se, np.where(diff > 0, np.inf, 0.0))
+            max_z = float(np.nanmax(zs)) if zs.size else None
             reason = (f"Monte Carlo band: t quantile {z:.2f} ({R - 1} dof, {confidence:.1%} family-wise over "
                       f"{common.size} steps x {n_stat} observables, Bonferroni) x standard error of the mean of "
                       f"{R} runs, plus rounding")
@@ -174,7 +184,7 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
             reason = "non-finite values (a run diverged: lower eta); " + reason
         errors[name] = ObservableError(float(np.nanmax(diff)) if finite else math.inf,
                                        float(np.nanmax(rel)) if finite else math.inf,
-                                       float(tol[worst]), int(common[worst]), ok, reason)
+                                       float(tol[worst]), int(common[worst]), ok, reason, max_z)
     residuals = _residuals(a, b, common, terms, dtype, exact=stat is None)
     if stat is not None:
         notes.append("statistical comparison: a failure at this confidence is itself evidence, not a crash")

@@ -89,7 +89,7 @@ def test_console_script_exit_code_and_help():
                           capture_output=True, text=True)
     assert proc.returncode == 0
     for opt in ("--D", "--C", "--p", "--q", "--nu", "--sigma-A", "--eta", "--steps", "--record-every",
-                "--temperature", "--d", "--N", "--omega", "--sigma", "--partition", "--seed", "--dtype",
+                "--temperature", "--d", "--N", "--omega", "--n-test", "--sigma", "--partition", "--seed", "--dtype",
                 "--mode", "--out", "--json"):
         assert f"{opt} " in proc.stdout, opt
 
@@ -101,3 +101,83 @@ def test_derive_prints_gradients(capsys):
     assert cli.main(["derive", "jsl", "--p", "4"]) == 2
     assert cli.main(["derive", "jsl", "--C", "2", "--latex"]) == 0
     assert "\\alpha" in capsys.readouterr().out
+
+
+TINY = ["--D", "8", "--C", "2", "--steps", "40", "--record-every", "20", "--N", "64", "--n-test", "64"]
+
+
+def test_compare_realistic_prints_approach_and_events(tmp_path, capsys):
+    code = cli.main(["compare", "jsl", *TINY, "--mode", "realistic", "--seeds", "2", "--ladder", "16,64",
+                     "--out", str(tmp_path), "--no-plot"])
+    out = capsys.readouterr().out
+    assert code in (0, 1)  # a statistical verdict either way; the content is what this test checks
+    assert "max |dev|/se" in out and "Theorem 4.2" in out and "N=16" in out and "N=64" in out
+    assert "T1_attention" in out and "glm_error" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["approach"]["N"] == [16, 64] and report["full_meta"]["mode"] == "realistic"
+    assert set(report["events"]) >= {"T0", "T1_attention", "T1_gamma_rho", "T3"}
+    trajs = load_many(tmp_path / "trajectories.npz")
+    assert set(trajs) == {"reduced_N16", "reduced_N64", "full_N16", "full_N64"}
+
+
+def test_figure4_writes_png_and_data(tmp_path, capsys):
+    code = cli.main(["figure", "jsl-fig4", *TINY, "--out", str(tmp_path)])
+    assert code == 0 and "test_error_at_T" in capsys.readouterr().out
+    assert (tmp_path / "jsl-fig4.png").read_bytes()[:4] == b"\x89PNG"
+    traj = load_many(tmp_path / "jsl-fig4.npz")["realistic"]
+    assert {"test_error", "cos_v", "patch_association"} <= set(traj.observables)
+    import numpy as np
+
+    with np.load(tmp_path / "jsl-fig4-final.npz") as f:
+        assert f["mask"].shape == (8, 8) and f["A"].shape == (1, 8, 8)
+
+
+def test_figure2_writes_png(tmp_path, capsys):
+    code = cli.main(["figure", "jsl-fig2", "--D", "16", "--C", "4", "--d", "4", "--steps", "20", "--record-every", "10",
+                     "--N", "64", "--n-test", "64", "--out", str(tmp_path)])
+    assert code == 0 and "patch_association_chance" in capsys.readouterr().out
+    assert (tmp_path / "jsl-fig2.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_transfer_prints_table_and_plot(tmp_path, capsys):
+    code = cli.main(["transfer", "jsl", *TINY, "--n-tilde", "4,8", "--seeds", "2", "--finetune-steps", "20",
+                     "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and "pretrained" in out and "glm" in out
+    assert (tmp_path / "transfer.png").read_bytes()[:4] == b"\x89PNG"
+    data = json.loads((tmp_path / "transfer.json").read_text())
+    assert data["n_tilde"] == [4, 8]
+
+
+def test_check_theorems_json(tmp_path, capsys):
+    code = cli.main(["check-theorems", "jsl", *TINY, "--seeds", "2", "--json", "--out", str(tmp_path)])
+    data = json.loads(capsys.readouterr().out)
+    names = [c["claim"] for c in data["claims"]]
+    assert names == ["Lemma 4.1", "Lemma 4.2", "Lemma 4.3", "Theorem 4.1", "Theorem 4.2", "Theorem 5.1", "Theorem 3.1"]
+    for c in data["claims"]:
+        assert {"claim", "assumptions", "measured", "threshold", "holds"} <= set(c)
+    assert code == (1 if any(c["holds"] is False for c in data["claims"]) else 0)
+    # Lemmas 4.1 and 4.2 are rounding-level on the exact run, whatever the horizon
+    assert data["claims"][0]["holds"] is True and data["claims"][1]["holds"] is True
+
+
+NEW_BAD = [
+    (["compare", "jsl", "--mode", "realistic", "--seeds", "1"], "--seeds = 1"),
+    (["compare", "jsl", "--mode", "realistic", "--replicates", "3"], "--replicates"),
+    (["compare", "jsl", "--seeds", "4"], "--mode realistic"),
+    (["compare", "jsl", "--mode", "realistic", "--ladder", "x"], "--ladder"),
+    (["compare", "jsl", "--mode", "realistic", "--ladder", "0,10"], "JSLConfig.N = 0"),
+    (["figure", "jsl-fig5"], "invalid choice"),
+    (["figure", "jsl-fig4", "--seeds", "0"], "seeds = 0"),
+    (["transfer", "jsl", "--overlap", "2"], "overlap"),
+    (["transfer", "jsl", "--n-tilde", "0,8"], "n_tilde"),
+    (["check-theorems", "jsl", "--n-test", "0"], "JSLConfig.n_test = 0"),
+]
+
+
+@pytest.mark.parametrize("args,needle", NEW_BAD)
+def test_new_commands_reject_bad_input(args, needle, tmp_path, capsys):
+    code = cli.main([*args, "--out", str(tmp_path / "o")] if args[0] != "figure" or args[1] != "jsl-fig5" else args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "o").exists()

@@ -39,8 +39,8 @@ def test_band_detects_a_different_dynamics(sampled):
 def test_sampled_needs_two_replicates():
     with pytest.raises(ValueError, match="replicates"):
         fj.simulate(JSLConfig(D=8, C=2, steps=1), mode="sampled", replicates=1)
-    with pytest.raises(ValueError, match="mode = 'realistic'"):
-        fj.simulate(JSLConfig(D=8, C=2, steps=1), mode="realistic")
+    with pytest.raises(ValueError, match="mode = 'other'"):
+        fj.simulate(JSLConfig(D=8, C=2, steps=1), mode="other")
 
 
 def test_sampled_is_reproducible():

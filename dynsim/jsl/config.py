@@ -34,6 +34,7 @@ class JSLConfig:
     temperature: str = "sqrt_d"  # "sqrt_d": softmax(A/sqrt(d)) (model (T)); "unit": softmax(A)
     N: int = 4096  # samples per step (sampled mode) or training-set size (realistic mode)
     omega: float = 0.01  # std of the random initialization (realistic mode)
+    n_test: int = 4096  # held-out test-set size (realistic mode)
     sigma: Optional[float] = None  # noise std, default 1/sqrt(d)
     partition: Optional[str] = None  # "grid", "contiguous" or "random"
     seed: int = 0
@@ -90,7 +91,7 @@ def _is_real(x: Any) -> bool:
 
 
 def _validate(c: JSLConfig) -> None:
-    for name in ("D", "C", "p", "steps", "record_every", "N", "seed"):
+    for name in ("D", "C", "p", "steps", "record_every", "N", "n_test", "seed"):
         if not _is_int(getattr(c, name)):
             _fail(name, getattr(c, name), "must be an integer")
     for name in ("q", "nu", "sigma_A", "eta", "omega"):
@@ -119,6 +120,8 @@ def _validate(c: JSLConfig) -> None:
         _fail("record_every", c.record_every, "must be >= 1")
     if c.N < 1:
         _fail("N", c.N, "must be >= 1")
+    if c.n_test < 1:
+        _fail("n_test", c.n_test, "must be >= 1")
     if c.omega < 0:
         _fail("omega", c.omega, "must be >= 0")
     if c.seed < 0:
@@ -150,8 +153,9 @@ FIELD_HELP = {
     "record_every": "record the observables every this many steps (and at the last step)",
     "d": "patch dimension (default D)",
     "temperature": "sqrt_d: softmax(A/sqrt(d)), model (T); unit: softmax(A), the paper's Lambda/Gamma/Xi",
-    "N": "samples per step in --mode sampled (unused by --mode exact)",
-    "omega": "std of a random initialization; unused by the exact and sampled modes (kept for the realistic problem (E))",
+    "N": "samples per step in --mode sampled; training-set size in --mode realistic (unused by --mode exact)",
+    "omega": "std of the random initialization A_ij, v_k ~ N(0, omega^2) in --mode realistic (unused otherwise)",
+    "n_test": "held-out test-set size in --mode realistic",
     "sigma": "noise std (default 1/sqrt(d))",
     "partition": "grid (default when sqrt(C) x sqrt(C) blocks tile the sqrt(D) x sqrt(D) grid), contiguous or random",
     "seed": "random seed (feature w*, random partition, samples)",

@@ -3,5 +3,8 @@
 from . import observables, population
 from .module import PositionalAttentionViT
 from .training import check, initial_params, model_for, optimizer, simulate
+from . import realistic  # after .training: realistic imports it
+from . import fig2, glm, transfer  # after .realistic: they use it
 
-__all__ = ["simulate", "check", "PositionalAttentionViT", "model_for", "optimizer", "initial_params", "observables", "population"]
+__all__ = ["simulate", "check", "PositionalAttentionViT", "model_for", "optimizer", "initial_params", "observables", "population",
+           "realistic", "glm", "transfer", "fig2"]

@@ -19,7 +19,7 @@ from . import population
 from .module import PositionalAttentionViT
 from .observables import reduction
 
-MODES = ("exact", "sampled")
+MODES = ("exact", "sampled", "realistic")
 DEFAULT_REPLICATES = 8
 
 
@@ -87,6 +87,9 @@ def _train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
         params = carry[0]["params"]
         obs = reduction(cfg, params["A"], params["v"], w_star)
         obs["loss"] = loss(carry[0], jax.random.fold_in(eval_key, t))
+        if mode == "exact":
+            spread = jnp.maximum(obs["gamma_spread"], obs["rho_spread"])  # drift off the orbit symmetry (tie tolerance)
+            obs["error"] = population.exact_error(model, carry[0], configs, w_star, spread)
         return obs
 
     _, rec = recording.run(step, observe, (params0, opt.init(params0)), cfg.steps, cfg.record_every)
@@ -104,12 +107,22 @@ def _train_replicates(cfg: JSLConfig, mode: str, params0, w_star, keys):
 _train_replicates_jit = jax.jit(_train_replicates, static_argnums=(0, 1))
 
 
-def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
-    """Validate the run arguments before any work; return the number of replicate runs."""
+def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None, seeds: Optional[int] = None) -> int:
+    """Validate the run arguments before any work; return the number of replicate runs (seeds in mode 'realistic')."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if mode not in MODES:
         raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(MODES)}")
+    if mode == "realistic":
+        if replicates is not None:
+            raise ValueError(f"replicates = {replicates!r} is invalid in mode 'realistic': it takes seeds "
+                             "(independent training sets and starts), not replicates")
+        from .realistic import DEFAULT_SEEDS, check_seeds
+
+        return check_seeds(DEFAULT_SEEDS if seeds is None else seeds)
+    if seeds is not None:
+        raise ValueError(f"seeds = {seeds!r} is invalid in mode {mode!r}: seeds are for mode 'realistic' "
+                         "(mode 'sampled' takes replicates)")
     if mode == "exact":
         if replicates not in (None, 1):
             raise ValueError(f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic")
@@ -123,15 +136,24 @@ def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None)
 
 
 def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None,
-             replicates: Optional[int] = None) -> Trajectory:
+             replicates: Optional[int] = None, seeds: Optional[int] = None) -> Trajectory:
     """Train the full-matrix model by GD and record the observables every `record_every` steps.
 
     mode="exact": GD on the population loss (P), every (signal set, delta) configuration enumerated.
     mode="sampled": GD on a fresh batch of N samples of Assumption 1 (noise included) every step;
     `replicates` independent runs (default 8, vmapped) give each observable's mean and its standard
     error `<name>_se`, from which the checker builds its Monte Carlo band.
+    mode="realistic": problem (E), `full.jsl.realistic.run(cfg, seeds)` (default 8 seeds, random start of
+    Parametrization 3.1, so `init` is refused); returns its Trajectory.
     """
-    R = check(cfg, mode, replicates)
+    R = check(cfg, mode, replicates, seeds)
+    if mode == "realistic":
+        if init is not None:
+            raise ValueError(f"init = {init!r} is invalid in mode 'realistic': the start is random (Parametrization 3.1, "
+                             "realistic case, std cfg.omega); use mode 'exact' or 'sampled' for a given start")
+        from . import realistic
+
+        return realistic.run(cfg, R)[0]
     dtype = jnp.dtype(cfg.dtype)
     w_star = data.feature(cfg, dtype)
     params0 = initial_params(cfg, w_star, init)

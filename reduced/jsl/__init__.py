@@ -2,5 +2,6 @@
 
 from . import configurations, symbolic
 from .dynamics import attention_weights, initial_state, loss_and_gradients, simulate
+from .many import simulate_many
 
-__all__ = ["simulate", "loss_and_gradients", "attention_weights", "initial_state", "configurations", "symbolic"]
+__all__ = ["simulate", "simulate_many", "loss_and_gradients", "attention_weights", "initial_state", "configurations", "symbolic"]

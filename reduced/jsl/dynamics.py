@@ -54,6 +54,38 @@ def loss_and_gradients(cfg: JSLConfig, state, table: Weights):
     return jnp.stack([jnp.sum(table.w * jnp.broadcast_to(v, table.w.shape)) for v in values])
 
 
+def tie_tolerance(cfg: JSLConfig, state):
+    """Bound on the rounding error of the computed F of any configuration: |F| below it counts as F = 0.
+
+    Rounding model (u = unit roundoff of cfg.dtype, x = D|alpha|, l = max(|gamma - beta|, |rho - beta|)/tau):
+    exp of a rounded logit errs by relative (2 l + 2) u, so Lambda, Gamma, Xi err by relative <= (2 l + 6) u;
+    m_i = Lambda s_i + Gamma (T_m - s_i) + Xi (T - T_m) has integer coefficients with
+    Lambda + Gamma |T_m - s_i| + Xi |T - T_m| <= 1, so it errs by <= (2 l + 9) u absolutely, and u_i = D alpha m_i by
+    <= x (2 l + 11) u; sigma(u_i) then errs by <= sigma'(x) x (2 l + 11) u + 4 u sigma(x) (|u_i| <= x, sigma' increasing);
+    summing D such terms in <= K + 4 groups adds (K + 4) u D sigma(x). A factor 4 covers the order in which the
+    lambdified CSE code evaluates these (powers as products, common subexpressions). F is exactly 0 in exact
+    arithmetic for configurations mapped to their negation by a set permutation (jsl-derivations 2.4) and for
+    T = 0 whenever gamma = rho (jsl-derivations 3e, e.g. the idealized start); genuine |F| are O(alpha^p), far above.
+    """
+    u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
+    K = len(configurations.set_types(cfg.C))
+    x = cfg.D * jnp.abs(state[0])
+    ell = jnp.maximum(jnp.abs(state[1] - cfg.sigma_A), jnp.abs(state[2] - cfg.sigma_A)) / cfg.tau
+    sig = x**cfg.p + cfg.nu * x
+    xdsig = cfg.p * x**cfg.p + cfg.nu * x
+    return 4 * u * cfg.D * (xdsig * (2 * ell + 11) + (K + 8) * sig)
+
+
+def population_error(cfg: JSLConfig, state, table: Weights):
+    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0), y = +1 WLOG (jsl-derivations 2.3), ties by `tie_tolerance`."""
+    der = derive(cfg.C, cfg.p)
+    F = der.compiled_F(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
+    F = jnp.broadcast_to(F, table.w.shape)
+    tol = tie_tolerance(cfg, state)
+    wrong = jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)).astype(table.w.dtype)
+    return jnp.sum(table.w * wrong)
+
+
 def orbit_step_sizes(cfg: JSLConfig) -> jnp.ndarray:
     """eta, eta/(D(C-1)), eta/(D(D-C)): GD on every A_ij of an orbit, in units of one entry (jsl-derivations 3c)."""
     D, C = cfg.D, cfg.C
@@ -87,6 +119,21 @@ def initial_state(cfg: JSLConfig, init: Init = None) -> np.ndarray:
     return arr
 
 
+def derived_observables(cfg: JSLConfig, theta, table: Weights) -> dict:
+    """within/between attention, patch association and the exact 0-1 error of the state (alpha, gamma, rho).
+
+    within = (C-1) Gamma, between = (D-C) Xi (Section 4.1); by Lemma 4.1 every row is alike, so Top_C = S_l(i)
+    (Definition 2.2, strict: ties fail) holds on all rows or none: 1.0 iff min(beta, gamma) > rho.
+    """
+    _, Gam, Xi = attention_weights(cfg, theta)
+    return {
+        "within_attention": (cfg.C - 1) * Gam,
+        "between_attention": (cfg.D - cfg.C) * Xi,
+        "patch_association": jnp.where(jnp.minimum(cfg.sigma_A, theta[1]) > theta[2], 1.0, 0.0).astype(theta.dtype),
+        "error": population_error(cfg, theta, table),
+    }
+
+
 def _run(cfg: JSLConfig, table: Weights, state0):
     sizes = orbit_step_sizes(cfg)
 
@@ -106,6 +153,8 @@ def _run(cfg: JSLConfig, table: Weights, state0):
             "rho": theta[2],
             "loss": loss_and_gradients(cfg, theta, table)[0],
             "own_set_attention": Lam + (cfg.C - 1) * Gam,
+            # The barrier keeps XLA from fusing these with the five above, which moved own_set_attention by 1 ulp.
+            **derived_observables(cfg, jax.lax.optimization_barrier(theta), table),
         }
 
     theta0 = jnp.asarray(state0, cfg.dtype)
@@ -171,6 +220,8 @@ def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = Non
             "max_nonzero": table.max_nonzero,
             "dropped_probability": table.dropped,
             "bounds": bounds,
+            # the recorded 0-1 error misses at most the dropped probability (each configuration contributes <= 1)
+            "error_bound": table.dropped,
         },
         max_abs_alpha=float(seen[0]),
     )

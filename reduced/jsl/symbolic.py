@@ -54,6 +54,7 @@ class Derivation:
     loss: sp.Expr
     gradients: tuple[sp.Expr, sp.Expr, sp.Expr]  # d loss / d(alpha, gamma, rho)
     compiled: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> [loss, dalpha, dgamma, drho]
+    compiled_F: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> F, the same sympy expression `F`
 
 
 @lru_cache(maxsize=None)
@@ -91,7 +92,10 @@ def derive(C: int, p: int) -> Derivation:
         modules=[{"softplus": jax.nn.softplus, "sigmoid": jax.nn.sigmoid}, "jax"],
         cse=True,
     )
-    return Derivation(C, p, n, {str(k): v for k, v in definitions.items()}, pre, F_named, F, loss, grads, compiled)
+    # F itself (for the 0-1 error): lambdified from the same expression, so sign(F) is the model's sign.
+    compiled_F = sp.lambdify([alpha, gamma, rho, beta, tau, nu, D, list(n)], F, modules="jax", cse=True)
+    return Derivation(C, p, n, {str(k): v for k, v in definitions.items()}, pre, F_named, F, loss, grads, compiled,
+                      compiled_F)
 
 
 def render(C: int, p: int, latex: bool = False) -> str:

@@ -1,0 +1,186 @@
+"""The realistic problem (E): full-batch GD on N fixed samples from the random start of Parametrization 3.1 (realistic case).
+
+Key layout of `run` (bit-for-bit reproducible from cfg.seed alone):
+
+    w*            = dynsim.jsl.data.feature(cfg)                        (shared by every seed)
+    k_r           = fold_in(fold_in(key(cfg.seed), SEED_TAG), r)        for seed r = 0 .. R-1
+    data          = data.sample(fold_in(k_r, 0), cfg, cfg.N + cfg.n_test, w*)  (iid rows, one draw compiles once)
+    training set  = its first cfg.N rows, test set = its last cfg.n_test rows
+    A0, v0        = initial_params(cfg, fold_in(k_r, 2), w*)
+
+k_r depends on r only, not on R: the first seeds of a run with more seeds are the same runs.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from dynsim import environment, recording
+from dynsim.jsl import JSLConfig, data, partition
+from dynsim.jsl.model import logistic_loss
+from dynsim.trajectory import Trajectory
+
+from .observables import reduction
+from .training import model_for, optimizer
+
+SEED_TAG = 0x4EA1  # fold_in tag of the realistic runs' key stream (other streams: 0x5EED w*, 1 sampled mode, ...)
+DEFAULT_SEEDS = 8
+MAX_VMAP_BYTES = 1.5e9  # above this much data for all seeds at once, the seeds run in batches with lax.map
+
+
+def initial_params(cfg: JSLConfig, key, w_star) -> dict:
+    """Parametrization 3.1, realistic case: A_ii = sigma_A, A_ij ~ N(0, omega^2) (i != j), v ~ N(0, omega^2 I_d).
+
+    w_star is unused (accepted for symmetry with the idealized start, which puts v on w*).
+    """
+    del w_star
+    dtype = jnp.dtype(cfg.dtype)
+    k_A, k_v = jax.random.split(key)
+    off = cfg.omega * jax.random.normal(k_A, (cfg.D, cfg.D), dtype)
+    A = jnp.where(jnp.eye(cfg.D, dtype=bool), jnp.asarray(cfg.sigma_A, dtype), off)
+    v = cfg.omega * jax.random.normal(k_v, (cfg.d,), dtype)
+    return {"params": {"A": A, "v": v}}
+
+
+def empirical_loss(model, params, X, y):
+    """Problem (E): (1/N) sum_n log(1 + exp(-y_n F(X_n)))."""
+    return jnp.mean(logistic_loss(y * model.apply(params, X)))
+
+
+def zero_one_error(margins):
+    """0-1 error of sign F from the margins y F: P(yF < 0) + 1/2 P(yF = 0) (a tie is a coin flip); NaN if a margin is NaN.
+
+    A diverged run must not read as a perfect classifier: NaN < 0 is False, so NaN margins are propagated.
+    """
+    per_sample = jnp.where(margins < 0, 1.0, jnp.where(margins == 0, 0.5, 0.0))
+    return jnp.mean(jnp.where(jnp.isnan(margins), jnp.nan, per_sample))
+
+
+def train(cfg: JSLConfig, params0, w_star, train, test):
+    """Full-batch GD on (E) over train = (X (n, D, d), y (n,)) from params0, diagonal of A frozen; traceable (cfg static).
+
+    Records every observable of `observables.reduction` plus loss (training (E)), test_loss and test_error
+    (0-1 error of sign F on test = (X_test, y_test), F = 0 counted 1/2). Returns (final params, records).
+    """
+    model, opt = model_for(cfg), optimizer(cfg)
+    X, y = train
+    X_test, y_test = test
+    grad = jax.grad(empirical_loss, argnums=1)
+
+    def step(carry, t):
+        params, opt_state = carry
+        updates, opt_state = opt.update(grad(model, params, X, y), opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    def observe(carry, t):
+        params = carry[0]
+        obs = reduction(cfg, params["params"]["A"], params["params"]["v"], w_star)
+        obs["loss"] = empirical_loss(model, params, X, y)
+        margins = y_test * model.apply(params, X_test)
+        obs["test_loss"] = jnp.mean(logistic_loss(margins))
+        obs["test_error"] = zero_one_error(margins)
+        return obs
+
+    (params, _), records = recording.run(step, observe, (params0, opt.init(params0)), cfg.steps, cfg.record_every)
+    return params, records
+
+
+def seed_key(cfg: JSLConfig, r: int):
+    """k_r of seed r (module docstring)."""
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(cfg.seed), SEED_TAG), r)
+
+
+def datasets(cfg: JSLConfig, key, w_star):
+    """Training set (first cfg.N) and test set (last cfg.n_test) of N + n_test iid points drawn from fold_in(k_r, 0)."""
+    X, y = data.sample(jax.random.fold_in(key, 0), cfg, cfg.N + cfg.n_test, w_star, jnp.dtype(cfg.dtype))
+    return (X[:cfg.N], y[:cfg.N]), (X[cfg.N:], y[cfg.N:])
+
+
+def one_seed(cfg: JSLConfig, key, w_star):
+    """Sample the training and test sets and the start from k_r, then `train`: returns (params0, final params, records)."""
+    train_set, test_set = datasets(cfg, key, w_star)
+    params0 = initial_params(cfg, jax.random.fold_in(key, 2), w_star)
+    params, records = train(cfg, params0, w_star, train_set, test_set)
+    return params0, params, records
+
+
+def data_bytes(cfg: JSLConfig, seeds: int) -> int:
+    """Bytes of the training and test sets of all seeds together: seeds (N + n_test) D d itemsize."""
+    return seeds * (cfg.N + cfg.n_test) * cfg.D * cfg.d * jnp.dtype(cfg.dtype).itemsize
+
+
+def batch_size(cfg: JSLConfig, seeds: int) -> int:
+    """Seeds run side by side (vmap): all of them unless their data would exceed MAX_VMAP_BYTES."""
+    per_seed = data_bytes(cfg, 1)
+    return max(1, min(seeds, int(MAX_VMAP_BYTES // per_seed)))
+
+
+def _seeds(cfg: JSLConfig, keys, w_star, batch: int):
+    def f(k):
+        return one_seed(cfg, k, w_star)
+
+    if batch >= keys.shape[0]:
+        return jax.vmap(f)(keys)
+    return jax.lax.map(f, keys, batch_size=batch)
+
+
+_seeds_jit = jax.jit(_seeds, static_argnums=(0, 3))
+
+
+def check_seeds(seeds) -> int:
+    """seeds must be an integer >= 1."""
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+        raise ValueError(f"seeds = {seeds!r} is invalid: must be an integer >= 1 (independent realistic runs)")
+    return seeds
+
+
+def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
+    """`seeds` independent realistic runs (E) as one jit program (vmap, or lax.map over batches when the data is large).
+
+    Returns (Trajectory, final). Trajectory (level "full", mode "realistic"): each recorded scalar as the
+    seed mean, `<name>_se` = std(ddof=1)/sqrt(R) when R >= 2, and `<name>_seeds` (steps, R).
+    final: numpy "A", "v" (final), "A0", "v0" (start), each with a leading seed axis, and "w_star" (d,).
+    """
+    if not isinstance(cfg, JSLConfig):
+        raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
+    R = check_seeds(seeds)
+    dtype = jnp.dtype(cfg.dtype)
+    w_star = data.feature(cfg, dtype)
+    keys = jax.vmap(lambda r: seed_key(cfg, r))(jnp.arange(R))
+    batch = batch_size(cfg, R)
+    params0, params, rec = _seeds_jit(cfg, keys, w_star, batch)
+    observables = {}
+    bad = np.zeros(len(recording.recorded_steps(cfg.steps, cfg.record_every)), dtype=bool)
+    for name, values in rec.items():
+        values = np.asarray(values).T  # (steps, R)
+        bad |= ~np.all(np.isfinite(values), axis=1)
+        observables[name] = values.mean(axis=1)
+        if R >= 2:
+            observables[f"{name}_se"] = values.std(axis=1, ddof=1) / math.sqrt(R)
+        observables[f"{name}_seeds"] = values
+    A0, v0 = np.asarray(params0["params"]["A"]), np.asarray(params0["params"]["v"])
+    w = np.asarray(w_star)
+    within, between = partition.orbit_masks(cfg)
+    marks = recording.recorded_steps(cfg.steps, cfg.record_every)
+    meta = environment.meta(
+        "full", "realistic", cfg, seeds=R, N=cfg.N, n_test=cfg.n_test,
+        initial_projection={"alpha": (v0 @ w).tolist(), "gamma": A0[:, within].mean(axis=1).tolist(),
+                            "rho": A0[:, between].mean(axis=1).tolist()},
+        batch_size=cfg.N, replicates=R, partition_sets=partition.sets(cfg).tolist(),
+        seed_execution="vmap" if batch >= R else f"lax.map in batches of {batch} seeds (data of all seeds "
+                       f"{data_bytes(cfg, R) / 1e9:.2f} GB > {MAX_VMAP_BYTES / 1e9:.1f} GB)",
+        key_layout="k_r = fold_in(fold_in(key(seed), 0x4EA1), r); data fold_in(k_r, 0) (first N rows train, last n_test test), "
+                   "init fold_in(k_r, 2)")
+    if bad.any():
+        meta["nonfinite_from_step"] = int(marks[np.argmax(bad)])
+        warnings.warn(f"realistic trajectory is not finite from step {meta['nonfinite_from_step']}: "
+                      f"the run diverged; lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=2)
+    final = {"A": np.asarray(params["params"]["A"]), "v": np.asarray(params["params"]["v"]), "A0": A0, "v0": v0,
+             "w_star": w}
+    return Trajectory(marks, observables, meta), final
