@@ -297,8 +297,8 @@ def _compare_realistic(cfg, args) -> int:
     runs: dict = {}
     _log(f"realistic (E) at N = {', '.join(map(str, ladder))}, {seeds} seeds each, and reduced (P) from each "
          f"seed's projected start ...")
-    total = cfg.steps * len(ladder)
-    result = _run_logged("realistic", total, lambda: approach.approach(cfg, ladder, seeds, args.confidence, runs),
+    # one bar per N of the ladder: each run reports its own step count
+    result = _run_logged("realistic", cfg.steps, lambda: approach.approach(cfg, ladder, seeds, args.confidence, runs),
                          timings, "seconds")
     red, ful = runs[cfg.N]
     report = result.reports[ladder.index(cfg.N)]
