@@ -400,12 +400,7 @@ def _transfer(args) -> int:
         kwargs["steps"] = args.finetune_steps
     if args.finetune_eta is not None:
         kwargs["eta"] = args.finetune_eta
-    # validate every transfer argument before any work (transfer() itself checks them again)
-    full.jsl.transfer._check_n_tilde(kwargs.get("n_tilde", full.jsl.transfer.DEFAULT_N_TILDE))
-    full.jsl.transfer._check_args(cfg, args.seeds, kwargs.get("steps", full.jsl.transfer.DEFAULT_STEPS),
-                                  kwargs.get("eta", cfg.eta / 2), full.jsl.transfer.DEFAULT_ETA_GLM,
-                                  full.jsl.transfer.DEFAULT_RECORD_EVERY)
-    full.jsl.transfer.downstream_feature(cfg, args.overlap)
+    full.jsl.transfer.check(cfg, **kwargs)  # every transfer argument, before the pretraining
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     _log(f"pretraining (realistic, N={cfg.N}, {cfg.steps} steps), then fine-tuning v on a new feature ...")

@@ -19,7 +19,7 @@ from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, partition
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectory, seed_statistics
 
 DEFAULT_SEEDS = 8
 
@@ -107,15 +107,8 @@ def run_fig2(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     w = teacher_filter(cfg, dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0xF1C2), seeds)
     params0, params, rec, lin_err = _train_seeds_jit(cfg, keys, w)
-    observables = {}
-    for name, values in rec.items():
-        values = np.asarray(values)
-        if values.ndim != 2:  # only per-step scalars go into the Trajectory
-            continue
-        values = values.T  # (steps, R)
-        observables[name] = values.mean(axis=1)
-        observables[f"{name}_se"] = values.std(axis=1, ddof=1) / np.sqrt(seeds)
-        observables[f"{name}_seeds"] = values
+    # only per-step scalars (R, steps) go into the Trajectory
+    observables = seed_statistics({k: v for k, v in rec.items() if np.ndim(v) == 2})
     final = {"A": np.asarray(params["params"]["A"]), "v": np.asarray(params["params"]["v"]),
              "A0": np.asarray(params0["params"]["A"]), "v0": np.asarray(params0["params"]["v"]), "w": np.asarray(w),
              "linear_error": np.asarray(lin_err), "chance": chance(cfg), "uniform_own_set": cfg.C / cfg.D}

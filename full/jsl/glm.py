@@ -18,7 +18,7 @@ import optax
 from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, partition
 from dynsim.jsl.model import logistic_loss
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectory, seed_statistics
 
 from .realistic import zero_one_error
 
@@ -125,12 +125,7 @@ def run_glm(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS, *, steps: Optional[int] 
     w_star = data.feature(cfg, dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0x61F), seeds)
     W, rec = _run_seeds_jit(cfg, keys, w_star, steps, float(eta), cfg.record_every)
-    observables = {}
-    for name, values in rec.items():
-        values = np.asarray(values).T  # (steps, R)
-        observables[name] = values.mean(axis=1)
-        observables[f"{name}_se"] = values.std(axis=1, ddof=1) / np.sqrt(seeds)
-        observables[f"{name}_seeds"] = values
+    observables = seed_statistics(rec)
     marks = recording.recorded_steps(steps, cfg.record_every)
     meta = environment.meta("full", "glm", cfg, replicates=seeds, steps=steps, eta=float(eta),
                             partition_sets=partition.sets(cfg).tolist(),

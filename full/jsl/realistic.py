@@ -13,7 +13,6 @@ k_r depends on r only, not on R: the first seeds of a run with more seeds are th
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import jax
@@ -24,7 +23,7 @@ import optax
 from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, partition
 from dynsim.jsl.model import logistic_loss
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectory, seed_statistics
 
 from .observables import reduction
 from .training import model_for, optimizer
@@ -155,15 +154,10 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     keys = jax.vmap(lambda r: seed_key(cfg, r))(jnp.arange(R))
     batch = batch_size(cfg, R)
     params0, params, rec = _seeds_jit(cfg, keys, w_star, batch)
-    observables = {}
+    observables = seed_statistics(rec)
     bad = np.zeros(len(recording.recorded_steps(cfg.steps, cfg.record_every)), dtype=bool)
-    for name, values in rec.items():
-        values = np.asarray(values).T  # (steps, R)
-        bad |= ~np.all(np.isfinite(values), axis=1)
-        observables[name] = values.mean(axis=1)
-        if R >= 2:
-            observables[f"{name}_se"] = values.std(axis=1, ddof=1) / math.sqrt(R)
-        observables[f"{name}_seeds"] = values
+    for values in rec.values():
+        bad |= ~np.all(np.isfinite(np.asarray(values).T), axis=1)
     A0, v0 = np.asarray(params0["params"]["A"]), np.asarray(params0["params"]["v"])
     w = np.asarray(w_star)
     within, between = partition.orbit_masks(cfg)

@@ -13,7 +13,7 @@ import optax
 
 from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, partition
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import population
 from .module import PositionalAttentionViT
@@ -172,11 +172,7 @@ def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None
     else:
         keys = jax.random.split(base, R)
         rec = _train_replicates_jit(cfg, mode, params0, w_star, keys)
-        observables = {}
-        for k, v in rec.items():
-            v = np.asarray(v)  # (R, steps)
-            observables[k] = v.mean(axis=0)
-            observables[f"{k}_se"] = v.std(axis=0, ddof=1) / np.sqrt(R)
+        observables = seed_statistics(rec, keep_seeds=False)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
         "full", mode, cfg,

@@ -224,6 +224,17 @@ def pretrain(cfg: JSLConfig) -> dict:
     return {"A": np.asarray(final["A"])[0], "A0": np.asarray(final["A0"])[0]}
 
 
+def check(cfg: JSLConfig, *, overlap: float = 0.0, n_tilde: Sequence[int] = DEFAULT_N_TILDE,
+          seeds: int = DEFAULT_SEEDS, steps: int = DEFAULT_STEPS, eta: Optional[float] = None,
+          eta_glm: float = DEFAULT_ETA_GLM, record_every: int = DEFAULT_RECORD_EVERY) -> tuple[tuple[int, ...], float]:
+    """Validate `transfer`'s arguments before any work (named ValueErrors); return (n_tilde, eta) with defaults resolved."""
+    n_tilde = _check_n_tilde(n_tilde)
+    eta = cfg.eta / 2 if eta is None else eta
+    _check_args(cfg, seeds, steps, eta, eta_glm, record_every)
+    downstream_feature(cfg, overlap)  # validates overlap
+    return n_tilde, eta
+
+
 def transfer(cfg: JSLConfig, *, pretrained: Optional[Mapping] = None, overlap: float = 0.0,
              n_tilde: Sequence[int] = DEFAULT_N_TILDE, seeds: int = DEFAULT_SEEDS, steps: int = DEFAULT_STEPS,
              eta: Optional[float] = None, eta_glm: float = DEFAULT_ETA_GLM,
@@ -241,9 +252,8 @@ def transfer(cfg: JSLConfig, *, pretrained: Optional[Mapping] = None, overlap: f
     - eta_glm = 1: the GLM's logistic loss has curvature <= ~0.35, and its curves are flat by ~200 steps too.
     A run that diverges leaves NaN in its test error (so in the mean) and is listed in meta["diverged"].
     """
-    n_tilde = _check_n_tilde(n_tilde)
-    eta = cfg.eta / 2 if eta is None else eta
-    _check_args(cfg, seeds, steps, eta, eta_glm, record_every)
+    n_tilde, eta = check(cfg, overlap=overlap, n_tilde=n_tilde, seeds=seeds, steps=steps, eta=eta, eta_glm=eta_glm,
+                         record_every=record_every)
     w_tilde = downstream_feature(cfg, overlap)
     if pretrained is None:
         pretrained = pretrain(cfg)

@@ -7,7 +7,7 @@ import numpy as np
 
 from dynsim import environment, recording
 from dynsim.jsl import JSLConfig
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import configurations, dynamics
 
@@ -35,11 +35,7 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
     dynamics._check_size(cfg, None)
     table = dynamics._table(cfg, None)
     rec, seen = _run_many_jit(cfg, table.weights, jax.numpy.asarray(states, cfg.dtype))
-    observables = {}
-    for k, v in rec.items():
-        v = np.asarray(v)  # (R, steps)
-        observables[k] = v.mean(axis=0)
-        observables[f"{k}_seeds"] = v.T
+    observables = seed_statistics(rec, standard_error=False)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
         "reduced", "population", cfg,
