@@ -1,5 +1,5 @@
 """The full level: the full-matrix model trained by gradient descent in JAX."""
 
-from . import jsl
+from . import jsl, mim
 
-__all__ = ["jsl"]
+__all__ = ["jsl", "mim"]

@@ -1,0 +1,171 @@
+"""Full-matrix MIM: gradient descent on Q (d x d) with optax, exact population loss or fresh batches."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from dynsim import environment, recording
+from dynsim.mim import MIMConfig, data, model
+from dynsim.mim.embedding import basis as make_basis
+from dynsim.mim.partition import area_of
+from dynsim.trajectory import Trajectory, seed_statistics
+
+from .module import MaskedAttention
+
+MODES = ("exact", "sampled")
+MAX_EXACT = 400_000  # (cluster, latent vector, mask) triples per step in mode "exact"
+DEFAULT_REPLICATES = 8
+
+
+def check(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
+    """Validate the run arguments before any work; return the number of replicate runs."""
+    if not isinstance(cfg, MIMConfig):
+        raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
+    if mode not in MODES:
+        raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(MODES)}")
+    if mode == "exact":
+        if replicates not in (None, 1):
+            raise ValueError(f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic")
+        size = data.exact_size(cfg)
+        if size > MAX_EXACT:
+            raise ValueError(f"mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
+                             f"{MAX_EXACT:,}): lower P, K or the z support, or use mode 'sampled'")
+        return 1
+    R = DEFAULT_REPLICATES if replicates is None else replicates
+    if not isinstance(R, int) or isinstance(R, bool) or R < 2:
+        raise ValueError(f"replicates = {replicates!r} is invalid: must be an integer >= 2 in mode 'sampled' "
+                         "(the standard error needs at least two runs)")
+    return R
+
+
+def correlations(cfg: MIMConfig, Q, basis) -> dict:
+    """fp_corr A_{p,v_{k,j}} = e_p^T Q v_{k,j} (P, K, max N_k; NaN where j >= N_k) and pp_corr B = E Q E^T (Def. 3.1)."""
+    fp = jnp.einsum("pa,ab,kjb->pkj", basis.E, Q, basis.V)
+    fp = jnp.where(_valid(cfg)[None], fp, jnp.nan)
+    pp = basis.E @ Q @ basis.E.T
+    return {"fp_corr": fp, "pp_corr": pp, "pp_max": jnp.max(jnp.abs(pp))}
+
+
+def _valid(cfg: MIMConfig) -> np.ndarray:
+    """(K, max N_k) True where area j exists in cluster k."""
+    return np.arange(cfg.max_areas)[None, :] < np.array(cfg.areas_per_cluster)[:, None]
+
+
+def _area_attention_sums(cfg, net, params, x, masked, k, area_index, E):
+    """For one image x of cluster k, summed over the masks `masked` (n, P): 1{p in M} Attn_{p->P_{k,j} cap U} (P, max N)
+    and 1{p in M} (P,)."""
+    def one(x, m):
+        attn = net.apply(params, x, m, E, method=MaskedAttention.attention)
+        return model.area_attention(attn, m, area_index[k], cfg.max_areas) * m[:, None]
+
+    return jnp.sum(jax.vmap(one, in_axes=(None, 0))(x, masked), axis=0), jnp.sum(masked, axis=0).astype(E.dtype)
+
+
+def _by_cluster(cfg, num, den, ks, w):
+    """Weighted sums per cluster: num (n, P, N), den (n, P), weights w (n,) -> E[... | p in M, k] as (P, K, N)."""
+    onehot = jax.nn.one_hot(ks, cfg.K, dtype=w.dtype) * w[:, None]
+    aa = jnp.einsum("nk,npj->pkj", onehot, num) / jnp.einsum("nk,np->pk", onehot, den)[..., None]
+    return jnp.where(_valid(cfg)[None], aa, jnp.nan)
+
+
+def _train(cfg: MIMConfig, mode: str, basis, key):
+    net = MaskedAttention(cfg.d, cfg.dtype)
+    opt = optax.sgd(cfg.eta)
+    area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
+    E = basis.E
+    if mode == "exact":
+        images, w_img, k_img = data.exact_images(cfg, basis)
+        masks = jnp.asarray(data.all_masks(cfg.P, cfg.masked))
+        w_mask = 1.0 / masks.shape[0]
+
+        def per_image(params, x):
+            return jnp.sum(jax.vmap(lambda m: net.apply(params, x, m, E))(masks)) * w_mask
+
+        def loss(params, k):  # images one after another (lax.map): memory bounded by one image's masks
+            return jnp.sum(w_img * jax.lax.map(lambda x: per_image(params, x), images))
+
+        def area_attention(params, k):
+            num, den = jax.lax.map(lambda xk: _area_attention_sums(cfg, net, params, xk[0], masks, xk[1], area_index, E),
+                                   (images, k_img))
+            return _by_cluster(cfg, num, den, k_img, w_img * w_mask)
+    else:
+        def loss(params, k):
+            X, masked, _ = data.sample(cfg, basis, k, cfg.N)
+            return jnp.mean(jax.vmap(lambda x, m: net.apply(params, x, m, E))(X, masked))
+
+        def area_attention(params, k):
+            X, masked, ks = data.sample(cfg, basis, k, cfg.N)
+            num, den = jax.vmap(lambda x, m, kk: _area_attention_sums(cfg, net, params, x, m[None], kk, area_index,
+                                                                      E))(X, masked, ks)
+            return _by_cluster(cfg, num, den, ks, jnp.ones((cfg.N,), E.dtype))
+
+    grad = jax.grad(loss)
+    eval_key = jax.random.fold_in(key, 2**32 - 1)  # recorded quantities use their own samples
+
+    def step(carry, t):
+        params, opt_state = carry
+        updates, opt_state = opt.update(grad(params, jax.random.fold_in(key, t)), opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    def observe(carry, t):
+        params = carry[0]
+        k = jax.random.fold_in(eval_key, t)
+        obs = correlations(cfg, params["params"]["Q"], basis)
+        obs["loss"] = loss(params, k)
+        obs["area_attention"] = area_attention(params, jax.random.fold_in(k, 1))
+        return obs
+
+    params0 = net.init(jax.random.key(0), jnp.zeros((cfg.P, cfg.d), cfg.dtype), jnp.zeros((cfg.P,), bool), E)
+    (params, _), rec = recording.run(step, observe, (params0, opt.init(params0)), cfg.steps, cfg.record_every)
+    return rec, params["params"]["Q"]
+
+
+_train_jit = jax.jit(_train, static_argnums=(0, 1))
+_train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k: _train(cfg, mode, basis, k))(keys),
+                                static_argnums=(0, 1))
+
+
+def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> Trajectory:
+    """Train the literal d x d matrix Q by GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss, pp_max.
+
+    mode="exact": GD on the population loss (2.8), every (cluster, latent vector, mask) enumerated.
+    mode="sampled": GD on a fresh batch of cfg.N samples each step; `replicates` independent runs (default 8,
+    vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices are attached
+    as `trajectory.final_Q` (R, d, d) and the embedding as `trajectory.basis` (not saved with the trajectory).
+    """
+    R = check(cfg, mode, replicates)
+    basis = make_basis(cfg)
+    base = jax.random.fold_in(jax.random.key(cfg.seed), 1)
+    if mode == "exact":
+        rec, Q = _train_jit(cfg, mode, basis, base)
+        observables = {k: np.asarray(v) for k, v in rec.items()}
+        finals = np.asarray(Q)[None]
+    else:
+        rec, Q = _train_replicates_jit(cfg, mode, basis, jax.random.split(base, R))
+        observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
+        finals = np.asarray(Q)
+    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
+    meta = environment.meta("full", mode, cfg, replicates=R,
+                            configurations=data.exact_size(cfg) if mode == "exact" else None,
+                            batch_size=cfg.N if mode == "sampled" else None,
+                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta)
+    _flag_nonfinite(observables, steps, meta, cfg)
+    traj = Trajectory(steps, observables, meta)
+    traj.final_Q = finals  # (R, d, d): the trained matrices (R = 1 in mode exact), for attention maps
+    traj.basis = basis
+    return traj
+
+
+def _flag_nonfinite(observables: dict, steps, meta: dict, cfg) -> None:
+    loss = np.asarray(observables["loss"])
+    bad = ~np.isfinite(loss)
+    if bad.any():
+        meta["nonfinite_from_step"] = int(steps[np.argmax(bad)])
+        warnings.warn(f"full trajectory is not finite from step {meta['nonfinite_from_step']}: the run diverged; "
+                      f"lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=3)
