@@ -1,5 +1,5 @@
 """The reduced level: scalar recurrences whose gradients sympy derives."""
 
-from . import jsl
+from . import jsl, mim
 
-__all__ = ["jsl"]
+__all__ = ["jsl", "mim"]

@@ -1,0 +1,177 @@
+"""Reduced MIM: per-query gradient descent on the FP correlations A and PP correlations B (Lemmas 5.1, 5.2).
+
+By Lemma A.1's corollary only the rows w_p = Q^T e_p of masked queries move, and the loss splits into one
+term per query, so GD on Q is P independent GDs on (A_{p,v_{k,j}}, B_{p,q}). Exchangeability (see `classes`)
+leaves one state per query class: A_j and B_j per area (own area first) and B_self. The expectation over
+the unmasked counts and the latents is a weighted sum (`classes.table`), the per-sample loss and its partial
+derivatives come from sympy (`symbolic`). Approximations, by name: "pp_frozen" keeps B = 0 (the theory's
+claim), which also decouples the clusters; "mean_field" puts the counts at their means (the proofs'
+high-probability event).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional, Sequence, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dynsim import environment, recording
+from dynsim.mim import MIMConfig
+from dynsim.mim.partition import area_of
+from dynsim.trajectory import Trajectory
+
+from . import classes as classes_mod
+from .symbolic import derive
+
+APPROXIMATIONS = ("pp_frozen", "mean_field")
+
+Approximation = Union[None, str, Sequence[str]]
+
+
+def approximations(approximation: Approximation) -> tuple[str, ...]:
+    """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a sorted tuple."""
+    if approximation is None:
+        return ()
+    names = approximation.split("+") if isinstance(approximation, str) else list(approximation)
+    bad = [n for n in names if n not in APPROXIMATIONS]
+    if bad or not names:
+        raise ValueError(f"approximation = {approximation!r} is invalid: must be None (exact), one of "
+                         f"{', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')")
+    return tuple(sorted(set(names)))
+
+
+def label(approx: tuple[str, ...]) -> str:
+    """"exact" or the approximations joined by '+' (every output carries it)."""
+    return "+".join(approx) if approx else "exact"
+
+
+def check(cfg: MIMConfig, approximation: Approximation = None) -> tuple[str, ...]:
+    """Validate before any work; return the normalized approximations."""
+    if not isinstance(cfg, MIMConfig):
+        raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
+    approx = approximations(approximation)
+    if cfg.K > 1 and "pp_frozen" not in approx:
+        raise ValueError(f"approximation = {approximation!r} is invalid with K = {cfg.K}: with several clusters the PP "
+                         "correlations B_{p,q} differ across q within an area, which no class state holds; use "
+                         "approximation='pp_frozen' (B = 0, the theory's claim) and compare it with the full level")
+    if cfg.z != "const" and cfg.z[0] == "uniform":
+        raise ValueError(f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact expectation and "
+                         "needs a finite law ('const' or (value, probability) pairs); the full level's mode "
+                         "'sampled' runs the uniform law")
+    return approx
+
+
+class Indices:
+    """Where each patch's observables sit in the class states (numpy, static)."""
+
+    def __init__(self, cfg: MIMConfig, cls: classes_mod.Classes):
+        a = area_of(cfg.areas, cfg.P)  # (K, P)
+        K, N, P = cfg.K, cfg.max_areas, cfg.P
+        self.cls = np.stack([cls.of_area[k, a[k]] for k in range(K)], axis=1)  # (P, K)
+        self.pos = np.stack([cls.position[k, a[k]] for k in range(K)], axis=1)  # (P, K, N), -1 where j >= N_k
+        self.pp_pos = cls.position[0, a[0]][:, a[0]]  # (P, P): position of area a_0(q) in the class of p (cluster 0)
+        self.sizes = np.array([[len(x) for x in cl] + [0] * (N - len(cl)) for cl in cfg.areas])  # (K, N)
+        self.valid = self.pos >= 0
+
+
+def _expectations(der, A, B, Bs, tab):
+    """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows."""
+    u, z, w, pop = tab
+    s = z * A[:, None, :] + B[:, None, :]
+    e = u * jnp.exp(s)
+    T = e + (pop[:, None, :] - u) * jnp.exp(B)[:, None, :]
+    r = (z * e) ** 2
+    W_own = jnp.sum(T[..., 1:], axis=-1)
+    R_own = jnp.sum(r[..., 1:], axis=-1)
+    own = (A[:, None, 0], B[:, None, 0], Bs[:, None], u[..., 0], pop[:, None, 0], z[..., 0])
+    loss, gA0, gB0, gBs, att0 = der.own(*own, W_own, R_own)
+    ex = (lambda x: x[..., None])
+    gA, gB, att = der.other(*(ex(x) for x in own), A[:, None, :], B[:, None, :], u, pop[:, None, :], z,
+                            ex(W_own) - T, ex(R_own) - r)
+    gA = gA.at[..., 0].set(gA0)
+    gB = gB.at[..., 0].set(gB0)
+    att = att.at[..., 0].set(att0)
+
+    def mean(x):
+        return jnp.einsum("cm,cm...->c...", w, jnp.broadcast_to(x, w.shape + x.shape[2:]))
+
+    return mean(loss), mean(gA), mean(gB), mean(gBs), mean(att)
+
+
+def _run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
+    der = derive()
+    frozen = "pp_frozen" in approx
+    u, z, w, pop = tab
+    c = (cfg.masked / cfg.P) / cfg.K  # P(p in M) P(cluster k): the weight of one query's conditional loss
+    per_entry = jnp.where(pop > 0, 1.0 / jnp.where(pop > 0, pop, 1.0), 0.0)  # B_j is shared by C'_j entries
+    cls_idx, pos, valid, pp_pos = idx_arrays
+
+    def step(state, t):
+        A, B, Bs = state
+        _, gA, gB, gBs, _ = _expectations(der, A, B, Bs, tab)
+        A = A - cfg.eta * c * gA
+        if not frozen:
+            B = B - cfg.eta * c * gB * per_entry
+            Bs = Bs - cfg.eta * c * gBs
+        return A, B, Bs
+
+    def observe(state, t):
+        A, B, Bs = state
+        loss, _, _, _, att = _expectations(der, A, B, Bs, tab)
+        safe = jnp.where(valid, pos, 0)
+        fp = jnp.where(valid, A[cls_idx[..., None], safe], jnp.nan)
+        aa = jnp.where(valid, att[cls_idx[..., None], safe], jnp.nan)
+        if frozen:
+            pp = jnp.zeros((cfg.P, cfg.P), A.dtype)
+        else:
+            cls0 = cls_idx[:, 0]
+            pp = B[cls0[:, None], pp_pos]
+            pp = jnp.where(jnp.eye(cfg.P, dtype=bool), Bs[cls0][:, None], pp)
+        return {"fp_corr": fp, "pp_corr": pp, "pp_max": jnp.max(jnp.abs(pp)), "area_attention": aa,
+                "loss": c * jnp.sum(class_weight * loss)}
+
+    n_cls, N = pop.shape
+    zeros = jnp.zeros((n_cls, N), pop.dtype)
+    state0 = (zeros, zeros, jnp.zeros((n_cls,), pop.dtype))
+    return recording.run(step, observe, state0, cfg.steps, cfg.record_every)
+
+
+_run_jit = jax.jit(_run, static_argnums=(0, 1))
+
+
+def simulate(cfg: MIMConfig, approximation: Approximation = None) -> Trajectory:
+    """Run reduced GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss and pp_max, expanded per patch.
+
+    approximation: None (exact: every count vector of the multivariate hypergeometric law and every latent
+    vector enumerated; needs K = 1), "pp_frozen" (B = 0), "mean_field" (counts at their means) or both
+    ("pp_frozen+mean_field"). The observables have the full level's shapes, so `dynsim.compare` reads both.
+    """
+    approx = check(cfg, approximation)
+    cls = classes_mod.classes(cfg)
+    tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
+    idx = Indices(cfg, cls)
+    dtype = jnp.dtype(cfg.dtype)
+    # number of queries per class, summed over clusters and areas: the loss is their weighted sum
+    class_weight = np.zeros(len(cls.sizes))
+    for k in range(cfg.K):
+        for n in range(cfg.areas_per_cluster[k]):
+            class_weight[cls.of_area[k, n]] += idx.sizes[k, n]
+    arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
+    idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid), jnp.asarray(idx.pp_pos))
+    (state, rec) = _run_jit(cfg, approx, arrays, idx_arrays, jnp.asarray(class_weight, dtype))
+    observables = {k: np.asarray(v) for k, v in rec.items()}
+    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
+    meta = environment.meta("reduced", "population", cfg, approximation=label(approx),
+                            configurations=int(np.count_nonzero(tab.w)), classes=[list(s) for s in cls.sizes],
+                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta)
+    loss = observables["loss"]
+    if not np.all(np.isfinite(loss)):
+        meta["nonfinite_from_step"] = int(steps[np.argmax(~np.isfinite(loss))])
+        warnings.warn(f"reduced trajectory is not finite from step {meta['nonfinite_from_step']}: the run diverged; "
+                      f"lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=2)
+    traj = Trajectory(steps, observables, meta)
+    traj.final_state = tuple(np.asarray(x) for x in state)
+    return traj
