@@ -9,7 +9,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-COMPARED = ("alpha", "gamma", "rho", "loss", "own_set_attention")
+COMPARED = ("alpha", "gamma", "rho", "loss", "own_set_attention",  # JSL
+            "fp_corr", "pp_corr", "area_attention")  # MIM (arrays per step; NaN marks padding, compared as such)
+APPROXIMATION_TOLERANCE = 0.05  # default for a named approximation: relative to the observable's largest magnitude
 RESIDUALS = {
     "gamma_spread": "Lemma 4.1: max - min of the within-set entries of A",
     "rho_spread": "Lemma 4.1: max - min of the between-set entries of A",
@@ -124,7 +126,8 @@ def _quantile(confidence: float, comparisons: int, dof: int) -> float:
     return float(student_t.ppf(1.0 - tail, dof))
 
 
-def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float = 0.999) -> "Report":
+def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float = 0.999,
+            approximation_tolerance: float = APPROXIMATION_TOLERANCE) -> "Report":
     """Compare trajectories `a` and `b` on their common recorded steps.
 
     Deterministic runs are held to a float rounding tolerance (`rounding_tolerance`). When a
@@ -134,9 +137,17 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     noise only: sampled GD's O(1/N) bias shows up as disagreement once R is large against N.
     A full trajectory's reduction residuals (Lemmas 4.1, 4.2) are reported, and judged against the
     rounding tolerance when exact.
+
+    Array observables (MIM's fp_corr, pp_corr, area_attention) are compared entry by entry; NaN marks
+    padding and must sit at the same entries in both. When a trajectory comes from a named approximation
+    (meta["approximation"], e.g. MIM's "pp_frozen"), rounding says nothing: the report's kind is
+    "approximation", each observable is held to `approximation_tolerance` times its largest magnitude (a
+    stated choice, not a derived bound), and the PP magnitude the approximation drops is reported.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence = {confidence!r} is invalid: must lie strictly between 0 and 1")
+    if not 0.0 < approximation_tolerance:
+        raise ValueError(f"approximation_tolerance = {approximation_tolerance!r} is invalid: must be > 0")
     common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
     if common.size == 0:
         raise ValueError("the trajectories share no recorded step: align steps and record_every")
@@ -147,50 +158,70 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     dtype = "float32" if "float32" in (a.meta.get("dtype"), b.meta.get("dtype")) else "float64"
     terms = max(_terms(a), _terms(b))
     stat = next((t for t in (a, b) if any(k.endswith("_se") for k in t.observables)), None)
+    approx = next((t.meta["approximation"] for t in (a, b) if t.meta.get("approximation", "exact") != "exact"), None)
     notes: list[str] = []
     extra = _truncation_allowance(a, b, common)
-    n_stat = sum(1 for n in names if stat is not None and f"{n}_se" in stat.observables)
+    # Bonferroni: one comparison per recorded step and per compared entry (array observables count every entry)
+    n_stat = sum(int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0]))) for n in names
+                 if stat is not None and f"{n}_se" in stat.observables)
     errors: dict[str, ObservableError] = {}
     for name in names:
         x, y = np.asarray(a[name], float)[ia], np.asarray(b[name], float)[ib]
-        diff = np.abs(x - y)
-        denom = np.maximum(np.abs(x), np.abs(y))
+        if x.shape != y.shape:
+            raise ValueError(f"observable {name!r} has shape {x.shape[1:]} in one trajectory and {y.shape[1:]} in the "
+                             "other: compare runs of the same configuration")
+        # padding: entries NaN in both runs at every step (structural, e.g. j >= N_k); a NaN anywhere else is a failure
+        padding = np.broadcast_to(np.isnan(x).all(axis=0) & np.isnan(y).all(axis=0), x.shape) if x.ndim > 1 \
+            else np.zeros(x.shape, bool)
+        x0, y0 = np.where(padding, 0.0, x), np.where(padding, 0.0, y)
+        diff = np.abs(x0 - y0)
+        denom = np.maximum(np.abs(x0), np.abs(y0))
         rel = np.divide(diff, denom, out=np.zeros_like(diff), where=denom > 0)
         scale = float(np.nanmax(denom)) if np.isfinite(denom).any() else 1.0
-        tol = rounding_tolerance(common.astype(float), scale, terms, dtype) + extra.get(name, 0.0)
+        per_step = (slice(None),) + (None,) * (x.ndim - 1)  # broadcast a per-step tolerance over the entries
+        tol = rounding_tolerance(common.astype(float), scale, terms, dtype)[per_step] + extra.get(name, 0.0)
+        tol = np.broadcast_to(tol, x.shape)
         max_z = None
-        if stat is not None and f"{name}_se" in stat.observables:
+        if approx is not None:
+            tol = tol + approximation_tolerance * max(scale, 1e-300)
+            reason = (f"approximation {approx!r}: |difference| <= {approximation_tolerance:g} x max |{name}| "
+                      f"= {approximation_tolerance * scale:.3g} (a stated tolerance, not a rounding bound)")
+        elif stat is not None and f"{name}_se" in stat.observables:
             R = int(stat.meta.get("replicates", 2))
             idx = ia if stat is a else ib
             z = _quantile(confidence, common.size * n_stat, R - 1)
-            se = np.asarray(stat[f"{name}_se"], float)[idx]
+            se = np.nan_to_num(np.asarray(stat[f"{name}_se"], float)[idx], nan=0.0)
             tol = tol + z * se
             with np.errstate(divide="ignore", invalid="ignore"):
                 zs = np.where(se > 0, diff / se, np.where(diff > 0, np.inf, 0.0))
             max_z = float(np.nanmax(zs)) if zs.size else None
             reason = (f"Monte Carlo band: t quantile {z:.2f} ({R - 1} dof, {confidence:.1%} family-wise over "
-                      f"{common.size} steps x {n_stat} observables, Bonferroni) x standard error of the mean of "
-                      f"{R} runs, plus rounding")
+                      f"{common.size} steps x {n_stat} compared entries, Bonferroni) x standard error of the mean "
+                      f"of {R} runs, plus rounding")
         else:
             reason = (f"{dtype} rounding: {SAFETY:g} (t+1) sqrt(M) u max(1, scale), M = {terms} terms per step, "
                       f"u = {unit_roundoff(dtype):.2e}")
         if name in extra:
             reason += "; plus the truncation bound of the reduced sum accumulated over the steps"
-        finite = bool(np.all(np.isfinite(x)) and np.all(np.isfinite(y)))
+        finite = bool(np.all(np.isfinite(x0)) and np.all(np.isfinite(y0)))
         ratio = np.where(np.isfinite(diff), diff / tol, np.inf)
-        worst = int(np.argmax(ratio))
+        worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
         ok = finite and bool(np.all(diff <= tol))
         if not finite:
-            reason = "non-finite values (a run diverged: lower eta); " + reason
+            reason = "non-finite values (a run diverged, or padding differs: lower eta); " + reason
         errors[name] = ObservableError(float(np.nanmax(diff)) if finite else math.inf,
                                        float(np.nanmax(rel)) if finite else math.inf,
-                                       float(tol[worst]), int(common[worst]), ok, reason, max_z)
+                                       float(tol[worst]), int(common[worst[0]]), ok, reason, max_z)
     residuals = _residuals(a, b, common, terms, dtype, exact=stat is None)
+    residuals.update(_pp_magnitude(a, b, approx))
+    if approx is not None:
+        notes.append(f"approximation {approx!r}: a deviation here measures the approximation, not a bug")
     if stat is not None:
         notes.append("statistical comparison: a failure at this confidence is itself evidence, not a crash")
     passed = all(e.passed for e in errors.values()) and all(r.passed is not False for r in residuals.values())
-    return Report(passed, errors, residuals, "statistical" if stat is not None else "rounding",
-                  (a.level, b.level), int(common.size), notes)
+    kind = "approximation" if approx is not None else "statistical" if stat is not None else "rounding"
+    return Report(passed, errors, residuals, kind,
+                  (_level(a), _level(b)), int(common.size), notes)
 
 
 def _truncation_allowance(a, b, common: np.ndarray) -> dict[str, np.ndarray]:
@@ -231,4 +262,27 @@ def _residuals(a, b, common, terms, dtype, exact: bool) -> dict[str, Residual]:
                 out[name] = Residual(value, tol, bool(value <= tol), what + "; rounding tolerance")
             else:
                 out[name] = Residual(value, None, None, what + "; nonzero by O(1/sqrt(N)) sampling noise, not judged")
+    return out
+
+
+def _level(t) -> str:
+    """The level, with the approximation of a reduced run when it has one (e.g. "reduced[pp_frozen]")."""
+    approx = t.meta.get("approximation")
+    return f"{t.level}[{approx}]" if approx and approx != "exact" else t.level
+
+
+def _pp_magnitude(a, b, approx) -> dict[str, Residual]:
+    """MIM: max |B_{p,q}| (PP correlation) of the full run and its ratio to max |A_{p,v}| (FP), reported, not judged."""
+    out: dict[str, Residual] = {}
+    for t in (a, b):
+        if t.level != "full" or "pp_corr" not in t.observables:
+            continue
+        pp = float(np.nanmax(np.abs(t["pp_corr"])))
+        fp = float(np.nanmax(np.abs(t["fp_corr"])))
+        what = "max |B_{p,q}| over the run (PP correlation, Lemma 5.2)"
+        if approx is not None and "pp_frozen" in approx:
+            what += "; the pp_frozen reduction sets it to 0"
+        out["pp_max"] = Residual(pp, None, None, what + "; reported, not judged")
+        out["pp_over_fp"] = Residual(pp / fp if fp > 0 else math.nan, None, None,
+                                     "max |B| / max |A| over the run (the theory: PP small against FP); reported")
     return out

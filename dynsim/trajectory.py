@@ -57,15 +57,15 @@ class Trajectory:
 
 
 def seed_statistics(records: dict, *, standard_error: bool = True, keep_seeds: bool = True) -> dict[str, np.ndarray]:
-    """Runs over R seeds (name -> (R, steps)) as observables: the seed mean, `<name>_se` = std(ddof=1)/sqrt(R)
-    (with `standard_error` and R >= 2) and each run as `<name>_seeds` (steps, R) (with `keep_seeds`)."""
+    """Runs over R seeds (name -> (R, steps, ...)) as observables: the seed mean, `<name>_se` = std(ddof=1)/sqrt(R)
+    (with `standard_error` and R >= 2) and each run as `<name>_seeds` (steps, ..., R) (with `keep_seeds`)."""
     out: dict[str, np.ndarray] = {}
     for name, values in records.items():
-        values = np.asarray(values).T  # (steps, R)
-        R = values.shape[1]
-        out[name] = values.mean(axis=1)
+        values = np.moveaxis(np.asarray(values), 0, -1)  # (steps, ..., R)
+        R = values.shape[-1]
+        out[name] = values.mean(axis=-1)
         if standard_error and R >= 2:
-            out[f"{name}_se"] = values.std(axis=1, ddof=1) / np.sqrt(R)
+            out[f"{name}_se"] = values.std(axis=-1, ddof=1) / np.sqrt(R)
         if keep_seeds:
             out[f"{name}_seeds"] = values
     return out

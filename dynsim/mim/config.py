@@ -16,7 +16,7 @@ class MIMConfig:
     """One MIM problem, shared by the reduced and the full level.
 
     Defaults are a small problem (P = 16 on a 4 x 4 grid, one cluster: a global area of 8 patches and four
-    local areas of 2) on which both levels run exactly in seconds. `z` is normalized on construction to
+    local areas of 2, 12 of 16 patches masked) on which both levels run exactly in seconds. `z` is normalized on construction to
     "const", a tuple of (value, probability) pairs, or ("uniform", L, U); `partitions` to a tuple (one per
     cluster) of tuples of areas (sorted patch indices, the global area first); `d=None` to P + sum_k N_k.
     """
@@ -25,7 +25,7 @@ class MIMConfig:
     K: int = 1  # number of clusters, drawn uniformly
     kappa_c: Optional[float] = 0.75  # global area size round(P^kappa_c) (Assumption 2.2)
     kappa_s: Optional[float] = 0.25  # local area sizes about P^kappa_s
-    mask_ratio: float = 0.5  # gamma: round(mask_ratio P) patches are masked (Definition 2.5)
+    mask_ratio: float = 0.75  # gamma: round(mask_ratio P) patches are masked (Definition 2.5; MAE's 75%)
     z: Any = "const"  # latent law: "const" (z = 1), [(value, prob), ...] (exact), ("uniform", L, U) (sampled)
     eta: float = 1.0  # learning rate
     steps: int = 400  # gradient-descent steps
@@ -64,8 +64,8 @@ class MIMConfig:
 
     @property
     def masked(self) -> int:
-        """|M| = round(mask_ratio P), the number of masked patches."""
-        return int(round(self.mask_ratio * self.P))
+        """|M| = round(mask_ratio P) (halves round up), the number of masked patches."""
+        return int(math.floor(self.mask_ratio * self.P + 0.5))
 
     @property
     def effective_kappas(self) -> tuple[float, float]:
