@@ -1,4 +1,5 @@
-"""The `dynsim` command line: `compare jsl`, `derive jsl`, `figure jsl-fig4|jsl-fig2`, `transfer jsl`, `check-theorems jsl`.
+"""The `dynsim` command line: `compare jsl|mim`, `derive jsl|mim`, `figure jsl-fig4|jsl-fig2|mim-phases|mim-attention`,
+`transfer jsl`, `check-theorems jsl|mim` (the MIM commands live in `cli_mim`).
 
 Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
 fails), 2 invalid input, 130 interrupted.
@@ -27,30 +28,57 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _config_options(parser: argparse.ArgumentParser, defaults: typing.Optional[dict] = None) -> None:
-    """One option per JSLConfig field; `defaults` overrides JSLConfig's defaults for this command (shown in --help)."""
-    from dynsim.jsl.config import DTYPES, FIELD_HELP, PARTITIONS, TEMPERATURES, JSLConfig
+def _config_options(parser: argparse.ArgumentParser, defaults: typing.Optional[dict] = None, setting: str = "jsl") -> None:
+    """One option per config field (JSLConfig or MIMConfig); `defaults` overrides the config's defaults for this
+    command (shown in --help)."""
+    if setting == "mim":
+        from dynsim.mim.config import DTYPES, FIELD_HELP, PARTITIONS, MIMConfig as cls
 
+        choices = {"partition": PARTITIONS, "dtype": DTYPES}
+        kinds = {"z": _z_option, "partitions": _json_option}
+    else:
+        from dynsim.jsl.config import DTYPES, FIELD_HELP, PARTITIONS, TEMPERATURES, JSLConfig as cls
+
+        choices = {"temperature": TEMPERATURES, "partition": PARTITIONS, "dtype": DTYPES}
+        kinds = {}
     defaults = defaults or {}
-    choices = {"temperature": TEMPERATURES, "partition": PARTITIONS, "dtype": DTYPES}
-    hints = typing.get_type_hints(JSLConfig)
-    group = parser.add_argument_group("JSL configuration (one option per JSLConfig field)")
-    for f in dataclasses.fields(JSLConfig):
+    hints = typing.get_type_hints(cls)
+    group = parser.add_argument_group(f"{setting.upper()} configuration (one option per {cls.__name__} field)")
+    for f in dataclasses.fields(cls):
         hint = str(hints[f.name])
-        kind = int if "int" in hint else float if "float" in hint else str
+        kind = kinds.get(f.name, int if "int" in hint else float if "float" in hint else str)
         default = defaults.get(f.name, "derived" if f.default is None else f.default)
         group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=kind, choices=choices.get(f.name),
                            default=argparse.SUPPRESS, help=f"{FIELD_HELP[f.name]} (default: {default})")
-    parser.set_defaults(config_defaults=defaults)
+    parser.set_defaults(config_defaults=defaults, config_class=cls)
+
+
+def _z_option(text: str):
+    """--z: const | uniform:L:U | V1:P1,V2:P2,..."""
+    try:
+        if text == "const":
+            return text
+        if text.startswith("uniform:"):
+            _, lo, hi = text.split(":")
+            return ("uniform", float(lo), float(hi))
+        return [tuple(float(x) for x in item.split(":")) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not const, uniform:L:U or V1:P1,V2:P2,...") from None
+
+
+def _json_option(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not valid JSON ({exc.msg})") from None
 
 
 def _config(args):
-    """The JSLConfig of the command line: the command's defaults, then the options given."""
-    from dynsim import JSLConfig
-
-    fields = {f.name for f in dataclasses.fields(JSLConfig)}
+    """The config of the command line (JSLConfig or MIMConfig): the command's defaults, then the options given."""
+    cls = args.config_class
+    fields = {f.name for f in dataclasses.fields(cls)}
     given = {k: v for k, v in vars(args).items() if k in fields}
-    return JSLConfig(**{**args.config_defaults, **given})
+    return cls(**{**args.config_defaults, **given})
 
 
 def _int_list(text: str) -> list[int]:
@@ -114,9 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     run.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
 
-    _figure_parsers(sub)
+    from dynsim import cli_mim
+
+    cli_mim.compare_parser(cmp_sub)
+    fig_sub = _figure_parsers(sub)
+    cli_mim.figure_parsers(fig_sub)
     _transfer_parser(sub)
-    _check_parser(sub)
+    ck_sub = _check_parser(sub)
+    cli_mim.check_parser(ck_sub)
 
     der = sub.add_parser("derive", allow_abbrev=False, help="print the symbolic reduced loss and its gradients")
     der_sub = der.add_subparsers(dest="setting", required=True, parser_class=_Parser)
@@ -126,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     djsl.add_argument("--C", type=int, default=3, help="patches per set (default: 3)")
     djsl.add_argument("--p", type=int, default=3, help="activation degree, odd >= 3 (default: 3)")
     djsl.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+    cli_mim.derive_parser(der_sub)
     return parser
 
 
@@ -155,6 +189,7 @@ def _figure_parsers(sub) -> None:
     g = f2.add_argument_group("run")
     g.add_argument("--seeds", type=int, default=4, help="seeds, >= 2 (default: 4)")
     _out_options(g)
+    return fig_sub
 
 
 def _transfer_parser(sub) -> None:
@@ -190,6 +225,7 @@ def _check_parser(sub) -> None:
     g.add_argument("--seeds", type=int, default=4, help="seeds of the realistic run and the GLM (default: 4)")
     g.add_argument("--json", action="store_true", help="print {\"claims\": [...]} as JSON instead of the table")
     _out_options(g)
+    return ck_sub
 
 
 def _log(msg: str) -> None:
@@ -451,6 +487,10 @@ def _derive_jsl(args) -> int:
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        from dynsim import cli_mim
+
+        if getattr(args, "setting", None) == "mim" or str(getattr(args, "figure", "")).startswith("mim-"):
+            return cli_mim.run(args)
         commands = {"compare": _compare_jsl, "derive": _derive_jsl, "figure": _figure, "transfer": _transfer,
                     "check-theorems": _check_theorems}
         return commands[args.command](args)

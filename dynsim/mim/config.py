@@ -82,7 +82,9 @@ class MIMConfig:
         return 2 * kc - ks - 1
 
     def replace(self, **changes: Any) -> "MIMConfig":
-        """A copy with some fields changed (validated again)."""
+        """A copy with some fields changed (validated again); a d that was the derived default is derived again."""
+        if "d" not in changes and self.d == self.P + sum(self.areas_per_cluster):
+            changes["d"] = None
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:

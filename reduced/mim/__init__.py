@@ -1,6 +1,6 @@
 """Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients from sympy."""
 
 from . import classes, symbolic
-from .dynamics import APPROXIMATIONS, approximations, check, label, simulate
+from .dynamics import APPROXIMATIONS, Indices, approximations, check, label, pp_corr, simulate
 
-__all__ = ["simulate", "check", "approximations", "label", "APPROXIMATIONS", "classes", "symbolic"]
+__all__ = ["simulate", "pp_corr", "Indices", "check", "approximations", "label", "APPROXIMATIONS", "classes", "symbolic"]

@@ -27,6 +27,7 @@ from . import classes as classes_mod
 from .symbolic import derive
 
 APPROXIMATIONS = ("pp_frozen", "mean_field")
+PP_BUDGET = 50_000_000  # recorded steps x P^2 entries up to which pp_corr is expanded per patch pair (400 MB in float64)
 
 Approximation = Union[None, str, Sequence[str]]
 
@@ -77,6 +78,16 @@ class Indices:
         self.valid = self.pos >= 0
 
 
+def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray) -> np.ndarray:
+    """B_{p,q} per patch pair (steps, P, P) from the class states (K = 1; B = 0 under pp_frozen): B_self on the
+    diagonal, else B of the area of q in the class of p."""
+    cls0 = idx.cls[:, 0]
+    out = pp_class[:, cls0[:, None], idx.pp_pos]
+    diag = np.arange(out.shape[1])
+    out[:, diag, diag] = pp_self[:, cls0]
+    return out
+
+
 def _expectations(der, A, B, Bs, tab):
     """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows."""
     u, z, w, pop = tab
@@ -107,7 +118,7 @@ def _run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
     u, z, w, pop = tab
     c = (cfg.masked / cfg.P) / cfg.K  # P(p in M) P(cluster k): the weight of one query's conditional loss
     per_entry = jnp.where(pop > 0, 1.0 / jnp.where(pop > 0, pop, 1.0), 0.0)  # B_j is shared by C'_j entries
-    cls_idx, pos, valid, pp_pos = idx_arrays
+    cls_idx, pos, valid = idx_arrays
 
     def step(state, t):
         A, B, Bs = state
@@ -124,13 +135,9 @@ def _run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
         safe = jnp.where(valid, pos, 0)
         fp = jnp.where(valid, A[cls_idx[..., None], safe], jnp.nan)
         aa = jnp.where(valid, att[cls_idx[..., None], safe], jnp.nan)
-        if frozen:
-            pp = jnp.zeros((cfg.P, cfg.P), A.dtype)
-        else:
-            cls0 = cls_idx[:, 0]
-            pp = B[cls0[:, None], pp_pos]
-            pp = jnp.where(jnp.eye(cfg.P, dtype=bool), Bs[cls0][:, None], pp)
-        return {"fp_corr": fp, "pp_corr": pp, "pp_max": jnp.max(jnp.abs(pp)), "area_attention": aa,
+        # B per class (B_j of the areas j with another patch, B_self): what pp_corr expands, and its max |.|
+        pp_max = jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
+        return {"fp_corr": fp, "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "area_attention": aa,
                 "loss": c * jnp.sum(class_weight * loss)}
 
     n_cls, N = pop.shape
@@ -160,13 +167,19 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None) -> Trajectory:
         for n in range(cfg.areas_per_cluster[k]):
             class_weight[cls.of_area[k, n]] += idx.sizes[k, n]
     arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
-    idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid), jnp.asarray(idx.pp_pos))
+    idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid))
     (state, rec) = _run_jit(cfg, approx, arrays, idx_arrays, jnp.asarray(class_weight, dtype))
     observables = {k: np.asarray(v) for k, v in rec.items()}
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
+    expanded = steps.size * cfg.P**2 <= PP_BUDGET
+    if expanded:
+        observables["pp_corr"] = pp_corr(idx, observables["pp_class"], observables["pp_self"])
     meta = environment.meta("reduced", "population", cfg, approximation=label(approx),
                             configurations=int(np.count_nonzero(tab.w)), classes=[list(s) for s in cls.sizes],
-                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta)
+                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
+                            pp_corr=("expanded per patch pair" if expanded else
+                                     f"not expanded ({steps.size} records x P^2 > {PP_BUDGET:,} entries): pp_class "
+                                     "(per class and area) and pp_self hold it; reduced.mim.pp_corr expands a slice"))
     loss = observables["loss"]
     if not np.all(np.isfinite(loss)):
         meta["nonfinite_from_step"] = int(steps[np.argmax(~np.isfinite(loss))])

@@ -1,0 +1,279 @@
+"""The MIM commands of the `dynsim` CLI: `compare mim`, `derive mim`, `figure mim-phases|mim-attention`,
+`check-theorems mim`. Exit codes as in `dynsim.cli`: 0 agree / hold / written, 1 disagree / a claim fails,
+2 invalid input, 130 interrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from dynsim.cli import (EXIT_AGREE, EXIT_DISAGREE, _check_confidence, _config, _config_options, _log, _out_options,
+                        _Parser, _run_logged, _write_json)
+
+APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
+# mim-phases: the spec's suggested settings (mim-model-spec §10, "Parameters"): Delta = +0.4 and Delta = -0.2.
+PHASES_DEFAULTS = dict(P=1024, mask_ratio=0.5, eta=1.0, steps=3000, record_every=5)
+PHASES_KAPPAS = {"Delta > 0": (0.9, 0.4), "Delta < 0": (0.6, 0.4)}
+ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
+
+
+def compare_parser(cmp_sub) -> None:
+    m = cmp_sub.add_parser("mim", allow_abbrev=False,
+                           help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
+                           description="Compare the reduced per-query MIM dynamics (FP correlations A, PP correlations "
+                                       "B, Lemmas 5.1-5.2) with full-matrix GD on the literal d x d matrix Q. With K = 1 "
+                                       "the reduction is exact and both levels agree to float rounding; with K > 1 the "
+                                       "reduced level needs the 'pp_frozen' approximation and the report gives its "
+                                       "deviation from full and the PP magnitude it drops.")
+    _config_options(m, setting="mim")
+    run = m.add_argument_group("run")
+    run.add_argument("--mode", choices=("exact", "sampled"), default="exact",
+                     help="full level: exact population loss (every cluster, latent vector and mask) or a fresh "
+                          "batch of N samples each step (default: exact)")
+    run.add_argument("--approximation", choices=APPROX_CHOICES, default=None,
+                     help="reduced level: none (exact; K = 1 only), pp_frozen (B = 0), mean_field (counts at their "
+                          "means) or both (default: none for K = 1, pp_frozen for K > 1)")
+    run.add_argument("--replicates", type=int, default=None, help="independent runs in --mode sampled (default: 8)")
+    run.add_argument("--confidence", type=float, default=0.999,
+                     help="confidence of the Monte Carlo band in --mode sampled (default: 0.999)")
+    run.add_argument("--approximation-tolerance", type=float, default=0.05,
+                     help="with an approximation: allowed |difference| as a fraction of each observable's largest "
+                          "magnitude (a stated choice, not a derived bound) (default: 0.05)")
+    _out_options(run)
+    run.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    run.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
+
+
+def derive_parser(der_sub) -> None:
+    d = der_sub.add_parser("mim", allow_abbrev=False,
+                           description="Print the per-query MIM loss built in sympy (own-area and other-area views) "
+                                       "and its derivatives in A_n, B_n, B_self, A_i, B_i.")
+    d.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+
+
+def figure_parsers(fig_sub) -> None:
+    ph = fig_sub.add_parser("mim-phases", allow_abbrev=False,
+                            help="MIM: FP and PP trajectories for Delta > 0 (two phases) and Delta < 0 (one phase)",
+                            description="Reduced MIM dynamics (default approximation: mean_field, which keeps the PP "
+                                        "correlations) at kappa = (0.9, 0.4) (Delta = +0.4) and (0.6, 0.4) "
+                                        "(Delta = -0.2), side by side on a log-time axis: FP correlations of a local "
+                                        "query (target, global, another local area) and of a global query, the "
+                                        "predicted switch level -(Delta/2) log P, and the PP correlations. Writes "
+                                        "mim-phases.png, mim-phases.npz, mim-phases.json.")
+    _config_options(ph, PHASES_DEFAULTS, setting="mim")
+    g = ph.add_argument_group("run")
+    g.add_argument("--kappa-pos", default="0.9,0.4", metavar="KC,KS", help="kappas of the Delta > 0 run (default: 0.9,0.4)")
+    g.add_argument("--kappa-neg", default="0.6,0.4", metavar="KC,KS", help="kappas of the Delta < 0 run (default: 0.6,0.4)")
+    g.add_argument("--approximation", choices=APPROX_CHOICES, default="mean_field",
+                   help="reduced approximation (default: mean_field; none is exact but only feasible for small P)")
+    _out_options(g)
+    at = fig_sub.add_parser("mim-attention", allow_abbrev=False,
+                            help="MIM: attention maps of the trained full model and its attention diversity",
+                            description="Train the full MIM model (exact population GD), draw the attention of a local "
+                                        "and a global query on the patch grid, and rank the trained attention by the "
+                                        "attention diversity of Section 6 (top-k) and the average attention distance "
+                                        "against uniform and collapsed attention. Writes mim-attention.png and "
+                                        "mim-attention.json.")
+    _config_options(at, ATTENTION_DEFAULTS, setting="mim")
+    g = at.add_argument_group("run")
+    g.add_argument("--top-k", type=int, default=None, help="k of the diversity metric (default: min(10, P // 4))")
+    _out_options(g)
+
+
+def check_parser(ck_sub) -> None:
+    c = ck_sub.add_parser("mim", allow_abbrev=False,
+                          description="Evaluate the MIM claims on runs: Theorem 4.1 (area-wide attention at "
+                                      "convergence), two phases for local patches when Delta > 0 with the switch "
+                                      "point (Lemma 5.3), one phase when Delta < 0 and for global patches, the initial "
+                                      "rate ratio against (1 - gamma) P^Delta, PP small against FP. Prints a table "
+                                      "(claim, measured, threshold, holds or fails); exit 0 when every claim holds, 1 "
+                                      "when one fails, 2 on invalid input.")
+    g = c.add_argument_group("run")
+    g.add_argument("--json", action="store_true", help="print {\"claims\": [...]} as JSON instead of the table")
+    _out_options(g)
+
+
+def run(args) -> int:
+    """Dispatch a parsed MIM command."""
+    if args.command == "compare":
+        return _compare(args)
+    if args.command == "derive":
+        from reduced.mim.symbolic import render
+
+        print(render(latex=args.latex))
+        return EXIT_AGREE
+    if args.command == "figure":
+        return _phases(args) if args.figure == "mim-phases" else _attention(args)
+    return _check(args)
+
+
+def _approx(value):
+    return None if value in (None, "none") else value
+
+
+def _compare(args) -> int:
+    import dynsim
+    import full.mim
+    import reduced.mim
+    from dynsim.mim import plotting
+    from dynsim.trajectory import save_many
+
+    cfg = _config(args)
+    approx = _approx(args.approximation) if args.approximation is not None else (None if cfg.K == 1 else "pp_frozen")
+    reduced.mim.check(cfg, approx)  # fail before any work
+    full.mim.check(cfg, args.mode, args.replicates)
+    _check_confidence(args.confidence)
+    if not args.approximation_tolerance > 0:
+        raise ValueError(f"--approximation-tolerance = {args.approximation_tolerance} is invalid: must be > 0")
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    label = reduced.mim.label(reduced.mim.approximations(approx))
+    sizes = [[len(a) for a in cl] for cl in cfg.areas]
+    _log(f"MIM: P={cfg.P}, K={cfg.K}, areas {sizes}, |M|={cfg.masked}, Delta={cfg.delta:.3f}, d={cfg.d}, {cfg.dtype}")
+    red = _run_logged("reduced", cfg.steps, lambda: reduced.mim.simulate(cfg, approximation=approx), timings,
+                      "reduced_seconds")
+    _log(f"full: {args.mode} gradient descent on the {cfg.d}x{cfg.d} matrix Q ...")
+    ful = _run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode=args.mode, replicates=args.replicates),
+                      timings, "full_seconds")
+    report = dynsim.compare(red, ful, confidence=args.confidence, approximation_tolerance=args.approximation_tolerance)
+    out = {**report.to_dict(), "delta": cfg.delta, "area_sizes": sizes, "reduced_approximation": label,
+           "timings": timings, "reduced_meta": red.meta, "full_meta": ful.meta}
+    _write_json(os.path.join(args.out, "report.json"), out)
+    save_many(os.path.join(args.out, "trajectories.npz"), {"reduced": red, "full": ful})
+    if not args.no_plot:
+        plotting.compare_plot({"reduced": red, "full": ful}, cfg, os.path.join(args.out, "compare.png"),
+                              title=f"MIM P={cfg.P} K={cfg.K} areas {sizes[0]} gamma={cfg.mask_ratio} eta={cfg.eta} "
+                                    f"Delta={cfg.delta:.2f} ({cfg.dtype}, {red.meta['device']})")
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        print(report.table())
+        print(f"information gap Delta = {cfg.delta:.3f} (effective kappas {cfg.effective_kappas[0]:.3f}, "
+              f"{cfg.effective_kappas[1]:.3f}); reduced level: {label}")
+        print(f"wrote {args.out}/report.json, trajectories.npz" + ("" if args.no_plot else ", compare.png"))
+    return EXIT_AGREE if report.passed else EXIT_DISAGREE
+
+
+def _kappas(text: str, option: str) -> tuple[float, float]:
+    try:
+        kc, ks = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"{option} = {text!r} is invalid: expected two numbers KC,KS, e.g. 0.9,0.4") from None
+    return kc, ks
+
+
+def _phases(args) -> int:
+    import reduced.mim
+    from dynsim.mim import phases, plotting
+    from dynsim.trajectory import save_many
+
+    base = _config(args)
+    approx = _approx(args.approximation)
+    cfgs = {"Delta > 0": base.replace(kappa_c=_kappas(args.kappa_pos, "--kappa-pos")[0],
+                                      kappa_s=_kappas(args.kappa_pos, "--kappa-pos")[1]),
+            "Delta < 0": base.replace(kappa_c=_kappas(args.kappa_neg, "--kappa-neg")[0],
+                                      kappa_s=_kappas(args.kappa_neg, "--kappa-neg")[1])}
+    for cfg in cfgs.values():
+        reduced.mim.check(cfg, approx)
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    runs, summary, switches = {}, {}, {}
+    for label, cfg in cfgs.items():
+        _log(f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.3f}, {cfg.steps} steps ...")
+        t = _run_logged(label, cfg.steps, lambda cfg=cfg: reduced.mim.simulate(cfg, approximation=approx), timings,
+                        label)
+        runs[label] = (cfg, t)
+        q = plotting.query_patches(cfg)
+        local, glob = phases.classify(t, q["local"], 0, cfg=cfg), phases.classify(t, q["global"], 0, cfg=cfg)
+        ratio = phases.initial_rate_ratio(t, q["local"], 0, cfg=cfg)
+        summary[label] = {"delta": cfg.delta, "local_query": local.to_dict(), "global_query": glob.to_dict(),
+                          "initial_rate_ratio": {"measured": ratio.measured, "predicted": ratio.predicted}}
+        switches[label] = local.switch.step if local.switch is not None else None
+    plotting.phases_plot(runs, os.path.join(args.out, "mim-phases.png"), switches,
+                         title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
+                               f"eta={base.eta}, gamma={base.mask_ratio}")
+    save_many(os.path.join(args.out, "mim-phases.npz"), {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()})
+    _write_json(os.path.join(args.out, "mim-phases.json"), {"summary": summary, "timings": timings,
+                                                            "configs": {k: c.to_dict() for k, c in cfgs.items()}})
+    for label, info in summary.items():
+        loc, glo, r = info["local_query"], info["global_query"], info["initial_rate_ratio"]
+        print(f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
+              f"initial |dA_global|/dA_target = {r['measured']:.3g} (leading order (1 - gamma) P^Delta = "
+              f"{r['predicted']:.3g})")
+        if loc["switch"] is not None:
+            sw = loc["switch"]
+            print(f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against -(Delta/2) log P = "
+                  f"{sw['predicted']:.3f}")
+        print(f"  global query {glo['p']}: {glo['label']} ({glo['reason']})")
+    print(f"wrote {args.out}/mim-phases.png, mim-phases.npz, mim-phases.json")
+    return EXIT_AGREE
+
+
+def _attention(args) -> int:
+    import math
+
+    import numpy as np
+
+    import full.mim
+    from dynsim import metrics
+    from dynsim.mim import model, plotting
+
+    cfg = _config(args)
+    full.mim.check(cfg, "exact")
+    side = math.isqrt(cfg.P)
+    grid = (side, side) if side * side == cfg.P else (1, cfg.P)
+    k = args.top_k if args.top_k is not None else max(1, min(10, cfg.P // 4))
+    if not 1 <= k <= cfg.P:
+        raise ValueError(f"--top-k = {k} is invalid: must lie in [1, P] = [1, {cfg.P}]")
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    t = _run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode="exact"), timings, "seconds")
+    attn = np.asarray(trained_attention(cfg, t.final_Q[0], t.basis, model))  # (K, P, P)
+    uniform = np.full((1, cfg.P, cfg.P), 1.0 / cfg.P)
+    collapsed = np.zeros((1, cfg.P, cfg.P))
+    collapsed[0, :, :k] = 1.0 / k  # every query on the same k patches
+    rows = {"trained (per cluster)": attn, "uniform": uniform, "collapsed": collapsed}
+    table = {name: {"diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
+                    "average_distance": metrics.average_attention_distance(a, grid).tolist()} for name, a in rows.items()}
+    q = plotting.query_patches(cfg)
+    plotting.attention_maps(attn[0], cfg, [q["local"], q["global"]], os.path.join(args.out, "mim-attention.png"),
+                            title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} steps); "
+                                  f"diversity top-{k}: trained {table['trained (per cluster)']['diversity'][0]:.3g}, "
+                                  f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0")
+    _write_json(os.path.join(args.out, "mim-attention.json"), {"top_k": k, "grid": grid, "metrics": table,
+                                                               "timings": timings, "meta": t.meta})
+    print(f"{'attention':<24} {'diversity (top-' + str(k) + ')':>18} {'avg distance':>14}")
+    for name, v in table.items():
+        print(f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}")
+    print(f"wrote {args.out}/mim-attention.png, mim-attention.json")
+    return EXIT_AGREE
+
+
+def trained_attention(cfg, Q, basis, model):
+    """Attention (K, P, P) of the trained Q on one unmasked image per cluster (z = 1 on every area)."""
+    import jax.numpy as jnp
+
+    from dynsim.mim import data
+    from dynsim.mim.partition import area_of
+
+    area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
+    out = []
+    for k in range(cfg.K):
+        X = data.content(basis, area_index, k, jnp.ones((cfg.max_areas,), basis.E.dtype))
+        out.append(model.attention(jnp.asarray(Q), X, basis.E))
+    return jnp.stack(out)
+
+
+def _check(args) -> int:
+    from dynsim.mim import theorems
+
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    claims = _run_logged("claims", 1, lambda: theorems.check_theorems(log=_log), timings, "seconds")
+    text = theorems.to_json(claims)
+    _write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings})
+    print(text if args.json else theorems.table(claims))
+    return EXIT_DISAGREE if any(c.holds is False for c in claims) else EXIT_AGREE
+
+
+__all__ = ["compare_parser", "derive_parser", "figure_parsers", "check_parser", "run", "_Parser"]

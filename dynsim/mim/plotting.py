@@ -1,0 +1,125 @@
+"""MIM plots: both levels on a log-time axis, the two-phase / one-phase figure, attention maps on the patch grid."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from dynsim.plotting import plt, save
+
+from .partition import area_of
+
+
+def query_patches(cfg) -> dict[str, int]:
+    """Representative queries of cluster 0: the first patch of the first local area and of the global area."""
+    areas = cfg.areas[0]
+    return {"local": int(areas[1][0]), "global": int(areas[0][0])}
+
+
+def _own(cfg, p: int, k: int = 0) -> int:
+    return int(area_of(cfg.areas, cfg.P)[k, p])
+
+
+def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
+    """FP correlations, own-area attention, max |PP| and loss of every trajectory against step + 1 (log axis)."""
+    fig, axes = plt.subplots(1, 4, figsize=(17, 3.8), constrained_layout=True)
+    q = query_patches(cfg)
+    styles = [dict(lw=2.2, alpha=0.55), dict(lw=1.0, ls="--", color="k"), dict(lw=1.0, ls=":", color="C3")]
+    for (label, t), style in zip(trajectories.items(), styles * len(trajectories)):
+        x = t.steps + 1
+        lab = f"{label} ({t.meta.get('approximation', t.meta.get('mode', ''))})"
+        for name, p, j, tag in (("local", q["local"], _own(cfg, q["local"]), "target"), ("local", q["local"], 0, "global"),
+                                ("global", q["global"], 0, "target")):
+            axes[0].plot(x, t["fp_corr"][:, p, 0, j], label=f"{lab}: {name} p, {tag} area", **style)
+            if tag == "target":
+                axes[1].plot(x, t["area_attention"][:, p, 0, j], label=f"{lab}: {name} p", **style)
+        axes[2].plot(x, t["pp_max"], label=lab, **style)
+        axes[3].plot(x, t["loss"], label=lab, **style)
+    ylabels = (r"FP correlation $A_{p,v_{1,j}}$", r"own-area attention $E[\mathrm{Attn}_{p\to U_{1,n}}]$",
+               r"max $|B_{p,q}|$ (PP)", "population loss")
+    for ax, ylabel in zip(axes, ylabels):
+        ax.set_xscale("log")
+        ax.set_xlabel("step + 1")
+        ax.set_ylabel(ylabel)
+    axes[0].legend(fontsize=6)
+    axes[1].legend(fontsize=6)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save(fig, path)
+
+
+def pp_pair(cfg, t, p: int, q: int) -> np.ndarray:
+    """B_{p,q} along the run: from pp_corr, or from a reduced run's per-class pp_class / pp_self when not expanded."""
+    if "pp_corr" in t.observables:
+        return t["pp_corr"][:, p, q]
+    import reduced.mim
+
+    idx = reduced.mim.Indices(cfg, reduced.mim.classes.classes(cfg))
+    c = idx.cls[p, 0]
+    return t["pp_self"][:, c] if p == q else t["pp_class"][:, c, idx.pp_pos[p, q]]
+
+
+def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = "") -> None:
+    """Columns: one run each (e.g. Delta > 0, Delta < 0). Rows: FP and PP correlations of a local query, log time."""
+    fig, axes = plt.subplots(2, len(runs), figsize=(6.5 * len(runs), 7.5), constrained_layout=True, squeeze=False)
+    for col, (label, (cfg, t)) in enumerate(runs.items()):
+        q = query_patches(cfg)
+        p, n = q["local"], _own(cfg, q["local"])
+        a = area_of(cfg.areas, cfg.P)[0]
+        other = next(j for j in range(1, cfg.areas_per_cluster[0]) if j != n)
+        x = t.steps + 1
+        ax = axes[0, col]
+        ax.plot(x, t["fp_corr"][:, p, 0, n], color="C0", lw=2, label=r"target $A_{p,v_{n}}$ (local p)")
+        ax.plot(x, t["fp_corr"][:, p, 0, 0], color="C3", lw=2, label=r"global $A_{p,v_{1}}$ (local p)")
+        ax.plot(x, t["fp_corr"][:, p, 0, other], color="C7", lw=1, label=r"other local $A_{p,v_{m}}$")
+        g = q["global"]
+        ax.plot(x, t["fp_corr"][:, g, 0, 0], color="C2", lw=1.2, ls="--", label=r"target $A_{p,v_1}$ (global p)")
+        if cfg.delta > 0:  # the switch level exists only for Delta > 0
+            ax.axhline(-cfg.delta / 2 * math.log(cfg.P), color="C3", ls=":", lw=1,
+                       label=r"$-(\Delta/2)\log P$ (Lemma 5.3)")
+        if switches and switches.get(label) is not None:
+            ax.axvline(switches[label] + 1, color="k", ls=":", lw=1, label=f"switch at step {switches[label]}")
+        ax.set_title(f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.2f}, "
+                     f"gamma={cfg.mask_ratio}", fontsize=9)
+        ax.set_ylabel("FP correlation")
+        ax.legend(fontsize=7)
+        ax = axes[1, col]
+        same = [q2 for q2 in range(cfg.P) if a[q2] == n and q2 != p]
+        glob = [q2 for q2 in range(cfg.P) if a[q2] == 0]
+        oth = [q2 for q2 in range(cfg.P) if a[q2] == other]
+        ax.plot(x, pp_pair(cfg, t, p, p), color="k", lw=1, label=r"$B_{p,p}$")
+        if same:
+            ax.plot(x, pp_pair(cfg, t, p, same[0]), color="C0", lw=1.5, label=r"$B_{p,q}$, q in own area")
+        ax.plot(x, pp_pair(cfg, t, p, glob[0]), color="C3", lw=1.5, label=r"$B_{p,q}$, q in global area")
+        ax.plot(x, pp_pair(cfg, t, p, oth[0]), color="C7", lw=1, label=r"$B_{p,q}$, q in another local area")
+        ax.set_ylabel("PP correlation (local p)")
+        ax.legend(fontsize=7)
+        for ax in axes[:, col]:
+            ax.set_xscale("log")
+            ax.set_xlabel("step + 1")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save(fig, path)
+
+
+def attention_maps(attn: np.ndarray, cfg, queries: list[int], path, title: str = "") -> None:
+    """Attention rows of the given queries drawn on the sqrt(P) x sqrt(P) grid, query marked, area outlines beside."""
+    side = math.isqrt(cfg.P)
+    shape = (side, side) if side * side == cfg.P else (1, cfg.P)
+    fig, axes = plt.subplots(1, len(queries) + 1, figsize=(3.3 * (len(queries) + 1), 3.4), constrained_layout=True)
+    axes[0].imshow(area_of(cfg.areas, cfg.P)[0].reshape(shape), cmap="tab20", interpolation="nearest")
+    axes[0].set_title("areas of cluster 1 (global = 0)", fontsize=9)
+    for ax, p in zip(axes[1:], queries):
+        im = ax.imshow(attn[p].reshape(shape), cmap="viridis", vmin=0, interpolation="nearest")
+        r, c = divmod(p, shape[1])
+        ax.plot(c, r, marker="x", color="r", ms=9, mew=2)
+        ax.set_title(f"attention of query {p}", fontsize=9)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    for ax in axes:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save(fig, path)
