@@ -216,7 +216,7 @@ def _attention(args) -> int:
 
     import full.mim
     from dynsim import metrics
-    from dynsim.mim import model, plotting
+    from dynsim.mim import plotting
 
     cfg = _config(args)
     full.mim.check(cfg, "exact")
@@ -228,7 +228,7 @@ def _attention(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     t = _run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode="exact"), timings, "seconds")
-    attn = np.asarray(trained_attention(cfg, t.final_Q[0], t.basis, model))  # (K, P, P)
+    attn = np.asarray(full.mim.attention_maps(cfg, t.final_Q[0], t.basis))  # (K, P, P)
     uniform = np.full((1, cfg.P, cfg.P), 1.0 / cfg.P)
     collapsed = np.zeros((1, cfg.P, cfg.P))
     collapsed[0, :, :k] = 1.0 / k  # every query on the same k patches
@@ -247,21 +247,6 @@ def _attention(args) -> int:
         print(f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}")
     print(f"wrote {args.out}/mim-attention.png, mim-attention.json")
     return EXIT_AGREE
-
-
-def trained_attention(cfg, Q, basis, model):
-    """Attention (K, P, P) of the trained Q on one unmasked image per cluster (z = 1 on every area)."""
-    import jax.numpy as jnp
-
-    from dynsim.mim import data
-    from dynsim.mim.partition import area_of
-
-    area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
-    out = []
-    for k in range(cfg.K):
-        X = data.content(basis, area_index, k, jnp.ones((cfg.max_areas,), basis.E.dtype))
-        out.append(model.attention(jnp.asarray(Q), X, basis.E))
-    return jnp.stack(out)
 
 
 def _check(args) -> int:

@@ -1,6 +1,6 @@
 """Full MIM: the literal d x d attention matrix Q trained by gradient descent (flax + optax)."""
 
 from .module import MaskedAttention
-from .training import check, correlations, simulate
+from .training import attention_maps, check, correlations, simulate
 
-__all__ = ["simulate", "check", "correlations", "MaskedAttention"]
+__all__ = ["simulate", "check", "correlations", "attention_maps", "MaskedAttention"]

@@ -171,3 +171,15 @@ def _flag_nonfinite(observables: dict, steps, meta: dict, cfg) -> None:
         meta["nonfinite_from_step"] = int(steps[np.argmax(bad)])
         warnings.warn(f"full trajectory is not finite from step {meta['nonfinite_from_step']}: the run diverged; "
                       f"lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=3)
+
+
+def attention_maps(cfg: MIMConfig, Q, basis) -> jax.Array:
+    """attn_{p->q} (K, P, P) of a trained Q on one unmasked image per cluster, z = 1 on every area (eq. 2.6).
+
+    Every query's score row is e_p^T Q (x_q + e_q): a masked query's token is e_p, and an unmasked query adds
+    x_p^T Q, which is 0 because only the rows e_p of Q move (Lemma A.1), so these maps are the masked queries' too.
+    """
+    area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
+    ones = jnp.ones((cfg.max_areas,), basis.E.dtype)
+    X = jnp.stack([data.content(basis, area_index, k, ones) for k in range(cfg.K)])
+    return jax.vmap(lambda x: model.attention(jnp.asarray(Q, basis.E.dtype), x, basis.E))(X)

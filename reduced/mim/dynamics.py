@@ -33,7 +33,8 @@ Approximation = Union[None, str, Sequence[str]]
 
 
 def approximations(approximation: Approximation) -> tuple[str, ...]:
-    """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a sorted tuple."""
+    """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a tuple in
+    APPROXIMATIONS order."""
     if approximation is None:
         return ()
     names = approximation.split("+") if isinstance(approximation, str) else list(approximation)
@@ -41,7 +42,7 @@ def approximations(approximation: Approximation) -> tuple[str, ...]:
     if bad or not names:
         raise ValueError(f"approximation = {approximation!r} is invalid: must be None (exact), one of "
                          f"{', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')")
-    return tuple(sorted(set(names)))
+    return tuple(n for n in APPROXIMATIONS if n in names)  # canonical order: "pp_frozen+mean_field"
 
 
 def label(approx: tuple[str, ...]) -> str:

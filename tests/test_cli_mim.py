@@ -1,0 +1,91 @@
+"""The MIM commands of the `dynsim` command line."""
+
+import json
+
+import pytest
+
+from dynsim import cli
+from dynsim.trajectory import load_many
+
+SMALL = ["--steps", "40", "--record-every", "10"]
+
+
+def test_compare_mim_agrees_and_writes_outputs(tmp_path, capsys):
+    code = cli.main(["compare", "mim", *SMALL, "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and "verdict: AGREE" in out and "information gap Delta = 0.250" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["passed"] is True and report["kind"] == "rounding"
+    assert set(report["errors"]) == {"fp_corr", "pp_corr", "area_attention", "loss"}
+    assert report["reduced_meta"]["approximation"] == "exact" and report["full_meta"]["mode"] == "exact"
+    assert report["full_meta"]["device"] and "jax" in report["full_meta"]["versions"]
+    assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG"
+    trajs = load_many(tmp_path / "trajectories.npz")
+    assert trajs["reduced"].steps.tolist() == [0, 10, 20, 30, 40]
+    assert trajs["full"]["fp_corr"].shape == (5, 16, 1, 5)
+
+
+def test_compare_mim_with_clusters_reports_the_pp_frozen_deviation(tmp_path, capsys):
+    code = cli.main(["compare", "mim", "--K", "2", *SMALL, "--out", str(tmp_path), "--no-plot"])
+    out = capsys.readouterr().out
+    # At P = 16 the PP correlations are not small (max |B| / max |A| ~ 0.7 by step 40, local areas of 2 patches,
+    # far from the theory's K << P^kappa_s regime), so pp_frozen deviates by more than 5% and the verdict is 1.
+    assert code == 1 and "reduced[pp_frozen] vs full (approximation tolerance" in out
+    assert "pp_max" in out and "pp_over_fp" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["kind"] == "approximation" and report["reduced_approximation"] == "pp_frozen"
+    assert report["residuals"]["pp_over_fp"]["value"] > 0.1
+
+
+BAD_ARGS = [
+    (["--P", "15"], "MIMConfig.partition"),
+    (["--mask-ratio", "1.5"], "MIMConfig.mask_ratio"),
+    (["--z", "gauss"], "--z"),
+    (["--z", "1:0.5,2:0.4"], "MIMConfig.z"),
+    (["--partitions", "[[0,1]"], "--partitions"),
+    (["--partitions", "[[[0, 1], [2, 3]]]"], "MIMConfig.partitions"),
+    (["--K", "2", "--approximation", "none"], "approximation = None is invalid with K = 2"),
+    (["--mode", "sampled", "--replicates", "1"], "replicates"),
+    (["--P", "36", "--kappa-c", "0.7", "--kappa-s", "0.3", "--mask-ratio", "0.5"], "mode 'exact' would enumerate"),
+    (["--z", "uniform:0.5:1.5"], "continuous"),
+    (["--approximation-tolerance", "0"], "--approximation-tolerance"),
+    (["--d", "10"], "MIMConfig.d"),
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD_ARGS)
+def test_compare_mim_invalid_input_exits_2_with_one_line(args, needle, tmp_path, capsys):
+    code = cli.main(["compare", "mim", *args, "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "o").exists()  # nothing was run
+
+
+def test_derive_mim_prints_the_partials(capsys):
+    assert cli.main(["derive", "mim"]) == 0
+    out = capsys.readouterr().out
+    assert "d l / d A_n" in out and "d l / d B_i" in out and "exp(A_n*z_n + B_n)" in out
+
+
+def test_figure_mim_phases(tmp_path, capsys):
+    code = cli.main(["figure", "mim-phases", "--P", "256", "--steps", "600", "--record-every", "5",
+                     "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and (tmp_path / "mim-phases.png").read_bytes()[:4] == b"\x89PNG"
+    summary = json.loads((tmp_path / "mim-phases.json").read_text())["summary"]
+    assert summary["Delta > 0"]["local_query"]["label"] == "two-phase"
+    assert summary["Delta < 0"]["local_query"]["label"] == "one-phase"
+    assert "switch at step" in out
+
+
+def test_figure_mim_attention_ranks_trained_above_collapsed(tmp_path, capsys):
+    code = cli.main(["figure", "mim-attention", "--steps", "100", "--out", str(tmp_path)])
+    assert code == 0 and (tmp_path / "mim-attention.png").read_bytes()[:4] == b"\x89PNG"
+    metrics = json.loads((tmp_path / "mim-attention.json").read_text())["metrics"]
+    assert min(metrics["trained (per cluster)"]["diversity"]) > metrics["collapsed"]["diversity"][0] == 0.0
+
+
+def test_figure_mim_bad_kappas_exit_2(tmp_path, capsys):
+    code = cli.main(["figure", "mim-phases", "--kappa-pos", "0.9", "--out", str(tmp_path / "o")])
+    assert code == 2 and "--kappa-pos" in capsys.readouterr().err
