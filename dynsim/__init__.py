@@ -8,10 +8,11 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+from . import metrics  # noqa: E402
 from .checker import Report, compare  # noqa: E402
 from .jsl import JSLConfig  # noqa: E402
 from .mim import MIMConfig  # noqa: E402
 from .trajectory import Trajectory  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["JSLConfig", "MIMConfig", "Trajectory", "compare", "Report", "__version__"]
+__all__ = ["JSLConfig", "MIMConfig", "Trajectory", "compare", "Report", "metrics", "__version__"]

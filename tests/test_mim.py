@@ -2,7 +2,6 @@
 
 import dynsim  # noqa: F401  (float64)
 import itertools
-import math
 
 import jax
 import jax.numpy as jnp

@@ -189,7 +189,7 @@ def test_bad_patch_raises():
 def test_check_theorems_defaults_hold():
     claims = theorems.check_theorems()
     assert [c.claim for c in claims] == ["Thm 4.1 attn", "Thm 4.1 exact", "F.3 two-phase", "F.4/E 1-phase",
-                                         "ratio D>0", "ratio D<0", "Lemma 5.2 PP"]
+                                         "ratio D>0", "ratio D<0", "Lemma 5.2 PP", "Sec. 6 diversity"]
     failing = [c.claim for c in claims if c.holds is not True]
     assert not failing, theorems.table(claims)
     assert "Lemma 5.2 PP" in theorems.table(claims) and '"claims"' in theorems.to_json(claims)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 from typing import Any, Optional
+
+from dynsim.validation import is_int as _is_int, is_real as _is_real
 
 TEMPERATURES = ("sqrt_d", "unit")
 PARTITIONS = ("grid", "contiguous", "random")
@@ -80,14 +81,6 @@ def grid_fits(D: int, C: int) -> bool:
 
 def _fail(field: str, value: Any, allowed: str) -> None:
     raise ValueError(f"JSLConfig.{field} = {value!r} is invalid: {allowed}")
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-
-def _is_real(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
 def _validate(c: JSLConfig) -> None:

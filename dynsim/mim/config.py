@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 from typing import Any, Optional
+
+from dynsim.validation import is_int as _is_int, is_real as _is_real
 
 PARTITIONS = ("grid", "random")
 DTYPES = ("float64", "float32")
@@ -93,14 +94,6 @@ class MIMConfig:
 
 def _fail(field: str, value: Any, allowed: str) -> None:
     raise ValueError(f"MIMConfig.{field} = {value!r} is invalid: {allowed}")
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-
-def _is_real(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
 Z_HELP = ('"const" (z = 1), a list of (value, probability) pairs with values > 0 and probabilities > 0 summing '

@@ -82,7 +82,6 @@ def _representative(cfg: MIMConfig, k: int = 0) -> int:
 
 def prob_own_unmasked(cfg: MIMConfig, approximation) -> np.ndarray:
     """Pr(u_n >= 1 | p in M) per (p, k): some other patch of p's own area is unmasked (Lemma A.7; 1 under mean field)."""
-    a = phases.area_index(cfg)
     if approximation is not None and "mean_field" in str(approximation):
         return np.ones((cfg.P, cfg.K))
     drawn, others = cfg.P - cfg.masked, cfg.P - 1

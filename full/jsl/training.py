@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from dynsim import environment, recording
+from dynsim import environment, recording, validation
 from dynsim.jsl import JSLConfig, data, partition
 from dynsim.trajectory import Trajectory, seed_statistics
 
@@ -128,11 +128,7 @@ def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None,
             raise ValueError(f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic")
         population.check_exact(cfg)
         return 1
-    R = DEFAULT_REPLICATES if replicates is None else replicates
-    if not isinstance(R, int) or isinstance(R, bool) or R < 2:
-        raise ValueError(f"replicates = {replicates!r} is invalid: must be an integer >= 2 in mode 'sampled' "
-                         "(the standard error needs at least two runs)")
-    return R
+    return validation.replicates(replicates, DEFAULT_REPLICATES)
 
 
 def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None,

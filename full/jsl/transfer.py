@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import numbers
 import warnings
 from typing import Any, Mapping, Optional, Sequence
 
@@ -24,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, recording
+from dynsim import environment, recording, validation
 from dynsim.jsl import JSLConfig, data, partition
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention, forward, logistic_loss
@@ -39,16 +38,12 @@ DEFAULT_ETA_GLM = 1.0  # see `transfer`: the GLM's logistic loss has curvature <
 DEFAULT_RECORD_EVERY = 100
 
 
-def _is_real(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
-
-
 def downstream_feature(cfg: JSLConfig, overlap: float, key=None):
     """The downstream feature w~ = overlap w* + sqrt(1 - overlap^2) u, u a seeded unit vector orthogonal to w* (Section 5).
 
     ||w~|| = 1 and <w~, w*> = overlap. `key` seeds u (default: derived from cfg.seed).
     """
-    if not _is_real(overlap) or not 0.0 <= abs(float(overlap)) <= 1.0:
+    if not validation.is_real(overlap) or not 0.0 <= abs(float(overlap)) <= 1.0:
         raise ValueError(f"overlap = {overlap!r} is invalid: must be a real number with 0 <= |overlap| <= 1 "
                          "(it is <w~, w*> of two unit vectors)")
     overlap = float(overlap)
@@ -176,7 +171,7 @@ class TransferResult:
 
 def _check_n_tilde(n_tilde) -> tuple[int, ...]:
     values = tuple(n_tilde) if isinstance(n_tilde, Sequence) else None
-    if not values or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 1 for n in values):
+    if not values or not all(validation.is_int(n) and n >= 1 for n in values):
         raise ValueError(f"n_tilde = {n_tilde!r} is invalid: must be a non-empty sequence of integers >= 1")
     return tuple(int(n) for n in values)
 
@@ -185,7 +180,7 @@ def _check_args(cfg, seeds, steps, eta, eta_glm, record_every) -> None:
     glm._check(cfg, seeds, steps, eta)  # cfg, seeds >= 2, steps >= 0, eta > 0
     if not isinstance(record_every, int) or isinstance(record_every, bool) or record_every < 1:
         raise ValueError(f"record_every = {record_every!r} is invalid: must be an integer >= 1")
-    if not _is_real(eta_glm) or eta_glm <= 0:
+    if not validation.is_real(eta_glm) or eta_glm <= 0:
         raise ValueError(f"eta_glm = {eta_glm!r} is invalid: must be a finite real number > 0")
 
 

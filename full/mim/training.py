@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from dynsim import environment, recording
+from dynsim import environment, recording, validation
 from dynsim.mim import MIMConfig, data, model
 from dynsim.mim.embedding import basis as make_basis
 from dynsim.mim.partition import area_of
@@ -37,11 +37,7 @@ def check(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None)
             raise ValueError(f"mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
                              f"{MAX_EXACT:,}): lower P, K or the z support, or use mode 'sampled'")
         return 1
-    R = DEFAULT_REPLICATES if replicates is None else replicates
-    if not isinstance(R, int) or isinstance(R, bool) or R < 2:
-        raise ValueError(f"replicates = {replicates!r} is invalid: must be an integer >= 2 in mode 'sampled' "
-                         "(the standard error needs at least two runs)")
-    return R
+    return validation.replicates(replicates, DEFAULT_REPLICATES)
 
 
 def correlations(cfg: MIMConfig, Q, basis) -> dict:

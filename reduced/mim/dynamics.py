@@ -12,7 +12,7 @@ high-probability event).
 from __future__ import annotations
 
 import warnings
-from typing import Optional, Sequence, Union
+from typing import Sequence, Union
 
 import jax
 import jax.numpy as jnp
@@ -71,7 +71,7 @@ class Indices:
 
     def __init__(self, cfg: MIMConfig, cls: classes_mod.Classes):
         a = area_of(cfg.areas, cfg.P)  # (K, P)
-        K, N, P = cfg.K, cfg.max_areas, cfg.P
+        K, N = cfg.K, cfg.max_areas
         self.cls = np.stack([cls.of_area[k, a[k]] for k in range(K)], axis=1)  # (P, K)
         self.pos = np.stack([cls.position[k, a[k]] for k in range(K)], axis=1)  # (P, K, N), -1 where j >= N_k
         self.pp_pos = cls.position[0, a[0]][:, a[0]]  # (P, P): position of area a_0(q) in the class of p (cluster 0)

@@ -19,7 +19,6 @@ import dataclasses
 from functools import lru_cache
 from typing import Callable
 
-import jax
 import sympy as sp
 
 A0, B0, Ai, Bi, Bs = sp.symbols("A_n B_n A_i B_i B_self", real=True)

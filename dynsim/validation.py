@@ -1,0 +1,26 @@
+"""Input checks shared by the settings: named errors (parameter, value, what is allowed)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Optional
+
+
+def is_int(x: Any) -> bool:
+    """An integer, not a bool."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def is_real(x: Any) -> bool:
+    """A finite real number, not a bool."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
+
+
+def replicates(value: Optional[int], default: int) -> int:
+    """The replicate count of a sampled run: `default` for None, else an integer >= 2 (a standard error needs two)."""
+    R = default if value is None else value
+    if not is_int(R) or R < 2:
+        raise ValueError(f"replicates = {value!r} is invalid: must be an integer >= 2 in mode 'sampled' "
+                         "(the standard error needs at least two runs)")
+    return int(R)
