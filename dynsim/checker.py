@@ -152,6 +152,9 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     if common.size == 0:
         raise ValueError("the trajectories share no recorded step: align steps and record_every")
     names = [n for n in (observables or COMPARED) if n in a.observables and n in b.observables]
+    frozen = any("pp_frozen" in str(t.meta.get("approximation", "")) for t in (a, b))
+    if frozen and observables is None:
+        names = [n for n in names if n != "pp_corr"]  # pp_frozen sets B = 0: its size is reported (pp_max), not judged
     if not names:
         raise ValueError(f"no observable to compare: asked for {list(observables or COMPARED)}, "
                          f"a has {sorted(a.observables)}, b has {sorted(b.observables)}")

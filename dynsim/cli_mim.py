@@ -187,7 +187,8 @@ def _phases(args) -> int:
         local, glob = phases.classify(t, q["local"], 0, cfg=cfg), phases.classify(t, q["global"], 0, cfg=cfg)
         ratio = phases.initial_rate_ratio(t, q["local"], 0, cfg=cfg)
         summary[label] = {"delta": cfg.delta, "local_query": local.to_dict(), "global_query": glob.to_dict(),
-                          "initial_rate_ratio": {"measured": ratio.measured, "predicted": ratio.predicted}}
+                          "initial_rate_ratio": {"measured": ratio.measured, "predicted": ratio.predicted,
+                                                 "interval": [0, int(t.steps[1]) if t.steps.size > 1 else 0]}}
         switches[label] = local.switch.step if local.switch is not None else None
     plotting.phases_plot(runs, os.path.join(args.out, "mim-phases.png"), switches,
                          title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
@@ -198,8 +199,8 @@ def _phases(args) -> int:
     for label, info in summary.items():
         loc, glo, r = info["local_query"], info["global_query"], info["initial_rate_ratio"]
         print(f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
-              f"initial |dA_global|/dA_target = {r['measured']:.3g} (leading order (1 - gamma) P^Delta = "
-              f"{r['predicted']:.3g})")
+              f"|dA_global|/dA_target over steps {r['interval'][0]}-{r['interval'][1]} = {r['measured']:.3g} "
+              f"(leading order (1 - gamma) P^Delta = {r['predicted']:.3g})")
         if loc["switch"] is not None:
             sw = loc["switch"]
             print(f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against -(Delta/2) log P = "

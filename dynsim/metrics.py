@@ -4,7 +4,8 @@ query, concatenate the (row, col) grid coordinates of its top-k attended patches
 the same patches in the same order, i.e. collapse), and the average attention distance of Dosovitskiy et al. (2021)
 (sum_q attn[p, q] * ||coord_p - coord_q||_2 in grid units, averaged over queries p). Ties in the top-k ranking go to
 the lower patch index (a stable sort), so uniform attention is, for the diversity, collapsed (every query picks
-patches 0..k-1). `attn` is (heads, P, P) or (P, P) with rows = queries; patch i sits at (i // cols, i % cols). Rows
+patches 0..k-1). Weights that agree to TIE_DECIMALS decimals count as tied: a softmax of equal scores computed in
+float64 differs in the last bits (~1e-16 relative), and that rounding noise must not decide the ranking. `attn` is (heads, P, P) or (P, P) with rows = queries; patch i sits at (i // cols, i % cols). Rows
 are used as given, not renormalised; results are float64 numpy arrays of shape (heads,).
 """
 
@@ -15,7 +16,9 @@ import operator
 import numpy as np
 from scipy.spatial.distance import cdist, pdist
 
-__all__ = ["attention_diversity", "average_attention_distance", "grid_coordinates"]
+__all__ = ["attention_diversity", "average_attention_distance", "grid_coordinates", "TIE_DECIMALS"]
+
+TIE_DECIMALS = 12  # weights (in [0, 1]) equal to 12 decimals tie: float64 rounding of a softmax row is ~P x 1e-16
 
 
 def _grid(grid_shape) -> tuple[int, int]:
@@ -73,8 +76,9 @@ def attention_diversity(attn, grid_shape, k: int = 10) -> np.ndarray:
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or not 1 <= k <= P:
         raise ValueError(f"k must be an int with 1 <= k <= P = {P}, got {k!r}")
     k = int(k)
-    # Stable sort of -attn: equal weights keep index order, so ties go to the lower patch index (deterministic).
-    top = np.argsort(-a, axis=-1, kind="stable")[..., :k]  # (heads, P, k), rank order, highest first
+    # Stable sort of -attn rounded to TIE_DECIMALS: equal weights keep index order, so ties go to the lower patch
+    # index (deterministic), also when rounding made them differ in the last bits.
+    top = np.argsort(-np.round(a, TIE_DECIMALS), axis=-1, kind="stable")[..., :k]  # (heads, P, k), rank order, highest first
     vectors = coords[top].reshape(a.shape[0], P, 2 * k)  # (row, col) of rank 1, then rank 2, ...
     return np.array([pdist(v, "euclidean").mean() for v in vectors], dtype=np.float64).reshape(a.shape[0])
 

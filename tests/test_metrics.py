@@ -242,3 +242,19 @@ def test_large_grid_runs_and_collapse_is_zero():
     a = one_hot_rows(np.arange(P), P)
     assert attention_diversity(np.full((1, P, P), 1.0 / P), (32, 32), k=10)[0] == 0.0
     assert attention_diversity(a, (32, 32), k=10)[0] > 0
+
+
+def test_rounding_noise_does_not_break_ties():
+    """Weights equal to TIE_DECIMALS decimals tie (a float64 softmax of equal scores differs in the last bits)."""
+    from dynsim.metrics import TIE_DECIMALS
+
+    assert TIE_DECIMALS == 12
+    a = np.full((4, 4), 0.25)
+    a[1, 3] += 3e-16  # rounding-level perturbations, which a plain stable sort would rank first
+    a[2, 2] += 2e-16
+    # every query then picks patch 0 first (lowest index among the tied): collapsed, diversity exactly 0
+    assert attention_diversity(a, (2, 2), k=1)[0] == 0.0
+    b = a.copy()
+    b[1, 3] += 1e-9  # a real difference (above 1e-12) still counts: query 1 now looks at patch 3 = (1, 1)
+    # vectors: (0,0) for queries 0, 2, 3 and (1,1) for query 1: 3 of the 6 pairs at distance sqrt(2)
+    assert attention_diversity(b, (2, 2), k=1)[0] == pytest.approx(3 * np.sqrt(2) / 6, rel=1e-12)

@@ -218,6 +218,7 @@ def test_pp_frozen_is_labelled_and_deviates_by_the_pp_magnitude():
     assert red.meta["approximation"] == "pp_frozen" and np.all(red["pp_corr"] == 0)
     report = compare(red, ful)
     assert report.kind == "approximation" and report.levels[0] == "reduced[pp_frozen]"
+    assert "pp_corr" not in report.errors and "fp_corr" in report.errors  # B = 0 by construction: reported, not judged
     assert report.residuals["pp_max"].value == pytest.approx(np.max(np.abs(ful["pp_corr"])))
     # Q = 0 at step 0: both levels start identical
     assert np.nanmax(np.abs(red["area_attention"][0] - ful["area_attention"][0])) < 1e-14

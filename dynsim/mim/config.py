@@ -24,7 +24,7 @@ class MIMConfig:
 
     P: int = 16  # number of patches
     K: int = 1  # number of clusters, drawn uniformly
-    kappa_c: Optional[float] = 0.75  # global area size round(P^kappa_c) (Assumption 2.2)
+    kappa_c: Optional[float] = 0.75  # global area size about P^kappa_c (Assumption 2.2; see partition.py)
     kappa_s: Optional[float] = 0.25  # local area sizes about P^kappa_s
     mask_ratio: float = 0.75  # gamma: round(mask_ratio P) patches are masked (Definition 2.5; MAE's 75%)
     z: Any = "const"  # latent law: "const" (z = 1), [(value, prob), ...] (exact), ("uniform", L, U) (sampled)
@@ -199,7 +199,8 @@ def _check_partitions(c: MIMConfig) -> None:
 FIELD_HELP = {
     "P": "number of patches P (a perfect square for --partition grid)",
     "K": "number of clusters, each drawn with probability 1/K",
-    "kappa_c": "global area size round(P^kappa_c), 0 < kappa_c < 1",
+    "kappa_c": "global area size about P^kappa_c (random: round(P^kappa_c); grid: the nearest number of whole rows), "
+               "0 < kappa_c < 1",
     "kappa_s": "local area size about P^kappa_s, 0 < kappa_s < kappa_c",
     "mask_ratio": "masking ratio gamma: round(gamma P) patches masked, 0 < gamma < 1",
     "z": "latent law: const (z = 1); V1:P1,V2:P2,... (finite, exact); uniform:L:U (sampled only)",

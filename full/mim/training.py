@@ -70,14 +70,15 @@ def _by_cluster(cfg, num, den, ks, w):
     return jnp.where(_valid(cfg)[None], aa, jnp.nan)
 
 
-def _train(cfg: MIMConfig, mode: str, basis, key):
+def _train(cfg: MIMConfig, mode: str, basis, key, tables=None):
+    """GD from Q = 0 in one lax.scan. `tables` (mode exact): (images, their probabilities, clusters, masks), passed as
+    arguments rather than closed over, so that XLA does not constant-fold tens of thousands of masks."""
     net = MaskedAttention(cfg.d, cfg.dtype)
     opt = optax.sgd(cfg.eta)
     area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
     E = basis.E
     if mode == "exact":
-        images, w_img, k_img = data.exact_images(cfg, basis)
-        masks = jnp.asarray(data.all_masks(cfg.P, cfg.masked))
+        images, w_img, k_img, masks = tables
         w_mask = 1.0 / masks.shape[0]
 
         def per_image(params, x):
@@ -125,6 +126,12 @@ def _train(cfg: MIMConfig, mode: str, basis, key):
 
 
 _train_jit = jax.jit(_train, static_argnums=(0, 1))
+
+
+def exact_tables(cfg: MIMConfig, basis):
+    """Every (cluster, latent vector) image with its probability and cluster, and every mask (mode exact)."""
+    images, w_img, k_img = data.exact_images(cfg, basis)
+    return images, w_img, k_img, jnp.asarray(data.all_masks(cfg.P, cfg.masked))
 _train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k: _train(cfg, mode, basis, k))(keys),
                                 static_argnums=(0, 1))
 
@@ -141,7 +148,7 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
     basis = make_basis(cfg)
     base = jax.random.fold_in(jax.random.key(cfg.seed), 1)
     if mode == "exact":
-        rec, Q = _train_jit(cfg, mode, basis, base)
+        rec, Q = _train_jit(cfg, mode, basis, base, exact_tables(cfg, basis))
         observables = {k: np.asarray(v) for k, v in rec.items()}
         finals = np.asarray(Q)[None]
     else:
@@ -172,8 +179,9 @@ def _flag_nonfinite(observables: dict, steps, meta: dict, cfg) -> None:
 def attention_maps(cfg: MIMConfig, Q, basis) -> jax.Array:
     """attn_{p->q} (K, P, P) of a trained Q on one unmasked image per cluster, z = 1 on every area (eq. 2.6).
 
-    Every query's score row is e_p^T Q (x_q + e_q): a masked query's token is e_p, and an unmasked query adds
-    x_p^T Q, which is 0 because only the rows e_p of Q move (Lemma A.1), so these maps are the masked queries' too.
+    Query p's scores are (x_p + e_p)^T Q (x_q + e_q) = e_p^T Q (x_q + e_q), since x_p^T Q = 0 (only the rows e_p of Q
+    move, Lemma A.1): row p is what a masked p would see if no other patch were masked, except that p's own key is
+    x_p + e_p instead of e_p.
     """
     area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
     ones = jnp.ones((cfg.max_areas,), basis.E.dtype)
