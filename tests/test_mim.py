@@ -282,3 +282,18 @@ def test_first_record_does_not_depend_on_the_run_length():
         u = np.array([np.sum(~m & (a == j)) for j in range(5)])
         per_mask.append(0.5 * sum(1 - 2 * u[a[p]] / 16 + np.sum(u**2) / 256 for p in np.flatnonzero(m)))
     assert alone["loss"][0] == pytest.approx(np.mean(per_mask), rel=1e-13)  # 1820 terms summed: ~1820 u << 1e-13
+
+
+def test_pp_frozen_fp_dynamics_are_exact_to_first_order_with_clusters():
+    """K = 2: the pp_frozen reduction drops B, which is O(eta t) and moves A only at O((eta t)^2) (Lemma 5.1's
+    brackets depend on B through the attention). So its FP deviation from full must scale like eta^2: doubling eta
+    multiplies it by 4 (measured 4.0008 and 4.0016 for eta 0.01 -> 0.02 -> 0.04). A first-order error in the
+    K > 1 path (a wrong 1/K, a wrong cluster mapping) would give a ratio near 2 or no scaling; the band 3.8-4.2
+    leaves room for the O(eta) relative correction of the next order."""
+    devs = []
+    for eta in (0.01, 0.02):
+        cfg = MIMConfig(K=2, eta=eta, steps=4, record_every=4)
+        red, ful = reduced.mim.simulate(cfg, approximation="pp_frozen"), full.mim.simulate(cfg)
+        devs.append(np.nanmax(np.abs(red["fp_corr"][-1] - ful["fp_corr"][-1])))
+        assert devs[-1] < 1e-4 * np.nanmax(np.abs(ful["fp_corr"][-1]))  # and small against A itself
+    assert 3.8 < devs[1] / devs[0] < 4.2
