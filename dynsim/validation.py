@@ -17,6 +17,14 @@ def is_real(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
+def lower_bounds(fail, cfg: Any, bounds: dict) -> None:
+    """For each field name -> (bound, strict): fail(name, value, "must be > bound" or ">= bound") when violated."""
+    for name, (bound, strict) in bounds.items():
+        value = getattr(cfg, name)
+        if value < bound or (strict and value == bound):
+            fail(name, value, f"must be {'>' if strict else '>='} {bound}")
+
+
 def replicates(value: Optional[int], default: int) -> int:
     """The replicate count of a sampled run: `default` for None, else an integer >= 2 (a standard error needs two)."""
     R = default if value is None else value

@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Any, Optional
 
-from dynsim.validation import is_int as _is_int, is_real as _is_real
+from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_bounds
 
 TEMPERATURES = ("sqrt_d", "unit")
 PARTITIONS = ("grid", "contiguous", "random")
@@ -105,20 +105,8 @@ def _validate(c: JSLConfig) -> None:
     if c.sigma_A <= 0:
         _fail("sigma_A", c.sigma_A, "must be > 0: with sigma_A = 0 the idealized attention starts uniform "
               "and its gradient is exactly zero there, so attention can never leave uniform")
-    if c.eta <= 0:
-        _fail("eta", c.eta, "must be > 0")
-    if c.steps < 0:
-        _fail("steps", c.steps, "must be >= 0")
-    if c.record_every < 1:
-        _fail("record_every", c.record_every, "must be >= 1")
-    if c.N < 1:
-        _fail("N", c.N, "must be >= 1")
-    if c.n_test < 1:
-        _fail("n_test", c.n_test, "must be >= 1")
-    if c.omega < 0:
-        _fail("omega", c.omega, "must be >= 0")
-    if c.seed < 0:
-        _fail("seed", c.seed, "must be >= 0")
+    lower_bounds(_fail, c, {"eta": (0, True), "steps": (0, False), "record_every": (1, False), "N": (1, False),
+                            "n_test": (1, False), "omega": (0, False), "seed": (0, False)})
     if c.d is not None and (not _is_int(c.d) or c.d < 1):
         _fail("d", c.d, "must be an integer >= 1 (or None for d = D)")
     if c.sigma is not None and (not _is_real(c.sigma) or c.sigma < 0):

@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Any, Optional
 
-from dynsim.validation import is_int as _is_int, is_real as _is_real
+from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_bounds
 
 PARTITIONS = ("grid", "random")
 DTYPES = ("float64", "float32")
@@ -147,16 +147,8 @@ def _validate(c: MIMConfig) -> None:
         _fail("mask_ratio", c.mask_ratio, "must lie strictly between 0 and 1")
     if not 1 <= c.masked <= c.P - 1:
         _fail("mask_ratio", c.mask_ratio, f"round(mask_ratio P) = {c.masked} must lie in [1, P - 1] = [1, {c.P - 1}]")
-    if c.eta <= 0:
-        _fail("eta", c.eta, "must be > 0")
-    if c.steps < 0:
-        _fail("steps", c.steps, "must be >= 0")
-    if c.record_every < 1:
-        _fail("record_every", c.record_every, "must be >= 1")
-    if c.N < 1:
-        _fail("N", c.N, "must be >= 1")
-    if c.seed < 0:
-        _fail("seed", c.seed, "must be >= 0")
+    lower_bounds(_fail, c, {"eta": (0, True), "steps": (0, False), "record_every": (1, False), "N": (1, False),
+                            "seed": (0, False)})
     if c.dtype not in DTYPES:
         _fail("dtype", c.dtype, f"must be one of {', '.join(DTYPES)}")
     if c.partition not in PARTITIONS:

@@ -125,13 +125,13 @@ def _train(cfg: MIMConfig, mode: str, basis, key, tables=None):
     return rec, params["params"]["Q"]
 
 
-_train_jit = jax.jit(_train, static_argnums=(0, 1))
-
-
 def exact_tables(cfg: MIMConfig, basis):
     """Every (cluster, latent vector) image with its probability and cluster, and every mask (mode exact)."""
     images, w_img, k_img = data.exact_images(cfg, basis)
     return images, w_img, k_img, jnp.asarray(data.all_masks(cfg.P, cfg.masked))
+
+
+_train_jit = jax.jit(_train, static_argnums=(0, 1))
 _train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k: _train(cfg, mode, basis, k))(keys),
                                 static_argnums=(0, 1))
 

@@ -90,7 +90,11 @@ def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray) -> np.nda
 
 
 def _expectations(der, A, B, Bs, tab):
-    """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows."""
+    """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows.
+
+    The other view's aggregates over j not in {n, i} are W_own - T_i and R_own - r_i: a subtraction, whose absolute
+    error u W_own is at most u Z, so Z and every term divided by Z keep a relative error of order u.
+    """
     u, z, w, pop = tab
     s = z * A[:, None, :] + B[:, None, :]
     e = u * jnp.exp(s)
