@@ -90,7 +90,15 @@ def check_parser(ck_sub) -> None:
                                       "25 s. Prints a table "
                                       "(claim, measured, threshold, holds or fails); exit 0 when every claim holds, 1 "
                                       "when one fails, 2 on invalid input.")
-    g = c.add_argument_group("run")
+    g = c.add_argument_group("the Delta > 0 and Delta < 0 runs (reduced, pp_frozen+mean_field)")
+    g.add_argument("--P", type=int, default=1024, help="patches, a perfect square (default: 1024)")
+    g.add_argument("--steps", type=int, default=1000, help="GD steps, recorded every steps/100 (default: 1000)")
+    g.add_argument("--eta", type=float, default=1.0, help="learning rate (default: 1.0)")
+    g.add_argument("--mask-ratio", type=float, default=0.5, help="masking ratio gamma (default: 0.5)")
+    g.add_argument("--kappa-pos", default="0.9,0.4", metavar="KC,KS", help="kappas of the Delta > 0 run (default: 0.9,0.4)")
+    g.add_argument("--kappa-neg", default="0.6,0.4", metavar="KC,KS", help="kappas of the Delta < 0 run (default: 0.6,0.4)")
+    g.add_argument("--eps", type=float, default=0.05, help="Theorem 4.1: own-area attention >= 1 - eps (default: 0.05)")
+    g = c.add_argument_group("output")
     g.add_argument("--json", action="store_true", help="print {\"claims\": [...]} as JSON instead of the table")
     _out_options(g)
 
@@ -255,11 +263,26 @@ def _attention(args) -> int:
 def _check(args) -> int:
     from dynsim.mim import theorems
 
+    if not 0.0 < args.eps < 1.0:
+        raise ValueError(f"--eps = {args.eps} is invalid: must lie strictly between 0 and 1")
+    base = theorems.default_configs()["pos"].replace(P=args.P, steps=args.steps, eta=args.eta,
+                                                    mask_ratio=args.mask_ratio, record_every=max(1, args.steps // 100))
+    kc, ks = _kappas(args.kappa_pos, "--kappa-pos")
+    cfg_pos = base.replace(kappa_c=kc, kappa_s=ks)
+    kc, ks = _kappas(args.kappa_neg, "--kappa-neg")
+    cfg_neg = base.replace(kappa_c=kc, kappa_s=ks)
+    for option, cfg, sign in (("--kappa-pos", cfg_pos, 1), ("--kappa-neg", cfg_neg, -1)):
+        if not sign * cfg.delta > 0:
+            raise ValueError(f"{option} = {args.kappa_pos if sign > 0 else args.kappa_neg} is invalid: the realised "
+                             f"information gap is Delta = {cfg.delta:.4g} at P = {cfg.P}; it must be "
+                             f"{'> 0' if sign > 0 else '< 0'}")
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
-    claims = _run_logged("claims", 1, lambda: theorems.check_theorems(log=_log), timings, "seconds")
+    claims = _run_logged("claims", args.steps, lambda: theorems.check_theorems(cfg_pos, cfg_neg, log=_log, eps=args.eps),
+                         timings, "seconds")
     text = theorems.to_json(claims)
-    _write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings})
+    _write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings,
+                                                          "configs": {"pos": cfg_pos.to_dict(), "neg": cfg_neg.to_dict()}})
     print(text if args.json else theorems.table(claims))
     return EXIT_DISAGREE if any(c.holds is False for c in claims) else EXIT_AGREE
 

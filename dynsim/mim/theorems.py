@@ -34,11 +34,11 @@ def default_configs() -> dict[str, MIMConfig]:
     At P = 1024 the grid partition realises the kappas exactly: (0.9, 0.4) gives a global area of 512 and local
     areas of 16 (Delta = 0.4); (0.6, 0.4) a global area of 64 and local areas of 15-18 (Delta = -0.2). 1000
     steps at eta = 1 reach the convergence stage (own-area attention >= 0.96); record_every = 10 resolves the
-    switch (near step 80) and keeps the recorded P x P PP array at about 0.8 GB.
+    switch (near step 80); the runs record PP per class (101 records x P^2 is above reduced.mim's PP_BUDGET).
     """
     pos = MIMConfig(P=1024, K=1, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, z="const", eta=1.0, steps=1000,
                     record_every=10, partition="grid")
-    return {"pos": pos, "neg": pos.replace(kappa_c=0.6, d=None),  # d=None: replace keeps the old d
+    return {"pos": pos, "neg": pos.replace(kappa_c=0.6),
             "small": MIMConfig(P=16, K=1, kappa_c=0.75, kappa_s=0.25, mask_ratio=0.5, z="const", eta=1.0, steps=2000,
                                record_every=20, partition="grid"),
             # Section 6: a full exact run (MIMConfig's defaults: P = 16, 12 of 16 masked, 1820 masks per step)
