@@ -268,7 +268,6 @@ def _compare_jsl(args) -> int:
     import reduced.jsl
     from dynsim import plotting
     from dynsim.jsl import reference
-    from dynsim.trajectory import save_many
 
     cfg = _config(args)
     if args.mode == "realistic":
@@ -289,18 +288,31 @@ def _compare_jsl(args) -> int:
     lines = reference.lines(cfg)
     out = {**report.to_dict(), "events": ev, "reference_lines": lines, "timings": timings,
            "reduced_meta": red.meta, "full_meta": ful.meta}
+    return _emit_compare(
+        args, report, out, {"reduced": red, "full": ful},
+        lambda path: plotting.compare_plot({"reduced": red, "full": ful}, path,
+                                           title=f"JSL D={cfg.D} C={cfg.C} q={cfg.q} p={cfg.p} "
+                                                 f"temperature={cfg.temperature} eta={cfg.eta} ({cfg.dtype}, "
+                                                 f"{red.meta['device']})"),
+        [ev_table, "reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items())])
+
+
+def _emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list) -> int:
+    """The outputs of every `compare`: report.json (`out`), trajectories.npz, compare.png via `plot(path)` unless
+    --no-plot; then `out` as JSON (--json) or the report's table, the `extra` lines and what was written.
+    Exit 0 when the levels agree, 1 when they disagree."""
+    from dynsim.trajectory import save_many
+
     _write_json(os.path.join(args.out, "report.json"), out)
-    save_many(os.path.join(args.out, "trajectories.npz"), {"reduced": red, "full": ful})
+    save_many(os.path.join(args.out, "trajectories.npz"), trajectories)
     if not args.no_plot:
-        plotting.compare_plot({"reduced": red, "full": ful}, os.path.join(args.out, "compare.png"),
-                              title=f"JSL D={cfg.D} C={cfg.C} q={cfg.q} p={cfg.p} temperature={cfg.temperature} "
-                                    f"eta={cfg.eta} ({cfg.dtype}, {red.meta['device']})")
+        plot(os.path.join(args.out, "compare.png"))
     if args.json:
         print(json.dumps(out, indent=2, default=str))
     else:
         print(report.table())
-        print(ev_table)
-        print("reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()))
+        for line in extra:
+            print(line)
         print(f"wrote {args.out}/report.json, trajectories.npz" + ("" if args.no_plot else ", compare.png"))
     return EXIT_AGREE if report.passed else EXIT_DISAGREE
 
@@ -314,7 +326,6 @@ def _compare_realistic(cfg, args) -> int:
     import full.jsl
     from dynsim import plotting
     from dynsim.jsl import approach, reference
-    from dynsim.trajectory import save_many
 
     if args.replicates is not None:
         raise ValueError("--replicates is for --mode sampled; --mode realistic takes --seeds")
@@ -342,24 +353,17 @@ def _compare_realistic(cfg, args) -> int:
     lines = reference.lines(cfg)
     out = {**report.to_dict(), "approach": result.to_dict(), "events": ev, "reference_lines": lines,
            "timings": timings, "reduced_meta": red.meta, "full_meta": ful.meta}
-    _write_json(os.path.join(args.out, "report.json"), out)
-    save_many(os.path.join(args.out, "trajectories.npz"),
-              {**{f"reduced_N{n}": r for n, (r, _) in runs.items()}, **{f"full_N{n}": f for n, (_, f) in runs.items()}})
-    if not args.no_plot:
-        plotting.compare_plot({"reduced": red, "realistic": ful}, os.path.join(args.out, "compare.png"),
-                              title=f"JSL realistic N={cfg.N} ({seeds} seeds) vs reduced, D={cfg.D} C={cfg.C} "
-                                    f"q={cfg.q} temperature={cfg.temperature} eta={cfg.eta}")
-    if args.json:
-        print(json.dumps(out, indent=2, default=str))
-    else:
-        print(report.table())
-        print(result.table())
-        print(ev_table)
-        print("reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()))
-        print(f"realistic at T: test error {ful['test_error'][-1]:.4f}, cos(w*, v) {ful['cos_v'][-1]:.4f}, "
-              f"patch association {ful['patch_association'][-1]:.3f}")
-        print(f"wrote {args.out}/report.json, trajectories.npz" + ("" if args.no_plot else ", compare.png"))
-    return EXIT_AGREE if report.passed else EXIT_DISAGREE
+    trajectories = {**{f"reduced_N{n}": r for n, (r, _) in runs.items()},
+                    **{f"full_N{n}": f for n, (_, f) in runs.items()}}
+    return _emit_compare(
+        args, report, out, trajectories,
+        lambda path: plotting.compare_plot({"reduced": red, "realistic": ful}, path,
+                                           title=f"JSL realistic N={cfg.N} ({seeds} seeds) vs reduced, D={cfg.D} "
+                                                 f"C={cfg.C} q={cfg.q} temperature={cfg.temperature} eta={cfg.eta}"),
+        [result.table(), ev_table,
+         "reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()),
+         f"realistic at T: test error {ful['test_error'][-1]:.4f}, cos(w*, v) {ful['cos_v'][-1]:.4f}, "
+         f"patch association {ful['patch_association'][-1]:.3f}"])
 
 
 def _figure(args) -> int:

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import os
 
-from dynsim.cli import (EXIT_AGREE, EXIT_DISAGREE, _check_confidence, _config, _config_options, _log, _out_options,
-                        _Parser, _run_logged, _write_json)
+from dynsim.cli import (EXIT_AGREE, EXIT_DISAGREE, _check_confidence, _config, _config_options, _emit_compare, _log,
+                        _out_options, _run_logged, _write_json)
 
 APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
 # mim-phases: the spec's suggested settings (mim-model-spec §10, "Parameters"): Delta = +0.4 and Delta = -0.2.
 PHASES_DEFAULTS = dict(P=1024, mask_ratio=0.5, eta=1.0, steps=3000, record_every=5)
-PHASES_KAPPAS = {"Delta > 0": (0.9, 0.4), "Delta < 0": (0.6, 0.4)}
 ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
 
 
@@ -126,7 +125,6 @@ def _compare(args) -> int:
     import full.mim
     import reduced.mim
     from dynsim.mim import plotting
-    from dynsim.trajectory import save_many
 
     cfg = _config(args)
     approx = _approx(args.approximation) if args.approximation is not None else (None if cfg.K == 1 else "pp_frozen")
@@ -148,41 +146,38 @@ def _compare(args) -> int:
     report = dynsim.compare(red, ful, confidence=args.confidence, approximation_tolerance=args.approximation_tolerance)
     out = {**report.to_dict(), "delta": cfg.delta, "area_sizes": sizes, "reduced_approximation": label,
            "timings": timings, "reduced_meta": red.meta, "full_meta": ful.meta}
-    _write_json(os.path.join(args.out, "report.json"), out)
-    save_many(os.path.join(args.out, "trajectories.npz"), {"reduced": red, "full": ful})
-    if not args.no_plot:
-        plotting.compare_plot({"reduced": red, "full": ful}, cfg, os.path.join(args.out, "compare.png"),
-                              title=f"MIM P={cfg.P} K={cfg.K} areas {sizes[0]} gamma={cfg.mask_ratio} eta={cfg.eta} "
-                                    f"Delta={cfg.delta:.2f} ({cfg.dtype}, {red.meta['device']})")
-    if args.json:
-        print(json.dumps(out, indent=2, default=str))
-    else:
-        print(report.table())
-        print(f"information gap Delta = {cfg.delta:.3f} (effective kappas {cfg.effective_kappas[0]:.3f}, "
-              f"{cfg.effective_kappas[1]:.3f}); reduced level: {label}")
-        print(f"wrote {args.out}/report.json, trajectories.npz" + ("" if args.no_plot else ", compare.png"))
-    return EXIT_AGREE if report.passed else EXIT_DISAGREE
+    kappas = cfg.effective_kappas
+    return _emit_compare(
+        args, report, out, {"reduced": red, "full": ful},
+        lambda path: plotting.compare_plot({"reduced": red, "full": ful}, cfg, path,
+                                           title=f"MIM P={cfg.P} K={cfg.K} areas {sizes[0]} gamma={cfg.mask_ratio} "
+                                                 f"eta={cfg.eta} Delta={cfg.delta:.2f} ({cfg.dtype}, "
+                                                 f"{red.meta['device']})"),
+        [f"information gap Delta = {cfg.delta:.3f} (effective kappas {kappas[0]:.3f}, {kappas[1]:.3f}); "
+         f"reduced level: {label}"])
 
 
-def _kappas(text: str, option: str) -> tuple[float, float]:
-    try:
-        kc, ks = (float(x) for x in text.split(","))
-    except ValueError:
-        raise ValueError(f"{option} = {text!r} is invalid: expected two numbers KC,KS, e.g. 0.9,0.4") from None
-    return kc, ks
+def _signed_configs(base, args) -> tuple:
+    """`base` with the kappas of --kappa-pos and of --kappa-neg (each "KC,KS"): the Delta > 0 and Delta < 0 configs."""
+    out = []
+    for option, text in (("--kappa-pos", args.kappa_pos), ("--kappa-neg", args.kappa_neg)):
+        try:
+            kc, ks = (float(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"{option} = {text!r} is invalid: expected two numbers KC,KS, e.g. 0.9,0.4") from None
+        out.append(base.replace(kappa_c=kc, kappa_s=ks))
+    return tuple(out)
 
 
 def _phases(args) -> int:
     import reduced.mim
     from dynsim.mim import phases, plotting
+    from dynsim.mim.partition import query_patches
     from dynsim.trajectory import save_many
 
     base = _config(args)
     approx = _approx(args.approximation)
-    cfgs = {"Delta > 0": base.replace(kappa_c=_kappas(args.kappa_pos, "--kappa-pos")[0],
-                                      kappa_s=_kappas(args.kappa_pos, "--kappa-pos")[1]),
-            "Delta < 0": base.replace(kappa_c=_kappas(args.kappa_neg, "--kappa-neg")[0],
-                                      kappa_s=_kappas(args.kappa_neg, "--kappa-neg")[1])}
+    cfgs = dict(zip(("Delta > 0", "Delta < 0"), _signed_configs(base, args)))
     for cfg in cfgs.values():
         reduced.mim.check(cfg, approx)
     os.makedirs(args.out, exist_ok=True)
@@ -193,7 +188,7 @@ def _phases(args) -> int:
         t = _run_logged(label, cfg.steps, lambda cfg=cfg: reduced.mim.simulate(cfg, approximation=approx), timings,
                         label)
         runs[label] = (cfg, t)
-        q = plotting.query_patches(cfg)
+        q = query_patches(cfg)
         local, glob = phases.classify(t, q["local"], 0, cfg=cfg), phases.classify(t, q["global"], 0, cfg=cfg)
         ratio = phases.initial_rate_ratio(t, q["local"], 0, cfg=cfg)
         summary[label] = {"delta": cfg.delta, "local_query": local.to_dict(), "global_query": glob.to_dict(),
@@ -228,6 +223,7 @@ def _attention(args) -> int:
     import full.mim
     from dynsim import metrics
     from dynsim.mim import plotting
+    from dynsim.mim.partition import query_patches
 
     cfg = _config(args)
     full.mim.check(cfg, "exact")
@@ -246,7 +242,7 @@ def _attention(args) -> int:
     rows = {"trained (per cluster)": attn, "uniform": uniform, "collapsed": collapsed}
     table = {name: {"diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
                     "average_distance": metrics.average_attention_distance(a, grid).tolist()} for name, a in rows.items()}
-    q = plotting.query_patches(cfg)
+    q = query_patches(cfg)
     plotting.attention_maps(attn[0], cfg, [q["local"], q["global"]], os.path.join(args.out, "mim-attention.png"),
                             title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} steps); "
                                   f"diversity top-{k}: trained {table['trained (per cluster)']['diversity'][0]:.3g}, "
@@ -267,10 +263,7 @@ def _check(args) -> int:
         raise ValueError(f"--eps = {args.eps} is invalid: must lie strictly between 0 and 1")
     base = theorems.default_configs()["pos"].replace(P=args.P, steps=args.steps, eta=args.eta,
                                                     mask_ratio=args.mask_ratio, record_every=max(1, args.steps // 100))
-    kc, ks = _kappas(args.kappa_pos, "--kappa-pos")
-    cfg_pos = base.replace(kappa_c=kc, kappa_s=ks)
-    kc, ks = _kappas(args.kappa_neg, "--kappa-neg")
-    cfg_neg = base.replace(kappa_c=kc, kappa_s=ks)
+    cfg_pos, cfg_neg = _signed_configs(base, args)
     for option, cfg, sign in (("--kappa-pos", cfg_pos, 1), ("--kappa-neg", cfg_neg, -1)):
         if not sign * cfg.delta > 0:
             raise ValueError(f"{option} = {args.kappa_pos if sign > 0 else args.kappa_neg} is invalid: the realised "
@@ -287,4 +280,4 @@ def _check(args) -> int:
     return EXIT_DISAGREE if any(c.holds is False for c in claims) else EXIT_AGREE
 
 
-__all__ = ["compare_parser", "derive_parser", "figure_parsers", "check_parser", "run", "_Parser"]
+__all__ = ["compare_parser", "derive_parser", "figure_parsers", "check_parser", "run"]

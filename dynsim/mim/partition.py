@@ -84,3 +84,9 @@ def area_of(areas: tuple, P: int) -> np.ndarray:
         for j, area in enumerate(cluster):
             out[k, list(area)] = j
     return out
+
+
+def query_patches(cfg, k: int = 0) -> dict[str, int]:
+    """Representative queries of cluster k: the first patch of its first local area and of its global area."""
+    areas = cfg.areas[k]
+    return {"local": int(areas[1][0]), "global": int(areas[0][0])}

@@ -9,13 +9,7 @@ import numpy as np
 
 from dynsim.plotting import plt, save
 
-from .partition import area_of
-
-
-def query_patches(cfg) -> dict[str, int]:
-    """Representative queries of cluster 0: the first patch of the first local area and of the global area."""
-    areas = cfg.areas[0]
-    return {"local": int(areas[1][0]), "global": int(areas[0][0])}
+from .partition import area_of, query_patches
 
 
 def _own(cfg, p: int, k: int = 0) -> int:

@@ -19,6 +19,7 @@ from dynsim.jsl.theorems import Claim, table, to_json  # noqa: F401  (re-exporte
 
 from . import phases
 from .config import MIMConfig
+from .partition import query_patches
 
 LOG = Callable[[str], None]
 
@@ -73,11 +74,6 @@ def _local_patches(cfg: MIMConfig, k: int) -> np.ndarray:
 
 def _global_patches(cfg: MIMConfig, k: int) -> np.ndarray:
     return np.flatnonzero(phases.area_index(cfg)[k] == 0)
-
-
-def _representative(cfg: MIMConfig, k: int = 0) -> int:
-    """The first patch of the first local area of cluster k."""
-    return int(cfg.areas[k][1][0])
 
 
 def prob_own_unmasked(cfg: MIMConfig, approximation) -> np.ndarray:
@@ -173,7 +169,7 @@ def theorem_two_phase(cfg: MIMConfig, t, t_init) -> Claim:
     labels = [phases.classify(t, int(p), k, cfg=cfg).label for k in range(cfg.K) for p in _local_patches(cfg, k)]
     frac = float(np.mean([lab == "two-phase" for lab in labels]))
     details = {"local_patches": len(labels), **{f"n_{lab}": labels.count(lab) for lab in sorted(set(labels))}}
-    details.update(_phase_numbers(cfg, t, t_init, _representative(cfg)))
+    details.update(_phase_numbers(cfg, t, t_init, query_patches(cfg)["local"]))
     return Claim(
         "F.3 two-phase", "Delta > 0: every local patch is two-phase: on the first recorded interval the global FP "
         "correlation falls faster than the target grows (|dA_glob| > dA_tgt), and later the target overtakes "
@@ -201,7 +197,7 @@ def theorem_one_phase(cfg_pos: MIMConfig, t_pos, cfg_neg: MIMConfig, t_neg, t_ne
             details[f"{name}_competitor_ratio"] = phases.classify(t, p, cfg=cfg).competitor_ratio
             details[f"{name}_takeoff_step"] = phases.takeoff(t, p, cfg=cfg)
         all_labels += labels
-    details.update(_phase_numbers(cfg_neg, t_neg, t_neg_init, _representative(cfg_neg), prefix="neg_"))
+    details.update(_phase_numbers(cfg_neg, t_neg, t_neg_init, query_patches(cfg_neg)["local"], prefix="neg_"))
     frac = float(np.mean([lab == "one-phase" for lab in all_labels]))
     return Claim(
         "F.4/E 1-phase", "one phase: every local patch when Delta < 0, and every global patch for either sign of "
