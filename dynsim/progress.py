@@ -17,12 +17,15 @@ _active: Optional[dict] = None
 
 
 @contextlib.contextmanager
-def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None) -> Iterator[None]:
-    """Draw a one-line progress bar of `total` steps on `stream` (stderr) while the block runs."""
+def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None, unit: str = "steps") -> Iterator[None]:
+    """Draw a one-line progress bar of `total` units on `stream` (stderr) while the block runs.
+
+    unit="steps": compiled runs move it (`report`); any other unit (e.g. "points") moves only by `advance`.
+    """
     global _active
     stream = stream or sys.stderr
     on = stream.isatty() if enabled is None else enabled
-    previous, _active = _active, ({"total": max(total, 1), "label": label, "stream": stream,
+    previous, _active = _active, ({"total": max(total, 1), "label": label, "stream": stream, "unit": unit, "done": 0,
                                    "start": time.perf_counter(), "last": -1.0} if on else None)
     try:
         yield
@@ -34,19 +37,30 @@ def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None) -> 
 
 
 def report(done) -> None:
-    """Host side of the callback: redraw the bar (at most 10 times a second)."""
+    """Host side of the callback of compiled runs: redraw a steps bar (at most 10 times a second)."""
     state = _active
-    if state is None:
+    if state is None or state["unit"] != "steps":
         return
-    done = int(np.max(np.asarray(done)))
+    _draw(state, int(np.max(np.asarray(done))))
+
+
+def advance(count: int = 1) -> None:
+    """Move the active bar by `count` units (e.g. finished points of a sweep)."""
+    state = _active
+    if state is not None:
+        state["done"] += count
+        _draw(state, state["done"], force=True)
+
+
+def _draw(state: dict, done: int, force: bool = False) -> None:
     now = time.perf_counter()
-    if now - state["last"] < 0.1 and done < state["total"]:
+    if not force and now - state["last"] < 0.1 and done < state["total"]:
         return
     state["last"] = now
     frac = min(done / state["total"], 1.0)
     width = 30
     elapsed = now - state["start"]
     eta = elapsed / frac - elapsed if frac > 0 else float("nan")
-    state["stream"].write(f"\r{state['label']}: [{'#' * int(width * frac):<{width}}] {done}/{state['total']} steps, "
-                          f"{elapsed:.0f} s elapsed, ~{eta:.0f} s left ")
+    state["stream"].write(f"\r{state['label']}: [{'#' * int(width * frac):<{width}}] {done}/{state['total']} "
+                          f"{state['unit']}, {elapsed:.0f} s elapsed, ~{eta:.0f} s left ")
     state["stream"].flush()

@@ -114,3 +114,17 @@ def load_many(path) -> dict[str, "Trajectory"]:
             obs = {k[len(pre) + 5:]: f[k] for k in f.files if k.startswith(f"{pre}/obs/")}
             out[pre] = Trajectory(f[f"{pre}/steps"], obs, json.loads(str(f[f"{pre}/meta"])))
     return out
+
+
+def _atomic_write_text(path: str, text: str) -> None:
+    """Write a text file atomically (temporary file in the same directory, then rename)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

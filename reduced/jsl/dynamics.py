@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Mapping, NamedTuple, Optional, Sequence, Union
 
@@ -27,6 +28,46 @@ class Weights(NamedTuple):
 
     n: jax.Array
     w: jax.Array
+
+
+class Numbers(NamedTuple):
+    """The config's numbers that change no shape (q, nu, eta, sigma_A, tau): traced, so sweeps vmap over them."""
+
+    q: jax.Array
+    nu: jax.Array
+    eta: jax.Array
+    sigma_A: jax.Array
+    tau: jax.Array
+
+
+def numbers_of(cfg: JSLConfig) -> Numbers:
+    """`Numbers` of one config, in its dtype."""
+    return Numbers(*(jnp.asarray(getattr(cfg, f), cfg.dtype) for f in Numbers._fields))
+
+
+class View:
+    """`cfg` with its `Numbers` replaced by (possibly traced) values: every function here reads either."""
+
+    def __init__(self, cfg: JSLConfig, numbers: Numbers):
+        self._cfg, self._numbers = cfg, numbers
+
+    def __getattr__(self, name: str):
+        if name in Numbers._fields:
+            return getattr(self._numbers, name)
+        return getattr(self._cfg, name)
+
+
+def configuration_weights(n: jax.Array, q, C: int) -> jax.Array:
+    """W(n) = (L-1)!/prod n_k! prod p_k(q)^n_k for counts n (K, M), traceable in q (`configurations` in JAX)."""
+    types = configurations.set_types(C)
+    nz = jnp.array([a + b for a, b in types], n.dtype)
+    coef = jnp.array([math.lgamma(C + 1) - math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(C - a - b + 1)
+                      for a, b in types], n.dtype)
+    logp = coef + jnp.where(nz > 0, nz * jnp.log(q / 2), 0.0) + jnp.where(C - nz > 0, (C - nz) * jnp.log1p(-q), 0.0)
+    sets = jnp.sum(n, axis=0)  # L - 1 in every column
+    terms = jnp.where(n > 0, n * logp[:, None], 0.0)
+    return jnp.exp(jax.scipy.special.gammaln(sets + 1) - jnp.sum(jax.scipy.special.gammaln(n + 1), axis=0)
+                   + jnp.sum(terms, axis=0))
 
 
 class Table:
@@ -134,7 +175,10 @@ def derived_observables(cfg: JSLConfig, theta, table: Weights) -> dict:
     }
 
 
-def _run(cfg: JSLConfig, table: Weights, state0):
+def _run(cfg: JSLConfig, table: Weights, state0, numbers: Optional[Numbers] = None):
+    """GD from state0, recorded; with `numbers`, cfg's numbers are replaced by them (traced, for sweeps)."""
+    if numbers is not None:
+        cfg = View(cfg, numbers)
     sizes = orbit_step_sizes(cfg)
 
     def step(carry, t):
@@ -210,21 +254,27 @@ def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = Non
         scale = worst / max(table.dropped, 1e-300) * 2
         nxt = _choose_max_nonzero(cfg, scale)
         chosen = cfg.D - cfg.C if nxt is None or nxt <= chosen else nxt
+    return trajectory(cfg, rec, seen, truncation_meta(cfg, table.size, table.max_nonzero, table.dropped, bounds))
+
+
+def truncation_meta(cfg: JSLConfig, size: int, max_nonzero: Optional[int], dropped: float, bounds: dict) -> dict:
+    """meta["truncation"] of a run: the sum's size, where it was cut, the dropped probability and the bounds."""
+    return {
+        "configurations": size,
+        "configurations_total": configurations.count(cfg.D, cfg.C),
+        "max_nonzero": max_nonzero,
+        "dropped_probability": dropped,
+        "bounds": bounds,
+        # the recorded 0-1 error misses at most the dropped probability (each configuration contributes <= 1)
+        "error_bound": dropped,
+    }
+
+
+def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Trajectory:
+    """The reduced Trajectory of one run from its records and the largest (|alpha|, Gamma, Xi) met."""
     records = {k: np.asarray(v) for k, v in rec.items()}
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta(
-        "reduced", "population", cfg,
-        truncation={
-            "configurations": table.size,
-            "configurations_total": configurations.count(cfg.D, cfg.C),
-            "max_nonzero": table.max_nonzero,
-            "dropped_probability": table.dropped,
-            "bounds": bounds,
-            # the recorded 0-1 error misses at most the dropped probability (each configuration contributes <= 1)
-            "error_bound": table.dropped,
-        },
-        max_abs_alpha=float(seen[0]),
-    )
+    meta = environment.meta("reduced", "population", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **extra)
     _flag_nonfinite(records, steps, meta)
     return Trajectory(steps, records, meta)
 

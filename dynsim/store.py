@@ -1,0 +1,95 @@
+"""The results store of a sweep: one file per point, keyed by a versioned hash of what determines the point.
+
+A point's key is the SHA-256 of its canonical JSON description (setting, level, every config field, the run
+options) together with STORE_VERSION; bump STORE_VERSION when what a stored point means changes, and old
+points are no longer found (they are recomputed, never misread). Each point is one .npz written to a temporary
+file in the same directory and renamed into place (atomic on POSIX), so a crash or kill -9 leaves either the
+whole file or none. On reading, the file must open, carry its own key and match the SHA-256 of its contents
+recorded inside it; anything else is moved aside as `<name>.corrupt` and the point counts as not done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from typing import Any, Optional
+
+import numpy as np
+
+from .trajectory import Trajectory, _atomic_savez, _jsonable
+
+STORE_VERSION = 1
+
+
+def point_key(description: dict) -> str:
+    """The versioned hash of a point: sha256 of {"store_version": STORE_VERSION, **description} as canonical JSON."""
+    text = json.dumps({"store_version": STORE_VERSION, **description}, sort_keys=True, default=_jsonable,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _digest(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(name.encode())
+        h.update(str(a.dtype).encode())
+        h.update(str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+class Store:
+    """A directory of finished points: `<root>/points/<key[:2]>/<key>.npz`."""
+
+    def __init__(self, root: str):
+        self.root = os.fspath(root)
+        os.makedirs(os.path.join(self.root, "points"), exist_ok=True)
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.root, "points", key[:2], f"{key}.npz")
+
+    def save(self, key: str, summary: dict, trajectories: dict[str, Trajectory]) -> None:
+        """Write one point atomically: its summary (JSON), its trajectories and a digest of all of it."""
+        arrays: dict[str, np.ndarray] = {"key": np.array(key), "summary": np.array(json.dumps(summary, default=_jsonable))}
+        for prefix, t in trajectories.items():
+            arrays[f"{prefix}/steps"] = t.steps
+            arrays[f"{prefix}/meta"] = np.array(json.dumps(t.meta, default=_jsonable))
+            for name, v in t.observables.items():
+                arrays[f"{prefix}/obs/{name}"] = np.asarray(v)
+        arrays["digest"] = np.array(_digest(arrays))
+        os.makedirs(os.path.dirname(self.path(key)), exist_ok=True)
+        _atomic_savez(self.path(key), arrays)
+
+    def load(self, key: str, trajectories: bool = False) -> Optional[dict[str, Any]]:
+        """The stored point {"summary": ..., "trajectories": {...} (if asked)}; None if absent or corrupt
+        (a corrupt file is renamed to .corrupt, with a warning, so the point is recomputed)."""
+        path = self.path(key)
+        if not os.path.exists(path):
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                arrays = {name: f[name] for name in f.files}
+            digest = str(arrays.pop("digest"))
+            if digest != _digest(arrays) or str(arrays["key"]) != key:
+                raise ValueError("digest or key mismatch")
+            out: dict[str, Any] = {"summary": json.loads(str(arrays["summary"]))}
+        except Exception as exc:  # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
+            os.replace(path, path + ".corrupt")
+            warnings.warn(f"stored point {path} is corrupt ({type(exc).__name__}: {exc}); moved to .corrupt and "
+                          "recomputed", RuntimeWarning, stacklevel=2)
+            return None
+        if trajectories:
+            prefixes = sorted({k.split("/", 1)[0] for k in arrays if "/" in k})
+            out["trajectories"] = {
+                p: Trajectory(arrays[f"{p}/steps"],
+                              {k[len(p) + 5:]: v for k, v in arrays.items() if k.startswith(f"{p}/obs/")},
+                              json.loads(str(arrays[f"{p}/meta"])))
+                for p in prefixes}
+        return out
+
+    def done(self, keys) -> set[str]:
+        """The keys among `keys` whose point is stored and intact."""
+        return {k for k in keys if self.load(k) is not None}

@@ -1,0 +1,240 @@
+"""Sweeps: many points of one setting, grouped into compiled programs, stored, resumable, in-process or on Dask.
+
+`sweep("jsl", {"D": [16, 36], "q": [0.2, 0.3]}, seeds=4, out="sweep-out")` runs every point of the grid
+(times the seeds), keeps each finished point in a results store keyed by a versioned hash of its config
+(`dynsim.store`), skips the points already there, and writes the table (table.csv), the manifest
+(sweep.json) and phase diagrams (heatmaps of any summary over two swept axes).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import itertools
+import json
+import os
+import time
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from dynsim import environment, progress
+from dynsim.jsl import JSLConfig
+from dynsim.mim import MIMConfig
+from dynsim.store import STORE_VERSION, Store, point_key
+from dynsim.trajectory import _atomic_write_text
+
+from . import jsl as _jsl
+from . import mim as _mim
+
+LEVELS = ("reduced", "full", "both")
+CHUNK_SIZE = 16  # points per unit of work: the most a Ctrl-C or a lost worker can cost
+BATCH_SIZE = 8  # points per vmapped batch inside a chunk (lax.map batch_size): bounds memory
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """How a sweep runs one setting: its config, its levels, its point summary and its groups."""
+
+    config: type
+    reduced: Callable  # (cfgs of one group, options, batch_size) -> [Trajectory]
+    full: Callable  # (cfg, options) -> Trajectory
+    summary: Callable  # (cfg, reduced, full, report) -> dict
+    group: Callable  # (cfg, options) -> hashable: points with equal groups share one compiled program
+    reduced_options: tuple
+    full_options: tuple
+    defaults: dict
+    heatmaps: tuple  # summaries drawn by default
+
+
+def _mim_reduced(cfgs, options, batch_size):
+    return [_mim.reduced_point(c, options) for c in cfgs]
+
+
+SETTINGS = {
+    "jsl": Setting(JSLConfig, _jsl.reduced_group, _jsl.full_point, _jsl.point_summary, _jsl.group_key,
+                   _jsl.REDUCED_OPTIONS, _jsl.FULL_OPTIONS, _jsl.DEFAULT_OPTIONS,
+                   ("T1_attention", "final_error", "patch_association")),
+    "mim": Setting(MIMConfig, _mim_reduced, _mim.full_point,
+                   lambda cfg, red, ful, rep: _mim.point_summary(cfg, red, ful, rep),
+                   lambda cfg, options: cfg, _mim.REDUCED_OPTIONS, _mim.FULL_OPTIONS, _mim.DEFAULT_OPTIONS,
+                   ("two_phase_local", "own_area_attention_min", "final_loss")),
+}
+
+
+@dataclasses.dataclass
+class SweepResult:
+    """The outcome of `sweep`: one row per point in grid order, and what this call computed or reused."""
+
+    rows: list[dict]
+    columns: list[str]
+    computed: list[str]  # keys computed by this call
+    reused: list[str]  # keys found finished in the store
+    out: Optional[str]
+    files: dict[str, str]
+
+    def column(self, name: str) -> list:
+        return [r.get(name) for r in self.rows]
+
+
+def _fail(name: str, value: Any, allowed: str) -> None:
+    raise ValueError(f"{name} = {value!r} is invalid: {allowed}")
+
+
+def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] = None, seeds: int = 1) -> list:
+    """The configs of the grid, in order: the product of the axes (first axis slowest), seeds innermost
+    (seed = base seed + 0, 1, ..., seeds - 1). Every config is validated here, before any work."""
+    spec = SETTINGS[setting]
+    fields = {f.name for f in dataclasses.fields(spec.config)}
+    base = dict(base or {})
+    for name in list(base) + list(axes):
+        if name not in fields:
+            _fail("axis" if name in axes else "base", name, f"must be a field of {spec.config.__name__}: "
+                  f"{', '.join(sorted(fields))}")
+    if "seed" in axes:
+        _fail("axis", "seed", "seeds are given by seeds=N (seed = base seed + 0..N-1)")
+    for name, values in axes.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
+            _fail(f"axes[{name!r}]", values, "must be a non-empty list of values")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        _fail("seeds", seeds, "must be an integer >= 1")
+    seed0 = base.pop("seed", spec.config().seed)
+    names = list(axes)
+    out = []
+    for values in itertools.product(*(axes[n] for n in names)):
+        for s in range(seeds):
+            out.append(spec.config(**base, **dict(zip(names, values)), seed=seed0 + s))
+    return out
+
+
+def _description(setting: str, level: str, cfg, options: dict) -> dict:
+    spec = SETTINGS[setting]
+    wanted = (spec.reduced_options if level != "full" else ()) + (spec.full_options if level != "reduced" else ())
+    return {"setting": setting, "level": level, "config": cfg.to_dict(), "options": {k: options.get(k) for k in wanted}}
+
+
+def _check_options(setting: str, level: str, options: Mapping) -> dict:
+    spec = SETTINGS[setting]
+    if level not in LEVELS:
+        _fail("level", level, f"must be one of {', '.join(LEVELS)}")
+    known = set(spec.reduced_options) | set(spec.full_options)
+    unknown = set(options) - known
+    if unknown:
+        _fail("options", sorted(unknown), f"{setting} sweeps take {', '.join(sorted(known))}")
+    return {**spec.defaults, **options}
+
+
+def _check_int(name: str, value: Any, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        _fail(name, value, f"must be an integer >= {low}")
+
+
+def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping] = None, seeds: int = 1,
+          level: str = "reduced", options: Optional[Mapping] = None, out: Optional[str] = None, force: bool = False,
+          chunk_size: int = CHUNK_SIZE, batch_size: int = BATCH_SIZE, scheduler: Optional[str] = None,
+          workers: Optional[int] = None, heatmaps: Optional[Sequence[str]] = None,
+          heatmap_axes: Optional[Sequence[str]] = None, show_progress: Optional[bool] = None) -> SweepResult:
+    """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
+
+    base: config fields shared by every point; options: run options (jsl: mode, replicates, confidence,
+    max_configurations, tail_target, mc_samples; mim: approximation, mode, replicates, confidence,
+    approximation_tolerance). With `out`, finished points are stored there and reused on the next call
+    (force=True recomputes them), and table.csv, sweep.json and heatmap PNGs are written. Work is cut into
+    chunks of at most `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`;
+    a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
+    scheduler="tcp://host:port" runs the chunks on an existing Dask cluster, workers=N on a local one.
+    """
+    if setting not in SETTINGS:
+        _fail("setting", setting, f"must be one of {', '.join(SETTINGS)}")
+    spec = SETTINGS[setting]
+    options = _check_options(setting, level, dict(options or {}))
+    _check_int("chunk_size", chunk_size, 1)
+    _check_int("batch_size", batch_size, 1)
+    from . import executors
+
+    executors.check(scheduler, workers)
+    cfgs = points(setting, axes, base, seeds)
+    keys = [point_key(_description(setting, level, c, options)) for c in cfgs]
+    store = Store(out) if out is not None else None
+    results: dict[str, dict] = {}
+    reused: list[str] = []
+    if store is not None and not force:
+        for k in dict.fromkeys(keys):
+            got = store.load(k)
+            if got is not None:
+                results[k] = got["summary"]
+                reused.append(k)
+    todo: dict[str, Any] = {k: c for k, c in zip(keys, cfgs) if k not in results}
+    groups: dict[Any, list] = {}
+    for k, c in todo.items():
+        groups.setdefault(spec.group(c, options), []).append((k, c.to_dict()))
+    tasks = [(setting, level, options, chunk, batch_size)
+             for members in groups.values() for chunk in _chunks(members, chunk_size)]
+    computed: list[str] = []
+    started = time.time()
+    with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="points"):
+        for batch in executors.run(tasks, scheduler, workers):
+            for key, summary, trajectories in batch:
+                if store is not None:
+                    store.save(key, summary, trajectories)
+                results[key] = summary
+                computed.append(key)
+                progress.advance()
+    rows, columns = _table(cfgs, keys, results, list(axes))
+    files = {}
+    if out is not None:
+        files = _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused,
+                               time.time() - started, heatmaps or spec.heatmaps, heatmap_axes, level_prefix(level))
+    return SweepResult(rows, columns, computed, reused, out, files)
+
+
+def level_prefix(level: str) -> str:
+    """The prefix of the summaries the default heatmaps draw: the reduced level's unless only full ran."""
+    return "full_" if level == "full" else "reduced_"
+
+
+def _chunks(members: list, size: int):
+    for i in range(0, len(members), size):
+        yield members[i:i + size]
+
+
+def _table(cfgs, keys, results, axes) -> tuple[list[dict], list[str]]:
+    rows = []
+    for cfg, key in zip(cfgs, keys):
+        row = {name: getattr(cfg, name) for name in axes}
+        row["seed"] = cfg.seed
+        row.update(results[key])
+        row["dtype"] = cfg.dtype
+        row["key"] = key
+        rows.append(row)
+    columns = list(dict.fromkeys(name for r in rows for name in r))
+    return rows, columns
+
+
+def table_csv(rows: list[dict], columns: list[str]) -> str:
+    """The table as CSV text: full float precision (repr), empty cells for None."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else repr(r[c]) if isinstance(r[c], float) else r[c] for c in columns])
+    return buf.getvalue()
+
+
+def _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused, seconds,
+                   heatmaps, heatmap_axes, prefix) -> dict[str, str]:
+    from . import plots
+
+    files = {"table": os.path.join(out, "table.csv"), "manifest": os.path.join(out, "sweep.json")}
+    _atomic_write_text(files["table"], table_csv(rows, columns))
+    manifest = {
+        "setting": setting, "level": level, "axes": {k: list(v) for k, v in axes.items()}, "base": dict(base or {}),
+        "seeds": seeds, "options": options, "store_version": STORE_VERSION, "points": keys,
+        "computed_this_run": len(computed), "reused_from_store": len(reused), "seconds_this_run": seconds,
+        "environment": {k: v for k, v in environment.meta(level, "sweep", SETTINGS[setting].config()).items()
+                        if k not in ("config", "setting", "mode", "level", "dtype")},
+        "dtypes": sorted({r["dtype"] for r in rows}),
+    }
+    _atomic_write_text(files["manifest"], json.dumps(manifest, indent=2, default=str))
+    names = [n if n in columns else prefix + n for n in heatmaps]
+    files.update(plots.heatmaps(out, setting, level, rows, axes, names, heatmap_axes))
+    return files

@@ -1,0 +1,142 @@
+"""JSL points of a sweep: the reduced level as one compiled program per group, the full level per point, summaries.
+
+A group is a set of points that share every shape: (D, C, p), the recording grid, the dtype and how the
+configuration sum is evaluated (`reduced.jsl.sums.choose`). Inside a group q, nu, eta, sigma_A, tau and the
+seed are traced numbers, so the group runs as `lax.map(batch_size=...)` over them: vmapped batches, bounded
+memory, one compilation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dynsim.jsl import JSLConfig
+from dynsim.trajectory import Trajectory
+
+REDUCED_OPTIONS = ("max_configurations", "tail_target", "mc_samples")
+FULL_OPTIONS = ("mode", "replicates", "confidence")
+DEFAULT_OPTIONS = {"mode": "exact", "replicates": None, "confidence": 0.999}
+CANONICAL = dict(q=0.5, nu=0.0, eta=1.0, sigma_A=1.0, seed=0)  # the numbers a group's static config carries
+
+
+def sum_options(options: dict) -> dict:
+    """The options of `sums.choose` present in `options`."""
+    return {k: options[k] for k in REDUCED_OPTIONS if options.get(k) is not None}
+
+
+def group_key(cfg: JSLConfig, options: dict) -> tuple:
+    """Points with the same group key run in one compiled program (their shapes and sum method agree)."""
+    from reduced.jsl import sums
+
+    choice = sums.choose(cfg, **sum_options(options))
+    return (cfg.replace(**CANONICAL), choice.method, choice.max_nonzero, choice.size)
+
+
+def _group(static: JSLConfig, method: str, size: int, batch_size: int, n, numbers, keys, states0):
+    from reduced.jsl import dynamics, sums
+
+    def one(args):
+        num, key, state0 = args
+        if method == "monte_carlo":
+            table = sums.monte_carlo_table(static, key, num.q, size)
+        else:
+            table = dynamics.Weights(n, dynamics.configuration_weights(n, num.q, static.C))
+        rec, seen = dynamics._run(static, table, state0, num)
+        if method == "monte_carlo":
+            states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
+            rec = {**rec, **sums.standard_errors(static, states, table, num)}
+        return rec, seen
+
+    return jax.lax.map(one, (numbers, keys, states0), batch_size=batch_size)
+
+
+_group_jit = jax.jit(_group, static_argnums=(0, 1, 2, 3))
+
+
+def _pad(n_points: int, batch_size: int) -> int:
+    """Points padded to a multiple of the batch, so every batch runs the same compiled vmap (no remainder path)."""
+    return batch_size * math.ceil(n_points / batch_size)
+
+
+def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
+    """The reduced trajectories of points that share a group key, as one compiled program."""
+    from reduced.jsl import configurations, dynamics, sums
+
+    static, method, max_nonzero, size = group_key(cfgs[0], options)
+    if any(group_key(c, options) != (static, method, max_nonzero, size) for c in cfgs):
+        raise ValueError("reduced_group needs points of one group (same shapes and sum method)")
+    dtype = jnp.dtype(static.dtype)
+    if method == "monte_carlo":
+        n = jnp.zeros((1, 1), dtype)  # unused: each point samples its own table
+    else:
+        # every configuration kept at q strictly inside (0, 1), so the rows do not depend on q; weights are traced
+        rows, _ = configurations.enumerate_configurations(static.D, static.C, 0.5, max_nonzero)
+        n = jnp.asarray(rows.T, dtype)
+    total = _pad(len(cfgs), batch_size)
+    padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
+    numbers = dynamics.Numbers(*(jnp.asarray([getattr(c, f) for c in padded], dtype) for f in dynamics.Numbers._fields))
+    keys = jnp.stack([sums.mc_key(c) for c in padded])
+    states0 = jnp.asarray(np.stack([dynamics.initial_state(c) for c in padded]), dtype)  # alpha0 = nu^(1/(p-1))
+    out = []
+    rec, seen = _group_jit(static, method, size, batch_size, n, numbers, keys, states0)
+    rec = jax.tree.map(np.asarray, rec)
+    seen = np.asarray(seen)
+    for i, cfg in enumerate(cfgs):
+        r = {k: v[i] for k, v in rec.items()}
+        if method == "monte_carlo":
+            dropped, bounds = float("nan"), {}
+        else:
+            dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, max_nonzero)
+            bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, dropped, *seen[i])
+        trunc = dynamics.truncation_meta(cfg, size, max_nonzero, dropped, bounds)
+        trunc["method"] = method
+        # a sampled sum is an approximation of (P): the checker then holds the levels to its stated tolerance
+        extra = {"approximation": "monte_carlo_sum", "monte_carlo_samples": size} if method == "monte_carlo" else {}
+        out.append(dynamics.trajectory(cfg, r, seen[i], trunc, sum_method=method, **extra))
+    return out
+
+
+
+def full_point(cfg: JSLConfig, options: dict) -> Trajectory:
+    import full.jsl
+
+    return full.jsl.simulate(cfg, mode=options.get("mode", "exact"), replicates=options.get("replicates"))
+
+
+def level_summary(t: Trajectory) -> dict:
+    """Event times (Section 4.1, `events.detect`), the final loss, 0-1 error (the population error of the reduced
+    and exact levels, the test error of the realistic one), patch association (Definition 2.2) and (alpha, gamma, rho)."""
+    from dynsim.jsl import events
+
+    try:
+        times = events.detect(t).times()
+    except ValueError:  # a trajectory without the observables the events need (e.g. non-finite)
+        times = dict.fromkeys(events.EVENTS)
+    last = {k: float(np.asarray(v)[-1]) for k, v in t.observables.items() if np.ndim(v) == 1}
+    loss = last.get("test_loss", last.get("loss"))
+    error = last.get("test_error", last.get("error"))
+    return {**times, "final_loss": loss, "final_error": error, "patch_association": last.get("patch_association"),
+            "final_alpha": last.get("alpha"), "final_gamma": last.get("gamma"), "final_rho": last.get("rho"),
+            "nonfinite_from_step": t.meta.get("nonfinite_from_step")}
+
+
+def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
+    from . import common
+
+    row: dict = {}
+    for prefix, t in (("reduced_", red), ("full_", ful)):
+        if t is not None:
+            row.update({prefix + k: v for k, v in level_summary(t).items()})
+    if red is not None:
+        tr = red.meta["truncation"]
+        bounds = tr.get("bounds") or {}
+        row.update({"sum_method": tr.get("method", "full" if tr.get("max_nonzero") is None else "truncated"),
+                    "configurations": tr["configurations"], "dropped_probability": tr["dropped_probability"],
+                    "loss_bound": bounds.get("loss"),
+                    "loss_se_mc": float(np.asarray(red["loss_se_mc"])[-1]) if "loss_se_mc" in red.observables else None})
+    row.update(common.verdict(report))
+    return row

@@ -1,0 +1,58 @@
+"""MIM points of a sweep: each point is its own compiled program (P, the kappas and the mask ratio all change the
+areas, the query classes or the hypergeometric tables, i.e. shapes), so a MIM group holds one point."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynsim.mim import MIMConfig
+from dynsim.trajectory import Trajectory
+
+REDUCED_OPTIONS = ("approximation",)
+FULL_OPTIONS = ("mode", "replicates", "confidence", "approximation_tolerance")
+DEFAULT_OPTIONS = {"approximation": None, "mode": "exact", "replicates": None, "confidence": 0.999,
+                   "approximation_tolerance": None}
+
+
+def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
+    import reduced.mim
+
+    return reduced.mim.simulate(cfg, approximation=options.get("approximation"))
+
+
+def full_point(cfg: MIMConfig, options: dict) -> Trajectory:
+    import full.mim
+
+    return full.mim.simulate(cfg, mode=options.get("mode", "exact"), replicates=options.get("replicates"))
+
+
+def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
+    """Final loss, the smallest own-area attention at the end (Theorem 4.1), the largest |PP| (pp_max), and how many
+    local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`)."""
+    from dynsim.mim import phases
+
+    own = phases.own_area_attention(t, cfg=cfg)
+    labels = [ph.label for ph in phases.classify_all(t, cfg=cfg)]
+    local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]
+    return {
+        "final_loss": float(np.asarray(t["loss"])[-1]),
+        "own_area_attention_min": float(np.nanmin(own)),
+        "pp_max": float(np.asarray(t["pp_max"])[-1]) if "pp_max" in t.observables else None,
+        "two_phase_local": sum(lab == "two-phase" for lab in local),
+        "one_phase_local": sum(lab == "one-phase" for lab in local),
+        "local_patches": len(local),
+    }
+
+
+def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
+    from . import common
+
+    row = {"delta": cfg.delta}
+    for prefix, t in (("reduced_", red), ("full_", ful)):
+        if t is not None:
+            row.update({prefix + k: v for k, v in level_summary(t, cfg).items()})
+            row[prefix + "nonfinite_from_step"] = t.meta.get("nonfinite_from_step")
+    if red is not None:
+        row["reduced_approximation"] = red.meta.get("approximation")
+    row.update(common.verdict(report))
+    return row

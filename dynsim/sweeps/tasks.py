@@ -1,0 +1,30 @@
+"""The unit of work of a sweep, a chunk of points of one group: a plain top-level function of plain data, so it
+runs the same in-process or on a Dask worker (`executors`). It returns results; only the caller writes them."""
+
+from __future__ import annotations
+
+import warnings
+
+
+def compute_chunk(setting: str, level: str, options: dict, points: list, batch_size: int) -> list:
+    """[(key, summary, {"reduced": Trajectory, "full": Trajectory})] for `points` = [(key, config dict)] of one group."""
+    import dynsim  # noqa: F401  (float64 on a fresh worker)
+
+    from . import SETTINGS
+
+    spec = SETTINGS[setting]
+    cfgs = [spec.config(**c) for _, c in points]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a diverged run is recorded in its summary
+        reds = spec.reduced(cfgs, options, batch_size) if level in ("reduced", "both") else [None] * len(cfgs)
+        fulls = [spec.full(c, options) for c in cfgs] if level in ("full", "both") else [None] * len(cfgs)
+    out = []
+    for (key, _), cfg, red, ful in zip(points, cfgs, reds, fulls):
+        report = None
+        if red is not None and ful is not None:
+            report = dynsim.compare(red, ful, confidence=options.get("confidence") or 0.999,
+                                    **({"approximation_tolerance": options["approximation_tolerance"]}
+                                       if options.get("approximation_tolerance") else {}))
+        summary = spec.summary(cfg, red, ful, report)
+        out.append((key, summary, {k: t for k, t in (("reduced", red), ("full", ful)) if t is not None}))
+    return out
