@@ -1,5 +1,5 @@
 """The `dynsim` command line: `compare jsl|mim`, `derive jsl|mim`, `figure jsl-fig4|jsl-fig2|mim-phases|mim-attention`,
-`transfer jsl`, `check-theorems jsl|mim` (the MIM commands live in `cli_mim`).
+`transfer jsl`, `check-theorems jsl|mim`, `sweep jsl|mim` (the MIM commands live in `cli_mim`, sweeps in `cli_sweep`).
 
 Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
 fails), 2 invalid input, 130 interrupted.
@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     _transfer_parser(sub)
     ck_sub = _check_parser(sub)
     cli_mim.check_parser(ck_sub)
+    from dynsim import cli_sweep
+
+    cli_sweep.sweep_parser(sub)
 
     der = sub.add_parser("derive", allow_abbrev=False, help="print the symbolic reduced loss and its gradients")
     der_sub = der.add_subparsers(dest="setting", required=True, parser_class=_Parser)
@@ -491,8 +494,10 @@ def _derive_jsl(args) -> int:
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        from dynsim import cli_mim
+        from dynsim import cli_mim, cli_sweep
 
+        if args.command == "sweep":
+            return cli_sweep.run(args)
         if getattr(args, "setting", None) == "mim" or str(getattr(args, "figure", "")).startswith("mim-"):
             return cli_mim.run(args)
         commands = {"compare": _compare_jsl, "derive": _derive_jsl, "figure": _figure, "transfer": _transfer,

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import io
@@ -171,8 +172,9 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
              for members in groups.values() for chunk in _chunks(members, chunk_size)]
     computed: list[str] = []
     started = time.time()
-    with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="points"):
-        for batch in executors.run(tasks, scheduler, workers):
+    with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="points"), \
+            contextlib.closing(executors.run(tasks, scheduler, workers)) as finished:  # closing: a Dask cluster stops
+        for batch in finished:
             for key, summary, trajectories in batch:
                 if store is not None:
                     store.save(key, summary, trajectories)

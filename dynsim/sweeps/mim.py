@@ -17,7 +17,10 @@ DEFAULT_OPTIONS = {"approximation": None, "mode": "exact", "replicates": None, "
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
     import reduced.mim
 
-    return reduced.mim.simulate(cfg, approximation=options.get("approximation"))
+    approximation = options.get("approximation")
+    if approximation is None and cfg.K > 1:
+        approximation = "pp_frozen"  # as `dynsim compare mim`: with several clusters the reduction needs it
+    return reduced.mim.simulate(cfg, approximation=approximation)
 
 
 def full_point(cfg: MIMConfig, options: dict) -> Trajectory:
