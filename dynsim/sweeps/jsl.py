@@ -36,30 +36,42 @@ def group_key(cfg: JSLConfig, options: dict) -> tuple:
     return (cfg.replace(**CANONICAL), choice.method, choice.max_nonzero, choice.size)
 
 
-def _group(static: JSLConfig, method: str, size: int, batch_size: int, n, numbers, keys, states0):
+def _group(static: JSLConfig, method: str, size: int, batch_size: int, devices: int, n, numbers, keys, states0, w):
+    """lax.map(batch_size) of one point's run over the points; with several devices, the points are split across
+    them (shard_map over a 1-D mesh "points"), each device mapping over its share."""
     from reduced.jsl import dynamics, sums
 
-    def one(args):
-        num, key, state0 = args
-        if method == "monte_carlo":
-            table = sums.monte_carlo_table(static, key, num.q, size)
-        else:
-            table = dynamics.Weights(n, dynamics.configuration_weights(n, num.q, static.C))
-        rec, seen = dynamics._run(static, table, state0, num)
-        if method == "monte_carlo":
-            states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
-            rec = {**rec, **sums.standard_errors(static, states, table, num)}
-        return rec, seen
+    def local(n, xs):
+        def one(args):
+            num, key, state0, w = args
+            if method == "monte_carlo":
+                table = sums.monte_carlo_table(static, key, num.q, size)
+            else:
+                table = dynamics.Weights(n, w)
+            rec, seen = dynamics._run(static, table, state0, num)
+            if method == "monte_carlo":
+                states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
+                rec = {**rec, **sums.standard_errors(static, states, table, num)}
+            return rec, seen
 
-    return jax.lax.map(one, (numbers, keys, states0), batch_size=batch_size)
+        return jax.lax.map(one, xs, batch_size=batch_size)
+
+    if devices == 1:
+        return local(n, (numbers, keys, states0, w))
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("points",))
+    points = jax.sharding.PartitionSpec("points")
+    # n (the table's counts) is replicated on every device; the points are split
+    return jax.shard_map(local, mesh=mesh, in_specs=(jax.sharding.PartitionSpec(), points), out_specs=points,
+                         check_vma=False)(n, (numbers, keys, states0, w))
 
 
-_group_jit = jax.jit(_group, static_argnums=(0, 1, 2, 3))
+_group_jit = jax.jit(_group, static_argnums=(0, 1, 2, 3, 4))
 
 
-def _pad(n_points: int, batch_size: int) -> int:
-    """Points padded to a multiple of the batch, so every batch runs the same compiled vmap (no remainder path)."""
-    return batch_size * math.ceil(n_points / batch_size)
+def _pad(n_points: int, multiple: int) -> int:
+    """Points padded to a multiple of (devices x batch), so every batch runs the same compiled vmap (no remainder
+    path) and every device gets the same share."""
+    return multiple * math.ceil(n_points / multiple)
 
 
 def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
@@ -70,19 +82,23 @@ def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list
     if any(group_key(c, options) != (static, method, max_nonzero, size) for c in cfgs):
         raise ValueError("reduced_group needs points of one group (same shapes and sum method)")
     dtype = jnp.dtype(static.dtype)
+    devices = jax.local_device_count()
+    total = _pad(len(cfgs), batch_size * devices)
+    padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     if method == "monte_carlo":
         n = jnp.zeros((1, 1), dtype)  # unused: each point samples its own table
+        w = jnp.zeros((total, 1), dtype)
     else:
-        # every configuration kept at q strictly inside (0, 1), so the rows do not depend on q; weights are traced
+        # every configuration kept at q strictly inside (0, 1), so the rows do not depend on q; the weights are
+        # per point, by the single run's own NumPy function (so both sum the same numbers; 0 where impossible)
         rows, _ = configurations.enumerate_configurations(static.D, static.C, 0.5, max_nonzero)
         n = jnp.asarray(rows.T, dtype)
-    total = _pad(len(cfgs), batch_size)
-    padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
+        w = jnp.asarray(np.stack([configurations.weights(rows, c.C, c.q) for c in padded]), dtype)
     numbers = dynamics.Numbers(*(jnp.asarray([getattr(c, f) for c in padded], dtype) for f in dynamics.Numbers._fields))
     keys = jnp.stack([sums.mc_key(c) for c in padded])
     states0 = jnp.asarray(np.stack([dynamics.initial_state(c) for c in padded]), dtype)  # alpha0 = nu^(1/(p-1))
     out = []
-    rec, seen = _group_jit(static, method, size, batch_size, n, numbers, keys, states0)
+    rec, seen = _group_jit(static, method, size, batch_size, devices, n, numbers, keys, states0, w)
     rec = jax.tree.map(np.asarray, rec)
     seen = np.asarray(seen)
     for i, cfg in enumerate(cfgs):

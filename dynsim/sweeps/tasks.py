@@ -3,7 +3,10 @@ runs the same in-process or on a Dask worker (`executors`). It returns results; 
 
 from __future__ import annotations
 
+import json
 import warnings
+
+from dynsim.trajectory import _jsonable
 
 
 def compute_chunk(setting: str, level: str, options: dict, points: list, batch_size: int) -> list:
@@ -25,6 +28,7 @@ def compute_chunk(setting: str, level: str, options: dict, points: list, batch_s
             report = dynsim.compare(red, ful, confidence=options.get("confidence") or 0.999,
                                     **({"approximation_tolerance": options["approximation_tolerance"]}
                                        if options.get("approximation_tolerance") else {}))
-        summary = spec.summary(cfg, red, ful, report)
+        # plain JSON types (no numpy scalars): a fresh summary must equal the one read back from the store
+        summary = json.loads(json.dumps(spec.summary(cfg, red, ful, report), default=_jsonable))
         out.append((key, summary, {k: t for k, t in (("reduced", red), ("full", ful)) if t is not None}))
     return out

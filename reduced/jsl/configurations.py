@@ -71,7 +71,6 @@ def enumerate_configurations(D: int, C: int, q: float, max_nonzero: int | None =
     K, sets = len(types), D // C - 1
     nonzero = [a + b for a, b in types]
     budget = D - C if max_nonzero is None else max_nonzero
-    logp = type_log_probabilities(C, q)
     rows: list[tuple[int, ...]] = []
 
     def rec(k: int, left: int, room: int, prefix: tuple[int, ...]) -> None:
@@ -86,13 +85,20 @@ def enumerate_configurations(D: int, C: int, q: float, max_nonzero: int | None =
 
     rec(0, sets, budget, ())
     n = np.array(rows, dtype=np.int64).reshape(-1, K)
+    w = weights(n, C, q)
+    keep = w > 0
+    return n[keep], w[keep]
+
+
+def weights(n: np.ndarray, C: int, q: float) -> np.ndarray:
+    """W(n) = (L-1)!/prod n_k! prod p_k^n_k of count vectors n (M, K) (0 where impossible)."""
+    sets = int(n[0].sum()) if len(n) else 0
+    logp = type_log_probabilities(C, q)
     with np.errstate(invalid="ignore"):
         terms = np.where(n > 0, n * logp[None, :], 0.0)
     log_factorial = np.array([math.lgamma(x + 1) for x in range(sets + 1)])
     logw = math.lgamma(sets + 1) - log_factorial[n].sum(axis=1) + terms.sum(axis=1)
-    w = np.exp(logw)
-    keep = w > 0
-    return n[keep], w[keep]
+    return np.exp(logw)
 
 
 def tail_probability(D: int, C: int, q: float, max_nonzero: int | None) -> float:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Mapping, NamedTuple, Optional, Sequence, Union
 
@@ -55,19 +54,6 @@ class View:
         if name in Numbers._fields:
             return getattr(self._numbers, name)
         return getattr(self._cfg, name)
-
-
-def configuration_weights(n: jax.Array, q, C: int) -> jax.Array:
-    """W(n) = (L-1)!/prod n_k! prod p_k(q)^n_k for counts n (K, M), traceable in q (`configurations` in JAX)."""
-    types = configurations.set_types(C)
-    nz = jnp.array([a + b for a, b in types], n.dtype)
-    coef = jnp.array([math.lgamma(C + 1) - math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(C - a - b + 1)
-                      for a, b in types], n.dtype)
-    logp = coef + jnp.where(nz > 0, nz * jnp.log(q / 2), 0.0) + jnp.where(C - nz > 0, (C - nz) * jnp.log1p(-q), 0.0)
-    sets = jnp.sum(n, axis=0)  # L - 1 in every column
-    terms = jnp.where(n > 0, n * logp[:, None], 0.0)
-    return jnp.exp(jax.scipy.special.gammaln(sets + 1) - jnp.sum(jax.scipy.special.gammaln(n + 1), axis=0)
-                   + jnp.sum(terms, axis=0))
 
 
 class Table:

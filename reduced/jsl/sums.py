@@ -14,6 +14,7 @@ C(L-1+K-1, K-1). `choose` picks, before any run:
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
 import jax
@@ -23,7 +24,7 @@ import numpy as np
 from dynsim.jsl import JSLConfig
 
 from . import configurations
-from .dynamics import BOUND_TARGET, MAX_CONFIGURATIONS, View, Weights, configuration_weights, numbers_of
+from .dynamics import BOUND_TARGET, MAX_CONFIGURATIONS, View, Weights, numbers_of
 from .symbolic import derive
 
 METHODS = ("full", "truncated", "monte_carlo")
@@ -72,9 +73,12 @@ def choose(cfg: JSLConfig, max_configurations: int = MAX_CONFIGURATIONS, tail_ta
 
 
 def type_probabilities(q, C: int) -> jax.Array:
-    """P[set type (a, b)] = C!/(a! b! c!) (q/2)^(a+b) (1-q)^c for every type of `configurations.set_types(C)`."""
-    K = len(configurations.set_types(C))
-    return configuration_weights(jnp.eye(K, dtype=jnp.result_type(q, float)), q, C)  # one set of each type
+    """P[set type (a, b)] = C!/(a! b! c!) (q/2)^(a+b) (1-q)^c for every type of `configurations.set_types(C)`
+    (traceable in q)."""
+    types = configurations.set_types(C)
+    coef = jnp.array([math.comb(C, a) * math.comb(C - a, b) for a, b in types], jnp.result_type(q, float))
+    nonzero = jnp.array([a + b for a, b in types], coef.dtype)
+    return coef * (q / 2) ** nonzero * (1 - q) ** (C - nonzero)
 
 
 def monte_carlo_table(cfg: JSLConfig, key, q, samples: int) -> Weights:

@@ -1,0 +1,204 @@
+"""Sweeps: points equal single runs, the store resumes after kill -9 without recomputing, corrupt points are
+recomputed, several devices give the same numbers, and the automatic sum choice reports bounds that hold."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import dynsim
+import reduced.jsl
+import reduced.mim
+from dynsim import JSLConfig, MIMConfig
+from dynsim.store import Store
+from dynsim.sweeps import jsl as sweep_jsl
+from reduced.jsl import dynamics, sums
+
+BASE = dict(D=9, C=3, steps=600, record_every=50, nu=0.02)
+AXES = {"q": [0.2, 0.4], "eta": [0.05, 0.1]}  # with nu = 0.02 != the group's static 0: every number is traced
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_sweep_points_equal_single_runs(tmp_path):
+    """Every point of a vmapped group equals `reduced.jsl.simulate` of its config, to the checker's rounding
+    tolerance (the group computes the configuration weights in JAX, the single run in NumPy: ulp-level)."""
+    res = dynsim.sweep("jsl", AXES, base=BASE, out=str(tmp_path), batch_size=3)
+    store = Store(str(tmp_path))
+    assert len(res.rows) == 4 and len(res.computed) == 4 and not res.reused
+    for row in res.rows:
+        cfg = JSLConfig(**BASE, q=row["q"], eta=row["eta"], seed=row["seed"])
+        single = reduced.jsl.simulate(cfg)
+        swept = store.load(row["key"], trajectories=True)["trajectories"]["reduced"]
+        report = dynsim.compare(single, swept)
+        assert report.passed, report.table()
+        np.testing.assert_array_equal(single["patch_association"], swept["patch_association"])
+        assert row["reduced_final_loss"] == pytest.approx(float(single["loss"][-1]), rel=1e-12, abs=0)  # rounding
+        assert row["sum_method"] == "full" and row["configurations"] == dynamics.configurations.count(9, 3)
+
+
+def test_mim_sweep_point_equals_single_run(tmp_path):
+    """A MIM sweep point is `reduced.mim.simulate` of its config (same program): equal to the last bit."""
+    res = dynsim.sweep("mim", {"mask_ratio": [0.5, 0.75]}, base=dict(P=16, steps=40, record_every=10), out=str(tmp_path))
+    store = Store(str(tmp_path))
+    for row in res.rows:
+        single = reduced.mim.simulate(MIMConfig(P=16, steps=40, record_every=10, mask_ratio=row["mask_ratio"]))
+        swept = store.load(row["key"], trajectories=True)["trajectories"]["reduced"]
+        np.testing.assert_array_equal(single["fp_corr"], swept["fp_corr"])
+        assert row["reduced_final_loss"] == float(single["loss"][-1])
+
+
+def test_resume_after_rerun_and_force(tmp_path):
+    first = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path))
+    again = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path))
+    assert again.computed == [] and sorted(again.reused) == sorted(first.computed)
+    assert again.rows == first.rows
+    forced = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path), force=True)
+    assert sorted(forced.computed) == sorted(first.computed)
+    # a different option is a different point: nothing reused
+    other = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path),
+                         options={"max_configurations": 10**6})
+    assert len(other.computed) == 4
+
+
+def test_corrupt_point_is_recomputed(tmp_path):
+    first = dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path))
+    store = Store(str(tmp_path))
+    bad = first.rows[1]["key"]
+    with open(store.path(bad), "r+b") as fh:  # flip bytes in the middle: the zip or the digest no longer matches
+        fh.seek(os.path.getsize(store.path(bad)) // 2)
+        fh.write(b"\x00garbage\x00")
+    truncated = first.rows[2]["key"]
+    with open(store.path(truncated), "r+b") as fh:
+        fh.truncate(100)
+    with pytest.warns(RuntimeWarning, match="corrupt"):
+        again = dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path))
+    assert sorted(again.computed) == sorted([bad, truncated])
+    assert again.rows == first.rows
+    assert os.path.exists(store.path(bad) + ".corrupt")
+
+
+_KILLED = textwrap.dedent("""
+    import sys
+    import dynsim
+    dynsim.sweep("jsl", {"q": [0.15, 0.2, 0.25, 0.3, 0.35, 0.4]}, base=dict(D=9, C=3, steps=40000, record_every=1000),
+                 out=sys.argv[1], chunk_size=1, batch_size=1)
+""")
+
+
+def test_kill9_then_resume_gives_the_uninterrupted_table(tmp_path):
+    """kill -9 in the middle of a sweep loses at most the chunk in flight; the re-run computes only the missing
+    points and the table equals the table of an uninterrupted run, byte for byte."""
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED, str(killed)], cwd=ROOT)
+    points = killed / "points"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        done = list(points.glob("*/*.npz")) if points.exists() else []
+        if len(done) >= 2 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = {p.stem for p in points.glob("*/*.npz")}
+    assert 2 <= len(before) < 6, f"the kill came too late or too early: {len(before)} points stored"
+    axes, base = {"q": [0.15, 0.2, 0.25, 0.3, 0.35, 0.4]}, dict(D=9, C=3, steps=40000, record_every=1000)
+    resumed = dynsim.sweep("jsl", axes, base=base, out=str(killed), chunk_size=1, batch_size=1)
+    assert set(resumed.reused) == before  # every point stored before the kill is reused ...
+    assert not set(resumed.computed) & before  # ... and none is computed twice
+    assert len(resumed.computed) + len(before) == 6
+    dynsim.sweep("jsl", axes, base=base, out=str(clean), chunk_size=1, batch_size=1)
+    assert (killed / "table.csv").read_text() == (clean / "table.csv").read_text()
+    assert not list(points.glob("*/*.tmp"))  # no partial file left where a point would be read
+
+
+def test_several_devices_give_the_same_numbers(tmp_path):
+    """With 2 (forced host) devices the points are sharded across them: the same numbers to the last bit."""
+    script = textwrap.dedent("""
+        import sys, jax, numpy as np, dynsim
+        from dynsim import JSLConfig
+        from dynsim.sweeps import jsl
+        cfgs = [JSLConfig(D=9, C=3, steps=300, record_every=50, q=q) for q in (0.2, 0.3, 0.4)]
+        out = jsl.reduced_group(cfgs, {}, 1)
+        np.save(sys.argv[1], np.stack([o["loss"] for o in out] + [o["alpha"] for o in out]))
+        print(jax.local_device_count())
+    """)
+    outs = []
+    for devices in (1, 2):
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+        path = tmp_path / f"d{devices}.npy"
+        got = subprocess.run([sys.executable, "-c", script, str(path)], env=env, cwd=ROOT, capture_output=True,
+                             text=True, check=True)
+        assert got.stdout.strip() == str(devices)
+        outs.append(np.load(path))
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_choice_full_truncated_monte_carlo():
+    cfg = JSLConfig(D=16, C=4, q=0.1)
+    assert sums.choose(cfg).method == "full"
+    t = sums.choose(cfg, max_configurations=300, tail_target=1e-3)
+    assert t.method == "truncated" and t.size <= 300 and t.dropped_probability <= 1e-3
+    # the cut is the smallest with dropped probability <= target: one less drops more
+    assert dynamics.configurations.tail_probability(16, 4, 0.1, t.max_nonzero - 1) > 1e-3
+    assert sums.choose(cfg, max_configurations=10).method == "monte_carlo"
+    with pytest.raises(ValueError, match="max_configurations"):
+        sums.choose(cfg, max_configurations=0)
+    with pytest.raises(ValueError, match="tail_target"):
+        sums.choose(cfg, tail_target=2.0)
+
+
+def _full_loss_at(cfg, states):
+    table = dynamics._table(cfg, None).weights
+    return np.array([float(dynamics.loss_and_gradients(cfg, np.asarray(s), table)[0]) for s in states])
+
+
+def test_truncation_bound_holds_against_full_enumeration():
+    """At every recorded state of a truncated run, the exact loss (every configuration) differs from the recorded
+    truncated loss by at most the reported bound, and the 0-1 error by at most the dropped probability."""
+    cfg = JSLConfig(D=16, C=4, q=0.1, steps=1000, record_every=100)
+    (t,) = sweep_jsl.reduced_group([cfg], {"max_configurations": 300, "tail_target": 1e-3}, 1)
+    tr = t.meta["truncation"]
+    assert tr["method"] == "truncated" and tr["dropped_probability"] > 0
+    states = np.stack([t["alpha"], t["gamma"], t["rho"]], axis=1)
+    gap = np.abs(_full_loss_at(cfg, states) - t["loss"])
+    assert np.all(gap <= tr["bounds"]["loss"]), (gap.max(), tr["bounds"]["loss"])
+    assert gap.max() > 0  # the truncation is real: the check can fail
+
+
+def test_monte_carlo_standard_error_covers_the_exact_loss():
+    """The sampled loss at each recorded state lies within z standard errors of the exact loss there; z is the
+    normal quantile at 0.999 family-wise over the recorded states (Bonferroni; M = 20000 iid configurations,
+    so the CLT is accurate)."""
+    cfg = JSLConfig(D=16, C=4, q=0.3, steps=600, record_every=100)
+    (t,) = sweep_jsl.reduced_group([cfg], {"max_configurations": 10, "mc_samples": 20000}, 1)
+    assert t.meta["truncation"]["method"] == "monte_carlo" and t.meta["approximation"] == "monte_carlo_sum"
+    states = np.stack([t["alpha"], t["gamma"], t["rho"]], axis=1)
+    z = stats.norm.ppf(1 - 0.001 / (2 * len(states)))
+    dev = np.abs(_full_loss_at(cfg, states) - t["loss"]) / t["loss_se_mc"]
+    assert np.all(dev <= z), (dev.max(), z)
+    assert np.all(t["loss_se_mc"] > 0)
+
+
+def test_invalid_sweeps_name_the_parameter(tmp_path):
+    with pytest.raises(ValueError, match="axis = 'Q'"):
+        dynsim.sweep("jsl", {"Q": [0.1]})
+    with pytest.raises(ValueError, match="JSLConfig.q = 1.5"):
+        dynsim.sweep("jsl", {"q": [0.1, 1.5]})
+    with pytest.raises(ValueError, match="level = 'all'"):
+        dynsim.sweep("jsl", {"q": [0.1]}, level="all")
+    with pytest.raises(ValueError, match="workers = 0"):
+        dynsim.sweep("jsl", {"q": [0.1]}, workers=0)
+    with pytest.raises(ValueError, match="scheduler = 'localhost'"):
+        dynsim.sweep("jsl", {"q": [0.1]}, scheduler="localhost")
+    with pytest.raises(ValueError, match="seeds = 0"):
+        dynsim.sweep("jsl", {"q": [0.1]}, seeds=0)
+    with pytest.raises(ValueError, match="options"):
+        dynsim.sweep("jsl", {"q": [0.1]}, options={"approximation": "pp_frozen"})
