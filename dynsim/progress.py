@@ -64,3 +64,13 @@ def _draw(state: dict, done: int, force: bool = False) -> None:
     state["stream"].write(f"\r{state['label']}: [{'#' * int(width * frac):<{width}}] {done}/{state['total']} "
                           f"{state['unit']}, {elapsed:.0f} s elapsed, ~{eta:.0f} s left ")
     state["stream"].flush()
+
+
+def interrupted(exc: BaseException) -> bool:
+    """True for Ctrl-C, also when it struck inside a compiled run's host callback (`report`): JAX then raises a
+    JaxRuntimeError whose message carries the KeyboardInterrupt instead of the KeyboardInterrupt itself."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    import jax
+
+    return isinstance(exc, jax.errors.JaxRuntimeError) and "KeyboardInterrupt" in str(exc)

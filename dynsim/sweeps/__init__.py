@@ -153,6 +153,9 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     from . import executors
 
     executors.check(scheduler, workers)
+    from . import plots
+
+    plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     cfgs = points(setting, axes, base, seeds)
     keys = [point_key(_description(setting, level, c, options)) for c in cfgs]
     store = Store(out) if out is not None else None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from dynsim import progress
+
 from .tasks import compute_chunk
 
 
@@ -24,7 +26,13 @@ def run(tasks: list, scheduler: Optional[str] = None, workers: Optional[int] = N
     """Each task's result, as it finishes (in order in-process; in completion order on Dask)."""
     if scheduler is None and workers is None:
         for task in tasks:
-            yield compute_chunk(*task)
+            try:
+                result = compute_chunk(*task)
+            except Exception as exc:
+                if progress.interrupted(exc):  # Ctrl-C inside a compiled run: a KeyboardInterrupt for the caller
+                    raise KeyboardInterrupt from exc
+                raise
+            yield result
         return
     if not tasks:
         return

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -45,8 +46,12 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
     combos = list(itertools.product(*(axes[a] for a in others))) or [()]
     files = {}
     for name in names:
-        if not any(name in r and r[name] is not None for r in rows):
+        if not any(name in r for r in rows):
+            warnings.warn(f"heatmap {name!r}: no such summary in this sweep; the table's columns are "
+                          f"{', '.join(rows[0])}", UserWarning, stacklevel=3)
             continue
+        if all(r[name] is None for r in rows):
+            continue  # e.g. an event that no point reached: nothing to draw
         ncol = min(len(combos), 3)
         nrow = math.ceil(len(combos) / ncol)
         fig, axs = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.6 * nrow), squeeze=False)
@@ -70,8 +75,8 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
             fig.colorbar(im, ax=ax)
         for ax in list(axs.flat)[len(combos):]:
             ax.axis("off")
-        fig.suptitle(f"{setting} sweep ({level}): {name}, mean over seeds; '-' = not reached / not available",
-                     fontsize=10)
+        fig.suptitle(f"{setting} sweep ({level}): {name}\nmean over seeds; '-' = not reached / not available",
+                     fontsize=9)
         fig.tight_layout()
         path = os.path.join(out, f"heatmap-{name}.png")
         fig.savefig(path + ".tmp.png", dpi=110)

@@ -1,0 +1,69 @@
+"""`dynsim sweep`: the table and phase diagrams of a 3 x 3 grid with seeds, resume after Ctrl-C, one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dynsim.cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRID = ["sweep", "jsl", "--D", "9", "--C", "3", "--q", "0.2,0.3,0.4", "--eta", "0.05,0.1,0.2", "--seeds", "2",
+        "--steps", "300", "--record-every", "100"]
+
+
+def test_grid_table_heatmaps_and_resume(tmp_path, capsys):
+    out = str(tmp_path / "sw")
+    assert main(GRID + ["--out", out, "--heatmap", "final_loss,patch_association"]) == 0
+    text = capsys.readouterr().out
+    assert "18 points: 18 computed now, 0 reused" in text
+    with open(os.path.join(out, "table.csv")) as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 18
+    assert [(r["q"], r["eta"], r["seed"]) for r in rows[:3]] == [("0.2", "0.05", "0"), ("0.2", "0.05", "1"),
+                                                                 ("0.2", "0.1", "0")]
+    for name in ("reduced_final_loss", "reduced_patch_association"):
+        with open(os.path.join(out, f"heatmap-{name}.png"), "rb") as fh:
+            assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert main(GRID + ["--out", out]) == 0
+    assert "18 points: 0 computed now, 18 reused" in capsys.readouterr().out
+
+
+def test_ctrl_c_then_rerun_resumes(tmp_path):
+    out = tmp_path / "sw"
+    args = ["sweep", "jsl", "--D", "9", "--C", "3", "--q", "0.15,0.2,0.25,0.3,0.35,0.4", "--steps", "40000",
+            "--record-every", "1000", "--chunk-size", "1", "--batch-size", "1", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "dynsim.cli", *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None and len(list(out.glob("points/*/*.npz"))) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    stored = len(list(out.glob("points/*/*.npz")))
+    assert proc.returncode == 130 and "run the same command again to resume" in err, err
+    assert 2 <= stored < 6
+    again = subprocess.run([sys.executable, "-m", "dynsim.cli", *args], cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert f"6 points: {6 - stored} computed now, {stored} reused" in again.stdout
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--q", "0.2,abc"], "--q: '0.2,abc': every item must be float"),
+    (["--q", "0.2,1.5"], "JSLConfig.q = 1.5 is invalid"),
+    (["--workers", "0"], "workers = 0 is invalid"),
+    (["--scheduler", "localhost"], "scheduler = 'localhost' is invalid"),
+    (["--seed", "1,2"], "--seed = [1, 2] is invalid"),
+    (["--q", "0.2,0.3", "--heatmap-axes", "q"], "heatmap_axes = ['q'] is invalid"),
+    (["--replicates", "4"], "--replicates = 4 is invalid with --mode exact"),
+    (["--level", "all"], "invalid choice: 'all'"),
+])
+def test_invalid_input_is_one_line_exit_2(tmp_path, capsys, extra, message):
+    assert main(["sweep", "jsl", "--out", str(tmp_path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
