@@ -124,16 +124,13 @@ def run(args) -> int:
         raise ValueError(f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for --mode sampled")
     if not 0.0 < args.confidence < 1.0:
         raise ValueError(f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1")
-    n_points = args.seeds
-    for v in axes.values():
-        n_points *= len(v)
-    print(f"dynsim sweep {args.setting}: {n_points} points ({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'}"
-          f" x seeds[{args.seeds}]) at level {args.level}, store {args.out}", file=sys.stderr)
     try:
         result = sweeps.sweep(args.setting, axes, base=base, seeds=args.seeds, level=args.level, options=options,
                               out=args.out, force=args.force, chunk_size=args.chunk_size, batch_size=args.batch_size,
                               scheduler=args.scheduler, workers=args.workers, heatmaps=args.heatmap,
-                              heatmap_axes=args.heatmap_axes)
+                              heatmap_axes=args.heatmap_axes,
+                              log=lambda line: print(f"dynsim sweep {args.setting}: {line}; store {args.out}",
+                                                     file=sys.stderr))
     except KeyboardInterrupt:
         print(f"dynsim: interrupted; every finished chunk is stored in {args.out}/points: run the same command again "
               "to resume", file=sys.stderr)

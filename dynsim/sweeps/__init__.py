@@ -133,7 +133,8 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
           level: str = "reduced", options: Optional[Mapping] = None, out: Optional[str] = None, force: bool = False,
           chunk_size: int = CHUNK_SIZE, batch_size: int = BATCH_SIZE, scheduler: Optional[str] = None,
           workers: Optional[int] = None, heatmaps: Optional[Sequence[str]] = None,
-          heatmap_axes: Optional[Sequence[str]] = None, show_progress: Optional[bool] = None) -> SweepResult:
+          heatmap_axes: Optional[Sequence[str]] = None, show_progress: Optional[bool] = None,
+          log: Optional[Callable[[str], None]] = None) -> SweepResult:
     """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
 
     base: config fields shared by every point; options: run options (jsl: mode, replicates, confidence,
@@ -143,6 +144,7 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     chunks of at most `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`;
     a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
     scheduler="tcp://host:port" runs the chunks on an existing Dask cluster, workers=N on a local one.
+    log: called with one line once the inputs are validated (what will run).
     """
     if setting not in SETTINGS:
         _fail("setting", setting, f"must be one of {', '.join(SETTINGS)}")
@@ -173,6 +175,9 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
         groups.setdefault(spec.group(c, options), []).append((k, c.to_dict()))
     tasks = [(setting, level, options, chunk, batch_size)
              for members in groups.values() for chunk in _chunks(members, chunk_size)]
+    if log is not None:  # after validation: an invalid input prints only its error
+        log(f"{len(cfgs)} points ({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'} x seeds[{seeds}]) "
+            f"at level {level}: {len(todo)} to compute in {len(tasks)} chunks, {len(reused)} already in the store")
     computed: list[str] = []
     started = time.time()
     with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="points"), \
