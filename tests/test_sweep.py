@@ -202,3 +202,28 @@ def test_invalid_sweeps_name_the_parameter(tmp_path):
         dynsim.sweep("jsl", {"q": [0.1]}, seeds=0)
     with pytest.raises(ValueError, match="options"):
         dynsim.sweep("jsl", {"q": [0.1]}, options={"approximation": "pp_frozen"})
+
+
+@pytest.mark.parametrize("mode, replicates", [("exact", None), ("sampled", 2)])
+def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
+    """The full level of a sweep (q, eta and seeds in one program) equals `full.jsl.simulate` point by point: the
+    same keys, batches and configuration weights, so the runs differ only by the order a vmapped program sums in,
+    held to the checker's rounding model (`checker.rounding_tolerance`: SAFETY (t+1) sqrt(M) u max(1, scale),
+    M = the terms summed per step)."""
+    import full.jsl
+    from dynsim.checker import rounding_tolerance
+
+    res = dynsim.sweep("jsl", {"q": [0.2, 0.4], "eta": [0.05, 0.1]}, base=dict(BASE, N=32, steps=200), seeds=2, level="full",
+                       options={"mode": mode, "replicates": replicates}, out=str(tmp_path), batch_size=4)
+    store = Store(str(tmp_path))
+    for row in res.rows[::3]:
+        cfg = JSLConfig(**dict(BASE, N=32, steps=200), q=row["q"], eta=row["eta"], seed=row["seed"])
+        single = full.jsl.simulate(cfg, mode=mode, replicates=replicates)
+        swept = store.load(row["key"], trajectories=True)["trajectories"]["full"]
+        assert sorted(single.observables) == sorted(swept.observables)
+        terms = single.meta["configurations"] or single.meta["batch_size"]
+        for name in single.observables:
+            x, y = np.asarray(single[name], float), np.asarray(swept[name], float)
+            tol = rounding_tolerance(single.steps.astype(float), float(np.max(np.abs(x))), terms, "float64")
+            assert np.all(np.abs(x - y) <= tol), (name, np.max(np.abs(x - y)))
+            assert np.max(np.abs(x - y)) < 1e-12  # and in plain numbers: ulps, not a different run

@@ -38,9 +38,9 @@ class Setting:
 
     config: type
     reduced: Callable  # (cfgs of one group, options, batch_size) -> [Trajectory]
-    full: Callable  # (cfg, options) -> Trajectory
+    full: Callable  # (cfgs of one group, options, batch_size) -> [Trajectory]
     summary: Callable  # (cfg, reduced, full, report) -> dict
-    group: Callable  # (cfg, options) -> hashable: points with equal groups share one compiled program
+    group: Callable  # (cfg, options, level) -> hashable: points with equal groups share their compiled programs
     reduced_options: tuple
     full_options: tuple
     defaults: dict
@@ -52,12 +52,11 @@ def _mim_reduced(cfgs, options, batch_size):
 
 
 SETTINGS = {
-    "jsl": Setting(JSLConfig, _jsl.reduced_group, _jsl.full_point, _jsl.point_summary, _jsl.group_key,
+    "jsl": Setting(JSLConfig, _jsl.reduced_group, _jsl.full_group, _jsl.point_summary, _jsl.level_group,
                    _jsl.REDUCED_OPTIONS, _jsl.FULL_OPTIONS, _jsl.DEFAULT_OPTIONS,
                    ("T1_attention", "final_error", "patch_association")),
-    "mim": Setting(MIMConfig, _mim_reduced, _mim.full_point,
-                   lambda cfg, red, ful, rep: _mim.point_summary(cfg, red, ful, rep),
-                   lambda cfg, options: cfg, _mim.REDUCED_OPTIONS, _mim.FULL_OPTIONS, _mim.DEFAULT_OPTIONS,
+    "mim": Setting(MIMConfig, _mim_reduced, _mim.full_group, _mim.point_summary,
+                   lambda cfg, options, level: cfg, _mim.REDUCED_OPTIONS, _mim.FULL_OPTIONS, _mim.DEFAULT_OPTIONS,
                    ("two_phase_local", "own_area_attention_min", "final_loss")),
 }
 
@@ -172,7 +171,7 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     todo: dict[str, Any] = {k: c for k, c in zip(keys, cfgs) if k not in results}
     groups: dict[Any, list] = {}
     for k, c in todo.items():
-        groups.setdefault(spec.group(c, options), []).append((k, c.to_dict()))
+        groups.setdefault(spec.group(c, options, level), []).append((k, c.to_dict()))
     tasks = [(setting, level, options, chunk, batch_size)
              for members in groups.values() for chunk in _chunks(members, chunk_size)]
     if log is not None:  # after validation: an invalid input prints only its error

@@ -117,10 +117,26 @@ def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list
 
 
 
-def full_point(cfg: JSLConfig, options: dict) -> Trajectory:
+def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
+    """The full trajectories of points of one group: one program (`full.jsl.many`) in modes exact and sampled,
+    point by point in mode realistic."""
     import full.jsl
+    from full.jsl import many
 
-    return full.jsl.simulate(cfg, mode=options.get("mode", "exact"), replicates=options.get("replicates"))
+    mode = options.get("mode", "exact")
+    if mode == "realistic":
+        return [full.jsl.simulate(c, mode=mode) for c in cfgs]
+    return many.simulate_many(cfgs, mode, options.get("replicates"), batch_size)
+
+
+def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
+    """Points with equal keys share their compiled programs at `level` (reduced, full or both)."""
+    from full.jsl import many
+
+    mode = options.get("mode", "exact")
+    full = (cfg if mode == "realistic" else many.group_key(cfg, mode, options.get("replicates"))) \
+        if level != "reduced" else None
+    return (group_key(cfg, options) if level != "full" else None, full)
 
 
 def level_summary(t: Trajectory) -> dict:

@@ -23,10 +23,12 @@ def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
     return reduced.mim.simulate(cfg, approximation=approximation)
 
 
-def full_point(cfg: MIMConfig, options: dict) -> Trajectory:
+def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Trajectory]:
+    """Point by point: each MIM point has its own shapes."""
     import full.mim
 
-    return full.mim.simulate(cfg, mode=options.get("mode", "exact"), replicates=options.get("replicates"))
+    return [full.mim.simulate(c, mode=options.get("mode", "exact"), replicates=options.get("replicates"))
+            for c in cfgs]
 
 
 def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:

@@ -20,7 +20,7 @@ def compute_chunk(setting: str, level: str, options: dict, points: list, batch_s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a diverged run is recorded in its summary
         reds = spec.reduced(cfgs, options, batch_size) if level in ("reduced", "both") else [None] * len(cfgs)
-        fulls = [spec.full(c, options) for c in cfgs] if level in ("full", "both") else [None] * len(cfgs)
+        fulls = spec.full(cfgs, options, batch_size) if level in ("full", "both") else [None] * len(cfgs)
     out = []
     for (key, _), cfg, red, ful in zip(points, cfgs, reds, fulls):
         report = None

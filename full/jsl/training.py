@@ -107,6 +107,11 @@ def _train_replicates(cfg: JSLConfig, mode: str, params0, w_star, keys):
 _train_replicates_jit = jax.jit(_train_replicates, static_argnums=(0, 1))
 
 
+def base_key(cfg: JSLConfig) -> jax.Array:
+    """The key of a run's batches (mode "sampled" splits it into one key per replicate)."""
+    return jax.random.fold_in(jax.random.key(cfg.seed), 1)
+
+
 def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None, seeds: Optional[int] = None) -> int:
     """Validate the run arguments before any work; return the number of replicate runs (seeds in mode 'realistic')."""
     if not isinstance(cfg, JSLConfig):
@@ -161,7 +166,7 @@ def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None
             raise ValueError(f"init['v'] has a part orthogonal to w* of norm {off_line:.3g}: mode='exact' integrates "
                              "the noise out only for v in span(w*) (Lemma 4.2); use mode='sampled'")
     configs = population.enumerate_configurations(cfg) if mode == "exact" else None
-    base = jax.random.fold_in(jax.random.key(cfg.seed), 1)
+    base = base_key(cfg)
     if mode == "exact":
         rec = _train_jit(cfg, mode, params0, w_star, configs, base)
         observables = {k: np.asarray(v) for k, v in rec.items()}
@@ -169,11 +174,16 @@ def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None
         keys = jax.random.split(base, R)
         rec = _train_replicates_jit(cfg, mode, params0, w_star, keys)
         observables = seed_statistics(rec, keep_seeds=False)
+    return trajectory(cfg, mode, observables, R, None if configs is None else int(configs.w.shape[0]))
+
+
+def trajectory(cfg: JSLConfig, mode: str, observables: dict, R: int, configurations: Optional[int]) -> Trajectory:
+    """The full Trajectory of one run (mode "exact" or "sampled") from its recorded observables."""
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
         "full", mode, cfg,
         replicates=R,
-        configurations=int(configs.w.shape[0]) if configs is not None else None,
+        configurations=configurations,
         batch_size=cfg.N if mode == "sampled" else None,
         partition_sets=partition.sets(cfg).tolist(),
     )
@@ -181,5 +191,5 @@ def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None
     if bad.any():
         meta["nonfinite_from_step"] = int(steps[np.argmax(bad)])
         warnings.warn(f"full trajectory is not finite from step {meta['nonfinite_from_step']}: "
-                      f"the run diverged; lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=2)
+                      f"the run diverged; lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=3)
     return Trajectory(steps, observables, meta)
