@@ -11,13 +11,17 @@ from dynsim.trajectory import _jsonable
 
 def compute_chunk(setting: str, level: str, options: dict, points: list, batch_size: int) -> list:
     """[(key, summary, {"reduced": Trajectory, "full": Trajectory})] for `points` = [(key, config dict)] of one group."""
+    import jax
+
     import dynsim  # noqa: F401  (float64 on a fresh worker)
 
     from . import SETTINGS
 
     spec = SETTINGS[setting]
     cfgs = [spec.config(**c) for _, c in points]
-    with warnings.catch_warnings():
+    # float32 on an accelerator would otherwise multiply in TF32/bfloat16 passes and fake mismatches between the
+    # levels: every sweep computes its matmuls at "highest" precision (on the CPU this changes nothing)
+    with warnings.catch_warnings(), jax.default_matmul_precision("highest"):
         warnings.simplefilter("ignore", RuntimeWarning)  # a diverged run is recorded in its summary
         reds = spec.reduced(cfgs, options, batch_size) if level in ("reduced", "both") else [None] * len(cfgs)
         fulls = spec.full(cfgs, options, batch_size) if level in ("full", "both") else [None] * len(cfgs)
