@@ -152,6 +152,10 @@ def summary_text(result, axes: list[str]) -> str:
     widths = [max(len(c), *(len(cell(r.get(c))) for r in result.rows)) for c in cols]
     lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
     lines += ["  ".join(cell(r.get(c)).rjust(w) for c, w in zip(cols, widths)) for r in result.rows]
+    diverged = [r for r in result.rows if any(r.get(c) is not None for c in r if c.endswith("nonfinite_from_step"))]
+    if diverged:
+        lines.append(f"{len(diverged)} points diverged (a *_nonfinite_from_step column in table.csv says from which "
+                     "step): lower eta there")
     lines.append(f"{len(result.rows)} points: {len(result.computed)} computed now, {len(result.reused)} reused from the "
                  f"store; wrote " + ", ".join(sorted(result.files.values())))
     return "\n".join(lines)

@@ -3,6 +3,7 @@ recomputed, several devices give the same numbers, and the automatic sum choice 
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -227,3 +228,17 @@ def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
             tol = rounding_tolerance(single.steps.astype(float), float(np.max(np.abs(x))), terms, "float64")
             assert np.all(np.abs(x - y) <= tol), (name, np.max(np.abs(x - y)))
             assert np.max(np.abs(x - y)) < 1e-12  # and in plain numbers: ulps, not a different run
+
+
+def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
+    """eta = 5 diverges within 50 steps: the row says from which step, and the 0-1 error is NaN, not 0 (a NaN F
+    used to count as 'not wrong')."""
+    from dynsim.cli import main
+
+    res = dynsim.sweep("jsl", {"eta": [0.05, 5.0]}, base=dict(BASE, temperature="unit", q=0.5), out=str(tmp_path))
+    ok, bad = res.rows
+    assert ok["reduced_nonfinite_from_step"] is None and 0 <= ok["reduced_final_error"] <= 1
+    assert bad["reduced_nonfinite_from_step"] == 50 and math.isnan(bad["reduced_final_error"])
+    assert main(["sweep", "jsl", "--D", "9", "--C", "3", "--steps", "600", "--record-every", "50", "--nu", "0.02",
+                 "--temperature", "unit", "--q", "0.5", "--eta", "0.05,5", "--out", str(tmp_path)]) == 0
+    assert "1 points diverged" in capsys.readouterr().out

@@ -109,5 +109,6 @@ def exact_error(model, params, configs: Configurations, w_star, spread=0.0):
     """
     F = model.apply(params, configs.s, w_star, method=model.on_feature_line)
     tol = tie_tolerance(model, params, w_star, spread)
-    wrong = jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)).astype(configs.w.dtype)
+    # a non-finite F (a diverged run) makes the error NaN, never a silent 0
+    wrong = jnp.where(jnp.isfinite(F), jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)), jnp.nan).astype(configs.w.dtype)
     return jnp.sum(configs.w * wrong)

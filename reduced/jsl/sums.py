@@ -108,7 +108,7 @@ def standard_errors(cfg: JSLConfig, states, table: Weights, numbers=None) -> dic
         F = jnp.broadcast_to(der.compiled_F(theta[0], theta[1], theta[2], view.sigma_A, view.tau, view.nu, cfg.D,
                                             list(table.n)), (M,))
         tol = tie_tolerance(view, theta)
-        wrong = jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0))
+        wrong = jnp.where(jnp.isfinite(F), jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)), jnp.nan)
         return jnp.std(loss, ddof=1) / jnp.sqrt(M), jnp.std(wrong, ddof=1) / jnp.sqrt(M)
 
     loss_se, error_se = jax.lax.map(one, jnp.asarray(states))
