@@ -109,7 +109,8 @@ def population_error(cfg: JSLConfig, state, table: Weights):
     F = der.compiled_F(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
     F = jnp.broadcast_to(F, table.w.shape)
     tol = tie_tolerance(cfg, state)
-    wrong = jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)).astype(table.w.dtype)
+    # a non-finite F (a diverged run) makes the error NaN, never a silent 0
+    wrong = jnp.where(jnp.isfinite(F), jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)), jnp.nan).astype(table.w.dtype)
     return jnp.sum(table.w * wrong)
 
 
@@ -210,7 +211,8 @@ def _choose_max_nonzero(cfg: JSLConfig, scale: float) -> Optional[int]:
     return None
 
 
-def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None) -> Trajectory:
+def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None, method: str = "gd",
+             t_max: Optional[float] = None, **flow_options) -> Trajectory:
     """Run GD on the exact population loss (P) in (alpha, gamma, rho) and record observables.
 
     Updates (same units as full-matrix GD, jsl-derivations 3c): alpha -= eta dL/dalpha,
@@ -218,7 +220,15 @@ def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = Non
     The configuration sum is complete unless `max_nonzero` truncates it, or unless it has more
     than MAX_CONFIGURATIONS terms; then the truncation is chosen so that every bound stays below
     1e-12 along the run. The dropped probability and the bounds are in meta["truncation"].
+
+    method="flow": the gradient flow d theta/dt = -(orbit_step_sizes/eta) dL/dtheta instead, solved to t_max
+    (default eta * steps) by `reduced.jsl.flow.simulate_flow`, which takes `flow_options` (saves, t_min, times,
+    rtol, atol, solver, max_steps).
     """
+    if method != "gd" or t_max is not None or flow_options:
+        from .flow import simulate_flow
+
+        return simulate_flow(cfg, init, max_nonzero, method, t_max, **flow_options)
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if max_nonzero is not None and (not isinstance(max_nonzero, int) or not 0 <= max_nonzero):
