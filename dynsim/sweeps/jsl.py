@@ -20,7 +20,6 @@ from dynsim.trajectory import Trajectory
 REDUCED_OPTIONS = ("max_configurations", "tail_target", "mc_samples")
 FULL_OPTIONS = ("mode", "replicates", "confidence")
 DEFAULT_OPTIONS = {"mode": "exact", "replicates": None, "confidence": 0.999}
-CANONICAL = dict(q=0.5, nu=0.0, eta=1.0, sigma_A=1.0, seed=0)  # the numbers a group's static config carries
 
 
 def sum_options(options: dict) -> dict:
@@ -33,6 +32,8 @@ def group_key(cfg: JSLConfig, options: dict) -> tuple:
     from reduced.jsl import sums
 
     choice = sums.choose(cfg, **sum_options(options))
+    from full.jsl.many import CANONICAL  # the numbers a group's static config carries (the same for both levels)
+
     return (cfg.replace(**CANONICAL), choice.method, choice.max_nonzero, choice.size)
 
 
