@@ -141,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="directory for report.json, trajectories.npz, compare.png (default: ./dynsim-out)")
     run.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     run.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
+    _method_options(run)
 
     from dynsim import cli_mim
 
@@ -164,6 +165,34 @@ def build_parser() -> argparse.ArgumentParser:
     djsl.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
     cli_mim.derive_parser(der_sub)
     return parser
+
+
+def _method_options(group) -> None:
+    """--method and --t-max of `compare jsl|mim` (docs/flow.md)."""
+    group.add_argument("--method", choices=("gd", "flow"), default="gd",
+                       help="reduced level: gd (the recurrence, exact against full GD) or flow (the gradient-flow ODE, "
+                            "eta -> 0 limit, compared with full GD as an approximation: they differ by O(eta)) "
+                            "(default: gd)")
+    group.add_argument("--t-max", type=float, default=None, metavar="T",
+                       help="--method flow: end time of the flow in units of eta * steps (default: eta * steps)")
+
+
+def _reduced_flow_or_gd(args, cfg, simulate, **kw):
+    """The reduced level of `compare`: GD, or with --method flow the flow saved at GD's recorded times (beyond
+    eta * steps, log-spaced up to --t-max). Checks --t-max before any work."""
+    if args.method == "gd":
+        if args.t_max is not None:
+            raise ValueError(f"--t-max = {args.t_max} is invalid with --method gd: it is the flow's end time "
+                             "(use --method flow)")
+        return lambda: simulate(cfg, **kw)
+    from reduced.jsl import flow
+
+    t_max = cfg.eta * cfg.steps if args.t_max is None else args.t_max
+    if not t_max > 0:
+        raise ValueError(f"--t-max = {t_max} is invalid: must be > 0 (default eta * steps; steps = {cfg.steps})")
+    times = flow.gd_times(cfg.eta, cfg.steps, cfg.record_every, t_max)
+    flow.options(cfg.eta, t_max, times=times, default_t_max=t_max)  # validate before any work
+    return lambda: simulate(cfg, method="flow", t_max=t_max, times=times, **kw)
 
 
 def _out_options(group, default: str = "dynsim-out") -> None:
@@ -274,15 +303,19 @@ def _compare_jsl(args) -> int:
 
     cfg = _config(args)
     if args.mode == "realistic":
+        if args.method != "gd" or args.t_max is not None:
+            raise ValueError(f"--method {args.method} / --t-max are for --mode exact or sampled, not --mode realistic")
         return _compare_realistic(cfg, args)
     if args.seeds is not None or args.ladder is not None:
         raise ValueError(f"--seeds and --ladder are for --mode realistic, not --mode {args.mode}")
     full.jsl.check(cfg, args.mode, args.replicates)  # fail before any work
     _check_confidence(args.confidence)
+    reduced_run = _reduced_flow_or_gd(args, cfg, reduced.jsl.simulate)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
-    _log(f"reduced: population dynamics, {cfg.steps} steps (D={cfg.D}, C={cfg.C}, {cfg.dtype}) ...")
-    red = _run_logged("reduced", cfg.steps, lambda: reduced.jsl.simulate(cfg), timings, "reduced_seconds")
+    what = "population dynamics" if args.method == "gd" else "gradient flow (the eta -> 0 limit; O(eta) from GD)"
+    _log(f"reduced: {what}, {cfg.steps} steps (D={cfg.D}, C={cfg.C}, {cfg.dtype}) ...")
+    red = _run_logged("reduced", cfg.steps, reduced_run, timings, "reduced_seconds")
     _log(f"full: {args.mode} gradient descent on the {cfg.D}x{cfg.D} matrix A and v in R^{cfg.d} ...")
     ful = _run_logged("full", cfg.steps, lambda: full.jsl.simulate(cfg, mode=args.mode, replicates=args.replicates),
                       timings, "full_seconds")

@@ -8,7 +8,7 @@ import json
 import os
 
 from dynsim.cli import (EXIT_AGREE, EXIT_DISAGREE, _check_confidence, _config, _config_options, _emit_compare, _log,
-                        _out_options, _run_logged, _write_json)
+                        _method_options, _out_options, _reduced_flow_or_gd, _run_logged, _write_json)
 
 APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
 # mim-phases: the spec's suggested settings (mim-model-spec §10, "Parameters"): Delta = +0.4 and Delta = -0.2.
@@ -41,6 +41,7 @@ def compare_parser(cmp_sub) -> None:
     _out_options(run)
     run.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     run.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
+    _method_options(run)
 
 
 def derive_parser(der_sub) -> None:
@@ -133,13 +134,13 @@ def _compare(args) -> int:
     _check_confidence(args.confidence)
     if not args.approximation_tolerance > 0:
         raise ValueError(f"--approximation-tolerance = {args.approximation_tolerance} is invalid: must be > 0")
+    reduced_run = _reduced_flow_or_gd(args, cfg, reduced.mim.simulate, approximation=approx)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     label = reduced.mim.label(reduced.mim.approximations(approx))
     sizes = [[len(a) for a in cl] for cl in cfg.areas]
     _log(f"MIM: P={cfg.P}, K={cfg.K}, areas {sizes}, |M|={cfg.masked}, Delta={cfg.delta:.3f}, d={cfg.d}, {cfg.dtype}")
-    red = _run_logged("reduced", cfg.steps, lambda: reduced.mim.simulate(cfg, approximation=approx), timings,
-                      "reduced_seconds")
+    red = _run_logged("reduced", cfg.steps, reduced_run, timings, "reduced_seconds")
     _log(f"full: {args.mode} gradient descent on the {cfg.d}x{cfg.d} matrix Q ...")
     ful = _run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode=args.mode, replicates=args.replicates),
                       timings, "full_seconds")
@@ -154,7 +155,7 @@ def _compare(args) -> int:
                                                  f"eta={cfg.eta} Delta={cfg.delta:.2f} ({cfg.dtype}, "
                                                  f"{red.meta['device']})"),
         [f"information gap Delta = {cfg.delta:.3f} (effective kappas {kappas[0]:.3f}, {kappas[1]:.3f}); "
-         f"reduced level: {label}"])
+         f"reduced level: {label}" + ("" if args.method == "gd" else ", gradient flow (O(eta) from GD)")])
 
 
 def _signed_configs(base, args) -> tuple:

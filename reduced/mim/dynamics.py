@@ -154,13 +154,20 @@ def _run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
 _run_jit = jax.jit(_run, static_argnums=(0, 1))
 
 
-def simulate(cfg: MIMConfig, approximation: Approximation = None) -> Trajectory:
+def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
+             **flow_options) -> Trajectory:
     """Run reduced GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss and pp_max, expanded per patch.
 
     approximation: None (exact: every count vector of the multivariate hypergeometric law and every latent
     vector enumerated; needs K = 1), "pp_frozen" (B = 0), "mean_field" (counts at their means) or both
     ("pp_frozen+mean_field"). The observables have the full level's shapes, so `dynsim.compare` reads both.
+    method="flow": the gradient flow of the same per-class state instead, solved to t_max (default eta * steps) by
+    `reduced.mim.flow.simulate_flow` with `flow_options` (saves, t_min, times, rtol, atol, solver, max_steps).
     """
+    if method != "gd" or t_max is not None or flow_options:
+        from .flow import simulate_flow
+
+        return simulate_flow(cfg, approximation, method, t_max, **flow_options)
     approx = check(cfg, approximation)
     cls = classes_mod.classes(cfg)
     tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)

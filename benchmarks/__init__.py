@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of dynsim (ratios measured in one run); `python benchmarks/run.py` writes docs/benchmarks.md."""

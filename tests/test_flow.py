@@ -1,0 +1,139 @@
+"""The gradient flow (method="flow"): GD converges to it at rate eta, tolerances do not recompile, bad input is named,
+and `compare --method flow` runs end to end."""
+
+import json
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import reduced.jsl
+import reduced.mim
+from dynsim import JSLConfig, MIMConfig, cli
+from reduced.jsl import dynamics, flow
+from reduced.mim import flow as mim_flow
+
+T, DT = 40.0, 2.0  # common end time and comparison grid (t = 0, 2, ..., 40)
+TIMES = np.arange(0.0, T + DT / 2, DT)
+TOL = 1e-10  # flow rtol = atol: ~1e-10 against GD errors >= 1e-3 below, so the measured slope is GD's
+
+
+def _slope_band(etas, errors, jac_norm):
+    """Consecutive slopes log2(e(eta)/e(eta/2)) and their allowed deviation from 1.
+
+    GD's error against the flow is e = eta E1 + eta^2 E2 + O(eta^3) (modified-equation expansion); E2 carries one more
+    factor of the vector field's Jacobian J than E1, so r = eta |E2|/|E1| <~ eta ||J||, and the slope between eta and
+    eta/2 is log2((1 + r)/(1 + r/2)) ~ r / (2 ln 2). Band: |slope - 1| <= eta ||J||_max / (2 ln 2), eta the coarser
+    of the pair and ||J||_max the largest spectral norm of J along the flow (computed, not fitted)."""
+    slopes = -np.diff(np.log2(errors))
+    bands = np.asarray(etas[:-1]) * jac_norm / (2 * math.log(2))
+    return slopes, bands
+
+
+def _jac_norm(rhs, states):
+    J = jax.jit(jax.jacfwd(rhs))
+    return max(float(np.linalg.norm(np.asarray(J(s)), 2)) for s in states)
+
+
+def test_jsl_gd_converges_to_the_flow_at_rate_eta():
+    base = JSLConfig(D=9, C=3)
+    fl = reduced.jsl.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
+    assert fl.meta["mode"] == "flow" and fl.meta["approximation"] == "gradient_flow"
+    etas = [0.05 / 2**k for k in range(4)]
+    errors = []
+    for eta in etas:
+        gd = reduced.jsl.simulate(base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta)))
+        assert np.allclose(gd.steps * eta, fl["t"])
+        errors.append(max(np.max(np.abs(gd[n] - fl[n])) for n in ("alpha", "gamma", "rho")))
+    static = flow._static(base)
+    w = dynamics._table(static, None).weights
+    states = jnp.stack([fl["alpha"], fl["gamma"], fl["rho"]], axis=1)
+    norm = _jac_norm(lambda th: flow._rhs(static, w, th), states)
+    slopes, bands = _slope_band(etas, errors, norm)
+    # measured: errors 6.0e-3, 2.7e-3, 1.3e-3, 6.7e-4; slopes 1.17, 1.002, 1.001; ||J|| ~ 19, bands 0.70, 0.35, 0.17
+    assert np.all(np.abs(slopes - 1) <= bands), (errors, slopes, bands)
+    assert abs(slopes[-1] - 1) <= abs(slopes[0] - 1)  # approaching 1 as eta -> 0
+
+
+def test_mim_gd_converges_to_the_flow_at_rate_eta():
+    base = MIMConfig(P=16, K=1)
+    fl = reduced.mim.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
+    assert fl.meta["approximation"] == "gradient_flow"
+    etas = [1.0 / 2**k for k in range(4)]
+    names = ("fp_corr", "pp_class", "pp_self")
+    errors = []
+    for eta in etas:
+        gd = reduced.mim.simulate(base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta)))
+        errors.append(max(np.nanmax(np.abs(gd[n] - fl[n])) for n in names))
+    # Jacobian of the flattened class state along the flow
+    cls = reduced.mim.classes.classes(base)
+    tab = reduced.mim.classes.table(base, cls, mean_field=False)
+    arrays = tuple(jnp.asarray(x) for x in (tab.u, tab.z, tab.w, tab.populations))
+    static = base.replace(eta=1.0, steps=0, record_every=1)
+    shapes = [x.shape[1:] for x in (fl["pp_class"], fl["pp_class"], fl["pp_self"])]
+    sizes = [int(np.prod(s)) for s in shapes]
+
+    def rhs(v):
+        A, B, Bs = (v[a:a + n].reshape(s) for a, n, s in zip(np.cumsum([0] + sizes[:-1]), sizes, shapes))
+        return jnp.concatenate([x.ravel() for x in mim_flow._rhs(static, (), arrays, (A, B, Bs))])
+
+    # ||J|| at the start (Q = 0) and at T (the class state along the run is not recorded in class form)
+    ends = [jnp.zeros(sum(sizes)), jnp.concatenate([jnp.ravel(x) for x in fl.final_state])]
+    norm = _jac_norm(rhs, ends)
+    slopes, bands = _slope_band(etas, errors, norm)
+    # measured: errors 2.1e-2, 1.0e-2, 5.1e-3, 2.6e-3; slopes 1.007, 1.004, 1.002
+    assert np.all(np.abs(slopes - 1) <= bands), (errors, slopes, bands)
+    assert abs(slopes[-1] - 1) <= abs(slopes[0] - 1)
+
+
+def test_tolerances_and_t_max_do_not_recompile():
+    cfg = JSLConfig(D=9, C=3, steps=200, record_every=20)
+    reduced.jsl.simulate(cfg, method="flow")
+    before = flow._solve_jit._cache_size()
+    a = reduced.jsl.simulate(cfg, method="flow", rtol=1e-8, atol=1e-11, t_max=7.5)
+    b = reduced.jsl.simulate(cfg.replace(eta=0.02, steps=100), method="flow", rtol=1e-4, atol=1e-6)
+    assert flow._solve_jit._cache_size() == before
+    assert a.meta["rtol"] == 1e-8 and a.meta["t_max"] == 7.5 and a["t"][-1] == 7.5
+    assert b.meta["atol"] == 1e-6 and b.meta["solver_steps"] < a.meta["solver_steps"]
+    assert len(set(a.steps.tolist())) == a.steps.size  # steps are unique after rounding t / eta
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(method="euler"), "method"),
+    (dict(method="flow", t_max=0.0), "t_max"),
+    (dict(method="flow", t_max=-1.0), "t_max"),
+    (dict(method="flow", rtol=0.0), "rtol"),
+    (dict(method="flow", atol=-1e-9), "atol"),
+    (dict(method="flow", solver="rk4"), "solver"),
+    (dict(method="flow", saves=0), "saves"),
+    (dict(method="flow", max_steps=0), "max_steps"),
+    (dict(method="flow", times=[0.0, 2.0, 1.0]), "times"),
+    (dict(t_max=3.0), "t_max"),  # a flow option with method gd
+])
+def test_invalid_input_names_the_parameter(kw, name):
+    with pytest.raises(ValueError, match=name):
+        reduced.jsl.simulate(JSLConfig(D=9, C=3), **kw)
+    with pytest.raises(ValueError, match=name):
+        reduced.mim.simulate(MIMConfig(P=16), **kw)
+
+
+def test_cli_method_flow_end_to_end(tmp_path, capsys):
+    out = tmp_path / "jsl"
+    code = cli.main(["compare", "jsl", "--D", "9", "--C", "3", "--steps", "60", "--record-every", "20",
+                     "--method", "flow", "--out", str(out), "--no-plot"])
+    text = capsys.readouterr().out
+    assert code == 0 and "approximation tolerance" in text and "reduced[gradient_flow]" in text
+    report = json.loads((out / "report.json").read_text())
+    assert report["kind"] == "approximation" and report["reduced_meta"]["method"] == "flow"
+    assert report["reduced_meta"]["solver"].startswith("diffrax.") and report["full_meta"]["level"] == "full"
+    from dynsim.trajectory import load_many
+
+    assert load_many(out / "trajectories.npz")["reduced"].steps.tolist() == [0, 20, 40, 60]
+    out = tmp_path / "mim"
+    code = cli.main(["compare", "mim", "--steps", "40", "--record-every", "4", "--method", "flow", "--t-max", "60",
+                     "--out", str(out), "--no-plot"])
+    assert code == 0 and (out / "report.json").exists()
+    assert cli.main(["compare", "mim", "--method", "flow", "--t-max", "-2", "--out", str(out)]) == 2
+    assert "--t-max = -2.0" in capsys.readouterr().err
