@@ -542,6 +542,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("dynsim: interrupted; files already written are complete (writes are atomic)", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_AGREE
     except Exception as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
         from dynsim import progress
 
@@ -549,9 +552,6 @@ def main(argv=None) -> int:
             raise
         print("dynsim: interrupted; files already written are complete (writes are atomic)", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_AGREE
 
 
 def main_entry() -> None:

@@ -181,3 +181,26 @@ def test_new_commands_reject_bad_input(args, needle, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+
+def test_closed_stdout_is_not_an_error(monkeypatch, tmp_path):
+    """The reader of stdout went away (`| head`): exit 0, no traceback. The BrokenPipe handler must come before the
+    generic handler that recognises a Ctrl-C wrapped by JAX (which re-raises everything else)."""
+    import sys
+
+    class Closed:
+        def __init__(self):
+            self.fh = open(tmp_path / "sink", "w")
+
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+        def fileno(self):
+            return self.fh.fileno()
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    assert cli.main(["derive", "jsl"]) == 0
