@@ -203,6 +203,12 @@ def test_invalid_sweeps_name_the_parameter(tmp_path):
         dynsim.sweep("jsl", {"q": [0.1]}, seeds=0)
     with pytest.raises(ValueError, match="options"):
         dynsim.sweep("jsl", {"q": [0.1]}, options={"approximation": "pp_frozen"})
+    # a point a level cannot run is refused before any work (nothing stored)
+    with pytest.raises(ValueError, match="mode='exact' would enumerate"):
+        dynsim.sweep("jsl", {"q": [0.1, 0.2]}, base=dict(D=36, C=4), level="both", out=str(tmp_path))
+    with pytest.raises(ValueError, match="mc_samples = 0"):
+        dynsim.sweep("jsl", {"q": [0.1, 0.2]}, options={"mc_samples": 0}, out=str(tmp_path))
+    assert not list(tmp_path.glob("points/*/*.npz"))
 
 
 @pytest.mark.parametrize("mode, replicates", [("exact", None), ("sampled", 2)])

@@ -41,6 +41,7 @@ class Setting:
     full: Callable  # (cfgs of one group, options, batch_size) -> [Trajectory]
     summary: Callable  # (cfg, reduced, full, report) -> dict
     group: Callable  # (cfg, options, level) -> hashable: points with equal groups share their compiled programs
+    check: Callable  # (cfg, options, level) -> None, raises ValueError: what the levels cannot run, before any work
     reduced_options: tuple
     full_options: tuple
     defaults: dict
@@ -52,11 +53,11 @@ def _mim_reduced(cfgs, options, batch_size):
 
 
 SETTINGS = {
-    "jsl": Setting(JSLConfig, _jsl.reduced_group, _jsl.full_group, _jsl.point_summary, _jsl.level_group,
+    "jsl": Setting(JSLConfig, _jsl.reduced_group, _jsl.full_group, _jsl.point_summary, _jsl.level_group, _jsl.check,
                    _jsl.REDUCED_OPTIONS, _jsl.FULL_OPTIONS, _jsl.DEFAULT_OPTIONS,
                    ("T1_attention", "final_error", "patch_association")),
     "mim": Setting(MIMConfig, _mim_reduced, _mim.full_group, _mim.point_summary,
-                   lambda cfg, options, level: cfg, _mim.REDUCED_OPTIONS, _mim.FULL_OPTIONS, _mim.DEFAULT_OPTIONS,
+                   lambda cfg, options, level: cfg, _mim.check, _mim.REDUCED_OPTIONS, _mim.FULL_OPTIONS, _mim.DEFAULT_OPTIONS,
                    ("two_phase_local", "own_area_attention_min", "final_loss")),
 }
 
@@ -158,6 +159,8 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
 
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     cfgs = points(setting, axes, base, seeds)
+    for cfg in cfgs:
+        spec.check(cfg, options, level)
     keys = [point_key(_description(setting, level, c, options)) for c in cfgs]
     store = Store(out) if out is not None else None
     results: dict[str, dict] = {}

@@ -130,6 +130,16 @@ def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Tr
     return many.simulate_many(cfgs, mode, options.get("replicates"), batch_size)
 
 
+def check(cfg: JSLConfig, options: dict, level: str) -> None:
+    """Refuse, before any work, a point its levels cannot run (e.g. an exact full sum too large to enumerate)."""
+    import full.jsl
+
+    if level != "full":
+        group_key(cfg, options)  # validates the sum options
+    if level != "reduced":
+        full.jsl.check(cfg, options.get("mode", "exact"), options.get("replicates"))
+
+
 def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
     """Points with equal keys share their compiled programs at `level` (reduced, full or both)."""
     from full.jsl import many

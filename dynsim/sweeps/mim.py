@@ -14,13 +14,27 @@ DEFAULT_OPTIONS = {"approximation": None, "mode": "exact", "replicates": None, "
                    "approximation_tolerance": None}
 
 
+def approximation(cfg: MIMConfig, options: dict):
+    """The reduced level's approximation: the option, else pp_frozen for K > 1 (as `dynsim compare mim`)."""
+    given = options.get("approximation")
+    return "pp_frozen" if given is None and cfg.K > 1 else given
+
+
+def check(cfg: MIMConfig, options: dict, level: str) -> None:
+    """Refuse, before any work, a point its levels cannot run."""
+    import full.mim
+    import reduced.mim
+
+    if level != "full":
+        reduced.mim.check(cfg, approximation(cfg, options))
+    if level != "reduced":
+        full.mim.check(cfg, options.get("mode", "exact"), options.get("replicates"))
+
+
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
     import reduced.mim
 
-    approximation = options.get("approximation")
-    if approximation is None and cfg.K > 1:
-        approximation = "pp_frozen"  # as `dynsim compare mim`: with several clusters the reduction needs it
-    return reduced.mim.simulate(cfg, approximation=approximation)
+    return reduced.mim.simulate(cfg, approximation=approximation(cfg, options))
 
 
 def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Trajectory]:
