@@ -71,6 +71,8 @@ def sweep_parser(sub) -> None:
                          help="reduced dynamics, full-matrix GD, or both and the checker (default: reduced)")
         run.add_argument("--out", default="dynsim-sweep", metavar="DIR",
                          help="results store and outputs (default: ./dynsim-sweep)")
+        run.add_argument("--resume", action="store_true",
+                         help="skip the points already stored in --out (the default; the flag only says so)")
         run.add_argument("--force", action="store_true", help="recompute points already stored (default: resume)")
         run.add_argument("--chunk-size", type=int, default=16,
                          help="points per unit of work, written when it finishes: the most an interruption loses "
@@ -122,6 +124,8 @@ def run(args) -> int:
         options["approximation"] = None
     if options.get("replicates") is not None and args.mode != "sampled":
         raise ValueError(f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for --mode sampled")
+    if args.resume and args.force:
+        raise ValueError("--resume and --force are exclusive: resume skips stored points, force recomputes them")
     if not 0.0 < args.confidence < 1.0:
         raise ValueError(f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1")
     try:

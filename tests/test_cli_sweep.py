@@ -31,7 +31,7 @@ def test_grid_table_heatmaps_and_resume(tmp_path, capsys):
     for name in ("reduced_final_loss", "reduced_patch_association"):
         with open(os.path.join(out, f"heatmap-{name}.png"), "rb") as fh:
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
-    assert main(GRID + ["--out", out]) == 0
+    assert main(GRID + ["--out", out, "--resume"]) == 0
     assert "18 points: 0 computed now, 18 reused" in capsys.readouterr().out
 
 
@@ -62,6 +62,7 @@ def test_ctrl_c_then_rerun_resumes(tmp_path):
     (["--q", "0.2,0.3", "--heatmap-axes", "q"], "heatmap_axes = ['q'] is invalid"),
     (["--replicates", "4"], "--replicates = 4 is invalid with --mode exact"),
     (["--level", "all"], "invalid choice: 'all'"),
+    (["--resume", "--force"], "--resume and --force are exclusive"),
 ])
 def test_invalid_input_is_one_line_exit_2(tmp_path, capsys, extra, message):
     assert main(["sweep", "jsl", "--out", str(tmp_path), *extra]) == 2
