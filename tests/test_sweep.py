@@ -220,13 +220,14 @@ def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
     import full.jsl
     from dynsim.checker import rounding_tolerance
 
-    res = dynsim.sweep("jsl", {"q": [0.2, 0.4], "eta": [0.05, 0.1]}, base=dict(BASE, N=32, steps=200), seeds=2, level="full",
+    res = dynsim.sweep("jsl", {"q": [0.2, 0.4], "eta": [0.05, 0.1]}, base=dict(BASE, N=64, steps=200), seeds=2, level="full",
                        options={"mode": mode, "replicates": replicates}, out=str(tmp_path), batch_size=4)
     store = Store(str(tmp_path))
     for row in res.rows[::3]:
-        cfg = JSLConfig(**dict(BASE, N=32, steps=200), q=row["q"], eta=row["eta"], seed=row["seed"])
+        cfg = JSLConfig(**dict(BASE, N=64, steps=200), q=row["q"], eta=row["eta"], seed=row["seed"])
         single = full.jsl.simulate(cfg, mode=mode, replicates=replicates)
         swept = store.load(row["key"], trajectories=True)["trajectories"]["full"]
+        assert "nonfinite_from_step" not in single.meta  # a run that stays finite (N = 32 at eta 0.1 diverged)
         assert sorted(single.observables) == sorted(swept.observables)
         terms = single.meta["configurations"] or single.meta["batch_size"]
         for name in single.observables:
