@@ -154,6 +154,23 @@ def _run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
 _run_jit = jax.jit(_run, static_argnums=(0, 1))
 
 
+def setup(cfg: MIMConfig, approx: tuple):
+    """The classes, the expectation table, the indices and their arrays of a run (GD and flow alike):
+    (cls, tab, idx, table arrays (u, z, w, populations), index arrays (cls, pos, valid), class weights)."""
+    cls = classes_mod.classes(cfg)
+    tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
+    idx = Indices(cfg, cls)
+    dtype = jnp.dtype(cfg.dtype)
+    # number of queries per class, summed over clusters and areas: the loss is their weighted sum
+    class_weight = np.zeros(len(cls.sizes))
+    for k in range(cfg.K):
+        for n in range(cfg.areas_per_cluster[k]):
+            class_weight[cls.of_area[k, n]] += idx.sizes[k, n]
+    arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
+    idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid))
+    return cls, tab, idx, arrays, idx_arrays, jnp.asarray(class_weight, dtype)
+
+
 def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
              **flow_options) -> Trajectory:
     """Run reduced GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss and pp_max, expanded per patch.
@@ -169,18 +186,8 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = 
 
         return simulate_flow(cfg, approximation, method, t_max, **flow_options)
     approx = check(cfg, approximation)
-    cls = classes_mod.classes(cfg)
-    tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
-    idx = Indices(cfg, cls)
-    dtype = jnp.dtype(cfg.dtype)
-    # number of queries per class, summed over clusters and areas: the loss is their weighted sum
-    class_weight = np.zeros(len(cls.sizes))
-    for k in range(cfg.K):
-        for n in range(cfg.areas_per_cluster[k]):
-            class_weight[cls.of_area[k, n]] += idx.sizes[k, n]
-    arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
-    idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid))
-    (state, rec) = _run_jit(cfg, approx, arrays, idx_arrays, jnp.asarray(class_weight, dtype))
+    cls, tab, idx, arrays, idx_arrays, class_weight = setup(cfg, approx)
+    (state, rec) = _run_jit(cfg, approx, arrays, idx_arrays, class_weight)
     observables = {k: np.asarray(v) for k, v in rec.items()}
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     expanded = steps.size * cfg.P**2 <= PP_BUDGET

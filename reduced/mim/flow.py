@@ -22,7 +22,6 @@ from dynsim.mim import MIMConfig
 from dynsim.trajectory import Trajectory
 from reduced.jsl import flow as generic
 
-from . import classes as classes_mod
 from . import dynamics
 from .symbolic import derive
 
@@ -103,20 +102,12 @@ def simulate_flow(cfg: MIMConfig, approximation: dynamics.Approximation = None, 
     approx = dynamics.check(cfg, approximation)
     opts = generic.options(cfg.eta, t_max, saves=saves, t_min=t_min, times=times, rtol=rtol, atol=atol,
                            solver=solver, max_steps=max_steps, default_t_max=cfg.eta * cfg.steps)
-    cls = classes_mod.classes(cfg)
-    tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
-    idx = dynamics.Indices(cfg, cls)
+    cls, tab, idx, arrays, idx_arrays, class_weight = dynamics.setup(cfg, approx)
     dtype = jnp.dtype(cfg.dtype)
-    class_weight = np.zeros(len(cls.sizes))
-    for k in range(cfg.K):
-        for n in range(cfg.areas_per_cluster[k]):
-            class_weight[cls.of_area[k, n]] += idx.sizes[k, n]
-    arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
-    idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid))
     static = cfg.replace(eta=1.0, steps=0, record_every=1)
     _arrays[_key(static, approx)] = arrays
     rec, reached, final, stats, result = _solve_jit(static, approx, opts["solver"], opts["max_steps"], arrays,
-                                                    idx_arrays, jnp.asarray(class_weight, dtype),
+                                                    idx_arrays, class_weight,
                                                     *generic.traced_options(opts, dtype))
     steps, observables, flow_meta = generic.finish(rec, reached, opts, stats, result, cfg.eta)
     flow_meta["approximation"] = "+".join(approx + (generic.LABEL,))
