@@ -265,10 +265,9 @@ def _log(msg: str) -> None:
 
 
 def _write_json(path: str, data) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=2, default=str)
-    os.replace(tmp, path)
+    from dynsim.trajectory import _atomic_write_text
+
+    _atomic_write_text(path, json.dumps(data, indent=2, default=str))
 
 
 def _run_logged(label: str, total: int, fn, timings: dict, key: str):

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .trajectory import Trajectory, _atomic_savez, _jsonable
+from .trajectory import Trajectory, _atomic_savez, _jsonable, many_from_arrays, many_to_arrays
 
 STORE_VERSION = 1
 
@@ -53,12 +53,8 @@ class Store:
 
     def save(self, key: str, summary: dict, trajectories: dict[str, Trajectory]) -> None:
         """Write one point atomically: its summary (JSON), its trajectories and a digest of all of it."""
-        arrays: dict[str, np.ndarray] = {"key": np.array(key), "summary": np.array(json.dumps(summary, default=_jsonable))}
-        for prefix, t in trajectories.items():
-            arrays[f"{prefix}/steps"] = t.steps
-            arrays[f"{prefix}/meta"] = np.array(json.dumps(t.meta, default=_jsonable))
-            for name, v in t.observables.items():
-                arrays[f"{prefix}/obs/{name}"] = np.asarray(v)
+        arrays = {"key": np.array(key), "summary": np.array(json.dumps(summary, default=_jsonable)),
+                  **many_to_arrays(trajectories)}
         arrays["digest"] = np.array(_digest(arrays))
         os.makedirs(os.path.dirname(self.path(key)), exist_ok=True)
         _atomic_savez(self.path(key), arrays)
@@ -82,14 +78,5 @@ class Store:
                           "recomputed", RuntimeWarning, stacklevel=2)
             return None
         if trajectories:
-            prefixes = sorted({k.split("/", 1)[0] for k in arrays if "/" in k})
-            out["trajectories"] = {
-                p: Trajectory(arrays[f"{p}/steps"],
-                              {k[len(p) + 5:]: v for k, v in arrays.items() if k.startswith(f"{p}/obs/")},
-                              json.loads(str(arrays[f"{p}/meta"])))
-                for p in prefixes}
+            out["trajectories"] = many_from_arrays(arrays)
         return out
-
-    def done(self, keys) -> set[str]:
-        """The keys among `keys` whose point is stored and intact."""
-        return {k for k in keys if self.load(k) is not None}

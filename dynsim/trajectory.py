@@ -81,12 +81,13 @@ def _jsonable(x: Any) -> Any:
     return str(x)
 
 
-def _atomic_savez(path: str, arrays: dict[str, np.ndarray]) -> None:
+def _atomic_write(path: str, suffix: str, write) -> None:
+    """Call write(binary file) on a temporary file in path's directory, then rename it to path (atomic on POSIX)."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".npz.tmp")
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
+            write(fh)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -94,37 +95,40 @@ def _atomic_savez(path: str, arrays: dict[str, np.ndarray]) -> None:
         raise
 
 
-def save_many(path, trajectories: dict[str, "Trajectory"]) -> None:
-    """Several trajectories in one .npz, each under its own prefix (e.g. "reduced", "full")."""
+def _atomic_savez(path: str, arrays: dict[str, np.ndarray]) -> None:
+    _atomic_write(path, ".npz.tmp", lambda fh: np.savez(fh, **arrays))
+
+def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarray]:
+    """Several trajectories as named arrays, each under its own prefix: <prefix>/steps, /meta, /obs/<name>."""
     arrays: dict[str, np.ndarray] = {}
     for prefix, t in trajectories.items():
         arrays[f"{prefix}/steps"] = t.steps
         arrays[f"{prefix}/meta"] = np.array(json.dumps(t.meta, default=_jsonable))
         for k, v in t.observables.items():
-            arrays[f"{prefix}/obs/{k}"] = v
-    _atomic_savez(os.fspath(path), arrays)
+            arrays[f"{prefix}/obs/{k}"] = np.asarray(v)
+    return arrays
+
+
+def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
+    """The inverse of `many_to_arrays` (names without a "/" are not trajectories and are skipped)."""
+    prefixes = sorted({k.split("/", 1)[0] for k in arrays if "/" in k})
+    return {pre: Trajectory(arrays[f"{pre}/steps"],
+                            {k[len(pre) + 5:]: arrays[k] for k in arrays if k.startswith(f"{pre}/obs/")},
+                            json.loads(str(arrays[f"{pre}/meta"])))
+            for pre in prefixes}
+
+
+def save_many(path, trajectories: dict[str, "Trajectory"]) -> None:
+    """Several trajectories in one .npz, each under its own prefix (e.g. "reduced", "full")."""
+    _atomic_savez(os.fspath(path), many_to_arrays(trajectories))
 
 
 def load_many(path) -> dict[str, "Trajectory"]:
     """Read what `save_many` wrote."""
-    out: dict[str, Trajectory] = {}
     with np.load(os.fspath(path), allow_pickle=False) as f:
-        prefixes = sorted({k.split("/", 1)[0] for k in f.files})
-        for pre in prefixes:
-            obs = {k[len(pre) + 5:]: f[k] for k in f.files if k.startswith(f"{pre}/obs/")}
-            out[pre] = Trajectory(f[f"{pre}/steps"], obs, json.loads(str(f[f"{pre}/meta"])))
-    return out
+        return many_from_arrays({k: f[k] for k in f.files})
 
 
 def _atomic_write_text(path: str, text: str) -> None:
     """Write a text file atomically (temporary file in the same directory, then rename)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _atomic_write(path, ".tmp", lambda fh: fh.write(text.encode()))

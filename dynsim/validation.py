@@ -17,6 +17,12 @@ def is_real(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
+def check_int(name: str, value: Any, low: int) -> None:
+    """Raise `<name> = <value> is invalid: must be an integer >= low` unless value is such an integer."""
+    if not is_int(value) or value < low:
+        raise ValueError(f"{name} = {value!r} is invalid: must be an integer >= {low}")
+
+
 def lower_bounds(fail, cfg: Any, bounds: dict) -> None:
     """For each field name -> (bound, strict): fail(name, value, "must be > bound" or ">= bound") when violated."""
     for name, (bound, strict) in bounds.items():

@@ -22,6 +22,7 @@ from dynsim import environment, progress
 from dynsim.jsl import JSLConfig
 from dynsim.mim import MIMConfig
 from dynsim.store import STORE_VERSION, Store, point_key
+from dynsim.validation import check_int
 from dynsim.trajectory import _atomic_write_text
 
 from . import jsl as _jsl
@@ -96,8 +97,7 @@ def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] =
     for name, values in axes.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
             _fail(f"axes[{name!r}]", values, "must be a non-empty list of values")
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        _fail("seeds", seeds, "must be an integer >= 1")
+    check_int("seeds", seeds, 1)
     seed0 = base.pop("seed", spec.config().seed)
     names = list(axes)
     out = []
@@ -124,11 +124,6 @@ def _check_options(setting: str, level: str, options: Mapping) -> dict:
     return {**spec.defaults, **options}
 
 
-def _check_int(name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        _fail(name, value, f"must be an integer >= {low}")
-
-
 def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping] = None, seeds: int = 1,
           level: str = "reduced", options: Optional[Mapping] = None, out: Optional[str] = None, force: bool = False,
           chunk_size: int = CHUNK_SIZE, batch_size: int = BATCH_SIZE, scheduler: Optional[str] = None,
@@ -150,8 +145,8 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
         _fail("setting", setting, f"must be one of {', '.join(SETTINGS)}")
     spec = SETTINGS[setting]
     options = _check_options(setting, level, dict(options or {}))
-    _check_int("chunk_size", chunk_size, 1)
-    _check_int("batch_size", batch_size, 1)
+    check_int("chunk_size", chunk_size, 1)
+    check_int("batch_size", batch_size, 1)
     from . import executors
 
     executors.check(scheduler, workers)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from dynsim import progress
+from dynsim.validation import check_int
 
 from .tasks import compute_chunk
 
@@ -18,8 +19,8 @@ def check(scheduler: Optional[str], workers: Optional[int]) -> None:
                          "existing cluster, or a number of local workers, not both")
     if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
         raise ValueError(f"scheduler = {scheduler!r} is invalid: must be an address like tcp://HOST:PORT")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers = {workers!r} is invalid: must be an integer >= 1")
+    if workers is not None:
+        check_int("workers", workers, 1)
 
 
 def run(tasks: list, scheduler: Optional[str] = None, workers: Optional[int] = None) -> Iterator[list]:

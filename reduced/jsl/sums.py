@@ -19,9 +19,9 @@ from typing import Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from dynsim.jsl import JSLConfig
+from dynsim.validation import check_int
 
 from . import configurations
 from .dynamics import BOUND_TARGET, MAX_CONFIGURATIONS, View, Weights, numbers_of
@@ -50,9 +50,8 @@ def choose(cfg: JSLConfig, max_configurations: int = MAX_CONFIGURATIONS, tail_ta
            mc_samples: int = MC_SAMPLES) -> SumChoice:
     """Full enumeration if it fits, else the smallest fitting truncation with dropped probability <= tail_target,
     else Monte Carlo with `mc_samples` configurations."""
-    for name, value in (("max_configurations", max_configurations), ("mc_samples", mc_samples)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} = {value!r} is invalid: must be an integer >= 1")
+    check_int("max_configurations", max_configurations, 1)
+    check_int("mc_samples", mc_samples, 1)
     if not (isinstance(tail_target, (int, float)) and 0 < tail_target < 1):
         raise ValueError(f"tail_target = {tail_target!r} is invalid: must lie strictly between 0 and 1")
     total = configurations.count(cfg.D, cfg.C)
