@@ -5,7 +5,7 @@ python benchmarks/sweep.py [--quick]
 The 64 points are reduced JSL runs on an 8 x 8 grid of (q, eta) at D=9, C=3. Three ways, side by side:
   sequential  64 calls of `reduced.jsl.simulate(cfg)`: what a user writes. The config is a static argument of the
               compiled run, so each new point compiles its own program;
-  vmapped     `dynsim.sweeps.jsl.reduced_group(cfgs, {}, 64)`: one program, q and eta traced, one compilation;
+  vmapped     `dynsim.jsl.sweep.reduced_group(cfgs, {}, 64)`: one program, q and eta traced, one compilation;
   sweep batch-1  the same program at batch size 1 called 64 times (one compilation): what vmapping adds on top of
               compiling once.
 Every repeat starts from empty JAX caches (`jax.clear_caches()`), so compilation counts as it does for a user.
@@ -26,7 +26,7 @@ import dynsim  # noqa: E402,F401  (float64)
 import reduced.jsl  # noqa: E402
 from benchmarks import machine  # noqa: E402
 from dynsim import JSLConfig  # noqa: E402
-from dynsim.sweeps import jsl as sweep_jsl  # noqa: E402
+from dynsim.jsl import sweep as sweep_jsl  # noqa: E402
 
 GOAL = 10.0
 

@@ -8,15 +8,12 @@ import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from scipy.stats import t as student_t
 
-COMPARED = ("alpha", "gamma", "rho", "loss", "own_set_attention",  # JSL
-            "fp_corr", "pp_corr", "area_attention")  # MIM (arrays per step; NaN marks padding, compared as such)
+from dynsim import setting as settings_registry
+from dynsim.setting import Checks
+
 APPROXIMATION_TOLERANCE = 0.05  # default for a named approximation: relative to the observable's largest magnitude
-RESIDUALS = {
-    "gamma_spread": "Lemma 4.1: max - min of the within-set entries of A",
-    "rho_spread": "Lemma 4.1: max - min of the between-set entries of A",
-    "v_perp": "Lemma 4.2: norm of the part of v orthogonal to w*",
-}
 SAFETY = 10.0  # constant of the rounding model: covers the few roundings per term (exp, powers, softplus)
 
 
@@ -97,7 +94,7 @@ def unit_roundoff(dtype: str) -> float:
     return float(np.finfo(np.dtype(dtype)).eps) / 2
 
 
-def _terms(t) -> int:
+def term_count(t) -> int:
     """Number of terms the run sums per step (configurations, or the batch): what rounding grows with."""
     m = t.meta
     for value in (m.get("configurations"), (m.get("truncation") or {}).get("configurations"), m.get("batch_size")):
@@ -120,8 +117,6 @@ def rounding_tolerance(steps: np.ndarray, scale: float, terms: int, dtype: str) 
 
 def _quantile(confidence: float, comparisons: int, dof: int) -> float:
     """Two-sided Student-t quantile at family-wise `confidence` over `comparisons` (Bonferroni)."""
-    from scipy.stats import t as student_t
-
     tail = (1.0 - confidence) / (2.0 * comparisons)
     return float(student_t.ppf(1.0 - tail, dof))
 
@@ -151,19 +146,20 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
     if common.size == 0:
         raise ValueError("the trajectories share no recorded step: align steps and record_every")
-    names = [n for n in (observables or COMPARED) if n in a.observables and n in b.observables]
-    frozen = any("pp_frozen" in str(t.meta.get("approximation", "")) for t in (a, b))
-    if frozen and observables is None:
-        names = [n for n in names if n != "pp_corr"]  # pp_frozen sets B = 0: its size is reported (pp_max), not judged
+    checks = _checks(a, b)
+    names = [n for n in (observables or checks.compared) if n in a.observables and n in b.observables]
+    if observables is None and checks.skip is not None:  # e.g. MIM's pp_corr under pp_frozen: reported, not judged
+        skipped = checks.skip(a, b)
+        names = [n for n in names if n not in skipped]
     if not names:
-        raise ValueError(f"no observable to compare: asked for {list(observables or COMPARED)}, "
+        raise ValueError(f"no observable to compare: asked for {list(observables or checks.compared)}, "
                          f"a has {sorted(a.observables)}, b has {sorted(b.observables)}")
     dtype = "float32" if "float32" in (a.meta.get("dtype"), b.meta.get("dtype")) else "float64"
-    terms = max(_terms(a), _terms(b))
+    terms = max(term_count(a), term_count(b))
     stat = next((t for t in (a, b) if any(k.endswith("_se") for k in t.observables)), None)
     approx = next((t.meta["approximation"] for t in (a, b) if t.meta.get("approximation", "exact") != "exact"), None)
     notes: list[str] = []
-    extra = _truncation_allowance(a, b, common)
+    extra = checks.allowance(a, b, common) if checks.allowance is not None else {}
     # Bonferroni: one comparison per recorded step and per compared entry (array observables count every entry)
     n_stat = sum(int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0]))) for n in names
                  if stat is not None and f"{n}_se" in stat.observables)
@@ -215,8 +211,9 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
         errors[name] = ObservableError(float(np.nanmax(diff)) if finite else math.inf,
                                        float(np.nanmax(rel)) if finite else math.inf,
                                        float(tol[worst]), int(common[worst[0]]), ok, reason, max_z)
-    residuals = _residuals(a, b, common, terms, dtype, exact=stat is None)
-    residuals.update(_pp_magnitude(a, b, approx))
+    residuals = _residuals(checks, a, b, common, terms, dtype, exact=stat is None)
+    if checks.reported is not None:
+        residuals.update(checks.reported(a, b, approx))
     if approx is not None:
         notes.append(f"approximation {approx!r}: a deviation here measures the approximation, not a bug")
     if stat is not None:
@@ -227,40 +224,30 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
                   (_level(a), _level(b)), int(common.size), notes)
 
 
-def _truncation_allowance(a, b, common: np.ndarray) -> dict[str, np.ndarray]:
-    """If a reduced run truncated its sum, the per-entry gradient bounds times eta times steps (and the loss bound).
-
-    First order: per-step parameter errors are added up, not propagated through the dynamics.
-    """
+def _checks(a, b) -> Checks:
+    """The checks of the setting that produced `a` (by meta["setting"], its config class); for a trajectory of no
+    known setting, every observable both runs record (not a `_se`) is compared and no residual is judged."""
     for t in (a, b):
-        trunc = t.meta.get("truncation") or {}
-        if trunc.get("dropped_probability"):
-            bounds, eta = trunc["bounds"], t.meta["config"]["eta"]
-            steps = common.astype(float)
-            return {
-                "alpha": eta * steps * bounds["grad_alpha"],
-                "gamma": eta * steps * bounds["grad_gamma_per_entry"],
-                "rho": eta * steps * bounds["grad_rho_per_entry"],
-                "loss": np.full(steps.shape, bounds["loss"]),
-            }
-    return {}
+        found = settings_registry.for_config(str(t.meta.get("setting", "")))
+        if found is not None:
+            return found.checks
+    common = [n for n in a.observables if n in b.observables and not n.endswith("_se")]
+    return Checks(compared=tuple(common))
 
 
-def _residuals(a, b, common, terms, dtype, exact: bool) -> dict[str, Residual]:
+def _residuals(checks: Checks, a, b, common, terms, dtype, exact: bool) -> dict[str, Residual]:
+    """The reduction residuals of the full trajectory: judged by rounding when deterministic, reported otherwise."""
     out: dict[str, Residual] = {}
     for t in (a, b):
         if t.level != "full":
             continue
-        for name, what in RESIDUALS.items():
+        for name, what in checks.residuals.items():
             if name not in t.observables:
                 continue
             value = float(np.max(np.abs(t[name])))
             if exact:
-                if name == "v_perp":
-                    what += ("; in exact mode v's gradient lies in span(w*) by construction, so this measures "
-                             "rounding only: mode 'sampled' tests Lemma 4.2 with real noise")
-                scale = max(float(np.max(np.abs(t["alpha"]))), float(np.max(np.abs(t["gamma"]))),
-                            float(np.max(np.abs(t["rho"]))), 1.0)
+                what += checks.exact_notes.get(name, "")
+                scale = max([float(np.max(np.abs(t[n]))) for n in checks.residual_scale if n in t.observables] + [1.0])
                 tol = float(rounding_tolerance(np.array([float(common.max())]), scale, terms, dtype)[0])
                 out[name] = Residual(value, tol, bool(value <= tol), what + "; rounding tolerance")
             else:
@@ -272,20 +259,3 @@ def _level(t) -> str:
     """The level, with the approximation of a reduced run when it has one (e.g. "reduced[pp_frozen]")."""
     approx = t.meta.get("approximation")
     return f"{t.level}[{approx}]" if approx and approx != "exact" else t.level
-
-
-def _pp_magnitude(a, b, approx) -> dict[str, Residual]:
-    """MIM: max |B_{p,q}| (PP correlation) of the full run and its ratio to max |A_{p,v}| (FP), reported, not judged."""
-    out: dict[str, Residual] = {}
-    for t in (a, b):
-        if t.level != "full" or "pp_corr" not in t.observables:
-            continue
-        pp = float(np.nanmax(np.abs(t["pp_corr"])))
-        fp = float(np.nanmax(np.abs(t["fp_corr"])))
-        what = "max |B_{p,q}| over the run (PP correlation, Lemma 5.2)"
-        if approx is not None and "pp_frozen" in approx:
-            what += "; the pp_frozen reduction sets it to 0"
-        out["pp_max"] = Residual(pp, None, None, what + "; reported, not judged")
-        out["pp_over_fp"] = Residual(pp / fp if fp > 0 else math.nan, None, None,
-                                     "max |B| / max |A| over the run (the theory: PP small against FP); reported")
-    return out

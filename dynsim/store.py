@@ -18,14 +18,14 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .trajectory import Trajectory, _atomic_savez, _jsonable, many_from_arrays, many_to_arrays
+from .trajectory import Trajectory, atomic_savez, jsonable, many_from_arrays, many_to_arrays
 
 STORE_VERSION = 1
 
 
 def point_key(description: dict) -> str:
     """The versioned hash of a point: sha256 of {"store_version": STORE_VERSION, **description} as canonical JSON."""
-    text = json.dumps({"store_version": STORE_VERSION, **description}, sort_keys=True, default=_jsonable,
+    text = json.dumps({"store_version": STORE_VERSION, **description}, sort_keys=True, default=jsonable,
                       separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -53,11 +53,11 @@ class Store:
 
     def save(self, key: str, summary: dict, trajectories: dict[str, Trajectory]) -> None:
         """Write one point atomically: its summary (JSON), its trajectories and a digest of all of it."""
-        arrays = {"key": np.array(key), "summary": np.array(json.dumps(summary, default=_jsonable)),
+        arrays = {"key": np.array(key), "summary": np.array(json.dumps(summary, default=jsonable)),
                   **many_to_arrays(trajectories)}
         arrays["digest"] = np.array(_digest(arrays))
         os.makedirs(os.path.dirname(self.path(key)), exist_ok=True)
-        _atomic_savez(self.path(key), arrays)
+        atomic_savez(self.path(key), arrays)
 
     def load(self, key: str, trajectories: bool = False) -> Optional[dict[str, Any]]:
         """The stored point {"summary": ..., "trajectories": {...} (if asked)}; None if absent or corrupt

@@ -45,8 +45,8 @@ class Trajectory:
         path = os.fspath(path)
         arrays = {f"obs/{k}": v for k, v in self.observables.items()}
         arrays["steps"] = self.steps
-        arrays["meta"] = np.array(json.dumps(self.meta, default=_jsonable))
-        _atomic_savez(path, arrays)
+        arrays["meta"] = np.array(json.dumps(self.meta, default=jsonable))
+        atomic_savez(path, arrays)
 
     @classmethod
     def load(cls, path) -> "Trajectory":
@@ -71,7 +71,7 @@ def seed_statistics(records: dict, *, standard_error: bool = True, keep_seeds: b
     return out
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, np.ndarray):
@@ -95,7 +95,7 @@ def _atomic_write(path: str, suffix: str, write) -> None:
         raise
 
 
-def _atomic_savez(path: str, arrays: dict[str, np.ndarray]) -> None:
+def atomic_savez(path: str, arrays: dict[str, np.ndarray]) -> None:
     _atomic_write(path, ".npz.tmp", lambda fh: np.savez(fh, **arrays))
 
 def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarray]:
@@ -103,7 +103,7 @@ def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarra
     arrays: dict[str, np.ndarray] = {}
     for prefix, t in trajectories.items():
         arrays[f"{prefix}/steps"] = t.steps
-        arrays[f"{prefix}/meta"] = np.array(json.dumps(t.meta, default=_jsonable))
+        arrays[f"{prefix}/meta"] = np.array(json.dumps(t.meta, default=jsonable))
         for k, v in t.observables.items():
             arrays[f"{prefix}/obs/{k}"] = np.asarray(v)
     return arrays
@@ -120,7 +120,7 @@ def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
 
 def save_many(path, trajectories: dict[str, "Trajectory"]) -> None:
     """Several trajectories in one .npz, each under its own prefix (e.g. "reduced", "full")."""
-    _atomic_savez(os.fspath(path), many_to_arrays(trajectories))
+    atomic_savez(os.fspath(path), many_to_arrays(trajectories))
 
 
 def load_many(path) -> dict[str, "Trajectory"]:
@@ -129,6 +129,6 @@ def load_many(path) -> dict[str, "Trajectory"]:
         return many_from_arrays({k: f[k] for k in f.files})
 
 
-def _atomic_write_text(path: str, text: str) -> None:
+def atomic_write_text(path: str, text: str) -> None:
     """Write a text file atomically (temporary file in the same directory, then rename)."""
     _atomic_write(path, ".tmp", lambda fh: fh.write(text.encode()))

@@ -20,7 +20,7 @@ import reduced.jsl
 import reduced.mim
 from dynsim import JSLConfig, MIMConfig
 from dynsim.store import Store
-from dynsim.sweeps import jsl as sweep_jsl
+from dynsim.jsl import sweep as sweep_jsl
 from reduced.jsl import dynamics, sums
 
 BASE = dict(D=9, C=3, steps=600, record_every=50, nu=0.02)
@@ -125,7 +125,7 @@ def test_several_devices_give_the_same_numbers(tmp_path):
     script = textwrap.dedent("""
         import sys, jax, numpy as np, dynsim
         from dynsim import JSLConfig
-        from dynsim.sweeps import jsl
+        from dynsim.jsl import sweep as jsl
         cfgs = [JSLConfig(D=9, C=3, steps=300, record_every=50, q=q) for q in (0.2, 0.3, 0.4)]
         out = jsl.reduced_group(cfgs, {}, 1)
         np.save(sys.argv[1], np.stack([o["loss"] for o in out] + [o["alpha"] for o in out]))

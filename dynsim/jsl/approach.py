@@ -15,6 +15,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+import full.jsl
+import reduced.jsl
 from dynsim.checker import Report, compare
 from dynsim.trajectory import Trajectory
 
@@ -28,8 +30,6 @@ def reduced_from_projection(cfg: JSLConfig, full_traj: Trajectory) -> Trajectory
 
     The observables are the mean over seeds, with each seed's run under `<name>_seeds` (steps, R).
     """
-    import reduced.jsl
-
     proj = full_traj.meta["initial_projection"]
     inits = np.stack([proj["alpha"], proj["gamma"], proj["rho"]], axis=1)
     return reduced.jsl.simulate_many(cfg, inits)
@@ -87,8 +87,6 @@ def approach(cfg: JSLConfig, N_values: Optional[Sequence[int]] = None, seeds: in
 
     `runs`, if given, is filled with {N: (reduced, full)} trajectories.
     """
-    import full.jsl
-
     N_values = sorted(set(N_values or ladder(cfg.N)))
     reports, max_abs, max_z = [], {n: [] for n in OBSERVABLES}, {n: [] for n in OBSERVABLES}
     for N in N_values:

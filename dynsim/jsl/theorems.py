@@ -6,39 +6,22 @@ returns one `Claim` per statement. A claim that fails is a measured result, not 
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-from typing import Any, Callable, Optional
+from typing import Optional
 
+import jax.numpy as jnp
 import numpy as np
+from scipy.stats import t as student_t
+
+import full.jsl
+import reduced.jsl
+from dynsim.checker import rounding_tolerance, term_count
+from dynsim.claims import LOG, Claim, holds, table, to_json  # noqa: F401  (table, to_json re-exported)
+from full.jsl import glm, transfer
+from reduced.jsl import dynamics
 
 from . import events, reference
 from .config import JSLConfig
-
-LOG = Callable[[str], None]
-
-
-@dataclasses.dataclass
-class Claim:
-    """One checked statement: what was measured, against which threshold, and whether it holds (None: not evaluated)."""
-
-    claim: str
-    statement: str
-    assumptions: list[str]
-    measured: float
-    relation: str  # how measured is compared with threshold: "<=", "<", ">=", ">", "=="
-    threshold: float
-    holds: Optional[bool]
-    details: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-def _holds(measured: float, relation: str, threshold: float) -> bool:
-    ops = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater, "==": np.equal}
-    return bool(ops[relation](measured, threshold))
 
 
 def _config_line(cfg: JSLConfig) -> str:
@@ -48,33 +31,26 @@ def _config_line(cfg: JSLConfig) -> str:
 
 def lemma_4_1_and_4_2(cfg: JSLConfig, exact) -> list[Claim]:
     """Lemmas 4.1 and 4.2 on a full-matrix exact run from the idealized start: orbit spreads and v_perp."""
-    from dynsim.checker import _terms, rounding_tolerance
-
     scale = max(float(np.max(np.abs(exact[k]))) for k in ("alpha", "gamma", "rho"))
-    tol = float(rounding_tolerance(np.array([float(cfg.steps)]), scale, _terms(exact), cfg.dtype)[0])
+    tol = float(rounding_tolerance(np.array([float(cfg.steps)]), scale, term_count(exact), cfg.dtype)[0])
     base = [f"idealized start (A = sigma_A I, v = alpha0 w*), GD on the population loss (P), {_config_line(cfg)}",
-            f"full-matrix level: every off-diagonal A_ij free; (P) summed exactly over {_terms(exact)} configurations",
+            f"full-matrix level: every off-diagonal A_ij free; (P) summed exactly over {term_count(exact)} configurations",
             "threshold: the checker's float rounding tolerance at step T (exact arithmetic would give 0)"]
     spread = max(float(np.max(exact["gamma_spread"])), float(np.max(exact["rho_spread"])))
     vperp = float(np.max(exact["v_perp"]))
     return [
         Claim("Lemma 4.1", "A stays constant on the orbits: diagonal beta, within-set gamma, between-set rho",
-              base, spread, "<=", tol, _holds(spread, "<=", tol),
+              base, spread, "<=", tol, holds(spread, "<=", tol),
               {"max_gamma_spread": float(np.max(exact["gamma_spread"])), "max_rho_spread": float(np.max(exact["rho_spread"]))}),
         Claim("Lemma 4.2", "v stays on the line of w*: v = alpha w*", base + [
             "exact mode integrates the noise out along span(w*), so this measures rounding; the noise-driven part "
             "of v is measured by Theorem 4.2's realistic run (details there)"],
-              vperp, "<=", tol, _holds(vperp, "<=", tol), {"max_v_perp": vperp}),
+              vperp, "<=", tol, holds(vperp, "<=", tol), {"max_v_perp": vperp}),
     ]
 
 
 def lemma_4_3(cfg: JSLConfig, red, ev) -> Claim:
     """Lemma 4.3 in Event II: per step, gamma's increment is positive and exceeds |rho's increment|."""
-    import jax.numpy as jnp
-
-    import reduced.jsl
-    from reduced.jsl import dynamics
-
     table = dynamics._table(cfg, red.meta["truncation"].get("max_nonzero"))
     lo = ev.T0 if ev.T0 is not None else 0
     hi = ev.T1_attention if ev.T1_attention is not None else int(red.steps[-1])
@@ -131,9 +107,7 @@ def theorem_5_1(cfg: JSLConfig, final, lines, *, n_tilde=(8, 16, 32), seeds: int
 
     Paired one-sided t-test over seeds at the smallest N~: the learners share samples and v0 within a seed.
     """
-    from scipy.stats import t as student_t
 
-    from full.jsl import transfer
 
     pretrained = {"A": np.asarray(final["A"])[0], "A0": np.asarray(final["A0"])[0]}
     res = transfer.transfer(cfg, pretrained=pretrained, n_tilde=tuple(n_tilde), seeds=seeds, **kwargs)
@@ -164,8 +138,6 @@ def theorem_5_1(cfg: JSLConfig, final, lines, *, n_tilde=(8, 16, 32), seeds: int
 
 def theorem_3_1(cfg: JSLConfig, lines, *, seeds: int = 4, max_steps: int = 5000) -> Claim:
     """Theorem 3.1: a GLM g(X) = phi(sum_j <w_j, X_j>) trained by GD errs with probability >= 1/8."""
-    from full.jsl import glm
-
     steps = min(cfg.steps, max_steps)
     traj, _ = glm.run_glm(cfg, seeds=seeds, steps=steps)
     err, se = float(traj["test_error"][-1]), float(traj["test_error_se"][-1])
@@ -183,9 +155,6 @@ def theorem_3_1(cfg: JSLConfig, lines, *, seeds: int = 4, max_steps: int = 5000)
 def check_theorems(cfg: JSLConfig, *, seeds: int = 4, transfer_kwargs: Optional[dict] = None,
                    log: LOG = lambda s: None) -> list[Claim]:
     """Run what the claims need and evaluate Lemmas 4.1-4.3, Theorems 3.1, 4.1, 4.2 and 5.1 on `cfg`."""
-    import full.jsl
-    import reduced.jsl
-
     lines = reference.lines(cfg)
     claims: list[Claim] = []
     log("reduced: idealized population dynamics ...")
@@ -208,29 +177,3 @@ def check_theorems(cfg: JSLConfig, *, seeds: int = 4, transfer_kwargs: Optional[
     log("GLM trained on the same data (Theorem 3.1) ...")
     claims.append(theorem_3_1(cfg, lines, seeds=seeds))
     return claims
-
-
-def to_json(claims: list[Claim]) -> str:
-    return json.dumps({"claims": [c.to_dict() for c in claims]}, indent=2, allow_nan=True, default=float)
-
-
-def table(claims: list[Claim]) -> str:
-    """Plain text: claim, measured, relation and threshold, verdict; then each claim's statement and assumptions."""
-    head = f"{'claim':<13} {'measured':>12} {'':>2} {'threshold':>12}  verdict"
-    out = [head, "-" * len(head)]
-    for c in claims:
-        verdict = "not evaluated" if c.holds is None else ("holds" if c.holds else "FAILS")
-        out.append(f"{c.claim:<13} {c.measured:>12.4g} {c.relation:>2} {c.threshold:>12.4g}  {verdict}")
-    out.append("")
-    for c in claims:
-        out.append(f"{c.claim}: {c.statement}")
-        out.extend(f"  - {a}" for a in c.assumptions)
-        if c.details:
-            out.append("  details: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in c.details.items()))
-    return "\n".join(out)
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)

@@ -7,6 +7,7 @@ from typing import Optional
 
 import numpy as np
 
+import reduced.mim
 from dynsim.plotting import plt, save
 
 from .partition import area_of, query_patches
@@ -48,8 +49,6 @@ def pp_pair(cfg, t, p: int, q: int) -> np.ndarray:
     """B_{p,q} along the run: from pp_corr, or from a reduced run's per-class pp_class / pp_self when not expanded."""
     if "pp_corr" in t.observables:
         return t["pp_corr"][:, p, q]
-    import reduced.mim
-
     idx = reduced.mim.Indices(cfg, reduced.mim.classes.classes(cfg))
     c = idx.cls[p, 0]
     return t["pp_self"][:, c] if p == q else t["pp_class"][:, c, idx.pp_pos[p, q]]

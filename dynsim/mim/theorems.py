@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
-from dynsim.jsl.theorems import Claim, table, to_json  # noqa: F401  (re-exported)
+import full.mim
+import reduced.mim
+from dynsim import metrics
+from dynsim.claims import LOG, Claim, table, to_json  # noqa: F401  (table, to_json re-exported)
+from dynsim.trajectory import Trajectory
 
 from . import phases
 from .config import MIMConfig
+from .data import z_law
 from .partition import query_patches
 
-LOG = Callable[[str], None]
 
 EPS = 0.05  # Theorem 4.1's "nearly all attention": own-area attention >= 1 - EPS (reason in `theorem_4_1_attention`)
 LARGE = "pp_frozen+mean_field"  # the theory's approximations (B = 0, counts at their means): cheap at P = 1024
@@ -56,9 +60,6 @@ def _config_line(cfg: MIMConfig) -> str:
 
 def _simulate(cfg: MIMConfig, approximation, log: LOG):
     """reduced.mim.simulate without the P x P `pp_corr` (its maximum |B| stays as `pp_max`), to free memory."""
-    import reduced.mim
-    from dynsim.trajectory import Trajectory
-
     t0 = time.perf_counter()
     t = reduced.mim.simulate(cfg, approximation)
     obs = {k: v for k, v in t.observables.items() if k != "pp_corr"}
@@ -92,8 +93,6 @@ def prob_own_unmasked(cfg: MIMConfig, approximation) -> np.ndarray:
 
 def unavoidable_loss(cfg: MIMConfig) -> float:
     """L* of Lemma A.8/A.9: (|M|/P)(1/K) sum_k sum_p Pr(u_n = 0 | p in M) E[z^2] / 2 (own area fully masked)."""
-    from .data import z_law
-
     values, probs = z_law(cfg)
     ez2 = float(np.sum(values**2 * probs))
     p0 = 1.0 - prob_own_unmasked(cfg, None)
@@ -315,9 +314,6 @@ def check_theorems(cfg_pos: Optional[MIMConfig] = None, cfg_neg: Optional[MIMCon
 
 def diversity_claim(cfg: MIMConfig, log: LOG) -> Claim:
     """Section 6: the trained model's attention diversity (top-k) exceeds that of collapsed attention (0)."""
-    import full.mim
-    from dynsim import metrics
-
     t0 = time.perf_counter()
     t = full.mim.simulate(cfg, mode="exact")
     log(f"  full exact, P = {cfg.P}, {cfg.steps} steps: {time.perf_counter() - t0:.1f} s")

@@ -19,48 +19,24 @@ import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dynsim import environment, progress
-from dynsim.jsl import JSLConfig
-from dynsim.mim import MIMConfig
+from dynsim import setting as registry
 from dynsim.store import STORE_VERSION, Store, point_key
+from dynsim.trajectory import atomic_write_text
 from dynsim.validation import check_int
-from dynsim.trajectory import _atomic_write_text
 
-from . import jsl as _jsl
-from . import mim as _mim
+from . import executors, plots
 
 LEVELS = ("reduced", "full", "both")
 CHUNK_SIZE = 16  # points per unit of work: the most a Ctrl-C or a lost worker can cost
 BATCH_SIZE = 8  # points per vmapped batch inside a chunk (lax.map batch_size): bounds memory
 
 
-@dataclasses.dataclass(frozen=True)
-class Setting:
-    """How a sweep runs one setting: its config, its levels, its point summary and its groups."""
-
-    config: type
-    reduced: Callable  # (cfgs of one group, options, batch_size) -> [Trajectory]
-    full: Callable  # (cfgs of one group, options, batch_size) -> [Trajectory]
-    summary: Callable  # (cfg, reduced, full, report) -> dict
-    group: Callable  # (cfg, options, level) -> hashable: points with equal groups share their compiled programs
-    check: Callable  # (cfg, options, level) -> None, raises ValueError: what the levels cannot run, before any work
-    reduced_options: tuple
-    full_options: tuple
-    defaults: dict
-    heatmaps: tuple  # summaries drawn by default
-
-
-def _mim_reduced(cfgs, options, batch_size):
-    return [_mim.reduced_point(c, options) for c in cfgs]
-
-
-SETTINGS = {
-    "jsl": Setting(JSLConfig, _jsl.reduced_group, _jsl.full_group, _jsl.point_summary, _jsl.level_group, _jsl.check,
-                   _jsl.REDUCED_OPTIONS, _jsl.FULL_OPTIONS, _jsl.DEFAULT_OPTIONS,
-                   ("T1_attention", "final_error", "patch_association")),
-    "mim": Setting(MIMConfig, _mim_reduced, _mim.full_group, _mim.point_summary,
-                   lambda cfg, options, level: cfg, _mim.check, _mim.REDUCED_OPTIONS, _mim.FULL_OPTIONS, _mim.DEFAULT_OPTIONS,
-                   ("two_phase_local", "own_area_attention_min", "final_loss")),
-}
+def spec_of(setting: str):
+    """(the Setting, its SweepSpec); a ValueError when the setting is unknown or declares no sweep."""
+    found = registry.get(setting)
+    if found.sweep is None:
+        _fail("setting", setting, "declares no sweep (its Setting.sweep is None)")
+    return found, found.sweep
 
 
 @dataclasses.dataclass
@@ -85,12 +61,12 @@ def _fail(name: str, value: Any, allowed: str) -> None:
 def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] = None, seeds: int = 1) -> list:
     """The configs of the grid, in order: the product of the axes (first axis slowest), seeds innermost
     (seed = base seed + 0, 1, ..., seeds - 1). Every config is validated here, before any work."""
-    spec = SETTINGS[setting]
-    fields = {f.name for f in dataclasses.fields(spec.config)}
+    config = registry.get(setting).config
+    fields = {f.name for f in dataclasses.fields(config)}
     base = dict(base or {})
     for name in list(base) + list(axes):
         if name not in fields:
-            _fail("axis" if name in axes else "base", name, f"must be a field of {spec.config.__name__}: "
+            _fail("axis" if name in axes else "base", name, f"must be a field of {config.__name__}: "
                   f"{', '.join(sorted(fields))}")
     if "seed" in axes:
         _fail("axis", "seed", "seeds are given by seeds=N (seed = base seed + 0..N-1)")
@@ -98,23 +74,23 @@ def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] =
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
             _fail(f"axes[{name!r}]", values, "must be a non-empty list of values")
     check_int("seeds", seeds, 1)
-    seed0 = base.pop("seed", spec.config().seed)
+    seed0 = base.pop("seed", config().seed)
     names = list(axes)
     out = []
     for values in itertools.product(*(axes[n] for n in names)):
         for s in range(seeds):
-            out.append(spec.config(**base, **dict(zip(names, values)), seed=seed0 + s))
+            out.append(config(**base, **dict(zip(names, values)), seed=seed0 + s))
     return out
 
 
 def _description(setting: str, level: str, cfg, options: dict) -> dict:
-    spec = SETTINGS[setting]
+    _, spec = spec_of(setting)
     wanted = (spec.reduced_options if level != "full" else ()) + (spec.full_options if level != "reduced" else ())
     return {"setting": setting, "level": level, "config": cfg.to_dict(), "options": {k: options.get(k) for k in wanted}}
 
 
 def _check_options(setting: str, level: str, options: Mapping) -> dict:
-    spec = SETTINGS[setting]
+    _, spec = spec_of(setting)
     if level not in LEVELS:
         _fail("level", level, f"must be one of {', '.join(LEVELS)}")
     known = set(spec.reduced_options) | set(spec.full_options)
@@ -132,26 +108,19 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
           log: Optional[Callable[[str], None]] = None) -> SweepResult:
     """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
 
-    base: config fields shared by every point; options: run options (jsl: mode, replicates, confidence,
-    max_configurations, tail_target, mc_samples; mim: approximation, mode, replicates, confidence,
-    approximation_tolerance). With `out`, finished points are stored there and reused on the next call
+    base: config fields shared by every point; options: the run options the setting's SweepSpec declares
+    (reduced_options and full_options, e.g. mode, replicates, confidence). With `out`, finished points are stored there and reused on the next call
     (force=True recomputes them), and table.csv, sweep.json and heatmap PNGs are written. Work is cut into
     chunks of at most `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`;
     a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
     scheduler="tcp://host:port" runs the chunks on an existing Dask cluster, workers=N on a local one.
     log: called with one line once the inputs are validated (what will run).
     """
-    if setting not in SETTINGS:
-        _fail("setting", setting, f"must be one of {', '.join(SETTINGS)}")
-    spec = SETTINGS[setting]
+    _, spec = spec_of(setting)
     options = _check_options(setting, level, dict(options or {}))
     check_int("chunk_size", chunk_size, 1)
     check_int("batch_size", batch_size, 1)
-    from . import executors
-
     executors.check(scheduler, workers)
-    from . import plots
-
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     cfgs = points(setting, axes, base, seeds)
     for cfg in cfgs:
@@ -229,19 +198,17 @@ def table_csv(rows: list[dict], columns: list[str]) -> str:
 
 def _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused, seconds,
                    heatmaps, heatmap_axes, prefix) -> dict[str, str]:
-    from . import plots
-
     files = {"table": os.path.join(out, "table.csv"), "manifest": os.path.join(out, "sweep.json")}
-    _atomic_write_text(files["table"], table_csv(rows, columns))
+    atomic_write_text(files["table"], table_csv(rows, columns))
     manifest = {
         "setting": setting, "level": level, "axes": {k: list(v) for k, v in axes.items()}, "base": dict(base or {}),
         "seeds": seeds, "options": options, "store_version": STORE_VERSION, "points": keys,
         "computed_this_run": len(computed), "reused_from_store": len(reused), "seconds_this_run": seconds,
-        "environment": {k: v for k, v in environment.meta(level, "sweep", SETTINGS[setting].config()).items()
+        "environment": {k: v for k, v in environment.meta(level, "sweep", registry.get(setting).config()).items()
                         if k not in ("config", "setting", "mode", "level", "dtype")},
         "dtypes": sorted({r["dtype"] for r in rows}),
     }
-    _atomic_write_text(files["manifest"], json.dumps(manifest, indent=2, default=str))
+    atomic_write_text(files["manifest"], json.dumps(manifest, indent=2, default=str))
     names = [n if n in columns else prefix + n for n in heatmaps]
     files.update(plots.heatmaps(out, setting, level, rows, axes, names, heatmap_axes))
     return files

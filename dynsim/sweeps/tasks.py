@@ -6,19 +6,18 @@ from __future__ import annotations
 import json
 import warnings
 
-from dynsim.trajectory import _jsonable
+import jax
+
+from dynsim import checker
+from dynsim import setting as registry
+from dynsim.trajectory import jsonable
 
 
 def compute_chunk(setting: str, level: str, options: dict, points: list, batch_size: int) -> list:
     """[(key, summary, {"reduced": Trajectory, "full": Trajectory})] for `points` = [(key, config dict)] of one group."""
-    import jax
-
-    import dynsim  # noqa: F401  (float64 on a fresh worker)
-
-    from . import SETTINGS
-
-    spec = SETTINGS[setting]
-    cfgs = [spec.config(**c) for _, c in points]
+    found = registry.get(setting)  # importing dynsim (this module's package) enabled float64 on a fresh worker
+    spec = found.sweep
+    cfgs = [found.config(**c) for _, c in points]
     # float32 on an accelerator would otherwise multiply in TF32/bfloat16 passes and fake mismatches between the
     # levels: every sweep computes its matmuls at "highest" precision (on the CPU this changes nothing)
     with warnings.catch_warnings(), jax.default_matmul_precision("highest"):
@@ -29,10 +28,10 @@ def compute_chunk(setting: str, level: str, options: dict, points: list, batch_s
     for (key, _), cfg, red, ful in zip(points, cfgs, reds, fulls):
         report = None
         if red is not None and ful is not None:
-            report = dynsim.compare(red, ful, confidence=options.get("confidence") or 0.999,
+            report = checker.compare(red, ful, confidence=options.get("confidence") or 0.999,
                                     **({"approximation_tolerance": options["approximation_tolerance"]}
                                        if options.get("approximation_tolerance") else {}))
         # plain JSON types (no numpy scalars): a fresh summary must equal the one read back from the store
-        summary = json.loads(json.dumps(spec.summary(cfg, red, ful, report), default=_jsonable))
+        summary = json.loads(json.dumps(spec.summary(cfg, red, ful, report), default=jsonable))
         out.append((key, summary, {k: t for k, t in (("reduced", red), ("full", ful)) if t is not None}))
     return out

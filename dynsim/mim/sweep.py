@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynsim.mim import MIMConfig
+import full.mim
+import reduced.mim
+from dynsim.mim import phases
+from dynsim.mim.config import MIMConfig
+from dynsim.setting import SweepSpec
+from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 
 REDUCED_OPTIONS = ("approximation",)
@@ -22,9 +27,6 @@ def approximation(cfg: MIMConfig, options: dict):
 
 def check(cfg: MIMConfig, options: dict, level: str) -> None:
     """Refuse, before any work, a point its levels cannot run."""
-    import full.mim
-    import reduced.mim
-
     if level != "full":
         reduced.mim.check(cfg, approximation(cfg, options))
     if level != "reduced":
@@ -32,15 +34,16 @@ def check(cfg: MIMConfig, options: dict, level: str) -> None:
 
 
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
-    import reduced.mim
-
     return reduced.mim.simulate(cfg, approximation=approximation(cfg, options))
+
+
+def reduced_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Trajectory]:
+    """Point by point: each MIM point has its own shapes."""
+    return [reduced_point(c, options) for c in cfgs]
 
 
 def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Trajectory]:
     """Point by point: each MIM point has its own shapes."""
-    import full.mim
-
     return [full.mim.simulate(c, mode=options.get("mode", "exact"), replicates=options.get("replicates"))
             for c in cfgs]
 
@@ -48,8 +51,6 @@ def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Tr
 def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
     """Final loss, the smallest own-area attention at the end (Theorem 4.1), the largest |PP| (pp_max), and how many
     local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`)."""
-    from dynsim.mim import phases
-
     own = phases.own_area_attention(t, cfg=cfg)
     labels = [ph.label for ph in phases.classify_all(t, cfg=cfg)]
     local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]
@@ -64,8 +65,6 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
 
 
 def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
-    from . import common
-
     row = {"delta": cfg.delta}
     for prefix, t in (("reduced_", red), ("full_", ful)):
         if t is not None:
@@ -75,3 +74,24 @@ def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
         row["reduced_approximation"] = red.meta.get("approximation")
     row.update(common.verdict(report))
     return row
+
+
+def add_arguments(group) -> None:
+    """The reduced approximation and the checker's approximation tolerance of `dynsim sweep mim`."""
+    group.add_argument("--approximation", choices=("none", "pp_frozen", "mean_field", "pp_frozen+mean_field"),
+                       default=None, help="reduced level (default: none for K = 1, pp_frozen for K > 1)")
+    group.add_argument("--approximation-tolerance", type=float, default=None,
+                       help="checker's tolerance with an approximation (default: 0.05)")
+
+
+def normalize(options: dict) -> dict:
+    """--approximation none is the exact reduction (None)."""
+    return {**options, "approximation": None} if options.get("approximation") == "none" else options
+
+
+SWEEP = SweepSpec(reduced=reduced_group, full=full_group, group=lambda cfg, options, level: cfg, check=check,
+                  summary=point_summary, reduced_options=REDUCED_OPTIONS, full_options=FULL_OPTIONS,
+                  defaults=DEFAULT_OPTIONS, heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
+                  columns=("final_loss", "two_phase_local", "own_area_attention_min"), modes=("exact", "sampled"),
+                  add_arguments=add_arguments, normalize=normalize,
+                  example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75")

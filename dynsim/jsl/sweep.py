@@ -14,8 +14,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim.jsl import JSLConfig
+import full.jsl
+from dynsim.jsl import events
+from dynsim.jsl.config import JSLConfig
+from dynsim.setting import SweepSpec
+from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
+from full.jsl import many
+from reduced.jsl import configurations, dynamics, sums
 
 REDUCED_OPTIONS = ("max_configurations", "tail_target", "mc_samples")
 FULL_OPTIONS = ("mode", "replicates", "confidence")
@@ -29,19 +35,14 @@ def sum_options(options: dict) -> dict:
 
 def group_key(cfg: JSLConfig, options: dict) -> tuple:
     """Points with the same group key run in one compiled program (their shapes and sum method agree)."""
-    from reduced.jsl import sums
-
     choice = sums.choose(cfg, **sum_options(options))
-    from full.jsl.many import CANONICAL  # the numbers a group's static config carries (the same for both levels)
-
-    return (cfg.replace(**CANONICAL), choice.method, choice.max_nonzero, choice.size)
+    # the numbers a group's static config carries (the same for both levels)
+    return (cfg.replace(**many.CANONICAL), choice.method, choice.max_nonzero, choice.size)
 
 
 def _group(static: JSLConfig, method: str, size: int, batch_size: int, devices: int, n, numbers, keys, states0, w):
     """lax.map(batch_size) of one point's run over the points; with several devices, the points are split across
     them (shard_map over a 1-D mesh "points"), each device mapping over its share."""
-    from reduced.jsl import dynamics, sums
-
     def local(n, xs):
         def one(args):
             num, key, state0, w = args
@@ -77,8 +78,6 @@ def _pad(n_points: int, multiple: int) -> int:
 
 def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
     """The reduced trajectories of points that share a group key, as one compiled program."""
-    from reduced.jsl import configurations, dynamics, sums
-
     static, method, max_nonzero, size = group_key(cfgs[0], options)
     if any(group_key(c, options) != (static, method, max_nonzero, size) for c in cfgs):
         raise ValueError("reduced_group needs points of one group (same shapes and sum method)")
@@ -121,9 +120,6 @@ def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list
 def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
     """The full trajectories of points of one group: one program (`full.jsl.many`) in modes exact and sampled,
     point by point in mode realistic."""
-    import full.jsl
-    from full.jsl import many
-
     mode = options.get("mode", "exact")
     if mode == "realistic":
         return [full.jsl.simulate(c, mode=mode) for c in cfgs]
@@ -132,8 +128,6 @@ def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Tr
 
 def check(cfg: JSLConfig, options: dict, level: str) -> None:
     """Refuse, before any work, a point its levels cannot run (e.g. an exact full sum too large to enumerate)."""
-    import full.jsl
-
     if level != "full":
         group_key(cfg, options)  # validates the sum options
     if level != "reduced":
@@ -142,19 +136,15 @@ def check(cfg: JSLConfig, options: dict, level: str) -> None:
 
 def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
     """Points with equal keys share their compiled programs at `level` (reduced, full or both)."""
-    from full.jsl import many
-
     mode = options.get("mode", "exact")
-    full = (cfg if mode == "realistic" else many.group_key(cfg, mode, options.get("replicates"))) \
+    full_key = (cfg if mode == "realistic" else many.group_key(cfg, mode, options.get("replicates"))) \
         if level != "reduced" else None
-    return (group_key(cfg, options) if level != "full" else None, full)
+    return (group_key(cfg, options) if level != "full" else None, full_key)
 
 
 def level_summary(t: Trajectory) -> dict:
     """Event times (Section 4.1, `events.detect`), the final loss, 0-1 error (the population error of the reduced
     and exact levels, the test error of the realistic one), patch association (Definition 2.2) and (alpha, gamma, rho)."""
-    from dynsim.jsl import events
-
     try:
         times = events.detect(t).times()
     except ValueError:  # a trajectory without the observables the events need (e.g. non-finite)
@@ -168,8 +158,6 @@ def level_summary(t: Trajectory) -> dict:
 
 
 def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
-    from . import common
-
     row: dict = {}
     for prefix, t in (("reduced_", red), ("full_", ful)):
         if t is not None:
@@ -183,3 +171,22 @@ def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
                     "loss_se_mc": float(np.asarray(red["loss_se_mc"])[-1]) if "loss_se_mc" in red.observables else None})
     row.update(common.verdict(report))
     return row
+
+
+def add_arguments(group) -> None:
+    """The reduced level's sum options of `dynsim sweep jsl`."""
+    group.add_argument("--max-configurations", type=int, default=None,
+                       help="reduced level: largest configuration sum enumerated; above it the sum is truncated "
+                            "or sampled (default: 3,000,000)")
+    group.add_argument("--tail-target", type=float, default=None,
+                       help="reduced level: largest probability a truncation may drop (default: 1e-12)")
+    group.add_argument("--mc-samples", type=int, default=None,
+                       help="reduced level: sampled configurations when neither fits (default: 100000)")
+
+
+SWEEP = SweepSpec(reduced=reduced_group, full=full_group, group=level_group, check=check, summary=point_summary,
+                  reduced_options=REDUCED_OPTIONS, full_options=FULL_OPTIONS, defaults=DEFAULT_OPTIONS,
+                  heatmaps=("T1_attention", "final_error", "patch_association"),
+                  columns=("final_loss", "final_error", "T1_attention"), extra_columns=("sum_method",),
+                  modes=("exact", "sampled", "realistic"), add_arguments=add_arguments,
+                  example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4")

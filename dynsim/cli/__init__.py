@@ -1,0 +1,93 @@
+"""The `dynsim` command line, built from the known settings (`dynsim.setting`): `compare NAME`, `sweep NAME`,
+`check-theorems NAME`, `derive NAME` for every setting, and the extra commands settings declare (`figure ...`,
+`transfer ...`).
+
+Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
+fails), 2 invalid input, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from dynsim import progress
+from dynsim import setting as registry
+from dynsim import __version__
+
+from . import generic, sweep
+from .options import Parser, UsageError
+from .output import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID
+
+__all__ = ["main", "main_entry", "build_parser", "UsageError", "EXIT_AGREE", "EXIT_DISAGREE", "EXIT_INVALID",
+           "EXIT_INTERRUPTED"]
+
+VERB_HELP = {
+    "compare": ("run both levels and compare them",
+                "Run the reduced dynamics and full-matrix GD on one problem, compare them observable by observable, "
+                "print a table and write report.json, trajectories.npz and compare.png. Exit 0 on agreement, 1 on "
+                "disagreement, 2 on invalid input."),
+    "figure": ("reproduce a figure of a paper (PNG + data as npz)", None),
+    "check-theorems": ("evaluate each lemma and theorem on runs", None),
+    "sweep": ("run a grid of configurations: table, phase diagrams, resumable", sweep.DESCRIPTION),
+    "derive": ("print the symbolic reduced loss and its gradients", None),
+}
+ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive")  # verbs in `dynsim --help`
+
+
+def _commands() -> list[tuple]:
+    """(setting, command) for every command of every known setting: its own, then the generated ones."""
+    out = []
+    for s in registry.settings().values():
+        out += [(s, c) for c in s.commands]
+        out += [(s, c) for c in generic.commands(s) + sweep.commands(s)]
+    return out
+
+
+def build_parser() -> Parser:
+    """The whole command line: one subcommand per verb, one sub-subcommand per setting (or figure) under it."""
+    parser = Parser(prog="dynsim", allow_abbrev=False,
+                    description="Run the reduced and the full-matrix training dynamics of a one-layer transformer "
+                                "and compare them.")
+    parser.add_argument("--version", action="version", version=f"dynsim {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    commands = _commands()
+    verbs = sorted({c.verb for _, c in commands}, key=lambda v: (ORDER.index(v) if v in ORDER else len(ORDER), v))
+    for verb in verbs:
+        mine = [(s, c) for s, c in commands if c.verb == verb]
+        short, long = VERB_HELP.get(verb, (None, None))
+        short = short or next((c.verb_help for _, c in mine if c.verb_help), None)
+        v = sub.add_parser(verb, allow_abbrev=False, help=short, description=long)
+        names = v.add_subparsers(dest="target", required=True, parser_class=Parser)
+        for s, c in mine:
+            kw = {"help": c.help} if c.help else {}
+            p = names.add_parser(c.name, allow_abbrev=False, description=c.description or None, **kw)
+            c.add_arguments(p, s)
+            p.set_defaults(run=c.run, setting_record=s)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Parse `argv` (default: sys.argv[1:]), run the command, return its exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    except (UsageError, ValueError) as exc:
+        print(f"dynsim: error: {exc}" if not str(exc).startswith("dynsim") else f"{exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        print("dynsim: interrupted; files already written are complete (writes are atomic)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_AGREE
+    except Exception as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
+        if not progress.interrupted(exc):
+            raise
+        print("dynsim: interrupted; files already written are complete (writes are atomic)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def main_entry() -> None:
+    """Console-script entry point: exit with `main`'s code."""
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""`python -m dynsim.cli ...`: the `dynsim` command."""
+
+from dynsim.cli import main_entry
+
+main_entry()

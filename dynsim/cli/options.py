@@ -1,0 +1,110 @@
+"""Command-line options generated from a setting's config dataclass: one option per field, as one value (compare,
+check-theorems, ...) or as a comma-separated list (sweep)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import typing
+from typing import Any, Optional
+
+
+class UsageError(Exception):
+    """Invalid command-line input: reported on one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit code 2 (no usage dump)."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def field_kind(setting, f: dataclasses.Field, hints: dict):
+    """The argparse type of config field `f`: the setting's own parser, else int, float or str from its hint."""
+    if f.name in setting.field_parsers:
+        return setting.field_parsers[f.name]
+    hint = str(hints[f.name])
+    return int if "int" in hint else float if "float" in hint else str
+
+
+def field_help(setting, f: dataclasses.Field) -> str:
+    """The --help text of config field `f`: the setting's, else the field's metadata["help"], else its name."""
+    return setting.field_help.get(f.name) or f.metadata.get("help") or f.name.replace("_", " ")
+
+
+def config_options(parser: argparse.ArgumentParser, setting, defaults: Optional[dict] = None) -> None:
+    """One option per field of `setting.config`; `defaults` overrides the config's defaults for this command (shown
+    in --help). `config(args)` builds the config back."""
+    cls = setting.config
+    defaults = defaults or {}
+    hints = typing.get_type_hints(cls)
+    group = parser.add_argument_group(f"{setting.name.upper()} configuration (one option per {cls.__name__} field)")
+    for f in dataclasses.fields(cls):
+        default = defaults.get(f.name, "derived" if f.default is None else f.default)
+        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=field_kind(setting, f, hints),
+                           choices=setting.field_choices.get(f.name), default=argparse.SUPPRESS,
+                           help=f"{field_help(setting, f)} (default: {default})")
+    parser.set_defaults(config_defaults=defaults, config_class=cls)
+
+
+def config(args: argparse.Namespace):
+    """The config of the command line: the command's defaults, then the options given."""
+    cls = args.config_class
+    fields = {f.name for f in dataclasses.fields(cls)}
+    given = {k: v for k, v in vars(args).items() if k in fields}
+    return cls(**{**args.config_defaults, **given})
+
+
+def json_option(text: str) -> Any:
+    """An argparse type: a JSON value."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not valid JSON ({exc.msg})") from None
+
+
+def int_list(text: str) -> list[int]:
+    """An argparse type: a comma-separated list of integers."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if not values:
+        raise argparse.ArgumentTypeError("the list is empty")
+    return values
+
+
+def list_of(kind):
+    """An argparse type: one value of `kind` or a comma-separated list of them."""
+    def parse(text: str) -> list:
+        items = [x.strip() for x in text.split(",")]
+        if not items or any(x == "" for x in items):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a value or a comma-separated list of values")
+        try:
+            return [kind(x) for x in items]
+        except (ValueError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(f"{text!r}: every item must be {kind.__name__}") from None
+
+    parse.__name__ = f"list of {kind.__name__}"
+    return parse
+
+
+def axis_options(parser: argparse.ArgumentParser, setting) -> None:
+    """One option per config field taking one value or a comma-separated list (a swept axis); a field with its own
+    syntax (a setting's field parser) takes one value."""
+    cls = setting.config
+    hints = typing.get_type_hints(cls)
+    group = parser.add_argument_group(f"{setting.name.upper()} configuration: each {cls.__name__} field takes one "
+                                      "value or a comma-separated list (a list is a swept axis)")
+    for f in dataclasses.fields(cls):
+        kind = field_kind(setting, f, hints)
+        if f.name in setting.field_parsers:
+            typ, extra = (lambda k: (lambda t: [k(t)]))(kind), " (one value, not a list)"
+        else:
+            typ, extra = list_of(kind), ""
+        default = "derived" if f.default is None else f.default
+        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=typ, default=argparse.SUPPRESS,
+                           help=f"{field_help(setting, f)}{extra} (default: {default})")
+    parser.set_defaults(config_class=cls)

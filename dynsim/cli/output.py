@@ -1,0 +1,89 @@
+"""What every command shares: exit codes, logging to stderr, timed runs under a progress bar, atomic JSON and npz
+writes, the outputs of `compare`, and the options every setting's commands take (--out, --confidence, --method)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+
+from dynsim import progress
+from dynsim.trajectory import atomic_savez, atomic_write_text, save_many
+
+EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def log(msg: str) -> None:
+    """One line to stderr, at once."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def write_json(path: str, data) -> None:
+    """`data` as indented JSON, written atomically."""
+    atomic_write_text(path, json.dumps(data, indent=2, default=str))
+
+
+def write_npz(path: str, arrays: dict) -> None:
+    """`arrays` as an npz, written atomically."""
+    atomic_savez(path, arrays)
+
+
+def run_logged(label: str, total: int, fn, timings: dict, key: str):
+    """Run `fn()` under a progress bar, time it, and pass its warnings to stderr."""
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with progress.bar(total, label):
+            out = fn()
+    timings[key] = time.perf_counter() - t0
+    for w in caught:
+        log(f"warning: {w.message}")
+    log(f"{label}: done in {timings[key]:.1f} s")
+    return out
+
+
+def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list) -> int:
+    """The outputs of every `compare`: report.json (`out`), trajectories.npz, compare.png via `plot(path)` unless
+    --no-plot; then `out` as JSON (--json) or the report's table, the `extra` lines and what was written.
+    Exit 0 when the levels agree, 1 when they disagree."""
+    write_json(os.path.join(args.out, "report.json"), out)
+    save_many(os.path.join(args.out, "trajectories.npz"), trajectories)
+    if not args.no_plot:
+        plot(os.path.join(args.out, "compare.png"))
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        print(report.table())
+        for line in extra:
+            print(line)
+        print(f"wrote {args.out}/report.json, trajectories.npz" + ("" if args.no_plot else ", compare.png"))
+    return EXIT_AGREE if report.passed else EXIT_DISAGREE
+
+
+def check_confidence(confidence: float) -> None:
+    """--confidence lies strictly between 0 and 1."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"--confidence = {confidence} is invalid: must lie strictly between 0 and 1")
+
+
+def out_options(group, default: str = "dynsim-out") -> None:
+    """--out DIR."""
+    group.add_argument("--out", default=default, metavar="DIR", help=f"output directory (default: ./{default})")
+
+
+def report_options(group) -> None:
+    """--json and --no-plot of every `compare`."""
+    group.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    group.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
+
+
+def method_options(group) -> None:
+    """--method and --t-max of `compare` (docs/flow.md)."""
+    group.add_argument("--method", choices=("gd", "flow"), default="gd",
+                       help="reduced level: gd (the recurrence, exact against full GD) or flow (the gradient-flow ODE, "
+                            "eta -> 0 limit, compared with full GD as an approximation: they differ by O(eta)) "
+                            "(default: gd)")
+    group.add_argument("--t-max", type=float, default=None, metavar="T",
+                       help="--method flow: end time of the flow in units of eta * steps (default: eta * steps)")

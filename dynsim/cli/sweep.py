@@ -1,0 +1,121 @@
+"""`dynsim sweep NAME`: every config option of `compare` as one value or a comma-separated list; the grid of their
+product (times --seeds) runs through `dynsim.sweeps.sweep`, stored and resumable in --out."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from dynsim import sweeps
+from dynsim.setting import Command, Setting
+
+from . import options, output
+
+DESCRIPTION = ("Run every point of a grid at one level and summarize each: event times, final loss and error, and "
+               "with --level both the checker's verdict and largest error. Finished points are stored in --out (keyed "
+               "by a versioned hash of their configuration) and skipped when the command runs again, so an "
+               "interrupted sweep resumes where it stopped. Writes table.csv, sweep.json, heatmap-*.png and points/. "
+               "Exit 0 when done (and, with --level both, every point agrees), 1 when a point disagrees, 2 on invalid "
+               "input, 130 when interrupted.")
+
+
+def sweep_arguments(parser, setting: Setting) -> None:
+    """Every config field as one value or a list, the sweep's own options and the levels' options."""
+    spec = setting.sweep
+    options.axis_options(parser, setting)
+    run = parser.add_argument_group("sweep")
+    run.add_argument("--seeds", type=int, default=1, help="seeds per grid point: seed, seed+1, ... (default: 1)")
+    run.add_argument("--level", choices=("reduced", "full", "both"), default="reduced",
+                     help="reduced dynamics, full-matrix GD, or both and the checker (default: reduced)")
+    run.add_argument("--out", default="dynsim-sweep", metavar="DIR",
+                     help="results store and outputs (default: ./dynsim-sweep)")
+    run.add_argument("--resume", action="store_true",
+                     help="skip the points already stored in --out (the default; the flag only says so)")
+    run.add_argument("--force", action="store_true", help="recompute points already stored (default: resume)")
+    run.add_argument("--chunk-size", type=int, default=16,
+                     help="points per unit of work, written when it finishes: the most an interruption loses "
+                          "(default: 16)")
+    run.add_argument("--batch-size", type=int, default=8,
+                     help="points per vmapped batch inside a chunk; bounds memory (default: 8)")
+    run.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                     help="run the chunks on this existing Dask scheduler")
+    run.add_argument("--workers", type=int, default=None,
+                     help="run the chunks on a local Dask cluster of this many worker processes")
+    run.add_argument("--heatmap", type=options.list_of(str), default=None, metavar="NAME,...",
+                     help="summaries to draw as heatmaps over two swept axes (default: "
+                          + ", ".join(spec.heatmaps) + " of the level run)")
+    run.add_argument("--heatmap-axes", type=options.list_of(str), default=None, metavar="X,Y",
+                     help="the two swept axes of the heatmaps (default: the first two with several values)")
+    levels = parser.add_argument_group("levels")
+    levels.add_argument("--mode", choices=spec.modes, default=spec.modes[0],
+                        help=f"full level: as in `dynsim compare` (default: {spec.modes[0]})")
+    levels.add_argument("--replicates", type=int, default=None, help="full level in --mode sampled (default: 8)")
+    levels.add_argument("--confidence", type=float, default=0.999, help="checker's Monte Carlo band (default: 0.999)")
+    if spec.add_arguments is not None:
+        spec.add_arguments(levels)
+
+
+def commands(setting: Setting) -> list[Command]:
+    """`sweep NAME` for a setting that declares a sweep."""
+    if setting.sweep is None:
+        return []
+    return [Command("sweep", setting.name, sweep_arguments, run, help=setting.sweep.example or setting.description,
+                    description=DESCRIPTION)]
+
+
+def run(args) -> int:
+    """Run the sweep of the command line; print the compact table."""
+    setting: Setting = args.setting_record
+    spec = setting.sweep
+    cls = args.config_class
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+    axes = {k: v for k, v in given.items() if len(v) > 1 and k != "seed"}
+    base = {k: v[0] for k, v in given.items() if len(v) == 1}
+    if "seed" in given and len(given["seed"]) > 1:
+        raise ValueError(f"--seed = {given['seed']} is invalid: give one base seed and --seeds N for N seeds")
+    names = spec.reduced_options + spec.full_options
+    run_options = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+    if spec.normalize is not None:
+        run_options = spec.normalize(run_options)
+    if run_options.get("replicates") is not None and args.mode != "sampled":
+        raise ValueError(f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for --mode sampled")
+    if args.resume and args.force:
+        raise ValueError("--resume and --force are exclusive: resume skips stored points, force recomputes them")
+    if not 0.0 < args.confidence < 1.0:
+        raise ValueError(f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1")
+    try:
+        result = sweeps.sweep(setting.name, axes, base=base, seeds=args.seeds, level=args.level, options=run_options,
+                              out=args.out, force=args.force, chunk_size=args.chunk_size, batch_size=args.batch_size,
+                              scheduler=args.scheduler, workers=args.workers, heatmaps=args.heatmap,
+                              heatmap_axes=args.heatmap_axes,
+                              log=lambda line: print(f"dynsim sweep {setting.name}: {line}; store {args.out}",
+                                                     file=sys.stderr))
+    except KeyboardInterrupt:
+        print(f"dynsim: interrupted; every finished chunk is stored in {args.out}/points: run the same command again "
+              "to resume", file=sys.stderr)
+        return output.EXIT_INTERRUPTED
+    print(summary_text(result, list(axes), spec))
+    disagree = [r for r in result.rows if r.get("verdict") == "DISAGREE"]
+    return output.EXIT_DISAGREE if disagree else output.EXIT_AGREE
+
+
+def summary_text(result, axes: list[str], spec) -> str:
+    """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries whose names end
+    in one of spec.columns, spec.extra_columns, the verdict and the largest error."""
+    level_cols = [c for c in result.columns if c.endswith(tuple(spec.columns))]
+    cols = axes + ["seed"] + level_cols + [c for c in (*spec.extra_columns, "verdict", "max_error")
+                                           if c in result.columns]
+
+    def cell(v):
+        return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    widths = [max(len(c), *(len(cell(r.get(c))) for r in result.rows)) for c in cols]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
+    lines += ["  ".join(cell(r.get(c)).rjust(w) for c, w in zip(cols, widths)) for r in result.rows]
+    diverged = [r for r in result.rows if any(r.get(c) is not None for c in r if c.endswith("nonfinite_from_step"))]
+    if diverged:
+        lines.append(f"{len(diverged)} points diverged (a *_nonfinite_from_step column in table.csv says from which "
+                     "step): lower eta there")
+    lines.append(f"{len(result.rows)} points: {len(result.computed)} computed now, {len(result.reused)} reused from the "
+                 f"store; wrote " + ", ".join(sorted(result.files.values())))
+    return "\n".join(lines)

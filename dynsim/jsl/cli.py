@@ -1,0 +1,162 @@
+"""The JSL commands: `compare jsl` (exact, sampled or realistic, with event times and reference lines),
+`check-theorems jsl` and `derive jsl`."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import full.jsl
+import reduced.jsl
+from dynsim.checker import compare
+from dynsim.cli import flow, options, output
+from reduced.jsl.symbolic import render
+
+from . import approach, events, plotting, reference, theorems
+
+CHECK_DEFAULTS = dict(temperature="unit", steps=60000, record_every=100, N=4000, n_test=8192)
+
+
+def compare_arguments(parser, setting) -> None:
+    """Options of `compare jsl`: every JSLConfig field, the full level's mode and the checker's band."""
+    options.config_options(parser, setting)
+    run = parser.add_argument_group("run")
+    run.add_argument("--mode", choices=("exact", "sampled", "realistic"), default="exact",
+                     help="full level: exact population loss by enumeration; a fresh batch of N samples each step; "
+                          "or realistic (E): N fixed samples, random start (omega), held-out test set (default: exact)")
+    run.add_argument("--replicates", type=int, default=None,
+                     help="independent runs in --mode sampled, for the Monte Carlo band (default: 8)")
+    run.add_argument("--seeds", type=int, default=None,
+                     help="independent seeds in --mode realistic, one vmapped program (default: 8)")
+    run.add_argument("--ladder", type=options.int_list, default=None, metavar="N1,N2,...",
+                     help="--mode realistic: training-set sizes for the approach table (Theorem 4.2) "
+                          "(default: N/16, N/4, N)")
+    run.add_argument("--confidence", type=float, default=0.999,
+                     help="confidence of the Monte Carlo band, family-wise over recorded steps and observables "
+                          "(default: 0.999)")
+    run.add_argument("--out", default="dynsim-out", metavar="DIR",
+                     help="directory for report.json, trajectories.npz, compare.png (default: ./dynsim-out)")
+    output.report_options(run)
+    output.method_options(run)
+
+
+def check_arguments(parser, setting) -> None:
+    """Options of `check-theorems jsl`: every JSLConfig field (the claims' defaults), seeds, --json, --out."""
+    options.config_options(parser, setting, CHECK_DEFAULTS)
+    g = parser.add_argument_group("run")
+    g.add_argument("--seeds", type=int, default=4, help="seeds of the realistic run and the GLM (default: 4)")
+    g.add_argument("--json", action="store_true", help="print {\"claims\": [...]} as JSON instead of the table")
+    output.out_options(g)
+
+
+def derive_arguments(parser, setting) -> None:
+    """Options of `derive jsl`: C, p and --latex (D, beta, tau, nu stay symbols)."""
+    parser.add_argument("--C", type=int, default=3, help="patches per set (default: 3)")
+    parser.add_argument("--p", type=int, default=3, help="activation degree, odd >= 3 (default: 3)")
+    parser.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+
+
+def run_compare(args) -> int:
+    """`dynsim compare jsl`: reduced vs full (exact or sampled), or vs realistic over an N ladder."""
+    cfg = options.config(args)
+    if args.mode == "realistic":
+        if args.method != "gd" or args.t_max is not None:
+            raise ValueError(f"--method {args.method} / --t-max are for --mode exact or sampled, not --mode realistic")
+        return compare_realistic(cfg, args)
+    if args.seeds is not None or args.ladder is not None:
+        raise ValueError(f"--seeds and --ladder are for --mode realistic, not --mode {args.mode}")
+    full.jsl.check(cfg, args.mode, args.replicates)  # fail before any work
+    output.check_confidence(args.confidence)
+    reduced_run = flow.reduced_flow_or_gd(args, cfg, reduced.jsl.simulate)
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    what = "population dynamics" if args.method == "gd" else "gradient flow (the eta -> 0 limit; O(eta) from GD)"
+    output.log(f"reduced: {what}, {cfg.steps} steps (D={cfg.D}, C={cfg.C}, {cfg.dtype}) ...")
+    red = output.run_logged("reduced", cfg.steps, reduced_run, timings, "reduced_seconds")
+    output.log(f"full: {args.mode} gradient descent on the {cfg.D}x{cfg.D} matrix A and v in R^{cfg.d} ...")
+    ful = output.run_logged("full", cfg.steps, lambda: full.jsl.simulate(cfg, mode=args.mode, replicates=args.replicates),
+                      timings, "full_seconds")
+    report = compare(red, ful, confidence=args.confidence)
+    ev, ev_table = events_section(red, ful)
+    lines = reference.lines(cfg)
+    out = {**report.to_dict(), "events": ev, "reference_lines": lines, "timings": timings,
+           "reduced_meta": red.meta, "full_meta": ful.meta}
+    return output.emit_compare(
+        args, report, out, {"reduced": red, "full": ful},
+        lambda path: plotting.compare_plot({"reduced": red, "full": ful}, path,
+                                           title=f"JSL D={cfg.D} C={cfg.C} q={cfg.q} p={cfg.p} "
+                                                 f"temperature={cfg.temperature} eta={cfg.eta} ({cfg.dtype}, "
+                                                 f"{red.meta['device']})"),
+        [ev_table, "reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items())])
+
+
+def compare_realistic(cfg, args) -> int:
+    """`compare jsl --mode realistic`: realistic (E) over a ladder of N against reduced runs from each seed's start."""
+    if args.replicates is not None:
+        raise ValueError("--replicates is for --mode sampled; --mode realistic takes --seeds")
+    seeds = 8 if args.seeds is None else args.seeds
+    full.jsl.check(cfg, "realistic", seeds=seeds)
+    if seeds < 2:
+        raise ValueError(f"--seeds = {seeds} is invalid in compare: the standard error needs at least 2 seeds")
+    output.check_confidence(args.confidence)
+    ladder = sorted(set(args.ladder)) if args.ladder else approach.ladder(cfg.N)
+    for n in ladder:
+        cfg.replace(N=n)  # validates every size before any work
+    if cfg.N not in ladder:
+        ladder = sorted(set(ladder) | {cfg.N})
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    runs: dict = {}
+    output.log(f"realistic (E) at N = {', '.join(map(str, ladder))}, {seeds} seeds each, and reduced (P) from each "
+         f"seed's projected start ...")
+    # one bar per N of the ladder: each run reports its own step count
+    result = output.run_logged("realistic", cfg.steps, lambda: approach.approach(cfg, ladder, seeds, args.confidence, runs),
+                         timings, "seconds")
+    red, ful = runs[cfg.N]
+    report = result.reports[ladder.index(cfg.N)]
+    ev, ev_table = events_section(red, ful)
+    lines = reference.lines(cfg)
+    out = {**report.to_dict(), "approach": result.to_dict(), "events": ev, "reference_lines": lines,
+           "timings": timings, "reduced_meta": red.meta, "full_meta": ful.meta}
+    trajectories = {**{f"reduced_N{n}": r for n, (r, _) in runs.items()},
+                    **{f"full_N{n}": f for n, (_, f) in runs.items()}}
+    return output.emit_compare(
+        args, report, out, trajectories,
+        lambda path: plotting.compare_plot({"reduced": red, "realistic": ful}, path,
+                                           title=f"JSL realistic N={cfg.N} ({seeds} seeds) vs reduced, D={cfg.D} "
+                                                 f"C={cfg.C} q={cfg.q} temperature={cfg.temperature} eta={cfg.eta}"),
+        [result.table(), ev_table,
+         "reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()),
+         f"realistic at T: test error {ful['test_error'][-1]:.4f}, cos(w*, v) {ful['cos_v'][-1]:.4f}, "
+         f"patch association {ful['patch_association'][-1]:.3f}"])
+
+
+def events_section(red, ful) -> tuple[dict, str]:
+    """The event times of both levels and their difference, as data and as a table."""
+    ev = events.compare_events(red, ful)
+    return ev, events.table(ev)
+
+
+def run_check(args) -> int:
+    """`dynsim check-theorems jsl`: the claims of `theorems.check_theorems` as a table or JSON."""
+    cfg = options.config(args)
+    full.jsl.check(cfg, "realistic", seeds=args.seeds)
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    claims = output.run_logged("claims", cfg.steps, lambda: theorems.check_theorems(cfg, seeds=args.seeds, log=output.log),
+                         timings, "seconds")
+    text = theorems.to_json(claims)
+    output.write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings,
+                                                          "config": cfg.to_dict()})
+    print(text if args.json else theorems.table(claims))
+    return output.EXIT_DISAGREE if any(c.holds is False for c in claims) else output.EXIT_AGREE
+
+
+def run_derive(args) -> int:
+    """`dynsim derive jsl`: the sympy per-configuration loss and its derivatives."""
+    if args.C < 2:
+        raise ValueError(f"--C = {args.C} is invalid: must be >= 2")
+    if args.p < 3 or args.p % 2 == 0:
+        raise ValueError(f"--p = {args.p} is invalid: must be an odd integer >= 3")
+    print(render(args.C, args.p, latex=args.latex))
+    return output.EXIT_AGREE

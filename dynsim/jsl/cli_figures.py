@@ -1,0 +1,133 @@
+"""The JSL figures and the transfer experiment: `figure jsl-fig4`, `figure jsl-fig2`, `transfer jsl`."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import full.jsl
+from dynsim.cli import options, output
+from dynsim.trajectory import save_many
+from full.jsl import transfer
+
+from . import association, partition, plotting, reference
+
+# Recipes (docs/jsl.md): Figure 4 and transfer follow jsl-derivations §6 (D=16, C=4, q=0.5, unit temperature).
+FIG4_DEFAULTS = dict(D=16, C=4, q=0.5, nu=1e-3, temperature="unit", eta=0.02, N=20000, n_test=20000, omega=0.01,
+                     steps=10000, record_every=100)
+# Figure 2: the measured setting (d=8; eta=0.05 diverged, 0.005 is stable), docs/jsl.md §10.
+FIG2_DEFAULTS = dict(D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, N=2048, n_test=2048, omega=0.01,
+                     steps=20000, record_every=100)
+# Transfer: the Figure 4 recipe pretrained longer on fewer samples. At N=20000 and 10,000 steps the pretrained A
+# has patch association but small entries (gap 0.056 vs 0.063 at N~=8); at N=4000 and 50,000 steps the orbit means
+# approach the idealized gamma ~ 1, rho ~ -0.35 (jsl-derivations §6), which is what the transfer needs.
+TRANSFER_DEFAULTS = dict(FIG4_DEFAULTS, N=4000, steps=50000, record_every=500)
+
+
+def fig4_arguments(parser, setting) -> None:
+    """Options of `figure jsl-fig4`: every JSLConfig field (the Figure 4 recipe), seeds, --out."""
+    options.config_options(parser, setting, FIG4_DEFAULTS)
+    g = parser.add_argument_group("run")
+    g.add_argument("--seeds", type=int, default=1, help="seeds (the panels show seed 0's A; curves are seed means) "
+                                                         "(default: 1)")
+    output.out_options(g)
+
+
+def fig2_arguments(parser, setting) -> None:
+    """Options of `figure jsl-fig2`: every JSLConfig field (the measured Figure 2 setting), seeds, --out."""
+    options.config_options(parser, setting, FIG2_DEFAULTS)
+    g = parser.add_argument_group("run")
+    g.add_argument("--seeds", type=int, default=4, help="seeds, >= 2 (default: 4)")
+    output.out_options(g)
+
+
+def transfer_arguments(parser, setting) -> None:
+    """Options of `transfer jsl`: every JSLConfig field (the pretraining), the downstream task, --out."""
+    options.config_options(parser, setting, TRANSFER_DEFAULTS)
+    g = parser.add_argument_group("transfer")
+    g.add_argument("--overlap", type=float, default=0.0, help="<w~, w*> of the downstream feature, in [-1, 1] "
+                                                              "(default: 0)")
+    g.add_argument("--n-tilde", type=options.int_list, default=None, metavar="N1,N2,...",
+                   help="downstream sample sizes (default: 8,16,32,64,128,256)")
+    g.add_argument("--seeds", type=int, default=8, help="fine-tuning seeds per N~ (default: 8)")
+    g.add_argument("--finetune-steps", type=int, default=None, help="GD steps of the fine-tuning (default: the library's)")
+    g.add_argument("--finetune-eta", type=float, default=None, help="fine-tuning learning rate (default: the library's)")
+    output.out_options(g)
+
+
+def run_figure(args, name: str) -> int:
+    """`dynsim figure jsl-fig4|jsl-fig2`: the figure's PNG, its trajectory npz, the final A and v, a JSON summary."""
+    cfg = options.config(args)
+    full.jsl.check(cfg, "realistic", seeds=args.seeds)
+    if name == "jsl-fig2":
+        full.jsl.fig2.check(cfg)
+        if args.seeds < 2:
+            raise ValueError(f"--seeds = {args.seeds} is invalid for jsl-fig2: must be >= 2 (the standard error needs two runs)")
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    mask = partition.same_set_mask(cfg).astype(float)
+    if name == "jsl-fig4":
+        output.log(f"realistic (E): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps, {args.seeds} seed(s) ...")
+        traj, final = output.run_logged("realistic", cfg.steps, lambda: full.jsl.realistic.run(cfg, seeds=args.seeds),
+                                  timings, "seconds")
+        lines = reference.lines(cfg)
+        A = np.asarray(final["A"][0])
+        plotting.figure4(mask, A, traj.steps, traj["test_error"], traj["cos_v"], os.path.join(args.out, f"{name}.png"),
+                         references=lines, test_error_se=traj.observables.get("test_error_se"),
+                         cos_v_se=traj.observables.get("cos_v_se"),
+                         title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
+                               f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)")
+        summary = {"test_error_at_T": float(traj["test_error"][-1]), "cos_v_at_T": float(traj["cos_v"][-1]),
+                   "patch_association_at_T": float(traj["patch_association"][-1]), **lines}
+    else:
+        output.log(f"Figure 2 data (CNN teacher on Gaussian patches): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps ...")
+        traj, final = output.run_logged("realistic", cfg.steps, lambda: full.jsl.fig2.run_fig2(cfg, seeds=args.seeds),
+                                  timings, "seconds")
+        lines = {}
+        A = np.asarray(final["A"][0])
+        chance = association.chance(cfg)
+        plotting.figure2(mask, A, traj.steps, traj["test_error"], traj["patch_association"],
+                         os.path.join(args.out, f"{name}.png"), chance=chance,
+                         title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
+                               f"temperature={cfg.temperature} eta={cfg.eta}")
+        summary = {"test_error_at_T": float(traj["test_error"][-1]),
+                   "patch_association_at_T": float(traj["patch_association"][-1]), "patch_association_chance": chance}
+    save_many(os.path.join(args.out, f"{name}.npz"), {"realistic": traj})
+    output.write_npz(os.path.join(args.out, f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}})
+    output.write_json(os.path.join(args.out, f"{name}.json"), {"summary": summary, "timings": timings, "meta": traj.meta})
+    for k, v in summary.items():
+        print(f"{k:<28} {v:.4g}")
+    print(f"wrote {args.out}/{name}.png, {name}.npz (trajectory), {name}-final.npz (mask, A, v), {name}.json")
+    return output.EXIT_AGREE
+
+
+def run_transfer(args) -> int:
+    """`dynsim transfer jsl`: pretrained A vs A at init vs GLM, test error against N~ (Section 5)."""
+    cfg = options.config(args)
+    full.jsl.check(cfg, "realistic", seeds=1)
+    kwargs = {"overlap": args.overlap, "seeds": args.seeds}
+    if args.n_tilde is not None:
+        kwargs["n_tilde"] = tuple(args.n_tilde)
+    if args.finetune_steps is not None:
+        kwargs["steps"] = args.finetune_steps
+    if args.finetune_eta is not None:
+        kwargs["eta"] = args.finetune_eta
+    transfer.check(cfg, **kwargs)  # every transfer argument, before the pretraining
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    output.log(f"pretraining (realistic, N={cfg.N}, {cfg.steps} steps), then fine-tuning v on a new feature ...")
+    result = output.run_logged("pretrain", cfg.steps, lambda: transfer.transfer(cfg, **kwargs), timings, "seconds")
+    lines = reference.lines(cfg)
+    labels = {"pretrained": "(a) pretrained A, fine-tune v", "initial": "(b) A at initialization, fine-tune v",
+              "glm": "(c) GLM baseline"}
+    curves = {labels[k]: (result.mean[k], result.se[k]) for k in labels}
+    plotting.transfer_plot(result.n_tilde, curves, os.path.join(args.out, "transfer.png"), references=lines,
+                           title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
+                                 f"{args.seeds} seeds")
+    output.write_json(os.path.join(args.out, "transfer.json"), {**result.to_dict(), "reference_lines": lines,
+                                                           "timings": timings})
+    print(result.table())
+    print("reference lines (exact, for the downstream feature): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()))
+    print(f"wrote {args.out}/transfer.png, transfer.json")
+    return output.EXIT_AGREE

@@ -1,0 +1,63 @@
+"""The JSL setting (Jelassi, Sander, Li 2022) as a plugin: registered through the entry point
+`jsl = "dynsim.jsl.setting:SETTING"` of the group `dynsim.settings` (pyproject.toml)."""
+
+from __future__ import annotations
+
+import full.jsl
+import reduced.jsl
+from dynsim.setting import Command, Setting
+from reduced.jsl.symbolic import render
+
+from . import cli, cli_figures, theorems
+from .checks import CHECKS
+from .config import DTYPES, FIELD_HELP, PARTITIONS, TEMPERATURES, JSLConfig
+from .sweep import SWEEP
+
+
+def claims(cfg: JSLConfig, log=lambda s: None) -> list:
+    """Lemmas 4.1-4.3, Theorems 3.1, 4.1, 4.2 and 5.1 evaluated on runs of `cfg` (`theorems.check_theorems`)."""
+    return theorems.check_theorems(cfg, log=log)
+
+
+def derive(cfg: JSLConfig, latex: bool = False) -> str:
+    """The sympy per-configuration reduced loss at cfg's (C, p) and its derivatives in alpha, gamma, rho."""
+    return render(cfg.C, cfg.p, latex=latex)
+
+
+COMMANDS = (
+    Command("compare", "jsl", cli.compare_arguments, cli.run_compare,
+            help="Jelassi, Sander, Li (2022): positional-attention ViT",
+            description="Compare reduced (alpha, gamma, rho) population dynamics with full-matrix GD on the JSL "
+                        "model (T)."),
+    Command("figure", "jsl-fig4", cli_figures.fig4_arguments, lambda args: cli_figures.run_figure(args, "jsl-fig4"),
+            help="JSL Figure 4: a realistic run learns patch association",
+            description="JSL Figure 4 from a realistic run (E): (1) the same-set mask, (2) the learned A, (3) test "
+                        "error against steps with the GLM and Bayes reference lines, (4) cos(w*, v) against steps. "
+                        "Writes jsl-fig4.png and jsl-fig4.npz. Defaults: the recipe of jsl-derivations §6 (D=16, C=4, "
+                        "q=0.5, unit temperature, N=20000)."),
+    Command("figure", "jsl-fig2", cli_figures.fig2_arguments, lambda args: cli_figures.run_figure(args, "jsl-fig2"),
+            help="JSL Figure 2: low test error without patch association on CNN-labelled Gaussian data",
+            description="JSL Figure 2: iid standard Gaussian patches labelled by a one-hidden-layer CNN with cubic "
+                        "activation over the sets S_l; the positional-attention model is trained from a random start. "
+                        "Writes jsl-fig2.png and jsl-fig2.npz."),
+    Command("transfer", "jsl", cli_figures.transfer_arguments, cli_figures.run_transfer,
+            verb_help="pretrain, then fine-tune v on a new feature (Section 5)",
+            description="JSL Section 5 (Theorems 5.1, 5.2): pretrain on the realistic problem (E), then on a "
+                        "downstream feature fine-tune only v, from N(0, omega^2), on N~ samples with A frozen: (a) the "
+                        "pretrained A, (b) A at initialization, (c) a GLM baseline. Prints test error against N~ and "
+                        "writes transfer.png, transfer.json."),
+    Command("check-theorems", "jsl", cli.check_arguments, cli.run_check,
+            description="Evaluate JSL Lemmas 4.1-4.3 and Theorems 3.1, 4.1, 4.2, 5.1 on runs of one configuration, "
+                        "each with its assumptions declared. Prints a table (claim, measured value, threshold, holds "
+                        "or fails); --json prints {\"claims\": [...]}. Exit 0 when every evaluated claim holds, 1 when "
+                        "one fails, 2 on invalid input."),
+    Command("derive", "jsl", cli.derive_arguments, cli.run_derive,
+            description="Print the per-configuration reduced JSL loss built in sympy and its derivatives in alpha, "
+                        "gamma, rho (D, beta, tau, nu stay symbols)."),
+)
+
+SETTING = Setting(
+    name="jsl", description="Jelassi, Sander, Li (2022): positional-attention ViT", config=JSLConfig,
+    reduced=reduced.jsl.simulate, full=full.jsl.simulate, checks=CHECKS, modes=("exact", "sampled", "realistic"),
+    claims=claims, derive=derive, sweep=SWEEP, commands=COMMANDS, field_help=FIELD_HELP,
+    field_choices={"temperature": TEMPERATURES, "partition": PARTITIONS, "dtype": DTYPES})

@@ -1,0 +1,150 @@
+"""The MIM commands: `compare mim`, `check-theorems mim`, `derive mim`, and the option syntax MIM's fields need."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import full.mim
+import reduced.mim
+from dynsim.checker import compare
+from dynsim.cli import flow, options, output
+from reduced.mim.symbolic import render
+
+from . import plotting, theorems
+
+APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
+
+
+def z_option(text: str):
+    """--z: const | uniform:L:U | V1:P1,V2:P2,..."""
+    try:
+        if text == "const":
+            return text
+        if text.startswith("uniform:"):
+            _, lo, hi = text.split(":")
+            return ("uniform", float(lo), float(hi))
+        return [tuple(float(x) for x in item.split(":")) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not const, uniform:L:U or V1:P1,V2:P2,...") from None
+
+
+def compare_arguments(parser, setting) -> None:
+    """Options of `compare mim`: every MIMConfig field, the full level's mode, the reduced approximation."""
+    options.config_options(parser, setting)
+    run = parser.add_argument_group("run")
+    run.add_argument("--mode", choices=("exact", "sampled"), default="exact",
+                     help="full level: exact population loss (every cluster, latent vector and mask) or a fresh "
+                          "batch of N samples each step (default: exact)")
+    run.add_argument("--approximation", choices=APPROX_CHOICES, default=None,
+                     help="reduced level: none (exact; K = 1 only), pp_frozen (B = 0), mean_field (counts at their "
+                          "means) or both (default: none for K = 1, pp_frozen for K > 1)")
+    run.add_argument("--replicates", type=int, default=None, help="independent runs in --mode sampled (default: 8)")
+    run.add_argument("--confidence", type=float, default=0.999,
+                     help="confidence of the Monte Carlo band in --mode sampled (default: 0.999)")
+    run.add_argument("--approximation-tolerance", type=float, default=0.05,
+                     help="with an approximation: allowed |difference| as a fraction of each observable's largest "
+                          "magnitude (a stated choice, not a derived bound) (default: 0.05)")
+    output.out_options(run)
+    output.report_options(run)
+    output.method_options(run)
+
+
+def check_arguments(parser, setting) -> None:
+    """Options of `check-theorems mim`: the Delta > 0 and Delta < 0 runs and the output."""
+    g = parser.add_argument_group("the Delta > 0 and Delta < 0 runs (reduced, pp_frozen+mean_field)")
+    g.add_argument("--P", type=int, default=1024, help="patches, a perfect square (default: 1024)")
+    g.add_argument("--steps", type=int, default=1000, help="GD steps, recorded every steps/100 (default: 1000)")
+    g.add_argument("--eta", type=float, default=1.0, help="learning rate (default: 1.0)")
+    g.add_argument("--mask-ratio", type=float, default=0.5, help="masking ratio gamma (default: 0.5)")
+    g.add_argument("--kappa-pos", default="0.9,0.4", metavar="KC,KS", help="kappas of the Delta > 0 run (default: 0.9,0.4)")
+    g.add_argument("--kappa-neg", default="0.6,0.4", metavar="KC,KS", help="kappas of the Delta < 0 run (default: 0.6,0.4)")
+    g.add_argument("--eps", type=float, default=0.05, help="Theorem 4.1: own-area attention >= 1 - eps (default: 0.05)")
+    g = parser.add_argument_group("output")
+    g.add_argument("--json", action="store_true", help="print {\"claims\": [...]} as JSON instead of the table")
+    output.out_options(g)
+
+
+def derive_arguments(parser, setting) -> None:
+    """Options of `derive mim`: --latex."""
+    parser.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+
+
+def run_derive(args) -> int:
+    """`dynsim derive mim`: the sympy per-query loss in its two views and its partial derivatives."""
+    print(render(latex=args.latex))
+    return output.EXIT_AGREE
+
+
+def approx_option(value):
+    """--approximation none is the exact reduction (None)."""
+    return None if value in (None, "none") else value
+
+
+def run_compare(args) -> int:
+    """`dynsim compare mim`: reduced (exact or a named approximation) vs full (exact or sampled)."""
+    cfg = options.config(args)
+    approx = approx_option(args.approximation) if args.approximation is not None else (None if cfg.K == 1 else "pp_frozen")
+    reduced.mim.check(cfg, approx)  # fail before any work
+    full.mim.check(cfg, args.mode, args.replicates)
+    output.check_confidence(args.confidence)
+    if not args.approximation_tolerance > 0:
+        raise ValueError(f"--approximation-tolerance = {args.approximation_tolerance} is invalid: must be > 0")
+    reduced_run = flow.reduced_flow_or_gd(args, cfg, reduced.mim.simulate, approximation=approx)
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    label = reduced.mim.label(reduced.mim.approximations(approx))
+    sizes = [[len(a) for a in cl] for cl in cfg.areas]
+    output.log(f"MIM: P={cfg.P}, K={cfg.K}, areas {sizes}, |M|={cfg.masked}, Delta={cfg.delta:.3f}, d={cfg.d}, {cfg.dtype}")
+    red = output.run_logged("reduced", cfg.steps, reduced_run, timings, "reduced_seconds")
+    output.log(f"full: {args.mode} gradient descent on the {cfg.d}x{cfg.d} matrix Q ...")
+    ful = output.run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode=args.mode, replicates=args.replicates),
+                      timings, "full_seconds")
+    report = compare(red, ful, confidence=args.confidence, approximation_tolerance=args.approximation_tolerance)
+    out = {**report.to_dict(), "delta": cfg.delta, "area_sizes": sizes, "reduced_approximation": label,
+           "timings": timings, "reduced_meta": red.meta, "full_meta": ful.meta}
+    kappas = cfg.effective_kappas
+    return output.emit_compare(
+        args, report, out, {"reduced": red, "full": ful},
+        lambda path: plotting.compare_plot({"reduced": red, "full": ful}, cfg, path,
+                                           title=f"MIM P={cfg.P} K={cfg.K} areas {sizes[0]} gamma={cfg.mask_ratio} "
+                                                 f"eta={cfg.eta} Delta={cfg.delta:.2f} ({cfg.dtype}, "
+                                                 f"{red.meta['device']})"),
+        [f"information gap Delta = {cfg.delta:.3f} (effective kappas {kappas[0]:.3f}, {kappas[1]:.3f}); "
+         f"reduced level: {label}" + ("" if args.method == "gd" else ", gradient flow (O(eta) from GD)")])
+
+
+def signed_configs(base, args) -> tuple:
+    """`base` with the kappas of --kappa-pos and of --kappa-neg (each "KC,KS"): the Delta > 0 and Delta < 0 configs."""
+    out = []
+    for option, text in (("--kappa-pos", args.kappa_pos), ("--kappa-neg", args.kappa_neg)):
+        try:
+            kc, ks = (float(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"{option} = {text!r} is invalid: expected two numbers KC,KS, e.g. 0.9,0.4") from None
+        out.append(base.replace(kappa_c=kc, kappa_s=ks))
+    return tuple(out)
+
+
+def run_check(args) -> int:
+    """`dynsim check-theorems mim`: the claims on a Delta > 0 and a Delta < 0 run."""
+    if not 0.0 < args.eps < 1.0:
+        raise ValueError(f"--eps = {args.eps} is invalid: must lie strictly between 0 and 1")
+    base = theorems.default_configs()["pos"].replace(P=args.P, steps=args.steps, eta=args.eta,
+                                                    mask_ratio=args.mask_ratio, record_every=max(1, args.steps // 100))
+    cfg_pos, cfg_neg = signed_configs(base, args)
+    for option, cfg, sign in (("--kappa-pos", cfg_pos, 1), ("--kappa-neg", cfg_neg, -1)):
+        if not sign * cfg.delta > 0:
+            raise ValueError(f"{option} = {args.kappa_pos if sign > 0 else args.kappa_neg} is invalid: the realised "
+                             f"information gap is Delta = {cfg.delta:.4g} at P = {cfg.P}; it must be "
+                             f"{'> 0' if sign > 0 else '< 0'}")
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    claims = output.run_logged("claims", args.steps, lambda: theorems.check_theorems(cfg_pos, cfg_neg, log=output.log, eps=args.eps),
+                         timings, "seconds")
+    text = theorems.to_json(claims)
+    output.write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings,
+                                                          "configs": {"pos": cfg_pos.to_dict(), "neg": cfg_neg.to_dict()}})
+    print(text if args.json else theorems.table(claims))
+    return output.EXIT_DISAGREE if any(c.holds is False for c in claims) else output.EXIT_AGREE

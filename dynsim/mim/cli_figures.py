@@ -1,0 +1,125 @@
+"""The MIM figures: `figure mim-phases` (two phases against one) and `figure mim-attention` (maps, diversity)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+import full.mim
+import reduced.mim
+from dynsim import metrics
+from dynsim.cli import options, output
+from dynsim.trajectory import save_many
+
+from . import phases, plotting
+from .cli import APPROX_CHOICES, approx_option, signed_configs
+from .partition import query_patches
+
+# mim-phases: the spec's suggested settings (mim-model-spec §10, "Parameters"): Delta = +0.4 and Delta = -0.2.
+PHASES_DEFAULTS = dict(P=1024, mask_ratio=0.5, eta=1.0, steps=3000, record_every=5)
+ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
+PHASES_DESCRIPTION = ("Reduced MIM dynamics (default approximation: mean_field, which keeps the PP correlations) at "
+                      "kappa = (0.9, 0.4) (Delta = +0.4) and (0.6, 0.4) (Delta = -0.2), side by side on a log-time "
+                      "axis: FP correlations of a local query (target, global, another local area) and of a global "
+                      "query, the predicted switch level -(Delta/2) log P, and the PP correlations. Writes "
+                      "mim-phases.png, mim-phases.npz, mim-phases.json.")
+ATTENTION_DESCRIPTION = ("Train the full MIM model (exact population GD), draw the attention of a local and a global "
+                         "query on the patch grid, and rank the trained attention by the attention diversity of "
+                         "Section 6 (top-k) and the average attention distance against uniform and collapsed "
+                         "attention. Writes mim-attention.png and mim-attention.json.")
+
+
+def phases_arguments(parser, setting) -> None:
+    """Options of `figure mim-phases`: every MIMConfig field, the two runs' kappas, the approximation, --out."""
+    options.config_options(parser, setting, PHASES_DEFAULTS)
+    g = parser.add_argument_group("run")
+    g.add_argument("--kappa-pos", default="0.9,0.4", metavar="KC,KS", help="kappas of the Delta > 0 run (default: 0.9,0.4)")
+    g.add_argument("--kappa-neg", default="0.6,0.4", metavar="KC,KS", help="kappas of the Delta < 0 run (default: 0.6,0.4)")
+    g.add_argument("--approximation", choices=APPROX_CHOICES, default="mean_field",
+                   help="reduced approximation (default: mean_field; none is exact but only feasible for small P)")
+    output.out_options(g)
+
+
+def attention_arguments(parser, setting) -> None:
+    """Options of `figure mim-attention`: every MIMConfig field, top-k, --out."""
+    options.config_options(parser, setting, ATTENTION_DEFAULTS)
+    g = parser.add_argument_group("run")
+    g.add_argument("--top-k", type=int, default=None, help="k of the diversity metric (default: min(10, P // 4))")
+    output.out_options(g)
+
+
+def run_phases(args) -> int:
+    """`dynsim figure mim-phases`: FP and PP trajectories at Delta > 0 and Delta < 0 on a log-time axis."""
+    base = options.config(args)
+    approx = approx_option(args.approximation)
+    cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
+    for cfg in cfgs.values():
+        reduced.mim.check(cfg, approx)
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    runs, summary, switches = {}, {}, {}
+    for label, cfg in cfgs.items():
+        output.log(f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.3f}, {cfg.steps} steps ...")
+        t = output.run_logged(label, cfg.steps, lambda cfg=cfg: reduced.mim.simulate(cfg, approximation=approx), timings,
+                        label)
+        runs[label] = (cfg, t)
+        q = query_patches(cfg)
+        local, glob = phases.classify(t, q["local"], 0, cfg=cfg), phases.classify(t, q["global"], 0, cfg=cfg)
+        ratio = phases.initial_rate_ratio(t, q["local"], 0, cfg=cfg)
+        summary[label] = {"delta": cfg.delta, "local_query": local.to_dict(), "global_query": glob.to_dict(),
+                          "initial_rate_ratio": {"measured": ratio.measured, "predicted": ratio.predicted,
+                                                 "interval": [0, int(t.steps[1]) if t.steps.size > 1 else 0]}}
+        switches[label] = local.switch.step if local.switch is not None else None
+    plotting.phases_plot(runs, os.path.join(args.out, "mim-phases.png"), switches,
+                         title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
+                               f"eta={base.eta}, gamma={base.mask_ratio}")
+    save_many(os.path.join(args.out, "mim-phases.npz"), {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()})
+    output.write_json(os.path.join(args.out, "mim-phases.json"), {"summary": summary, "timings": timings,
+                                                            "configs": {k: c.to_dict() for k, c in cfgs.items()}})
+    for label, info in summary.items():
+        loc, glo, r = info["local_query"], info["global_query"], info["initial_rate_ratio"]
+        print(f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
+              f"|dA_global|/dA_target over steps {r['interval'][0]}-{r['interval'][1]} = {r['measured']:.3g} "
+              f"(leading order (1 - gamma) P^Delta = {r['predicted']:.3g})")
+        if loc["switch"] is not None:
+            sw = loc["switch"]
+            print(f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against -(Delta/2) log P = "
+                  f"{sw['predicted']:.3f}")
+        print(f"  global query {glo['p']}: {glo['label']} ({glo['reason']})")
+    print(f"wrote {args.out}/mim-phases.png, mim-phases.npz, mim-phases.json")
+    return output.EXIT_AGREE
+
+
+def run_attention(args) -> int:
+    """`dynsim figure mim-attention`: attention maps of the trained full model and its attention diversity."""
+    cfg = options.config(args)
+    full.mim.check(cfg, "exact")
+    side = math.isqrt(cfg.P)
+    grid = (side, side) if side * side == cfg.P else (1, cfg.P)
+    k = args.top_k if args.top_k is not None else max(1, min(10, cfg.P // 4))
+    if not 1 <= k <= cfg.P:
+        raise ValueError(f"--top-k = {k} is invalid: must lie in [1, P] = [1, {cfg.P}]")
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    t = output.run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode="exact"), timings, "seconds")
+    attn = np.asarray(full.mim.attention_maps(cfg, t.final_Q[0], t.basis))  # (K, P, P)
+    uniform = np.full((1, cfg.P, cfg.P), 1.0 / cfg.P)
+    collapsed = np.zeros((1, cfg.P, cfg.P))
+    collapsed[0, :, :k] = 1.0 / k  # every query on the same k patches
+    rows = {"trained (per cluster)": attn, "uniform": uniform, "collapsed": collapsed}
+    table = {name: {"diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
+                    "average_distance": metrics.average_attention_distance(a, grid).tolist()} for name, a in rows.items()}
+    q = query_patches(cfg)
+    plotting.attention_maps(attn[0], cfg, [q["local"], q["global"]], os.path.join(args.out, "mim-attention.png"),
+                            title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} steps); "
+                                  f"diversity top-{k}: trained {table['trained (per cluster)']['diversity'][0]:.3g}, "
+                                  f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0")
+    output.write_json(os.path.join(args.out, "mim-attention.json"), {"top_k": k, "grid": grid, "metrics": table,
+                                                               "timings": timings, "meta": t.meta})
+    print(f"{'attention':<24} {'diversity (top-' + str(k) + ')':>18} {'avg distance':>14}")
+    for name, v in table.items():
+        print(f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}")
+    print(f"wrote {args.out}/mim-attention.png, mim-attention.json")
+    return output.EXIT_AGREE

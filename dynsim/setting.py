@@ -1,0 +1,185 @@
+"""A setting: one paper's problem as dynsim runs it, declared as a record and found as a plugin.
+
+A `Setting` names its config dataclass, the reduced and full `simulate` entry points, what the checker compares
+and judges (`Checks`), its claims (`check-theorems`), its sweep description (`SweepSpec`) and any extra commands
+(`Command`). dynsim's face (the CLI, sweeps, the checker) reads these records and names no setting itself.
+
+Settings are discovered through the Python entry-point group ``dynsim.settings`` (as pytest and Dask find
+plugins): a package declares, in its pyproject.toml,
+
+    [project.entry-points."dynsim.settings"]
+    toy = "mypackage.setting:SETTING"
+
+and gets `dynsim compare toy`, `dynsim sweep toy`, ... with no edit to dynsim. JSL and MIM register the same
+way. `register(setting)` does in-process what an entry point does (tests, notebooks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.metadata
+import warnings
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+GROUP = "dynsim.settings"  # the entry-point group
+BUILTIN = {"jsl": "dynsim.jsl.setting:SETTING", "mim": "dynsim.mim.setting:SETTING"}  # as pyproject.toml declares them
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A CLI subcommand: `dynsim VERB NAME [options]`, e.g. `figure jsl-fig4` or `compare toy`.
+
+    add_arguments(parser, setting) adds the options (`setting`: the Setting that declares the command); run(args)
+    does the work and returns the exit code. verb_help: the verb's one-line help in `dynsim --help`, taken from the
+    first command that gives one."""
+
+    verb: str
+    name: str
+    add_arguments: Callable[[argparse.ArgumentParser, Any], None]
+    run: Callable[[argparse.Namespace], int]
+    help: str = ""
+    description: str = ""
+    verb_help: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Checks:
+    """What `dynsim.compare` judges for a setting.
+
+    compared: observables held to a tolerance, in report order. residuals: full-level observables the reduction
+    says are zero (name -> what it tests), judged by rounding in deterministic runs and reported otherwise;
+    residual_scale: observables whose largest magnitude scales the residuals' rounding tolerance; exact_notes: words
+    added to a residual's reason in a deterministic run. Hooks (None: nothing): skip(a, b) -> names not judged for
+    this pair; allowance(a, b, common_steps) -> {name: per-step extra tolerance} (e.g. a truncated sum's bound);
+    reported(a, b, approximation) -> {name: checker.Residual} quantities reported beside the verdict."""
+
+    compared: tuple[str, ...]
+    residuals: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    residual_scale: tuple[str, ...] = ()
+    exact_notes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    skip: Optional[Callable[[Any, Any], set]] = None
+    allowance: Optional[Callable[[Any, Any, Any], dict]] = None
+    reported: Optional[Callable[[Any, Any, Optional[str]], dict]] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepSpec:
+    """How `dynsim.sweep` runs a setting's points.
+
+    reduced / full: (cfgs of one group, options, batch_size) -> [Trajectory]; group(cfg, options, level) -> a
+    hashable key (points with equal keys share their compiled programs); check(cfg, options, level) raises
+    ValueError for a point its levels cannot run, before any work; summary(cfg, reduced, full, report) -> dict (one
+    table row); reduced_options / full_options: the run options each level takes, with `defaults`; heatmaps: the
+    summaries drawn by default; columns: name endings of the summaries printed in the terminal table (table.csv has
+    all), extra_columns: further columns printed when present; modes: the full level's modes; add_arguments(group):
+    the level options of `dynsim sweep NAME`; normalize(options) -> options, after parsing; example: the help line."""
+
+    reduced: Callable
+    full: Callable
+    group: Callable
+    check: Callable
+    summary: Callable
+    reduced_options: tuple[str, ...] = ()
+    full_options: tuple[str, ...] = ("mode", "replicates", "confidence")
+    defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    heatmaps: tuple[str, ...] = ("final_loss",)
+    columns: tuple[str, ...] = ("final_loss",)
+    extra_columns: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ("exact",)
+    add_arguments: Optional[Callable[[Any], None]] = None
+    normalize: Optional[Callable[[dict], dict]] = None
+    example: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One setting: its name, config dataclass, two levels and everything the face needs to run and judge them.
+
+    reduced(cfg, **options) and full(cfg, **options) return Trajectories whose meta["setting"] is the config class's
+    name. claims(cfg, log) -> [dynsim.claims.Claim] backs `check-theorems NAME`; derive(cfg, latex) -> str backs
+    `derive NAME`; commands replace or add CLI subcommands (a command for verb "compare" replaces the generated
+    one). field_help / field_parsers / field_choices: per config field, the --help text, an argparse type for
+    fields with their own syntax, and the allowed values. modes: the full level's modes (`compare --mode`)."""
+
+    name: str
+    description: str
+    config: type
+    reduced: Callable
+    full: Callable
+    checks: Checks
+    modes: tuple[str, ...] = ("exact",)
+    claims: Optional[Callable] = None
+    derive: Optional[Callable] = None
+    sweep: Optional[SweepSpec] = None
+    commands: tuple[Command, ...] = ()
+    field_help: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    field_parsers: Mapping[str, Callable[[str], Any]] = dataclasses.field(default_factory=dict)
+    field_choices: Mapping[str, Sequence] = dataclasses.field(default_factory=dict)
+
+    def command(self, verb: str) -> Optional[Command]:
+        """The setting's own command for `verb` under its name (e.g. its `compare`), or None."""
+        return next((c for c in self.commands if c.verb == verb and c.name == self.name), None)
+
+
+_registered: dict[str, Setting] = {}
+_discovered: Optional[dict[str, Setting]] = None
+
+
+def register(setting: Setting) -> Setting:
+    """Make `setting` known in this process (what an entry point in the group `dynsim.settings` does); returns it."""
+    if not isinstance(setting, Setting):
+        raise TypeError(f"register takes a dynsim.setting.Setting, got {type(setting).__name__}")
+    if not setting.name or not setting.name.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"Setting.name = {setting.name!r} is invalid: letters, digits, '-' and '_' only")
+    _registered[setting.name] = setting
+    return setting
+
+
+def _load(name: str, target: str) -> Setting:
+    value = importlib.metadata.EntryPoint(name, target, GROUP).load()
+    if not isinstance(value, Setting):
+        raise TypeError(f"entry point {name} = {target!r} of group {GROUP!r} is a {type(value).__name__}, not a "
+                        "dynsim.setting.Setting")
+    return value
+
+
+def _discover() -> dict[str, Setting]:
+    """The settings of the entry-point group, loaded once; from a source tree that is not installed, the built-in
+    ones (the entry points pyproject.toml declares)."""
+    global _discovered
+    if _discovered is None:
+        points = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=GROUP)}
+        try:
+            importlib.metadata.distribution("dynsim")
+        except importlib.metadata.PackageNotFoundError:
+            points = {**BUILTIN, **points}
+        _discovered = {}
+        for name, target in sorted(points.items()):
+            try:
+                _discovered[name] = _load(name, target)
+            except Exception as exc:  # a broken plugin must not take the other settings (or the CLI) down with it
+                warnings.warn(f"dynsim: the setting {name!r} ({target}) of the entry-point group {GROUP!r} failed "
+                              f"to load and is skipped: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+    return _discovered
+
+
+def settings() -> dict[str, Setting]:
+    """Every known setting by name: the entry points' (JSL, MIM and any installed plugin), then `register`'s."""
+    found = _discover()
+    order = [n for n in BUILTIN if n in found or n in _registered]
+    order += sorted((set(found) | set(_registered)) - set(order))
+    return {n: _registered.get(n, found.get(n)) for n in order}
+
+
+def get(name: str) -> Setting:
+    """The setting called `name`; a ValueError names the known ones."""
+    known = settings()
+    if name not in known:
+        raise ValueError(f"setting = {name!r} is invalid: must be one of {', '.join(known)}")
+    return known[name]
+
+
+def for_config(config_name: str) -> Optional[Setting]:
+    """The setting whose config class is called `config_name` (a Trajectory's meta["setting"]), or None."""
+    return next((s for s in settings().values() if s.config.__name__ == config_name), None)
