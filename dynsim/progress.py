@@ -11,6 +11,7 @@ import sys
 import time
 from typing import Iterator, Optional
 
+import jax
 import numpy as np
 
 _active: Optional[dict] = None
@@ -71,6 +72,4 @@ def interrupted(exc: BaseException) -> bool:
     JaxRuntimeError whose message carries the KeyboardInterrupt instead of the KeyboardInterrupt itself."""
     if isinstance(exc, KeyboardInterrupt):
         return True
-    import jax
-
     return isinstance(exc, jax.errors.JaxRuntimeError) and "KeyboardInterrupt" in str(exc)
