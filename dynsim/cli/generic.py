@@ -3,10 +3,8 @@ declares claims) and `derive NAME` (when it declares a derivation). A setting's 
 
 from __future__ import annotations
 
-import json
 import os
 
-from dynsim import claims as claims_mod
 from dynsim import plotting
 from dynsim.checker import compare
 from dynsim.setting import Command, Setting
@@ -55,15 +53,8 @@ def run_check(args) -> int:
     """Evaluate the setting's claims; exit 0 when every evaluated claim holds, 1 when one fails."""
     setting: Setting = args.setting_record
     cfg = options.config(args)
-    os.makedirs(args.out, exist_ok=True)
-    timings: dict = {}
-    found = output.run_logged("claims", getattr(cfg, "steps", 0), lambda: setting.claims(cfg, log=output.log),
-                              timings, "seconds")
-    text = claims_mod.to_json(found)
-    output.write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings,
-                                                                "config": cfg.to_dict()})
-    print(text if args.json else claims_mod.table(found))
-    return output.EXIT_DISAGREE if any(c.holds is False for c in found) else output.EXIT_AGREE
+    return output.run_claims(args, getattr(cfg, "steps", 0), lambda log: setting.claims(cfg, log=log),
+                             {"config": cfg.to_dict()})
 
 
 def derive_arguments(parser, setting: Setting) -> None:

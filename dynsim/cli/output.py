@@ -9,6 +9,7 @@ import sys
 import time
 import warnings
 
+from dynsim import claims as claims_mod
 from dynsim import progress
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many
 
@@ -60,6 +61,19 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
             print(line)
         print(f"wrote {args.out}/report.json, trajectories.npz" + ("" if args.no_plot else ", compare.png"))
     return EXIT_AGREE if report.passed else EXIT_DISAGREE
+
+
+def run_claims(args, steps: int, evaluate, extra: dict) -> int:
+    """`check-theorems`: evaluate the claims (`evaluate(log)` -> [Claim]) under a progress bar of `steps`, write
+    theorems.json ({"claims", "timings", **extra}) to --out, print the table or (--json) the claims. Exit 0 when
+    every evaluated claim holds, 1 when one fails."""
+    os.makedirs(args.out, exist_ok=True)
+    timings: dict = {}
+    found = run_logged("claims", steps, lambda: evaluate(log), timings, "seconds")
+    text = claims_mod.to_json(found)
+    write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings, **extra})
+    print(text if args.json else claims_mod.table(found))
+    return EXIT_DISAGREE if any(c.holds is False for c in found) else EXIT_AGREE
 
 
 def check_confidence(confidence: float) -> None:

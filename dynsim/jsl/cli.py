@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import full.jsl
@@ -141,15 +140,8 @@ def run_check(args) -> int:
     """`dynsim check-theorems jsl`: the claims of `theorems.check_theorems` as a table or JSON."""
     cfg = options.config(args)
     full.jsl.check(cfg, "realistic", seeds=args.seeds)
-    os.makedirs(args.out, exist_ok=True)
-    timings: dict = {}
-    claims = output.run_logged("claims", cfg.steps, lambda: theorems.check_theorems(cfg, seeds=args.seeds, log=output.log),
-                         timings, "seconds")
-    text = theorems.to_json(claims)
-    output.write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings,
-                                                          "config": cfg.to_dict()})
-    print(text if args.json else theorems.table(claims))
-    return output.EXIT_DISAGREE if any(c.holds is False for c in claims) else output.EXIT_AGREE
+    return output.run_claims(args, cfg.steps, lambda log: theorems.check_theorems(cfg, seeds=args.seeds, log=log),
+                             {"config": cfg.to_dict()})
 
 
 def run_derive(args) -> int:

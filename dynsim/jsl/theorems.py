@@ -7,7 +7,7 @@ returns one `Claim` per statement. A claim that fails is a measured result, not 
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 import jax.numpy as jnp
 import numpy as np
@@ -51,13 +51,13 @@ def lemma_4_1_and_4_2(cfg: JSLConfig, exact) -> list[Claim]:
 
 def lemma_4_3(cfg: JSLConfig, red, ev) -> Claim:
     """Lemma 4.3 in Event II: per step, gamma's increment is positive and exceeds |rho's increment|."""
-    table = dynamics._table(cfg, red.meta["truncation"].get("max_nonzero"))
+    sums = dynamics._table(cfg, red.meta["truncation"].get("max_nonzero"))
     lo = ev.T0 if ev.T0 is not None else 0
     hi = ev.T1_attention if ev.T1_attention is not None else int(red.steps[-1])
     idx = np.flatnonzero((red.steps >= lo) & (red.steps <= hi))
     states = np.stack([red["alpha"][idx], red["gamma"][idx], red["rho"][idx]], axis=1)
     sizes = np.asarray(dynamics.orbit_step_sizes(cfg))
-    grads = np.array([np.asarray(reduced.jsl.loss_and_gradients(cfg, jnp.asarray(s, cfg.dtype), table.weights))[1:]
+    grads = np.array([np.asarray(reduced.jsl.loss_and_gradients(cfg, jnp.asarray(s, cfg.dtype), sums.weights))[1:]
                       for s in states])
     d_gamma, d_rho = -sizes[1] * grads[:, 1], -sizes[2] * grads[:, 2]
     positive = bool(np.all(d_gamma > 0))

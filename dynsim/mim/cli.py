@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 import full.mim
@@ -139,12 +138,6 @@ def run_check(args) -> int:
             raise ValueError(f"{option} = {args.kappa_pos if sign > 0 else args.kappa_neg} is invalid: the realised "
                              f"information gap is Delta = {cfg.delta:.4g} at P = {cfg.P}; it must be "
                              f"{'> 0' if sign > 0 else '< 0'}")
-    os.makedirs(args.out, exist_ok=True)
-    timings: dict = {}
-    claims = output.run_logged("claims", args.steps, lambda: theorems.check_theorems(cfg_pos, cfg_neg, log=output.log, eps=args.eps),
-                         timings, "seconds")
-    text = theorems.to_json(claims)
-    output.write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings,
-                                                          "configs": {"pos": cfg_pos.to_dict(), "neg": cfg_neg.to_dict()}})
-    print(text if args.json else theorems.table(claims))
-    return output.EXIT_DISAGREE if any(c.holds is False for c in claims) else output.EXIT_AGREE
+    return output.run_claims(args, args.steps,
+                             lambda log: theorems.check_theorems(cfg_pos, cfg_neg, log=log, eps=args.eps),
+                             {"configs": {"pos": cfg_pos.to_dict(), "neg": cfg_neg.to_dict()}})
