@@ -21,7 +21,7 @@ import reduced.mim
 from dynsim import JSLConfig, MIMConfig
 from dynsim.store import Store
 from dynsim.sweeps import jsl as sweep_jsl
-from reduced.jsl import dynamics, sums
+from reduced.jsl import dynamics, sums, tables
 
 BASE = dict(D=9, C=3, steps=600, record_every=50, nu=0.02)
 AXES = {"q": [0.2, 0.4], "eta": [0.05, 0.1]}  # with nu = 0.02 != the group's static 0: every number is traced
@@ -157,7 +157,7 @@ def test_choice_full_truncated_monte_carlo():
 
 
 def _full_loss_at(cfg, states):
-    table = dynamics._table(cfg, None).weights
+    table = tables.table(cfg, None).weights
     return np.array([float(dynamics.loss_and_gradients(cfg, np.asarray(s), table)[0]) for s in states])
 
 
