@@ -176,7 +176,8 @@ def step_cost(cfg: JSLConfig, hand: HandReduced) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from reduced.jsl.dynamics import _table, loss_and_gradients
+    from reduced.jsl.dynamics import loss_and_gradients
+    from reduced.jsl.tables import table as _table
 
     tab = _table(cfg, None).weights
     ca = jax.jit(lambda th: loss_and_gradients(cfg, th, tab)).lower(jnp.zeros(3)).compile().cost_analysis()

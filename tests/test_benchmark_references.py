@@ -43,7 +43,7 @@ def test_numpy_reduced_loss_and_gradients(impl):
     """Loss and gradients at one state equal reduced.jsl.loss_and_gradients (relative 1e-13: summation order only)."""
     cfg = reduced_config(steps=1)
     theta = np.array([0.4, 1.3, -0.7])
-    table = rj.dynamics._table(cfg, None).weights
+    table = rj.tables.table(cfg, None).weights
     expected = np.asarray(rj.loss_and_gradients(cfg, theta, table))
     got = impl(cfg).loss_and_gradients(theta)
     assert np.max(np.abs(got - expected)) <= 1e-13 * np.max(np.abs(expected))

@@ -12,7 +12,8 @@ import pytest
 import reduced.jsl
 import reduced.mim
 from dynsim import JSLConfig, MIMConfig, cli
-from reduced.jsl import dynamics, flow
+from reduced import flow as generic_flow
+from reduced.jsl import flow, tables
 from reduced.mim import flow as mim_flow
 
 T, DT = 40.0, 2.0  # common end time and comparison grid (t = 0, 2, ..., 40)
@@ -47,10 +48,10 @@ def test_jsl_gd_converges_to_the_flow_at_rate_eta():
         gd = reduced.jsl.simulate(base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta)))
         assert np.allclose(gd.steps * eta, fl["t"])
         errors.append(max(np.max(np.abs(gd[n] - fl[n])) for n in ("alpha", "gamma", "rho")))
-    static = flow._static(base)
-    w = dynamics._table(static, None).weights
+    static = generic_flow.static(base)
+    w = tables.table(static, None).weights
     states = jnp.stack([fl["alpha"], fl["gamma"], fl["rho"]], axis=1)
-    norm = _jac_norm(lambda th: flow._rhs(static, w, th), states)
+    norm = _jac_norm(lambda th: flow.rhs(static, w, th), states)
     slopes, bands = _slope_band(etas, errors, norm)
     # measured: errors 6.0e-3, 2.7e-3, 1.3e-3, 6.7e-4; slopes 1.17, 1.002, 1.001; ||J|| ~ 19, bands 0.70, 0.35, 0.17
     assert np.all(np.abs(slopes - 1) <= bands), (errors, slopes, bands)
@@ -77,7 +78,7 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
 
     def rhs(v):
         A, B, Bs = (v[a:a + n].reshape(s) for a, n, s in zip(np.cumsum([0] + sizes[:-1]), sizes, shapes))
-        return jnp.concatenate([x.ravel() for x in mim_flow._rhs(static, (), arrays, (A, B, Bs))])
+        return jnp.concatenate([x.ravel() for x in mim_flow.rhs(static, (), arrays, (A, B, Bs))])
 
     # ||J|| at the start (Q = 0) and at T (the class state along the run is not recorded in class form)
     ends = [jnp.zeros(sum(sizes)), jnp.concatenate([jnp.ravel(x) for x in fl.final_state])]
@@ -91,10 +92,10 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
 def test_tolerances_and_t_max_do_not_recompile():
     cfg = JSLConfig(D=9, C=3, steps=200, record_every=20)
     reduced.jsl.simulate(cfg, method="flow")
-    before = flow._solve_jit._cache_size()
+    before = flow.solve_jit._cache_size()
     a = reduced.jsl.simulate(cfg, method="flow", rtol=1e-8, atol=1e-11, t_max=7.5)
     b = reduced.jsl.simulate(cfg.replace(eta=0.02, steps=100), method="flow", rtol=1e-4, atol=1e-6)
-    assert flow._solve_jit._cache_size() == before
+    assert flow.solve_jit._cache_size() == before
     assert a.meta["rtol"] == 1e-8 and a.meta["t_max"] == 7.5 and a["t"][-1] == 7.5
     assert b.meta["atol"] == 1e-6 and b.meta["solver_steps"] < a.meta["solver_steps"]
     assert len(set(a.steps.tolist())) == a.steps.size  # steps are unique after rounding t / eta

@@ -20,8 +20,7 @@ import reduced.jsl
 import reduced.mim
 from dynsim import JSLConfig, MIMConfig
 from dynsim.store import Store
-from dynsim.jsl import sweep as sweep_jsl
-from reduced.jsl import dynamics, sums
+from reduced.jsl import dynamics, many, sums, tables
 
 BASE = dict(D=9, C=3, steps=600, record_every=50, nu=0.02)
 AXES = {"q": [0.2, 0.4], "eta": [0.05, 0.1]}  # with nu = 0.02 != the group's static 0: every number is traced
@@ -125,9 +124,8 @@ def test_several_devices_give_the_same_numbers(tmp_path):
     script = textwrap.dedent("""
         import sys, jax, numpy as np, dynsim
         from dynsim import JSLConfig
-        from dynsim.jsl import sweep as jsl
         cfgs = [JSLConfig(D=9, C=3, steps=300, record_every=50, q=q) for q in (0.2, 0.3, 0.4)]
-        out = jsl.reduced_group(cfgs, {}, 1)
+        out = many.simulate_group(cfgs, {}, 1)
         np.save(sys.argv[1], np.stack([o["loss"] for o in out] + [o["alpha"] for o in out]))
         print(jax.local_device_count())
     """)
@@ -157,7 +155,7 @@ def test_choice_full_truncated_monte_carlo():
 
 
 def _full_loss_at(cfg, states):
-    table = dynamics._table(cfg, None).weights
+    table = tables.table(cfg, None).weights
     return np.array([float(dynamics.loss_and_gradients(cfg, np.asarray(s), table)[0]) for s in states])
 
 
@@ -165,7 +163,7 @@ def test_truncation_bound_holds_against_full_enumeration():
     """At every recorded state of a truncated run, the exact loss (every configuration) differs from the recorded
     truncated loss by at most the reported bound, and the 0-1 error by at most the dropped probability."""
     cfg = JSLConfig(D=16, C=4, q=0.1, steps=1000, record_every=100)
-    (t,) = sweep_jsl.reduced_group([cfg], {"max_configurations": 300, "tail_target": 1e-3}, 1)
+    (t,) = many.simulate_group([cfg], {"max_configurations": 300, "tail_target": 1e-3}, 1)
     tr = t.meta["truncation"]
     assert tr["method"] == "truncated" and tr["dropped_probability"] > 0
     states = np.stack([t["alpha"], t["gamma"], t["rho"]], axis=1)
@@ -179,7 +177,7 @@ def test_monte_carlo_standard_error_covers_the_exact_loss():
     normal quantile at 0.999 family-wise over the recorded states (Bonferroni; M = 20000 iid configurations,
     so the CLT is accurate)."""
     cfg = JSLConfig(D=16, C=4, q=0.3, steps=600, record_every=100)
-    (t,) = sweep_jsl.reduced_group([cfg], {"max_configurations": 10, "mc_samples": 20000}, 1)
+    (t,) = many.simulate_group([cfg], {"max_configurations": 10, "mc_samples": 20000}, 1)
     assert t.meta["truncation"]["method"] == "monte_carlo" and t.meta["approximation"] == "monte_carlo_sum"
     states = np.stack([t["alpha"], t["gamma"], t["rho"]], axis=1)
     z = stats.norm.ppf(1 - 0.001 / (2 * len(states)))

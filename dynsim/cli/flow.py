@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reduced.jsl import flow  # the generic flow helpers (save times, option checks); see reduced.jsl.flow
+from reduced import flow  # the generic flow engine: save times, option checks
 
 
 def reduced_flow_or_gd(args, cfg, simulate, **kw):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping, Optional
 
 from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_bounds
 
@@ -40,6 +41,14 @@ class JSLConfig:
     partition: Optional[str] = None  # "grid", "contiguous" or "random"
     seed: int = 0
     dtype: str = "float64"
+
+    # The numbers that change no shape, traced (vmapped) by batched runs, each with the value a group's static config
+    # carries (None: not a field; tau derives from d and temperature). Numbers, CANONICAL and the flow's static config
+    # of the levels derive from these two.
+    TRACED: ClassVar[Mapping[str, Optional[float]]] = MappingProxyType(
+        {"q": 0.5, "nu": 0.0, "eta": 1.0, "sigma_A": 1.0, "tau": None})
+    # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
+    FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType({"eta": 1.0, "steps": 0, "record_every": 1})
 
     def __post_init__(self) -> None:
         _validate(self)

@@ -18,7 +18,7 @@ import reduced.jsl
 from dynsim.checker import rounding_tolerance, term_count
 from dynsim.claims import LOG, Claim, holds, table, to_json  # noqa: F401  (table, to_json re-exported)
 from full.jsl import glm, transfer
-from reduced.jsl import dynamics
+from reduced.jsl import dynamics, tables
 
 from . import events, reference
 from .config import JSLConfig
@@ -51,7 +51,7 @@ def lemma_4_1_and_4_2(cfg: JSLConfig, exact) -> list[Claim]:
 
 def lemma_4_3(cfg: JSLConfig, red, ev) -> Claim:
     """Lemma 4.3 in Event II: per step, gamma's increment is positive and exceeds |rho's increment|."""
-    sums = dynamics._table(cfg, red.meta["truncation"].get("max_nonzero"))
+    sums = tables.table(cfg, red.meta["truncation"].get("max_nonzero"))
     lo = ev.T0 if ev.T0 is not None else 0
     hi = ev.T1_attention if ev.T1_attention is not None else int(red.steps[-1])
     idx = np.flatnonzero((red.steps >= lo) & (red.steps <= hi))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping, Optional
 
 from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_bounds
 
@@ -37,6 +38,9 @@ class MIMConfig:
     N: int = 1024  # samples per step in the full level's mode "sampled"
     seed: int = 0
     dtype: str = "float64"
+
+    # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
+    FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType({"eta": 1.0, "steps": 0, "record_every": 1})
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "z", _normalize_z(self.z))

@@ -1,10 +1,9 @@
 """Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax + optax)."""
 
-from . import observables, population
+from . import fig2, glm, observables, population, realistic, transfer
 from .module import PositionalAttentionViT
-from .training import check, initial_params, model_for, optimizer, simulate
-from . import realistic  # after .training: realistic imports it
-from . import fig2, glm, transfer  # after .realistic: they use it
+from .simulation import check, simulate
+from .training import initial_params, model_for, optimizer
 
 __all__ = ["simulate", "check", "PositionalAttentionViT", "model_for", "optimizer", "initial_params", "observables", "population",
            "realistic", "glm", "transfer", "fig2"]

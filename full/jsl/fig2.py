@@ -21,6 +21,8 @@ from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention
 from dynsim.trajectory import Trajectory, seed_statistics
 
+from . import realistic
+
 DEFAULT_SEEDS = 8
 
 
@@ -71,8 +73,6 @@ def attention_scores(cfg: JSLConfig, A) -> dict:
 
 
 def _train_seeds(cfg: JSLConfig, keys, w):
-    from . import realistic
-
     def one(key):
         k_train, k_test, k_init = jax.random.split(key, 3)
         dtype = jnp.dtype(cfg.dtype)

@@ -17,10 +17,11 @@ import optax
 
 from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, partition
+from dynsim.jsl.error import margin_error as zero_one_error
 from dynsim.jsl.model import logistic_loss
 from dynsim.trajectory import Trajectory, seed_statistics
 
-from .realistic import zero_one_error
+from .. import engine
 
 DEFAULT_SEEDS = 8
 
@@ -40,16 +41,7 @@ def weighted_loss(margins, weights=None):
 
 def gd(loss, params0, steps: int, eta, observe, record_every: int):
     """Full-batch GD (optax.sgd) on `loss(params)` for `steps` steps, `observe(params)` recorded by lax.scan."""
-    opt = optax.sgd(eta)
-    grad = jax.grad(loss)
-
-    def step(carry, t):
-        params, state = carry
-        updates, state = opt.update(grad(params), state, params)
-        return optax.apply_updates(params, updates), state
-
-    final, records = recording.run(step, lambda c, t: observe(c[0]), (params0, opt.init(params0)), steps, record_every)
-    return final[0], records
+    return engine.train(jax.grad(loss), optax.sgd(eta), params0, lambda params, t: observe(params), steps, record_every)
 
 
 def initial_weights(cfg: JSLConfig, key):
@@ -86,7 +78,8 @@ def train_glm(cfg: JSLConfig, train, test, *, steps: int, eta, key, weights=None
     return gd(loss, initial_weights(cfg, key), steps, eta, observe, max(1, record_every))
 
 
-def _check(cfg: JSLConfig, seeds, steps, eta) -> None:
+def check(cfg: JSLConfig, seeds, steps, eta) -> None:
+    """Validate `run_glm`'s arguments (seeds >= 2 for a standard error, steps >= 0, eta > 0)."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
@@ -120,7 +113,7 @@ def run_glm(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS, *, steps: Optional[int] 
     """
     steps = cfg.steps if steps is None else steps
     eta = cfg.eta if eta is None else eta
-    _check(cfg, seeds, steps, eta)
+    check(cfg, seeds, steps, eta)
     dtype = jnp.dtype(cfg.dtype)
     w_star = data.feature(cfg, dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0x61F), seeds)

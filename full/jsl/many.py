@@ -1,8 +1,8 @@
 """Several full-matrix runs that share their shapes, as one compiled program (the full level of a sweep).
 
-The points differ in q, nu, eta, sigma_A, tau (traced through `reduced.jsl.dynamics.View`) and in the seed (the
+The points differ in q, nu, eta, sigma_A, tau (traced through `dynsim.jsl.traced.View`) and in the seed (the
 feature w*, the start and the batches are inputs): `lax.map(batch_size)` over them, each point exactly the
-program of `training.simulate` (same keys, same configuration weights), so a point equals its single run.
+program of `simulation.simulate` (same keys, same configuration weights), so a point equals its single run.
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim import validation
-from dynsim.jsl import JSLConfig, data
+from dynsim.jsl import JSLConfig, data, traced
+from dynsim.jsl.traced import View
 from dynsim.trajectory import Trajectory, seed_statistics
 
-from . import population, training
+from .. import engine
+from . import population, simulation, training
 
 MODES = ("exact", "sampled")
-CANONICAL = dict(q=0.5, nu=0.0, eta=1.0, sigma_A=1.0, seed=0)  # the numbers a group's static config carries
+CANONICAL = traced.CANONICAL  # the numbers a group's static config carries (the same for both levels)
 
 
 def group_key(cfg: JSLConfig, mode: str, replicates: Optional[int]) -> tuple:
@@ -29,35 +31,33 @@ def group_key(cfg: JSLConfig, mode: str, replicates: Optional[int]) -> tuple:
     keep_seed = {"seed": cfg.seed} if cfg.partition == "random" else {}
     edge = mode == "exact" and cfg.q in (0.0, 1.0)
     return (cfg.replace(**{**CANONICAL, **keep_seed, **({"q": cfg.q} if edge else {})}), mode,
-            validation.replicates(replicates, training.DEFAULT_REPLICATES) if mode == "sampled" else 1)
+            validation.replicates(replicates, engine.DEFAULT_REPLICATES) if mode == "sampled" else 1)
 
 
-def _points(static: JSLConfig, mode: str, R: int, batch_size: int, numbers, params0, w_stars, s, w, keys):
-    from reduced.jsl.dynamics import View
+def run_points(static: JSLConfig, mode: str, R: int, batch_size: int, numbers, params0, w_stars, s, w, keys):
+    """lax.map(batch_size) of one point's `training.train` (R vmapped replicates in mode sampled) over the points."""
 
     def one(args):
         num, p0, w_star, w_c, key = args
         cfg = View(static, num)
         if mode == "exact":
-            return training._train(cfg, mode, p0, w_star, population.Configurations(s, w_c), key)
-        return jax.vmap(lambda k: training._train(cfg, mode, p0, w_star, None, k))(jax.random.split(key, R))
+            return training.train(cfg, mode, p0, w_star, population.Configurations(s, w_c), key)
+        return jax.vmap(lambda k: training.train(cfg, mode, p0, w_star, None, k))(jax.random.split(key, R))
 
     return jax.lax.map(one, (numbers, params0, w_stars, w, keys), batch_size=batch_size)
 
 
-_points_jit = jax.jit(_points, static_argnums=(0, 1, 2, 3))
+run_points_jit = jax.jit(run_points, static_argnums=(0, 1, 2, 3))
 
 
 def simulate_many(cfgs: list[JSLConfig], mode: str = "exact", replicates: Optional[int] = None,
                   batch_size: int = 8) -> list[Trajectory]:
-    """`training.simulate(cfg, mode, replicates=replicates)` for every cfg of one group (`group_key`), one program."""
-    from reduced.jsl.dynamics import Numbers
-
+    """`full.jsl.simulate(cfg, mode, replicates=replicates)` for every cfg of one group (`group_key`), one program."""
     if mode not in MODES:
         raise ValueError(f"mode = {mode!r} is invalid for batched full runs: must be one of {', '.join(MODES)} "
                          "(mode 'realistic' runs point by point)")
     for cfg in cfgs:
-        training.check(cfg, mode, replicates)
+        simulation.check(cfg, mode, replicates)
     static, _, R = group_key(cfgs[0], mode, replicates)
     if any(group_key(c, mode, replicates) != (static, mode, R) for c in cfgs):
         raise ValueError("simulate_many needs configs of one group (same shapes; see group_key)")
@@ -66,15 +66,15 @@ def simulate_many(cfgs: list[JSLConfig], mode: str = "exact", replicates: Option
     padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     w_stars = [data.feature(c, dtype) for c in padded]
     params0 = jax.tree.map(lambda *xs: jnp.stack(xs), *[training.initial_params(c, w) for c, w in zip(padded, w_stars)])
-    numbers = Numbers(*(jnp.asarray([getattr(c, f) for c in padded], dtype) for f in Numbers._fields))
+    numbers = traced.stacked(padded, dtype)
     if mode == "exact":
         tables = [population.enumerate_configurations(c) for c in padded]
         s, w = tables[0].s, jnp.stack([t.w for t in tables])
         size = int(w.shape[1])
     else:
         s, w, size = jnp.zeros((1, 1), dtype), jnp.zeros((total, 1), dtype), None
-    keys = jnp.stack([training.base_key(c) for c in padded])
-    rec = _points_jit(static, mode, R, batch_size, numbers, params0, jnp.stack(w_stars), s, w, keys)
+    keys = jnp.stack([engine.base_key(c) for c in padded])
+    rec = run_points_jit(static, mode, R, batch_size, numbers, params0, jnp.stack(w_stars), s, w, keys)
     rec = jax.tree.map(np.asarray, rec)
     out = []
     for i, cfg in enumerate(cfgs):

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim.jsl import JSLConfig, data, partition
+from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.model import logistic_loss
 
 MAX_EXACT_CONFIGURATIONS = 4 * 3**12  # D - C = 12 with L = 4: about 2.1 million rows of D numbers
@@ -108,7 +108,6 @@ def exact_error(model, params, configs: Configurations, w_star, spread=0.0):
     X_j = s_j w* as in `exact_loss` (exact while v is in span(w*), Lemma 4.2); |F| <= `tie_tolerance` is a tie.
     """
     F = model.apply(params, configs.s, w_star, method=model.on_feature_line)
-    tol = tie_tolerance(model, params, w_star, spread)
     # a non-finite F (a diverged run) makes the error NaN, never a silent 0
-    wrong = jnp.where(jnp.isfinite(F), jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)), jnp.nan).astype(configs.w.dtype)
+    wrong = error.wrong(F, tie_tolerance(model, params, w_star, spread)).astype(configs.w.dtype)
     return jnp.sum(configs.w * wrong)

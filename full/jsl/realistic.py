@@ -13,18 +13,16 @@ k_r depends on r only, not on R: the first seeds of a run with more seeds are th
 
 from __future__ import annotations
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from dynsim import environment, recording
-from dynsim.jsl import JSLConfig, data, partition
+from dynsim import divergence, environment, recording
+from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.model import logistic_loss
 from dynsim.trajectory import Trajectory, seed_statistics
 
+from .. import engine
 from .observables import reduction
 from .training import model_for, optimizer
 
@@ -52,13 +50,7 @@ def empirical_loss(model, params, X, y):
     return jnp.mean(logistic_loss(y * model.apply(params, X)))
 
 
-def zero_one_error(margins):
-    """0-1 error of sign F from the margins y F: P(yF < 0) + 1/2 P(yF = 0) (a tie is a coin flip); NaN if a margin is NaN.
-
-    A diverged run must not read as a perfect classifier: NaN < 0 is False, so NaN margins are propagated.
-    """
-    per_sample = jnp.where(margins < 0, 1.0, jnp.where(margins == 0, 0.5, 0.0))
-    return jnp.mean(jnp.where(jnp.isnan(margins), jnp.nan, per_sample))
+zero_one_error = error.margin_error  # 0-1 error of sign F from the margins yF, ties 1/2, NaN if a margin is NaN
 
 
 def train(cfg: JSLConfig, params0, w_star, train, test):
@@ -72,13 +64,7 @@ def train(cfg: JSLConfig, params0, w_star, train, test):
     X_test, y_test = test
     grad = jax.grad(empirical_loss, argnums=1)
 
-    def step(carry, t):
-        params, opt_state = carry
-        updates, opt_state = opt.update(grad(model, params, X, y), opt_state, params)
-        return optax.apply_updates(params, updates), opt_state
-
-    def observe(carry, t):
-        params = carry[0]
+    def observe(params, t):
         obs = reduction(cfg, params["params"]["A"], params["params"]["v"], w_star)
         obs["loss"] = empirical_loss(model, params, X, y)
         margins = y_test * model.apply(params, X_test)
@@ -86,8 +72,7 @@ def train(cfg: JSLConfig, params0, w_star, train, test):
         obs["test_error"] = zero_one_error(margins)
         return obs
 
-    (params, _), records = recording.run(step, observe, (params0, opt.init(params0)), cfg.steps, cfg.record_every)
-    return params, records
+    return engine.train(lambda params: grad(model, params, X, y), opt, params0, observe, cfg.steps, cfg.record_every)
 
 
 def seed_key(cfg: JSLConfig, r: int):
@@ -155,13 +140,11 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     batch = batch_size(cfg, R)
     params0, params, rec = _seeds_jit(cfg, keys, w_star, batch)
     observables = seed_statistics(rec)
-    bad = np.zeros(len(recording.recorded_steps(cfg.steps, cfg.record_every)), dtype=bool)
-    for values in rec.values():
-        bad |= ~np.all(np.isfinite(np.asarray(values).T), axis=1)
+    marks = recording.recorded_steps(cfg.steps, cfg.record_every)
+    bad = divergence.nonfinite({k: np.asarray(v).T for k, v in rec.items()}, marks)  # rec: (seeds, steps)
     A0, v0 = np.asarray(params0["params"]["A"]), np.asarray(params0["params"]["v"])
     w = np.asarray(w_star)
     within, between = partition.orbit_masks(cfg)
-    marks = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
         "full", "realistic", cfg, seeds=R, N=cfg.N, n_test=cfg.n_test,
         initial_projection={"alpha": (v0 @ w).tolist(), "gamma": A0[:, within].mean(axis=1).tolist(),
@@ -171,10 +154,7 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
                        f"{data_bytes(cfg, R) / 1e9:.2f} GB > {MAX_VMAP_BYTES / 1e9:.1f} GB)",
         key_layout="k_r = fold_in(fold_in(key(seed), 0x4EA1), r); data fold_in(k_r, 0) (first N rows train, last n_test test), "
                    "init fold_in(k_r, 2)")
-    if bad.any():
-        meta["nonfinite_from_step"] = int(marks[np.argmax(bad)])
-        warnings.warn(f"realistic trajectory is not finite from step {meta['nonfinite_from_step']}: "
-                      f"the run diverged; lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=2)
+    divergence.flag(bad, marks, meta, "realistic", cfg.eta, 2)
     final = {"A": np.asarray(params["params"]["A"]), "v": np.asarray(params["params"]["v"]), "A0": A0, "v0": v0,
              "w_star": w}
     return Trajectory(marks, observables, meta), final

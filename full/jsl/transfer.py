@@ -24,11 +24,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim import environment, recording, validation
-from dynsim.jsl import JSLConfig, data, partition
+from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention, forward, logistic_loss
 
-from . import glm
+from . import glm, realistic
 
 LEARNERS = ("pretrained", "initial", "glm")
 DEFAULT_N_TILDE = (8, 16, 32, 64, 128, 256)
@@ -82,7 +82,7 @@ def finetune_v(cfg: JSLConfig, A, v0, train, test, *, steps: int, eta, weights=N
 
     def observe(v):
         margins = y_test * model_logits(cfg, A, v, X_test)
-        out = {"loss": loss(v), "test_error": glm.zero_one_error(margins), "test_loss": jnp.mean(logistic_loss(margins)),
+        out = {"loss": loss(v), "test_error": error.margin_error(margins), "test_loss": jnp.mean(logistic_loss(margins)),
                "v_norm": jnp.linalg.norm(v)}
         if w_star is not None:
             out["cos_v"] = jnp.dot(v, w_star) / out["v_norm"]
@@ -177,7 +177,7 @@ def _check_n_tilde(n_tilde) -> tuple[int, ...]:
 
 
 def _check_args(cfg, seeds, steps, eta, eta_glm, record_every) -> None:
-    glm._check(cfg, seeds, steps, eta)  # cfg, seeds >= 2, steps >= 0, eta > 0
+    glm.check(cfg, seeds, steps, eta)  # cfg, seeds >= 2, steps >= 0, eta > 0
     if not isinstance(record_every, int) or isinstance(record_every, bool) or record_every < 1:
         raise ValueError(f"record_every = {record_every!r} is invalid: must be an integer >= 1")
     if not validation.is_real(eta_glm) or eta_glm <= 0:
@@ -213,8 +213,6 @@ def _reference(cfg: JSLConfig) -> dict[str, float]:
 
 def pretrain(cfg: JSLConfig) -> dict:
     """Pretrain on D (Section 4.2, realistic problem (E)) with `full.jsl.realistic.run(cfg, seeds=1)`; returns {"A", "A0"}."""
-    from . import realistic
-
     _, final = realistic.run(cfg, seeds=1)
     return {"A": np.asarray(final["A"])[0], "A0": np.asarray(final["A0"])[0]}
 

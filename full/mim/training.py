@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
 import jax
@@ -10,45 +9,41 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from dynsim import environment, recording, validation
+from dynsim import divergence, environment, recording
 from dynsim.mim import MIMConfig, data, model
 from dynsim.mim.embedding import basis as make_basis
 from dynsim.mim.partition import area_of
 from dynsim.trajectory import Trajectory, seed_statistics
 
+from .. import engine
+from ..engine import DEFAULT_REPLICATES
 from .module import MaskedAttention
 
 MODES = ("exact", "sampled")
 MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "exact"
-DEFAULT_REPLICATES = 8
 
 
 def check(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
     """Validate the run arguments before any work; return the number of replicate runs."""
-    if not isinstance(cfg, MIMConfig):
-        raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
-    if mode not in MODES:
-        raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(MODES)}")
+    engine.check_setting(cfg, MIMConfig, mode, MODES)
+    R = engine.replicates(mode, replicates)
     if mode == "exact":
-        if replicates not in (None, 1):
-            raise ValueError(f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic")
         size = data.exact_size(cfg)
         if size > MAX_EXACT:
             raise ValueError(f"mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
                              f"{MAX_EXACT:,}): lower P, K or the z support, or use mode 'sampled'")
-        return 1
-    return validation.replicates(replicates, DEFAULT_REPLICATES)
+    return R
 
 
 def correlations(cfg: MIMConfig, Q, basis) -> dict:
     """fp_corr A_{p,v_{k,j}} = e_p^T Q v_{k,j} (P, K, max N_k; NaN where j >= N_k) and pp_corr B = E Q E^T (Def. 3.1)."""
     fp = jnp.einsum("pa,ab,kjb->pkj", basis.E, Q, basis.V)
-    fp = jnp.where(_valid(cfg)[None], fp, jnp.nan)
+    fp = jnp.where(valid_areas(cfg)[None], fp, jnp.nan)
     pp = basis.E @ Q @ basis.E.T
     return {"fp_corr": fp, "pp_corr": pp, "pp_max": jnp.max(jnp.abs(pp))}
 
 
-def _valid(cfg: MIMConfig) -> np.ndarray:
+def valid_areas(cfg: MIMConfig) -> np.ndarray:
     """(K, max N_k) True where area j exists in cluster k."""
     return np.arange(cfg.max_areas)[None, :] < np.array(cfg.areas_per_cluster)[:, None]
 
@@ -67,10 +62,10 @@ def _by_cluster(cfg, num, den, ks, w):
     """Weighted sums per cluster: num (n, P, N), den (n, P), weights w (n,) -> E[... | p in M, k] as (P, K, N)."""
     onehot = jax.nn.one_hot(ks, cfg.K, dtype=w.dtype) * w[:, None]
     aa = jnp.einsum("nk,npj->pkj", onehot, num) / jnp.einsum("nk,np->pk", onehot, den)[..., None]
-    return jnp.where(_valid(cfg)[None], aa, jnp.nan)
+    return jnp.where(valid_areas(cfg)[None], aa, jnp.nan)
 
 
-def _train(cfg: MIMConfig, mode: str, basis, key, tables=None):
+def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
     """GD from Q = 0 in one lax.scan. `tables` (mode exact): (images, their probabilities, clusters, masks), passed as
     arguments rather than closed over, so that XLA does not constant-fold tens of thousands of masks."""
     net = MaskedAttention(cfg.d, cfg.dtype)
@@ -104,16 +99,9 @@ def _train(cfg: MIMConfig, mode: str, basis, key, tables=None):
                                                                       E))(X, masked, ks)
             return _by_cluster(cfg, num, den, ks, jnp.ones((cfg.N,), E.dtype))
 
-    grad = jax.grad(loss)
-    eval_key = jax.random.fold_in(key, 2**32 - 1)  # recorded quantities use their own samples
+    eval_key = engine.eval_key(key)  # recorded quantities use their own samples
 
-    def step(carry, t):
-        params, opt_state = carry
-        updates, opt_state = opt.update(grad(params, jax.random.fold_in(key, t)), opt_state, params)
-        return optax.apply_updates(params, updates), opt_state
-
-    def observe(carry, t):
-        params = carry[0]
+    def observe(params, t):
         k = jax.random.fold_in(eval_key, t)
         obs = correlations(cfg, params["params"]["Q"], basis)
         obs["loss"] = loss(params, k)
@@ -121,7 +109,7 @@ def _train(cfg: MIMConfig, mode: str, basis, key, tables=None):
         return obs
 
     params0 = net.init(jax.random.key(0), jnp.zeros((cfg.P, cfg.d), cfg.dtype), jnp.zeros((cfg.P,), bool), E)
-    (params, _), rec = recording.run(step, observe, (params0, opt.init(params0)), cfg.steps, cfg.record_every)
+    params, rec = engine.train(jax.grad(loss), opt, params0, observe, cfg.steps, cfg.record_every, key)
     return rec, params["params"]["Q"]
 
 
@@ -131,9 +119,9 @@ def exact_tables(cfg: MIMConfig, basis):
     return images, w_img, k_img, jnp.asarray(data.all_masks(cfg.P, cfg.masked))
 
 
-_train_jit = jax.jit(_train, static_argnums=(0, 1))
-_train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k: _train(cfg, mode, basis, k))(keys),
-                                static_argnums=(0, 1))
+train_jit = jax.jit(train, static_argnums=(0, 1))
+train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k: train(cfg, mode, basis, k))(keys),
+                               static_argnums=(0, 1))
 
 
 def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> Trajectory:
@@ -146,13 +134,12 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
     """
     R = check(cfg, mode, replicates)
     basis = make_basis(cfg)
-    base = jax.random.fold_in(jax.random.key(cfg.seed), 1)
     if mode == "exact":
-        rec, Q = _train_jit(cfg, mode, basis, base, exact_tables(cfg, basis))
+        rec, Q = train_jit(cfg, mode, basis, engine.base_key(cfg), exact_tables(cfg, basis))
         observables = {k: np.asarray(v) for k, v in rec.items()}
         finals = np.asarray(Q)[None]
     else:
-        rec, Q = _train_replicates_jit(cfg, mode, basis, jax.random.split(base, R))
+        rec, Q = train_replicates_jit(cfg, mode, basis, engine.replicate_keys(cfg, R))
         observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
         finals = np.asarray(Q)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
@@ -160,20 +147,11 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
                             configurations=data.exact_size(cfg) if mode == "exact" else None,
                             batch_size=cfg.N if mode == "sampled" else None,
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta)
-    _flag_nonfinite(observables, steps, meta, cfg)
+    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "full", cfg.eta, 2)
     traj = Trajectory(steps, observables, meta)
     traj.final_Q = finals  # (R, d, d): the trained matrices (R = 1 in mode exact), for attention maps
     traj.basis = basis
     return traj
-
-
-def _flag_nonfinite(observables: dict, steps, meta: dict, cfg) -> None:
-    loss = np.asarray(observables["loss"])
-    bad = ~np.isfinite(loss)
-    if bad.any():
-        meta["nonfinite_from_step"] = int(steps[np.argmax(bad)])
-        warnings.warn(f"full trajectory is not finite from step {meta['nonfinite_from_step']}: the run diverged; "
-                      f"lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=3)
 
 
 def attention_maps(cfg: MIMConfig, Q, basis) -> jax.Array:

@@ -1,76 +1,28 @@
-"""Idealized population dynamics (P) of JSL in the reduced variables (alpha, gamma, rho)."""
+"""Idealized population dynamics (P) of JSL in the reduced variables (alpha, gamma, rho): gradient, observables, GD."""
 
 from __future__ import annotations
 
-import warnings
-from typing import Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, recording
-from dynsim.jsl import JSLConfig
+from dynsim import divergence, environment, recording
+from dynsim.jsl import JSLConfig, error
+from dynsim.jsl.traced import Numbers, View, numbers_of
 from dynsim.trajectory import Trajectory
 
-from . import configurations
+from .. import gd
+from . import configurations, tables
 from .symbolic import derive
+from .tables import BOUND_TARGET, MAX_CONFIGURATIONS, Table, Weights, truncation_meta
 
-MAX_CONFIGURATIONS = 3_000_000  # above this the sum is truncated, with bounds
-BOUND_TARGET = 1e-12  # the default keeps every truncation bound below this
+__all__ = ["Numbers", "View", "numbers_of", "Weights", "Table", "BOUND_TARGET", "MAX_CONFIGURATIONS", "truncation_meta",
+           "loss_and_gradients", "tie_tolerance", "population_error", "orbit_step_sizes", "attention_weights",
+           "initial_state", "derived_observables", "observe", "gradient", "run", "trajectory"]
 
 Init = Union[None, Mapping[str, float], Sequence[float]]
-
-
-class Weights(NamedTuple):
-    """The configuration sum as arrays: counts n (K, M) and probabilities w (M,)."""
-
-    n: jax.Array
-    w: jax.Array
-
-
-class Numbers(NamedTuple):
-    """The config's numbers that change no shape (q, nu, eta, sigma_A, tau): traced, so sweeps vmap over them."""
-
-    q: jax.Array
-    nu: jax.Array
-    eta: jax.Array
-    sigma_A: jax.Array
-    tau: jax.Array
-
-
-def numbers_of(cfg: JSLConfig) -> Numbers:
-    """`Numbers` of one config, in its dtype."""
-    return Numbers(*(jnp.asarray(getattr(cfg, f), cfg.dtype) for f in Numbers._fields))
-
-
-class View:
-    """`cfg` with its `Numbers` replaced by (possibly traced) values: every function here reads either."""
-
-    def __init__(self, cfg: JSLConfig, numbers: Numbers):
-        self._cfg, self._numbers = cfg, numbers
-
-    def __getattr__(self, name: str):
-        if name in Numbers._fields:
-            return getattr(self._numbers, name)
-        return getattr(self._cfg, name)
-
-
-class Table:
-    """The configuration table of one (D, C, q): counts n (K, M) and weights W (M,)."""
-
-    def __init__(self, cfg: JSLConfig, max_nonzero: Optional[int]):
-        self.max_nonzero = max_nonzero
-        n, w = configurations.enumerate_configurations(cfg.D, cfg.C, cfg.q, max_nonzero)
-        dtype = jnp.dtype(cfg.dtype)
-        self.n = jnp.asarray(n.T, dtype)
-        self.w = jnp.asarray(w, dtype)
-        self.size = int(w.size)
-        self.dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, max_nonzero)
-
-    @property
-    def weights(self) -> Weights:
-        return Weights(self.n, self.w)
 
 
 def loss_and_gradients(cfg: JSLConfig, state, table: Weights):
@@ -79,6 +31,11 @@ def loss_and_gradients(cfg: JSLConfig, state, table: Weights):
     a, g, r = state[0], state[1], state[2]
     values = der.compiled(a, g, r, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
     return jnp.stack([jnp.sum(table.w * jnp.broadcast_to(v, table.w.shape)) for v in values])
+
+
+def gradient(cfg: JSLConfig, table: Weights, theta):
+    """dL/d(alpha, gamma, rho) of (P) (Lemma 4.3)."""
+    return loss_and_gradients(cfg, theta, table)[1:]
 
 
 def tie_tolerance(cfg: JSLConfig, state):
@@ -108,10 +65,7 @@ def population_error(cfg: JSLConfig, state, table: Weights):
     der = derive(cfg.C, cfg.p)
     F = der.compiled_F(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
     F = jnp.broadcast_to(F, table.w.shape)
-    tol = tie_tolerance(cfg, state)
-    # a non-finite F (a diverged run) makes the error NaN, never a silent 0
-    wrong = jnp.where(jnp.isfinite(F), jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)), jnp.nan).astype(table.w.dtype)
-    return jnp.sum(table.w * wrong)
+    return jnp.sum(table.w * error.wrong(F, tie_tolerance(cfg, state)).astype(table.w.dtype))
 
 
 def orbit_step_sizes(cfg: JSLConfig) -> jnp.ndarray:
@@ -126,6 +80,12 @@ def attention_weights(cfg: JSLConfig, state):
     mult = jnp.array([1.0, cfg.C - 1, cfg.D - cfg.C], state.dtype)
     z = jax.nn.logsumexp(logits, b=mult)
     return jnp.exp(logits - z)
+
+
+def extent(cfg: JSLConfig, theta):
+    """(|alpha|, Gamma, Xi) of a state: the truncation bounds take their largest values along a run."""
+    _, Gam, Xi = attention_weights(cfg, theta)
+    return jnp.stack([jnp.abs(theta[0]), Gam, Xi])
 
 
 def initial_state(cfg: JSLConfig, init: Init = None) -> np.ndarray:
@@ -162,108 +122,35 @@ def derived_observables(cfg: JSLConfig, theta, table: Weights) -> dict:
     }
 
 
-def _run(cfg: JSLConfig, table: Weights, state0, numbers: Optional[Numbers] = None):
-    """GD from state0, recorded; with `numbers`, cfg's numbers are replaced by them (traced, for sweeps)."""
+def observe(cfg: JSLConfig, table: Weights, theta) -> dict:
+    """The observables GD and the flow record at one state (alpha, gamma, rho)."""
+    Lam, Gam, _ = attention_weights(cfg, theta)
+    return {
+        "alpha": theta[0],
+        "gamma": theta[1],
+        "rho": theta[2],
+        "loss": loss_and_gradients(cfg, theta, table)[0],
+        "own_set_attention": Lam + (cfg.C - 1) * Gam,
+        # The barrier keeps XLA from fusing these with the five above, which moved own_set_attention by 1 ulp.
+        **derived_observables(cfg, jax.lax.optimization_barrier(theta), table),
+    }
+
+
+def run(cfg: JSLConfig, table: Weights, state0, numbers: Optional[Numbers] = None):
+    """GD theta -= orbit_step_sizes * dL/dtheta from state0, recorded; returns (records, largest (|alpha|, Gamma, Xi)).
+
+    With `numbers`, cfg's numbers are replaced by them (traced, for sweeps)."""
     if numbers is not None:
         cfg = View(cfg, numbers)
-    sizes = orbit_step_sizes(cfg)
-
-    def step(carry, t):
-        theta, seen = carry
-        grads = loss_and_gradients(cfg, theta, table)[1:]
-        _, Gam, Xi = attention_weights(cfg, theta)
-        seen = jnp.maximum(seen, jnp.stack([jnp.abs(theta[0]), Gam, Xi]))
-        return theta - sizes * grads, seen
-
-    def observe(carry, t):
-        theta, _ = carry
-        Lam, Gam, _ = attention_weights(cfg, theta)
-        return {
-            "alpha": theta[0],
-            "gamma": theta[1],
-            "rho": theta[2],
-            "loss": loss_and_gradients(cfg, theta, table)[0],
-            "own_set_attention": Lam + (cfg.C - 1) * Gam,
-            # The barrier keeps XLA from fusing these with the five above, which moved own_set_attention by 1 ulp.
-            **derived_observables(cfg, jax.lax.optimization_barrier(theta), table),
-        }
-
     theta0 = jnp.asarray(state0, cfg.dtype)
-    _, Gam0, Xi0 = attention_weights(cfg, theta0)
-    carry0 = (theta0, jnp.stack([jnp.abs(theta0[0]), Gam0, Xi0]))
-    (theta, seen), rec = recording.run(step, observe, carry0, cfg.steps, cfg.record_every)
+    theta, seen, rec = gd.run(lambda th: gradient(cfg, table, th), orbit_step_sizes(cfg),
+                              lambda th: observe(cfg, table, th), theta0, cfg.steps, cfg.record_every,
+                              track=lambda seen, th: jnp.maximum(seen, extent(cfg, th)), aux0=extent(cfg, theta0))
     # The last state's alpha, Gamma, Xi count too (the loss is evaluated there).
-    _, Gam, Xi = attention_weights(cfg, theta)
-    seen = jnp.maximum(seen, jnp.stack([jnp.abs(theta[0]), Gam, Xi]))
-    return rec, seen
+    return rec, jnp.maximum(seen, extent(cfg, theta))
 
 
-_run_jit = jax.jit(_run, static_argnums=0)
-
-
-def _choose_max_nonzero(cfg: JSLConfig, scale: float) -> Optional[int]:
-    """The smallest truncation whose dropped probability times `scale` is below BOUND_TARGET (None = all)."""
-    if configurations.count(cfg.D, cfg.C) <= MAX_CONFIGURATIONS:
-        return None
-    for k in range(cfg.D - cfg.C + 1):
-        if configurations.tail_probability(cfg.D, cfg.C, cfg.q, k) * scale <= BOUND_TARGET:
-            return k
-    return None
-
-
-def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None, method: str = "gd",
-             t_max: Optional[float] = None, **flow_options) -> Trajectory:
-    """Run GD on the exact population loss (P) in (alpha, gamma, rho) and record observables.
-
-    Updates (same units as full-matrix GD, jsl-derivations 3c): alpha -= eta dL/dalpha,
-    gamma -= eta/(D(C-1)) dL/dgamma, rho -= eta/(D(D-C)) dL/drho; beta = sigma_A is fixed.
-    The configuration sum is complete unless `max_nonzero` truncates it, or unless it has more
-    than MAX_CONFIGURATIONS terms; then the truncation is chosen so that every bound stays below
-    1e-12 along the run. The dropped probability and the bounds are in meta["truncation"].
-
-    method="flow": the gradient flow d theta/dt = -(orbit_step_sizes/eta) dL/dtheta instead, solved to t_max
-    (default eta * steps) by `reduced.jsl.flow.simulate_flow`, which takes `flow_options` (saves, t_min, times,
-    rtol, atol, solver, max_steps).
-    """
-    if method != "gd" or t_max is not None or flow_options:
-        from .flow import simulate_flow
-
-        return simulate_flow(cfg, init, max_nonzero, method, t_max, **flow_options)
-    if not isinstance(cfg, JSLConfig):
-        raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
-    if max_nonzero is not None and (not isinstance(max_nonzero, int) or not 0 <= max_nonzero):
-        raise ValueError(f"max_nonzero = {max_nonzero!r} must be an integer >= 0 (or None for the full sum)")
-    theta0 = initial_state(cfg, init)
-    auto = max_nonzero is None
-    scale = 1.0
-    chosen = _choose_max_nonzero(cfg, scale) if auto else max_nonzero
-    while True:
-        _check_size(cfg, chosen)
-        table = _table(cfg, chosen)
-        rec, seen = _run_jit(cfg, table.weights, theta0)
-        seen = np.asarray(seen)
-        bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, table.dropped, *seen)
-        worst = max(bounds.values())
-        if not auto or worst <= BOUND_TARGET or chosen is None or chosen >= cfg.D - cfg.C:
-            break
-        # Tighten: the bound factor along this run tells how small the dropped mass must be.
-        scale = worst / max(table.dropped, 1e-300) * 2
-        nxt = _choose_max_nonzero(cfg, scale)
-        chosen = cfg.D - cfg.C if nxt is None or nxt <= chosen else nxt
-    return trajectory(cfg, rec, seen, truncation_meta(cfg, table.size, table.max_nonzero, table.dropped, bounds))
-
-
-def truncation_meta(cfg: JSLConfig, size: int, max_nonzero: Optional[int], dropped: float, bounds: dict) -> dict:
-    """meta["truncation"] of a run: the sum's size, where it was cut, the dropped probability and the bounds."""
-    return {
-        "configurations": size,
-        "configurations_total": configurations.count(cfg.D, cfg.C),
-        "max_nonzero": max_nonzero,
-        "dropped_probability": dropped,
-        "bounds": bounds,
-        # the recorded 0-1 error misses at most the dropped probability (each configuration contributes <= 1)
-        "error_bound": dropped,
-    }
+run_jit = jax.jit(run, static_argnums=0)
 
 
 def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Trajectory:
@@ -271,38 +158,9 @@ def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Tr
     records = {k: np.asarray(v) for k, v in rec.items()}
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta("reduced", "population", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **extra)
-    _flag_nonfinite(records, steps, meta)
+    divergence.flag(divergence.nonfinite(records, steps), steps, meta, meta["level"], meta["config"]["eta"], 2)
     return Trajectory(steps, records, meta)
 
 
-def _check_size(cfg: JSLConfig, max_nonzero: Optional[int]) -> None:
-    """Refuse, before enumerating, a sum larger than MAX_CONFIGURATIONS."""
-    size = configurations.count_truncated(cfg.D, cfg.C, max_nonzero)
-    if size > MAX_CONFIGURATIONS:
-        what = "the full sum" if max_nonzero is None else f"the sum truncated at max_nonzero = {max_nonzero}"
-        raise ValueError(
-            f"{what} has {size:,} configurations (D = {cfg.D}, C = {cfg.C}, q = {cfg.q}), more than the "
-            f"{MAX_CONFIGURATIONS:,} that fit. Use a smaller D, a "
-            f"smaller max_nonzero (its bounds are reported in meta['truncation']), or the full model in mode='sampled'."
-        )
-
-
-_tables: dict = {}
-
-
-def _table(cfg: JSLConfig, max_nonzero: Optional[int]) -> Table:
-    key = (cfg.D, cfg.C, cfg.q, cfg.dtype, max_nonzero)
-    if key not in _tables:
-        _tables[key] = Table(cfg, max_nonzero)
-    return _tables[key]
-
-
-def _flag_nonfinite(records: dict, steps: np.ndarray, meta: dict) -> None:
-    bad = np.zeros(steps.shape, bool)
-    for v in records.values():
-        bad |= ~np.isfinite(v).reshape(v.shape[0], -1).all(axis=1)
-    if bad.any():
-        first = int(steps[np.argmax(bad)])
-        meta["nonfinite_from_step"] = first
-        warnings.warn(f"{meta['level']} trajectory is not finite from step {first}: the run diverged; "
-                      f"lower eta (now {meta['config']['eta']})", RuntimeWarning, stacklevel=3)
+_run = run  # alias for dynsim/ callers; remove once they use run
+_table = tables.table  # alias for dynsim/ (and benchmarks/) callers; remove once they use tables.table

@@ -1,22 +1,34 @@
-"""Several reduced runs of one config from different starts, as one vmapped program."""
+"""Several reduced runs as one compiled program: one config from several starts, or a group of configs (a sweep's).
+
+A group is a set of points that share every shape: (D, C, p), the recording grid, the dtype and how the
+configuration sum is evaluated (`sums.choose`). Inside a group q, nu, eta, sigma_A, tau and the seed are traced
+numbers (`JSLConfig.TRACED`), so the group runs as `lax.map(batch_size=...)` over them: vmapped batches, bounded
+memory, one compilation.
+"""
 
 from __future__ import annotations
 
+import math
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, recording
-from dynsim.jsl import JSLConfig
+from dynsim import divergence, environment, recording
+from dynsim.jsl import JSLConfig, traced
 from dynsim.trajectory import Trajectory, seed_statistics
 
-from . import configurations, dynamics
+from . import configurations, dynamics, sums, tables
+
+SUM_OPTIONS = ("max_configurations", "tail_target", "mc_samples")  # the options of `sums.choose`
 
 
-def _run_many(cfg: JSLConfig, table, states0):
-    return jax.vmap(lambda s: dynamics._run(cfg, table, s))(states0)
+def run_many(cfg: JSLConfig, table, states0):
+    """`dynamics.run` from every start in states0 (R, 3), vmapped."""
+    return jax.vmap(lambda s: dynamics.run(cfg, table, s))(states0)
 
 
-_run_many_jit = jax.jit(_run_many, static_argnums=0)
+run_many_jit = jax.jit(run_many, static_argnums=0)
 
 
 def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
@@ -32,9 +44,9 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
         raise ValueError(f"inits has shape {states.shape}: expected (R, 3) rows of (alpha, gamma, rho), R >= 1")
     if not np.all(np.isfinite(states)):
         raise ValueError("inits must be finite")
-    dynamics._check_size(cfg, None)
-    table = dynamics._table(cfg, None)
-    rec, seen = _run_many_jit(cfg, table.weights, jax.numpy.asarray(states, cfg.dtype))
+    tables.check_size(cfg, None)
+    table = tables.table(cfg, None)
+    rec, seen = run_many_jit(cfg, table.weights, jnp.asarray(states, cfg.dtype))
     observables = seed_statistics(rec, standard_error=False)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
@@ -44,5 +56,93 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
                     "max_nonzero": None, "dropped_probability": 0.0},
         max_abs_alpha=float(np.max(np.asarray(seen)[:, 0])),
     )
-    dynamics._flag_nonfinite(observables, steps, meta)
+    divergence.flag(divergence.nonfinite(observables, steps), steps, meta, meta["level"], meta["config"]["eta"], 2)
     return Trajectory(steps, observables, meta)
+
+
+def sum_options(options: dict) -> dict:
+    """The options of `sums.choose` present in `options`."""
+    return {k: options[k] for k in SUM_OPTIONS if options.get(k) is not None}
+
+
+def group_key(cfg: JSLConfig, options: dict) -> tuple:
+    """Points with the same group key run in one compiled program (their shapes and sum method agree)."""
+    choice = sums.choose(cfg, **sum_options(options))
+    return (cfg.replace(**traced.CANONICAL), choice.method, choice.max_nonzero, choice.size)
+
+
+def run_group(static: JSLConfig, method: str, size: int, batch_size: int, devices: int, n, numbers, keys, states0, w):
+    """lax.map(batch_size) of one point's run over the points; with several devices, the points are split across
+    them (shard_map over a 1-D mesh "points"), each device mapping over its share."""
+
+    def local(n, xs):
+        def one(args):
+            num, key, state0, w = args
+            if method == "monte_carlo":
+                table = sums.monte_carlo_table(static, key, num.q, size)
+            else:
+                table = tables.Weights(n, w)
+            rec, seen = dynamics.run(static, table, state0, num)
+            if method == "monte_carlo":
+                states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
+                rec = {**rec, **sums.standard_errors(static, states, table, num)}
+            return rec, seen
+
+        return jax.lax.map(one, xs, batch_size=batch_size)
+
+    if devices == 1:
+        return local(n, (numbers, keys, states0, w))
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("points",))
+    points = jax.sharding.PartitionSpec("points")
+    # n (the table's counts) is replicated on every device; the points are split
+    return jax.shard_map(local, mesh=mesh, in_specs=(jax.sharding.PartitionSpec(), points), out_specs=points,
+                         check_vma=False)(n, (numbers, keys, states0, w))
+
+
+run_group_jit = jax.jit(run_group, static_argnums=(0, 1, 2, 3, 4))
+
+
+def padded_size(n_points: int, multiple: int) -> int:
+    """Points padded to a multiple of (devices x batch), so every batch runs the same compiled vmap (no remainder
+    path) and every device gets the same share."""
+    return multiple * math.ceil(n_points / multiple)
+
+
+def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
+    """The reduced trajectories of points that share a group key, as one compiled program."""
+    static, method, max_nonzero, size = group_key(cfgs[0], options)
+    if any(group_key(c, options) != (static, method, max_nonzero, size) for c in cfgs):
+        raise ValueError("reduced_group needs points of one group (same shapes and sum method)")
+    dtype = jnp.dtype(static.dtype)
+    devices = jax.local_device_count()
+    total = padded_size(len(cfgs), batch_size * devices)
+    padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
+    if method == "monte_carlo":
+        n = jnp.zeros((1, 1), dtype)  # unused: each point samples its own table
+        w = jnp.zeros((total, 1), dtype)
+    else:
+        # every configuration kept at q strictly inside (0, 1), so the rows do not depend on q; the weights are
+        # per point, by the single run's own NumPy function (so both sum the same numbers; 0 where impossible)
+        rows, _ = configurations.enumerate_configurations(static.D, static.C, 0.5, max_nonzero)
+        n = jnp.asarray(rows.T, dtype)
+        w = jnp.asarray(np.stack([configurations.weights(rows, c.C, c.q) for c in padded]), dtype)
+    numbers = traced.stacked(padded, dtype)
+    keys = jnp.stack([sums.mc_key(c) for c in padded])
+    states0 = jnp.asarray(np.stack([dynamics.initial_state(c) for c in padded]), dtype)  # alpha0 = nu^(1/(p-1))
+    out = []
+    rec, seen = run_group_jit(static, method, size, batch_size, devices, n, numbers, keys, states0, w)
+    rec = jax.tree.map(np.asarray, rec)
+    seen = np.asarray(seen)
+    for i, cfg in enumerate(cfgs):
+        r = {k: v[i] for k, v in rec.items()}
+        if method == "monte_carlo":
+            dropped, bounds = float("nan"), {}
+        else:
+            dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, max_nonzero)
+            bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, dropped, *seen[i])
+        trunc = tables.truncation_meta(cfg, size, max_nonzero, dropped, bounds)
+        trunc["method"] = method
+        # a sampled sum is an approximation of (P): the checker then holds the levels to its stated tolerance
+        extra = {"approximation": "monte_carlo_sum", "monte_carlo_samples": size} if method == "monte_carlo" else {}
+        out.append(dynamics.trajectory(cfg, r, seen[i], trunc, sum_method=method, **extra))
+    return out

@@ -20,11 +20,13 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
-from dynsim.jsl import JSLConfig
+from dynsim.jsl import JSLConfig, error
+from dynsim.jsl.traced import View, numbers_of
 from dynsim.validation import check_int
 
 from . import configurations
-from .dynamics import BOUND_TARGET, MAX_CONFIGURATIONS, View, Weights, numbers_of
+from .dynamics import tie_tolerance
+from .tables import BOUND_TARGET, MAX_CONFIGURATIONS, Weights
 from .symbolic import derive
 
 METHODS = ("full", "truncated", "monte_carlo")
@@ -95,8 +97,6 @@ def mc_key(cfg: JSLConfig) -> jax.Array:
 def standard_errors(cfg: JSLConfig, states, table: Weights, numbers=None) -> dict:
     """loss_se_mc, error_se_mc: standard errors of the sampled loss and 0-1 error at each recorded state (alpha, gamma, rho) (R, 3):
     std over the equally weighted sampled configurations / sqrt(M)."""
-    from .dynamics import tie_tolerance
-
     view = View(cfg, numbers_of(cfg) if numbers is None else numbers)
     der = derive(cfg.C, cfg.p)
     M = table.w.shape[0]
@@ -106,8 +106,7 @@ def standard_errors(cfg: JSLConfig, states, table: Weights, numbers=None) -> dic
         loss = jnp.broadcast_to(vals[0], (M,))
         F = jnp.broadcast_to(der.compiled_F(theta[0], theta[1], theta[2], view.sigma_A, view.tau, view.nu, cfg.D,
                                             list(table.n)), (M,))
-        tol = tie_tolerance(view, theta)
-        wrong = jnp.where(jnp.isfinite(F), jnp.where(F < -tol, 1.0, jnp.where(F <= tol, 0.5, 0.0)), jnp.nan)
+        wrong = error.wrong(F, tie_tolerance(view, theta))
         return jnp.std(loss, ddof=1) / jnp.sqrt(M), jnp.std(wrong, ddof=1) / jnp.sqrt(M)
 
     loss_se, error_se = jax.lax.map(one, jnp.asarray(states))

@@ -1,6 +1,7 @@
 """Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients from sympy."""
 
 from . import classes, symbolic
-from .dynamics import APPROXIMATIONS, Indices, approximations, check, label, pp_corr, simulate
+from .dynamics import APPROXIMATIONS, Indices, approximations, check, label, pp_corr
+from .simulation import simulate
 
 __all__ = ["simulate", "pp_corr", "Indices", "check", "approximations", "label", "APPROXIMATIONS", "classes", "symbolic"]

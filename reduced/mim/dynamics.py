@@ -11,18 +11,16 @@ high-probability event).
 
 from __future__ import annotations
 
-import warnings
 from typing import Sequence, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, recording
 from dynsim.mim import MIMConfig
 from dynsim.mim.partition import area_of
-from dynsim.trajectory import Trajectory
 
+from .. import gd
 from . import classes as classes_mod
 from .symbolic import derive
 
@@ -89,7 +87,7 @@ def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray) -> np.nda
     return out
 
 
-def _expectations(der, A, B, Bs, tab):
+def expectations(der, A, B, Bs, tab):
     """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows.
 
     The other view's aggregates over j not in {n, i} are W_own - T_i and R_own - r_i: a subtraction, whose absolute
@@ -117,41 +115,58 @@ def _expectations(der, A, B, Bs, tab):
     return mean(loss), mean(gA), mean(gB), mean(gBs), mean(att)
 
 
-def _run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
-    der = derive()
-    frozen = "pp_frozen" in approx
-    u, z, w, pop = tab
-    c = (cfg.masked / cfg.P) / cfg.K  # P(p in M) P(cluster k): the weight of one query's conditional loss
-    per_entry = jnp.where(pop > 0, 1.0 / jnp.where(pop > 0, pop, 1.0), 0.0)  # B_j is shared by C'_j entries
+def rates(cfg: MIMConfig, pop):
+    """(c, 1/C'_j): c = (|M|/P)/K = P(p in M) P(cluster k), the weight of one query's conditional loss, and the
+    share of one entry in B_j, which C'_j entries of Q hold (0 where the area has no other patch)."""
+    c = (cfg.masked / cfg.P) / cfg.K
+    per_entry = jnp.where(pop > 0, 1.0 / jnp.where(pop > 0, pop, 1.0), 0.0)
+    return c, per_entry
+
+
+def gradient(approx: tuple, tab, state):
+    """(E[dl/dA], E[dl/dB_j], E[dl/dB_self]) per class (Lemmas 5.1, 5.2); zero for B, B_self under "pp_frozen"."""
+    A, B, Bs = state
+    _, gA, gB, gBs, _ = expectations(derive(), A, B, Bs, tab)
+    if "pp_frozen" in approx:
+        return gA, jnp.zeros_like(B), jnp.zeros_like(Bs)
+    return gA, gB, gBs
+
+
+def observe(cfg: MIMConfig, tab, idx_arrays, class_weight, state) -> dict:
+    """The observables GD and the flow record at one class state: fp_corr, area_attention per patch, B per class
+    (pp_class, pp_self: what `pp_corr` expands, and pp_max their max |.|) and the loss."""
+    A, B, Bs = state
+    pop = tab[3]
+    c, _ = rates(cfg, pop)
     cls_idx, pos, valid = idx_arrays
-
-    def step(state, t):
-        A, B, Bs = state
-        _, gA, gB, gBs, _ = _expectations(der, A, B, Bs, tab)
-        A = A - cfg.eta * c * gA
-        if not frozen:
-            B = B - cfg.eta * c * gB * per_entry
-            Bs = Bs - cfg.eta * c * gBs
-        return A, B, Bs
-
-    def observe(state, t):
-        A, B, Bs = state
-        loss, _, _, _, att = _expectations(der, A, B, Bs, tab)
-        safe = jnp.where(valid, pos, 0)
-        fp = jnp.where(valid, A[cls_idx[..., None], safe], jnp.nan)
-        aa = jnp.where(valid, att[cls_idx[..., None], safe], jnp.nan)
-        # B per class (B_j of the areas j with another patch, B_self): what pp_corr expands, and its max |.|
-        pp_max = jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
-        return {"fp_corr": fp, "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "area_attention": aa,
-                "loss": c * jnp.sum(class_weight * loss)}
-
-    n_cls, N = pop.shape
-    zeros = jnp.zeros((n_cls, N), pop.dtype)
-    state0 = (zeros, zeros, jnp.zeros((n_cls,), pop.dtype))
-    return recording.run(step, observe, state0, cfg.steps, cfg.record_every)
+    loss, _, _, _, att = expectations(derive(), A, B, Bs, tab)
+    safe = jnp.where(valid, pos, 0)
+    fp = jnp.where(valid, A[cls_idx[..., None], safe], jnp.nan)
+    aa = jnp.where(valid, att[cls_idx[..., None], safe], jnp.nan)
+    pp_max = jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
+    return {"fp_corr": fp, "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "area_attention": aa,
+            "loss": c * jnp.sum(class_weight * loss)}
 
 
-_run_jit = jax.jit(_run, static_argnums=(0, 1))
+def initial_state(tab):
+    """Q = 0: A, B (classes, max areas) and B_self (classes,) all zero."""
+    n_cls, N = tab[3].shape
+    zeros = jnp.zeros((n_cls, N), tab[3].dtype)
+    return zeros, zeros, jnp.zeros((n_cls,), zeros.dtype)
+
+
+def run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
+    """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c E[dl/dB_self] (B, B_self
+    frozen under "pp_frozen"); returns (final state, records)."""
+    c, per_entry = rates(cfg, tab[3])
+    step = cfg.eta * c
+    state, _, rec = gd.run(lambda y: gradient(approx, tab, y), (step, step, step),
+                           lambda y: observe(cfg, tab, idx_arrays, class_weight, y), initial_state(tab), cfg.steps,
+                           cfg.record_every, scale=(1.0, per_entry, 1.0))
+    return state, rec
+
+
+run_jit = jax.jit(run, static_argnums=(0, 1))
 
 
 def setup(cfg: MIMConfig, approx: tuple):
@@ -169,41 +184,3 @@ def setup(cfg: MIMConfig, approx: tuple):
     arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
     idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid))
     return cls, tab, idx, arrays, idx_arrays, jnp.asarray(class_weight, dtype)
-
-
-def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
-             **flow_options) -> Trajectory:
-    """Run reduced GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss and pp_max, expanded per patch.
-
-    approximation: None (exact: every count vector of the multivariate hypergeometric law and every latent
-    vector enumerated; needs K = 1), "pp_frozen" (B = 0), "mean_field" (counts at their means) or both
-    ("pp_frozen+mean_field"). The observables have the full level's shapes, so `dynsim.compare` reads both.
-    method="flow": the gradient flow of the same per-class state instead, solved to t_max (default eta * steps) by
-    `reduced.mim.flow.simulate_flow` with `flow_options` (saves, t_min, times, rtol, atol, solver, max_steps).
-    """
-    if method != "gd" or t_max is not None or flow_options:
-        from .flow import simulate_flow
-
-        return simulate_flow(cfg, approximation, method, t_max, **flow_options)
-    approx = check(cfg, approximation)
-    cls, tab, idx, arrays, idx_arrays, class_weight = setup(cfg, approx)
-    (state, rec) = _run_jit(cfg, approx, arrays, idx_arrays, class_weight)
-    observables = {k: np.asarray(v) for k, v in rec.items()}
-    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    expanded = steps.size * cfg.P**2 <= PP_BUDGET
-    if expanded:
-        observables["pp_corr"] = pp_corr(idx, observables["pp_class"], observables["pp_self"])
-    meta = environment.meta("reduced", "population", cfg, approximation=label(approx),
-                            configurations=int(np.count_nonzero(tab.w)), classes=[list(s) for s in cls.sizes],
-                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
-                            pp_corr=("expanded per patch pair" if expanded else
-                                     f"not expanded ({steps.size} records x P^2 > {PP_BUDGET:,} entries): pp_class "
-                                     "(per class and area) and pp_self hold it; reduced.mim.pp_corr expands a slice"))
-    loss = observables["loss"]
-    if not np.all(np.isfinite(loss)):
-        meta["nonfinite_from_step"] = int(steps[np.argmax(~np.isfinite(loss))])
-        warnings.warn(f"reduced trajectory is not finite from step {meta['nonfinite_from_step']}: the run diverged; "
-                      f"lower eta (now {cfg.eta})", RuntimeWarning, stacklevel=2)
-    traj = Trajectory(steps, observables, meta)
-    traj.final_state = tuple(np.asarray(x) for x in state)
-    return traj

@@ -1,0 +1,62 @@
+"""The optax training engine of the full level: GD in one `lax.scan`, replicate keys, the checks the settings share."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import jax
+import optax
+
+from dynsim import recording, validation
+
+DEFAULT_REPLICATES = 8  # independent runs of mode "sampled"
+EVAL_TAG = 2**32 - 1  # fold_in tag of the recorded quantities' samples (never a training batch's t)
+
+
+def train(grad: Callable, opt: optax.GradientTransformation, params0, observe: Callable, steps: int,
+          record_every: int, key: Optional[jax.Array] = None):
+    """`steps` optax updates params <- apply_updates(params, opt.update(grad)) from params0, `observe(params, t)`
+    recorded at `recording.recorded_steps`; traceable. grad(params, fold_in(key, t)) draws step t's batch from key
+    (grad(params) without key). Returns (final params, records)."""
+
+    def step(carry, t):
+        params, opt_state = carry
+        g = grad(params) if key is None else grad(params, jax.random.fold_in(key, t))
+        updates, opt_state = opt.update(g, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    (params, _), records = recording.run(step, lambda carry, t: observe(carry[0], t), (params0, opt.init(params0)),
+                                         steps, record_every)
+    return params, records
+
+
+def base_key(cfg) -> jax.Array:
+    """The key of a run's batches (mode "sampled" splits it into one key per replicate)."""
+    return jax.random.fold_in(jax.random.key(cfg.seed), 1)
+
+
+def eval_key(key: jax.Array) -> jax.Array:
+    """The key of the recorded quantities' own samples: fold_in(eval_key(key), t) at step t."""
+    return jax.random.fold_in(key, EVAL_TAG)
+
+
+def replicate_keys(cfg, R: int) -> jax.Array:
+    """One key per replicate run of mode "sampled": `base_key` split R ways."""
+    return jax.random.split(base_key(cfg), R)
+
+
+def check_setting(cfg, config_class: type, mode: str, modes: tuple) -> None:
+    """cfg must be a `config_class`, mode one of `modes`."""
+    if not isinstance(cfg, config_class):
+        raise TypeError(f"cfg must be a {config_class.__name__}, got {type(cfg).__name__}")
+    if mode not in modes:
+        raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(modes)}")
+
+
+def replicates(mode: str, replicates: Optional[int]) -> int:
+    """The number of replicate runs: 1 in mode "exact" (deterministic), else `replicates` (default 8)."""
+    if mode == "exact":
+        if replicates not in (None, 1):
+            raise ValueError(f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic")
+        return 1
+    return validation.replicates(replicates, DEFAULT_REPLICATES)

@@ -1,0 +1,56 @@
+"""`check` and `simulate`: full JSL in mode exact or sampled (`training`) or realistic (`realistic`)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import jax.numpy as jnp
+
+from dynsim.jsl import JSLConfig, data
+from dynsim.trajectory import Trajectory
+
+from .. import engine
+from . import population, realistic, training
+
+MODES = ("exact", "sampled", "realistic")
+
+
+def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None, seeds: Optional[int] = None) -> int:
+    """Validate the run arguments before any work; return the number of replicate runs (seeds in mode 'realistic')."""
+    engine.check_setting(cfg, JSLConfig, mode, MODES)
+    if mode == "realistic":
+        if replicates is not None:
+            raise ValueError(f"replicates = {replicates!r} is invalid in mode 'realistic': it takes seeds "
+                             "(independent training sets and starts), not replicates")
+        return realistic.check_seeds(realistic.DEFAULT_SEEDS if seeds is None else seeds)
+    if seeds is not None:
+        raise ValueError(f"seeds = {seeds!r} is invalid in mode {mode!r}: seeds are for mode 'realistic' "
+                         "(mode 'sampled' takes replicates)")
+    R = engine.replicates(mode, replicates)
+    if mode == "exact":
+        population.check_exact(cfg)
+    return R
+
+
+def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None,
+             replicates: Optional[int] = None, seeds: Optional[int] = None) -> Trajectory:
+    """Train the full-matrix model by GD and record the observables every `record_every` steps.
+
+    mode="exact": GD on the population loss (P), every (signal set, delta) configuration enumerated.
+    mode="sampled": GD on a fresh batch of N samples of Assumption 1 (noise included) every step;
+    `replicates` independent runs (default 8, vmapped) give each observable's mean and its standard
+    error `<name>_se`, from which the checker builds its Monte Carlo band.
+    mode="realistic": problem (E), `full.jsl.realistic.run(cfg, seeds)` (default 8 seeds, random start of
+    Parametrization 3.1, so `init` is refused); returns its Trajectory.
+    """
+    R = check(cfg, mode, replicates, seeds)
+    if mode == "realistic":
+        if init is not None:
+            raise ValueError(f"init = {init!r} is invalid in mode 'realistic': the start is random (Parametrization 3.1, "
+                             "realistic case, std cfg.omega); use mode 'exact' or 'sampled' for a given start")
+        return realistic.run(cfg, R)[0]
+    w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
+    params0 = training.initial_params(cfg, w_star, init)
+    if mode == "exact":
+        training.check_start(cfg, params0, w_star)
+    return training.run(cfg, mode, params0, w_star, R)

@@ -1,0 +1,250 @@
+"""Gradient flow of a reduced setting, the eta -> 0 limit of its GD recurrence, solved by diffrax.
+
+A setting gives the vector field dy/dt = -(GD increment)/eta, in units t = eta * steps: GD's step k sits at t = eta k
+and converges to the flow as eta -> 0 with an O(eta) error. This module holds what every setting shares: option
+checks, save times, the diffrax call, the observation of the saves and the mapping of times to GD steps.
+
+Solver: an adaptive, implicit (stiff-capable) ESDIRK method of diffrax (default Kvaerno4) with a PI step-size
+controller; rtol and atol are traced arguments of the compiled solve, so changing them does not recompile. The
+flow is stiff: the step sizes of alpha and rho differ by D(D-C), and an explicit method (Tsit5) is held to
+stability-limited steps (it exhausted 200,000 steps before t = 1e6 at D=16, C=4, where Kvaerno4 needs ~300).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Callable
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dynsim import recording
+from dynsim.validation import is_int, is_real
+
+METHODS = ("gd", "flow")
+SOLVERS = {"kvaerno4": diffrax.Kvaerno4, "kvaerno5": diffrax.Kvaerno5, "kvaerno3": diffrax.Kvaerno3,
+           "tsit5": diffrax.Tsit5}
+SOLVER = "kvaerno4"
+RTOL, ATOL = 1e-6, 1e-9
+PI_COEFFICIENTS = (0.2, 0.4)  # (pcoeff, icoeff) of diffrax.PIDController: a PI controller for mildly stiff problems
+SAVES = 100  # log-spaced save times in [t_min, t_max], besides t = 0
+MAX_STEPS = 100_000
+LABEL = "gradient_flow"  # meta["approximation"]: the checker compares a flow with GD as an approximation
+
+
+def check_method(method) -> str:
+    """method, if it is "gd" or "flow"."""
+    if method not in METHODS:
+        raise ValueError(f"method = {method!r} is invalid: must be one of {', '.join(map(repr, METHODS))}")
+    return method
+
+
+def options(eta: float, t_max, *, saves=SAVES, t_min=None, times=None, rtol=RTOL, atol=ATOL, solver=SOLVER,
+            max_steps=MAX_STEPS, default_t_max: float) -> dict:
+    """Validate the flow options (one named ValueError each) and resolve them; "times" = the save times (numpy).
+
+    t_max: end time (default `default_t_max`, i.e. eta * steps); times: explicit save times in [0, t_max], else
+    t = 0 and `saves` log-spaced times from t_min (default min(eta, t_max)) to t_max.
+    """
+    t_max = default_t_max if t_max is None else t_max
+    _positive("t_max", t_max)
+    _positive("rtol", rtol)
+    _positive("atol", atol)
+    if solver not in SOLVERS:
+        raise ValueError(f"solver = {solver!r} is invalid: must be one of {', '.join(map(repr, SOLVERS))}")
+    if not is_int(max_steps) or max_steps < 1:
+        raise ValueError(f"max_steps = {max_steps!r} is invalid: must be an integer >= 1")
+    t_max = float(t_max)
+    if times is None:
+        if not is_int(saves) or saves < 1:
+            raise ValueError(f"saves = {saves!r} is invalid: must be an integer >= 1")
+        t_min = min(eta, t_max) if t_min is None else t_min
+        _positive("t_min", t_min)
+        if t_min > t_max:
+            raise ValueError(f"t_min = {t_min!r} is invalid: must be <= t_max = {t_max!r}")
+        ts = save_times(t_max, saves, float(t_min))
+    else:
+        if t_min is not None:
+            raise ValueError("t_min is invalid together with times: give one of them")
+        ts = np.asarray(times, dtype=float)
+        if ts.ndim != 1 or ts.size < 1 or not np.all(np.isfinite(ts)) or ts[0] < 0 or ts[-1] > t_max \
+                or np.any(np.diff(ts) <= 0):
+            raise ValueError(f"times = {_short(times)} is invalid: must be a non-empty increasing 1-d sequence of "
+                             f"finite times in [0, t_max = {t_max!r}]")
+    return {"t_max": t_max, "times": ts, "rtol": float(rtol), "atol": float(atol), "solver": solver,
+            "max_steps": int(max_steps)}
+
+
+def save_times(t_max: float, saves: int, t_min: float) -> np.ndarray:
+    """t = 0, then `saves` log-spaced times from t_min to t_max (t_max exactly last)."""
+    logs = np.linspace(math.log(t_min), math.log(t_max), saves) if saves > 1 else np.array([math.log(t_max)])
+    ts = np.exp(logs)
+    ts[-1] = t_max
+    return np.unique(np.concatenate([[0.0], ts]))
+
+
+def gd_times(eta: float, steps: int, record_every: int, t_max: float, saves: int = SAVES) -> np.ndarray:
+    """Save times that line up with a GD run's records: eta * (recorded step) up to t_max; beyond the GD run's
+    end (t_max > eta * steps) `saves` log-spaced times up to t_max. What `dynsim compare ... --method flow` uses."""
+    ts = eta * recording.recorded_steps(steps, record_every).astype(float)
+    ts = ts[ts <= t_max]
+    end = eta * steps
+    if t_max > end:
+        tail = save_times(t_max, saves, max(end, eta))
+        ts = np.concatenate([ts, tail[tail > end * (1 + 1e-12)]])
+    elif ts[-1] < t_max:
+        ts = np.append(ts, t_max)
+    return np.unique(ts)
+
+
+def integrate(vector_field: Callable, y0, args, ts, t_max, rtol, atol, solver: str, max_steps: int):
+    """Solve dy/dt = vector_field(t, y, args) from t = 0 to t_max, saving at ts (traceable; rtol, atol, t_max, ts
+    may be traced). Returns (ys, stats, result) of `diffrax.diffeqsolve` (throw=False: the caller reports)."""
+    dtype = jax.tree.leaves(y0)[0].dtype
+    sol = diffrax.diffeqsolve(
+        diffrax.ODETerm(vector_field), SOLVERS[solver](), jnp.asarray(0.0, dtype), jnp.asarray(t_max, dtype), None,
+        y0, args=args, saveat=diffrax.SaveAt(ts=jnp.asarray(ts, dtype)),
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=PI_COEFFICIENTS[0],
+                                                  icoeff=PI_COEFFICIENTS[1]),
+        max_steps=max_steps, throw=False)
+    return sol.ys, sol.stats, sol.result
+
+
+def isolated(fn: Callable, jvp: Callable, like) -> Callable:
+    """The vector field y -> fn(y) as diffrax calls it, with XLA compiling fn (and its JVP) once, on its own.
+
+    Inlined into the solver's loop, the sympy-lambdified gradient expression appears in every stage, the Newton
+    iteration and the Jacobian, and XLA's passes over that loop body took ~50 s (JSL, C = 3 or 4) against ~1.5 s
+    for the expression alone. Here the loop calls it through `jax.pure_callback`; a `custom_jvp` gives the solver's
+    Jacobian (`jax.jacfwd`, one JVP per state entry) through a second callback. fn, jvp: host callables of
+    jit-compiled functions (y -> dy/dt and (y, v) -> J(y) v); like: a pytree with y's shapes and dtypes.
+    """
+    spec = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), like)
+
+    @jax.custom_jvp
+    def f(y):
+        return jax.pure_callback(fn, spec, y)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (y,), (v,) = primals, tangents
+        return f(y), jax.pure_callback(jvp, spec, y, v, vmap_method="sequential")
+
+    return lambda t, y, args: f(y)
+
+
+def traced_options(opts: dict, dtype) -> tuple:
+    """(ts, t_max, rtol, atol) as arrays: traced arguments of a compiled solve (no recompilation when they change).
+
+    ts is padded with t_max to a power of two (>= 128) so that different numbers of save times share one compiled
+    solve; `finish` drops the padding."""
+    ts = opts["times"]
+    size = max(128, 1 << (ts.size - 1).bit_length())
+    ts = np.concatenate([ts, np.full(size - ts.size, opts["t_max"])])
+    return (jnp.asarray(ts, dtype),) + tuple(jnp.asarray(opts[k], dtype) for k in ("t_max", "rtol", "atol"))
+
+
+def observe_saves(observe: Callable, ys, ts, t_max, reached):
+    """lax.map of observe over the saved states; the padding of `traced_options` (every save after the first at
+    t_max) and the saves not reached are skipped at run time (lax.cond) and read as observe's shapes of zeros."""
+    live = (jnp.arange(ts.shape[0]) <= jnp.argmax(ts >= t_max)) & reached
+    y0 = jax.tree.map(lambda y: y[0], ys)
+    shapes = jax.eval_shape(observe, y0)
+
+    def one(args):
+        y, on = args
+        return jax.lax.cond(on, observe, lambda y: jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes), y)
+
+    return jax.lax.map(one, (ys, live))
+
+
+def steps_of(times: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    """GD step numbers of the save times, round(t / eta), and which saves to keep: of several times rounding to
+    the same step, the one nearest eta * step (so a Trajectory's steps are unique)."""
+    steps = np.rint(times / eta).astype(np.int64)
+    off = np.abs(times - eta * steps)
+    keep = np.ones(times.shape, bool)
+    for s in np.unique(steps[np.r_[False, steps[1:] == steps[:-1]]]):
+        where = np.flatnonzero(steps == s)
+        keep[where] = False
+        keep[where[np.argmin(off[where])]] = True
+    return steps[keep], keep
+
+
+def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tuple[np.ndarray, dict, dict]:
+    """Host side after a solve: the GD steps, the kept records (plus the time "t") and the flow's meta entries.
+
+    `reached` marks the saves the solver got to. If it stopped early (max_steps, or a step-size collapse), the
+    others are dropped and a RuntimeWarning says where it stopped."""
+    times = opts["times"]
+    records = {k: np.asarray(v)[:times.size] for k, v in records.items()}  # without the padding of traced_options
+    reached = np.cumprod(np.asarray(reached)[:times.size]).astype(bool)
+    ok = bool(result == diffrax.RESULTS.successful)
+    extra: dict = {}
+    if not ok:
+        last = float(times[reached][-1]) if reached.any() else 0.0
+        extra["stopped_at_time"] = last
+        warnings.warn(f"the flow solver stopped before t_max = {opts['t_max']:g} (last saved time {last:g}): "
+                      f"{diffrax.RESULTS[result]} Raise max_steps (now {opts['max_steps']}) or loosen rtol/atol.",
+                      RuntimeWarning, stacklevel=3)
+    records = {k: v[reached] for k, v in records.items()}
+    steps, keep = steps_of(times[reached], eta)
+    records = {k: v[keep] for k, v in records.items()}
+    records["t"] = times[reached][keep]
+    meta = {
+        "method": "flow",
+        "approximation": LABEL,
+        "solver": f"diffrax.{SOLVERS[opts['solver']].__name__}",
+        "stepsize_controller": f"PIDController(pcoeff={PI_COEFFICIENTS[0]}, icoeff={PI_COEFFICIENTS[1]})",
+        "rtol": opts["rtol"],
+        "atol": opts["atol"],
+        "t_max": opts["t_max"],
+        "max_steps": opts["max_steps"],
+        "solver_steps": int(stats["num_steps"]),
+        "solver_accepted_steps": int(stats["num_accepted_steps"]),
+        "solver_rejected_steps": int(stats["num_rejected_steps"]),
+        "solver_result": "successful" if ok else str(diffrax.RESULTS[result]),
+        "times": records["t"].tolist(),
+        "time_units": "t = eta * steps; steps = round(t / eta), the GD step nearest in time (exact t in 't')",
+        **extra,
+    }
+    return steps, records, meta
+
+
+def check_flow(method, t_max) -> None:
+    """Refuse the flow's options with method="gd": they belong to method="flow"."""
+    if check_method(method) == "gd":
+        raise ValueError(f"t_max = {t_max!r} and the flow options (saves, t_min, times, rtol, atol, solver, max_steps) "
+                         "are invalid with method = 'gd': they belong to method = 'flow'")
+
+
+def static(cfg):
+    """cfg without what the flow does not depend on (`FLOW_IGNORES` of its class): one compiled solve serves all."""
+    return cfg.replace(**type(cfg).FLOW_IGNORES)
+
+
+def solve(fn: Callable, jvp: Callable, y0, observe: Callable, ts, t_max, rtol, atol, solver: str, max_steps: int):
+    """Integrate the vector field `fn` (`isolated`, host callables) from y0 and observe the saves; traceable.
+
+    A save is reached when the first leaf of its state is finite (diffrax fills the saves after a stop with inf);
+    the others stand at y0 and are dropped by `finish`. Returns (records, reached, states, stats, result).
+    """
+    f = isolated(fn, jvp, y0)
+    ys, stats, result = integrate(f, y0, None, ts, t_max, rtol, atol, solver, max_steps)
+    first = jax.tree.leaves(ys)[0]
+    reached = jnp.all(jnp.isfinite(first.reshape(first.shape[0], -1)), axis=1)
+    safe = jax.tree.map(lambda y, y0: jnp.where(reached.reshape((-1,) + (1,) * jnp.ndim(y0)), y, y0), ys, y0)
+    return observe_saves(observe, safe, ts, t_max, reached), reached, safe, stats, result
+
+
+def _positive(name: str, value) -> None:
+    if not is_real(value) or value <= 0:
+        raise ValueError(f"{name} = {value!r} is invalid: must be a finite real number > 0")
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
