@@ -70,7 +70,7 @@ def run(quick: bool = False) -> dict:
     import jax.numpy as jnp
 
     from benchmarks.reduced_numpy import HandReduced
-    from reduced.jsl import dynamics
+    from reduced.jsl import tables
 
     D = 16 if quick else 36
     cfg = JSLConfig(D=D, C=4, q=0.3)

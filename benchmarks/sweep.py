@@ -5,7 +5,7 @@ python benchmarks/sweep.py [--quick]
 The 64 points are reduced JSL runs on an 8 x 8 grid of (q, eta) at D=9, C=3. Three ways, side by side:
   sequential  64 calls of `reduced.jsl.simulate(cfg)`: what a user writes. The config is a static argument of the
               compiled run, so each new point compiles its own program;
-  vmapped     `dynsim.jsl.sweep.reduced_group(cfgs, {}, 64)`: one program, q and eta traced, one compilation;
+  vmapped     `reduced.jsl.many.simulate_group(cfgs, {}, 64)`: one program, q and eta traced, one compilation;
   sweep batch-1  the same program at batch size 1 called 64 times (one compilation): what vmapping adds on top of
               compiling once.
 Every repeat starts from empty JAX caches (`jax.clear_caches()`), so compilation counts as it does for a user.
@@ -26,7 +26,7 @@ import dynsim  # noqa: E402,F401  (float64)
 import reduced.jsl  # noqa: E402
 from benchmarks import machine  # noqa: E402
 from dynsim import JSLConfig  # noqa: E402
-from dynsim.jsl import sweep as sweep_jsl  # noqa: E402
+from reduced.jsl import many as reduced_many  # noqa: E402
 
 GOAL = 10.0
 
@@ -50,11 +50,11 @@ def run(quick: bool = False) -> dict:
 
     fns = {
         "sequential": fresh(lambda: [reduced.jsl.simulate(c) for c in cfgs]),
-        "vmapped": fresh(lambda: sweep_jsl.reduced_group(cfgs, {}, n)),
-        "batch1": fresh(lambda: [sweep_jsl.reduced_group([c], {}, 1) for c in cfgs]),
+        "vmapped": fresh(lambda: reduced_many.simulate_group(cfgs, {}, n)),
+        "batch1": fresh(lambda: [reduced_many.simulate_group([c], {}, 1) for c in cfgs]),
     }
     # the same numbers both ways (else the timing compares different work)
-    a, b = reduced.jsl.simulate(cfgs[-1]), sweep_jsl.reduced_group(cfgs, {}, n)[-1]
+    a, b = reduced.jsl.simulate(cfgs[-1]), reduced_many.simulate_group(cfgs, {}, n)[-1]
     assert dynsim.compare(a, b).passed
     times = machine.side_by_side(fns, repeats)
     ratio = machine.median_ratio(times["sequential"], times["vmapped"])
