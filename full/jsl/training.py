@@ -15,7 +15,7 @@ from dynsim.jsl import JSLConfig, partition
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
-from ..engine import DEFAULT_REPLICATES, base_key
+from ..engine import DEFAULT_REPLICATES, base_key  # noqa: F401 (re-exported)
 from . import population
 from .module import PositionalAttentionViT
 from .observables import reduction

@@ -16,7 +16,7 @@ from dynsim.mim.partition import area_of
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
-from ..engine import DEFAULT_REPLICATES
+from ..engine import DEFAULT_REPLICATES  # noqa: F401 (re-exported)
 from .module import MaskedAttention
 
 MODES = ("exact", "sampled")
