@@ -27,6 +27,7 @@ import dynsim  # noqa: F401  (float64)
 import reduced.jsl
 from benchmarks import machine
 from dynsim import JSLConfig
+from reduced import flow as generic_flow  # noqa: E402
 from reduced.jsl import flow
 
 GOAL = "gradient flow at D=36, C=4, q=0.3 to t = 1e6 under 60 s (SciPy LSODA + NumPy: about 16 minutes)"
@@ -88,8 +89,8 @@ def run(quick: bool = False) -> dict:
     times = machine.side_by_side({"dynsim": lambda: dynsim_run(cfg, t_common),
                                   "scipy": lambda: scipy_run(cfg, hand, t_common, opts["times"])}, repeats)
     # evaluation counts and per-evaluation cost
-    rhs, jvp = _Counted(flow._rhs_jit), _Counted(flow._jvp_jit)
-    flow._rhs_jit, flow._jvp_jit = rhs, jvp
+    rhs, jvp = _Counted(flow.rhs_jit), _Counted(flow.jvp_jit)
+    flow.rhs_jit, flow.jvp_jit = rhs, jvp
     try:
         t0 = time.perf_counter()
         traj_full = dynsim_run(cfg, t_max)
@@ -99,13 +100,13 @@ def run(quick: bool = False) -> dict:
         traj_c = dynsim_run(cfg, t_common)
         counts_common = (rhs.calls, jvp.calls)
     finally:
-        flow._rhs_jit, flow._jvp_jit = rhs.fn, jvp.fn
+        flow.rhs_jit, flow.jvp_jit = rhs.fn, jvp.fn
     sc = scipy_run(cfg, hand, t_common, opts["times"])
-    static = flow._static(cfg)
+    static = generic_flow.static(cfg)
     w = tables.table(static, None).weights
     th = jnp.asarray(reduced.jsl.initial_state(cfg))
-    c_rhs = per_eval(lambda: np.asarray(flow._rhs_jit(static, w, th)))
-    c_jvp = per_eval(lambda: np.asarray(flow._jvp_jit(static, w, th, th)))
+    c_rhs = per_eval(lambda: np.asarray(flow.rhs_jit(static, w, th)))
+    c_jvp = per_eval(lambda: np.asarray(flow.jvp_jit(static, w, th, th)))
     c_np = per_eval(lambda: hand.loss_and_gradients(np.asarray(th)))
     agree = float(np.max(np.abs(sc.y[:, -1] - np.array([traj_c["alpha"][-1], traj_c["gamma"][-1],
                                                          traj_c["rho"][-1]]))))

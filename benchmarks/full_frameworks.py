@@ -11,7 +11,7 @@ v and on the off-diagonal of A (the diagonal frozen).
   (problem (E)). The training set is drawn once, outside the timing, and shared by all three.
 
 dynsim side: the library's step (`model_for`, `optimizer`, `population.sampled_loss` / `realistic.empirical_loss`,
-`jax.grad`, `optax.apply_updates`; the step of `full.jsl.training._train` and `full.jsl.realistic.train`) iterated
+`jax.grad`, `optax.apply_updates`; the step of `full.jsl.training.train` and `full.jsl.realistic.train`) iterated
 in one jit-compiled loop without the observables (a dynamic trip count, so one compile per shape; compile timed
 separately). NumPy: plain eager forward and the hand-derived backward (`numpy_loss_and_grads`). PyTorch: eager
 autograd, float64, torch.set_num_threads(2). All float64, same configuration, same step count S per shape.
@@ -319,7 +319,7 @@ def run(quick: bool = False) -> dict:
         f"case) and step count S per shape, chosen so the slowest framework takes about {target} s per run. "
         f"{repeats} rounds interleaved (dynsim, numpy, torch); per-step medians and medians of per-round ratios. "
         f"dynsim_compile_s = first call (trace + XLA compile + 1 step) minus one step. dynsim runs the library's "
-        f"step in a jit-compiled fori_loop without the observables (the observables of `_train`/`train` would add "
+        f"step in a jit-compiled fori_loop without the observables (the observables of the two `train` would add "
         f"loss evaluations that the references do not do). Before timing, the NumPy hand-derived gradient and the "
         f"torch autograd gradient were checked against jax.grad of the library loss (D = 16, 64 samples): max "
         f"relative error " + ", ".join(f"{k} {e:.1e}" for k, e in errs.items()) + "."

@@ -9,6 +9,8 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_bounds
 
+from .partition import build
+
 PARTITIONS = ("grid", "random")
 DTYPES = ("float64", "float32")
 
@@ -53,8 +55,6 @@ class MIMConfig:
     @property
     def areas(self) -> tuple:
         """The areas P_{k,j}: per cluster a tuple of sorted patch-index tuples, area 0 the global one."""
-        from .partition import build
-
         return build(self)
 
     @property
@@ -168,8 +168,6 @@ def _validate(c: MIMConfig) -> None:
             _fail("partition", c.partition, f"'grid' needs P a perfect square (P = {c.P}); use 'random'")
     else:
         _check_partitions(c)
-    from .partition import build
-
     build(c)  # the kappas must give at least one local area
     need = c.P + sum(len(a) for a in build(c))
     if c.d is not None and (not _is_int(c.d) or c.d < need):

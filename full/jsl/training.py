@@ -136,6 +136,3 @@ def trajectory(cfg: JSLConfig, mode: str, observables: dict, R: int, configurati
     )
     divergence.flag(divergence.nonfinite(observables, steps), steps, meta, "full", cfg.eta, stacklevel)
     return Trajectory(steps, observables, meta)
-
-
-_train = train  # alias for benchmarks/ callers; remove once they use train

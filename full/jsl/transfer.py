@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim import environment, recording, validation
-from dynsim.jsl import JSLConfig, data, error, partition
+from dynsim.jsl import JSLConfig, data, error, partition, reference
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention, forward, logistic_loss
 
@@ -204,10 +204,6 @@ def _matrices(cfg: JSLConfig, pretrained: Mapping, seeds: int) -> tuple[np.ndarr
 
 
 def _reference(cfg: JSLConfig) -> dict[str, float]:
-    try:
-        from dynsim.jsl import reference
-    except ImportError:
-        return {}
     return {"glm_error": float(reference.glm_error(cfg)), "bayes_error": float(reference.bayes_error(cfg))}
 
 

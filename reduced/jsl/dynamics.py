@@ -160,7 +160,3 @@ def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Tr
     meta = environment.meta("reduced", "population", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **extra)
     divergence.flag(divergence.nonfinite(records, steps), steps, meta, meta["level"], meta["config"]["eta"], 2)
     return Trajectory(steps, records, meta)
-
-
-_run = run  # alias for dynsim/ callers; remove once they use run
-_table = tables.table  # alias for dynsim/ (and benchmarks/) callers; remove once they use tables.table

@@ -32,7 +32,7 @@ from .sums import choose
 # the generic names stay importable from here (the CLI and the tests use reduced.jsl.flow.gd_times, .options, ...)
 __all__ = ["ATOL", "LABEL", "MAX_STEPS", "METHODS", "PI_COEFFICIENTS", "RTOL", "SAVES", "SOLVER", "SOLVERS",
            "check_method", "finish", "gd_times", "integrate", "isolated", "observe_saves", "options", "save_times",
-           "steps_of", "traced_options", "rates", "vector_field", "observe", "rhs", "simulate_flow"]
+           "steps_of", "traced_options", "rates", "vector_field", "rhs", "simulate_flow"]
 
 
 def rates(cfg) -> jnp.ndarray:
@@ -116,9 +116,3 @@ def simulate_flow(cfg: JSLConfig, init: dynamics.Init = None, max_nonzero: Optio
     truncation = tables.truncation_meta(cfg, table.size, table.max_nonzero, table.dropped, bounds)
     meta = environment.meta("reduced", "flow", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **flow_meta)
     return Trajectory(steps, records, meta)
-
-
-observe = dynamics.observe  # the observables GD records, at one state (was defined here)
-
-# aliases for benchmarks/ callers; remove once they use rhs_jit, jvp_jit, generic.static
-_rhs_jit, _jvp_jit, _static = rhs_jit, jvp_jit, generic.static
