@@ -130,14 +130,15 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     gets the band t_{R-1} * se, with the quantile at family-wise `confidence` over all recorded
     steps and observables (Bonferroni), plus the rounding tolerance. The band covers Monte Carlo
     noise only: sampled GD's O(1/N) bias shows up as disagreement once R is large against N.
-    A full trajectory's reduction residuals (Lemmas 4.1, 4.2) are reported, and judged against the
-    rounding tolerance when exact.
+    What is compared, which residuals are judged and what is reported come from the checks of the setting that
+    produced the runs (`dynsim.setting.Checks`, found by meta["setting"]); `observables` overrides the compared
+    names. A full trajectory's reduction residuals are reported, and judged against the rounding tolerance when
+    exact.
 
-    Array observables (MIM's fp_corr, pp_corr, area_attention) are compared entry by entry; NaN marks
-    padding and must sit at the same entries in both. When a trajectory comes from a named approximation
-    (meta["approximation"], e.g. MIM's "pp_frozen"), rounding says nothing: the report's kind is
-    "approximation", each observable is held to `approximation_tolerance` times its largest magnitude (a
-    stated choice, not a derived bound), and the PP magnitude the approximation drops is reported.
+    Array observables are compared entry by entry; NaN marks padding and must sit at the same entries in both.
+    When a trajectory comes from a named approximation (meta["approximation"]), rounding says nothing: the report's
+    kind is "approximation" and each observable is held to `approximation_tolerance` times its largest magnitude
+    (a stated choice, not a derived bound).
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence = {confidence!r} is invalid: must lie strictly between 0 and 1")
@@ -148,7 +149,7 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
         raise ValueError("the trajectories share no recorded step: align steps and record_every")
     checks = _checks(a, b)
     names = [n for n in (observables or checks.compared) if n in a.observables and n in b.observables]
-    if observables is None and checks.skip is not None:  # e.g. MIM's pp_corr under pp_frozen: reported, not judged
+    if observables is None and checks.skip is not None:  # observables the setting reports, not judges, here
         skipped = checks.skip(a, b)
         names = [n for n in names if n not in skipped]
     if not names:
@@ -256,6 +257,6 @@ def _residuals(checks: Checks, a, b, common, terms, dtype, exact: bool) -> dict[
 
 
 def _level(t) -> str:
-    """The level, with the approximation of a reduced run when it has one (e.g. "reduced[pp_frozen]")."""
+    """The level, with the approximation of a reduced run when it has one (e.g. "reduced[mean_field]")."""
     approx = t.meta.get("approximation")
     return f"{t.level}[{approx}]" if approx and approx != "exact" else t.level
