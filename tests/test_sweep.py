@@ -124,6 +124,7 @@ def test_several_devices_give_the_same_numbers(tmp_path):
     script = textwrap.dedent("""
         import sys, jax, numpy as np, dynsim
         from dynsim import JSLConfig
+        from reduced.jsl import many
         cfgs = [JSLConfig(D=9, C=3, steps=300, record_every=50, q=q) for q in (0.2, 0.3, 0.4)]
         out = many.simulate_group(cfgs, {}, 1)
         np.save(sys.argv[1], np.stack([o["loss"] for o in out] + [o["alpha"] for o in out]))
