@@ -73,7 +73,9 @@ class SweepSpec:
     table row); reduced_options / full_options: the run options each level takes, with `defaults`; heatmaps: the
     summaries drawn by default; columns: name endings of the summaries printed in the terminal table (table.csv has
     all), extra_columns: further columns printed when present; modes: the full level's modes; add_arguments(group):
-    the level options of `dynsim sweep NAME`; normalize(options) -> options, after parsing; example: the help line."""
+    the level options of `dynsim sweep NAME`; normalize(options) -> options, after parsing; example: the help line;
+    traced: the config fields a group's compiled program takes as traced numbers (the others are shapes: points
+    that differ in them fall in different groups)."""
 
     reduced: Callable
     full: Callable
@@ -90,6 +92,7 @@ class SweepSpec:
     add_arguments: Optional[Callable[[Any], None]] = None
     normalize: Optional[Callable[[dict], dict]] = None
     example: str = ""
+    traced: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -96,4 +96,5 @@ SWEEP = SweepSpec(reduced=reduced_many.simulate_group, full=full_group, group=le
                   heatmaps=("T1_attention", "final_error", "patch_association"),
                   columns=("final_loss", "final_error", "T1_attention"), extra_columns=("sum_method",),
                   modes=("exact", "sampled", "realistic"), add_arguments=add_arguments,
-                  example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4")
+                  example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
+                  traced=tuple(JSLConfig.TRACED) + ("seed",))
