@@ -1,4 +1,5 @@
-"""The toy setting's two levels: the reduced recurrence in (m, s) and the full vector w trained by optax GD."""
+"""The toy setting's two levels: the reduced recurrence in (m, s) and the full vector w trained by optax GD on
+dynsim's full-level engine (a plugin reuses it; it need not write its own training loop)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import optax
 
 from dynsim import environment, recording
 from dynsim.trajectory import Trajectory, seed_statistics
+from full import engine
 
 from .config import ToyConfig
 
@@ -44,22 +46,16 @@ def reduced(cfg: ToyConfig, bias: float = 0.0) -> Trajectory:
                       environment.meta("reduced", "population", cfg))
 
 
-def _train(cfg: ToyConfig, loss, key):
-    """optax GD from w0 on loss(w, key), recorded: overlap with w*, |w|^2 and the exact population loss."""
-    w_star, opt = teacher(cfg), optax.sgd(cfg.eta)
+def _train(cfg: ToyConfig, loss, key=None):
+    """optax GD from w0 on the full level's engine (`full.engine.train`): loss(w) or, with a key, loss(w, key_t) on
+    step t's batch; recorded: overlap with w*, |w|^2 and the exact population loss."""
+    w_star = teacher(cfg)
+    grad = jax.grad(loss)
 
-    def step(carry, t):
-        w, state, k = carry
-        k, sub = jax.random.split(k)
-        updates, state = opt.update(jax.grad(loss)(w, sub), state)
-        return optax.apply_updates(w, updates), state, k
-
-    def observe(carry, t):
-        w = carry[0]
+    def observe(w, t):
         return {"overlap": w @ w_star, "norm2": w @ w, "loss": 0.5 * jnp.sum((w - w_star) ** 2)}
 
-    w0 = start(cfg)
-    return recording.run(step, observe, (w0, opt.init(w0), key), cfg.steps, cfg.record_every)[1]
+    return engine.train(grad, optax.sgd(cfg.eta), start(cfg), observe, cfg.steps, cfg.record_every, key)[1]
 
 
 def full(cfg: ToyConfig, mode: str = "exact", replicates: int = 8) -> Trajectory:
@@ -69,7 +65,7 @@ def full(cfg: ToyConfig, mode: str = "exact", replicates: int = 8) -> Trajectory
     w_star = teacher(cfg)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     if mode == "exact":
-        rec = jax.jit(lambda k: _train(cfg, lambda w, _: 0.5 * jnp.sum((w - w_star) ** 2), k))(jax.random.PRNGKey(1))
+        rec = jax.jit(lambda: _train(cfg, lambda w: 0.5 * jnp.sum((w - w_star) ** 2)))()
         return Trajectory(steps, {k: np.asarray(v) for k, v in rec.items()}, environment.meta("full", mode, cfg))
 
     def batch_loss(w, key):
