@@ -32,11 +32,11 @@ BATCH_SIZE = 8  # points per vmapped batch inside a chunk (lax.map batch_size): 
 
 
 def spec_of(setting: str):
-    """(the Setting, its SweepSpec); a ValueError when the setting is unknown or declares no sweep."""
+    """The setting's SweepSpec; a ValueError when the setting is unknown or declares no sweep."""
     found = registry.get(setting)
     if found.sweep is None:
         _fail("setting", setting, "declares no sweep (its Setting.sweep is None)")
-    return found, found.sweep
+    return found.sweep
 
 
 @dataclasses.dataclass
@@ -84,13 +84,13 @@ def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] =
 
 
 def _description(setting: str, level: str, cfg, options: dict) -> dict:
-    _, spec = spec_of(setting)
+    spec = spec_of(setting)
     wanted = (spec.reduced_options if level != "full" else ()) + (spec.full_options if level != "reduced" else ())
     return {"setting": setting, "level": level, "config": cfg.to_dict(), "options": {k: options.get(k) for k in wanted}}
 
 
 def _check_options(setting: str, level: str, options: Mapping) -> dict:
-    _, spec = spec_of(setting)
+    spec = spec_of(setting)
     if level not in LEVELS:
         _fail("level", level, f"must be one of {', '.join(LEVELS)}")
     known = set(spec.reduced_options) | set(spec.full_options)
@@ -109,14 +109,15 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
 
     base: config fields shared by every point; options: the run options the setting's SweepSpec declares
-    (reduced_options and full_options, e.g. mode, replicates, confidence). With `out`, finished points are stored there and reused on the next call
-    (force=True recomputes them), and table.csv, sweep.json and heatmap PNGs are written. Work is cut into
+    (reduced_options and full_options, e.g. mode, replicates, confidence). With `out`, finished points are stored
+    there and reused on the next call (force=True recomputes them), and table.csv, sweep.json and heatmap PNGs
+    are written. Work is cut into
     chunks of at most `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`;
     a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
     scheduler="tcp://host:port" runs the chunks on an existing Dask cluster, workers=N on a local one.
     log: called with one line once the inputs are validated (what will run).
     """
-    _, spec = spec_of(setting)
+    spec = spec_of(setting)
     options = _check_options(setting, level, dict(options or {}))
     check_int("chunk_size", chunk_size, 1)
     check_int("batch_size", batch_size, 1)
