@@ -27,6 +27,9 @@ from dynsim.validation import is_int, is_real
 METHODS = ("gd", "flow")
 SOLVERS = {"kvaerno4": diffrax.Kvaerno4, "kvaerno5": diffrax.Kvaerno5, "kvaerno3": diffrax.Kvaerno3,
            "tsit5": diffrax.Tsit5}
+# scipy.integrate's LSODA, stepped from the host on jit-compiled f and Jacobian (`solve_host`): no solver trace to
+# compile, and its variable-order BDF with few Jacobians needed a third of Kvaerno4's evaluations on JSL (docs/flow.md)
+HOST_SOLVERS = {"lsoda": "LSODA", "bdf": "BDF"}
 SOLVER = "kvaerno4"
 RTOL, ATOL = 1e-6, 1e-9
 PI_COEFFICIENTS = (0.2, 0.4)  # (pcoeff, icoeff) of diffrax.PIDController: a PI controller for mildly stiff problems
@@ -53,8 +56,9 @@ def options(eta: float, t_max, *, saves=SAVES, t_min=None, times=None, rtol=RTOL
     _positive("t_max", t_max)
     _positive("rtol", rtol)
     _positive("atol", atol)
-    if solver not in SOLVERS:
-        raise ValueError(f"solver = {solver!r} is invalid: must be one of {', '.join(map(repr, SOLVERS))}")
+    if solver not in SOLVERS and solver not in HOST_SOLVERS:
+        raise ValueError(f"solver = {solver!r} is invalid: must be one of "
+                         f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}")
     if not is_int(max_steps) or max_steps < 1:
         raise ValueError(f"max_steps = {max_steps!r} is invalid: must be an integer >= 1")
     t_max = float(t_max)
@@ -182,13 +186,15 @@ def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tup
     times = opts["times"]
     records = {k: np.asarray(v)[:times.size] for k, v in records.items()}  # without the padding of traced_options
     reached = np.cumprod(np.asarray(reached)[:times.size]).astype(bool)
-    ok = bool(result == diffrax.RESULTS.successful)
+    host = opts["solver"] in HOST_SOLVERS
+    message = result if host else str(diffrax.RESULTS[result])
+    ok = message == "successful" if host else bool(result == diffrax.RESULTS.successful)
     extra: dict = {}
     if not ok:
         last = float(times[reached][-1]) if reached.any() else 0.0
         extra["stopped_at_time"] = last
         warnings.warn(f"the flow solver stopped before t_max = {opts['t_max']:g} (last saved time {last:g}): "
-                      f"{diffrax.RESULTS[result]} Raise max_steps (now {opts['max_steps']}) or loosen rtol/atol.",
+                      f"{message} Raise max_steps (now {opts['max_steps']}) or loosen rtol/atol.",
                       RuntimeWarning, stacklevel=3)
     records = {k: v[reached] for k, v in records.items()}
     steps, keep = steps_of(times[reached], eta)
@@ -197,16 +203,20 @@ def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tup
     meta = {
         "method": "flow",
         "approximation": LABEL,
-        "solver": f"diffrax.{SOLVERS[opts['solver']].__name__}",
-        "stepsize_controller": f"PIDController(pcoeff={PI_COEFFICIENTS[0]}, icoeff={PI_COEFFICIENTS[1]})",
+        "solver": f"scipy.integrate.{HOST_SOLVERS[opts['solver']]}" if host else
+        f"diffrax.{SOLVERS[opts['solver']].__name__}",
+        "stepsize_controller": "the solver's own" if host else
+        f"PIDController(pcoeff={PI_COEFFICIENTS[0]}, icoeff={PI_COEFFICIENTS[1]})",
         "rtol": opts["rtol"],
         "atol": opts["atol"],
         "t_max": opts["t_max"],
         "max_steps": opts["max_steps"],
         "solver_steps": int(stats["num_steps"]),
-        "solver_accepted_steps": int(stats["num_accepted_steps"]),
-        "solver_rejected_steps": int(stats["num_rejected_steps"]),
-        "solver_result": "successful" if ok else str(diffrax.RESULTS[result]),
+        # a host solver counts its steps but not its rejected attempts
+        "solver_accepted_steps": None if host else int(stats["num_accepted_steps"]),
+        "solver_rejected_steps": None if host else int(stats["num_rejected_steps"]),
+        **{k: int(v) for k, v in stats.items() if k in ("evaluations", "jacobians", "lu_decompositions")},
+        "solver_result": "successful" if ok else message,
         "times": records["t"].tolist(),
         "time_units": "t = eta * steps; steps = round(t / eta), the GD step nearest in time (exact t in 't')",
         **extra,
@@ -238,6 +248,49 @@ def solve(fn: Callable, jvp: Callable, y0, observe: Callable, ts, t_max, rtol, a
     reached = jnp.all(jnp.isfinite(first.reshape(first.shape[0], -1)), axis=1)
     safe = jax.tree.map(lambda y, y0: jnp.where(reached.reshape((-1,) + (1,) * jnp.ndim(y0)), y, y0), ys, y0)
     return observe_saves(observe, safe, ts, t_max, reached), reached, safe, stats, result
+
+
+def solve_host(fn: Callable, jac: Callable, y0: np.ndarray, ts: np.ndarray, t_max: float, rtol: float, atol: float,
+               solver: str, max_steps: int):
+    """Integrate dy/dt = fn(y) (a flat float64 vector) with scipy.integrate's `solver` and the Jacobian `jac(y)`,
+    stepped here so that max_steps holds and Ctrl-C lands between steps; saves at ts by each step's interpolant.
+
+    Returns (ys (len(ts), n), reached (len(ts),), stats, result): result "successful" or scipy's message."""
+    import scipy.integrate  # only the host solvers need scipy
+
+    counts = {"evaluations": 0, "jacobians": 0}
+
+    def f(t, y):
+        counts["evaluations"] += 1
+        return np.asarray(fn(y))
+
+    def J(t, y):
+        counts["jacobians"] += 1
+        return np.asarray(jac(y))
+
+    method = getattr(scipy.integrate, HOST_SOLVERS[solver])
+    ode = method(f, 0.0, np.asarray(y0, float), t_max, rtol=rtol, atol=atol, jac=J)
+    ys = np.tile(np.asarray(y0, float), (len(ts), 1))
+    reached = ts <= 0
+    i, steps, result = int(reached.sum()), 0, "successful"
+    while i < len(ts):
+        if steps >= max_steps:
+            result = f"max_steps = {max_steps} reached at t = {ode.t:g}."
+            break
+        message = ode.step()
+        steps += 1
+        if ode.status == "failed":
+            result = f"{message} (t = {ode.t:g})."
+            break
+        done = ts <= ode.t
+        if np.any(done[i:]):
+            upto = int(np.flatnonzero(done)[-1]) + 1
+            ys[i:upto] = ode.dense_output()(ts[i:upto]).T
+            reached[i:upto] = True
+            i = upto
+    stats = {"num_steps": steps, **counts,
+             "lu_decompositions": getattr(ode, "nlu", 0)}
+    return ys, reached, stats, result
 
 
 def _positive(name: str, value) -> None:

@@ -89,6 +89,11 @@ def test_truncated_count_matches_enumeration_and_reference():
         assert conf.count_truncated(D, C, k) == conf.enumerate_configurations(D, C, 0.5, k)[0].shape[0]
 
 
-def test_too_large_a_sum_is_refused_before_enumerating():
+def test_too_large_a_sum_is_refused_before_enumerating(monkeypatch):
+    """A given truncation whose sum does not fit is refused with the way out named: the multiset reference at its
+    limit (counted without enumerating), the class sum as soon as its table passes MAX_CLASSES (here lowered)."""
     with pytest.raises(ValueError, match="configurations.*mode='sampled'"):
-        rj.simulate(JSLConfig(D=64, C=4, q=0.25, steps=1))
+        rj.simulate(JSLConfig(D=64, C=4, q=0.25, steps=1), max_nonzero=40, enumeration="multisets")
+    monkeypatch.setattr(rj.tables, "MAX_CLASSES", 100)
+    with pytest.raises(ValueError, match="more than 100 moment classes.*mode='sampled'"):
+        rj.simulate(JSLConfig(D=24, C=4, q=0.25, steps=1), max_nonzero=12)

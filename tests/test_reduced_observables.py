@@ -93,7 +93,7 @@ def test_tie_tolerance_separates_exact_zeros(shape, state):
     nonzero |F|) show the classification is robust, not a coincidence of the cut."""
     D, C = shape
     cfg = JSLConfig(D=D, C=C, q=0.5, nu=1e-3, temperature="unit")
-    table = rj.dynamics.Table(cfg, None)
+    table = rj.dynamics.Table(cfg, None, "multisets")  # the multiset reference's rule (classes: tests/test_moments.py)
     der = rj.symbolic.derive(C, cfg.p)
     types = set_types(C)
     counts = np.asarray(table.n).T.astype(int)  # (M, K)

@@ -14,32 +14,38 @@ from dynsim.jsl.traced import Numbers, View, numbers_of
 from dynsim.trajectory import Trajectory
 
 from .. import gd
-from . import configurations, tables
+from . import class_sums, configurations, tables
+from .class_sums import ClassWeights
 from .symbolic import derive
-from .tables import BOUND_TARGET, MAX_CONFIGURATIONS, Table, Weights, truncation_meta
+from .tables import BOUND_TARGET, MAX_CLASSES, MAX_CONFIGURATIONS, Table, Weights, truncation_meta
 
-__all__ = ["Numbers", "View", "numbers_of", "Weights", "Table", "BOUND_TARGET", "MAX_CONFIGURATIONS", "truncation_meta",
+__all__ = ["Numbers", "View", "numbers_of", "Weights", "ClassWeights", "Table", "BOUND_TARGET", "MAX_CLASSES",
+           "MAX_CONFIGURATIONS", "truncation_meta",
            "loss_and_gradients", "tie_tolerance", "population_error", "orbit_step_sizes", "attention_weights",
            "initial_state", "derived_observables", "observe", "gradient", "run", "trajectory"]
 
 Init = Union[None, Mapping[str, float], Sequence[float]]
+Sum = Union[ClassWeights, Weights]  # a sum over moment classes (the default) or over multisets (the reference)
 
 
-def loss_and_gradients(cfg: JSLConfig, state, table: Weights):
-    """Population loss (P) and its partial derivatives in (alpha, gamma, rho): the weighted configuration sum."""
+def loss_and_gradients(cfg: JSLConfig, state, table: Sum):
+    """Population loss (P) and its partial derivatives in (alpha, gamma, rho): the weighted sum over moment classes
+    (`class_sums`) or, for the multiset reference, over configurations."""
+    if isinstance(table, ClassWeights):
+        return class_sums.loss_and_gradients(cfg, state, table)
     der = derive(cfg.C, cfg.p)
     a, g, r = state[0], state[1], state[2]
     values = der.compiled(a, g, r, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
     return jnp.stack([jnp.sum(table.w * jnp.broadcast_to(v, table.w.shape)) for v in values])
 
 
-def gradient(cfg: JSLConfig, table: Weights, theta):
+def gradient(cfg: JSLConfig, table: Sum, theta):
     """dL/d(alpha, gamma, rho) of (P) (Lemma 4.3)."""
     return loss_and_gradients(cfg, theta, table)[1:]
 
 
 def tie_tolerance(cfg: JSLConfig, state):
-    """Bound on the rounding error of the computed F of any configuration: |F| below it counts as F = 0.
+    """Bound on the rounding error of the computed F of any configuration of the multiset sum: |F| below it counts as F = 0.
 
     Rounding model (u = unit roundoff of cfg.dtype, x = D|alpha|, l = max(|gamma - beta|, |rho - beta|)/tau):
     exp of a rounded logit errs by relative (2 l + 2) u, so Lambda, Gamma, Xi err by relative <= (2 l + 6) u;
@@ -60,8 +66,11 @@ def tie_tolerance(cfg: JSLConfig, state):
     return 4 * u * cfg.D * (xdsig * (2 * ell + 11) + (K + 8) * sig)
 
 
-def population_error(cfg: JSLConfig, state, table: Weights):
-    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0), y = +1 WLOG (jsl-derivations 2.3), ties by `tie_tolerance`."""
+def population_error(cfg: JSLConfig, state, table: Sum):
+    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0), y = +1 WLOG (jsl-derivations 2.3), ties by `tie_tolerance`
+    (by `class_sums.tie_tolerance` over moment classes)."""
+    if isinstance(table, ClassWeights):
+        return class_sums.population_error(cfg, state, table)
     der = derive(cfg.C, cfg.p)
     F = der.compiled_F(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
     F = jnp.broadcast_to(F, table.w.shape)
@@ -107,7 +116,7 @@ def initial_state(cfg: JSLConfig, init: Init = None) -> np.ndarray:
     return arr
 
 
-def derived_observables(cfg: JSLConfig, theta, table: Weights) -> dict:
+def derived_observables(cfg: JSLConfig, theta, table: Sum) -> dict:
     """within/between attention, patch association and the exact 0-1 error of the state (alpha, gamma, rho).
 
     within = (C-1) Gamma, between = (D-C) Xi (Section 4.1); by Lemma 4.1 every row is alike, so Top_C = S_l(i)
@@ -122,7 +131,7 @@ def derived_observables(cfg: JSLConfig, theta, table: Weights) -> dict:
     }
 
 
-def observe(cfg: JSLConfig, table: Weights, theta) -> dict:
+def observe(cfg: JSLConfig, table: Sum, theta) -> dict:
     """The observables GD and the flow record at one state (alpha, gamma, rho)."""
     Lam, Gam, _ = attention_weights(cfg, theta)
     return {
@@ -136,7 +145,7 @@ def observe(cfg: JSLConfig, table: Weights, theta) -> dict:
     }
 
 
-def run(cfg: JSLConfig, table: Weights, state0, numbers: Optional[Numbers] = None):
+def run(cfg: JSLConfig, table: Sum, state0, numbers: Optional[Numbers] = None):
     """GD theta -= orbit_step_sizes * dL/dtheta from state0, recorded; returns (records, largest (|alpha|, Gamma, Xi)).
 
     With `numbers`, cfg's numbers are replaced by them (traced, for sweeps)."""

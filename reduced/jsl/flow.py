@@ -60,9 +60,10 @@ jvp_jit = jax.jit(lambda cfg, table, theta, v: jax.jvp(lambda x: rhs(cfg, table,
                   static_argnums=0)
 
 
-def solve(cfg: JSLConfig, max_nonzero, solver: str, max_steps: int, table, theta0, ts, t_max, rtol, atol):
+def solve(cfg: JSLConfig, max_nonzero, enumeration: str, solver: str, max_steps: int, table, theta0, ts, t_max, rtol,
+          atol):
     """The flow from theta0, observed at ts: (records, reached, largest (|alpha|, Gamma, Xi) saved, stats, result)."""
-    weights = tables.table(cfg, max_nonzero).weights  # the same arrays as `table`, kept on the device
+    weights = tables.table(cfg, max_nonzero, enumeration).weights  # the same arrays as `table`, kept on the device
     rec, reached, safe, stats, result = generic.solve(
         lambda th: rhs_jit(cfg, weights, th), lambda th, v: jvp_jit(cfg, weights, th, v), theta0,
         lambda th: dynamics.observe(cfg, table, th), ts, t_max, rtol, atol, solver, max_steps)
@@ -73,13 +74,14 @@ def solve(cfg: JSLConfig, max_nonzero, solver: str, max_steps: int, table, theta
 
 # cfg static (normalized by `generic.static`, so eta, steps and record_every do not recompile) with the table's
 # truncation, solver and step budget; ts, t_max, rtol, atol traced
-solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3))
+solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3, 4))
 
 
 def simulate_flow(cfg: JSLConfig, init: dynamics.Init = None, max_nonzero: Optional[int] = None,
                   method: str = "flow", t_max: Optional[float] = None, *, saves: int = SAVES,
                   t_min: Optional[float] = None, times: Optional[Sequence[float]] = None, rtol: float = RTOL,
-                  atol: float = ATOL, solver: str = SOLVER, max_steps: int = MAX_STEPS) -> Trajectory:
+                  atol: float = ATOL, solver: str = SOLVER, max_steps: int = MAX_STEPS,
+                  enumeration: str = "classes") -> Trajectory:
     """Solve the gradient flow of (P) in (alpha, gamma, rho) from `init` to t_max and record GD's observables.
 
     t_max: end time in units of eta * steps (default cfg.eta * cfg.steps). Saved at t = 0 and `saves` log-spaced
@@ -99,20 +101,22 @@ def simulate_flow(cfg: JSLConfig, init: dynamics.Init = None, max_nonzero: Optio
     opts = options(cfg.eta, t_max, saves=saves, t_min=t_min, times=times, rtol=rtol, atol=atol, solver=solver,
                    max_steps=max_steps, default_t_max=cfg.eta * cfg.steps)
     theta0 = dynamics.initial_state(cfg, init)
-    if max_nonzero is None:
+    tables.check_enumeration(enumeration)
+    if max_nonzero is None and enumeration == "classes":
         choice = choose(cfg)
         if choice.method == "monte_carlo":
             raise ValueError(f"D = {cfg.D}, C = {cfg.C}: {choice.reason}; the flow needs the exact or truncated sum: "
                              "give max_nonzero")
         max_nonzero = choice.max_nonzero
-    tables.check_size(cfg, max_nonzero)
-    table = tables.table(cfg, max_nonzero)
+    tables.check_size(cfg, max_nonzero, enumeration)
+    table = tables.table(cfg, max_nonzero, enumeration)
     dtype = jnp.dtype(cfg.dtype)
-    rec, reached, seen, stats, result = solve_jit(generic.static(cfg), max_nonzero, opts["solver"], opts["max_steps"],
+    rec, reached, seen, stats, result = solve_jit(generic.static(cfg), max_nonzero, enumeration, opts["solver"],
+                                                  opts["max_steps"],
                                                   table.weights, jnp.asarray(theta0, dtype), *traced_options(opts, dtype))
     steps, records, flow_meta = finish(rec, reached, opts, stats, result, cfg.eta)
     seen = np.asarray(seen)
     bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, table.dropped, *seen)
-    truncation = tables.truncation_meta(cfg, table.size, table.max_nonzero, table.dropped, bounds)
+    truncation = tables.truncation_meta(cfg, table.size, table.max_nonzero, table.dropped, bounds, enumeration)
     meta = environment.meta("reduced", "flow", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **flow_meta)
     return Trajectory(steps, records, meta)

@@ -19,6 +19,7 @@ from dynsim.jsl import JSLConfig, traced
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import configurations, dynamics, sums, tables
+from .class_sums import ClassWeights, class_table, class_weights
 
 SUM_OPTIONS = ("max_configurations", "tail_target", "mc_samples")  # the options of `sums.choose`
 
@@ -71,17 +72,21 @@ def group_key(cfg: JSLConfig, options: dict) -> tuple:
     return (cfg.replace(**traced.CANONICAL), choice.method, choice.max_nonzero, choice.size)
 
 
-def run_group(static: JSLConfig, method: str, size: int, batch_size: int, devices: int, n, numbers, keys, states0, w):
+def run_group(static: JSLConfig, method: str, size: int, batch_size: int, devices: int, classes, numbers, keys,
+              states0):
     """lax.map(batch_size) of one point's run over the points; with several devices, the points are split across
-    them (shard_map over a 1-D mesh "points"), each device mapping over its share."""
+    them (shard_map over a 1-D mesh "points"), each device mapping over its share.
 
-    def local(n, xs):
+    classes: (mono, log N, Z_0) of the shared class table; each point weighs the classes at its own (traced) q."""
+
+    def local(classes, xs):
         def one(args):
-            num, key, state0, w = args
+            num, key, state0 = args
             if method == "monte_carlo":
                 table = sums.monte_carlo_table(static, key, num.q, size)
             else:
-                table = tables.Weights(n, w)
+                mono, log_count, z0 = classes
+                table = ClassWeights(mono, class_weights(log_count, z0, static.D - static.C, num.q))
             rec, seen = dynamics.run(static, table, state0, num)
             if method == "monte_carlo":
                 states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
@@ -91,12 +96,12 @@ def run_group(static: JSLConfig, method: str, size: int, batch_size: int, device
         return jax.lax.map(one, xs, batch_size=batch_size)
 
     if devices == 1:
-        return local(n, (numbers, keys, states0, w))
+        return local(classes, (numbers, keys, states0))
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("points",))
     points = jax.sharding.PartitionSpec("points")
-    # n (the table's counts) is replicated on every device; the points are split
+    # the class table is replicated on every device; the points are split
     return jax.shard_map(local, mesh=mesh, in_specs=(jax.sharding.PartitionSpec(), points), out_specs=points,
-                         check_vma=False)(n, (numbers, keys, states0, w))
+                         check_vma=False)(classes, (numbers, keys, states0))
 
 
 run_group_jit = jax.jit(run_group, static_argnums=(0, 1, 2, 3, 4))
@@ -118,19 +123,16 @@ def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> lis
     total = padded_size(len(cfgs), batch_size * devices)
     padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     if method == "monte_carlo":
-        n = jnp.zeros((1, 1), dtype)  # unused: each point samples its own table
-        w = jnp.zeros((total, 1), dtype)
+        shared = (jnp.zeros((1, 1), dtype),) + (jnp.zeros((1,), dtype),) * 2  # unused: each point samples its own
     else:
-        # every configuration kept at q strictly inside (0, 1), so the rows do not depend on q; the weights are
-        # per point, by the single run's own NumPy function (so both sum the same numbers; 0 where impossible)
-        rows, _ = configurations.enumerate_configurations(static.D, static.C, 0.5, max_nonzero)
-        n = jnp.asarray(rows.T, dtype)
-        w = jnp.asarray(np.stack([configurations.weights(rows, c.C, c.q) for c in padded]), dtype)
+        # every class, whatever q; each point's weights by `class_weights` at its q (0 for classes impossible there)
+        ct = class_table(static.D, static.C, static.p, max_nonzero)
+        shared = tuple(jnp.asarray(a, dtype) for a in (ct.mono, ct.log_count, ct.z0))
     numbers = traced.stacked(padded, dtype)
     keys = jnp.stack([sums.mc_key(c) for c in padded])
     states0 = jnp.asarray(np.stack([dynamics.initial_state(c) for c in padded]), dtype)  # alpha0 = nu^(1/(p-1))
     out = []
-    rec, seen = run_group_jit(static, method, size, batch_size, devices, n, numbers, keys, states0, w)
+    rec, seen = run_group_jit(static, method, size, batch_size, devices, shared, numbers, keys, states0)
     rec = jax.tree.map(np.asarray, rec)
     seen = np.asarray(seen)
     for i, cfg in enumerate(cfgs):

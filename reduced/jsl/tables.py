@@ -1,4 +1,9 @@
-"""The configuration sum of (P) as arrays: counts and weights of (D, C, q), cached, with its truncation."""
+"""The sum behind (P) as arrays, cached: moment classes (default) or multisets of set types (the reference).
+
+Both sum the same population over the same configurations: `class_sums` over the distinct values of the moments
+F depends on (`moments`, `classes`), `configurations` over every multiset of set types. Truncation at
+max_nonzero keeps the configurations with at most that many nonzero random patches in either form.
+"""
 
 from __future__ import annotations
 
@@ -6,77 +11,94 @@ from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from dynsim.jsl import JSLConfig
 
-from . import configurations
+from . import classes, configurations
+from .class_sums import ClassWeights, class_table, class_weights
 
-MAX_CONFIGURATIONS = 3_000_000  # above this the sum is truncated, with bounds
+ENUMERATIONS = ("classes", "multisets")
+MAX_CLASSES = 20_000_000  # above this the class sum is truncated, with bounds (15.1 million at D = 64, C = 4, p = 3)
+MAX_CONFIGURATIONS = 3_000_000  # the multiset reference's limit
 BOUND_TARGET = 1e-12  # the default keeps every truncation bound below this
 
 
 class Weights(NamedTuple):
-    """The configuration sum as arrays: counts n (K, M) and probabilities w (M,)."""
+    """The multiset sum as arrays: counts n (K, M) and probabilities w (M,)."""
 
     n: jax.Array
     w: jax.Array
 
 
+def check_enumeration(enumeration) -> str:
+    """enumeration, if it is one of ENUMERATIONS."""
+    if enumeration not in ENUMERATIONS:
+        raise ValueError(f"enumeration = {enumeration!r} is invalid: must be one of {', '.join(map(repr, ENUMERATIONS))}")
+    return enumeration
+
+
 class Table:
-    """The configuration table of one (D, C, q): counts n (K, M) and weights W (M,)."""
+    """The sum of one (D, C, p, q) cut at max_nonzero: `weights` (ClassWeights or Weights), its size and dropped mass."""
 
-    def __init__(self, cfg: JSLConfig, max_nonzero: Optional[int]):
-        self.max_nonzero = max_nonzero
-        n, w = configurations.enumerate_configurations(cfg.D, cfg.C, cfg.q, max_nonzero)
+    def __init__(self, cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes"):
+        self.max_nonzero, self.enumeration = max_nonzero, check_enumeration(enumeration)
         dtype = jnp.dtype(cfg.dtype)
-        self.n = jnp.asarray(n.T, dtype)
-        self.w = jnp.asarray(w, dtype)
-        self.size = int(w.size)
+        if enumeration == "multisets":
+            n, w = configurations.enumerate_configurations(cfg.D, cfg.C, cfg.q, max_nonzero)
+            self.n = jnp.asarray(n.T, dtype)
+            self.weights = Weights(self.n, jnp.asarray(w, dtype))
+        else:
+            ct = class_table(cfg.D, cfg.C, cfg.p, max_nonzero)
+            w = np.asarray(class_weights(ct.log_count, ct.z0, ct.random_patches, np.float64(cfg.q)))
+            keep = w > 0  # classes impossible at this q (q = 0 or 1) dropped, as the multiset sum does
+            self.weights = ClassWeights(jnp.asarray(ct.mono[keep], dtype), jnp.asarray(w[keep], dtype))
+        self.w = self.weights.w
+        self.size = int(self.w.size)
         self.dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, max_nonzero)
-
-    @property
-    def weights(self) -> Weights:
-        return Weights(self.n, self.w)
 
 
 _tables: dict = {}
 
 
-def table(cfg: JSLConfig, max_nonzero: Optional[int]) -> Table:
-    """The `Table` of cfg's (D, C, q, dtype) cut at max_nonzero, built once."""
-    key = (cfg.D, cfg.C, cfg.q, cfg.dtype, max_nonzero)
+def table(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes") -> Table:
+    """The `Table` of cfg's (D, C, p, q, dtype) cut at max_nonzero, built once (the last four kept)."""
+    key = (cfg.D, cfg.C, cfg.p, cfg.q, cfg.dtype, max_nonzero, enumeration)
     if key not in _tables:
-        _tables[key] = Table(cfg, max_nonzero)
+        if len(_tables) >= 4:
+            del _tables[next(iter(_tables))]
+        _tables[key] = Table(cfg, max_nonzero, enumeration)
     return _tables[key]
 
 
-def check_size(cfg: JSLConfig, max_nonzero: Optional[int]) -> None:
-    """Refuse, before enumerating, a sum larger than MAX_CONFIGURATIONS."""
-    size = configurations.count_truncated(cfg.D, cfg.C, max_nonzero)
-    if size > MAX_CONFIGURATIONS:
+def size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes",
+         limit: Optional[int] = None) -> Optional[int]:
+    """Terms of the sum cut at max_nonzero, None if more than `limit` (classes are built to count them)."""
+    if enumeration == "multisets":
+        n = configurations.count_truncated(cfg.D, cfg.C, max_nonzero)
+        return None if limit is not None and n > limit else n
+    return classes.count(cfg.D, cfg.C, cfg.p, max_nonzero, limit)
+
+
+def check_size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes") -> None:
+    """Refuse, before building it, a sum larger than MAX_CLASSES (classes) or MAX_CONFIGURATIONS (multisets)."""
+    limit = MAX_CLASSES if enumeration == "classes" else MAX_CONFIGURATIONS
+    if size(cfg, max_nonzero, enumeration, limit) is None:
         what = "the full sum" if max_nonzero is None else f"the sum truncated at max_nonzero = {max_nonzero}"
         raise ValueError(
-            f"{what} has {size:,} configurations (D = {cfg.D}, C = {cfg.C}, q = {cfg.q}), more than the "
-            f"{MAX_CONFIGURATIONS:,} that fit. Use a smaller D, a "
-            f"smaller max_nonzero (its bounds are reported in meta['truncation']), or the full model in mode='sampled'."
+            f"{what} has more than {limit:,} {'moment classes' if enumeration == 'classes' else 'configurations'} "
+            f"(D = {cfg.D}, C = {cfg.C}, p = {cfg.p}, q = {cfg.q}). Use a smaller D, a smaller max_nonzero (its "
+            f"bounds are reported in meta['truncation']), or the full model in mode='sampled'."
         )
 
 
-def choose_max_nonzero(cfg: JSLConfig, scale: float) -> Optional[int]:
-    """The smallest truncation whose dropped probability times `scale` is below BOUND_TARGET (None = all)."""
-    if configurations.count(cfg.D, cfg.C) <= MAX_CONFIGURATIONS:
-        return None
-    for k in range(cfg.D - cfg.C + 1):
-        if configurations.tail_probability(cfg.D, cfg.C, cfg.q, k) * scale <= BOUND_TARGET:
-            return k
-    return None
-
-
-def truncation_meta(cfg: JSLConfig, size: int, max_nonzero: Optional[int], dropped: float, bounds: dict) -> dict:
+def truncation_meta(cfg: JSLConfig, size: int, max_nonzero: Optional[int], dropped: float, bounds: dict,
+                    enumeration: str = "classes") -> dict:
     """meta["truncation"] of a run: the sum's size, where it was cut, the dropped probability and the bounds."""
     return {
-        "configurations": size,
-        "configurations_total": configurations.count(cfg.D, cfg.C),
+        "enumeration": enumeration,
+        "configurations": size,  # terms summed: moment classes or multisets
+        "configurations_total": configurations.count(cfg.D, cfg.C),  # multisets of the full sum
         "max_nonzero": max_nonzero,
         "dropped_probability": dropped,
         "bounds": bounds,
