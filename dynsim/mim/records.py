@@ -20,6 +20,8 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from dynsim.trajectory import Trajectory
+
 from .partition import area_of
 
 CLASS_KEYS = {"fp_corr": "fp_class", "area_attention": "area_attention_class"}  # per-patch name -> per-class name
@@ -105,6 +107,30 @@ def pp_rows(index: ClassIndex, pp_class: np.ndarray, pp_self: np.ndarray,
         c = index.of_area[0, n]
         out[:, rows, :] = pp_class[:, c, positions(index, 0, n)[area0]][:, None, :]
         out[:, rows, patches[rows]] = pp_self[:, [c]]
+    return out
+
+
+def per_class_only(t) -> list[str]:
+    """The per-patch observables a trajectory holds only in their per-class form (above the expansion budget)."""
+    return [n for n in (*CLASS_KEYS, "pp_corr") if n not in t.observables
+            and (CLASS_KEYS.get(n, "pp_class") in t.observables)]
+
+
+def with_per_patch(t, cfg) -> Trajectory:
+    """`t` with every per-patch view of its per-class records that it lacks (fp_corr, area_attention, pp_corr), for a
+    comparison with a full-level run, which holds arrays of those shapes itself; `t` if it lacks none."""
+    missing = per_class_only(t)
+    if not missing:
+        return t
+    index = class_index(cfg)
+    obs = dict(t.observables)
+    for name in missing:
+        obs[name] = (pp_rows(index, obs["pp_class"], obs["pp_self"]) if name == "pp_corr"
+                     else expand(index, obs[CLASS_KEYS[name]]))
+    out = Trajectory(t.steps, obs, {**t.meta, "records": f"{t.meta.get('records', '')}; expanded on demand: "
+                                                          f"{', '.join(missing)}"})
+    if hasattr(t, "final_state"):
+        out.final_state = t.final_state
     return out
 
 

@@ -24,8 +24,8 @@ from . import classes as classes_mod
 from .symbolic import derive
 
 APPROXIMATIONS = ("pp_frozen", "mean_field")
-PATCH_BUDGET = 20_000_000  # entries (160 MB in float64) up to which a per-class record is expanded per patch
-PP_BUDGET = PATCH_BUDGET  # recorded steps x P^2 entries up to which pp_corr is expanded per patch pair
+PATCH_BUDGET = 20_000_000  # entries (160 MB in float64) of per-patch views expanded from the per-class records, in all
+PP_BUDGET = PATCH_BUDGET  # the same budget, under its former name (pp_corr: recorded steps x P^2 entries)
 RECORDED = ("fp_class", "area_attention_class", "pp_class", "pp_self", "pp_max", "loss")  # what GD and the flow record
 
 Approximation = Union[None, str, Sequence[str]]
@@ -83,20 +83,21 @@ def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray, patches=N
 
 
 def attach_per_patch(cfg: MIMConfig, idx: "Indices", observables: dict) -> str:
-    """Add the per-patch views fp_corr, area_attention (steps x P x K x N entries) and pp_corr (steps x P^2) of the
-    per-class records to `observables` where each fits PATCH_BUDGET entries; return what was done (for meta)."""
+    """Add the per-patch views of the per-class records to `observables` while they fit PATCH_BUDGET entries in all:
+    fp_corr and area_attention (steps x P x K x N each) first, then pp_corr (steps x P^2); return what was done."""
     steps = observables["loss"].shape[0]
-    per_patch = steps * cfg.P * cfg.K * cfg.max_areas <= PATCH_BUDGET
+    used = 2 * steps * cfg.P * cfg.K * cfg.max_areas
+    per_patch = used <= PATCH_BUDGET
     if per_patch:
         for name, key in records.CLASS_KEYS.items():
             observables[name] = records.expand(idx.index, observables[key])
-    pp = steps * cfg.P**2 <= PP_BUDGET
+    pp = (used if per_patch else 0) + steps * cfg.P**2 <= PP_BUDGET
     if pp:
         observables["pp_corr"] = pp_corr(idx, observables["pp_class"], observables["pp_self"])
     done = [n for n, ok in (("fp_corr", per_patch), ("area_attention", per_patch), ("pp_corr", pp)) if ok]
     left = [n for n in ("fp_corr", "area_attention", "pp_corr") if n not in done]
     return (f"per class: {', '.join(RECORDED)}; per patch: " + (", ".join(done) if done else "none")
-            + (f" ({', '.join(left)} above {PATCH_BUDGET:,} entries: dynsim.mim.records expands any slice)"
+            + (f" ({', '.join(left)} beyond {PATCH_BUDGET:,} entries: dynsim.mim.records expands any slice)"
                if left else ""))
 
 
