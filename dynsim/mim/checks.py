@@ -10,6 +10,8 @@ import numpy as np
 from dynsim.checker import Residual
 from dynsim.setting import Checks
 
+from .records import per_class_only
+
 
 def frozen_pp(a, b) -> set:
     """pp_corr is not judged when a run comes from pp_frozen (it sets B = 0): its size is reported (pp_max)."""
@@ -18,8 +20,16 @@ def frozen_pp(a, b) -> set:
 
 
 def pp_magnitude(a, b, approx) -> dict[str, Residual]:
-    """max |B_{p,q}| (PP correlation) of the full run and its ratio to max |A_{p,v}| (FP), reported, not judged."""
+    """max |B_{p,q}| (PP correlation) of the full run and its ratio to max |A_{p,v}| (FP), reported, not judged; and
+    the compared observables a reduced run holds only per class (not compared: `records.with_per_patch` expands
+    them), so that a missing comparison is said, not silent."""
     out: dict[str, Residual] = {}
+    for t in (a, b):
+        missing = [n for n in per_class_only(t) if n in CHECKS.compared] if t.level == "reduced" else []
+        if missing:
+            out["per_class_only"] = Residual(
+                float(len(missing)), None, None, f"not compared: {', '.join(missing)} recorded per class only (above "
+                "the expansion budget); dynsim.mim.records.with_per_patch(reduced, cfg) expands them for the checker")
     for t in (a, b):
         if t.level != "full" or "pp_corr" not in t.observables:
             continue

@@ -11,7 +11,7 @@ from dynsim.checker import compare
 from dynsim.cli import flow, options, output
 from reduced.mim.symbolic import render
 
-from . import plotting, theorems
+from . import plotting, records, theorems
 
 APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
 
@@ -97,6 +97,7 @@ def run_compare(args) -> int:
     sizes = [[len(a) for a in cl] for cl in cfg.areas]
     output.log(f"MIM: P={cfg.P}, K={cfg.K}, areas {sizes}, |M|={cfg.masked}, Delta={cfg.delta:.3f}, d={cfg.d}, {cfg.dtype}")
     red = output.run_logged("reduced", cfg.steps, reduced_run, timings, "reduced_seconds")
+    red = records.with_per_patch(red, cfg)  # per patch, as the full run holds them, whatever the expansion budget
     output.log(f"full: {args.mode} gradient descent on the {cfg.d}x{cfg.d} matrix Q ...")
     ful = output.run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode=args.mode, replicates=args.replicates),
                       timings, "full_seconds")

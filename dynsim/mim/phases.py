@@ -1,7 +1,7 @@
 """Phase analysis of one MIM trajectory for one query patch p of cluster k (mim-model-spec §5-6, Theorem 4.1 / F.3).
 
 Everything is read from the recorded FP correlations A_{p,v_{k,j}} = `fp_corr[:, p, k, j]` and the unmasked-area
-attention `area_attention[:, p, k, j]`, for the global area j = 0 ("global") and p's own area n = a_k(p)
+attention `area_attention[:, p, k, j]` (or their per-class records, `records.patch_series`), for the global area j = 0 ("global") and p's own area n = a_k(p)
 ("target"). Rates are finite differences per step over each recorded interval (s_i, s_{i+1}], so their
 resolution is the trajectory's `record_every`; a trajectory whose first interval is one step long measures the
 rates at Q = 0, which is what the spec's initial prediction (1 - gamma) P^Delta is about.
@@ -29,6 +29,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import records
 from .config import MIMConfig
 from .partition import area_of
 
@@ -87,15 +88,13 @@ def _check_pk(cfg: MIMConfig, p: int, k: int) -> None:
 
 
 def _series(t, p: int, k: int, cfg: Optional[MIMConfig]):
-    """(cfg, n, steps, A_global, A_target, own-area attention) for query p of cluster k."""
+    """(cfg, n, steps, A_global, A_target, own-area attention) for query p of cluster k (per patch or per class)."""
     c = config_of(t, cfg)
     n = own_area(t, p, k, cfg=c)
-    fp = np.asarray(t["fp_corr"])
-    if fp.ndim != 4 or fp.shape[1] != c.P or fp.shape[2] != c.K:
-        raise ValueError(f"fp_corr has shape {fp.shape}, expected (steps, P = {c.P}, K = {c.K}, max N_k)")
+    fp = records.patch_series(t, "fp_corr", p, k, c)
     steps = np.asarray(t.steps, dtype=float)
-    att = np.asarray(t["area_attention"])[:, p, k, n] if "area_attention" in t.observables else None
-    return c, n, steps, fp[:, p, k, 0], fp[:, p, k, n], att
+    att = records.patch_series(t, "area_attention", p, k, c)[:, n] if records.recorded(t, "area_attention") else None
+    return c, n, steps, fp[:, 0], fp[:, n], att
 
 
 # ------------------------------------------------------------------------------------------------------ rates
@@ -331,29 +330,28 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Phase
 
 def _competitor_ratio(t, p: int, k: int, cfg: MIMConfig) -> float:
     """For a global query: the fastest fall of another area's FP correlation over the target's growth, first interval."""
-    fp = np.asarray(t["fp_corr"])[:2, p, k, :cfg.areas_per_cluster[k]]
+    fp = records.patch_series(t, "fp_corr", p, k, cfg)[:2, :cfg.areas_per_cluster[k]]
     d = (fp[1] - fp[0]) / float(t.steps[1] - t.steps[0])
     fall = float(np.max(-d[1:]))
     return fall / d[0] if d[0] > 0 else math.inf
 
 
 def classify_all(t, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> list[Phases]:
-    """`classify` for every patch p of cluster k (a loop over patches, not over steps)."""
+    """`classify` for every patch p of cluster k (a loop over patches, not over steps). From per-class records the
+    patches of one area share their series, so each area is classified once."""
     c = config_of(t, cfg)
-    return [classify(t, p, k, cfg=c) for p in range(c.P)]
+    if "fp_corr" in t.observables:
+        return [classify(t, p, k, cfg=c) for p in range(c.P)]
+    a = area_index(c)[k]
+    first = {int(n): classify(t, int(np.flatnonzero(a == n)[0]), k, cfg=c) for n in np.unique(a)}
+    return [dataclasses.replace(first[int(a[p])], p=p) for p in range(c.P)]
 
 
 def own_area_attention(t, step: int = -1, *, cfg: Optional[MIMConfig] = None) -> np.ndarray:
     """Attn_{p -> U_{k,a_k(p)}} at one recorded index for every (p, k), shape (P, K) (Theorem 4.1, area-wide attention)."""
-    c = config_of(t, cfg)
-    a = area_index(c)  # (K, P)
-    att = np.asarray(t["area_attention"])[step]  # (P, K, N)
-    return np.stack([att[np.arange(c.P), k, a[k]] for k in range(c.K)], axis=1)
+    return records.own(t, "area_attention", config_of(t, cfg), step)
 
 
 def own_area_fp(t, *, cfg: Optional[MIMConfig] = None) -> np.ndarray:
     """A_{p, v_{k, a_k(p)}} for every recorded step, p and k, shape (steps, P, K) (the target FP correlations)."""
-    c = config_of(t, cfg)
-    a = area_index(c)
-    fp = np.asarray(t["fp_corr"])
-    return np.stack([fp[:, np.arange(c.P), k, a[k]] for k in range(c.K)], axis=2)
+    return records.own(t, "fp_corr", config_of(t, cfg))

@@ -7,9 +7,9 @@ from typing import Optional
 
 import numpy as np
 
-import reduced.mim
 from dynsim.plotting import plt, save
 
+from . import records
 from .partition import area_of, query_patches
 
 
@@ -27,9 +27,11 @@ def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
         lab = f"{label} ({t.meta.get('approximation', t.meta.get('mode', ''))})"
         for name, p, j, tag in (("local", q["local"], _own(cfg, q["local"]), "target"), ("local", q["local"], 0, "global"),
                                 ("global", q["global"], 0, "target")):
-            axes[0].plot(x, t["fp_corr"][:, p, 0, j], label=f"{lab}: {name} p, {tag} area", **style)
+            axes[0].plot(x, records.patch_series(t, "fp_corr", p, 0, cfg)[:, j], label=f"{lab}: {name} p, {tag} area",
+                         **style)
             if tag == "target":
-                axes[1].plot(x, t["area_attention"][:, p, 0, j], label=f"{lab}: {name} p", **style)
+                axes[1].plot(x, records.patch_series(t, "area_attention", p, 0, cfg)[:, j], label=f"{lab}: {name} p",
+                             **style)
         axes[2].plot(x, t["pp_max"], label=lab, **style)
         axes[3].plot(x, t["loss"], label=lab, **style)
     ylabels = (r"FP correlation $A_{p,v_{1,j}}$", r"own-area attention $E[\mathrm{Attn}_{p\to U_{1,n}}]$",
@@ -49,9 +51,7 @@ def pp_pair(cfg, t, p: int, q: int) -> np.ndarray:
     """B_{p,q} along the run: from pp_corr, or from a reduced run's per-class pp_class / pp_self when not expanded."""
     if "pp_corr" in t.observables:
         return t["pp_corr"][:, p, q]
-    idx = reduced.mim.Indices(cfg, reduced.mim.classes.classes(cfg))
-    c = idx.cls[p, 0]
-    return t["pp_self"][:, c] if p == q else t["pp_class"][:, c, idx.pp_pos[p, q]]
+    return records.pp_rows(records.class_index(cfg), t["pp_class"], t["pp_self"], [p])[:, 0, q]
 
 
 def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = "") -> None:
@@ -64,11 +64,12 @@ def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = 
         other = next(j for j in range(1, cfg.areas_per_cluster[0]) if j != n)
         x = t.steps + 1
         ax = axes[0, col]
-        ax.plot(x, t["fp_corr"][:, p, 0, n], color="C0", lw=2, label=r"target $A_{p,v_{n}}$ (local p)")
-        ax.plot(x, t["fp_corr"][:, p, 0, 0], color="C3", lw=2, label=r"global $A_{p,v_{1}}$ (local p)")
-        ax.plot(x, t["fp_corr"][:, p, 0, other], color="C7", lw=1, label=r"other local $A_{p,v_{m}}$")
-        g = q["global"]
-        ax.plot(x, t["fp_corr"][:, g, 0, 0], color="C2", lw=1.2, ls="--", label=r"target $A_{p,v_1}$ (global p)")
+        fp, g = records.patch_series(t, "fp_corr", p, 0, cfg), q["global"]
+        ax.plot(x, fp[:, n], color="C0", lw=2, label=r"target $A_{p,v_{n}}$ (local p)")
+        ax.plot(x, fp[:, 0], color="C3", lw=2, label=r"global $A_{p,v_{1}}$ (local p)")
+        ax.plot(x, fp[:, other], color="C7", lw=1, label=r"other local $A_{p,v_{m}}$")
+        ax.plot(x, records.patch_series(t, "fp_corr", g, 0, cfg)[:, 0], color="C2", lw=1.2, ls="--",
+                label=r"target $A_{p,v_1}$ (global p)")
         if cfg.delta > 0:  # the switch level exists only for Delta > 0
             ax.axhline(-cfg.delta / 2 * math.log(cfg.P), color="C3", ls=":", lw=1,
                        label=r"$-(\Delta/2)\log P$ (Lemma 5.3)")

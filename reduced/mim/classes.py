@@ -12,42 +12,22 @@ multivariate hypergeometric (P - 1 patches, P - |M| unmasked drawn); the latents
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 
-from dynsim.mim import data
+from dynsim.mim import data, records
 
 MAX_CONFIGURATIONS = 2_000_000  # (class, counts, latents) rows of the exact expectation
 
 
-class Classes(NamedTuple):
-    """The query classes of a config and, per cluster and area, which class and which position holds each area."""
-
-    sizes: list  # per class: the area sizes in class order (own first)
-    of_area: np.ndarray  # (K, max N): class of the queries of area (k, n); -1 where the area does not exist
-    position: np.ndarray  # (K, max N, max N): position[k, n, j] = where area j sits in the class order of (k, n)
+Classes = records.ClassIndex  # sizes per class, of_area (K, N), rank (K, N), area (K, P): `records.class_index`
 
 
 def classes(cfg) -> Classes:
-    """Group the areas (k, n) of every cluster into query classes by signature (own size, sorted other sizes)."""
-    K, N = cfg.K, cfg.max_areas
-    of_area = -np.ones((K, N), dtype=np.int64)
-    position = -np.ones((K, N, N), dtype=np.int64)
-    signatures: dict = {}
-    sizes: list = []
-    for k, cluster in enumerate(cfg.areas):
-        lengths = [len(a) for a in cluster]
-        for n in range(len(cluster)):
-            others = sorted((lengths[j], j) for j in range(len(cluster)) if j != n)
-            order = [n] + [j for _, j in others]
-            sig = (lengths[n], tuple(s for s, _ in others))
-            if sig not in signatures:
-                signatures[sig] = len(sizes)
-                sizes.append([lengths[j] for j in order])
-            of_area[k, n] = signatures[sig]
-            position[k, n, order] = np.arange(len(order))
-    return Classes(sizes, of_area, position)
+    """Group the areas (k, n) of every cluster into query classes by signature (own size, sorted other sizes);
+    the position of area j in the class order of area n is `records.positions` (no (K, N, N) table)."""
+    return records.class_index(cfg)
 
 
 class Table(NamedTuple):
@@ -75,17 +55,17 @@ def count_vectors(caps: list[int], total: int) -> np.ndarray:
     return partial
 
 
-def count_size(caps: list[int], total: int) -> int:
-    """How many vectors `count_vectors` would return (dynamic programming, nothing enumerated)."""
-    ways = np.zeros(total + 1, dtype=object)
+def count_size(caps: list[int], total: int, limit: Optional[int] = None) -> int:
+    """How many vectors `count_vectors` would return: a dynamic program over prefix sums, nothing enumerated
+    (O(len(caps) x total)); with `limit` the counts saturate at limit + 1 in int64, enough to refuse a table."""
+    ways = np.zeros(total + 1, dtype=object if limit is None else np.int64)
     ways[0] = 1
+    s = np.arange(total + 1)
     for cap in caps:
-        new = np.zeros_like(ways)
-        for s in range(total + 1):
-            if ways[s]:
-                for v in range(min(cap, total - s) + 1):
-                    new[s + v] += ways[s]
-        ways = new
+        prefix = np.concatenate([np.zeros(1, ways.dtype), np.cumsum(ways)])  # int64: <= (total + 1)(limit + 1)
+        ways = prefix[s + 1] - prefix[np.maximum(s - cap, 0)]
+        if limit is not None:
+            ways = np.minimum(ways, limit + 1)
     return int(ways[total])
 
 
@@ -98,11 +78,11 @@ def table(cfg, cls: Classes, mean_field: bool) -> Table:
     total = 0
     for sizes in cls.sizes:
         caps = [sizes[0] - 1] + list(sizes[1:])
-        n_u = 1 if mean_field else count_size(caps, drawn)
+        n_u = 1 if mean_field else count_size(caps, drawn, MAX_CONFIGURATIONS)
         total += n_u * values.size ** len(sizes)
         if total > MAX_CONFIGURATIONS:
             raise ValueError(f"the exact reduced expectation needs more than {MAX_CONFIGURATIONS:,} (counts, latents) "
-                             f"rows (P = {P}, areas {sizes}, {values.size} latent value(s) per area): use "
+                             f"rows (P = {P}, own area {sizes[0]}, other areas {_sizes_text(sizes[1:])}, {values.size} latent value(s) per area): use "
                              "approximation='mean_field' (counts at their means), a smaller P or z = 'const'")
         if mean_field:
             u = np.array([[drawn * c / (P - 1) for c in caps]])
@@ -133,6 +113,12 @@ def table(cfg, cls: Classes, mean_field: bool) -> Table:
         pop[c, :n_areas] = pops[c]
         valid[c, :n_areas] = True
     return Table(U, Z, Wt, pop, valid)
+
+
+def _sizes_text(sizes: list[int]) -> str:
+    """Area sizes as 'size x count' (a class can have hundreds of areas)."""
+    values, counts = np.unique(sizes, return_counts=True)
+    return ", ".join(f"{v} x {c}" for v, c in zip(values.tolist(), counts.tolist()))
 
 
 def _log_comb(n: int, k: np.ndarray) -> np.ndarray:

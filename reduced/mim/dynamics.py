@@ -17,15 +17,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim.mim import MIMConfig
-from dynsim.mim.partition import area_of
+from dynsim.mim import MIMConfig, records
 
 from .. import gd
 from . import classes as classes_mod
 from .symbolic import derive
 
 APPROXIMATIONS = ("pp_frozen", "mean_field")
-PP_BUDGET = 50_000_000  # recorded steps x P^2 entries up to which pp_corr is expanded per patch pair (400 MB in float64)
+PATCH_BUDGET = 20_000_000  # entries (160 MB in float64) of per-patch views expanded from the per-class records, in all
+PP_BUDGET = PATCH_BUDGET  # the same budget, under its former name (pp_corr: recorded steps x P^2 entries)
+RECORDED = ("fp_class", "area_attention_class", "pp_class", "pp_self", "pp_max", "loss")  # what GD and the flow record
 
 Approximation = Union[None, str, Sequence[str]]
 
@@ -65,26 +66,45 @@ def check(cfg: MIMConfig, approximation: Approximation = None) -> tuple[str, ...
 
 
 class Indices:
-    """Where each patch's observables sit in the class states (numpy, static)."""
+    """Where each patch's observables sit in the class states, per cluster and area (numpy, static): the class index
+    (`records.class_index`: of_area, rank, area) and the class of every (p, k). O(K (P + N)): no per-patch-pair
+    and no per-patch-and-area table."""
 
     def __init__(self, cfg: MIMConfig, cls: classes_mod.Classes):
-        a = area_of(cfg.areas, cfg.P)  # (K, P)
-        K, N = cfg.K, cfg.max_areas
-        self.cls = np.stack([cls.of_area[k, a[k]] for k in range(K)], axis=1)  # (P, K)
-        self.pos = np.stack([cls.position[k, a[k]] for k in range(K)], axis=1)  # (P, K, N), -1 where j >= N_k
-        self.pp_pos = cls.position[0, a[0]][:, a[0]]  # (P, P): position of area a_0(q) in the class of p (cluster 0)
-        self.sizes = np.array([[len(x) for x in cl] + [0] * (N - len(cl)) for cl in cfg.areas])  # (K, N)
-        self.valid = self.pos >= 0
+        self.index = cls
+        self.cls = records.class_of_patch(cls)  # (P, K)
+        self.sizes = np.array([[len(x) for x in cl] + [0] * (cfg.max_areas - len(cl)) for cl in cfg.areas])  # (K, N)
 
 
-def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray) -> np.ndarray:
-    """B_{p,q} per patch pair (steps, P, P) from the class states (K = 1; B = 0 under pp_frozen): B_self on the
-    diagonal, else B of the area of q in the class of p."""
-    cls0 = idx.cls[:, 0]
-    out = pp_class[:, cls0[:, None], idx.pp_pos]
-    diag = np.arange(out.shape[1])
-    out[:, diag, diag] = pp_self[:, cls0]
-    return out
+def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray, patches=None) -> np.ndarray:
+    """B_{p,q} (steps, P, P), or the rows of `patches` only (steps, len(patches), P), from the class states (K = 1;
+    B = 0 under pp_frozen): B_self on the diagonal, else B of the area of q in the class of p (`records.pp_rows`)."""
+    return records.pp_rows(idx.index, np.asarray(pp_class), np.asarray(pp_self), patches)
+
+
+def attach_per_patch(cfg: MIMConfig, idx: "Indices", observables: dict) -> str:
+    """Add the per-patch views of the per-class records to `observables` while they fit PATCH_BUDGET entries in all:
+    fp_corr and area_attention (steps x P x K x N each) first, then pp_corr (steps x P^2); return what was done."""
+    steps = observables["loss"].shape[0]
+    used = 2 * steps * cfg.P * cfg.K * cfg.max_areas
+    per_patch = used <= PATCH_BUDGET
+    if per_patch:
+        for name, key in records.CLASS_KEYS.items():
+            observables[name] = records.expand(idx.index, observables[key])
+    pp = (used if per_patch else 0) + steps * cfg.P**2 <= PP_BUDGET
+    if pp:
+        observables["pp_corr"] = pp_corr(idx, observables["pp_class"], observables["pp_self"])
+    done = [n for n, ok in (("fp_corr", per_patch), ("area_attention", per_patch), ("pp_corr", pp)) if ok]
+    left = [n for n in ("fp_corr", "area_attention", "pp_corr") if n not in done]
+    return (f"per class: {', '.join(RECORDED)}; per patch: " + (", ".join(done) if done else "none")
+            + (f" ({', '.join(left)} beyond {PATCH_BUDGET:,} entries: dynsim.mim.records expands any slice)"
+               if left else ""))
+
+
+def class_meta(cfg: MIMConfig, cls: classes_mod.Classes) -> dict:
+    """What a reduced trajectory's meta says about its classes (GD and flow alike)."""
+    return {"classes": [list(s) for s in cls.sizes], "class_of_area": cls.of_area.tolist(),
+            "areas": [[list(a) for a in cl] for cl in cfg.areas], "delta": cfg.delta}
 
 
 def expectations(der, A, B, Bs, tab):
@@ -132,20 +152,17 @@ def gradient(approx: tuple, tab, state):
     return gA, gB, gBs
 
 
-def observe(cfg: MIMConfig, tab, idx_arrays, class_weight, state) -> dict:
-    """The observables GD and the flow record at one class state: fp_corr, area_attention per patch, B per class
-    (pp_class, pp_self: what `pp_corr` expands, and pp_max their max |.|) and the loss."""
+def observe(cfg: MIMConfig, tab, valid, class_weight, state) -> dict:
+    """The observables GD and the flow record at one class state, all per class (`RECORDED`): A (fp_class) and the
+    expected unmasked-area attention (area_attention_class) per class and area in class order, NaN where a class
+    has fewer areas; B (pp_class), B_self (pp_self), their max |.| (pp_max) and the loss."""
     A, B, Bs = state
     pop = tab[3]
     c, _ = rates(cfg, pop)
-    cls_idx, pos, valid = idx_arrays
     loss, _, _, _, att = expectations(derive(), A, B, Bs, tab)
-    safe = jnp.where(valid, pos, 0)
-    fp = jnp.where(valid, A[cls_idx[..., None], safe], jnp.nan)
-    aa = jnp.where(valid, att[cls_idx[..., None], safe], jnp.nan)
     pp_max = jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
-    return {"fp_corr": fp, "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "area_attention": aa,
-            "loss": c * jnp.sum(class_weight * loss)}
+    return {"fp_class": jnp.where(valid, A, jnp.nan), "area_attention_class": jnp.where(valid, att, jnp.nan),
+            "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "loss": c * jnp.sum(class_weight * loss)}
 
 
 def initial_state(tab):
@@ -155,13 +172,13 @@ def initial_state(tab):
     return zeros, zeros, jnp.zeros((n_cls,), zeros.dtype)
 
 
-def run(cfg: MIMConfig, approx: tuple, tab, idx_arrays, class_weight):
+def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight):
     """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c E[dl/dB_self] (B, B_self
     frozen under "pp_frozen"); returns (final state, records)."""
     c, per_entry = rates(cfg, tab[3])
     step = cfg.eta * c
     state, _, rec = gd.run(lambda y: gradient(approx, tab, y), (step, step, step),
-                           lambda y: observe(cfg, tab, idx_arrays, class_weight, y), initial_state(tab), cfg.steps,
+                           lambda y: observe(cfg, tab, valid, class_weight, y), initial_state(tab), cfg.steps,
                            cfg.record_every, scale=(1.0, per_entry, 1.0))
     return state, rec
 
@@ -170,8 +187,8 @@ run_jit = jax.jit(run, static_argnums=(0, 1))
 
 
 def setup(cfg: MIMConfig, approx: tuple):
-    """The classes, the expectation table, the indices and their arrays of a run (GD and flow alike):
-    (cls, tab, idx, table arrays (u, z, w, populations), index arrays (cls, pos, valid), class weights)."""
+    """The classes, the expectation table, the indices and the arrays of a run (GD and flow alike):
+    (cls, tab, idx, table arrays (u, z, w, populations), valid (classes, N), class weights)."""
     cls = classes_mod.classes(cfg)
     tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
     idx = Indices(cfg, cls)
@@ -179,8 +196,6 @@ def setup(cfg: MIMConfig, approx: tuple):
     # number of queries per class, summed over clusters and areas: the loss is their weighted sum
     class_weight = np.zeros(len(cls.sizes))
     for k in range(cfg.K):
-        for n in range(cfg.areas_per_cluster[k]):
-            class_weight[cls.of_area[k, n]] += idx.sizes[k, n]
+        np.add.at(class_weight, cls.of_area[k, :cfg.areas_per_cluster[k]], idx.sizes[k, :cfg.areas_per_cluster[k]])
     arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
-    idx_arrays = (jnp.asarray(idx.cls), jnp.asarray(idx.pos), jnp.asarray(idx.valid))
-    return cls, tab, idx, arrays, idx_arrays, jnp.asarray(class_weight, dtype)
+    return cls, tab, idx, arrays, jnp.asarray(tab.valid), jnp.asarray(class_weight, dtype)

@@ -41,13 +41,13 @@ jvp_jit = jax.jit(lambda cfg, approx, tab, y, v: jax.jvp(lambda x: rhs(cfg, appr
 arrays: dict = {}  # the expectation table of a static (cfg, approximation), on the device, for the callbacks
 
 
-def solve(cfg, approx, solver, max_steps, tab, idx_arrays, class_weight, ts, t_max, rtol, atol):
+def solve(cfg, approx, solver, max_steps, tab, valid, class_weight, ts, t_max, rtol, atol):
     """The flow from Q = 0, observed at ts: (records, reached, final class state, stats, result)."""
     y0 = dynamics.initial_state(tab)
     table = arrays[cfg, approx]
     rec, reached, safe, stats, result = generic.solve(
         lambda y: rhs_jit(cfg, approx, table, y), lambda y, v: jvp_jit(cfg, approx, table, y, v), y0,
-        lambda s: dynamics.observe(cfg, tab, idx_arrays, class_weight, s), ts, t_max, rtol, atol, solver, max_steps)
+        lambda s: dynamics.observe(cfg, tab, valid, class_weight, s), ts, t_max, rtol, atol, solver, max_steps)
     return rec, reached, jax.tree.map(lambda y: y[-1], safe), stats, result
 
 
@@ -71,21 +71,16 @@ def simulate_flow(cfg: MIMConfig, approximation: dynamics.Approximation = None, 
     approx = dynamics.check(cfg, approximation)
     opts = generic.options(cfg.eta, t_max, saves=saves, t_min=t_min, times=times, rtol=rtol, atol=atol,
                            solver=solver, max_steps=max_steps, default_t_max=cfg.eta * cfg.steps)
-    cls, tab, idx, tab_arrays, idx_arrays, class_weight = dynamics.setup(cfg, approx)
+    cls, tab, idx, tab_arrays, valid, class_weight = dynamics.setup(cfg, approx)
     dtype = jnp.dtype(cfg.dtype)
     static = generic.static(cfg)
     arrays[static, approx] = tab_arrays
     rec, reached, final, stats, result = solve_jit(static, approx, opts["solver"], opts["max_steps"], tab_arrays,
-                                                   idx_arrays, class_weight, *generic.traced_options(opts, dtype))
+                                                   valid, class_weight, *generic.traced_options(opts, dtype))
     steps, observables, flow_meta = generic.finish(rec, reached, opts, stats, result, cfg.eta)
     flow_meta["approximation"] = "+".join(approx + (generic.LABEL,))
-    expanded = steps.size * cfg.P**2 <= dynamics.PP_BUDGET
-    if expanded:
-        observables["pp_corr"] = dynamics.pp_corr(idx, observables["pp_class"], observables["pp_self"])
     meta = environment.meta("reduced", "flow", cfg, configurations=int(np.count_nonzero(tab.w)),
-                            classes=[list(s) for s in cls.sizes], areas=[[list(a) for a in cl] for cl in cfg.areas],
-                            delta=cfg.delta, pp_corr="expanded per patch pair" if expanded else
-                            "not expanded: pp_class and pp_self hold it; reduced.mim.pp_corr expands a slice",
+                            **dynamics.class_meta(cfg, cls), records=dynamics.attach_per_patch(cfg, idx, observables),
                             reduction=dynamics.label(approx), **flow_meta)
     traj = Trajectory(steps, observables, meta)
     traj.final_state = tuple(np.asarray(x) for x in final)

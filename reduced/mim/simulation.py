@@ -14,22 +14,16 @@ from .flow import simulate_flow
 
 
 def simulate_gd(cfg: MIMConfig, approximation: Approximation = None) -> Trajectory:
-    """Reduced GD from Q = 0 (`dynamics.run`), its class states expanded per patch."""
+    """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added where they fit
+    (`dynamics.attach_per_patch`)."""
     approx = dynamics.check(cfg, approximation)
-    cls, tab, idx, arrays, idx_arrays, class_weight = dynamics.setup(cfg, approx)
-    state, rec = dynamics.run_jit(cfg, approx, arrays, idx_arrays, class_weight)
+    cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx)
+    state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight)
     observables = {k: np.asarray(v) for k, v in rec.items()}
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    expanded = steps.size * cfg.P**2 <= dynamics.PP_BUDGET
-    if expanded:
-        observables["pp_corr"] = dynamics.pp_corr(idx, observables["pp_class"], observables["pp_self"])
     meta = environment.meta("reduced", "population", cfg, approximation=dynamics.label(approx),
-                            configurations=int(np.count_nonzero(tab.w)), classes=[list(s) for s in cls.sizes],
-                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
-                            pp_corr=("expanded per patch pair" if expanded else
-                                     f"not expanded ({steps.size} records x P^2 > {dynamics.PP_BUDGET:,} entries): "
-                                     "pp_class (per class and area) and pp_self hold it; reduced.mim.pp_corr expands "
-                                     "a slice"))
+                            configurations=int(np.count_nonzero(tab.w)), **dynamics.class_meta(cfg, cls),
+                            records=dynamics.attach_per_patch(cfg, idx, observables))
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3)
     traj = Trajectory(steps, observables, meta)
     traj.final_state = tuple(np.asarray(x) for x in state)
@@ -38,11 +32,14 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None) -> Trajecto
 
 def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
              **flow_options) -> Trajectory:
-    """Run reduced GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss and pp_max, expanded per patch.
+    """Run reduced GD from Q = 0 and record per query class: fp_class, area_attention_class, pp_class, pp_self, loss
+    and pp_max; fp_corr, area_attention and pp_corr per patch where they fit `dynamics.PATCH_BUDGET` entries.
 
     approximation: None (exact: every count vector of the multivariate hypergeometric law and every latent
     vector enumerated; needs K = 1), "pp_frozen" (B = 0), "mean_field" (counts at their means) or both
-    ("pp_frozen+mean_field"). The observables have the full level's shapes, so `dynsim.compare` reads both.
+    ("pp_frozen+mean_field"). The per-patch observables have the full level's shapes, so `dynsim.compare` reads
+    both; meta["records"] says which were expanded, and `dynsim.mim.records` reads either form (any P: memory
+    O(records x classes x N + K P), no P x P index; docs/mim.md §3).
     method="flow": the gradient flow of the same per-class state instead, solved to t_max (default eta * steps) by
     `reduced.mim.flow.simulate_flow` with `flow_options` (saves, t_min, times, rtol, atol, solver, max_steps).
     """
