@@ -2,7 +2,7 @@
 
 python benchmarks/run.py [--quick] [--only a,c] [--out docs/benchmarks.md]
 
-Modules, in order: a reduced_numpy, b flow, c full_frameworks, d sweep, e roofline. Each exposes
+Modules, in order: a reduced_numpy, b flow, c full_frameworks, d sweep, e roofline, f classes. Each exposes
 run(quick) -> {"id", "title", "goal", "rows", "met", "notes"}; a module that does not exist (or fails to import)
 is listed as "not available". Speed is reported as ratios measured side by side in one run, never in tests.
 """
@@ -23,7 +23,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import machine  # noqa: E402
 
-MODULES = (("a", "reduced_numpy"), ("b", "flow"), ("c", "full_frameworks"), ("d", "sweep"), ("e", "roofline"))
+MODULES = (("a", "reduced_numpy"), ("b", "flow"), ("c", "full_frameworks"), ("d", "sweep"), ("e", "roofline"),
+           ("f", "classes"))
 
 
 def _loadavg() -> str:

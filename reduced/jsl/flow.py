@@ -29,6 +29,10 @@ from ..flow import (ATOL, LABEL, MAX_STEPS, METHODS, PI_COEFFICIENTS, RTOL, SAVE
 from . import configurations, dynamics, tables
 from .sums import choose
 
+# By measurement (D = 36, C = 4, q = 0.3 to t = 1e6, docs/benchmarks.md b): LSODA 548 evaluations and 62 Jacobians,
+# 3.3 s warm and 8 s cold; diffrax Kvaerno4 18.6 s warm and 34 s cold (its JVPs per Newton solve and its trace)
+JSL_SOLVER = "lsoda"
+
 # the generic names stay importable from here (the CLI and the tests use reduced.jsl.flow.gd_times, .options, ...)
 __all__ = ["ATOL", "LABEL", "MAX_STEPS", "METHODS", "PI_COEFFICIENTS", "RTOL", "SAVES", "SOLVER", "SOLVERS",
            "check_method", "finish", "gd_times", "integrate", "isolated", "observe_saves", "options", "save_times",
@@ -56,6 +60,7 @@ def rhs(cfg: JSLConfig, table, theta):
 
 
 rhs_jit = jax.jit(rhs, static_argnums=0)
+jacobian_jit = jax.jit(jax.jacfwd(rhs, argnums=2), static_argnums=0)  # 3 forward tangents through the class sum
 jvp_jit = jax.jit(lambda cfg, table, theta, v: jax.jvp(lambda x: rhs(cfg, table, x), (theta,), (v,))[1],
                   static_argnums=0)
 
@@ -72,6 +77,28 @@ def solve(cfg: JSLConfig, max_nonzero, enumeration: str, solver: str, max_steps:
     return rec, reached, seen, stats, result
 
 
+def observe_all(cfg: JSLConfig, table, ys):
+    """`dynamics.observe` at every saved state (lax.map: one state's temporaries at a time)."""
+    return jax.lax.map(lambda th: dynamics.observe(cfg, table, th), ys)
+
+
+observe_all_jit = jax.jit(observe_all, static_argnums=0)
+
+
+def solve_on_host(cfg: JSLConfig, table, theta0, opts: dict):
+    """The flow by a scipy solver stepped on the host (`reduced.flow.solve_host`) with the jit-compiled field and
+    its Jacobian, then observed at the saves: (records, reached, largest (|alpha|, Gamma, Xi) saved, stats, result)."""
+    dtype = jnp.dtype(cfg.dtype)
+    ys, reached, stats, result = generic.solve_host(
+        lambda th: rhs_jit(cfg, table, jnp.asarray(th, dtype)), lambda th: jacobian_jit(cfg, table, jnp.asarray(th, dtype)),
+        np.asarray(theta0, float), opts["times"], opts["t_max"], opts["rtol"], opts["atol"], opts["solver"],
+        opts["max_steps"])
+    safe = jnp.asarray(np.where(reached[:, None], ys, ys[:1]), dtype)
+    rec = observe_all_jit(cfg, table, safe)
+    _, Gam, Xi = jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(safe).T
+    return rec, reached, jnp.stack([jnp.max(jnp.abs(safe[:, 0])), jnp.max(Gam), jnp.max(Xi)]), stats, result
+
+
 # cfg static (normalized by `generic.static`, so eta, steps and record_every do not recompile) with the table's
 # truncation, solver and step budget; ts, t_max, rtol, atol traced
 solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3, 4))
@@ -80,16 +107,17 @@ solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3, 4))
 def simulate_flow(cfg: JSLConfig, init: dynamics.Init = None, max_nonzero: Optional[int] = None,
                   method: str = "flow", t_max: Optional[float] = None, *, saves: int = SAVES,
                   t_min: Optional[float] = None, times: Optional[Sequence[float]] = None, rtol: float = RTOL,
-                  atol: float = ATOL, solver: str = SOLVER, max_steps: int = MAX_STEPS,
+                  atol: float = ATOL, solver: str = JSL_SOLVER, max_steps: int = MAX_STEPS,
                   enumeration: str = "classes") -> Trajectory:
     """Solve the gradient flow of (P) in (alpha, gamma, rho) from `init` to t_max and record GD's observables.
 
     t_max: end time in units of eta * steps (default cfg.eta * cfg.steps). Saved at t = 0 and `saves` log-spaced
     times from t_min (default min(eta, t_max)) to t_max, or at `times`. The Trajectory's steps are round(t / eta),
-    deduplicated (nearest kept); the exact times are the observable "t" and meta["times"]. rtol, atol: the PI
-    step-size controller's tolerances (traced: no recompilation). solver: "kvaerno4" (default), "kvaerno5",
-    "kvaerno3" (implicit, stiff-capable) or "tsit5" (explicit). max_steps: solver step budget (static).
-    The configuration sum is the full one unless it has more than MAX_CONFIGURATIONS terms (then truncated as
+    deduplicated (nearest kept); the exact times are the observable "t" and meta["times"]. rtol, atol: the step-size
+    tolerances. solver: "lsoda" (default: scipy's LSODA stepped from the host on the jit-compiled field and its
+    jacfwd Jacobian), "bdf" (scipy), or diffrax's "kvaerno4", "kvaerno5", "kvaerno3" (implicit, stiff-capable) and
+    "tsit5" (explicit), whose rtol/atol are traced (no recompilation). max_steps: solver step budget.
+    The sum runs over every moment class unless there are more than MAX_CLASSES (then truncated as
     `reduced.jsl.sums.choose` says) or `max_nonzero` is given; the truncation bounds use the largest |alpha|,
     Gamma, Xi over the saved states.
     """
@@ -111,9 +139,12 @@ def simulate_flow(cfg: JSLConfig, init: dynamics.Init = None, max_nonzero: Optio
     tables.check_size(cfg, max_nonzero, enumeration)
     table = tables.table(cfg, max_nonzero, enumeration)
     dtype = jnp.dtype(cfg.dtype)
-    rec, reached, seen, stats, result = solve_jit(generic.static(cfg), max_nonzero, enumeration, opts["solver"],
-                                                  opts["max_steps"],
-                                                  table.weights, jnp.asarray(theta0, dtype), *traced_options(opts, dtype))
+    if opts["solver"] in generic.HOST_SOLVERS:
+        rec, reached, seen, stats, result = solve_on_host(generic.static(cfg), table.weights, theta0, opts)
+    else:
+        rec, reached, seen, stats, result = solve_jit(generic.static(cfg), max_nonzero, enumeration, opts["solver"],
+                                                      opts["max_steps"], table.weights, jnp.asarray(theta0, dtype),
+                                                      *traced_options(opts, dtype))
     steps, records, flow_meta = finish(rec, reached, opts, stats, result, cfg.eta)
     seen = np.asarray(seen)
     bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, table.dropped, *seen)

@@ -71,6 +71,9 @@ def simulate_flow(cfg: MIMConfig, approximation: dynamics.Approximation = None, 
     approx = dynamics.check(cfg, approximation)
     opts = generic.options(cfg.eta, t_max, saves=saves, t_min=t_min, times=times, rtol=rtol, atol=atol,
                            solver=solver, max_steps=max_steps, default_t_max=cfg.eta * cfg.steps)
+    if opts["solver"] in generic.HOST_SOLVERS:
+        raise ValueError(f"solver = {solver!r} is invalid for MIM: its flow runs on diffrax, one of "
+                         f"{', '.join(map(repr, generic.SOLVERS))} (the host solvers serve reduced JSL)")
     cls, tab, idx, tab_arrays, valid, class_weight = dynamics.setup(cfg, approx)
     dtype = jnp.dtype(cfg.dtype)
     static = generic.static(cfg)
