@@ -149,6 +149,10 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
         raise ValueError("the trajectories share no recorded step: align steps and record_every")
     checks = _checks(a, b)
     names = [n for n in (observables or checks.compared) if n in a.observables and n in b.observables]
+    lacking = [n for n in (observables or checks.compared) if n not in names]
+    if observables is not None and lacking:
+        raise ValueError(f"observables {lacking} are not recorded by both runs: a has {sorted(a.observables)}, "
+                         f"b has {sorted(b.observables)}")
     if observables is None and checks.skip is not None:  # observables the setting reports, not judges, here
         skipped = checks.skip(a, b)
         names = [n for n in names if n not in skipped]
@@ -160,6 +164,8 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     stat = next((t for t in (a, b) if any(k.endswith("_se") for k in t.observables)), None)
     approx = next((t.meta["approximation"] for t in (a, b) if t.meta.get("approximation", "exact") != "exact"), None)
     notes: list[str] = []
+    if lacking:  # never dropped silently: the verdict covers only what both runs recorded
+        notes.append(f"not compared (recorded by one run only): {', '.join(lacking)}")
     extra = checks.allowance(a, b, common) if checks.allowance is not None else {}
     # Bonferroni: one comparison per recorded step and per compared entry (array observables count every entry)
     n_stat = sum(int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0]))) for n in names
@@ -227,13 +233,15 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
 
 def _checks(a, b) -> Checks:
     """The checks of the setting that produced `a` (by meta["setting"], its config class); for a trajectory of no
-    known setting, every observable both runs record (not a `_se`) is compared and no residual is judged."""
+    known setting, every observable both runs record (not a `_se`) is compared, those only one records are named in
+    the notes, and no residual is judged."""
     for t in (a, b):
         found = settings_registry.for_config(str(t.meta.get("setting", "")))
         if found is not None:
             return found.checks
-    common = [n for n in a.observables if n in b.observables and not n.endswith("_se")]
-    return Checks(compared=tuple(common))
+    recorded = [n for n in (*a.observables, *(k for k in b.observables if k not in a.observables))
+                if not n.endswith("_se")]
+    return Checks(compared=tuple(recorded))  # those only one run records are named in the report's notes
 
 
 def _residuals(checks: Checks, a, b, common, terms, dtype, exact: bool) -> dict[str, Residual]:

@@ -74,3 +74,15 @@ def test_report_table_and_json():
     v = {"alpha": np.linspace(0.1, 0.5, 3)}
     r = compare(_traj(v), _traj(v, level="full"))
     assert "verdict: AGREE" in r.table() and '"passed": true' in r.to_json()
+
+
+def test_observable_recorded_by_one_run_is_never_dropped_silently():
+    """An observable only one run records is named in the notes (the verdict covers the others); asked for
+    explicitly, it is an error. Negative control: with both runs recording it, no such note."""
+    a = {"alpha": np.linspace(0.1, 0.5, 11), "loss": np.linspace(0.7, 0.1, 11)}
+    b = {"alpha": a["alpha"]}
+    r = compare(_traj(a), _traj(b, level="full"))
+    assert r.passed and "not compared (recorded by one run only): loss" in r.notes
+    assert not any("not compared" in n for n in compare(_traj(a), _traj(a, level="full")).notes)
+    with pytest.raises(ValueError, match=r"observables \['loss'\] are not recorded by both runs"):
+        compare(_traj(a), _traj(b, level="full"), observables=["alpha", "loss"])
