@@ -54,7 +54,7 @@ def run(quick: bool = False) -> dict:
     run_s = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     rows = counts + [
-        {"what": f"D={D}: monomial table (M x R float64) after the classes", "s": table_s,
+        {"what": f"D={D}: monomial table (R x M float64) after the classes", "s": table_s,
          "MB": mono.size * 8 / 2**20},
         {"what": f"D={D}: one evaluation, compile", "s": compile_s},
         {"what": f"D={D}: one evaluation, warm (median of 5)", "s": per_eval,
@@ -70,7 +70,7 @@ def run(quick: bool = False) -> dict:
         f"281,010 classes at D = 36 against 229,062 for p = 3). Beyond D = 64 the table is not built: the class "
         f"count grows by roughly {counts[-1]['classes'] / counts[-2]['classes']:.1f}x from D = {counts[-2]['what'][-2:]} "
         f"to {counts[-1]['what'][-2:]}, and `sums.choose` goes to Monte Carlo (1e6 fixed samples) past MAX_CLASSES = "
-        f"{tables.MAX_CLASSES:,}. One evaluation reads the (M, R = {mono.shape[1]}) monomial table twice and the "
+        f"{tables.MAX_CLASSES:,}. One evaluation reads the (R = {mono.shape[0]}, M) monomial table twice and the "
         f"weights; it is memory-bound plus two transcendentals per class."
     )
     return {"id": "f", "title": f"exact reduced JSL at D={D}, C=4 over moment classes", "goal": GOAL, "rows": rows,

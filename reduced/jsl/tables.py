@@ -52,7 +52,7 @@ class Table:
             ct = class_table(cfg.D, cfg.C, cfg.p, max_nonzero)
             w = np.asarray(class_weights(ct.log_count, ct.z0, ct.random_patches, np.float64(cfg.q)))
             keep = w > 0  # classes impossible at this q (q = 0 or 1) dropped, as the multiset sum does
-            self.weights = ClassWeights(jnp.asarray(ct.mono[keep], dtype), jnp.asarray(w[keep], dtype))
+            self.weights = ClassWeights(jnp.asarray(ct.mono[:, keep], dtype), jnp.asarray(w[keep], dtype))
         self.w = self.weights.w
         self.size = int(self.w.size)
         self.dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, max_nonzero)
