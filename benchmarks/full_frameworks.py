@@ -30,14 +30,13 @@ if __package__ in (None, ""):
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from scipy.special import expit
 
 import dynsim  # noqa: F401  (float64)
-from benchmarks import machine
+from benchmarks import full_large, machine
 from dynsim import JSLConfig
 from dynsim.jsl import data, partition
-from full.jsl import population, realistic
+from full.jsl import realistic
 from full.jsl.training import model_for, optimizer
 
 GOAL = ">= 3x both eager NumPy and eager PyTorch (CPU) per step at D=64, sampled and realistic"
@@ -175,16 +174,10 @@ def dynsim_loop(cfg: JSLConfig, kind: str):
 
     def loop(params0, w_star, key, X, y, steps):
         if kind == "sampled":
-            grad = jax.grad(lambda p, k: population.sampled_loss(model, p, k, cfg, w_star, cfg.N))
+            grad = full_large.new_sampled_grad(model, cfg, w_star)
         else:
-            grad = jax.grad(lambda p, k: realistic.empirical_loss(model, p, X, y))
-
-        def body(t, carry):
-            params, opt_state = carry
-            updates, opt_state = opt.update(grad(params, jax.random.fold_in(key, t)), opt_state, params)
-            return optax.apply_updates(params, updates), opt_state
-
-        return jax.lax.fori_loop(0, steps, body, (params0, opt.init(params0)))[0]
+            grad = full_large.new_realistic_grad(model, X, y)
+        return full_large.gd_steps(grad, opt, params0, key, steps)
 
     return jax.jit(loop)
 
