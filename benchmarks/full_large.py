@@ -1,7 +1,7 @@
 """Benchmark g: the full levels at large sizes, each step against the previous implementation, side by side.
 
 - MIM full sampled, P = 256, K = 2 (d = 354, N = 1024 images a step; goal g: <= 1 s per step on 2 CPU cores).
-  new: `full.mim.batch.grad` (masked queries only, G = E Q and B = G E^T once a step, chunks of images);
+  new: `full.mim.batch.grad` (masked queries only, G = E Q, B = G E^T, exp(B) once a step, chunks of images);
   old: the previous step, kept here (`old_mim_grad`): `MaskedAttention` applied to every image of one vmapped
   batch of N, differentiated by jax.grad.
 - JSL realistic, D = 196, d = 384, N = 1024 (X is 617 MB in float64): new `full.jsl.realistic.empirical_grad`,
@@ -218,10 +218,11 @@ def run(quick: bool = False, device: str = "cpu") -> dict:
         f"Device {dev.platform}:{dev.id} ({dev.device_kind}), float64; load average at start {load}, benchmark wall "
         f"{time.perf_counter() - t0:.0f} s. Old and new run in this one process, compiled first, {repeats} interleaved "
         f"rounds, medians of the per-step times and of the per-round ratios. MIM: old runs 1 step a round, new 2. "
-        f"The new MIM step forms G = E Q and B = G E^T once, computes the scores of the masked queries only "
-        f"(x~_p = 0 for them; unmasked queries are not in the loss) with one product G X_U^T per chunk of "
-        f"{mim[0]['images_per_chunk']} images, and the loss through the contents' Gram matrix, the gradient summed over "
-        f"the chunks (memory: one chunk) and pulled back to Q once; exact for every X and Q (tests/test_full_large.py). "
+        f"The new MIM step forms G = E Q, B = G E^T and exp(B) once; per chunk of {mim[0]['images_per_chunk']} images "
+        f"it takes the masked queries' scores for the unmasked keys from one product G X_U^T (x~_p = 0 for a masked "
+        f"query; unmasked queries are not in the loss), the masked keys' share of the softmax from exp(B) times the "
+        f"masks, and the loss through the contents' Gram matrix; the gradient is summed over the chunks (memory: one "
+        f"chunk) and pulled back to Q once. Exact for every X and Q (tests/test_full_large.py). "
         f"JSL realistic: both steps read X twice (forward X v and the v-gradient); the new step contracts the "
         f"v-gradient per sample (einsum 'nj,njd->nd', then a sum over n), which XLA streams like the forward, where "
         f"autodiff's contraction over (n, j) at once streams at about half the speed: {r['new_GB_per_s (2 reads of X)']:.1f} "

@@ -1,17 +1,19 @@
-"""Mode "sampled" of full MIM: the literal batch loss (eq. 2.8) on the masked queries only, summed in chunks of images.
+"""Mode "sampled" of full MIM: the literal batch loss (eq. 2.8) through the masked queries' scores, in chunks of images.
 
 A masked query p has the mask token x~_p = 0 as its input, so its scores are
-s_pq = (x~_p + e_p)^T Q (x~_q + e_q) = G_p x~_q + B_pq with G = E Q (P, d) and B = G E^T (P, P), where x~_q = x_q
-for unmasked keys q and 0 for masked ones; and F_p = sum_{q unmasked} attn_pq x_q. Unmasked queries do not enter
-the loss (eq. 2.8 sums over p in M). G and B are the same for every image, so they are formed once per step; per
-image the loss costs 2 |M| |U| d multiply-adds (scores and F) against P d^2 + 2 P^2 d for the module applied to the
-whole image, and autodiff's backward the same again. The rewrite is exact for every X and every Q (it uses only
-the mask token, eq. 2.3, not the data's structure); `tests/test_mim_batch.py` checks it against `model.masked_loss`.
-Per image: the scores' G X_U^T is one matrix product for a whole chunk, the loss goes through the contents' Gram
-matrix (`chunk_loss`), and the softmax runs over |M| x P scores.
+s_pq = (x~_p + e_p)^T Q (x~_q + e_q) = G_p x_q + B_pq for unmasked keys q and B_pq for masked keys (x~_q = 0), with
+G = E Q (P, d) and B = G E^T (P, P) the same for every image: formed once a step. F_p = sum_{q unmasked} a_pq x_q,
+and unmasked queries do not enter the loss (eq. 2.8 sums over p in M). Per image and query this leaves |U| scores
+G_p x_q (one matrix product G X_U^T for a whole chunk) and the masked keys' share of the softmax denominator,
+sum_{q in M} exp(B_pq) = (exp(B) 1_M)_p (one product of exp(B) with the chunk's masks). The loss goes through the
+contents' Gram matrix (`chunk_loss`), so F is never formed. Every query row is computed as if it were masked (no
+gather of rows) and the unmasked ones are weighted 0. The module applied to a whole image costs P d^2 + 2 P^2 d
+multiply-adds and autodiff's backward as much again; here it is about 2 P |U| d a step and image (the scores and the
+Gram matrix) and P |U| d for the backward. The rewrite is exact for every X and every Q (it uses the mask token, eq.
+2.3, and nothing of the data's structure); tests/test_full_large.py checks it against `model.masked_loss`.
 
 The batch of N images is drawn and summed in chunks of `chunk_size(N)` images (a lax.scan that accumulates the
-gradient in (G, B), then pulls it back to Q once), so memory stays at one chunk's intermediates whatever N.
+gradient in (G, B, exp(B)) and pulls it back to Q once), so memory stays at one chunk's intermediates whatever N.
 Chunk c draws its images from fold_in(key, c) (`dynsim.mim.data.sample`): the same law as one draw of N images,
 another random stream.
 """
@@ -23,7 +25,7 @@ import jax.numpy as jnp
 
 from dynsim.mim import data
 
-MAX_CHUNK = 64  # images per chunk: a chunk's intermediates are about 3 P^2 + 4 P d numbers per image (~3 MB at P = 256)
+MAX_CHUNK = 16  # images per chunk: fastest of 4 to 128 measured at P = 256 (the chunk's contents stay in cache, ~12 MB)
 
 
 def chunk_size(n: int) -> int:
@@ -32,46 +34,48 @@ def chunk_size(n: int) -> int:
 
 
 def shared(Q, E):
-    """(G, B) = (E Q, E Q E^T): the masked queries' rows of Q against the keys' contents and positions."""
+    """(G, B, exp(B - rowmax B)) with G = E Q and B = G E^T: what every image's scores take from Q."""
     G = E @ Q
-    return G, G @ E.T
+    B = G @ E.T
+    return G, B, jnp.exp(B - jax.lax.stop_gradient(jnp.max(B, axis=1, keepdims=True)))
 
 
-def split(masked, n_masked: int):
-    """(masked patches (n_masked,), unmasked patches (P - n_masked,)), each in increasing order."""
-    order = jnp.argsort(~masked, stable=True)
-    return order[:n_masked], order[n_masked:]
+def attention(cfg, shared, X, masked):
+    """attn_{p->q} (c, P, |U|) of every query p read as a masked one (input e_p) for the unmasked keys q of a chunk of
+    images X (c, P, d), masks (c, P); with the unmasked patches (c, |U|) in increasing order and their contents
+    X_U (c, |U|, d). For a masked p this is its attention (eq. 2.6); the rows of unmasked p are weighted 0 by callers.
 
-
-def masked_attention(cfg, G, B, X, masked):
-    """attn_{p->q} for masked p and unmasked q (c, |M|, |U|) of a chunk of images X (c, P, d), masks (c, P); with the
-    masked patches (c, |M|), the unmasked ones (c, |U|) and their contents X_U (c, |U|, d).
-
-    G X_U^T is formed for all P rows, one matrix product for the whole chunk, and its masked rows picked after.
+    Softmax of the scores s_pq (q unmasked) and B_pq (q masked) shifted by c_p = max(max_q s_pq, b_p), b_p = max_q B_pq
+    over all keys (the shift of exp(B), once a step): no term exceeds 1, and the denominator is >= 1 unless b_p sits
+    on an unmasked key q* whose score s_pq* = b_p + G_p x_q* is far below it; it is still >= exp(G_p x_q*), which
+    underflows (NaN, flagged as divergence) only if that feature-position product is below -700 (float64; -87 float32).
     """
-    iM, iU = jax.vmap(lambda m: split(m, cfg.masked))(masked)
-    XU = jnp.take_along_axis(X, iU[..., None], axis=1)
-    GX = jnp.einsum("pd,nud->npu", G, XU)
-    scores_U = jnp.take_along_axis(GX, iM[..., None], axis=1) + B[iM[..., None], iU[:, None, :]]
-    scores_M = B[iM[..., None], iM[:, None, :]]  # masked keys: B only (x~_q = 0)
-    attn = jax.nn.softmax(jnp.concatenate([scores_U, scores_M], axis=-1), axis=-1)[..., :iU.shape[1]]
-    return attn, iM, iU, XU
+    G, B, EB = shared
+    U = cfg.P - cfg.masked
+    b = jax.lax.stop_gradient(jnp.max(B, axis=1))
+    iU = jax.vmap(lambda m: jnp.argsort(m, stable=True)[:U])(masked)
+    XU = jax.vmap(lambda x, i: x[i])(X, iU)
+    s = jnp.einsum("pd,nud->npu", G, XU) + jax.vmap(lambda i: B[:, i])(iU)
+    S = masked.astype(EB.dtype) @ EB.T  # (c, P): sum_{q in M} exp(B_pq - b_p)
+    c = jax.lax.stop_gradient(jnp.maximum(jnp.max(s, axis=-1), b))
+    e = jnp.exp(s - c[..., None])
+    return e / (jnp.sum(e, axis=-1) + jnp.exp(b - c) * S)[..., None], iU, XU
 
 
-def chunk_loss(cfg, G, B, X, masked):
-    """Sum over a chunk of images of 1/2 sum_{p in M} ||F_p - x_p||^2 (`model.masked_loss`, Q entering through G, B).
+def chunk_loss(cfg, shared, X, masked):
+    """Sum over a chunk of images of 1/2 sum_{p in M} ||F_p - x_p||^2 (`model.masked_loss`, Q entering through shared).
 
-    With F_p = sum_{q in U} a_pq x_q and the contents' Gram matrix K = X_U X^T (|U|, P) of each image:
-    ||F_p - x_p||^2 = a_p K_UU a_p^T - 2 a_p K_Up + |x_p|^2. K does not depend on Q, so the backward pass never
-    returns to d-dimensional vectors (F itself is never formed). The terms are O(max |x|^2) and their sum is
-    >= 0: rounding errs by a few units of max |x|^2 u per query, far below any loss the runs reach.
+    With F_p = sum_{q in U} a_pq x_q and the contents' Gram matrix K = X X_U^T (P, |U|) of each image:
+    ||F_p - x_p||^2 = a_p K_UU a_p^T - 2 a_p K_p + |x_p|^2. K does not depend on Q, so the backward pass never
+    returns to d-dimensional vectors. The terms are O(max |x|^2) and their sum is >= 0: rounding errs by a few units
+    of max |x|^2 u per query, far below any loss the runs reach.
     """
-    attn, iM, iU, XU = masked_attention(cfg, G, B, X, masked)
-    K = jax.lax.stop_gradient(jnp.einsum("nud,npd->nup", XU, X))
-    K_UU = jnp.take_along_axis(K, iU[:, None, :], axis=2)
-    K_UM = jnp.take_along_axis(K, iM[:, None, :], axis=2)
-    own = jnp.sum(jnp.where(masked[..., None], X * X, 0.0))
-    return 0.5 * (jnp.einsum("nmu,nuv,nmv->", attn, K_UU, attn) - 2 * jnp.einsum("nmu,num->", attn, K_UM) + own)
+    attn, iU, XU = attention(cfg, shared, X, masked)
+    K = jax.lax.stop_gradient(jnp.einsum("npd,nud->npu", X, XU))
+    K_UU = jax.vmap(lambda k, i: k[i])(K, iU)
+    w = masked.astype(X.dtype)
+    quad = jnp.einsum("npu,nuv,npv,np->", attn, K_UU, attn, w)
+    return 0.5 * (quad - 2 * jnp.einsum("npu,npu,np->", attn, K, w) + jnp.sum(w[..., None] * X * X))
 
 
 def chunks(cfg, basis, key, n: int):
@@ -82,47 +86,46 @@ def chunks(cfg, basis, key, n: int):
 
 def loss(cfg, basis, Q, key, n: int):
     """The mean over a fresh batch of n images of the masked loss (eq. 2.8's summand)."""
-    G, B = shared(Q, basis.E)
+    sh = shared(Q, basis.E)
     count, _, draw = chunks(cfg, basis, key, n)
 
     def body(total, i):
         X, masked, _ = draw(i)
-        return total + chunk_loss(cfg, G, B, X, masked), None
+        return total + chunk_loss(cfg, sh, X, masked), None
 
     return jax.lax.scan(body, jnp.zeros((), Q.dtype), jnp.arange(count))[0] / n
 
 
 def grad(cfg, basis, Q, key, n: int):
-    """d/dQ of `loss` (the same batch): gradients in (G, B) accumulated over the chunks, pulled back to Q once."""
-    (G, B), pullback = jax.vjp(lambda Q: shared(Q, basis.E), Q)
+    """d/dQ of `loss` (the same batch): gradients in `shared` accumulated over the chunks, pulled back to Q once."""
+    sh, pullback = jax.vjp(lambda Q: shared(Q, basis.E), Q)
     count, _, draw = chunks(cfg, basis, key, n)
 
     def body(acc, i):
         X, masked, _ = draw(i)
-        dG, dB = jax.grad(lambda G, B: chunk_loss(cfg, G, B, X, masked), argnums=(0, 1))(G, B)
-        return (acc[0] + dG, acc[1] + dB), None
+        g = jax.grad(lambda sh: chunk_loss(cfg, sh, X, masked))(sh)
+        return jax.tree.map(jnp.add, acc, g), None
 
-    (dG, dB), _ = jax.lax.scan(body, (jnp.zeros_like(G), jnp.zeros_like(B)), jnp.arange(count))
-    return pullback((dG / n, dB / n))[0]
+    total, _ = jax.lax.scan(body, jax.tree.map(jnp.zeros_like, sh), jnp.arange(count))
+    return pullback(jax.tree.map(lambda g: g / n, total))[0]
 
 
 def area_attention(cfg, basis, Q, key, n: int, area_index):
     """E[Attn_{p->P_{k,j} cap U} | p in M, cluster k] (P, K, max N_k) over a fresh batch of n images; NaN where
     no image of cluster k masked p (and 0 where area j does not exist)."""
-    G, B = shared(Q, basis.E)
+    sh = shared(Q, basis.E)
     count, _, draw = chunks(cfg, basis, key, n)
     P, N = cfg.P, cfg.max_areas
 
     def body(acc, i):
         X, masked, ks = draw(i)
-        attn, iM, iU, _ = masked_attention(cfg, G, B, X, masked)
+        attn, iU, _ = attention(cfg, sh, X, masked)
+        w = masked.astype(X.dtype)
         keys = jax.nn.one_hot(jnp.take_along_axis(area_index[ks], iU, axis=1), N, dtype=X.dtype)  # (c, |U|, N)
-        rows = jnp.einsum("nmu,nuj->nmj", attn, keys)  # 1{p in M} Attn_{p->P_{k,j} cap U} at the masked rows
-        per_patch = jax.vmap(lambda r, im: jnp.zeros((P, N), X.dtype).at[im].set(r))(rows, iM)
+        rows = jnp.einsum("npu,nuj,np->npj", attn, keys, w)  # 1{p in M} Attn_{p->P_{k,j} cap U}
         onehot = jax.nn.one_hot(ks, cfg.K, dtype=X.dtype)
-        return (acc[0] + jnp.einsum("nk,npj->kpj", onehot, per_patch),
-                acc[1] + jnp.einsum("nk,np->kp", onehot, masked.astype(X.dtype))), None
+        return (acc[0] + jnp.einsum("nk,npj->kpj", onehot, rows), acc[1] + jnp.einsum("nk,np->kp", onehot, w)), None
 
-    zeros = (jnp.zeros((cfg.K, P, N), G.dtype), jnp.zeros((cfg.K, P), G.dtype))
+    zeros = (jnp.zeros((cfg.K, P, N), sh[0].dtype), jnp.zeros((cfg.K, P), sh[0].dtype))
     (num, den), _ = jax.lax.scan(body, zeros, jnp.arange(count))
     return jnp.transpose(num / den[..., None], (1, 0, 2))
