@@ -68,7 +68,7 @@ def test_masked_query_loss_and_gradient_equal_the_literal_model():
     literal = _literal_mean(cfg, basis, X, masked)
 
     def new(Q):
-        return batch.chunk_loss(cfg, batch.shared(Q, basis.E), X, masked) / cfg.N
+        return batch.chunk_loss(cfg, basis.E, batch.shared(Q, basis.E), X, masked) / cfg.N
 
     assert abs(float(new(Q) - literal(Q))) < 1e-12 * float(literal(Q))
     g_lit, g_new = jax.grad(literal)(Q), jax.grad(new)(Q)
@@ -87,14 +87,14 @@ def test_masked_query_softmax_is_stable_at_large_scores():
     X = X - (X @ basis.E.T) @ basis.E
     R = jax.random.normal(jax.random.key(7), (cfg.P, cfg.P))
     Q = 3000.0 * basis.E.T @ R @ basis.E + 0.1 * jax.random.normal(jax.random.key(8), (cfg.d, cfg.d))
-    attn, iU, _ = batch.attention(cfg, batch.shared(Q, basis.E), X, masked)
+    attn, iU, _ = batch.attention(cfg, basis.E, batch.shared(Q, basis.E), X, masked)
     lit = jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))(X, masked)
     lit_U = jax.vmap(lambda a, i: a[:, i])(lit, iU)
     rows = np.asarray(masked)
     assert np.all(np.isfinite(np.asarray(attn)))
     np.testing.assert_allclose(np.asarray(attn)[rows], np.asarray(lit_U)[rows], rtol=0, atol=1e-13)
     assert float(jnp.max(lit_U[masked])) > 0.5  # saturated rows: the regime where a naive exp overflows
-    g_new = jax.grad(lambda Q: batch.chunk_loss(cfg, batch.shared(Q, basis.E), X, masked))(Q)
+    g_new = jax.grad(lambda Q: batch.chunk_loss(cfg, basis.E, batch.shared(Q, basis.E), X, masked))(Q)
     g_lit = jax.grad(lambda Q: 4 * _literal_mean(cfg, basis, X, masked)(Q))(Q)
     # saturated softmax: both gradients are rounding noise around exp(-gap) ~ 0, of order u |x|^2 |E|: 1e-12 absolute
     assert np.all(np.isfinite(np.asarray(g_new))) and float(jnp.max(jnp.abs(g_new - g_lit))) < 1e-12

@@ -40,7 +40,7 @@ def shared(Q, E):
     return G, B, jnp.exp(B - jax.lax.stop_gradient(jnp.max(B, axis=1, keepdims=True)))
 
 
-def attention(cfg, shared, X, masked):
+def attention(cfg, E, shared, X, masked):
     """attn_{p->q} (c, P, |U|) of every query p read as a masked one (input e_p) for the unmasked keys q of a chunk of
     images X (c, P, d), masks (c, P); with the unmasked patches (c, |U|) in increasing order and their contents
     X_U (c, |U|, d). For a masked p this is its attention (eq. 2.6); the rows of unmasked p are weighted 0 by callers.
@@ -53,16 +53,16 @@ def attention(cfg, shared, X, masked):
     G, B, EB = shared
     U = cfg.P - cfg.masked
     b = jax.lax.stop_gradient(jnp.max(B, axis=1))
-    iU = jax.vmap(lambda m: jnp.argsort(m, stable=True)[:U])(masked)
+    iU = jax.vmap(lambda m: jnp.nonzero(~m, size=U)[0])(masked)
     XU = jax.vmap(lambda x, i: x[i])(X, iU)
-    s = jnp.einsum("pd,nud->npu", G, XU) + jax.vmap(lambda i: B[:, i])(iU)
+    s = jnp.einsum("pd,nud->npu", G, XU + E[iU])  # G_p (x_q + e_q): B_pq = G_p e_q comes with the same product
     S = masked.astype(EB.dtype) @ EB.T  # (c, P): sum_{q in M} exp(B_pq - b_p)
     c = jax.lax.stop_gradient(jnp.maximum(jnp.max(s, axis=-1), b))
     e = jnp.exp(s - c[..., None])
     return e / (jnp.sum(e, axis=-1) + jnp.exp(b - c) * S)[..., None], iU, XU
 
 
-def chunk_loss(cfg, shared, X, masked):
+def chunk_loss(cfg, E, shared, X, masked):
     """Sum over a chunk of images of 1/2 sum_{p in M} ||F_p - x_p||^2 (`model.masked_loss`, Q entering through shared).
 
     With F_p = sum_{q in U} a_pq x_q and the contents' Gram matrix K = X X_U^T (P, |U|) of each image:
@@ -70,7 +70,7 @@ def chunk_loss(cfg, shared, X, masked):
     returns to d-dimensional vectors. The terms are O(max |x|^2) and their sum is >= 0: rounding errs by a few units
     of max |x|^2 u per query, far below any loss the runs reach.
     """
-    attn, iU, XU = attention(cfg, shared, X, masked)
+    attn, iU, XU = attention(cfg, E, shared, X, masked)
     K = jax.lax.stop_gradient(jnp.einsum("npd,nud->npu", X, XU))
     K_UU = jax.vmap(lambda k, i: k[i])(K, iU)
     w = masked.astype(X.dtype)
@@ -91,7 +91,7 @@ def loss(cfg, basis, Q, key, n: int):
 
     def body(total, i):
         X, masked, _ = draw(i)
-        return total + chunk_loss(cfg, sh, X, masked), None
+        return total + chunk_loss(cfg, basis.E, sh, X, masked), None
 
     return jax.lax.scan(body, jnp.zeros((), Q.dtype), jnp.arange(count))[0] / n
 
@@ -103,7 +103,7 @@ def grad(cfg, basis, Q, key, n: int):
 
     def body(acc, i):
         X, masked, _ = draw(i)
-        g = jax.grad(lambda sh: chunk_loss(cfg, sh, X, masked))(sh)
+        g = jax.grad(lambda sh: chunk_loss(cfg, basis.E, sh, X, masked))(sh)
         return jax.tree.map(jnp.add, acc, g), None
 
     total, _ = jax.lax.scan(body, jax.tree.map(jnp.zeros_like, sh), jnp.arange(count))
@@ -119,7 +119,7 @@ def area_attention(cfg, basis, Q, key, n: int, area_index):
 
     def body(acc, i):
         X, masked, ks = draw(i)
-        attn, iU, _ = attention(cfg, sh, X, masked)
+        attn, iU, _ = attention(cfg, basis.E, sh, X, masked)
         w = masked.astype(X.dtype)
         keys = jax.nn.one_hot(jnp.take_along_axis(area_index[ks], iU, axis=1), N, dtype=X.dtype)  # (c, |U|, N)
         rows = jnp.einsum("npu,nuj,np->npj", attn, keys, w)  # 1{p in M} Attn_{p->P_{k,j} cap U}
