@@ -174,10 +174,8 @@ def dynsim_loop(cfg: JSLConfig, kind: str):
 
     def loop(params0, w_star, key, X, y, steps):
         if kind == "sampled":
-            grad = full_large.new_sampled_grad(model, cfg, w_star)
-        else:
-            grad = full_large.new_realistic_grad(model, X, y)
-        return full_large.gd_steps(grad, opt, params0, key, steps)
+            return full_large.gd_steps(full_large.new_sampled_grad(model, cfg, w_star), opt, params0, key, steps)
+        return full_large.gd_steps(full_large.new_realistic_grad(model), opt, params0, key, steps, X, y)
 
     return jax.jit(loop)
 

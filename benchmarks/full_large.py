@@ -59,20 +59,19 @@ def new_mim_grad(cfg: MIMConfig, basis):
     return lambda params, k: {"params": {"Q": batch.grad(cfg, basis, params["params"]["Q"], k, cfg.N)}}
 
 
-def old_realistic_grad(model, X, y):
-    return lambda params, k: jax.grad(realistic.empirical_loss, argnums=1)(model, params, X, y)
+def old_realistic_grad(model):  # the training set is an argument of the compiled loop, as in the library's run
+    return lambda params, k, X, y: jax.grad(realistic.empirical_loss, argnums=1)(model, params, X, y)
 
 
-def new_realistic_grad(model, X, y):
-    return lambda params, k: realistic.empirical_grad(model, params, X, y)
+def new_realistic_grad(model):
+    return lambda params, k, X, y: realistic.empirical_grad(model, params, X, y)
 
 
-def chunked_realistic_grad(model, X, y, c: int):
+def chunked_realistic_grad(model, c: int):
     """A single read of X a step, as XLA can write it: a fori_loop over chunks of c samples, each chunk's forward and
     v-gradient together (the chunk is still in cache for its second use)."""
-    N = X.shape[0]
-
-    def grad(params, k):
+    def grad(params, k, X, y):
+        N = X.shape[0]
         A, v = params["params"]["A"], params["params"]["v"]
 
         def body(i, acc):
@@ -94,20 +93,21 @@ def new_sampled_grad(model, cfg, w):
     return lambda params, k: sampling.grad(model, params, k, cfg, w, cfg.N)
 
 
-def gd_steps(grad, opt, params0, key, steps):
-    """params after `steps` optax steps of grad(params, fold_in(key, t)) from params0, in a fori_loop (traceable)."""
+def gd_steps(grad, opt, params0, key, steps, *data):
+    """params after `steps` optax steps of grad(params, fold_in(key, t), *data) from params0, in a fori_loop
+    (traceable; data, e.g. a training set, stays an argument rather than a constant folded into the program)."""
 
     def body(t, carry):
         params, state = carry
-        updates, state = opt.update(grad(params, jax.random.fold_in(key, t)), state, params)
+        updates, state = opt.update(grad(params, jax.random.fold_in(key, t), *data), state, params)
         return optax.apply_updates(params, updates), state
 
     return jax.lax.fori_loop(0, steps, body, (params0, opt.init(params0)))[0]
 
 
 def gd_loop(grad, opt):
-    """jit(params0, key, steps) -> `gd_steps`."""
-    return jax.jit(lambda params0, key, steps: gd_steps(grad, opt, params0, key, steps))
+    """jit(params0, key, steps, *data) -> `gd_steps`."""
+    return jax.jit(lambda params0, key, steps, *data: gd_steps(grad, opt, params0, key, steps, *data))
 
 
 def draw_loop(draw):
@@ -121,12 +121,12 @@ def draw_loop(draw):
     return jax.jit(loop)
 
 
-def timed(loops: dict, params0, steps: dict, repeats: int) -> dict:
-    """Median s per step of each loop (compiled and warmed first), interleaved rounds; with the per-round times."""
+def timed(loops: dict, params0, steps: dict, repeats: int, data: tuple = ()) -> dict:
+    """Per-round s per step of each loop (compiled and warmed first), interleaved rounds."""
     key = jax.random.key(13)
-    fns = {k: (lambda f=f, s=steps[k]: jax.block_until_ready(f(params0, key, s))) for k, f in loops.items()}
+    fns = {k: (lambda f=f, s=steps[k]: jax.block_until_ready(f(params0, key, s, *data))) for k, f in loops.items()}
     for k, f in loops.items():
-        jax.block_until_ready(f(params0, key, 1))
+        jax.block_until_ready(f(params0, key, 1, *data))
     t = machine.side_by_side(fns, repeats)
     return {k: [x / steps[k] for x in v] for k, v in t.items()}
 
@@ -150,10 +150,10 @@ def realistic_rows(quick: bool, repeats: int) -> list[dict]:
     X, y = jsl_data.sample(jax.random.key(12), cfg, cfg.N, w)
     params0 = realistic.initial_params(cfg, jax.random.key(11), w)
     model, opt = model_for(cfg), optimizer(cfg)
-    loops = {"old": gd_loop(old_realistic_grad(model, X, y), opt), "new": gd_loop(new_realistic_grad(model, X, y), opt),
-             "chunked": gd_loop(chunked_realistic_grad(model, X, y, CHUNK), opt)}
+    loops = {"old": gd_loop(old_realistic_grad(model), opt), "new": gd_loop(new_realistic_grad(model), opt),
+             "chunked": gd_loop(chunked_realistic_grad(model, CHUNK), opt)}
     S = 3 if quick else 10
-    t = timed(loops, params0, {k: S for k in loops}, repeats)
+    t = timed(loops, params0, {k: S for k in loops}, repeats, (X, y))
     fwd = jax.jit(lambda X, v: X @ v)
     copy = jax.jit(lambda B: B + 1.0, donate_argnums=0)  # XLA's own streaming: read and write X's size in place
     buf = [X + 0.0]
