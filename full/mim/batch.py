@@ -1,16 +1,17 @@
 """Mode "sampled" of full MIM: the literal batch loss (eq. 2.8) through the masked queries' scores, in chunks of images.
 
 A masked query p has the mask token x~_p = 0 as its input, so its scores are
-s_pq = (x~_p + e_p)^T Q (x~_q + e_q) = G_p x_q + B_pq for unmasked keys q and B_pq for masked keys (x~_q = 0), with
-G = E Q (P, d) and B = G E^T (P, P) the same for every image: formed once a step. F_p = sum_{q unmasked} a_pq x_q,
-and unmasked queries do not enter the loss (eq. 2.8 sums over p in M). Per image and query this leaves |U| scores
-G_p x_q (one matrix product G X_U^T for a whole chunk) and the masked keys' share of the softmax denominator,
-sum_{q in M} exp(B_pq) = (exp(B) 1_M)_p (one product of exp(B) with the chunk's masks). The loss goes through the
-contents' Gram matrix (`chunk_loss`), so F is never formed. Every query row is computed as if it were masked (no
-gather of rows) and the unmasked ones are weighted 0. The module applied to a whole image costs P d^2 + 2 P^2 d
-multiply-adds and autodiff's backward as much again; here it is about 2 P |U| d a step and image (the scores and the
-Gram matrix) and P |U| d for the backward. The rewrite is exact for every X and every Q (it uses the mask token, eq.
-2.3, and nothing of the data's structure); tests/test_full_large.py checks it against `model.masked_loss`.
+s_pq = (x~_p + e_p)^T Q (x~_q + e_q) = G_p (x_q + e_q) for unmasked keys q and B_pq = G_p e_q for masked keys
+(x~_q = 0), with G = E Q (P, d) and B = G E^T (P, P) the same for every image: formed once a step. F_p =
+sum_{q unmasked} a_pq x_q, and unmasked queries do not enter the loss (eq. 2.8 sums over p in M). Per image this
+leaves the |U| unmasked keys' scores, one matrix product G (X_U + E_U)^T for a whole chunk, and the masked keys'
+share of the softmax denominator, sum_{q in M} exp(B_pq) = (exp(B) 1_M)_p, one product of exp(B) with the chunk's
+masks. The loss goes through the contents' Gram matrix (`chunk_loss`), so F is never formed. Every query row is
+computed as if it were masked (no gather of rows) and the unmasked ones are weighted 0. The module applied to a
+whole image costs P d^2 + 2 P^2 d multiply-adds and autodiff's backward as much again; here it is 2 P |U| d a step
+and image (the scores and the Gram matrix) and P |U| d for the backward. The rewrite is exact for every X and every
+Q (it uses the mask token, eq. 2.3, and nothing of the data's structure); tests/test_full_large.py checks it
+against `model.masked_loss`.
 
 The batch of N images is drawn and summed in chunks of `chunk_size(N)` images (a lax.scan that accumulates the
 gradient in (G, B, exp(B)) and pulls it back to Q once), so memory stays at one chunk's intermediates whatever N.
@@ -34,7 +35,8 @@ def chunk_size(n: int) -> int:
 
 
 def shared(Q, E):
-    """(G, B, exp(B - rowmax B)) with G = E Q and B = G E^T: what every image's scores take from Q."""
+    """(G, B, exp(B - rowmax B)) with G = E Q and B = G E^T: what every image's scores take from Q (B itself only
+    through its row maxima, the shift of exp(B))."""
     G = E @ Q
     B = G @ E.T
     return G, B, jnp.exp(B - jax.lax.stop_gradient(jnp.max(B, axis=1, keepdims=True)))

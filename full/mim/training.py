@@ -133,7 +133,8 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
     """Train the literal d x d matrix Q by GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss, pp_max.
 
     mode="exact": GD on the population loss (2.8), every (cluster, latent vector, mask) enumerated.
-    mode="sampled": GD on a fresh batch of cfg.N samples each step; `replicates` independent runs (default 8,
+    mode="sampled": GD on a fresh batch of cfg.N samples each step (`full.mim.batch`: the literal loss through the
+    masked queries, in chunks of images); `replicates` independent runs (default 8,
     vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices are attached
     as `trajectory.final_Q` (R, d, d) and the embedding as `trajectory.basis` (not saved with the trajectory).
     """
