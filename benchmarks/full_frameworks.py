@@ -5,17 +5,17 @@ v and on the off-diagonal of A (the diagonal frozen).
 
 - "sampled": a fresh batch of N samples of Assumption 1 every step (labels, signal set, deltas, Gaussian noise
   projected off w*). Sampling is INCLUDED in the timed step for all three, each with its own native generator
-  (dynsim: jax.random threefry inside the compiled step, exactly `full.jsl.population.sampled_loss`; NumPy:
-  PCG64 `default_rng`; torch: its CPU generator).
+  (dynsim: jax.random threefry inside the compiled step, the batch drawn through its projections, N D + d normals,
+  exactly `full.jsl.sampling.grad`; NumPy: PCG64 `default_rng`; torch: its CPU generator; both draw N D d normals).
 - "realistic": full-batch GD on a fixed training set of N samples from the random start of Parametrization 3.1
   (problem (E)). The training set is drawn once, outside the timing, and shared by all three.
 
-dynsim side: the library's step (`model_for`, `optimizer`, `population.sampled_loss` / `realistic.empirical_loss`,
-`jax.grad`, `optax.apply_updates`; the step of `full.jsl.training.train` and `full.jsl.realistic.train`) iterated
+dynsim side: the library's step (`model_for`, `optimizer`, `sampling.grad` / `realistic.empirical_grad`,
+`optax.apply_updates`; the step of `full.jsl.training.train` and `full.jsl.realistic.train`) iterated
 in one jit-compiled loop without the observables (a dynamic trip count, so one compile per shape; compile timed
 separately). NumPy: plain eager forward and the hand-derived backward (`numpy_loss_and_grads`). PyTorch: eager
 autograd, float64, torch.set_num_threads(2). All float64, same configuration, same step count S per shape.
-Run: python benchmarks/full_frameworks.py [--quick]
+Run: python benchmarks/full_frameworks.py [--quick] [--device gpu]
 """
 
 from __future__ import annotations
@@ -30,14 +30,13 @@ if __package__ in (None, ""):
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from scipy.special import expit
 
 import dynsim  # noqa: F401  (float64)
-from benchmarks import machine
+from benchmarks import full_large, machine
 from dynsim import JSLConfig
 from dynsim.jsl import data, partition
-from full.jsl import population, realistic
+from full.jsl import realistic
 from full.jsl.training import model_for, optimizer
 
 GOAL = ">= 3x both eager NumPy and eager PyTorch (CPU) per step at D=64, sampled and realistic"
@@ -175,16 +174,8 @@ def dynsim_loop(cfg: JSLConfig, kind: str):
 
     def loop(params0, w_star, key, X, y, steps):
         if kind == "sampled":
-            grad = jax.grad(lambda p, k: population.sampled_loss(model, p, k, cfg, w_star, cfg.N))
-        else:
-            grad = jax.grad(lambda p, k: realistic.empirical_loss(model, p, X, y))
-
-        def body(t, carry):
-            params, opt_state = carry
-            updates, opt_state = opt.update(grad(params, jax.random.fold_in(key, t)), opt_state, params)
-            return optax.apply_updates(params, updates), opt_state
-
-        return jax.lax.fori_loop(0, steps, body, (params0, opt.init(params0)))[0]
+            return full_large.gd_steps(full_large.new_sampled_grad(model, cfg, w_star), opt, params0, key, steps)
+        return full_large.gd_steps(full_large.new_realistic_grad(model), opt, params0, key, steps, X, y)
 
     return jax.jit(loop)
 
@@ -272,13 +263,13 @@ def bench_case(D: int, kind: str, target: float, repeats: int, torch_ok: bool) -
 
 
 def sampling_diagnostic(D: int, repeats: int, torch_ok: bool) -> dict:
-    """ms to draw one batch of N samples (N D d normals + signs) alone: jax threefry (dynsim), jax rbg, NumPy, torch."""
+    """ms to draw one literal batch of N samples (N D d normals + signs) alone: jax threefry, jax rbg, NumPy, torch."""
     cfg = config(D)
     w = data.feature(cfg)
     draw = jax.jit(lambda k: data.sample(k, cfg, cfg.N, w))
     k_t, k_r = jax.random.key(0), jax.random.key(0, impl="rbg")
     rng = np.random.default_rng(0)
-    fns = {"jax threefry (dynsim)": lambda: jax.block_until_ready(draw(k_t)),
+    fns = {"jax threefry": lambda: jax.block_until_ready(draw(k_t)),
            "jax rbg": lambda: jax.block_until_ready(draw(k_r)),
            "numpy PCG64": lambda: numpy_sample(rng, cfg, cfg.N, np.asarray(w))}
     if torch_ok:
@@ -292,7 +283,12 @@ def sampling_diagnostic(D: int, repeats: int, torch_ok: bool) -> dict:
             **{f"{k} ms": machine.median(v) * 1e3 for k, v in t.items()}}
 
 
-def run(quick: bool = False) -> dict:
+def run(quick: bool = False, device: str = "cpu") -> dict:
+    with jax.default_device(jax.devices(device)[0]):
+        return _run(quick)
+
+
+def _run(quick: bool) -> dict:
     try:
         import torch  # noqa: F401
 
@@ -314,7 +310,7 @@ def run(quick: bool = False) -> dict:
         f"torch runs with torch.set_num_threads(2) unless 1 thread was faster in the calibration (`torch_threads`): "
         f"on this 2-core machine, shared with other jobs, 2 OpenMP threads can stall at every op's barrier "
         f"(measured up to ~80x slower at D = 16), which would flatter dynsim. NumPy uses its BLAS default threads. Sampling: included in every timed step for all three frameworks, each with its native generator "
-        f"(dynsim: jax.random threefry in the compiled step; NumPy: PCG64; torch: its CPU generator); realistic: the "
+        f"(dynsim: jax.random threefry in the compiled step, through the projections; NumPy: PCG64; torch: its CPU generator); realistic: the "
         f"training set is drawn once, outside the timing, and shared. Same start (Parametrization 3.1, realistic "
         f"case) and step count S per shape, chosen so the slowest framework takes about {target} s per run. "
         f"{repeats} rounds interleaved (dynsim, numpy, torch); per-step medians and medians of per-round ratios. "
@@ -330,15 +326,11 @@ def run(quick: bool = False) -> dict:
     if samp and real:
         x_gb = N * 64 * 64 * 8 / 1e9
         notes += (
-            f" What limits it. Sampled: drawing the batch dominates the step in every framework. At D = 64 one batch "
-            f"alone takes {diag['jax threefry (dynsim)' + ' ms']:.0f} ms with jax's default threefry generator "
-            f"(float64 normals via erf_inv) against a whole dynsim step of {samp['dynsim_ms_per_step']:.0f} ms, while "
-            f"NumPy's PCG64 draws it in {diag['numpy PCG64 ms']:.0f} ms"
-            + (f" and torch in {diag['torch ms']:.0f} ms" if torch_ok else "")
-            + f"; jax's 'rbg' generator takes {diag['jax rbg ms']:.0f} ms. The model part of the step is small next to "
-            f"the generator, so the ratio stays near 1x. Library change that would help (not made here): sample the "
-            f"batches with a faster generator (jax.random.key(seed, impl='rbg') in full.jsl.training; it changes the "
-            f"sampled stream, not its law) or draw fewer normals (only the d-1 noise directions off w* are needed). "
+            f" What limits it. Sampled: dynsim draws each batch through its projections (full.jsl.sampling: N D signs, "
+            f"N D + d normals, the same law), the references draw the N D d noise normals; one such batch alone takes "
+            f"{diag['jax threefry ms']:.0f} ms with jax's threefry, {diag['numpy PCG64 ms']:.0f} ms with "
+            f"NumPy's PCG64" + (f", {diag['torch ms']:.0f} ms with torch" if torch_ok else "")
+            + f", {diag['jax rbg ms']:.0f} ms with jax's 'rbg' (benchmark g: old and new dynsim step side by side). "
             f"Realistic: the step reads the {x_gb * 1e3:.0f} MB training set X twice (forward X v, and the v-gradient), "
             f"so it is memory-bound (benchmark e); an eager framework that does the same two passes with good "
             f"BLAS kernels pays only its per-op overhead and a few (N, D) temporaries on top, so the ratio against "
@@ -356,4 +348,5 @@ def run(quick: bool = False) -> dict:
 
 
 if __name__ == "__main__":
-    machine.print_result(run(quick="--quick" in sys.argv))
+    machine.print_result(run(quick="--quick" in sys.argv, device=sys.argv[sys.argv.index("--device") + 1]
+                             if "--device" in sys.argv else "cpu"))

@@ -1,9 +1,9 @@
 """Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax + optax)."""
 
-from . import fig2, glm, observables, population, realistic, transfer
+from . import fig2, glm, observables, population, realistic, sampling, transfer
 from .module import PositionalAttentionViT
 from .simulation import check, simulate
 from .training import initial_params, model_for, optimizer
 
 __all__ = ["simulate", "check", "PositionalAttentionViT", "model_for", "optimizer", "initial_params", "observables", "population",
-           "realistic", "glm", "transfer", "fig2"]
+           "realistic", "sampling", "glm", "transfer", "fig2"]

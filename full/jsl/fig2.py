@@ -91,6 +91,7 @@ def _train_seeds(cfg: JSLConfig, keys, w):
 _train_seeds_jit = jax.jit(_train_seeds, static_argnums=0)
 
 
+@environment.guarded
 def run_fig2(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     """Train model (T) on cfg.N Figure-2 samples per seed (vmapped), test on cfg.n_test; return (Trajectory, final).
 

@@ -104,6 +104,7 @@ def _run_seeds(cfg: JSLConfig, keys, w_star, steps: int, eta, record_every: int)
 _run_seeds_jit = jax.jit(_run_seeds, static_argnums=(0, 3, 5))
 
 
+@environment.guarded
 def run_glm(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS, *, steps: Optional[int] = None, eta: Optional[float] = None):
     """Train the GLM of Theorem 3.1 on N = cfg.N samples per seed, test on cfg.n_test fresh ones; vmapped over seeds.
 

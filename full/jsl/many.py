@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import validation
+from dynsim import environment, validation
 from dynsim.jsl import JSLConfig, data, traced
 from dynsim.jsl.traced import View
 from dynsim.trajectory import Trajectory, seed_statistics
@@ -50,6 +50,7 @@ def run_points(static: JSLConfig, mode: str, R: int, batch_size: int, numbers, p
 run_points_jit = jax.jit(run_points, static_argnums=(0, 1, 2, 3))
 
 
+@environment.guarded
 def simulate_many(cfgs: list[JSLConfig], mode: str = "exact", replicates: Optional[int] = None,
                   batch_size: int = 8) -> list[Trajectory]:
     """`full.jsl.simulate(cfg, mode, replicates=replicates)` for every cfg of one group (`group_key`), one program."""

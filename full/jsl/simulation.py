@@ -6,6 +6,7 @@ from typing import Mapping, Optional
 
 import jax.numpy as jnp
 
+from dynsim import environment
 from dynsim.jsl import JSLConfig, data
 from dynsim.trajectory import Trajectory
 
@@ -32,6 +33,7 @@ def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None,
     return R
 
 
+@environment.guarded
 def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None,
              replicates: Optional[int] = None, seeds: Optional[int] = None) -> Trajectory:
     """Train the full-matrix model by GD and record the observables every `record_every` steps.

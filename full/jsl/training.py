@@ -16,7 +16,7 @@ from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
 from ..engine import DEFAULT_REPLICATES, base_key  # noqa: F401 (re-exported)
-from . import population
+from . import population, sampling
 from .module import PositionalAttentionViT
 from .observables import reduction
 
@@ -65,14 +65,20 @@ def initial_params(cfg: JSLConfig, w_star, init: Optional[Mapping] = None) -> di
 
 
 def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
-    """GD from params0 on (P): exact (`configs`) or a fresh batch of cfg.N samples a step (key); the records."""
+    """GD from params0 on (P): exact (`configs`) or a fresh batch of cfg.N samples a step (key; drawn in law through
+    the projections, `sampling`); the records."""
     model, opt = model_for(cfg), optimizer(cfg)
     if mode == "exact":
         def loss(params, k):
             return population.exact_loss(model, params, configs, w_star)
-    else:
+
+        grad = jax.grad(loss)
+    else:  # a fresh batch's loss and gradient, drawn in law without the N D d noise normals (`sampling`)
         def loss(params, k):
-            return population.sampled_loss(model, params, k, cfg, w_star, cfg.N)
+            return sampling.loss(model, params, k, cfg, w_star, cfg.N)
+
+        def grad(params, k):
+            return sampling.grad(model, params, k, cfg, w_star, cfg.N)
 
     eval_key = engine.eval_key(key)  # the recorded loss uses its own samples, never the training batches
 
@@ -84,7 +90,7 @@ def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
             obs["error"] = population.exact_error(model, params, configs, w_star, spread)
         return obs
 
-    _, rec = engine.train(jax.grad(loss), opt, params0, observe, cfg.steps, cfg.record_every, key)
+    _, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key)
     return rec
 
 

@@ -17,6 +17,7 @@ from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
 from ..engine import DEFAULT_REPLICATES  # noqa: F401 (re-exported)
+from . import batch
 from .module import MaskedAttention
 
 MODES = ("exact", "sampled")
@@ -88,16 +89,19 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
             num, den = jax.vmap(lambda x, kk: _area_attention_sums(cfg, net, params, x, masks, kk, area_index, E))(
                 images, k_img)
             return _by_cluster(cfg, num, den, k_img, w_img * w_mask)
-    else:
+    else:  # masked queries only, chunks of images (`batch`): the literal batch loss, its gradient, its area attention
         def loss(params, k):
-            X, masked, _ = data.sample(cfg, basis, k, cfg.N)
-            return jnp.mean(jax.vmap(lambda x, m: net.apply(params, x, m, E))(X, masked))
+            return batch.loss(cfg, basis, params["params"]["Q"], k, cfg.N)
 
         def area_attention(params, k):
-            X, masked, ks = data.sample(cfg, basis, k, cfg.N)
-            num, den = jax.vmap(lambda x, m, kk: _area_attention_sums(cfg, net, params, x, m[None], kk, area_index,
-                                                                      E))(X, masked, ks)
-            return _by_cluster(cfg, num, den, ks, jnp.ones((cfg.N,), E.dtype))
+            aa = batch.area_attention(cfg, basis, params["params"]["Q"], k, cfg.N, area_index)
+            return jnp.where(valid_areas(cfg)[None], aa, jnp.nan)
+
+    if mode == "exact":
+        grad = jax.grad(loss)
+    else:
+        def grad(params, k):
+            return {"params": {"Q": batch.grad(cfg, basis, params["params"]["Q"], k, cfg.N)}}
 
     eval_key = engine.eval_key(key)  # recorded quantities use their own samples
 
@@ -109,7 +113,7 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
         return obs
 
     params0 = net.init(jax.random.key(0), jnp.zeros((cfg.P, cfg.d), cfg.dtype), jnp.zeros((cfg.P,), bool), E)
-    params, rec = engine.train(jax.grad(loss), opt, params0, observe, cfg.steps, cfg.record_every, key)
+    params, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key)
     return rec, params["params"]["Q"]
 
 
@@ -124,11 +128,13 @@ train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k:
                                static_argnums=(0, 1))
 
 
+@environment.guarded
 def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> Trajectory:
     """Train the literal d x d matrix Q by GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss, pp_max.
 
     mode="exact": GD on the population loss (2.8), every (cluster, latent vector, mask) enumerated.
-    mode="sampled": GD on a fresh batch of cfg.N samples each step; `replicates` independent runs (default 8,
+    mode="sampled": GD on a fresh batch of cfg.N samples each step (`full.mim.batch`: the literal loss through the
+    masked queries, in chunks of images); `replicates` independent runs (default 8,
     vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices are attached
     as `trajectory.final_Q` (R, d, d) and the embedding as `trajectory.basis` (not saved with the trajectory).
     """
