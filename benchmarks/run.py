@@ -2,7 +2,8 @@
 
 python benchmarks/run.py [--quick] [--only a,c] [--out docs/benchmarks.md]
 
-Modules, in order: a reduced_numpy, b flow, c full_frameworks, d sweep, e roofline, f classes. Each exposes
+Modules, in order: a reduced_numpy, b flow, c full_frameworks, d sweep, e roofline, f classes, g full_large.
+--device gpu runs the modules that take a device (c, e, g) on the GPU, when one is present. Each exposes
 run(quick) -> {"id", "title", "goal", "rows", "met", "notes"}; a module that does not exist (or fails to import)
 is listed as "not available". Speed is reported as ratios measured side by side in one run, never in tests.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import sys
 import time
@@ -24,7 +26,7 @@ if str(ROOT) not in sys.path:
 from benchmarks import machine  # noqa: E402
 
 MODULES = (("a", "reduced_numpy"), ("b", "flow"), ("c", "full_frameworks"), ("d", "sweep"), ("e", "roofline"),
-           ("f", "classes"))
+           ("f", "classes"), ("g", "full_large"))
 
 
 def _loadavg() -> str:
@@ -89,6 +91,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small versions, for a smoke check")
     ap.add_argument("--only", default=None, help="comma-separated ids, e.g. a,c")
     ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+    ap.add_argument("--device", default="cpu", choices=("cpu", "gpu"),
+                    help="where the full-level benchmarks (c, e, g) run; the others run on JAX's default device")
     a = ap.parse_args(argv)
     only = set(a.only.split(",")) if a.only else None
     t_start = time.perf_counter()
@@ -109,7 +113,8 @@ def main(argv=None) -> int:
         print(f"[{bid}] running benchmarks/{name}.py ...", flush=True)
         t0 = time.perf_counter()
         try:
-            res = dict(mod.run(quick=a.quick))
+            takes_device = "device" in inspect.signature(mod.run).parameters
+            res = dict(mod.run(quick=a.quick, device=a.device) if takes_device else mod.run(quick=a.quick))
         except Exception as e:  # a failing benchmark is reported, the others still run
             traceback.print_exc()
             res = {"id": bid, "title": f"benchmarks/{name}.py", "goal": "", "measured": "failed", "met": None,

@@ -122,9 +122,9 @@ def test_kill9_then_resume_gives_the_uninterrupted_table(tmp_path):
 def test_several_devices_give_the_same_numbers(tmp_path):
     """With 2 (forced host) devices the points are sharded across them: the same numbers up to rounding.
 
-    The sharded group is a different XLA program (shard_map), whose fusions may contract a different a*b + c into
-    one FMA: a 1-ulp difference somewhere in a step (measured: 3 of 42 recorded numbers differ, by <= 2.2e-16
-    relative). GD contracts such differences (the loss decreases); 300 steps of 1-ulp perturbations stay below
+    The sharded group is a different XLA program (shard_map): its fusions may contract a different a*b + c into one
+    FMA, and the class sum's matrix-vector product adds in an order that depends on the BLAS threads; a 1-ulp
+    difference somewhere in a step (measured: 3 of 42 recorded numbers differ, by <= 2.2e-16 relative). GD contracts such differences (the loss decreases); 300 steps of 1-ulp perturbations stay below
     300 u = 3.3e-14 relative, and 1e-13 is that with a factor 3 margin."""
     script = textwrap.dedent("""
         import sys, jax, numpy as np, dynsim

@@ -2,9 +2,12 @@
 
 Every class c (`classes`) has F_c = sum_r phi_r(theta) mono_r(c) (`moments`), so with the weights w_c:
     L = sum_c w_c softplus(-F_c),    dL/dtheta = (dphi/dtheta) sum_c w_c (-sigmoid(-F_c)) mono(c),
-two passes over the monomial table, stored (R, M) so that every reduction runs along contiguous memory (1.3x faster
-than (M, R) at D = 16): F = phi^T mono, then mono (w * dloss/dF). They are written as XLA reductions, not BLAS products, so the order of the additions (hence every bit) does not depend on the threads or the
-number of devices. softplus and sigmoid are jax.nn's, whose values and derivatives stay finite when e^F overflows.
+two passes over the monomial table, stored (R, M): F = sum_r phi_r mono_r as R elementwise terms, then the
+R weighted sums mono (w * dloss/dF) as one matrix-vector product. Measured against an (M, R) table summed by XLA
+reductions: 4.9 against 13.3 us per GD step at D = 16 (663 classes), 27 against 17 ms per evaluation at D = 48
+(2 million classes). A matrix-vector product's order of additions depends on the BLAS threads, so runs sharded over
+devices agree to rounding, not to the bit (tests/test_sweep.py). softplus and sigmoid are jax.nn's, whose values
+and derivatives stay finite when e^F overflows.
 """
 
 from __future__ import annotations
@@ -58,18 +61,27 @@ def coefficients(cfg: JSLConfig, theta):
     return moments.coefficients(moments.derive(cfg.C, cfg.p), theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D)
 
 
+def F_from(mono, phi):
+    """sum_r phi_r mono_r over the classes, as R elementwise terms added in order (a reduction over the leading axis
+    of an (R, M) table ran 8x slower at M = 2 million)."""
+    F = mono[0] * phi[0]
+    for r in range(1, mono.shape[0]):
+        F = F + mono[r] * phi[r]
+    return F
+
+
 def loss_and_gradients(cfg: JSLConfig, theta, table: ClassWeights):
     """[L, dL/dalpha, dL/dgamma, dL/drho] of (P) over the classes."""
     phi, jac, _ = coefficients(cfg, theta)
-    F = jnp.sum(table.mono * phi[:, None], axis=0)
+    F = F_from(table.mono, phi)
     loss = jnp.sum(table.w * jax.nn.softplus(-F))
     dloss_dF = -table.w * jax.nn.sigmoid(-F)
-    return jnp.concatenate([loss[None], jnp.sum(jac * jnp.sum(table.mono * dloss_dF, axis=1), axis=1)])
+    return jnp.concatenate([loss[None], jnp.sum(jac * (table.mono @ dloss_dF), axis=1)])
 
 
 def F_of(cfg: JSLConfig, theta, table: ClassWeights):
     """F of every class at theta."""
-    return jnp.sum(table.mono * coefficients(cfg, theta)[0][:, None], axis=0)
+    return F_from(table.mono, coefficients(cfg, theta)[0])
 
 
 def tie_tolerance(cfg: JSLConfig, theta, table: ClassWeights):
@@ -93,7 +105,7 @@ def tie_tolerance(cfg: JSLConfig, theta, table: ClassWeights):
     p, R = cfg.p, der.exponents.shape[0]
     factor = 4 * u * ((p + 1) * (2 * ell + 7) + 2 * p + 1 + der.terms + R)
     plus = coefficients(cfg, theta)[2]
-    return factor * jnp.sum(jnp.abs(table.mono) * plus[:, None], axis=0)
+    return factor * F_from(jnp.abs(table.mono), plus)
 
 
 def population_error(cfg: JSLConfig, theta, table: ClassWeights):
