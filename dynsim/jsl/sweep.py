@@ -83,12 +83,12 @@ def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
 def add_arguments(group) -> None:
     """The reduced level's sum options of `dynsim sweep jsl`."""
     group.add_argument("--max-configurations", type=int, default=None,
-                       help="reduced level: largest configuration sum enumerated; above it the sum is truncated "
-                            "or sampled (default: 3,000,000)")
+                       help="reduced level: most moment classes summed; above it the sum is truncated or sampled "
+                            "(default: 20,000,000; D = 64, C = 4, p = 3 has 15.1 million)")
     group.add_argument("--tail-target", type=float, default=None,
                        help="reduced level: largest probability a truncation may drop (default: 1e-12)")
     group.add_argument("--mc-samples", type=int, default=None,
-                       help="reduced level: sampled configurations when neither fits (default: 100000)")
+                       help="reduced level: sampled configurations when neither fits (default: 1000000)")
 
 
 SWEEP = SweepSpec(reduced=reduced_many.simulate_group, full=full_group, group=level_group, check=check, summary=point_summary,
