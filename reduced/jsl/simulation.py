@@ -17,15 +17,17 @@ from .flow import simulate_flow
 from .tables import BOUND_TARGET
 
 
-def run_monte_carlo(cfg: JSLConfig, state0, samples: int):
-    """GD on a fixed Monte Carlo sample of the sum (`sums.monte_carlo_table`), with the sample's standard errors."""
-    table = sums.monte_carlo_table(cfg, sums.mc_key(cfg), cfg.q, samples)
+def run_monte_carlo(cfg: JSLConfig, key, q, state0, samples: int):
+    """GD on a fixed Monte Carlo sample of the sum (`sums.monte_carlo_table`), with the sample's standard errors.
+    The key and q (= cfg.q) are arguments, not constants of the program: XLA would otherwise fold the sampling's
+    (types x samples) arrays at compile time (measured: minutes at 1e6 samples)."""
+    table = sums.monte_carlo_table(cfg, key, q, samples)
     rec, seen = dynamics.run(cfg, table, state0)
     states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
     return {**rec, **sums.standard_errors(cfg, states, table)}, seen
 
 
-run_monte_carlo_jit = jax.jit(run_monte_carlo, static_argnums=(0, 2))
+run_monte_carlo_jit = jax.jit(run_monte_carlo, static_argnums=(0, 4))
 
 
 def simulate_gd(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None,
@@ -42,7 +44,7 @@ def simulate_gd(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = 
     if auto and enumeration == "classes":
         choice = sums.choose(cfg)
         if choice.method == "monte_carlo":
-            rec, seen = run_monte_carlo_jit(cfg, theta0, choice.size)
+            rec, seen = run_monte_carlo_jit(cfg, sums.mc_key(cfg), jnp.asarray(cfg.q, cfg.dtype), theta0, choice.size)
             meta = tables.truncation_meta(cfg, choice.size, None, float("nan"), {}, "monte_carlo")
             return dynamics.trajectory(cfg, rec, np.asarray(seen), {**meta, "method": "monte_carlo"},
                                        sum_method="monte_carlo", approximation="monte_carlo_sum",
