@@ -65,6 +65,11 @@ jvp_jit = jax.jit(lambda cfg, table, theta, v: jax.jvp(lambda x: rhs(cfg, table,
                   static_argnums=0)
 
 
+def largest_extent(cfg: JSLConfig, states):
+    """The largest (|alpha|, Gamma, Xi) over saved states (R, 3) (`dynamics.extent`): what the truncation bounds use."""
+    return jnp.max(jax.vmap(lambda th: dynamics.extent(cfg, th))(states), axis=0)
+
+
 def solve(cfg: JSLConfig, max_nonzero, enumeration: str, solver: str, max_steps: int, table, theta0, ts, t_max, rtol,
           atol):
     """The flow from theta0, observed at ts: (records, reached, largest (|alpha|, Gamma, Xi) saved, stats, result)."""
@@ -72,8 +77,7 @@ def solve(cfg: JSLConfig, max_nonzero, enumeration: str, solver: str, max_steps:
     rec, reached, safe, stats, result = generic.solve(
         lambda th: rhs_jit(cfg, weights, th), lambda th, v: jvp_jit(cfg, weights, th, v), theta0,
         lambda th: dynamics.observe(cfg, table, th), ts, t_max, rtol, atol, solver, max_steps)
-    _, Gam, Xi = jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(safe).T
-    seen = jnp.stack([jnp.max(jnp.abs(safe[:, 0])), jnp.max(Gam), jnp.max(Xi)])
+    seen = largest_extent(cfg, safe)
     return rec, reached, seen, stats, result
 
 
@@ -95,8 +99,7 @@ def solve_on_host(cfg: JSLConfig, table, theta0, opts: dict):
         opts["max_steps"])
     safe = jnp.asarray(np.where(reached[:, None], ys, ys[:1]), dtype)
     rec = observe_all_jit(cfg, table, safe)
-    _, Gam, Xi = jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(safe).T
-    return rec, reached, jnp.stack([jnp.max(jnp.abs(safe[:, 0])), jnp.max(Gam), jnp.max(Xi)]), stats, result
+    return rec, reached, largest_extent(cfg, safe), stats, result
 
 
 # cfg static (normalized by `generic.static`, so eta, steps and record_every do not recompile) with the table's

@@ -20,6 +20,7 @@ from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import configurations, dynamics, sums, tables
 from .class_sums import ClassWeights, class_table, class_weights
+from .simulation import run_monte_carlo
 
 SUM_OPTIONS = ("max_configurations", "tail_target", "mc_samples")  # the options of `sums.choose`
 
@@ -83,15 +84,10 @@ def run_group(static: JSLConfig, method: str, size: int, batch_size: int, device
         def one(args):
             num, key, state0 = args
             if method == "monte_carlo":
-                table = sums.monte_carlo_table(static, key, num.q, size)
-            else:
-                mono, log_count, z0 = classes
-                table = ClassWeights(mono, class_weights(log_count, z0, static.D - static.C, num.q))
-            rec, seen = dynamics.run(static, table, state0, num)
-            if method == "monte_carlo":
-                states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
-                rec = {**rec, **sums.standard_errors(static, states, table, num)}
-            return rec, seen
+                return run_monte_carlo(static, key, num.q, state0, size, num)
+            mono, log_count, z0 = classes
+            table = ClassWeights(mono, class_weights(log_count, z0, static.D - static.C, num.q))
+            return dynamics.run(static, table, state0, num)
 
         return jax.lax.map(one, xs, batch_size=batch_size)
 
