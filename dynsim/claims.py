@@ -1,53 +1,171 @@
-"""Executable claims: a `Claim` is one lemma or theorem evaluated on runs, with its assumptions declared and a
-verdict (holds, fails, or not evaluated). A claim that fails is a measured result, not an error."""
+"""Executable claims: a `Claim` is one lemma or theorem judged on runs; a `Measurement` is a reported quantity.
+
+A claim carries the paper's statement (quoted), the reading dynsim tests, the regime it is judged in, the measured
+quantity, a threshold with its derivation, the negative control that makes it fail, and a verdict in VERDICTS:
+
+- "holds" / "fails": `measured relation threshold` (and every extra condition) on an in-regime run;
+- "not applicable": a regime condition of the statement is violated (`regime_violations` names which);
+- "not evaluated": the measurement could not be made (e.g. a run too large for any level).
+
+Only "holds" counts toward a passing check (`exit_code`). A quantity that no setting can make fail is not a claim:
+report it as a `Measurement`. Setting-free: the settings build their claims with `judge`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Callable, Optional
+import math
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
 LOG = Callable[[str], None]
 
+HOLDS, FAILS, NOT_APPLICABLE, NOT_EVALUATED = "holds", "fails", "not applicable", "not evaluated"
+VERDICTS = (HOLDS, FAILS, NOT_APPLICABLE, NOT_EVALUATED)
+RELATIONS = ("<=", "<", ">=", ">", "==")
+
 
 @dataclasses.dataclass
 class Claim:
-    """One checked statement: what was measured, against which threshold, and whether it holds (None: not evaluated)."""
+    """One judged statement. The first nine fields are the `--json` contract (docs/claims.md)."""
 
-    claim: str
-    statement: str
-    assumptions: list[str]
-    measured: float
-    relation: str  # how measured is compared with threshold: "<=", "<", ">=", ">", "=="
-    threshold: float
-    holds: Optional[bool]
-    details: dict[str, Any]
+    claim: str  # short name, e.g. "Theorem 4.1"
+    statement: str  # the paper's statement, quoted
+    reading: str  # what dynsim tests: the quantity, the label, the function class, the dynamics
+    regime: str  # the regime conditions and whether the run meets them
+    threshold: float  # NaN when not evaluated
+    derivation: str  # where the threshold comes from (the paper, or a stated statistical argument)
+    measured: float  # NaN when not evaluated
+    verdict: str  # one of VERDICTS
+    negative_control: str  # what makes the claim fail, and the test that shows it
+    relation: str = "<="  # measured <relation> threshold is the claim
+    assumptions: list[str] = dataclasses.field(default_factory=list)
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"Claim.verdict = {self.verdict!r} is invalid: must be one of {VERDICTS}")
+        if self.relation not in RELATIONS:
+            raise ValueError(f"Claim.relation = {self.relation!r} is invalid: must be one of {RELATIONS}")
+
+    @property
+    def holds(self) -> bool:
+        """True only for the verdict "holds" (not applicable and not evaluated are not holds)."""
+        return self.verdict == HOLDS
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {"kind": "claim", **dataclasses.asdict(self)}
 
 
-def holds(measured: float, relation: str, threshold: float) -> bool:
+@dataclasses.dataclass
+class Measurement:
+    """A reported quantity that is not judged (no setting could make a threshold on it fail)."""
+
+    name: str
+    description: str
+    value: Any
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "measurement", **dataclasses.asdict(self)}
+
+
+Item = Union[Claim, Measurement]
+
+
+def compare(measured: float, relation: str, threshold: float) -> bool:
+    """`measured relation threshold` (False when either is NaN)."""
     ops = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater, "==": np.equal}
     return bool(ops[relation](measured, threshold))
 
 
-def to_json(claims: list[Claim]) -> str:
-    return json.dumps({"claims": [c.to_dict() for c in claims]}, indent=2, allow_nan=True, default=float)
+def judge(claim: str, *, statement: str, reading: str, regime: str, measured: float, relation: str,
+          threshold: float, derivation: str, negative_control: str, regime_violations: Sequence[str] = (),
+          conditions: Optional[dict[str, bool]] = None, assumptions: Iterable[str] = (),
+          details: Optional[dict[str, Any]] = None) -> Claim:
+    """A claim with its verdict: "not applicable" when `regime_violations` is non-empty (each is named in the
+    regime), "not evaluated" when measured or threshold is NaN, else "holds" iff `measured relation threshold`
+    and every entry of `conditions` (recorded in details["conditions"]) is True."""
+    if relation not in RELATIONS:
+        raise ValueError(f"relation = {relation!r} is invalid: must be one of {RELATIONS}")
+    details = dict(details or {})
+    if conditions:
+        details["conditions"] = {k: bool(v) for k, v in conditions.items()}
+    if regime_violations:
+        verdict = NOT_APPLICABLE
+        regime = f"{regime}; NOT MET: " + "; ".join(regime_violations)
+    elif np.isnan(measured) or np.isnan(threshold):
+        verdict = NOT_EVALUATED
+    else:
+        ok = compare(measured, relation, threshold) and all(bool(v) for v in (conditions or {}).values())
+        verdict = HOLDS if ok else FAILS
+    return Claim(claim, statement, reading, regime, float(threshold), derivation, float(measured), verdict,
+                 negative_control, relation, list(assumptions), details)
 
 
-def table(claims: list[Claim]) -> str:
-    """Plain text: claim, measured, relation and threshold, verdict; then each claim's statement and assumptions."""
-    head = f"{'claim':<13} {'measured':>12} {'':>2} {'threshold':>12}  verdict"
+def not_evaluated(claim: str, why: str, *, statement: str = "", reading: str = "", regime: str = "",
+                  derivation: str = "", negative_control: str = "", relation: str = "<=") -> Claim:
+    """A claim that could not be measured; `why` says what stopped it."""
+    return Claim(claim, statement, reading, regime, math.nan, derivation, math.nan, NOT_EVALUATED,
+                 negative_control, relation, [why], {"why": why})
+
+
+def claims_of(items: Iterable[Item]) -> list[Claim]:
+    return [c for c in items if isinstance(c, Claim)]
+
+
+def exit_code(items: Iterable[Item]) -> int:
+    """0 when there is a claim and every claim holds; 1 otherwise (fails, not applicable and not evaluated alike)."""
+    cs = claims_of(items)
+    return 0 if cs and all(c.holds for c in cs) else 1
+
+
+def to_dict(items: Iterable[Item], config: Optional[dict] = None) -> dict[str, Any]:
+    """{"config": config, "claims": [...], "measurements": [...]} (the `--json` contract)."""
+    items = list(items)
+    return {"config": config or {}, "claims": [c.to_dict() for c in items if isinstance(c, Claim)],
+            "measurements": [m.to_dict() for m in items if isinstance(m, Measurement)]}
+
+
+def to_json(items: Iterable[Item], config: Optional[dict] = None) -> str:
+    return json.dumps(to_dict(items, config), indent=2, allow_nan=True, default=_default)
+
+
+def _default(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (np.bool_,)):
+        return bool(v)
+    return str(v)
+
+
+def table(items: Iterable[Item]) -> str:
+    """Plain text: one row per claim (measured, relation, threshold, verdict), the measurements, then each claim's
+    statement, reading, regime, derivation and negative control."""
+    items = list(items)
+    cs, ms = claims_of(items), [m for m in items if isinstance(m, Measurement)]
+    width = max([13] + [len(c.claim) for c in cs])
+    head = f"{'claim':<{width}} {'measured':>12} {'':>2} {'threshold':>12}  verdict"
     out = [head, "-" * len(head)]
-    for c in claims:
-        verdict = "not evaluated" if c.holds is None else ("holds" if c.holds else "FAILS")
-        out.append(f"{c.claim:<13} {c.measured:>12.4g} {c.relation:>2} {c.threshold:>12.4g}  {verdict}")
-    out.append("")
-    for c in claims:
-        out.append(f"{c.claim}: {c.statement}")
+    for c in cs:
+        out.append(f"{c.claim:<{width}} {_fmt(c.measured):>12} {c.relation:>2} {_fmt(c.threshold):>12}  "
+                   f"{c.verdict.upper() if c.verdict == FAILS else c.verdict}")
+    held = sum(c.holds for c in cs)
+    out.append(f"{held} of {len(cs)} claims hold" + ("" if held == len(cs) else
+               " (not applicable and not evaluated do not count as holds)"))
+    if ms:
+        out += ["", "measurements (reported, not judged):"]
+        out += [f"  {m.name}: {_fmt(m.value)}  ({m.description})" for m in ms]
+    for c in cs:
+        out += ["", f"{c.claim} [{c.verdict}]: \"{c.statement}\"", f"  reading: {c.reading}", f"  regime: {c.regime}",
+                f"  threshold: {c.relation} {_fmt(c.threshold)}, {c.derivation}",
+                f"  negative control: {c.negative_control}"]
         out.extend(f"  - {a}" for a in c.assumptions)
         if c.details:
             out.append("  details: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in c.details.items()))
@@ -55,6 +173,6 @@ def table(claims: list[Claim]) -> str:
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, float):
+    if isinstance(v, (float, np.floating)):
         return f"{v:.4g}"
     return str(v)

@@ -149,16 +149,32 @@ def test_transfer_prints_table_and_plot(tmp_path, capsys):
     assert data["n_tilde"] == [4, 8]
 
 
+CHECK = ["--D", "12", "--C", "4", "--q", "0.5", "--record-every", "100", "--N", "500", "--n-test", "1024", "--quick",
+         "--seeds", "2", "--json"]
+CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
+            "negative_control"}
+
+
 def test_check_theorems_json(tmp_path, capsys):
-    code = cli.main(["check-theorems", "jsl", *TINY, "--seeds", "2", "--json", "--out", str(tmp_path)])
+    """The --json contract: config (with quick, seeds, ladder), every claim's keys, exit 0 only if all hold."""
+    code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "3000", "--out", str(tmp_path)])
     data = json.loads(capsys.readouterr().out)
+    assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [8, 12, 16]
     names = [c["claim"] for c in data["claims"]]
-    assert names == ["Lemma 4.1", "Lemma 4.2", "Lemma 4.3", "Theorem 4.1", "Theorem 4.2", "Theorem 5.1", "Theorem 3.1"]
+    assert names[:4] == ["Lemma 4.1", "Lemma 4.3", "Theorem 4.1", "Theorem 3.1"]
     for c in data["claims"]:
-        assert {"claim", "assumptions", "measured", "threshold", "holds"} <= set(c)
-    assert code == (1 if any(c["holds"] is False for c in data["claims"]) else 0)
-    # Lemmas 4.1 and 4.2 are rounding-level on the exact run, whatever the horizon
-    assert data["claims"][0]["holds"] is True and data["claims"][1]["holds"] is True
+        assert CONTRACT <= set(c) and c["verdict"] in ("holds", "fails", "not applicable", "not evaluated")
+    assert code == (0 if all(c["verdict"] == "holds" for c in data["claims"]) else 1)
+    assert json.loads((tmp_path / "theorems.json").read_text())["config"] == data["config"]
+
+
+def test_check_theorems_one_step_holds_no_trained_model_claim(tmp_path, capsys):
+    """--steps 1: Theorem 4.1 (and any realistic trained-model claim) does not hold, and the exit code is non-zero."""
+    code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--out", str(tmp_path)])
+    data = json.loads(capsys.readouterr().out)
+    trained = [c for c in data["claims"] if c["claim"].split(" (")[0] in ("Theorem 4.1", "Theorem 4.2", "Theorem 5.1")]
+    assert trained and all(c["verdict"] != "holds" for c in trained)
+    assert code == 1
 
 
 NEW_BAD = [

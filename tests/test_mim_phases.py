@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import reduced.mim
-from dynsim.mim import MIMConfig, phases, theorems
+from dynsim.mim import MIMConfig, phases
 from dynsim.trajectory import Trajectory
 
 # P = 256 on the 16 x 16 grid: kappa (0.9, 0.4) gives a global area of 144 and local areas of 8-12 (Delta = +0.40,
@@ -181,15 +181,3 @@ def test_bad_patch_raises():
     t = _synthetic(np.zeros(3), np.zeros(3), steps, LOCAL)
     with pytest.raises(ValueError, match="out of range"):
         phases.classify(t, SYN.P)
-
-
-# ------------------------------------------------------------------------------------------------ check_theorems
-
-
-def test_check_theorems_defaults_hold():
-    claims = theorems.check_theorems()
-    assert [c.claim for c in claims] == ["Thm 4.1 attn", "Thm 4.1 exact", "F.3 two-phase", "F.4/E 1-phase",
-                                         "ratio D>0", "ratio D<0", "Lemma 5.2 PP", "Sec. 6 diversity"]
-    failing = [c.claim for c in claims if c.holds is not True]
-    assert not failing, theorems.table(claims)
-    assert "Lemma 5.2 PP" in theorems.table(claims) and '"claims"' in theorems.to_json(claims)

@@ -107,20 +107,25 @@ def test_class_trajectory_equals_multiset_reference(p, temperature):
     assert np.all(np.isfinite(a.observables["loss"]))
     for name in ("alpha", "gamma", "rho", "loss"):
         assert _relative_gap(a.observables[name], b.observables[name]) <= 1e-12, name
-    # The error, at the records where the multiset rule's decision is unambiguous: no |F| within a factor 1000 below
-    # its uniform tolerance (exact zeros compute to <= 1e-3 of it, genuine values lie above it). Both sum the same
-    # weights times (0, 1/2, 1): u (|log w| + K + 4) relative per weight, below 1e-13 (as in test_reduced_observables).
+    # The error: the rules differ only on configurations whose |F| lies between 1e-3 of the multiset rule's own
+    # per-configuration tolerance (exact zeros compute below it) and the uniform bound (genuine for every rule): at
+    # most half their weight each way. Where no weight is in doubt both sum the same weights times (0, 1/2, 1):
+    # u (|log w| + K + 4) relative per weight, below 1e-13 (as in test_reduced_observables). Genuine |F| of
+    # 1e-14..1e-11 (p = 5, 7 at sqrt_d, every record) are decided by the multiset rule, 60-digit exact, and are ties
+    # under the class rule, whose own rounding cannot resolve them (docs/jsl.md §4).
     table = tables.table(cfg, None, "multisets")
     der = symbolic.derive(4, p)
-    compared = 0
+    exact_records = 0
     for i in range(len(a.steps)):
         theta = jnp.asarray([b.observables[k][i] for k in ("alpha", "gamma", "rho")])
         F = np.abs(np.asarray(der.compiled_F(*theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))))
-        tol = float(rj.dynamics.tie_tolerance(cfg, theta))
-        if not np.any((F > 1e-3 * tol) & (F <= tol)):
-            compared += 1
-            assert a.observables["error"][i] == pytest.approx(b.observables["error"][i], rel=1e-12, abs=1e-13)
-    assert compared >= 1  # p = 5 at sqrt_d: the uniform rule is in doubt at 15 of 16 records (test_class_ties_are_exact)
+        tol = float(rj.dynamics.tie_tolerance(cfg, theta))  # uniform: the loosest bound
+        tight = np.asarray(rj.dynamics.tie_tolerance(cfg, theta, table.n))  # the multiset rule's own
+        doubt = float(np.sum(np.asarray(table.w)[(F > 1e-3 * tight) & (F <= tol)]))
+        gap = abs(float(a.observables["error"][i]) - float(b.observables["error"][i]))
+        assert gap <= 0.5 * doubt + 1e-13 * float(b.observables["error"][i]) + 1e-13, (i, gap, doubt)
+        exact_records += doubt == 0
+    assert exact_records >= (1 if temperature == "unit" else 0)
 
 
 def test_class_ties_are_exact():

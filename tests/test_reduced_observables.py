@@ -1,8 +1,10 @@
 """The reduced observables within/between attention, patch association and the exact 0-1 error."""
 
 import jax.numpy as jnp
+import mpmath
 import numpy as np
 import pytest
+import sympy as sp
 
 import full.jsl as fj
 import reduced.jsl as rj
@@ -142,3 +144,36 @@ def test_patch_association_ties_fail():
              (0.2, 2.0, 0.9): 1.0, (0.2, -0.1, -0.2): 1.0, (0.2, -0.2, -0.1): 0.0}
     for state, want in cases.items():
         assert _reduced_at(cfg, state)["patch_association"] == want, state
+
+
+def test_tie_tolerance_per_configuration_decides_a_small_genuine_F():
+    """The issue-13 case (D=12, C=3, q=0.4, p=5, nu=0.01, sigma_A=2, sqrt_d, step 4): one configuration has
+    F = 1.849e-10, nonzero in 60-digit arithmetic. The uniform bound (every patch at |u_i| = D|alpha|, 3.7e-10) called
+    it a tie; the per-configuration bound (each patch at its own y_i) is 4.6e-12, still above the computed F's actual
+    rounding error (checked against 60 digits for every |F| < 1e-6), so F's sign decides it, as the class sum does."""
+    cfg = JSLConfig(D=12, C=3, q=0.4, p=5, nu=0.01, sigma_A=2.0, temperature="sqrt_d", steps=4, record_every=4)
+    tr = rj.simulate(cfg, enumeration="multisets")
+    theta = jnp.asarray([tr.observables[k][-1] for k in ("alpha", "gamma", "rho")])
+    table = rj.dynamics.Table(cfg, None, "multisets")
+    der = rj.symbolic.derive(3, 5)
+    F = np.asarray(der.compiled_F(*theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n)))
+    per = np.asarray(rj.dynamics.tie_tolerance(cfg, theta, table.n))
+    uniform = float(rj.dynamics.tie_tolerance(cfg, theta))
+    mpmath.mp.dps = 60
+    sub = {rj.symbolic.alpha: sp.Float(float(theta[0]), 60), rj.symbolic.gamma: sp.Float(float(theta[1]), 60),
+           rj.symbolic.rho: sp.Float(float(theta[2]), 60), rj.symbolic.beta: 2, rj.symbolic.tau: sp.sqrt(12),
+           rj.symbolic.nu: sp.Rational(1, 100), rj.symbolic.D: 12}
+    exact = sp.lambdify(list(der.n), der.F.subs(sub), "mpmath")
+    counts = np.asarray(table.n).T.astype(int)
+    small = np.flatnonzero(np.abs(F) < 1e-6)
+    decided = 0
+    for i in small:
+        e = exact(*[int(v) for v in counts[i]])
+        assert abs(F[i] - float(e)) <= per[i]  # the bound holds
+        if abs(e) > mpmath.mpf(10) ** -50:  # genuinely nonzero: decided by its sign under the per-configuration rule
+            assert abs(F[i]) > per[i] and np.sign(F[i]) == np.sign(float(e))
+            decided += abs(F[i]) <= uniform
+    assert decided == 1  # the 1.849e-10 configuration, a tie under the uniform rule
+    err_class = float(rj.simulate(cfg).observables["error"][-1])
+    # both sums add the same weights times (0, 1/2, 1): rounding of a sum of <= 1e3 terms, 1e-13 relative is ample
+    assert float(tr.observables["error"][-1]) == pytest.approx(err_class, rel=1e-13)

@@ -80,8 +80,12 @@ def test_two_point_sweep_from_the_cli(tmp_path, capsys):
 def test_check_theorems_holds_and_its_negative_control_fails(tmp_path):
     assert cli.main(["check-theorems", "toy", "--eta", "0.5", "--out", str(tmp_path / "a")]) == 0
     assert cli.main(["check-theorems", "toy", "--eta", "2.5", "--out", str(tmp_path / "b"), "--json"]) == 1
-    claims = json.loads((tmp_path / "b" / "theorems.json").read_text())["claims"]
-    assert claims[0]["holds"] is False and claims[0]["measured"] > 0
+    saved = json.loads((tmp_path / "b" / "theorems.json").read_text())
+    claims = saved["claims"]
+    assert claims[0]["verdict"] == "fails" and claims[0]["measured"] > 0 and saved["config"]["eta"] == 2.5
+    contract = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
+                "negative_control"}
+    assert contract <= set(claims[0])
 
 
 def test_library_api_and_help_name_the_setting():

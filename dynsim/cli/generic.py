@@ -50,11 +50,11 @@ def check_arguments(parser, setting: Setting) -> None:
 
 
 def run_check(args) -> int:
-    """Evaluate the setting's claims; exit 0 when every evaluated claim holds, 1 when one fails."""
+    """Evaluate the setting's claims; exit 0 only when every claim holds (dynsim.claims.exit_code)."""
     setting: Setting = args.setting_record
     cfg = options.config(args)
     return output.run_claims(args, getattr(cfg, "steps", 0), lambda log: setting.claims(cfg, log=log),
-                             {"config": cfg.to_dict()})
+                             cfg.to_dict(), unit="steps")
 
 
 def derive_arguments(parser, setting: Setting) -> None:
@@ -77,8 +77,9 @@ def commands(setting: Setting) -> list[Command]:
                            description=f"Compare the reduced and the full level of {setting.description}."))
     if setting.claims is not None and setting.command("check-theorems") is None:
         out.append(Command("check-theorems", setting.name, check_arguments, run_check,
-                           description=f"Evaluate the claims of {setting.description} on runs. Exit 0 when every "
-                                       "evaluated claim holds, 1 when one fails, 2 on invalid input."))
+                           description=f"Evaluate the claims of {setting.description} on runs. Exit 0 only when every "
+                                       "claim holds; 1 when one fails, is not applicable or was not evaluated; 2 on "
+                                       "invalid input."))
     if setting.derive is not None and setting.command("derive") is None:
         out.append(Command("derive", setting.name, derive_arguments, run_derive,
                            description=f"Print the symbolic reduced loss of {setting.description} and its gradients."))

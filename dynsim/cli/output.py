@@ -63,17 +63,27 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
     return EXIT_AGREE if report.passed else EXIT_DISAGREE
 
 
-def run_claims(args, steps: int, evaluate, extra: dict) -> int:
-    """`check-theorems`: evaluate the claims (`evaluate(log)` -> [Claim]) under a progress bar of `steps`, write
-    theorems.json ({"claims", "timings", **extra}) to --out, print the table or (--json) the claims. Exit 0 when
-    every evaluated claim holds, 1 when one fails."""
+def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = None, unit: str = "runs") -> int:
+    """`check-theorems`: evaluate the claims (`evaluate(log)` -> [Claim | Measurement]) under a progress bar of
+    `total` units (the evaluator moves it with `progress.advance` per finished run, or compiled runs per step when
+    unit="steps"), write theorems.json ({"config", "claims", "measurements", "timings", **extra}) to --out, print
+    the table or (--json) {"config", "claims", "measurements"}. Exit 0 only when every claim holds
+    (`dynsim.claims.exit_code`): a claim that fails, is not applicable or was not evaluated gives 1."""
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
-    found = run_logged("claims", steps, lambda: evaluate(log), timings, "seconds")
-    text = claims_mod.to_json(found)
-    write_json(os.path.join(args.out, "theorems.json"), {**json.loads(text), "timings": timings, **extra})
-    print(text if args.json else claims_mod.table(found))
-    return EXIT_DISAGREE if any(c.holds is False for c in found) else EXIT_AGREE
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with progress.bar(total, "claims", unit=unit):
+            found = evaluate(log)
+    timings["seconds"] = time.perf_counter() - t0
+    for w in caught:
+        log(f"warning: {w.message}")
+    log(f"claims: done in {timings['seconds']:.1f} s")
+    data = claims_mod.to_dict(found, config)
+    write_json(os.path.join(args.out, "theorems.json"), {**data, "timings": timings, **(extra or {})})
+    print(claims_mod.to_json(found, config) if args.json else claims_mod.table(found))
+    return claims_mod.exit_code(found)
 
 
 def check_confidence(confidence: float) -> None:

@@ -101,3 +101,46 @@ def loss_floor(cfg: JSLConfig) -> float:
 def lines(cfg: JSLConfig) -> dict[str, float]:
     """The three reference lines: {"glm_error", "bayes_error", "loss_floor"}."""
     return {"glm_error": glm_error(cfg), "bayes_error": bayes_error(cfg), "loss_floor": loss_floor(cfg)}
+
+
+def _count_and_sign_weights(cfg: JSLConfig):
+    """{(T, N+ - N-): exact integer numerator} over the L-1 random sets, and their common denominator.
+
+    A set of type (a, b) (a patches +1, b -1, c = C - a - b zero) has probability
+    C!/(a! b! c!) (q/2)^(a+b) (1-q)^c = C!/(a! b! c!) num^(a+b) (2 (den - num))^c / (2 den)^C; it adds a - b to T and
+    +1 (a = C), -1 (b = C) or 0 to N+ - N- (y = +1: the signal set adds C to T and 1 to f*/C = 1 + N+ - N-).
+    """
+    a_, b_ = _q(cfg)
+    C = cfg.C
+    step = {}
+    for a in range(C + 1):
+        for b in range(C + 1 - a):
+            c = C - a - b
+            num = math.comb(C, a) * math.comb(C - a, b) * a_ ** (a + b) * (2 * (b_ - a_)) ** c
+            if num:
+                key = (a - b, 1 if a == C else -1 if b == C else 0)
+                step[key] = step.get(key, 0) + num
+    state = {(C, 0): 1}
+    for _ in range(cfg.L - 1):
+        new: dict = {}
+        for (t, s), w in state.items():
+            for (dt, ds), v in step.items():
+                new[(t + dt, s + ds)] = new.get((t + dt, s + ds), 0) + w * v
+        state = new
+    return state, (2 * b_) ** (C * (cfg.L - 1))
+
+
+def glm_error_fstar(cfg: JSLConfig) -> float:
+    """P[f* T <= 0] of the Event-I model sign(T), T = sum_j <w*, X_j> (Theorem 3.1's P[f* g <= 0]; f* = 0 or T = 0
+    is a failure), with f* = C (1 + N+ - N-) (jsl-derivations 2.4, y = +1)."""
+    _check(cfg)
+    state, den = _count_and_sign_weights(cfg)
+    return sum(w for (t, s), w in state.items() if t * (1 + s) <= 0) / den
+
+
+def bayes_error_fstar(cfg: JSLConfig) -> float:
+    """P[f* = 0] = P[N+ = N-]: every F fails there, and the Bayes rule sign(N+ - N-) = sign(f*) fails nowhere else,
+    so it is the least P[f* F <= 0] of any F (jsl-derivations 2.4)."""
+    _check(cfg)
+    state, den = _count_and_sign_weights(cfg)
+    return sum(w for (t, s), w in state.items() if 1 + s == 0) / den

@@ -73,7 +73,7 @@ def moment_classes(D: int, C: int, p: int, max_nonzero: Optional[int] = None, li
                              f"max_nonzero = {max_nonzero})")
     cls = _built.get(key)
     if cls is None:
-        cls = _build(D, C, p, max_nonzero, limit)
+        cls = build(D, C, p, max_nonzero, limit)
         if limit is None or cls.variables.shape[0] <= limit:  # complete: kept (the last two tables)
             if len(_built) >= 2:
                 del _built[next(iter(_built))]
@@ -85,10 +85,12 @@ def moment_classes(D: int, C: int, p: int, max_nonzero: Optional[int] = None, li
     return cls
 
 
-def _build(D: int, C: int, p: int, max_nonzero: Optional[int], limit: Optional[int]) -> Classes:
-    """`moment_classes` without the refusal cache (a partial table past `limit` is returned short)."""
+def build(D: int, C: int, p: int, max_nonzero: Optional[int], limit: Optional[int],
+           per_type: Optional[np.ndarray] = None) -> Classes:
+    """`moment_classes` without the refusal cache (a partial table past `limit` is returned short). per_type: the
+    (K, V) per-type variables (default `per_type_variables`; extra trailing columns are carried as class variables)."""
     sets = D // C - 1
-    per_type = per_type_variables(C, p)  # columns: t, S_2.., Z_0, Z_1..
+    per_type = per_type_variables(C, p) if per_type is None else per_type  # columns: t, S_2.., Z_0, Z_1.., extra
     z0 = p  # the column of Z_0
     other = [v for v in range(per_type.shape[1]) if v != z0]
     steps = per_type[:, other]

@@ -44,26 +44,35 @@ def gradient(cfg: JSLConfig, table: Sum, theta):
     return loss_and_gradients(cfg, theta, table)[1:]
 
 
-def tie_tolerance(cfg: JSLConfig, state):
-    """Bound on the rounding error of the computed F of any configuration of the multiset sum: |F| below it counts as F = 0.
+def tie_tolerance(cfg: JSLConfig, state, n=None):
+    """Bound on the rounding error of the computed F of each configuration n of the multiset sum (a uniform bound
+    over all configurations when n is None): |F| below it counts as F = 0.
 
-    Rounding model (u = unit roundoff of cfg.dtype, x = D|alpha|, l = max(|gamma - beta|, |rho - beta|)/tau):
-    exp of a rounded logit errs by relative (2 l + 2) u, so Lambda, Gamma, Xi err by relative <= (2 l + 6) u;
-    m_i = Lambda s_i + Gamma (T_m - s_i) + Xi (T - T_m) has integer coefficients with
-    Lambda + Gamma |T_m - s_i| + Xi |T - T_m| <= 1, so it errs by <= (2 l + 9) u absolutely, and u_i = D alpha m_i by
-    <= x (2 l + 11) u; sigma(u_i) then errs by <= sigma'(x) x (2 l + 11) u + 4 u sigma(x) (|u_i| <= x, sigma' increasing);
-    summing D such terms in <= K + 4 groups adds (K + 4) u D sigma(x). A factor 4 covers the order in which the
-    lambdified CSE code evaluates these (powers as products, common subexpressions). F is exactly 0 in exact
-    arithmetic for configurations mapped to their negation by a set permutation (jsl-derivations 2.4) and for
-    T = 0 whenever gamma = rho (jsl-derivations 3e, e.g. the idealized start); genuine |F| are O(alpha^p), far above.
+    Rounding model (u = unit roundoff of cfg.dtype, l = max(|gamma - beta|, |rho - beta|)/tau): exp of a rounded
+    logit errs by relative (2 l + 2) u, so Lambda, Gamma, Xi err by relative <= (2 l + 6) u; patch i's
+    m_i = Lambda s_i + Gamma (T_m - s_i) + Xi (T - T_m) has integer coefficients, so with
+    mu_i = Lambda |s_i| + Gamma |T_m - s_i| + Xi |T - T_m| (<= 1) it errs by <= (2 l + 9) u mu_i absolutely, and
+    u_i = D alpha m_i by <= c y_i, c = (2 l + 11) u, y_i = D |alpha| mu_i. By the mean value theorem sigma(u_i)
+    errs by <= sigma'(x_i) c y_i with x_i = |u_i| + 2 c y_i (computed |u_i| plus twice its error bounds the point
+    in between; sigma' increasing in |x|), its evaluation adds 4 u sigma(x_i), and summing the D terms in <= K + 4
+    groups adds (K + 4) u sum_i sigma(x_i). A factor 4 covers the order in which the lambdified CSE code evaluates
+    these (powers as products, common subexpressions). With n given the sums are the configuration's own
+    (`symbolic.Derivation.compiled_scales`); without, every patch is taken at |u_i| = y_i = x = D |alpha| (looser:
+    it called a genuine F = 1.8e-10 a tie, tests/test_reduced_observables.py). F is exactly 0 in exact arithmetic for
+    configurations mapped to their negation by a set permutation (jsl-derivations 2.4) and for T = 0 whenever
+    gamma = rho (jsl-derivations 3e, e.g. the idealized start).
     """
     u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
     K = len(configurations.set_types(cfg.C))
-    x = cfg.D * jnp.abs(state[0])
     ell = jnp.maximum(jnp.abs(state[1] - cfg.sigma_A), jnp.abs(state[2] - cfg.sigma_A)) / cfg.tau
-    sig = x**cfg.p + cfg.nu * x
-    xdsig = cfg.p * x**cfg.p + cfg.nu * x
-    return 4 * u * cfg.D * (xdsig * (2 * ell + 11) + (K + 8) * sig)
+    c = (2 * ell + 11) * u
+    if n is None:
+        x = cfg.D * jnp.abs(state[0])
+        spread, sig = cfg.D * (cfg.p * x**cfg.p + cfg.nu * x) * c, cfg.D * (x**cfg.p + cfg.nu * x)
+    else:
+        spread, sig = derive(cfg.C, cfg.p).compiled_scales(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu,
+                                                          cfg.D, list(n), c)
+    return 4 * (spread + (K + 8) * u * sig)
 
 
 def population_error(cfg: JSLConfig, state, table: Sum):
@@ -74,7 +83,8 @@ def population_error(cfg: JSLConfig, state, table: Sum):
     der = derive(cfg.C, cfg.p)
     F = der.compiled_F(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
     F = jnp.broadcast_to(F, table.w.shape)
-    return jnp.sum(table.w * error.wrong(F, tie_tolerance(cfg, state)).astype(table.w.dtype))
+    tol = jnp.broadcast_to(tie_tolerance(cfg, state, table.n), table.w.shape)
+    return jnp.sum(table.w * error.wrong(F, tol).astype(table.w.dtype))
 
 
 def orbit_step_sizes(cfg: JSLConfig) -> jnp.ndarray:

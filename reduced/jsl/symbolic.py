@@ -55,6 +55,7 @@ class Derivation:
     gradients: tuple[sp.Expr, sp.Expr, sp.Expr]  # d loss / d(alpha, gamma, rho)
     compiled: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> [loss, dalpha, dgamma, drho]
     compiled_F: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> F, the same sympy expression `F`
+    compiled_scales: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n, c) -> the two sums of `dynamics.tie_tolerance`
 
 
 @lru_cache(maxsize=None)
@@ -80,6 +81,21 @@ def derive(C: int, p: int) -> Derivation:
     for nk, (a, b) in zip(n, types):
         c = C - a - b
         F_named += nk * (a * sigma(u * m(1, a - b)) + b * sigma(u * m(-1, a - b)) + c * sigma(u * m(0, a - b)))
+    # Per patch, y_i = D |alpha| (Lambda |s_i| + Gamma |T_set - s_i| + Xi |T - T_set|) scales the rounding error
+    # c y_i of u_i = D alpha m_i, and x_i = |u_i| + 2 c y_i bounds where sigma' is evaluated (`dynamics.tie_tolerance`).
+    c_ = sp.Symbol("c", nonnegative=True)
+
+    def patches(g):
+        def term(s_i, T_set):
+            y_i = D * sp.Abs(alpha) * (Lam_ * abs(s_i) + Gam_ * sp.Abs(T_set - s_i) + Xi_ * sp.Abs(T_ - T_set))
+            return g(sp.Abs(u * m(s_i, T_set)) + 2 * c_ * y_i, y_i)
+
+        out = C * term(1, C)
+        for nk, (a, b) in zip(n, types):
+            out += nk * (a * term(1, a - b) + b * term(-1, a - b) + (C - a - b) * term(0, a - b))
+        return out.subs(definitions)
+
+    scales = [patches(lambda x, y_i: (p * x ** (p - 1) + nu) * c_ * y_i), patches(lambda x, y_i: x**p + nu * x)]
     a_, b_ = sp.symbols("a b", integer=True)
     pre = {"m_signal": m(1, C), "m_plus(a,b)": m(1, a_ - b_), "m_minus(a,b)": m(-1, a_ - b_),
            "m_zero(a,b)": m(0, a_ - b_)}
@@ -94,8 +110,9 @@ def derive(C: int, p: int) -> Derivation:
     )
     # F itself (for the 0-1 error): lambdified from the same expression, so sign(F) is the model's sign.
     compiled_F = sp.lambdify([alpha, gamma, rho, beta, tau, nu, D, list(n)], F, modules="jax", cse=True)
+    compiled_scales = sp.lambdify([alpha, gamma, rho, beta, tau, nu, D, list(n), c_], scales, modules="jax", cse=True)
     return Derivation(C, p, n, {str(k): v for k, v in definitions.items()}, pre, F_named, F, loss, grads, compiled,
-                      compiled_F)
+                      compiled_F, compiled_scales)
 
 
 def render(C: int, p: int, latex: bool = False) -> str:

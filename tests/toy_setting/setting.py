@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynsim.claims import Claim, holds
+from dynsim.claims import Claim, judge
 from dynsim.setting import Checks, Setting, SweepSpec
 from dynsim.sweeps.common import verdict
 
@@ -17,10 +17,13 @@ def monotone_loss(cfg: ToyConfig, log=lambda s: None) -> list[Claim]:
     log("reduced: the (m, s) recurrence ...")
     t = levels.reduced(cfg)
     rise = float(np.max(np.diff(t["loss"])))
-    return [Claim("monotone loss", "GD never increases the population loss: max_t L(t+1) - L(t) <= 0",
-                  [f"linear teacher-student, d = {cfg.d}, eta = {cfg.eta}, {cfg.steps} steps, exact population GD",
-                   "holds for 0 < eta <= 2 (|1 - eta| <= 1); eta > 2 diverges"],
-                  rise, "<=", 0.0, holds(rise, "<=", 0.0), {"final_loss": float(t["loss"][-1])})]
+    return [judge("monotone loss", statement="GD never increases the population loss",
+                  reading="max_t L(t+1) - L(t) on the exact population recurrence",
+                  regime=f"0 < eta <= 2 (here eta = {cfg.eta})", measured=rise, relation="<=", threshold=0.0,
+                  derivation="|1 - eta| <= 1 contracts the error; exact arithmetic gives rises <= 0",
+                  negative_control="eta = 2.5 diverges (tests/test_toy_setting.py)",
+                  assumptions=[f"linear teacher-student, d = {cfg.d}, {cfg.steps} steps, exact population GD"],
+                  details={"final_loss": float(t["loss"][-1])})]
 
 
 def summary(cfg: ToyConfig, red, ful, report) -> dict:

@@ -1,0 +1,123 @@
+"""The idealized runs behind the JSL claims: one reduced run per (D, temperature), with its errors against f* and y.
+
+A `Point` is one reduced GD run on (P) (`reduced.jsl.simulate`, the sum it chooses: exact classes, truncated, or Monte
+Carlo) and what the claims read from it: the final state's error against f* (`reduced.jsl.fstar`, exact classes
+split by sign f*, or a Monte Carlo sample with its standard error) and against y, patch association, the exact
+reference lines, Lemma 4.3's per-entry increments at every recorded step, and the event times.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import reduced.jsl
+from dynsim import progress
+from reduced.jsl import dynamics, fstar, sums, tables
+
+from . import events, reference
+from .config import JSLConfig
+
+LADDER = (16, 24, 36)  # Theorem 4.1's default sizes: exact class sums, minutes on 2 CPU cores (docs/jsl.md 12)
+FULL_LADDER = (16, 36, 64, 100)  # issue 13's ladder (`--sizes 16,36,64,100`): D = 64 alone ran > 35 min on 2 cores
+QUICK_LADDER = (8, 12, 16)  # CI-sized: seconds per point
+LEMMA_4_3_MAX_CLASSES = 1_000_000  # Lemma 4.3's increments are evaluated at every recorded step up to this sum size
+FSTAR_MAX_CLASSES = 5_000_000  # above this the f* error uses a Monte Carlo sample (`reduced.jsl.fstar`)
+FSTAR_SAMPLES = 1_000_000
+
+
+def at_size(cfg: JSLConfig, D: int, **changes) -> JSLConfig:
+    """cfg at D patches (d = D, sigma = 1/sqrt(d) and the partition resolved again)."""
+    return cfg.replace(**{"D": D, "d": None, "sigma": None, "partition": None, **changes})
+
+
+@dataclasses.dataclass
+class Point:
+    """One reduced run and what the claims read from it."""
+
+    D: int
+    temperature: str
+    steps: int
+    error_fstar: float  # P[f* F <= 0] at T
+    error_fstar_se: float  # Monte Carlo standard error (0 when exact)
+    error_y: float  # P[F < 0] + 1/2 P[F = 0] at T (y = +1)
+    patch_association: float  # at T (1.0 or 0.0 by Lemma 4.1)
+    lines: dict  # exact reference lines against y and f*
+    sum_method: str
+    min_d_gamma: float  # Lemma 4.3: smallest per-entry gamma increment over the recorded steps (nan: not evaluated)
+    min_d_gamma_step: int  # the recorded step where it occurs (-1: not evaluated)
+    steps_d_gamma_not_positive: int  # recorded steps with d gamma <= 0
+    max_ratio: float  # max |d rho| / d gamma over the recorded steps with d gamma > 0
+    ratio_at_start: float
+    events: dict
+    alpha_peaked: bool  # alpha reached its maximum before the last recorded step: Event I is over
+    seconds: float
+    loss_tail: float = math.nan  # share of the run's loss decrease made in its last tenth (`loss_tail`)
+
+    @property
+    def gap_fstar(self) -> float:
+        """Error against f* above the Bayes error against f* (P[f* = 0])."""
+        return self.error_fstar - self.lines["bayes_error_fstar"]
+
+    def to_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "gap_fstar": self.gap_fstar}
+
+
+def lines(cfg: JSLConfig) -> dict[str, float]:
+    """The exact reference lines against y (`reference.lines`) and against f*."""
+    return {**reference.lines(cfg), "glm_error_fstar": reference.glm_error_fstar(cfg),
+            "bayes_error_fstar": reference.bayes_error_fstar(cfg)}
+
+
+def increments(cfg: JSLConfig, traj, max_nonzero: Optional[int]) -> np.ndarray:
+    """Per-entry GD increments (d gamma, d rho) = -orbit_step_sizes dL/d(gamma, rho) at every recorded state (Lemma 4.3)."""
+    table = tables.table(cfg, max_nonzero).weights
+    states = jnp.asarray(np.stack([traj["alpha"], traj["gamma"], traj["rho"]], axis=1), cfg.dtype)
+    grads = jax.jit(lambda sts: jax.lax.map(lambda th: dynamics.gradient(cfg, table, th), sts))(states)  # one state at a time: memory of one pass
+    sizes = dynamics.orbit_step_sizes(cfg)
+    return np.asarray(-sizes[1:] * grads[:, 1:])
+
+
+def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
+    """(L(0.9 T) - L(T)) / (L(0) - L(T)): the share of the run's loss decrease made in its last tenth of steps (the
+    record at or before 0.9 T); 1 when the run is one record long, inf when the loss did not decrease."""
+    steps, loss = np.asarray(steps), np.asarray(loss, dtype=float)
+    i = int(np.searchsorted(steps, 0.9 * steps[-1], side="right")) - 1
+    total = loss[0] - loss[-1]
+    return float((loss[i] - loss[-1]) / total) if total > 0 else math.inf
+
+
+def run_point(cfg: JSLConfig) -> Point:
+    """The reduced run of cfg and its readings (`Point`)."""
+    t0 = time.perf_counter()
+    traj = reduced.jsl.simulate(cfg)
+    trunc = traj.meta["truncation"]
+    theta = np.array([traj["alpha"][-1], traj["gamma"][-1], traj["rho"][-1]])
+    size = tables.size(cfg, None, limit=FSTAR_MAX_CLASSES)
+    signed = fstar.signed_table(cfg) if size is not None else \
+        fstar.sampled_signed(cfg, jax.random.fold_in(sums.mc_key(cfg), 11), FSTAR_SAMPLES)
+    err, se = fstar.error(cfg, theta, signed)
+    method = traj.meta.get("sum_method", "full")
+    min_dg = max_ratio = ratio0 = math.nan
+    at_min, not_positive = -1, 0
+    if method != "monte_carlo" and (trunc["configurations"] or 0) <= LEMMA_4_3_MAX_CLASSES:
+        inc = increments(cfg, traj, trunc["max_nonzero"])
+        dg, dr = inc[:, 0], inc[:, 1]
+        min_dg = float(np.min(dg))
+        at_min, not_positive = int(traj.steps[int(np.argmin(dg))]), int(np.sum(dg <= 0))
+        pos = dg > 0
+        ratios = np.abs(dr[pos]) / dg[pos]
+        max_ratio = float(np.max(ratios)) if ratios.size else math.inf
+        ratio0 = float(np.abs(dr[0]) / dg[0]) if dg[0] > 0 else math.inf
+    ev = events.detect(traj)
+    progress.advance()
+    return Point(cfg.D, cfg.temperature, cfg.steps, err, se, float(traj["error"][-1]),
+                 float(traj["patch_association"][-1]), lines(cfg), method, min_dg, at_min, not_positive, max_ratio, ratio0,
+                 {k: v for k, v in ev.times().items()}, bool(np.argmax(traj["alpha"]) < traj.steps.size - 1),
+                 time.perf_counter() - t0, loss_tail(traj.steps, traj["loss"]))

@@ -1,0 +1,98 @@
+"""Realistic runs (E) for the claims: `full.jsl.realistic`'s GD plus what Lemma 4.2 and Theorem 4.2 are judged on.
+
+Per seed: the same data, start, GD and records as `full.jsl.realistic.run` (same key layout, same step), optionally
+with the training labels shuffled (a negative control). Added at the final step T:
+
+- the 0-1 error against the labelling function f* (jsl-derivations §1): f*(X) = sum_l Threshold_{0.9C}(z_l),
+  z_l = sum_{i in S_l} <w*, X_i>, Threshold_c(z) = z if |z| > c else 0; an error is f* F <= 0 (f* = 0 counts as one);
+- the same error of the sign-of-count GLM sum_j <w*, X_j> on the same test points;
+- the tangent of v to the line of w*, tan(T) = |v - alpha w*| / |alpha| (alpha = <v, w*>);
+- its sampling prediction (Lemma 4.2). On the line, at (A, alpha w*), proj = alpha s does not read the noise xi, and
+  the v-gradient of (E) splits into (sum G s) w* + n with n = sum_nj G_nj xi_nj, G = dL/dproj (n, D): given (y, s),
+  n ~ N(0, sigma^2 |G|_F^2 (I - w* w*^T)) exactly, |n| = sigma |G|_F chi_{d-1}. A component u of v off the line
+  adds (to first order) the curvature term sigma^2 h u to that gradient, h = sum_nj d^2 L / d proj_nj^2 (the mean
+  over xi of the Hessian in u; different patches' noises are independent, so only the diagonal counts). Where GD
+  has equilibrated the off-line component, sigma^2 h u = -n, so at confidence c
+      tan(T) <= bound_c = sigma |G|_F sqrt(chi2_c(d - 1)) / (sigma^2 h |alpha(T)|) = |G|_F sqrt(chi2_c(d - 1)) / (sigma h |alpha(T)|),
+  evaluated with the run's training labels at its final (A(T), alpha(T)). The equilibration time of u is
+  1 / (eta sigma^2 h) steps (reported as "relaxation_steps").
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy.stats import chi2
+
+from dynsim.jsl import JSLConfig, data, partition
+from dynsim.trajectory import seed_statistics
+from full.jsl import realistic, sampling
+from full.jsl.training import model_for
+
+LEMMA_4_2_CONFIDENCE = 0.99  # confidence of the chi_{d-1} quantile in eps_c(N)
+
+
+def f_star(cfg: JSLConfig, s):
+    """f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} s_i) from s_i = <w*, X_i> (..., D) (jsl-derivations §1)."""
+    z = s @ jax.nn.one_hot(jnp.asarray(partition.set_of(cfg)), cfg.L, dtype=s.dtype)
+    return jnp.sum(jnp.where(jnp.abs(z) > 0.9 * cfg.C, z, 0.0), axis=-1)
+
+
+def f_star_error(cfg: JSLConfig, F, s):
+    """P[f* F <= 0]: the error against f* of Theorems 3.1, 4.1, 4.2 (f* = 0 or F = 0 counts as an error)."""
+    return jnp.mean(jnp.where(f_star(cfg, s) * F > 0, 0.0, 1.0))
+
+
+def tangent(v, w_star):
+    """|v - alpha w*| / |alpha| with alpha = <v, w*>: the tangent of the angle between v and the line of w*."""
+    alpha, r, _ = sampling.split_v(v, w_star)
+    return r / jnp.abs(alpha)
+
+
+def on_line_curvature(cfg: JSLConfig, A, alpha, s, y):
+    """(|G|_F, h) of the empirical loss (E) at (A, v = alpha w*), proj = alpha s: G = dL/dproj, h = sum_nj d^2L/dproj_nj^2.
+
+    Samples do not interact, so the Hessian in proj is block-diagonal over n: h = sum_j <E_j, H E_j> with E_j the
+    indicator of patch j in every sample (one Hessian-vector product per patch).
+    """
+    grad = jax.grad(lambda proj: sampling.projections_loss(model_for(cfg), A, y, proj))
+    proj = alpha * s
+    E = jnp.broadcast_to(jnp.eye(cfg.D, dtype=s.dtype)[:, None, :], (cfg.D,) + s.shape)
+    h = jnp.sum(jax.vmap(lambda e: e * jax.jvp(grad, (proj,), (e,))[1])(E))
+    return jnp.linalg.norm(grad(proj)), h
+
+
+def _one_seed(cfg: JSLConfig, shuffle, key, w_star):
+    (X, y), test = realistic.datasets(cfg, key, w_star)
+    y_train = jnp.where(shuffle, jax.random.permutation(jax.random.fold_in(key, 7), y), y)
+    params0 = realistic.initial_params(cfg, jax.random.fold_in(key, 2), w_star)
+    params, rec = realistic.train(cfg, params0, w_star, (X, y_train), test)
+    A, v = params["params"]["A"], params["params"]["v"]
+    alpha = jnp.dot(v, w_star)
+    g_norm, h = on_line_curvature(cfg, A, alpha, X @ w_star, y_train)
+    X_test, _ = test
+    final = {"A": A, "A0": params0["params"]["A"], "v": v, "alpha": alpha, "tangent": tangent(v, w_star),
+             "f_star_error": f_star_error(cfg, model_for(cfg).apply(params, X_test), X_test @ w_star),
+             "glm_f_star_error": f_star_error(cfg, jnp.sum(X_test @ w_star, axis=-1), X_test @ w_star),
+             "grad_norm": g_norm, "curvature": h}
+    return rec, final
+
+
+_seeds_jit = jax.jit(jax.vmap(_one_seed, in_axes=(None, None, 0, None)), static_argnums=0)
+
+
+def run(cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dict]:
+    """`seeds` realistic runs (seed r has realistic.run's key k_r): (seed statistics of the records, numpy finals).
+
+    finals also holds "bound" (seeds,): bound_c of the module docstring at c = LEMMA_4_2_CONFIDENCE.
+    """
+    realistic.check_seeds(seeds)
+    w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
+    keys = jax.vmap(lambda r: realistic.seed_key(cfg, r))(jnp.arange(seeds))
+    rec, final = _seeds_jit(cfg, jnp.asarray(bool(shuffle)), keys, w_star)
+    final = {k: np.asarray(v) for k, v in final.items()}
+    quantile = float(np.sqrt(chi2.ppf(LEMMA_4_2_CONFIDENCE, cfg.d - 1)))
+    final["bound"] = final["grad_norm"] * quantile / (cfg.sigma * final["curvature"] * np.abs(final["alpha"]))
+    final["relaxation_steps"] = 1.0 / (cfg.eta * cfg.sigma**2 * final["curvature"])
+    return seed_statistics(rec), final

@@ -1,0 +1,119 @@
+"""The P ladder of the MIM claims: one B-free reduced run per size, summarised by the numbers the claims judge.
+
+Each rung runs `reduced.mim.simulate(cfg, "mean_field")` (B free, unmasked counts at their means) for
+T(P) = ceil(steps (P / P_ref)^(1 - kappa_s)) steps, the phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) of
+mim-model-spec §5-6 scaled to `steps` at P_ref, so every rung spends the same time in its convergence stage; beside
+it the theory's approximation "pp_frozen+mean_field" (B = 0) on the same config, reported, not judged, and one GD step
+from Q = 0 for the initial rates. A rung keeps only `Rung` (scalars and short arrays), not the trajectories.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+import reduced.mim
+from dynsim.claims import LOG
+from dynsim.trajectory import Trajectory
+
+from . import phases
+from .config import MIMConfig
+
+JUDGED = "mean_field"  # B free, counts at their means: the judged dynamics
+THEORY = "pp_frozen+mean_field"  # the theory's approximation (B = 0), reported beside
+LADDER = (256, 1024, 4096, 16384)  # the full ladder of perfect squares (grid areas)
+QUICK_LADDER = (256, 1024, 4096)  # CI-sized (the tests and --quick): the smallest three grid sizes that realise the same Delta (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rung:
+    """What the claims read from one size of the ladder (all at the run's last recorded step T unless named)."""
+
+    cfg: MIMConfig
+    min_attention: float  # min over patches of Attn_{p -> U_{k,a_k(p)}}(T)
+    max_other_attention: float  # max over patches and areas j != a_k(p) of Attn_{p -> U_{k,j}}(T)
+    max_query_loss: float  # max over query classes of l_p(T) = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2]
+    initial_query_loss: float  # the same at step 0
+    labels: tuple  # phases.classify label of every local patch
+    drop_at_switch: float  # -A_global at Lemma 5.3's switch of the representative local patch (NaN: no switch)
+    switch_step: float
+    initial_ratio: float  # |dA_global| / dA_target over one step from Q = 0, representative local patch
+    predicted_ratio: float  # (1 - gamma) P^Delta
+    max_abs_B: float  # max_t max_{p,q} |B_{p,q}|
+    max_abs_A: float  # max_t max_p |A_{p, v_{k,a_k(p)}}|
+    frozen_difference: float  # max_t max_p |A_own(B free) - A_own(B = 0)| / max|A| (NaN when not run beside)
+    seconds: float
+
+    @property
+    def delta(self) -> float:
+        return self.cfg.delta
+
+
+def steps_at(P: int, steps: int, kappa_s: float, P_ref: int = 1024) -> int:
+    """T(P) = ceil(steps (P / P_ref)^(1 - kappa_s)): the phases' time scale ~ P^(1 - kappa_s) (spec §6), >= 1."""
+    return max(1, math.ceil(steps * (P / P_ref) ** (1.0 - kappa_s)))
+
+
+def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIMConfig:
+    """`base` at P with T(P) steps (`steps` at every P unless `scaled`) recorded about 100 times."""
+    T = steps_at(P, steps, base.kappa_s) if scaled else steps
+    return base.replace(P=P, steps=T, record_every=max(1, T // 100))
+
+
+def query_loss(t, step: int) -> float:
+    """max over query classes of z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2] at one recorded index (z = 1: const law)."""
+    att = np.asarray(t["area_attention_class"])[step]  # (classes, N), own area first, NaN padding
+    per = 0.5 * ((1.0 - att[:, 0]) ** 2 + np.nansum(att[:, 1:] ** 2, axis=1))
+    return float(np.max(per))
+
+
+def own_fp(t, cfg: MIMConfig) -> np.ndarray:
+    """A_{p, v_{k,a_k(p)}}, shape (steps, P, K)."""
+    return phases.own_area_fp(t, cfg=cfg)
+
+
+def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDGED,
+             advance: Optional[Callable[[], None]] = None, scaled: bool = True, beside: bool = True) -> Rung:
+    """Run and summarise one size (the B-free run, B = 0 beside it unless not `beside`, one step from Q = 0)."""
+    if base.z != "const":
+        raise ValueError(f"MIMConfig.z = {base.z!r} is invalid for the ladder: the claims' per-query loss needs z = 'const'")
+    cfg = rung_config(base, P, steps, scaled)
+    t0 = time.perf_counter()
+    t = _simulate(cfg, dynamics)
+    first = _simulate(cfg.replace(steps=1, record_every=1), dynamics)
+    frozen = _simulate(cfg, THEORY) if beside and dynamics != THEORY else t
+    local = [c for c in phases.classify_all(t, cfg=cfg) if c.own_area > 0]
+    rep = phases.classify(t, _local(cfg), cfg=cfg)
+    a_free, a_frozen = own_fp(t, cfg), own_fp(frozen, cfg)
+    max_a = float(np.nanmax(np.abs(a_free)))
+    rr = phases.initial_rate_ratio(first, _local(cfg), cfg=cfg)
+    ran = (beside or dynamics == THEORY) and max_a > 0
+    diff = float(np.nanmax(np.abs(a_free - a_frozen))) / max_a if ran else math.nan
+    out = Rung(cfg=cfg, min_attention=float(phases.own_area_attention(t, cfg=cfg).min()),
+               max_other_attention=float(np.nanmax(np.asarray(t["area_attention_class"])[-1][:, 1:])),
+               max_query_loss=query_loss(t, -1), initial_query_loss=query_loss(t, 0),
+               labels=tuple(c.label for c in local),
+               drop_at_switch=-rep.switch.A_global_interpolated if rep.switch else math.nan,
+               switch_step=rep.switch.step_interpolated if rep.switch else math.nan,
+               initial_ratio=rr.measured, predicted_ratio=rr.predicted, max_abs_B=float(np.max(t["pp_max"])),
+               max_abs_A=max_a, frozen_difference=diff, seconds=time.perf_counter() - t0)
+    log(f"  P = {P}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention {out.min_attention:.4f}, "
+        f"max|B|/max|A| {out.max_abs_B / out.max_abs_A:.4g}, {out.seconds:.1f} s")
+    if advance is not None:
+        advance()
+    return out
+
+
+def _local(cfg: MIMConfig) -> int:
+    """The first patch of the first local area of cluster 0 (the representative local query)."""
+    return int(cfg.areas[0][1][0])
+
+
+def _simulate(cfg: MIMConfig, approximation: str) -> Trajectory:
+    """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max)."""
+    t = reduced.mim.simulate(cfg, approximation)
+    return Trajectory(t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta)

@@ -1,0 +1,86 @@
+"""The claims core (dynsim.claims, dynsim.trends): verdicts, the exit rule, the JSON contract, the trend interval."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dynsim import claims, trends
+
+CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
+            "negative_control"}
+
+
+def _claim(measured, threshold=1.0, relation="<=", **kw):
+    return claims.judge("c", statement="s", reading="r", regime="g", measured=measured, relation=relation,
+                        threshold=threshold, derivation="d", negative_control="n", **kw)
+
+
+@pytest.mark.parametrize("measured, relation, verdict", [(0.5, "<=", "holds"), (1.5, "<=", "fails"),
+                                                         (1.0, "<", "fails"), (1.0, ">=", "holds"),
+                                                         (math.nan, "<=", "not evaluated")])
+def test_verdict_follows_the_relation(measured, relation, verdict):
+    assert _claim(measured, relation=relation).verdict == verdict
+
+
+def test_regime_violation_is_not_applicable_and_named():
+    c = _claim(0.5, regime_violations=["q(D - C) = 1.5 < C = 3"])
+    assert c.verdict == "not applicable" and "q(D - C) = 1.5 < C = 3" in c.regime and not c.holds
+
+
+def test_a_false_condition_fails_a_passing_comparison():
+    c = _claim(0.5, conditions={"patch association": False})
+    assert c.verdict == "fails" and c.details["conditions"] == {"patch association": False}
+
+
+def test_only_holds_passes_the_exit_rule():
+    ok, bad = _claim(0.5), _claim(2.0)
+    na = _claim(0.5, regime_violations=["x"])
+    ne = claims.not_evaluated("c", "too large")
+    m = claims.Measurement("T0", "event time", 100)
+    assert claims.exit_code([ok, m]) == 0
+    for other in (bad, na, ne):
+        assert claims.exit_code([ok, other]) == 1
+    assert claims.exit_code([m]) == 1  # nothing judged is not a pass
+
+
+def test_invalid_verdict_and_relation_are_refused():
+    with pytest.raises(ValueError, match="verdict"):
+        claims.Claim("c", "s", "r", "g", 1.0, "d", 1.0, "passes", "n")
+    with pytest.raises(ValueError, match="relation"):
+        _claim(1.0, relation="~")
+
+
+def test_json_contract_and_table():
+    items = [_claim(0.5), claims.not_evaluated("e", "too large"), claims.Measurement("T0", "event time", 100)]
+    data = json.loads(claims.to_json(items, {"D": 36}))
+    assert data["config"] == {"D": 36} and len(data["claims"]) == 2 and data["measurements"][0]["value"] == 100
+    for c in data["claims"]:
+        assert CONTRACT <= set(c) and c["verdict"] in claims.VERDICTS
+    text = claims.table(items)
+    assert "not evaluated" in text and "1 of 2 claims hold" in text and "T0" in text
+
+
+def test_trend_recovers_an_exact_line_and_refuses_bad_input():
+    t = trends.fit([16, 36, 64, 100], [3 * 16**-0.5, 3 * 36**-0.5, 3 * 64**-0.5, 3 * 100**-0.5], logx=True, logy=True)
+    assert t.slope == pytest.approx(-0.5, abs=1e-12) and t.slope_high - t.slope_low < 1e-10  # rounding only
+    assert math.isinf(trends.fit([1, 2], [1, 3]).slope_high)  # two points give no interval
+    with pytest.raises(ValueError, match="log scale"):
+        trends.fit([0, 1, 2], [1, 2, 3], logx=True)
+
+
+def test_trend_interval_covers_the_true_slope_at_its_confidence():
+    """2000 fits of 5 noisy points: the 90% interval covers the true slope in a fraction within the binomial 99.9%
+    band around 0.9 (sd sqrt(0.9 * 0.1 / 2000) = 0.0067, band +-3.29 sd = +-0.022)."""
+    rng = np.random.default_rng(0)
+    x = np.arange(5.0)
+    hits = 0
+    for _ in range(2000):
+        t = trends.fit(x, 1.0 - 0.3 * x + rng.normal(size=5), confidence=0.9)
+        hits += t.slope_low <= -0.3 <= t.slope_high
+    band = stats.norm.ppf(0.9995) * math.sqrt(0.9 * 0.1 / 2000)
+    assert abs(hits / 2000 - 0.9) <= band

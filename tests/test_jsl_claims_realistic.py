@@ -1,0 +1,116 @@
+"""JSL realistic-run claims (docs/jsl.md §13): each claim holds on an in-regime run and fails on its negative control.
+
+Sizes are small (D = 9, C = 3, q = 0.5, unit temperature, eta = 0.1, 1500 steps, 2 seeds); the
+default ladder's numbers are in the docs.
+"""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from dynsim import JSLConfig
+from dynsim.jsl import claims_realistic as cr
+from dynsim.jsl import partition, realistic_runs
+from dynsim.claims import Claim
+
+SEEDS = 2
+LARGE = 8000
+TINY = cr.Plan(n_ladder=(500,), horizon=1500, n_test=256, n_tilde=(8,), transfer_seeds=6, transfer_steps=300,
+               fig2_grid=((0.005, 0.01),), fig2_steps=5, fig2_n=64)
+# the realistic size of the claims at the user's defaults, with a 1000-step horizon
+RC = cr.realistic_config(JSLConfig(D=36, C=4, q=0.5, temperature="unit", steps=60000), TINY)
+
+
+@pytest.fixture(scope="module")
+def large():
+    """N = 8000, 1500 steps: both seeds associate on every row by step 1000 (measured: docs §13)."""
+    return realistic_runs.run(RC.replace(N=LARGE), SEEDS)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return realistic_runs.run(RC.replace(N=500), SEEDS)
+
+
+def test_f_star_against_a_loop_over_the_sets():
+    """f* of jsl-derivations §1 written out set by set; every value is a sum of integers s_i, so equality is exact."""
+    cfg = JSLConfig(D=9, C=3, q=0.5)
+    s = np.asarray(jax.random.randint(jax.random.key(0), (200, cfg.D), -1, 2), dtype=float)
+    expected = np.zeros(200)
+    for set_ in partition.sets(cfg):
+        z = s[:, set_].sum(axis=1)
+        expected += np.where(np.abs(z) > 0.9 * cfg.C, z, 0.0)
+    assert np.array_equal(np.asarray(realistic_runs.f_star(cfg, jnp.asarray(s))), expected)
+    F = np.where(np.arange(200) % 2, 1.0, -1.0)
+    assert float(realistic_runs.f_star_error(cfg, jnp.asarray(F), jnp.asarray(s))) == np.mean(~(expected * F > 0))
+
+
+def test_lemma_4_2_holds_in_regime(large):
+    claim = cr.lemma_4_2(RC.replace(N=LARGE), large[1], SEEDS)
+    assert claim.verdict == "holds", claim.details
+    assert np.all(np.asarray(claim.details["tangent"]) < 1)
+
+
+def test_lemma_4_2_fails_on_shuffled_labels():
+    rc = RC.replace(N=500)
+    _, final = realistic_runs.run(rc, SEEDS, shuffle=True)
+    assert cr.lemma_4_2(rc, final, SEEDS, shuffled=True).verdict == "fails"
+
+
+def test_theorem_4_2_holds_in_regime(large, small):
+    claim = cr.theorem_4_2(RC, {500: small, LARGE: large}, SEEDS)
+    assert claim.verdict == "holds", claim.details
+    assert claim.details["f_star_error_T"][-1] < claim.details["glm_f_star_error"]
+
+
+def test_theorem_4_2_fails_with_too_few_samples(small):
+    """At N = 500 no seed is associated on every row at T = 1500 (measured: 0.2-0.6 of the rows)."""
+    claim = cr.theorem_4_2(RC, {500: small}, SEEDS)
+    assert claim.verdict == "fails" and claim.measured < 1
+
+
+def _ideal_A(cfg, gamma, rho):
+    within, between = partition.orbit_masks(cfg)
+    return cfg.sigma_A * np.eye(cfg.D) + gamma * within + rho * between
+
+
+def test_theorem_5_1_holds_with_an_associated_A():
+    """An A with the orbit structure the idealized dynamics reach (gamma = 3, rho = -1: full association)."""
+    rc = RC.replace(N=LARGE)
+    A0 = np.asarray(realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"])
+    paired, absolute = cr.theorem_5_1(rc, {"A": _ideal_A(rc, 3.0, -1.0), "A0": A0}, TINY)
+    assert paired.verdict == "holds", paired.details
+    assert absolute.verdict == "holds", absolute.details
+
+
+def test_theorem_5_1_fails_with_a_at_init():
+    rc = RC.replace(N=LARGE)
+    A0 = np.asarray(realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"])
+    paired, absolute = cr.theorem_5_1(rc, {"A": A0, "A0": A0}, TINY, label="at initialization")
+    assert paired.verdict == "fails" and absolute.verdict == "fails"
+
+
+def test_no_trained_claim_holds_after_one_step():
+    items = cr.realistic_items(JSLConfig(D=36, C=4, q=0.5, temperature="unit", steps=1), quick=True, seeds=SEEDS,
+                               plan=TINY)
+    claims = [c for c in items if isinstance(c, Claim)]
+    assert {c.claim for c in claims} >= {"Lemma 4.2 (realistic)", "Theorem 4.2", "Theorem 5.1 (paired)",
+                                         "Theorem 5.1 (o(1))", "Figure 2"}
+    assert not any(c.holds for c in claims), [(c.claim, c.verdict) for c in claims]
+    assert next(c for c in claims if c.claim == "Figure 2").verdict == "not evaluated"
+    named = {name for c in claims for name in re.findall(r"::(test_\w+)", c.negative_control)}
+    assert named and all(name in globals() for name in named), named  # each control names a test of this file
+
+
+@pytest.mark.parametrize("seeds", [0, 1.5, True])
+def test_bad_seeds_is_a_value_error(seeds):
+    with pytest.raises(ValueError, match="seeds"):
+        cr.realistic_items(JSLConfig(steps=1), quick=True, seeds=seeds, plan=TINY)
+
+
+def test_quick_counts_its_progress_units():
+    assert cr.total_runs(True) == len(cr.QUICK.n_ladder) + 2 + len(cr.QUICK.fig2_grid)
+    assert cr.FULL.n_ladder == tuple(sorted(cr.FULL.n_ladder)) and len(cr.FULL.n_ladder) >= 3  # a trend needs 3
