@@ -159,7 +159,7 @@ def test_check_theorems_json(tmp_path, capsys):
     """The --json contract: config (with quick, seeds, ladder), every claim's keys, exit 0 only if all hold."""
     code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "3000", "--out", str(tmp_path)])
     data = json.loads(capsys.readouterr().out)
-    assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [8, 12, 16]
+    assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [32, 36, 40]
     names = [c["claim"] for c in data["claims"]]
     assert names[:4] == ["Lemma 4.1", "Lemma 4.3", "Theorem 4.1", "Theorem 3.1"]
     for c in data["claims"]:

@@ -20,7 +20,7 @@ from full.jsl import glm, population
 
 from . import data, partition, reference
 from .config import JSLConfig
-from .ladder import at_size
+from .ladder import ladder_config
 
 GLM_STEPS, GLM_ETA = 500, 1.0  # the training budget (capped by cfg.steps)
 QUICK_N, QUICK_N_TEST = 1000, 4096  # --quick caps the GLM's training and test sets
@@ -74,8 +74,8 @@ def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: L
     exact = reference.glm_error_fstar(cfg)
     best_trained = mean - Z_ONE_SIDED_95 * se
     measured = min(best_trained, exact)
-    ladder_ok = all(reference.glm_error_fstar(at_size(cfg, D)) >= 0.125 for D in sizes
-                    if not regime_violations(at_size(cfg, D)))
+    ladder_ok = all(reference.glm_error_fstar(ladder_config(cfg, D)) >= 0.125 for D in sizes
+                    if not regime_violations(ladder_config(cfg, D)))
     claim = judge(
         "Theorem 3.1",
         statement="for any GLM g(X) = phi(sum_j <w_j, X_j>), P[f* g <= 0] >= 1/8",
@@ -98,8 +98,8 @@ def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: L
                  "sign_of_count_error_fstar": exact, "sign_of_count_error_y": reference.glm_error(cfg),
                  "bayes_error_fstar": reference.bayes_error_fstar(cfg),
                  # the ladder's sizes: exact sign-of-count error against f* and whether each is in the regime
-                 "sign_of_count_error_fstar_by_D": {D: reference.glm_error_fstar(at_size(cfg, D)) for D in sizes},
-                 "in_regime_by_D": {D: not regime_violations(at_size(cfg, D)) for D in sizes}})
+                 "sign_of_count_error_fstar_by_D": {D: reference.glm_error_fstar(ladder_config(cfg, D)) for D in sizes},
+                 "in_regime_by_D": {D: not regime_violations(ladder_config(cfg, D)) for D in sizes}})
     return [claim, literal_phi_report(cfg)]
 
 

@@ -1,9 +1,18 @@
 """The idealized runs behind the JSL claims: one reduced run per (D, temperature), with its errors against f* and y.
 
-A `Point` is one reduced GD run on (P) (`reduced.jsl.simulate`, the sum it chooses: exact classes, truncated, or Monte
-Carlo) and what the claims read from it: the final state's error against f* (`reduced.jsl.fstar`, exact classes
-split by sign f*, or a Monte Carlo sample with its standard error) and against y, patch association, the exact
-reference lines, Lemma 4.3's per-entry increments at every recorded step, and the event times.
+A `Point` is one reduced run on (P) and what the claims read from it: the final state's error against f*
+(`reduced.jsl.fstar`, exact classes split by sign f*, or a Monte Carlo sample with its standard error) and against y,
+the same error one decade of time earlier (has the run reached the theorem's horizon?), patch association, the
+exact reference lines, Lemma 4.3's per-entry increments at every recorded state, and the event times.
+
+The run is the gradient flow of (P) (`reduced.jsl.simulate(cfg, method="flow")`, LSODA on the exact class sum) to
+t = eta * steps: the eta -> 0 limit of GD at the same time eta T, which is what the theorems' small eta
+(Parametrization 3.1) and T >= poly(d)/eta describe, and the only way to reach T >= poly(d)/eta at D >= 32 (the flow
+to t = 1e6 takes seconds; GD at eta = 0.005 would need 2e8 steps). `method="gd"` runs GD instead (tests).
+
+The ladder keeps the judged point's expected number of random nonzero patches q(D - C) (`ladder_config`): the
+paper's q = poly(C)/D. At fixed q the Bayes error and the share of inputs where f* differs from y grow with D, and
+the converged gap to Bayes grows too (flow to t = 1e6, q = 0.5: 8e-5, 0.0040, 0.0129 at D = 16, 24, 36).
 """
 
 from __future__ import annotations
@@ -24,9 +33,10 @@ from reduced.jsl import dynamics, fstar, sums, tables
 from . import events, reference
 from .config import JSLConfig
 
-LADDER = (16, 24, 36)  # Theorem 4.1's default sizes: exact class sums, minutes on 2 CPU cores (docs/jsl.md 12)
-FULL_LADDER = (16, 36, 64, 100)  # issue 13's ladder (`--sizes 16,36,64,100`): D = 64 alone ran > 35 min on 2 cores
-QUICK_LADDER = (8, 12, 16)  # CI-sized: seconds per point
+LADDER = (36, 40, 44, 48)  # Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 3-15 s each (docs/jsl.md 12)
+QUICK_LADDER = (32, 36, 40)  # CI-sized: seconds per point
+MAX_FLOW_D = 64  # the flow needs an exact class sum: D = 56 took 82 s and 3.4 GB, D = 64 has 15.1 million classes
+HORIZON_DECADE = 10.0  # the error is read at t and at t / HORIZON_DECADE (is the run past the theorem's horizon?)
 LEMMA_4_3_MAX_CLASSES = 1_000_000  # Lemma 4.3's increments are evaluated at every recorded step up to this sum size
 FSTAR_MAX_CLASSES = 5_000_000  # above this the f* error uses a Monte Carlo sample (`reduced.jsl.fstar`)
 FSTAR_SAMPLES = 1_000_000
@@ -35,6 +45,21 @@ FSTAR_SAMPLES = 1_000_000
 def at_size(cfg: JSLConfig, D: int, **changes) -> JSLConfig:
     """cfg at D patches (d = D, sigma = 1/sqrt(d) and the partition resolved again)."""
     return cfg.replace(**{"D": D, "d": None, "sigma": None, "partition": None, **changes})
+
+
+def ladder_q(judged: JSLConfig, D: int) -> float:
+    """q at D keeping the judged point's expected random nonzero patches: q (D - C) = q_judged (D_judged - C)."""
+    return judged.q * (judged.D - judged.C) / (D - judged.C)
+
+
+def ladder_config(judged: JSLConfig, D: int) -> JSLConfig:
+    """The ladder point D of the judged config: q scaled by `ladder_q` (the paper's q = poly(C)/D), the rest kept.
+    A ValueError names D when the scaled q leaves (0, 1]."""
+    q = ladder_q(judged, D)
+    if not 0.0 < q <= 1.0:
+        raise ValueError(f"ladder size D = {D} is invalid for C = {judged.C}: keeping q (D - C) = "
+                         f"{judged.q * (judged.D - judged.C):g} needs q = {q:.4g}, outside (0, 1]; use larger sizes")
+    return at_size(judged, D, q=q)
 
 
 @dataclasses.dataclass
@@ -59,14 +84,23 @@ class Point:
     alpha_peaked: bool  # alpha reached its maximum before the last recorded step: Event I is over
     seconds: float
     loss_tail: float = math.nan  # share of the run's loss decrease made in its last tenth (`loss_tail`)
+    q: float = math.nan
+    error_fstar_earlier: float = math.nan  # P[f* F <= 0] at t / HORIZON_DECADE
+    method: str = "flow"  # "flow" (t = eta * steps) or "gd"
 
     @property
     def gap_fstar(self) -> float:
         """Error against f* above the Bayes error against f* (P[f* = 0])."""
         return self.error_fstar - self.lines["bayes_error_fstar"]
 
+    @property
+    def gap_change(self) -> float:
+        """|gap(t) - gap(t / 10)| / gap(t): how much the last decade of time moved the gap (inf when gap(t) = 0)."""
+        gap = self.gap_fstar
+        return abs(self.error_fstar_earlier - self.error_fstar) / gap if gap > 0 else math.inf
+
     def to_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "gap_fstar": self.gap_fstar}
+        return {**dataclasses.asdict(self), "gap_fstar": self.gap_fstar, "gap_change": self.gap_change}
 
 
 def lines(cfg: JSLConfig) -> dict[str, float]:
@@ -93,20 +127,44 @@ def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
     return float((loss[i] - loss[-1]) / total) if total > 0 else math.inf
 
 
-def run_point(cfg: JSLConfig) -> Point:
-    """The reduced run of cfg and its readings (`Point`)."""
+def flow_times(cfg: JSLConfig) -> np.ndarray:
+    """Save times of a point's flow: 0, 100 log-spaced times from min(eta, t) to t = eta * steps, and t / 10."""
+    t = cfg.eta * cfg.steps
+    return np.unique(np.concatenate([[0.0], np.geomspace(min(cfg.eta, t), t, 100), [t / HORIZON_DECADE]]))
+
+
+def run(cfg: JSLConfig, method: str = "flow"):
+    """The reduced trajectory of a point: the gradient flow to t = eta * steps (default) or GD."""
+    if method == "gd":
+        return reduced.jsl.simulate(cfg)
+    if method != "flow":
+        raise ValueError(f"method = {method!r} is invalid: must be 'flow' or 'gd'")
+    if cfg.steps < 1:
+        raise ValueError(f"JSLConfig.steps = {cfg.steps} is invalid for a claim: must be >= 1 (the flow runs to "
+                         "t = eta * steps)")
+    if cfg.D > MAX_FLOW_D:
+        raise ValueError(f"ladder size D = {cfg.D} is invalid: the flow needs an exact class sum, up to D = {MAX_FLOW_D}")
+    return reduced.jsl.simulate(cfg, method="flow", times=flow_times(cfg))
+
+
+def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
+    """The reduced run of cfg (`run`) and its readings (`Point`)."""
     t0 = time.perf_counter()
-    traj = reduced.jsl.simulate(cfg)
+    traj = run(cfg, method)
     trunc = traj.meta["truncation"]
     theta = np.array([traj["alpha"][-1], traj["gamma"][-1], traj["rho"][-1]])
     size = tables.size(cfg, None, limit=FSTAR_MAX_CLASSES)
     signed = fstar.signed_table(cfg) if size is not None else \
         fstar.sampled_signed(cfg, jax.random.fold_in(sums.mc_key(cfg), 11), FSTAR_SAMPLES)
     err, se = fstar.error(cfg, theta, signed)
-    method = traj.meta.get("sum_method", "full")
+    steps = np.asarray(traj.steps)
+    k = int(np.searchsorted(steps, steps[-1] / HORIZON_DECADE, side="right")) - 1  # the record at or before T / 10
+    earlier = np.array([traj["alpha"][k], traj["gamma"][k], traj["rho"][k]])
+    err_earlier = fstar.error(cfg, earlier, signed)[0]
+    sum_method = traj.meta.get("sum_method", "full")
     min_dg = max_ratio = ratio0 = math.nan
     at_min, not_positive = -1, 0
-    if method != "monte_carlo" and (trunc["configurations"] or 0) <= LEMMA_4_3_MAX_CLASSES:
+    if sum_method != "monte_carlo" and (trunc["configurations"] or 0) <= LEMMA_4_3_MAX_CLASSES:
         inc = increments(cfg, traj, trunc["max_nonzero"])
         dg, dr = inc[:, 0], inc[:, 1]
         min_dg = float(np.min(dg))
@@ -118,6 +176,6 @@ def run_point(cfg: JSLConfig) -> Point:
     ev = events.detect(traj)
     progress.advance()
     return Point(cfg.D, cfg.temperature, cfg.steps, err, se, float(traj["error"][-1]),
-                 float(traj["patch_association"][-1]), lines(cfg), method, min_dg, at_min, not_positive, max_ratio, ratio0,
+                 float(traj["patch_association"][-1]), lines(cfg), sum_method, min_dg, at_min, not_positive, max_ratio, ratio0,
                  {k: v for k, v in ev.times().items()}, bool(np.argmax(traj["alpha"]) < traj.steps.size - 1),
-                 time.perf_counter() - t0, loss_tail(traj.steps, traj["loss"]))
+                 time.perf_counter() - t0, loss_tail(traj.steps, traj["loss"]), cfg.q, err_earlier, method)
