@@ -168,6 +168,15 @@ def test_theorem_3_1_holds_in_regime():
     assert lit.value == reference.bayes_error_fstar(cfg) and lit.value < 0.125
 
 
+def test_theorem_3_1_fails_with_phi_arbitrary():
+    """Negative control: the same size with the literal-phi GLM admitted (phi arbitrary): its error P[f* = 0] < 1/8."""
+    cfg = JSLConfig(D=24, C=3, q=0.5, steps=100, N=400, n_test=2048)
+    claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2, phi="arbitrary")
+    assert claim.verdict == "fails" and claim.measured == reference.bayes_error_fstar(cfg) < 0.125
+    with pytest.raises(ValueError, match="phi"):
+        claims_glm.theorem_3_1(cfg, quick=True, phi="linear")
+
+
 def test_theorem_3_1_not_applicable_where_a_glm_beats_one_eighth():
     """D=16, C=4, q=0.5: q(D-C) = 6 < C^2 and the sign-of-count GLM errs 0.080 < 1/8 against f*."""
     cfg = JSLConfig(D=16, C=4, q=0.5, steps=50, N=300, n_test=1024)
