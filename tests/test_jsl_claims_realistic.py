@@ -14,6 +14,7 @@ import pytest
 from dynsim import JSLConfig
 from dynsim.jsl import claims_realistic as cr
 from dynsim.jsl import partition, realistic_runs
+from dynsim.jsl.association import chance
 from dynsim.claims import Claim
 
 SEEDS = 2
@@ -114,3 +115,15 @@ def test_bad_seeds_is_a_value_error(seeds):
 def test_quick_counts_its_progress_units():
     assert cr.total_runs(True) == len(cr.QUICK.n_ladder) + 2 + len(cr.QUICK.fig2_grid)
     assert cr.FULL.n_ladder == tuple(sorted(cr.FULL.n_ladder)) and len(cr.FULL.n_ladder) >= 3  # a trend needs 3
+
+
+def test_figure_2_judgement_fails_on_an_associated_learner():
+    """The Figure 2 verdict at a point that left the plateau: association at chance (1/binom(15, 3) = 1/455) holds, an
+    associated learner (every row, as on the idealized data) fails. The search itself has not left the plateau in
+    any run (docs/jsl.md 11), so the claim is reported 'not evaluated'; this tests the judgement it would apply."""
+    cfg = JSLConfig(**{k: v for k, v in cr.FIG2_DEFAULTS.items() if k != "record_every"})
+    p = 1.0 / 455.0
+    assert abs(chance(cfg) - p) <= 1e-15  # the chance level of the judgement is the documented one
+    point = {"chance": p, "patch_association": 0.0}
+    assert cr.figure_2_claim(point, "test").verdict == "holds"
+    assert cr.figure_2_claim({**point, "patch_association": 1.0}, "test").verdict == "fails"

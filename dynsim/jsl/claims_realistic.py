@@ -236,17 +236,29 @@ def figure_2(plan: Plan, steps: int, seed: int, log: LOG) -> list:
             "Figure 2", why,
             statement=statement, reading="patch association where the test error is below the linear plateau",
             regime=search.description, derivation="plateau: error < linear-rule error - 3 sqrt(e(1-e)/n)",
-            negative_control="none: not evaluated")]
+            negative_control="the judgement it would apply fails on a learner that left the plateau with patch "
+                             "association: tests/test_jsl_claims_realistic.py::"
+                             "test_figure_2_judgement_fails_on_an_associated_learner")]
+    return [search, figure_2_claim(left, search.description, statement)]
+
+
+def figure_2_claim(left: dict, regime: str, statement: str = "Figure 2", seeds: int = 2) -> Claim:
+    """Figure 2 judged at a search point that left the linear plateau: its mean patch association must stay at the level
+    of random rankings (chance plus 3 binomial standard errors over D rows x `seeds` seeds)."""
     p = left["chance"]
-    D, R = FIG2_DEFAULTS["D"], 2
-    return [search, judge(
+    D = FIG2_DEFAULTS["D"]
+    return judge(
         "Figure 2", statement=statement,
         reading="mean patch association at the first search point that left the linear plateau (small error half: "
                 "left the plateau; no-association half: association at the level of random rankings)",
-        regime=search.description, measured=left["patch_association"], relation="<=",
-        threshold=p + 3 * math.sqrt(p * (1 - p) / (D * R)),
-        derivation="chance 1/binom(D-1, C-1) plus 3 binomial standard errors over D rows x 2 seeds",
-        negative_control="the idealized JSL data (association is then learned); not tested here", details=left)]
+        regime=regime, measured=left["patch_association"], relation="<=",
+        threshold=p + 3 * math.sqrt(p * (1 - p) / (D * seeds)),
+        derivation=f"chance 1/binom(D-1, C-1) plus 3 binomial standard errors over D rows x {seeds} seeds",
+        negative_control="a learner that left the plateau WITH patch association (every row associated, as on the "
+                         "idealized JSL data) fails: tests/test_jsl_claims_realistic.py::"
+                         "test_figure_2_judgement_fails_on_an_associated_learner; no search point has left the plateau, "
+                         "so the claim itself is 'not evaluated (not reached)'",
+        details=left)
 
 
 def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambda s: None,
