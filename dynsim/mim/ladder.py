@@ -41,6 +41,7 @@ class Rung:
     labels: tuple  # phases.classify label of every local patch
     drop_at_switch: float  # -A_global at Lemma 5.3's switch of the representative local patch (NaN: no switch)
     switch_step: float
+    switch_predicted_sizes: float  # Lemma 5.3's condition Attn_1^2 = Attn_n at Q = 0 attentions with p's own area sizes
     initial_ratio: float  # |dA_global| / dA_target over one step from Q = 0, representative local patch
     predicted_ratio: float  # (1 - gamma) P^Delta
     max_abs_B: float  # max_t max_{p,q} |B_{p,q}|
@@ -99,6 +100,7 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
                labels=tuple(c.label for c in local),
                drop_at_switch=-rep.switch.A_global_interpolated if rep.switch else math.nan,
                switch_step=rep.switch.step_interpolated if rep.switch else math.nan,
+               switch_predicted_sizes=rep.switch.predicted_sizes if rep.switch else math.nan,
                initial_ratio=rr.measured, predicted_ratio=rr.predicted, max_abs_B=float(np.max(t["pp_max"])),
                max_abs_A=max_a, frozen_difference=diff, seconds=time.perf_counter() - t0)
     log(f"  P = {P}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention {out.min_attention:.4f}, "

@@ -178,6 +178,9 @@ def switch_claim(rungs: Sequence[ladder.Rung]) -> Claim:
         conditions={"the slope's interval excludes 0 (the ladder resolves the trend)":
                     tr is not None and tr.slope_high < 0},
         details={"levels": dict(zip([r.cfg.P for r in rungs], level)), "predicted_slope": predicted,
+                 # the level minus -log((1 - gamma) C_1^2 / (P C_n)) / 2z (the switch condition with the realised area
+                 # sizes, O(1) term kept): reported, the lemma's ~ leaves this O(1) offset free
+                 "offset_from_size_corrected": {r.cfg.P: -r.drop_at_switch - r.switch_predicted_sizes for r in rungs},
                  "trend": tr.describe() if tr else "no switch at some rung", "fit": tr.to_dict() if tr else None})
 
 
