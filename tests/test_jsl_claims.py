@@ -90,22 +90,25 @@ def test_lemma_4_1_fails_on_a_shuffled_partition():
 
 # --------------------------------------------------------------------------------------------------- Lemma 4.3
 
-def test_lemma_4_3_holds_over_every_recorded_step():
-    point = ladder.run_point(JSLConfig(D=12, steps=3000, **IDEAL), method="gd")
+@pytest.mark.parametrize("method", ["flow", "gd"])
+def test_lemma_4_3_holds_over_every_recorded_step(method):
+    point = ladder.run_point(JSLConfig(D=12, steps=3000, **IDEAL), method=method)
     claim = ci.lemma_4_3(point, [point])
     assert claim.verdict == "holds" and point.min_d_gamma > 0 and np.isfinite(point.max_ratio)
 
 
-def test_lemma_4_3_fails_when_attention_anti_associates():
+@pytest.mark.parametrize("method", ["flow", "gd"])
+def test_lemma_4_3_fails_when_attention_anti_associates(method):
     """sqrt_d, D=8, C=2, q=0.5, nu=0.01 (issue 13): gamma falls below rho, so some d gamma < 0."""
     point = ladder.run_point(JSLConfig(D=8, C=2, q=0.5, nu=0.01, temperature="sqrt_d", steps=600, record_every=20),
-                             method="gd")
+                             method=method)
     claim = ci.lemma_4_3(point, [point])
     assert claim.verdict == "fails" and claim.measured < 0
 
 
-def test_lemma_4_3_not_applicable_on_one_step():
-    point = ladder.run_point(JSLConfig(D=12, steps=1, **IDEAL), method="gd")
+@pytest.mark.parametrize("method", ["flow", "gd"])
+def test_lemma_4_3_not_applicable_on_one_step(method):
+    point = ladder.run_point(JSLConfig(D=12, steps=1, **IDEAL), method=method)
     assert ci.lemma_4_3(point, [point]).verdict == "not applicable"
 
 
@@ -144,18 +147,23 @@ def test_theorem_4_1_fails_on_one_step_and_on_frozen_A(ladder_runs):
     whose gap grows as the Bayes error falls: fails."""
     one = ci.theorem_4_1(ladder_runs[1], JUDGED.replace(steps=1))
     assert one.verdict == "not applicable" and "not past the horizon" in one.regime
-    frozen = [dataclasses.replace(p, error_fstar=p.lines["glm_error_fstar"], error_fstar_earlier=p.lines["glm_error_fstar"])
-              for p in ladder_runs[JUDGED.steps]]
-    assert ci.theorem_4_1(frozen, JUDGED).verdict == "fails"
+    # what a frozen-A run gives at each size: the exact sign-of-count error against f* (tested against the class sum at
+    # the idealized start in test_signed_classes_equal_the_multiset_sum) and, with every A_ij tied, no strict association
+    frozen = [dataclasses.replace(p, error_fstar=p.lines["glm_error_fstar"], error_fstar_earlier=p.lines["glm_error_fstar"],
+                                  patch_association=0.0) for p in ladder_runs[JUDGED.steps]]
+    claim = ci.theorem_4_1(frozen, JUDGED)
+    assert claim.verdict == "fails" and claim.measured > 0  # the trend alone fails: the gap grows with D
 
 
 def test_theorem_4_1_flow_equals_gd_at_a_small_size():
-    """The flow point against GD at the same time eta T (D = 12, eta = 0.02, 2,000 steps): GD converges to the flow at
-    rate eta (tests/test_flow.py), so the two f* errors agree to the first order in eta: within 0.01 here."""
+    """The flow point against GD at the same time eta T (D = 12, eta = 0.02, 2,000 steps). GD's state is within O(eta)
+    of the flow's (tests/test_flow.py); the 0-1 errors are sums of class weights, constant in the state until a class's
+    F changes sign, and no class flips between the two end states (measured: equal at eta = 0.02 and 0.01). So the
+    errors must be equal: a change in either path that moves its end state across a class's boundary fails this."""
     cfg = JSLConfig(D=12, C=4, q=0.5, eta=0.02, temperature="unit", steps=2000, record_every=100)
     flow, gd = ladder.run_point(cfg), ladder.run_point(cfg, method="gd")
-    assert flow.method == "flow" and gd.method == "gd"
-    assert abs(flow.error_fstar - gd.error_fstar) <= 0.01 and abs(flow.error_y - gd.error_y) <= 0.01
+    assert flow.method == "flow" and gd.method == "gd" and flow.reached and gd.reached
+    assert flow.error_fstar == gd.error_fstar and flow.error_y == gd.error_y
 
 
 # ------------------------------------------------------------------------------------------------- Theorem 3.1
@@ -165,7 +173,7 @@ def test_theorem_3_1_holds_in_regime():
     cfg = JSLConfig(D=24, C=3, q=0.5, steps=100, N=400, n_test=2048)
     claim, lit = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)
     assert claim.verdict == "holds" and claim.measured >= 0.125
-    assert lit.value == reference.bayes_error_fstar(cfg) and lit.value < 0.125
+    assert lit.value < 0.125  # the literal-phi counterexample is reported beside (its value: test_literal_phi_...)
 
 
 def test_theorem_3_1_fails_with_phi_arbitrary():

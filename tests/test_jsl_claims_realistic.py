@@ -21,7 +21,7 @@ SEEDS = 2
 LARGE = 8000
 TINY = cr.Plan(n_ladder=(500,), horizon=1500, n_test=256, n_tilde=(8,), transfer_seeds=6, transfer_steps=300,
                fig2_grid=((0.005, 0.01),), fig2_steps=5, fig2_n=64)
-# the realistic size of the claims at the user's defaults, with a 1000-step horizon
+# the realistic size of the claims (D = 9, C = 3, eta = 0.1: realistic_config), with a 1500-step horizon
 RC = cr.realistic_config(JSLConfig(D=36, C=4, q=0.5, temperature="unit", steps=60000), TINY)
 
 

@@ -12,7 +12,7 @@ to t = 1e6 takes seconds; GD at eta = 0.005 would need 2e8 steps). `method="gd"`
 
 The ladder keeps the judged point's expected number of random nonzero patches q(D - C) (`ladder_config`): the
 paper's q = poly(C)/D. At fixed q the Bayes error and the share of inputs where f* differs from y grow with D, and
-the converged gap to Bayes grows too (flow to t = 1e6, q = 0.5: 8e-5, 0.0040, 0.0129 at D = 16, 24, 36).
+the converged gap to Bayes grows too (flow to t = 1e6, q = 0.5: 0.0040, 0.0095, 0.0129 at D = 24, 32, 36).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from reduced.jsl import dynamics, fstar, sums, tables
 from . import events, reference
 from .config import JSLConfig
 
-LADDER = (36, 40, 44, 48)  # Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 3-15 s each (docs/jsl.md 12)
+LADDER = (36, 40, 44, 48)  # Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 5-21 s each (docs/jsl.md 12)
 QUICK_LADDER = (32, 36, 40)  # CI-sized: seconds per point
 MAX_FLOW_D = 64  # the flow needs an exact class sum: D = 56 took 82 s and 3.4 GB, D = 64 has 15.1 million classes
 HORIZON_DECADE = 10.0  # the error is read at t and at t / HORIZON_DECADE (is the run past the theorem's horizon?)
@@ -55,6 +55,9 @@ def ladder_q(judged: JSLConfig, D: int) -> float:
 def ladder_config(judged: JSLConfig, D: int) -> JSLConfig:
     """The ladder point D of the judged config: q scaled by `ladder_q` (the paper's q = poly(C)/D), the rest kept.
     A ValueError names D when the scaled q leaves (0, 1]."""
+    if D <= judged.C:
+        raise ValueError(f"ladder size D = {D} is invalid for C = {judged.C}: must be > C (a random set besides the "
+                         "signal set)")
     q = ladder_q(judged, D)
     if not 0.0 < q <= 1.0:
         raise ValueError(f"ladder size D = {D} is invalid for C = {judged.C}: keeping q (D - C) = "
@@ -87,6 +90,7 @@ class Point:
     q: float = math.nan
     error_fstar_earlier: float = math.nan  # P[f* F <= 0] at t / HORIZON_DECADE
     method: str = "flow"  # "flow" (t = eta * steps) or "gd"
+    reached: bool = True  # the run got to T (a flow solver that stops early drops the later saves)
 
     @property
     def gap_fstar(self) -> float:
@@ -130,7 +134,10 @@ def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
 def flow_times(cfg: JSLConfig) -> np.ndarray:
     """Save times of a point's flow: 0, 100 log-spaced times from min(eta, t) to t = eta * steps, and t / 10."""
     t = cfg.eta * cfg.steps
-    return np.unique(np.concatenate([[0.0], np.geomspace(min(cfg.eta, t), t, 100), [t / HORIZON_DECADE]]))
+    ts = np.unique(np.concatenate([[0.0], np.geomspace(min(cfg.eta, t), t, 100)[:-1], [t / HORIZON_DECADE, t]]))
+    keep = np.concatenate([[True], np.diff(ts) > 1e-9 * t])  # geomspace's rounding can repeat a time (steps = 1)
+    keep[-1] = True  # t itself, exactly
+    return np.concatenate([ts[:-1][keep[:-1] & (ts[:-1] < t * (1 - 1e-9))], [t]])
 
 
 def run(cfg: JSLConfig, method: str = "flow"):
@@ -151,6 +158,7 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
     """The reduced run of cfg (`run`) and its readings (`Point`)."""
     t0 = time.perf_counter()
     traj = run(cfg, method)
+    reached = int(traj.steps[-1]) == cfg.steps and "stopped_at_time" not in traj.meta
     trunc = traj.meta["truncation"]
     theta = np.array([traj["alpha"][-1], traj["gamma"][-1], traj["rho"][-1]])
     size = tables.size(cfg, None, limit=FSTAR_MAX_CLASSES)
@@ -161,7 +169,7 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
     k = int(np.searchsorted(steps, steps[-1] / HORIZON_DECADE, side="right")) - 1  # the record at or before T / 10
     earlier = np.array([traj["alpha"][k], traj["gamma"][k], traj["rho"][k]])
     err_earlier = fstar.error(cfg, earlier, signed)[0]
-    sum_method = traj.meta.get("sum_method", "full")
+    sum_method = traj.meta.get("sum_method", "full" if trunc.get("max_nonzero") is None else "truncated")
     min_dg = max_ratio = ratio0 = math.nan
     at_min, not_positive = -1, 0
     if sum_method != "monte_carlo" and (trunc["configurations"] or 0) <= LEMMA_4_3_MAX_CLASSES:
@@ -178,4 +186,5 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
     return Point(cfg.D, cfg.temperature, cfg.steps, err, se, float(traj["error"][-1]),
                  float(traj["patch_association"][-1]), lines(cfg), sum_method, min_dg, at_min, not_positive, max_ratio, ratio0,
                  {k: v for k, v in ev.times().items()}, bool(np.argmax(traj["alpha"]) < traj.steps.size - 1),
-                 time.perf_counter() - t0, loss_tail(traj.steps, traj["loss"]), cfg.q, err_earlier, method)
+                 time.perf_counter() - t0, loss_tail(traj.steps, traj["loss"]), cfg.q, err_earlier, method,
+                 reached)
