@@ -55,8 +55,9 @@ def check_arguments(parser, setting) -> None:
     g = parser.add_argument_group("the P ladder (reduced level, mean_field: B free)")
     g.add_argument("--quick", action="store_true",
                    help=f"CI-sized ladder P = {', '.join(map(str, theorems.ladder.QUICK_LADDER))} instead of "
-                        f"P = {', '.join(map(str, theorems.ladder.LADDER))} (measured on 2 shared cores: default 73 s, "
-                        "--quick 99 s at load average 10; its runs take 2-4 s each on a quiet machine)")
+                        f"P = {', '.join(map(str, theorems.ladder.LADDER))} (measured on 2 CPU cores: default about 12 s, "
+                        "--quick about 9 s; three rungs leave a trend 1 degree of freedom, too few for Lemma 5.2's "
+                        "slope)")
     g.add_argument("--steps", type=int, default=1000,
                    help="GD steps at P = 1024; every run (each rung, the Delta < 0 run, the Section 6 model) takes "
                         "ceil(steps (P/1024)^0.6) (default: 1000)")

@@ -44,6 +44,9 @@ def diversities(cfg: MIMConfig, t, images: int, k: int, seed: int = 0) -> dict[s
     if side * side != cfg.P:
         raise ValueError(f"MIMConfig.P = {cfg.P} is invalid for the diversity: must be a perfect square (a grid)")
     A, B = final_state(t, cfg)
+    if not (np.all(np.isfinite(np.asarray(t["loss"]))) and np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+        # a diverged run: nothing to measure (the diversity claim is then not evaluated)
+        return {name: np.full(images, np.nan) for name in ("trained",) + BASELINES}
     rng = np.random.default_rng(seed)
     glob = records.class_index(cfg).area[0] == 0
     out: dict[str, list] = {name: [] for name in ("trained",) + BASELINES}

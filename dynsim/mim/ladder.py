@@ -48,10 +48,16 @@ class Rung:
     max_abs_A: float  # max_t max_p |A_{p, v_{k,a_k(p)}}|
     frozen_difference: float  # max_t max_p |A_own(B free) - A_own(B = 0)| / max|A| (NaN when not run beside)
     seconds: float
+    diverged: bool = False  # the run's loss became non-finite: every trained reading is NaN (claims not evaluated)
 
     @property
     def delta(self) -> float:
         return self.cfg.delta
+
+    @property
+    def pp_ratio(self) -> float:
+        """max|B| / max|A| over the run (NaN when A never moved: eta too small to leave Q = 0)."""
+        return self.max_abs_B / self.max_abs_A if self.max_abs_A > 0 else math.nan
 
 
 def steps_at(P: int, steps: int, kappa_s: float, P_ref: int = 1024) -> int:
@@ -90,21 +96,24 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     local = [c for c in phases.classify_all(t, cfg=cfg) if c.own_area > 0]
     rep = phases.classify(t, _local(cfg), cfg=cfg)
     a_free, a_frozen = own_fp(t, cfg), own_fp(frozen, cfg)
-    max_a = float(np.nanmax(np.abs(a_free)))
+    finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))  # a diverged run: every reading NaN (not evaluated)
+    max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
     rr = phases.initial_rate_ratio(first, _local(cfg), cfg=cfg)
     ran = (beside or dynamics == THEORY) and max_a > 0
     diff = float(np.nanmax(np.abs(a_free - a_frozen))) / max_a if ran else math.nan
-    out = Rung(cfg=cfg, min_attention=float(phases.own_area_attention(t, cfg=cfg).min()),
-               max_other_attention=float(np.nanmax(np.asarray(t["area_attention_class"])[-1][:, 1:])),
-               max_query_loss=query_loss(t, -1), initial_query_loss=query_loss(t, 0),
-               labels=tuple(c.label for c in local),
-               drop_at_switch=-rep.switch.A_global_interpolated if rep.switch else math.nan,
-               switch_step=rep.switch.step_interpolated if rep.switch else math.nan,
+    nan_if = (lambda v: v) if finite else (lambda v: math.nan)
+    out = Rung(cfg=cfg, min_attention=nan_if(float(phases.own_area_attention(t, cfg=cfg).min())),
+               max_other_attention=nan_if(float(np.nanmax(np.asarray(t["area_attention_class"])[-1][:, 1:]))),
+               max_query_loss=nan_if(query_loss(t, -1)), initial_query_loss=query_loss(t, 0),
+               labels=tuple(c.label for c in local) if finite else (),
+               drop_at_switch=nan_if(-rep.switch.A_global_interpolated if rep.switch else math.nan),
+               switch_step=nan_if(rep.switch.step_interpolated if rep.switch else math.nan),
                switch_predicted_sizes=rep.switch.predicted_sizes if rep.switch else math.nan,
-               initial_ratio=rr.measured, predicted_ratio=rr.predicted, max_abs_B=float(np.max(t["pp_max"])),
-               max_abs_A=max_a, frozen_difference=diff, seconds=time.perf_counter() - t0)
+               initial_ratio=rr.measured, predicted_ratio=rr.predicted, max_abs_B=nan_if(float(np.max(t["pp_max"]))),
+               max_abs_A=max_a, frozen_difference=nan_if(diff), seconds=time.perf_counter() - t0,
+               diverged=not finite)
     log(f"  P = {P}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention {out.min_attention:.4f}, "
-        f"max|B|/max|A| {out.max_abs_B / out.max_abs_A:.4g}, {out.seconds:.1f} s")
+        f"max|B|/max|A| {out.pp_ratio:.4g}, {out.seconds:.1f} s")
     if advance is not None:
         advance()
     return out
