@@ -188,6 +188,10 @@ NEW_BAD = [
     (["transfer", "jsl", "--overlap", "2"], "overlap"),
     (["transfer", "jsl", "--n-tilde", "0,8"], "n_tilde"),
     (["check-theorems", "jsl", "--n-test", "0"], "JSLConfig.n_test = 0"),
+    (["check-theorems", "jsl", "--sizes", "4,8,12"], "ladder size D = 4"),  # D = C: no random set (was a traceback)
+    (["check-theorems", "jsl", "--sizes", "12,16,20"], "ladder size D = 12"),  # q(D - C) = 16 needs q = 2 there
+    (["check-theorems", "jsl", "--D", "100"], "JSLConfig.D = 100"),  # beyond the flow's exact class sum
+    (["check-theorems", "jsl", "--steps", "0"], "--steps = 0"),
 ]
 
 
