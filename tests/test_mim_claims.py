@@ -72,13 +72,16 @@ def test_a_diverged_rung_is_not_evaluated_never_holds(rungs):
 def test_diverging_eta_gives_verdicts_not_errors():
     """eta = 1e4 at P = 256 diverges (the readings become NaN): the claims are not evaluated, and the Section 6
     diversity of a diverged run is NaN, not an exception."""
-    rung = ladder.run_rung(BASE.replace(eta=1e4), 256, 30, quiet, scaled=False, beside=False)
+    with pytest.warns(RuntimeWarning, match="diverged"):  # the level's divergence flag says so
+        rung = ladder.run_rung(BASE.replace(eta=1e4), 256, 30, quiet, scaled=False, beside=False)
     assert rung.diverged and math.isnan(rung.min_attention)
     for claim in (theorems.loss_gap_claim([rung]), theorems.two_phase_claim(rung), theorems.rate_ratio_claim([rung]),
                   theorems.switch_claim([rung])):
         assert claim.verdict == "not evaluated", (claim.claim, claim.measured)
     cfg = ladder.rung_config(BASE.replace(eta=1e4), 256, 30, scaled=False)
-    div = diversity.diversities(cfg, reduced.mim.simulate(cfg, ladder.JUDGED), 4, theorems.TOP_K)
+    with pytest.warns(RuntimeWarning, match="diverged"):
+        diverged = reduced.mim.simulate(cfg, ladder.JUDGED)
+    div = diversity.diversities(cfg, diverged, 4, theorems.TOP_K)
     assert np.all(np.isnan(div["trained"])) and theorems.diversity_claim(div, cfg).verdict == "not evaluated"
 
 
