@@ -11,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .trajectory import public_mode  # noqa: E402
+
 def compare_plot(trajectories, path, title: str = "", panels=None) -> None:
     """Each panel (observable, axis label) of every trajectory against steps + 1 (log axis), written atomically to
     `path`; the default panels: the scalar observables both record (at most four). A `<name>_se` is drawn as +-3 SE."""
@@ -55,6 +57,7 @@ def save(fig, path) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=120, format="png")
+        public_mode(tmp)
         os.replace(tmp, path)
     finally:
         plt.close(fig)

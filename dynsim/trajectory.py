@@ -11,13 +11,16 @@ from typing import Any
 import numpy as np
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False, repr=False)
 class Trajectory:
     """Observables recorded along a run.
 
     steps: int array of the recorded step numbers (0 = the initial state).
     observables: name -> array whose first axis runs over `steps`.
     meta: level ("reduced" or "full"), mode, dtype, device, config, package versions, ...
+
+    `name in traj` asks for an observable; `traj1 == traj2` compares steps, every observable (bitwise, NaN equal to
+    NaN) and meta; the repr is one line (level, mode, steps, observables with their shapes).
     """
 
     steps: np.ndarray
@@ -36,6 +39,25 @@ class Trajectory:
     def __getitem__(self, name: str) -> np.ndarray:
         return self.observables[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self.observables
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Trajectory):
+            return NotImplemented
+        return (np.array_equal(self.steps, other.steps) and self.observables.keys() == other.observables.keys()
+                and all(np.array_equal(v, other.observables[k], equal_nan=v.dtype.kind in "fc")
+                        for k, v in self.observables.items())
+                and json.dumps(self.meta, default=jsonable, sort_keys=True)
+                == json.dumps(other.meta, default=jsonable, sort_keys=True))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}{list(v.shape[1:]) if v.ndim > 1 else ''}" for k, v in list(self.observables.items())[:8])
+        more = len(self.observables) - 8
+        span = f"{self.steps[0]}..{self.steps[-1]}" if self.steps.size else "none"
+        return (f"Trajectory(level={self.level!r}, mode={self.meta.get('mode', '?')!r}, {self.steps.size} records at "
+                f"steps {span}, observables: {shown}" + (f", ... {more} more" if more > 0 else "") + ")")
+
     @property
     def level(self) -> str:
         return str(self.meta.get("level", "?"))
@@ -49,11 +71,20 @@ class Trajectory:
         atomic_savez(path, arrays)
 
     @classmethod
-    def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by `save`."""
+    def load(cls, path, name: str | None = None) -> "Trajectory":
+        """Read a trajectory written by `save`, or one of several written by `save_many` (the CLI's
+        trajectories.npz): `name` picks it ("reduced", "full", ...), and may be left out when the file holds one."""
         with np.load(os.fspath(path), allow_pickle=False) as f:
-            observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
-            return cls(steps=f["steps"], observables=observables, meta=json.loads(str(f["meta"])))
+            if "steps" in f.files and name is None:
+                observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
+                return cls(steps=f["steps"], observables=observables, meta=json.loads(str(f["meta"])))
+            many = many_from_arrays({k: f[k] for k in f.files})
+        if name is None and len(many) == 1:
+            return next(iter(many.values()))
+        if name not in many:
+            raise ValueError(f"{os.fspath(path)} holds the trajectories {sorted(many)}: pass name= one of them"
+                             + ("" if name is None else f" (got {name!r})"))
+        return many[name]
 
 
 def seed_statistics(records: dict, *, standard_error: bool = True, keep_seeds: bool = True) -> dict[str, np.ndarray]:
@@ -81,6 +112,27 @@ def jsonable(x: Any) -> Any:
     return str(x)
 
 
+def _umask() -> int:
+    """The process's umask: from /proc/self/status on Linux, else by setting and restoring it (os has no getter
+    before Python 3.13; the set-and-restore window could touch files other threads create meanwhile)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def public_mode(tmp: str) -> None:
+    """Give a temporary file the mode a plain open() would (0666 less the umask): mkstemp makes it 0600, so a renamed
+    result would be unreadable by the collaborators a shared filesystem's umask admits (issue 14)."""
+    os.chmod(tmp, 0o666 & ~_umask())
+
+
 def _atomic_write(path: str, suffix: str, write) -> None:
     """Call write(binary file) on a temporary file in path's directory, then rename it to path (atomic on POSIX)."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -88,6 +140,7 @@ def _atomic_write(path: str, suffix: str, write) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
+        public_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

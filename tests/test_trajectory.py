@@ -21,6 +21,57 @@ def test_roundtrip(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+def _traj(**meta):
+    return Trajectory(np.array([0, 5]), {"alpha": np.array([0.1, np.nan]), "pp": np.ones((2, 3, 3))},
+                      {"level": "reduced", "mode": "gd", **meta})
+
+
+def test_membership_equality_and_repr():
+    """Issue 14: `'alpha' in traj` raised KeyError 0, `traj1 == traj2` raised, repr was the whole arrays."""
+    t = _traj()
+    assert "alpha" in t and "beta" not in t and 0 not in t
+    assert t == _traj() and not (t != _traj())  # NaN in the same place counts as equal
+    assert t != _traj(config={"D": 9}) and t != "alpha"
+    u = _traj()
+    u.observables["alpha"] = np.array([0.1, 0.2])
+    assert t != u
+    r = repr(Trajectory(np.arange(1000), {f"o{i}": np.zeros((1000, 50)) for i in range(12)}, {"level": "full"}))
+    assert len(r) < 300 and "1000 records" in r and "4 more" in r and "\n" not in r
+
+
+def test_load_reads_one_trajectory_of_a_many_file(tmp_path):
+    """The CLI's trajectories.npz (save_many) is readable with Trajectory.load(path, name)."""
+    save_many(tmp_path / "m.npz", {"reduced": _traj(), "full": _traj(level2="x")})
+    assert Trajectory.load(tmp_path / "m.npz", "full") == _traj(level2="x")
+    with pytest.raises(ValueError, match=r"\['full', 'reduced'\]"):
+        Trajectory.load(tmp_path / "m.npz")
+    save_many(tmp_path / "one.npz", {"reduced": _traj()})
+    assert Trajectory.load(tmp_path / "one.npz") == _traj()
+
+
+def test_outputs_respect_the_umask(tmp_path):
+    """Files are written through mkstemp (mode 0600) and renamed: they must end with 0666 less the umask."""
+    import os
+
+    from dynsim.trajectory import atomic_write_text
+
+    import matplotlib.pyplot as plt
+
+    from dynsim import plotting
+
+    old = os.umask(0o022)
+    try:
+        _traj().save(tmp_path / "a.npz")
+        atomic_write_text(str(tmp_path / "b.json"), "{}")
+        plotting.save(plt.figure(), str(tmp_path / "d.png"))
+        os.umask(0o077)
+        atomic_write_text(str(tmp_path / "c.json"), "{}")
+    finally:
+        os.umask(old)
+    modes = [os.stat(tmp_path / n).st_mode & 0o777 for n in ("a.npz", "b.json", "d.png", "c.json")]
+    assert modes == [0o644, 0o644, 0o644, 0o600]
+
+
 def test_leading_axis_must_match_steps():
     with pytest.raises(ValueError, match="one row per step"):
         Trajectory(np.array([0, 1, 2]), {"alpha": np.zeros(2)}, {})
