@@ -121,6 +121,14 @@ def _quantile(confidence: float, comparisons: int, dof: int) -> float:
     return float(student_t.ppf(1.0 - tail, dof))
 
 
+def config_differences(a, b) -> dict:
+    """{field: (value in a, value in b)} for the config fields (meta["config"]) on which two runs differ."""
+    ca, cb = a.meta.get("config"), b.meta.get("config")
+    if not isinstance(ca, dict) or not isinstance(cb, dict):
+        return {}
+    return {k: (ca.get(k), cb.get(k)) for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
+
+
 def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float = 0.999,
             approximation_tolerance: float = APPROXIMATION_TOLERANCE) -> "Report":
     """Compare trajectories `a` and `b` on their common recorded steps.
@@ -166,6 +174,10 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
     notes: list[str] = []
     if lacking:  # never dropped silently: the verdict covers only what both runs recorded
         notes.append(f"not compared (recorded by one run only): {', '.join(lacking)}")
+    differ = config_differences(a, b)
+    if differ:  # said, not judged: a user may compare two configurations on purpose
+        notes.append("the runs' configurations differ: " + ", ".join(f"{k} = {va!r} vs {vb!r}"
+                                                                     for k, (va, vb) in differ.items()))
     extra = checks.allowance(a, b, common) if checks.allowance is not None else {}
     # Bonferroni: one comparison per recorded step and per compared entry (array observables count every entry)
     n_stat = sum(int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0]))) for n in names

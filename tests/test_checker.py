@@ -86,3 +86,13 @@ def test_observable_recorded_by_one_run_is_never_dropped_silently():
     assert not any("not compared" in n for n in compare(_traj(a), _traj(a, level="full")).notes)
     with pytest.raises(ValueError, match=r"observables \['loss'\] are not recorded by both runs"):
         compare(_traj(a), _traj(b, level="full"), observables=["alpha", "loss"])
+
+
+def test_differing_configurations_are_named_in_the_notes():
+    """Issue 14: compare said nothing when the two runs came from different configurations. Negative control: the
+    same config gives no such note."""
+    v = {"alpha": np.linspace(0.1, 0.5, 11)}
+    same = compare(_traj(v, config={"D": 16, "q": 0.5}), _traj(v, level="full", config={"D": 16, "q": 0.5}))
+    assert not any("configurations differ" in n for n in same.notes)
+    r = compare(_traj(v, config={"D": 16, "q": 0.5}), _traj(v, level="full", config={"D": 16, "q": 0.3}))
+    assert "the runs' configurations differ: q = 0.5 vs 0.3" in r.notes
