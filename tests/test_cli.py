@@ -1,12 +1,14 @@
 """The `dynsim` command line."""
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 from dynsim import cli
+from dynsim.cli import output
 from dynsim.trajectory import load_many
 
 SMALL = ["--D", "8", "--C", "2", "--steps", "60", "--record-every", "20"]
@@ -224,3 +226,19 @@ def test_closed_stdout_is_not_an_error(monkeypatch, tmp_path):
 
     monkeypatch.setattr(sys, "stdout", Closed())
     assert cli.main(["derive", "jsl"]) == 0
+
+
+def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsys):
+    """Issue 14: compare jsl, compare jsl --mode realistic and compare mim all wrote ./dynsim-out and replaced each
+    other's files. Left out, --out is ./dynsim-out/<command>-<name>[-<mode>]."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["compare", "jsl", "--D", "8", "--C", "2", "--steps", "20", "--record-every", "10",
+                     "--no-plot"]) == 0
+    assert cli.main(["compare", "mim", "--P", "9", "--steps", "5", "--no-plot"]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "dynsim-out" / "compare-jsl" / "report.json").exists()
+    assert (tmp_path / "dynsim-out" / "compare-mim" / "report.json").exists()
+    assert not (tmp_path / "dynsim-out" / "report.json").exists()
+    realistic = cli.build_parser().parse_args(["compare", "jsl", "--mode", "realistic"])
+    assert realistic.out is None  # resolved in main:
+    assert output.default_out(realistic) == os.path.join("dynsim-out", "compare-jsl-realistic")

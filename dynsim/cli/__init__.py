@@ -15,7 +15,7 @@ from dynsim import progress
 from dynsim import setting as registry
 from dynsim import __version__
 
-from . import generic, sweep
+from . import generic, output, sweep
 from .options import Parser, UsageError
 from .output import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID
 
@@ -71,6 +71,8 @@ def main(argv=None) -> int:
     """Parse `argv` (default: sys.argv[1:]), run the command, return its exit code."""
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "out", "") is None:
+            args.out = output.default_out(args)
         return args.run(args)
     except (UsageError, ValueError) as exc:
         print(f"dynsim: error: {exc}" if not str(exc).startswith("dynsim") else f"{exc}", file=sys.stderr)

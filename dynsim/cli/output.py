@@ -92,9 +92,22 @@ def check_confidence(confidence: float) -> None:
         raise ValueError(f"--confidence = {confidence} is invalid: must lie strictly between 0 and 1")
 
 
-def out_options(group, default: str = "dynsim-out") -> None:
-    """--out DIR."""
-    group.add_argument("--out", default=default, metavar="DIR", help=f"output directory (default: ./{default})")
+OUT_ROOT = "dynsim-out"
+
+
+def out_options(group, help: str = "output directory") -> None:
+    """--out DIR; left out, `default_out` gives each command its own folder under ./dynsim-out (issue 14: three README
+    commands wrote into one folder and replaced each other's files)."""
+    group.add_argument("--out", default=None, metavar="DIR",
+                       help=f"{help} (default: ./{OUT_ROOT}/COMMAND-NAME, e.g. ./{OUT_ROOT}/compare-jsl; "
+                            "compare adds the mode when it is not exact: compare-jsl-realistic)")
+
+
+def default_out(args) -> str:
+    """./dynsim-out/<command>-<name>[-<mode>]: one folder per command, so runs of different commands never mix."""
+    mode = getattr(args, "mode", None)
+    suffix = f"-{mode}" if args.command == "compare" and mode not in (None, "exact") else ""
+    return os.path.join(OUT_ROOT, f"{args.command}-{args.target}{suffix}")
 
 
 def report_options(group) -> None:

@@ -37,8 +37,7 @@ def compare_arguments(parser, setting) -> None:
     run.add_argument("--confidence", type=float, default=0.999,
                      help="confidence of the Monte Carlo band, family-wise over recorded steps and observables "
                           "(default: 0.999)")
-    run.add_argument("--out", default="dynsim-out", metavar="DIR",
-                     help="directory for report.json, trajectories.npz, compare.png (default: ./dynsim-out)")
+    output.out_options(run, "directory for report.json, trajectories.npz, compare.png")
     output.report_options(run)
     output.method_options(run)
 
