@@ -242,3 +242,14 @@ def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsy
     realistic = cli.build_parser().parse_args(["compare", "jsl", "--mode", "realistic"])
     assert realistic.out is None  # resolved in main:
     assert output.default_out(realistic) == os.path.join("dynsim-out", "compare-jsl-realistic")
+
+
+def test_report_records_the_command_line_and_every_option(tmp_path, capsys):
+    """Issue 14: report.json and theorems.json record the exact command line and every option (defaults included)."""
+    argv = ["compare", "jsl", "--D", "8", "--C", "2", "--steps", "20", "--record-every", "10", "--no-plot",
+            "--out", str(tmp_path)]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    inv = json.loads((tmp_path / "report.json").read_text())["invocation"]
+    assert inv["command_line"] == ["dynsim", *argv]
+    assert inv["options"]["D"] == 8 and inv["options"]["mode"] == "exact" and inv["options"]["confidence"] == 0.999

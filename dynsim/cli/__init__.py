@@ -70,7 +70,9 @@ def build_parser() -> Parser:
 def main(argv=None) -> int:
     """Parse `argv` (default: sys.argv[1:]), run the command, return its exit code."""
     try:
+        argv = list(sys.argv[1:] if argv is None else argv)
         args = build_parser().parse_args(argv)
+        args.argv = argv
         if getattr(args, "out", "") is None:
             args.out = output.default_out(args)
         return args.run(args)

@@ -26,6 +26,21 @@ def write_json(path: str, data) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, default=str))
 
 
+def invocation(args) -> dict:
+    """The exact command line (`args.argv`, set by `dynsim.cli.main`) and every option's value as parsed, defaults
+    included (issue 14: report.json held the config but not the command line, --confidence or --mode)."""
+    options = {}
+    for k, v in sorted(vars(args).items()):
+        if k in ("run", "setting_record", "argv"):
+            continue
+        try:
+            json.dumps(v)
+        except TypeError:
+            v = str(v)
+        options[k] = v
+    return {"command_line": ["dynsim", *getattr(args, "argv", [])], "options": options}
+
+
 def write_npz(path: str, arrays: dict) -> None:
     """`arrays` as an npz, written atomically."""
     atomic_savez(path, arrays)
@@ -49,7 +64,7 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
     """The outputs of every `compare`: report.json (`out`), trajectories.npz, compare.png via `plot(path)` unless
     --no-plot; then `out` as JSON (--json) or the report's table, the `extra` lines and what was written.
     Exit 0 when the levels agree, 1 when they disagree."""
-    write_json(os.path.join(args.out, "report.json"), out)
+    write_json(os.path.join(args.out, "report.json"), {**out, "invocation": invocation(args)})
     save_many(os.path.join(args.out, "trajectories.npz"), trajectories)
     if not args.no_plot:
         plot(os.path.join(args.out, "compare.png"))
@@ -81,7 +96,8 @@ def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = No
         log(f"warning: {w.message}")
     log(f"claims: done in {timings['seconds']:.1f} s")
     data = claims_mod.to_dict(found, config)
-    write_json(os.path.join(args.out, "theorems.json"), {**data, "timings": timings, **(extra or {})})
+    write_json(os.path.join(args.out, "theorems.json"), {**data, "timings": timings, **(extra or {}),
+                                                         "invocation": invocation(args)})
     print(claims_mod.to_json(found, config) if args.json else claims_mod.table(found))
     return claims_mod.exit_code(found)
 
