@@ -75,7 +75,10 @@ class Trajectory:
         """Read a trajectory written by `save`, or one of several written by `save_many` (the CLI's
         trajectories.npz): `name` picks it ("reduced", "full", ...), and may be left out when the file holds one."""
         with np.load(os.fspath(path), allow_pickle=False) as f:
-            if "steps" in f.files and name is None:
+            if "steps" in f.files:
+                if name is not None:
+                    raise ValueError(f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): leave "
+                                     f"name out (got {name!r})")
                 observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
                 return cls(steps=f["steps"], observables=observables, meta=json.loads(str(f["meta"])))
             many = many_from_arrays({k: f[k] for k in f.files})

@@ -47,6 +47,9 @@ def test_load_reads_one_trajectory_of_a_many_file(tmp_path):
         Trajectory.load(tmp_path / "m.npz")
     save_many(tmp_path / "one.npz", {"reduced": _traj()})
     assert Trajectory.load(tmp_path / "one.npz") == _traj()
+    _traj().save(tmp_path / "single.npz")
+    with pytest.raises(ValueError, match="holds one trajectory"):
+        Trajectory.load(tmp_path / "single.npz", "reduced")
 
 
 def test_outputs_respect_the_umask(tmp_path):
