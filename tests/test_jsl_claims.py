@@ -170,7 +170,7 @@ def test_theorem_4_1_flow_equals_gd_at_a_small_size():
 
 def test_theorem_3_1_holds_in_regime():
     """D=24, C=3, q=0.5: q(D-C) = 10.5 >= C^2 = 9; sign-of-count errs 0.256 against f*."""
-    cfg = JSLConfig(D=24, C=3, q=0.5, steps=100, N=400, n_test=2048)
+    cfg = JSLConfig(D=24, C=3, q=0.5, steps=500, N=400, n_test=2048)  # the GLM's full budget
     claim, lit = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)
     assert claim.verdict == "holds" and claim.measured >= 0.125
     assert lit.value < 0.125  # the literal-phi counterexample is reported beside (its value: test_literal_phi_...)
@@ -178,11 +178,19 @@ def test_theorem_3_1_holds_in_regime():
 
 def test_theorem_3_1_fails_with_phi_arbitrary():
     """Negative control: the same size with the literal-phi GLM admitted (phi arbitrary): its error P[f* = 0] < 1/8."""
-    cfg = JSLConfig(D=24, C=3, q=0.5, steps=100, N=400, n_test=2048)
+    cfg = JSLConfig(D=24, C=3, q=0.5, steps=500, N=400, n_test=2048)  # the GLM's full budget
     claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2, phi="arbitrary")
     assert claim.verdict == "fails" and claim.measured == reference.bayes_error_fstar(cfg) < 0.125
     with pytest.raises(ValueError, match="phi"):
         claims_glm.theorem_3_1(cfg, quick=True, phi="linear")
+
+
+def test_theorem_3_1_not_applicable_on_a_cut_search():
+    """--steps below the GLM's budget (500): the search is too short to support the claim, so it is not applicable
+    (never a hold on a 1-step run)."""
+    cfg = JSLConfig(D=24, C=3, q=0.5, steps=1, N=400, n_test=2048)
+    claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)
+    assert claim.verdict == "not applicable" and "cut to 1 training steps" in claim.regime
 
 
 def test_theorem_3_1_not_applicable_where_a_glm_beats_one_eighth():
