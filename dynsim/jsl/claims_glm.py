@@ -85,8 +85,10 @@ def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: L
     measured = min(best_trained, exact)
     if phi == "arbitrary":
         measured = min(measured, reference.bayes_error_fstar(cfg))  # the literal-phi GLM's exact error
-    ladder_ok = all(reference.glm_error_fstar(ladder_config(cfg, D)) >= 0.125 for D in sizes
-                    if not regime_violations(ladder_config(cfg, D)))
+    rungs = {D: ladder_config(cfg, D) for D in sizes}
+    glm_by_D = {D: reference.glm_error_fstar(c) for D, c in rungs.items()}  # exact sign-of-count error against f*
+    in_regime = {D: not regime_violations(c) for D, c in rungs.items()}
+    ladder_ok = all(glm_by_D[D] >= 0.125 for D in sizes if in_regime[D])
     claim = judge(
         "Theorem 3.1",
         statement="for any GLM g(X) = phi(sum_j <w_j, X_j>), P[f* g <= 0] >= 1/8",
@@ -114,8 +116,7 @@ def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: L
                  "sign_of_count_error_fstar": exact, "sign_of_count_error_y": reference.glm_error(cfg),
                  "bayes_error_fstar": reference.bayes_error_fstar(cfg),
                  # the ladder's sizes: exact sign-of-count error against f* and whether each is in the regime
-                 "sign_of_count_error_fstar_by_D": {D: reference.glm_error_fstar(ladder_config(cfg, D)) for D in sizes},
-                 "in_regime_by_D": {D: not regime_violations(ladder_config(cfg, D)) for D in sizes}})
+                 "sign_of_count_error_fstar_by_D": glm_by_D, "in_regime_by_D": in_regime})
     return [claim, literal_phi_report(cfg)]
 
 

@@ -200,8 +200,8 @@ def lines_report(point: Point) -> Measurement:
 
 def runs(cfg: JSLConfig, quick: bool, sizes=None) -> int:
     """Runs `idealized_items` makes (for the progress bar)."""
-    ladder = ladder_sizes(quick, sizes)
-    return len(ladder) + (cfg.D not in ladder) + 1 + 1 + claims_glm.runs(cfg, quick)
+    Ds = ladder_sizes(quick, sizes)
+    return len(Ds) + (cfg.D not in Ds) + 1 + 1 + claims_glm.runs(cfg, quick)
 
 
 def check_judged(cfg: JSLConfig) -> None:
@@ -211,14 +211,21 @@ def check_judged(cfg: JSLConfig) -> None:
                          f"flow on the exact class sum, up to D = {ladder.MAX_FLOW_D}")
 
 
+def ladder_configs(cfg: JSLConfig, quick: bool, sizes=None) -> list[JSLConfig]:
+    """The judged point checked and Theorem 4.1's ladder as configs at the judged temperature: every size validated
+    (a ValueError naming it) before any run."""
+    check_judged(cfg)
+    judged = cfg.replace(temperature=JUDGED_TEMPERATURE)
+    return [ladder_config(judged, D) for D in ladder_sizes(quick, sizes)]
+
+
 def idealized_items(cfg: JSLConfig, *, quick: bool, seeds: int = 2, log: LOG = lambda s: None,
                     sizes=None) -> list:
     """Lemma 4.1, Lemma 4.3, Theorem 4.1, Theorem 3.1 (claims) and the measurements beside them; `sizes`: the ladder
     of D (default `ladder_sizes(quick)`)."""
-    check_judged(cfg)
+    configs = ladder_configs(cfg, quick, sizes)
     judged = cfg.replace(temperature=JUDGED_TEMPERATURE)
-    sizes = ladder_sizes(quick, sizes)
-    configs = [ladder_config(judged, D) for D in sizes]  # every size valid (a clear ValueError before any run)
+    sizes = tuple(c.D for c in configs)
     points = []
     for c in configs:
         log(f"reduced (P) gradient flow at D = {c.D}, q = {c.q:.4g}, to t = eta T = {c.eta * c.steps:g}, "

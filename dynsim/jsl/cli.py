@@ -155,9 +155,7 @@ def run_check(args) -> int:
     if cfg.steps < 1:
         raise ValueError(f"--steps = {cfg.steps} is invalid for check-theorems: must be >= 1 (the idealized runs are "
                          "the gradient flow to t = eta * steps)")
-    claims_idealized.check_judged(cfg)
-    for D in sizes:
-        ladder.ladder_config(cfg.replace(temperature="unit"), D)  # each size valid for --C, --q (before any run)
+    claims_idealized.ladder_configs(cfg, args.quick, args.sizes)  # the judged D and each size valid, before any run
     config = {**cfg.to_dict(), "quick": args.quick, "seeds": args.seeds, "ladder": list(sizes)}
     return output.run_claims(args, theorems.runs(cfg, quick=args.quick, seeds=args.seeds, sizes=sizes),
                              lambda log: theorems.check_theorems(cfg, quick=args.quick, seeds=args.seeds, log=log,

@@ -141,9 +141,10 @@ def run_check(args) -> int:
         raise ValueError(f"--steps = {args.steps} is invalid: must be >= 1")
     base = theorems.base_config(steps=args.steps, eta=args.eta, mask_ratio=args.mask_ratio)  # validates eta, gamma
     sizes = theorems.sizes(args.quick)
+    runs = theorems.run_configs(base, sizes, args.steps)
     config = {"quick": args.quick, "eps": args.eps, "ladder": list(sizes), "dynamics": theorems.ladder.JUDGED,
-              "runs": {str(P): theorems.ladder.rung_config(base, P, args.steps).to_dict() for P in sizes},
-              "negative_delta": theorems.ladder.rung_config(base.replace(kappa_c=0.6), sizes[-1], args.steps).to_dict()}
+              "runs": {str(P): c.to_dict() for P, c in runs["runs"].items()},
+              "negative_delta": runs["negative_delta"].to_dict(), "diversity": runs["diversity"].to_dict()}
     return output.run_claims(args, theorems.runs(args.quick),
                              lambda log: theorems.check_theorems(quick=args.quick, steps=args.steps, eta=args.eta,
                                                                  mask_ratio=args.mask_ratio, eps=args.eps, log=log),

@@ -78,11 +78,6 @@ def query_loss(t, step: int) -> float:
     return float(np.max(per))
 
 
-def own_fp(t, cfg: MIMConfig) -> np.ndarray:
-    """A_{p, v_{k,a_k(p)}}, shape (steps, P, K)."""
-    return phases.own_area_fp(t, cfg=cfg)
-
-
 def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDGED,
              advance: Optional[Callable[[], None]] = None, scaled: bool = True, beside: bool = True) -> Rung:
     """Run and summarise one size (the B-free run, B = 0 beside it unless not `beside`, one step from Q = 0)."""
@@ -95,7 +90,7 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     frozen = _simulate(cfg, THEORY) if beside and dynamics != THEORY else t
     local = [c for c in phases.classify_all(t, cfg=cfg) if c.own_area > 0]
     rep = phases.classify(t, _local(cfg), cfg=cfg)
-    a_free, a_frozen = own_fp(t, cfg), own_fp(frozen, cfg)
+    a_free, a_frozen = phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(frozen, cfg=cfg)
     finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))  # a diverged run: every reading NaN (not evaluated)
     max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
     rr = phases.initial_rate_ratio(first, _local(cfg), cfg=cfg)

@@ -24,6 +24,7 @@ EPS = 0.01  # Theorem 4.1's epsilon ("for any 0 < eps < 1"); the loss gap must b
 CONFIDENCE = 0.95  # two-sided interval of every ladder slope (dynsim.trends.fit)
 PHASE_DROP = math.log(2.0)  # Phase I must at least halve the global attention: drop of A_global >= log 2 / z
 IMAGES, TOP_K = 64, 10  # Section 6: random masks per model, top-k of the metric (the paper's k = 10)
+NEGATIVE_KAPPA_C = 0.6  # the Delta < 0 run: kappa = (0.6, 0.4) (spec §10's parameters)
 
 
 def base_config(P: int = 1024, steps: int = 1000, eta: float = 1.0, mask_ratio: float = 0.5, kappa_c: float = 0.9,
@@ -31,6 +32,23 @@ def base_config(P: int = 1024, steps: int = 1000, eta: float = 1.0, mask_ratio: 
     """The Delta > 0 problem (spec §10's parameters): K = 1, grid areas of P^kappa, z = 1, `steps` at P."""
     return MIMConfig(P=P, K=1, kappa_c=kappa_c, kappa_s=kappa_s, mask_ratio=mask_ratio, z="const", eta=eta,
                      steps=steps, record_every=max(1, steps // 100), partition="grid")
+
+
+def negative_base(base: MIMConfig) -> MIMConfig:
+    """The Delta < 0 problem beside the ladder: base with kappa_c = NEGATIVE_KAPPA_C (Delta = -0.2 at exact sizes)."""
+    return base.replace(kappa_c=NEGATIVE_KAPPA_C)
+
+
+def diversity_size(Ps: Sequence[int]) -> int:
+    """The rung closest to P = 256 (a ViT-like 16x16 grid): Section 6's trained model."""
+    return min(Ps, key=lambda P: abs(P - 256))
+
+
+def run_configs(base: MIMConfig, Ps: Sequence[int], steps: int) -> dict:
+    """The configs `check_theorems` runs: every rung, the Delta < 0 run and the Section 6 model."""
+    return {"runs": {P: ladder.rung_config(base, P, steps) for P in Ps},
+            "negative_delta": ladder.rung_config(negative_base(base), Ps[-1], steps),
+            "diversity": ladder.rung_config(base, diversity_size(Ps), steps)}
 
 
 def sizes(quick: bool) -> tuple[int, ...]:
@@ -266,8 +284,8 @@ def check_theorems(*, quick: bool = False, steps: int = 1000, eta: float = 1.0, 
     base = base_config(steps=steps, eta=eta, mask_ratio=mask_ratio)
     rungs = [ladder.run_rung(base, P, steps, log, advance=progress.advance) for P in Ps]
     top = rungs[-1]
-    neg = ladder.run_rung(base.replace(kappa_c=0.6), Ps[-1], steps, log, advance=progress.advance, beside=False)
-    div_cfg = ladder.rung_config(base, min(Ps, key=lambda P: abs(P - 256)), steps)  # a ViT-like 16x16 grid
+    neg = ladder.run_rung(negative_base(base), Ps[-1], steps, log, advance=progress.advance, beside=False)
+    div_cfg = run_configs(base, Ps, steps)["diversity"]
     log(f"  Section 6: trained model at P = {div_cfg.P}, {images} masks, top-{TOP_K} ...")
     div = diversity.diversities(div_cfg, reduced.mim.simulate(div_cfg, ladder.JUDGED), images, TOP_K)
     progress.advance()
