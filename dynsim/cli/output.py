@@ -46,12 +46,12 @@ def write_npz(path: str, arrays: dict) -> None:
     atomic_savez(path, arrays)
 
 
-def run_logged(label: str, total: int, fn, timings: dict, key: str):
-    """Run `fn()` under a progress bar, time it, and pass its warnings to stderr."""
+def run_logged(label: str, total: int, fn, timings: dict, key: str, unit: str = "steps"):
+    """Run `fn()` under a progress bar of `total` `unit`s, time it, and pass its warnings to stderr."""
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with progress.bar(total, label):
+        with progress.bar(total, label, unit=unit):
             out = fn()
     timings[key] = time.perf_counter() - t0
     for w in caught:
@@ -86,15 +86,7 @@ def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = No
     (`dynsim.claims.exit_code`): a claim that fails, is not applicable or was not evaluated gives 1."""
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
-    t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with progress.bar(total, "claims", unit=unit):
-            found = evaluate(log)
-    timings["seconds"] = time.perf_counter() - t0
-    for w in caught:
-        log(f"warning: {w.message}")
-    log(f"claims: done in {timings['seconds']:.1f} s")
+    found = run_logged("claims", total, lambda: evaluate(log), timings, "seconds", unit=unit)
     data = claims_mod.to_dict(found, config)
     write_json(os.path.join(args.out, "theorems.json"), {**data, "timings": timings, **(extra or {}),
                                                          "invocation": invocation(args)})
