@@ -9,6 +9,7 @@ the three f*-sign buckets. Theorems 3.1, 4.1 count f* F <= 0 as a failure (f* = 
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -49,22 +50,19 @@ def signed_classes(D: int, C: int, p: int):
     return keys[:, :-1], keys[:, -1], np.log(counts) + shift, cls.random_patches
 
 
-_cache: dict = {}
-
-
 def signed_table(cfg: JSLConfig) -> SignedClasses:
-    """The f*-signed class table of cfg's (D, C, p, q, dtype), built once (the last two kept)."""
-    key = (cfg.D, cfg.C, cfg.p, cfg.q, cfg.dtype)
-    if key not in _cache:
-        variables, sign, log_count, patches = signed_classes(cfg.D, cfg.C, cfg.p)
-        w = np.asarray(class_weights_np(log_count, variables[:, cfg.p], patches, cfg.q))
-        keep = w > 0
-        mono = moments.monomials(moments.derive(cfg.C, cfg.p).exponents, variables[keep]).T
-        if len(_cache) >= 2:
-            del _cache[next(iter(_cache))]
-        _cache[key] = SignedClasses(ClassWeights(jnp.asarray(np.ascontiguousarray(mono), cfg.dtype),
-                                                 jnp.asarray(w[keep], cfg.dtype)), jnp.asarray(sign[keep], cfg.dtype))
-    return _cache[key]
+    """The f*-signed class table of cfg's (D, C, p, q, dtype), built once (the last two used kept)."""
+    return _signed_table(cfg.D, cfg.C, cfg.p, cfg.q, cfg.dtype)
+
+
+@functools.lru_cache(maxsize=2)
+def _signed_table(D: int, C: int, p: int, q: float, dtype: str) -> SignedClasses:
+    variables, sign, log_count, patches = signed_classes(D, C, p)
+    w = np.asarray(class_weights_np(log_count, variables[:, p], patches, q))
+    keep = w > 0
+    mono = moments.monomials(moments.derive(C, p).exponents, variables[keep]).T
+    return SignedClasses(ClassWeights(jnp.asarray(np.ascontiguousarray(mono), dtype), jnp.asarray(w[keep], dtype)),
+                         jnp.asarray(sign[keep], dtype))
 
 
 def class_weights_np(log_count, z0, random_patches: int, q: float):
