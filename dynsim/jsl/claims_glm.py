@@ -18,19 +18,14 @@ from dynsim import progress
 from dynsim.claims import LOG, Measurement, judge
 from full.jsl import glm, population
 
-from . import data, partition, reference
+from . import data, reference
 from .config import JSLConfig
 from .ladder import ladder_config
+from .realistic_runs import f_star
 
 GLM_STEPS, GLM_ETA = 500, 1.0  # the training budget (capped by cfg.steps)
 QUICK_N, QUICK_N_TEST = 1000, 4096  # --quick caps the GLM's training and test sets
 Z_ONE_SIDED_95 = 1.645
-
-
-def fstar_of(cfg: JSLConfig, s):
-    """f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} s_i), Threshold_c(z) = z if |z| > c else 0 (jsl-derivations 1)."""
-    t = s[..., partition.sets(cfg)].sum(-1)
-    return jnp.where(jnp.abs(t) > 0.9 * cfg.C, t, 0.0).sum(-1)
 
 
 def regime_violations(cfg: JSLConfig) -> list[str]:
@@ -52,7 +47,7 @@ def trained_errors(cfg: JSLConfig, seeds: int, steps: int) -> np.ndarray:
     w_star = jnp.asarray(final["w_star"])
     X, _ = data.sample(jax.random.fold_in(jax.random.key(cfg.seed), 0x3131), cfg, cfg.n_test, w_star,
                        jnp.dtype(cfg.dtype))
-    f = fstar_of(cfg, jnp.round(X @ w_star))  # s_j = <w*, X_j> in {-1, 0, 1}: the noise is orthogonal to w*
+    f = f_star(cfg, jnp.round(X @ w_star))  # s_j = <w*, X_j> in {-1, 0, 1}: the noise is orthogonal to w*
     return np.array([float(jnp.mean(f * glm.logits(jnp.asarray(W), X) <= 0)) for W in final["W"]])
 
 
@@ -125,9 +120,10 @@ def literal_phi_error(cfg: JSLConfig) -> float:
     conf = population.enumerate_configurations(cfg)
     s = np.asarray(conf.s)
     z = s @ (3.0 ** np.arange(cfg.D))  # sum_j <w_j, X_j>: injective in s (balanced base 3)
-    table = dict(zip(z.tolist(), np.asarray(fstar_of(cfg, jnp.asarray(s))).tolist()))
+    f = np.asarray(f_star(cfg, jnp.asarray(s)))
+    table = dict(zip(z.tolist(), f.tolist()))
     g = np.array([table[v] for v in z.tolist()])
-    return float(np.sum(np.asarray(conf.w) * (np.asarray(fstar_of(cfg, jnp.asarray(s))) * g <= 0)))
+    return float(np.sum(np.asarray(conf.w) * (f * g <= 0)))
 
 
 def literal_phi_report(cfg: JSLConfig) -> Measurement:
