@@ -13,16 +13,13 @@ from typing import Sequence
 
 import numpy as np
 
-import reduced.mim
-
-from . import phases
+from . import ladder
 from .config import MIMConfig
 
 
 def initial_ratio(cfg: MIMConfig) -> float:
     """|dA_global| / dA_target of the first local patch over one GD step from Q = 0 (B free, counts at their means)."""
-    t = reduced.mim.simulate(cfg.replace(steps=1, record_every=1), "mean_field")
-    return phases.initial_rate_ratio(t, int(cfg.areas[0][1][0]), cfg=cfg).measured
+    return ladder.initial_rate_ratio(cfg, "mean_field").measured
 
 
 def predicted(P: int, gamma: float) -> float:

@@ -35,7 +35,6 @@ class Rung:
 
     cfg: MIMConfig
     min_attention: float  # min over patches of Attn_{p -> U_{k,a_k(p)}}(T)
-    max_other_attention: float  # max over patches and areas j != a_k(p) of Attn_{p -> U_{k,j}}(T)
     max_query_loss: float  # max over query classes of l_p(T) = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2]
     initial_query_loss: float  # the same at step 0
     labels: tuple  # phases.classify label of every local patch
@@ -86,19 +85,17 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     cfg = rung_config(base, P, steps, scaled)
     t0 = time.perf_counter()
     t = _simulate(cfg, dynamics)
-    first = _simulate(cfg.replace(steps=1, record_every=1), dynamics)
     frozen = _simulate(cfg, THEORY) if beside and dynamics != THEORY else t
     local = [c for c in phases.classify_all(t, cfg=cfg) if c.own_area > 0]
-    rep = phases.classify(t, _local(cfg), cfg=cfg)
+    rep = phases.classify(t, local_query(cfg), cfg=cfg)
     a_free, a_frozen = phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(frozen, cfg=cfg)
     finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))  # a diverged run: every reading NaN (not evaluated)
     max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
-    rr = phases.initial_rate_ratio(first, _local(cfg), cfg=cfg)
+    rr = initial_rate_ratio(cfg, dynamics)
     ran = (beside or dynamics == THEORY) and max_a > 0
     diff = float(np.nanmax(np.abs(a_free - a_frozen))) / max_a if ran else math.nan
     nan_if = (lambda v: v) if finite else (lambda v: math.nan)
     out = Rung(cfg=cfg, min_attention=nan_if(float(phases.own_area_attention(t, cfg=cfg).min())),
-               max_other_attention=nan_if(float(np.nanmax(np.asarray(t["area_attention_class"])[-1][:, 1:]))),
                max_query_loss=nan_if(query_loss(t, -1)), initial_query_loss=query_loss(t, 0),
                labels=tuple(c.label for c in local) if finite else (),
                drop_at_switch=nan_if(-rep.switch.A_global_interpolated if rep.switch else math.nan),
@@ -114,7 +111,13 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     return out
 
 
-def _local(cfg: MIMConfig) -> int:
+def initial_rate_ratio(cfg: MIMConfig, dynamics: str = JUDGED) -> phases.RateRatio:
+    """The representative local query's |dA_global| / dA_target over one GD step from Q = 0 under `dynamics`."""
+    first = _simulate(cfg.replace(steps=1, record_every=1), dynamics)
+    return phases.initial_rate_ratio(first, local_query(cfg), cfg=cfg)
+
+
+def local_query(cfg: MIMConfig) -> int:
     """The first patch of the first local area of cluster 0 (the representative local query)."""
     return int(cfg.areas[0][1][0])
 
