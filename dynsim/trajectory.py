@@ -6,7 +6,8 @@ import dataclasses
 import json
 import os
 import tempfile
-from typing import Any
+import zipfile
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -19,8 +20,10 @@ class Trajectory:
     observables: name -> array whose first axis runs over `steps`.
     meta: level ("reduced" or "full"), mode, dtype, device, config, package versions, ...
 
-    `name in traj` asks for an observable; `traj1 == traj2` compares steps, every observable (bitwise, NaN equal to
-    NaN) and meta; the repr is one line (level, mode, steps, observables with their shapes).
+    A read-only mapping of its observables: `name in traj`, `traj[name]`, `traj.keys()`, `.items()`, `.get()`,
+    `len(traj)`, iteration over the names. `traj1 == traj2` compares steps, every observable (bitwise, NaN equal to
+    NaN) and meta; the repr is one line (level, mode, steps, observables with their shapes). `to_xarray()` gives an
+    `xarray.Dataset` when xarray is installed (`pip install 'dynsim[xarray]'`).
     """
 
     steps: np.ndarray
@@ -41,6 +44,42 @@ class Trajectory:
 
     def __contains__(self, name: object) -> bool:
         return name in self.observables
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.observables)
+
+    def __len__(self) -> int:
+        return len(self.observables)
+
+    def keys(self):
+        """The observables' names."""
+        return self.observables.keys()
+
+    def values(self):
+        """The observables' arrays (first axis: the recorded steps)."""
+        return self.observables.values()
+
+    def items(self):
+        """(name, array) of every observable."""
+        return self.observables.items()
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """Observable `name`, or `default` when it was not recorded."""
+        return self.observables.get(name, default)
+
+    def to_xarray(self):
+        """An `xarray.Dataset`: one variable per observable over the dimension "step" (the recorded step numbers),
+        its further axes named <name>_dim1, ...; attrs: level, mode, setting, dtype, device and the whole meta as
+        JSON ("meta_json"). Needs xarray (`pip install 'dynsim[xarray]'`)."""
+        try:
+            import xarray
+        except ImportError:
+            raise ImportError("Trajectory.to_xarray needs xarray, an optional dependency of dynsim: "
+                              "pip install 'dynsim[xarray]'") from None
+        data = {k: (("step", *(f"{k}_dim{i}" for i in range(1, v.ndim))), v) for k, v in self.observables.items()}
+        attrs = {k: str(self.meta[k]) for k in ("level", "mode", "setting", "dtype", "device") if k in self.meta}
+        attrs["meta_json"] = json.dumps(self.meta, default=jsonable, sort_keys=True)
+        return xarray.Dataset(data, coords={"step": self.steps}, attrs=attrs)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Trajectory):
@@ -71,9 +110,12 @@ class Trajectory:
         atomic_savez(path, arrays)
 
     @classmethod
-    def load(cls, path, name: str | None = None) -> "Trajectory":
-        """Read a trajectory written by `save`, or one of several written by `save_many` (the CLI's
-        trajectories.npz): `name` picks it ("reduced", "full", ...), and may be left out when the file holds one."""
+    def load(cls, path, name: str | None = None):
+        """Read a file written by `save` (one trajectory) or by `save_many` (the CLI's trajectories.npz).
+
+        `name` picks one of several ("reduced", "full", ...). Left out, a file with one trajectory gives that
+        Trajectory and a file with several gives all of them as a `Trajectories` list (in the file's order; index it by
+        position or by name: `runs["full"]`)."""
         with np.load(os.fspath(path), allow_pickle=False) as f:
             if "steps" in f.files:
                 if name is not None:
@@ -82,12 +124,38 @@ class Trajectory:
                 observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
                 return cls(steps=f["steps"], observables=observables, meta=json.loads(str(f["meta"])))
             many = many_from_arrays({k: f[k] for k in f.files})
-        if name is None and len(many) == 1:
-            return next(iter(many.values()))
+        if name is None:
+            return next(iter(many.values())) if len(many) == 1 else Trajectories(many)
         if name not in many:
-            raise ValueError(f"{os.fspath(path)} holds the trajectories {sorted(many)}: pass name= one of them"
-                             + ("" if name is None else f" (got {name!r})"))
+            raise ValueError(f"{os.fspath(path)} holds the trajectories {list(many)}: name= must be one of them "
+                             f"(got {name!r})")
         return many[name]
+
+
+class Trajectories(list):
+    """Several named trajectories (what `save_many` writes) as a list in their saved order; `runs["full"]` picks one
+    by name, `runs.names` lists the names, `name in runs` asks for one."""
+
+    def __init__(self, named: dict[str, Trajectory]):
+        super().__init__(named.values())
+        self.names = list(named)
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            if key not in self.names:
+                raise KeyError(f"no trajectory named {key!r}; the names are {self.names}")
+            return list.__getitem__(self, self.names.index(key))
+        return list.__getitem__(self, key)
+
+    def __contains__(self, item) -> bool:
+        return item in self.names if isinstance(item, str) else list.__contains__(self, item)
+
+    def as_dict(self) -> dict[str, Trajectory]:
+        """name -> Trajectory."""
+        return dict(zip(self.names, self))
+
+    def __repr__(self) -> str:
+        return "Trajectories(" + ", ".join(f"{n}={t!r}" for n, t in zip(self.names, self)) + ")"
 
 
 def seed_statistics(records: dict, *, standard_error: bool = True, keep_seeds: bool = True) -> dict[str, np.ndarray]:
@@ -151,8 +219,23 @@ def _atomic_write(path: str, suffix: str, write) -> None:
         raise
 
 
-def atomic_savez(path: str, arrays: dict[str, np.ndarray]) -> None:
-    _atomic_write(path, ".npz.tmp", lambda fh: np.savez(fh, **arrays))
+def write_npz(fh, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
+    """`arrays` as an .npz archive (what np.savez / np.savez_compressed write, read by np.load) with every member
+    dated 1980-01-01, so the same arrays give the same bytes (np.savez stamps the time of writing: `dynsim rerun`
+    reproduces files bit for bit)."""
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    with zipfile.ZipFile(fh, "w", compression=method, allowZip64=True) as zf:
+        for name, value in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = method
+            with zf.open(info, "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+
+
+def atomic_savez(path: str, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
+    """`write_npz` to `path` atomically (a temporary file in the same folder, then a rename)."""
+    _atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
+
 
 def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarray]:
     """Several trajectories as named arrays, each under its own prefix: <prefix>/steps, /meta, /obs/<name>."""
@@ -167,7 +250,7 @@ def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarra
 
 def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
     """The inverse of `many_to_arrays` (names without a "/" are not trajectories and are skipped)."""
-    prefixes = sorted({k.split("/", 1)[0] for k in arrays if "/" in k})
+    prefixes = list(dict.fromkeys(k.split("/", 1)[0] for k in arrays if "/" in k))  # in the saved order
     return {pre: Trajectory(arrays[f"{pre}/steps"],
                             {k[len(pre) + 5:]: arrays[k] for k in arrays if k.startswith(f"{pre}/obs/")},
                             json.loads(str(arrays[f"{pre}/meta"])))

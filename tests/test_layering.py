@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dynsim", "reduced", "full")
-HEAVY = ("matplotlib", "scipy", "distributed", "dask")  # optional heavy libraries a function may import late
+HEAVY = ("matplotlib", "scipy", "distributed", "dask", "xarray")  # optional or heavy libraries a function may import late
 SETTING_PACKAGES = ("dynsim.jsl", "dynsim.mim", "reduced.jsl", "reduced.mim", "full.jsl", "full.mim")
 # the library's front door keeps `dynsim.JSLConfig` and `dynsim.MIMConfig` (config classes only: ground)
 FRONT_DOOR = {"dynsim": {"dynsim.jsl", "dynsim.jsl.config", "dynsim.mim", "dynsim.mim.config"}}

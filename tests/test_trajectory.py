@@ -43,8 +43,14 @@ def test_load_reads_one_trajectory_of_a_many_file(tmp_path):
     """The CLI's trajectories.npz (save_many) is readable with Trajectory.load(path, name)."""
     save_many(tmp_path / "m.npz", {"reduced": _traj(), "full": _traj(level2="x")})
     assert Trajectory.load(tmp_path / "m.npz", "full") == _traj(level2="x")
-    with pytest.raises(ValueError, match=r"\['full', 'reduced'\]"):
-        Trajectory.load(tmp_path / "m.npz")
+    with pytest.raises(ValueError, match=r"\['reduced', 'full'\]"):
+        Trajectory.load(tmp_path / "m.npz", "fulll")
+    both = Trajectory.load(tmp_path / "m.npz")  # several: a list in the saved order, indexable by name
+    assert isinstance(both, list) and both.names == ["reduced", "full"] and len(both) == 2
+    assert both[0] == _traj() and both["full"] == both[1] == _traj(level2="x") and "full" in both
+    assert all(isinstance(t, Trajectory) for t in both) and both.as_dict()["reduced"] == _traj()
+    with pytest.raises(KeyError, match="reduced"):
+        both["exact"]
     save_many(tmp_path / "one.npz", {"reduced": _traj()})
     assert Trajectory.load(tmp_path / "one.npz") == _traj()
     _traj().save(tmp_path / "single.npz")
@@ -95,3 +101,49 @@ def test_progress_bar_reports_every_record():
     with progress.bar(100, "reduced", stream=silent, enabled=False):
         reduced.jsl.simulate(JSLConfig(D=8, C=2, steps=100, record_every=25))
     assert silent.getvalue() == ""
+
+
+def test_mapping_api():
+    """Issue 14: a Trajectory behaves as a read-only mapping of its observables."""
+    t = _traj()
+    assert list(t) == ["alpha", "pp"] == list(t.keys()) and len(t) == 2
+    assert dict(t.items())["pp"].shape == (2, 3, 3) and t.get("beta") is None and t.get("beta", 7) == 7
+    assert np.array_equal(t.get("pp"), np.ones((2, 3, 3))) and len(list(t.values())) == 2
+    with pytest.raises(KeyError):
+        t["beta"]
+
+
+def test_to_xarray():
+    """The Dataset holds every observable over "step" with the recorded steps as coordinate, and the meta."""
+    import json
+
+    t = _traj(dtype="float64")
+    ds = t.to_xarray()
+    assert ds["step"].values.tolist() == [0, 5] and ds["pp"].dims == ("step", "pp_dim1", "pp_dim2")
+    assert np.array_equal(ds["pp"].values, t["pp"]) and np.isnan(ds["alpha"].values[1])
+    assert ds.attrs["level"] == "reduced" and json.loads(ds.attrs["meta_json"])["mode"] == "gd"
+
+
+def test_to_xarray_without_xarray_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "xarray", None)  # import xarray now raises ImportError
+    with pytest.raises(ImportError, match=r"dynsim\[xarray\]"):
+        _traj().to_xarray()
+
+
+def test_npz_bytes_are_deterministic(tmp_path):
+    """The same trajectories give the same file bytes (np.savez stamps the time; `dynsim rerun` compares bytes), and
+    np.load reads them (plain and compressed)."""
+    import time
+
+    save_many(tmp_path / "a.npz", {"reduced": _traj(), "full": _traj(level2="x")})
+    time.sleep(2.1)  # zip timestamps have a 2 s resolution: a time stamp would now differ
+    save_many(tmp_path / "b.npz", {"reduced": _traj(), "full": _traj(level2="x")})
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    from dynsim.trajectory import atomic_savez
+
+    atomic_savez(str(tmp_path / "c.npz"), {"x": np.zeros(10000)}, compressed=True)
+    with np.load(tmp_path / "c.npz") as f:
+        assert np.array_equal(f["x"], np.zeros(10000))
+    assert (tmp_path / "c.npz").stat().st_size < 10000  # 80,000 bytes of zeros deflate to a few hundred
