@@ -142,7 +142,7 @@ def test_figure2_writes_png(tmp_path, capsys):
 
 
 def test_transfer_prints_table_and_plot(tmp_path, capsys):
-    code = cli.main(["transfer", "jsl", *TINY, "--n-tilde", "4,8", "--seeds", "2", "--finetune-steps", "20",
+    code = cli.main(["transfer", "jsl", *TINY, "--n-tilde", "4,8", "--finetune-seeds", "2", "--finetune-steps", "20",
                      "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and "pretrained" in out and "glm" in out

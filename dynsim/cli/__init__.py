@@ -2,6 +2,9 @@
 `check-theorems NAME`, `derive NAME` for every setting, and the extra commands settings declare (`figure ...`,
 `transfer ...`).
 
+Every command takes `--config FILE.toml` and `--print-config` (`configfile`); `dynsim rerun REPORT.json` runs a
+recorded command again (`rerun`).
+
 Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
 fails), 2 invalid input, 130 interrupted.
 """
@@ -15,7 +18,7 @@ from dynsim import progress
 from dynsim import setting as registry
 from dynsim import __version__
 
-from . import generic, output, sweep
+from . import configfile, generic, output, rerun, sweep
 from .options import Parser, UsageError
 from .output import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID
 
@@ -32,7 +35,7 @@ VERB_HELP = {
     "sweep": ("run a grid of configurations: table, phase diagrams, resumable", sweep.DESCRIPTION),
     "derive": ("print the symbolic reduced loss and its gradients", None),
 }
-ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive")  # verbs in `dynsim --help`
+ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive", "rerun")  # verbs in `dynsim --help`
 
 
 def _commands() -> list[tuple]:
@@ -63,17 +66,36 @@ def build_parser() -> Parser:
             kw = {"help": c.help} if c.help else {}
             p = names.add_parser(c.name, allow_abbrev=False, description=c.description or None, **kw)
             c.add_arguments(p, s)
-            p.set_defaults(run=c.run, setting_record=s)
+            configfile.add_options(p)
+            p.set_defaults(run=c.run, setting_record=s, command_parser=p)
+    rerun.add_command(sub, main)
     return parser
+
+
+def parse(argv: list[str]):
+    """The options of `argv`, with a --config file's options placed before the typed ones (which override them).
+    Sets args.argv (as typed) and args.effective_argv (the file's options spelled out: what `dynsim rerun` runs)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    effective = list(argv)
+    if getattr(args, "config", None):
+        at = argv.index(args.command)
+        at = argv.index(args.target, at + 1) + 1
+        effective = argv[:at] + configfile.tokens(args.command_parser, args.config) + rerun.without(argv[at:], "--config")
+        args = parser.parse_args(effective)
+    args.argv, args.effective_argv = argv, effective
+    return args
 
 
 def main(argv=None) -> int:
     """Parse `argv` (default: sys.argv[1:]), run the command, return its exit code."""
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        args = build_parser().parse_args(argv)
-        args.argv = argv
-        if getattr(args, "out", "") is None:
+        args = parse(argv)
+        if getattr(args, "print_config", False):
+            print(configfile.render(args, args.command_parser))
+            return EXIT_AGREE
+        if getattr(args, "out", "") is None and args.target is not None:
             args.out = output.default_out(args)
         return args.run(args)
     except (UsageError, ValueError) as exc:

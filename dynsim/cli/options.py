@@ -34,15 +34,29 @@ def field_help(setting, f: dataclasses.Field) -> str:
     return setting.field_help.get(f.name) or f.metadata.get("help") or f.name.replace("_", " ")
 
 
-def config_options(parser: argparse.ArgumentParser, setting, defaults: Optional[dict] = None) -> None:
-    """One option per field of `setting.config`; `defaults` overrides the config's defaults for this command (shown
-    in --help). `config(args)` builds the config back."""
+def config_options(parser: argparse.ArgumentParser, setting, defaults: Optional[dict] = None,
+                   why: Optional[str] = None, exclude: Optional[dict] = None) -> None:
+    """One option per field of `setting.config`. A command that needs other defaults than the config's (a paper's
+    figure, a theorem's regime) gives them in `defaults` and says `why`: --help shows both values and the reason
+    (issue 14: one default per field everywhere, unless a command says otherwise). A field the command sets itself is
+    in `exclude` (field -> why), said in --help and not an option. `config(args)` builds the config back."""
     cls = setting.config
-    defaults = defaults or {}
+    defaults, exclude = defaults or {}, exclude or {}
+    if defaults and not why:
+        raise TypeError(f"config_options: defaults {sorted(defaults)} differ from {cls.__name__}'s: say why")
     hints = typing.get_type_hints(cls)
-    group = parser.add_argument_group(f"{setting.name.upper()} configuration (one option per {cls.__name__} field)")
+    notes = ([f"This command's defaults differ from {cls.__name__}'s for {', '.join(defaults)}: {why}."]
+             if defaults else [])
+    notes += [f"Set by this command, not options: " + "; ".join(f"{k} ({v})" for k, v in exclude.items()) + "."
+              ] if exclude else []
+    group = parser.add_argument_group(f"{setting.name.upper()} configuration (one option per {cls.__name__} field)",
+                                      " ".join(notes) or None)
     for f in dataclasses.fields(cls):
-        default = defaults.get(f.name, "derived" if f.default is None else f.default)
+        if f.name in exclude:
+            continue
+        default = "derived" if f.default is None else f.default
+        if f.name in defaults and defaults[f.name] != f.default:
+            default = f"{defaults[f.name]} here; {cls.__name__}'s: {default}"
         group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=field_kind(setting, f, hints),
                            choices=setting.field_choices.get(f.name), default=argparse.SUPPRESS,
                            help=f"{field_help(setting, f)} (default: {default})")
@@ -76,6 +90,8 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+int_list.comma_list = True  # a --config list value is written as its comma-separated text
+
 def list_of(kind):
     """An argparse type: one value of `kind` or a comma-separated list of them."""
     def parse(text: str) -> list:
@@ -88,6 +104,17 @@ def list_of(kind):
             raise argparse.ArgumentTypeError(f"{text!r}: every item must be {kind.__name__}") from None
 
     parse.__name__ = f"list of {kind.__name__}"
+    parse.comma_list = True  # a --config list value is written as its comma-separated text
+    return parse
+
+
+def one_item_list(kind):
+    """An argparse type: one value of `kind` (a field with its own syntax), as a one-item list (a sweep's axis)."""
+    def parse(text: str) -> list:
+        return [kind(text)]
+
+    parse.__name__ = getattr(kind, "__name__", "value")
+    parse.one_item = True  # --print-config writes the item
     return parse
 
 
@@ -101,7 +128,7 @@ def axis_options(parser: argparse.ArgumentParser, setting) -> None:
     for f in dataclasses.fields(cls):
         kind = field_kind(setting, f, hints)
         if f.name in setting.field_parsers:
-            typ, extra = (lambda k: (lambda t: [k(t)]))(kind), " (one value, not a list)"
+            typ, extra = one_item_list(kind), " (one value, not a list)"
         else:
             typ, extra = list_of(kind), ""
         default = "derived" if f.default is None else f.default

@@ -24,7 +24,7 @@ def sweep_arguments(parser, setting: Setting) -> None:
     spec = setting.sweep
     options.axis_options(parser, setting)
     run = parser.add_argument_group("sweep")
-    run.add_argument("--seeds", type=int, default=1, help="seeds per grid point: seed, seed+1, ... (default: 1)")
+    output.seeds_option(run, 1, "each grid point runs at seed, seed+1, ..., one row per seed")
     run.add_argument("--level", choices=("reduced", "full", "both"), default="reduced",
                      help="reduced dynamics, full-matrix GD, or both and the checker (default: reduced)")
     run.add_argument("--out", default="dynsim-sweep", metavar="DIR",

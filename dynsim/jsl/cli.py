@@ -19,6 +19,8 @@ from . import approach, claims_idealized, events, ladder, plotting, reference, t
 CHECK_DEFAULTS = dict(D=36, C=4, q=0.5, eta=0.005, temperature="unit", steps=200_000_000, record_every=100, N=4000,
                       n_test=8192)
 
+CHECK_WHY = ("the theorems are judged in their regime, q(D - C) = C^2 at D = 36, to t = eta T = 1e6 (docs/jsl.md 12), not at the small problem `compare jsl` runs in seconds")
+
 
 def compare_arguments(parser, setting) -> None:
     """Options of `compare jsl`: every JSLConfig field, the full level's mode and the checker's band."""
@@ -29,8 +31,8 @@ def compare_arguments(parser, setting) -> None:
                           "or realistic (E): N fixed samples, random start (omega), held-out test set (default: exact)")
     run.add_argument("--replicates", type=int, default=None,
                      help="independent runs in --mode sampled, for the Monte Carlo band (default: 8)")
-    run.add_argument("--seeds", type=int, default=None,
-                     help="independent seeds in --mode realistic, one vmapped program (default: 8)")
+    output.seeds_option(run, None, "--mode realistic only: the runs of each N, one vmapped program, averaged with "
+                                   "a standard error (8 when left out)")
     run.add_argument("--ladder", type=options.int_list, default=None, metavar="N1,N2,...",
                      help="--mode realistic: training-set sizes for the approach table (Theorem 4.2) "
                           "(default: N/16, N/4, N)")
@@ -44,9 +46,9 @@ def compare_arguments(parser, setting) -> None:
 
 def check_arguments(parser, setting) -> None:
     """Options of `check-theorems jsl`: every JSLConfig field (the claims' defaults), seeds, --json, --out."""
-    options.config_options(parser, setting, CHECK_DEFAULTS)
+    options.config_options(parser, setting, CHECK_DEFAULTS, CHECK_WHY)
     g = parser.add_argument_group("run")
-    g.add_argument("--seeds", type=int, default=4, help="seeds of the realistic runs and the GLM (default: 4)")
+    output.seeds_option(g, 4, "the realistic runs and the GLM of each judged point, averaged or counted per claim")
     g.add_argument("--quick", action="store_true",
                    help=f"CI-sized: Theorem 4.1's ladder D = {', '.join(map(str, ladder.QUICK_LADDER))} instead of "
                         f"{', '.join(map(str, ladder.LADDER))}, a smaller GLM training set")

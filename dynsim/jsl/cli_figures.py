@@ -27,30 +27,30 @@ TRANSFER_DEFAULTS = dict(FIG4_DEFAULTS, N=4000, steps=50000, record_every=500)
 
 def fig4_arguments(parser, setting) -> None:
     """Options of `figure jsl-fig4`: every JSLConfig field (the Figure 4 recipe), seeds, --out."""
-    options.config_options(parser, setting, FIG4_DEFAULTS)
+    options.config_options(parser, setting, FIG4_DEFAULTS, "Figure 4's recipe (D = 16, C = 4, q = 0.5, unit temperature)")
     g = parser.add_argument_group("run")
-    g.add_argument("--seeds", type=int, default=1, help="seeds (the panels show seed 0's A; curves are seed means) "
-                                                         "(default: 1)")
+    output.seeds_option(g, 1, "curves are their means, the panels show the first run's A")
     output.out_options(g)
 
 
 def fig2_arguments(parser, setting) -> None:
     """Options of `figure jsl-fig2`: every JSLConfig field (the measured Figure 2 setting), seeds, --out."""
-    options.config_options(parser, setting, FIG2_DEFAULTS)
+    options.config_options(parser, setting, FIG2_DEFAULTS, "the measured Figure 2 setting (d = 8; eta = 0.05 diverged, 0.005 is stable)")
     g = parser.add_argument_group("run")
-    g.add_argument("--seeds", type=int, default=4, help="seeds, >= 2 (default: 4)")
+    output.seeds_option(g, 4, "at least 2; curves are their means with a standard error")
     output.out_options(g)
 
 
 def transfer_arguments(parser, setting) -> None:
     """Options of `transfer jsl`: every JSLConfig field (the pretraining), the downstream task, --out."""
-    options.config_options(parser, setting, TRANSFER_DEFAULTS)
+    options.config_options(parser, setting, TRANSFER_DEFAULTS, "the Figure 4 recipe pretrained longer (50,000 steps) on fewer samples (N = 4000), which the transfer needs")
     g = parser.add_argument_group("transfer")
     g.add_argument("--overlap", type=float, default=0.0, help="<w~, w*> of the downstream feature, in [-1, 1] "
                                                               "(default: 0)")
     g.add_argument("--n-tilde", type=options.int_list, default=None, metavar="N1,N2,...",
                    help="downstream sample sizes (default: 8,16,32,64,128,256)")
-    g.add_argument("--seeds", type=int, default=8, help="fine-tuning seeds per N~ (default: 8)")
+    output.seeds_option(g, 8, "of the fine-tuning at each N~ (the pretraining is one run), averaged with a standard "
+                              "error", option="--finetune-seeds")
     g.add_argument("--finetune-steps", type=int, default=None, help="GD steps of the fine-tuning (default: the library's)")
     g.add_argument("--finetune-eta", type=float, default=None, help="fine-tuning learning rate (default: the library's)")
     output.out_options(g)
@@ -106,7 +106,7 @@ def run_transfer(args) -> int:
     """`dynsim transfer jsl`: pretrained A vs A at init vs GLM, test error against N~ (Section 5)."""
     cfg = options.config(args)
     full.jsl.check(cfg, "realistic", seeds=1)
-    kwargs = {"overlap": args.overlap, "seeds": args.seeds}
+    kwargs = {"overlap": args.overlap, "seeds": args.finetune_seeds}
     if args.n_tilde is not None:
         kwargs["n_tilde"] = tuple(args.n_tilde)
     if args.finetune_steps is not None:
@@ -124,7 +124,7 @@ def run_transfer(args) -> int:
     curves = {labels[k]: (result.mean[k], result.se[k]) for k in labels}
     plotting.transfer_plot(result.n_tilde, curves, os.path.join(args.out, "transfer.png"), references=lines,
                            title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
-                                 f"{args.seeds} seeds")
+                                 f"{args.finetune_seeds} fine-tuning seeds")
     output.write_json(os.path.join(args.out, "transfer.json"), {**result.to_dict(), "reference_lines": lines,
                                                            "timings": timings})
     print(result.table())

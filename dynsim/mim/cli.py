@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 import full.mim
@@ -17,15 +18,19 @@ APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
 
 
 def z_option(text: str):
-    """--z: const | uniform:L:U | V1:P1,V2:P2,..."""
+    """--z: const | uniform:L:U | V1:P1,V2:P2,... (or the same as JSON: ["uniform", L, U], [[V1, P1], ...], which
+    --print-config writes)."""
     try:
+        if text.startswith("["):
+            value = json.loads(text)
+            return tuple(value) if value and value[0] == "uniform" else [tuple(v) for v in value]
         if text == "const":
             return text
         if text.startswith("uniform:"):
             _, lo, hi = text.split(":")
             return ("uniform", float(lo), float(hi))
         return [tuple(float(x) for x in item.split(":")) for item in text.split(",")]
-    except ValueError:
+    except (ValueError, TypeError):
         raise argparse.ArgumentTypeError(f"{text!r} is not const, uniform:L:U or V1:P1,V2:P2,...") from None
 
 
@@ -50,19 +55,27 @@ def compare_arguments(parser, setting) -> None:
     output.method_options(run)
 
 
+# check-theorems mim judges the Delta > 0 theorems on a ladder of P at spec §10's parameters (docs/mim.md §6)
+CHECK_DEFAULTS = dict(kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=1000)
+CHECK_WHY = ("the theorems are judged at Delta = +0.4 (kappa = 0.9, 0.4; spec §10), gamma = 0.5, and steps counts the "
+             "GD steps at P = 1024: every run takes ceil(steps (P/1024)^(1 - kappa_s)) (docs/mim.md §6)")
+CHECK_SETS = {"P": "the ladder: --quick or not", "K": "one cluster, the theorems' K = 1 case",
+              "z": "z = 1: the claims' per-query loss is z^2/2 [...]", "record_every": "about 100 records per run",
+              "d": "the reduced level has no embedding", "partition": "grid areas of P^kappa on every rung",
+              "partitions": "the same", "seed": "the mean-field reduced level draws nothing",
+              "N": "the reduced level's loss is the population loss",
+              "dtype": "float64"}
+
+
 def check_arguments(parser, setting) -> None:
-    """Options of `check-theorems mim`: the ladder, its steps, the Theorem 4.1 eps and the output."""
+    """Options of `check-theorems mim`: the MIMConfig fields the claims take, the ladder, eps and the output."""
+    options.config_options(parser, setting, CHECK_DEFAULTS, CHECK_WHY, exclude=CHECK_SETS)
     g = parser.add_argument_group("the P ladder (reduced level, mean_field: B free)")
     g.add_argument("--quick", action="store_true",
                    help=f"CI-sized ladder P = {', '.join(map(str, theorems.ladder.QUICK_LADDER))} instead of "
                         f"P = {', '.join(map(str, theorems.ladder.LADDER))} (measured on 2 CPU cores: default about 12 s, "
                         "--quick about 9 s; three rungs leave a trend 1 degree of freedom, too few for Lemma 5.2's "
                         "slope)")
-    g.add_argument("--steps", type=int, default=1000,
-                   help="GD steps at P = 1024; every run (each rung, the Delta < 0 run, the Section 6 model) takes "
-                        "ceil(steps (P/1024)^0.6) (default: 1000)")
-    g.add_argument("--eta", type=float, default=1.0, help="learning rate (default: 1.0)")
-    g.add_argument("--mask-ratio", type=float, default=0.5, help="masking ratio gamma (default: 0.5)")
     g.add_argument("--eps", type=float, default=theorems.EPS,
                    help=f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps) (default: {theorems.EPS})")
     g = parser.add_argument_group("output")
@@ -137,15 +150,20 @@ def run_check(args) -> int:
     """`dynsim check-theorems mim`: the claims on the P ladder (docs/mim.md §6)."""
     if not 0.0 < args.eps < 1.0:
         raise ValueError(f"--eps = {args.eps} is invalid: must lie strictly between 0 and 1")
-    if args.steps < 1:
-        raise ValueError(f"--steps = {args.steps} is invalid: must be >= 1")
-    base = theorems.base_config(steps=args.steps, eta=args.eta, mask_ratio=args.mask_ratio)  # validates eta, gamma
+    cfg = options.config(args)
+    if cfg.steps < 1:
+        raise ValueError(f"--steps = {cfg.steps} is invalid: must be >= 1")
+    base = theorems.base_config(steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio, kappa_c=cfg.kappa_c,
+                                kappa_s=cfg.kappa_s)  # validates eta, gamma and the kappas
+    if not base.delta > 0:
+        raise ValueError(f"--kappa-c = {cfg.kappa_c}, --kappa-s = {cfg.kappa_s} are invalid here: they give Delta = "
+                         f"{base.delta:.3f} at P = 1024, and the claims are the Delta > 0 theorems (Delta < 0 is "
+                         "measured beside them at kappa_c = 0.6)")
     sizes = theorems.sizes(args.quick)
-    runs = theorems.run_configs(base, sizes, args.steps)
+    runs = theorems.run_configs(base, sizes, cfg.steps)
     config = {"quick": args.quick, "eps": args.eps, "ladder": list(sizes), "dynamics": theorems.ladder.JUDGED,
               "runs": {str(P): c.to_dict() for P, c in runs["runs"].items()},
               "negative_delta": runs["negative_delta"].to_dict(), "diversity": runs["diversity"].to_dict()}
     return output.run_claims(args, theorems.runs(args.quick),
-                             lambda log: theorems.check_theorems(quick=args.quick, steps=args.steps, eta=args.eta,
-                                                                 mask_ratio=args.mask_ratio, eps=args.eps, log=log),
+                             lambda log: theorems.check_theorems(base=base, quick=args.quick, eps=args.eps, log=log),
                              config, unit="runs")

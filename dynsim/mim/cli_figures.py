@@ -33,7 +33,7 @@ ATTENTION_DESCRIPTION = ("Train the full MIM model (exact population GD), draw t
 
 def phases_arguments(parser, setting) -> None:
     """Options of `figure mim-phases`: every MIMConfig field, the two runs' kappas, the approximation, --out."""
-    options.config_options(parser, setting, PHASES_DEFAULTS)
+    options.config_options(parser, setting, PHASES_DEFAULTS, "the two phases need a large P (1024) and a long log-time horizon")
     g = parser.add_argument_group("run")
     g.add_argument("--kappa-pos", default="0.9,0.4", metavar="KC,KS", help="kappas of the Delta > 0 run (default: 0.9,0.4)")
     g.add_argument("--kappa-neg", default="0.6,0.4", metavar="KC,KS", help="kappas of the Delta < 0 run (default: 0.6,0.4)")
@@ -44,7 +44,7 @@ def phases_arguments(parser, setting) -> None:
 
 def attention_arguments(parser, setting) -> None:
     """Options of `figure mim-attention`: every MIMConfig field, top-k, --out."""
-    options.config_options(parser, setting, ATTENTION_DEFAULTS)
+    options.config_options(parser, setting, ATTENTION_DEFAULTS, "the attention maps are drawn after training to convergence")
     g = parser.add_argument_group("run")
     g.add_argument("--top-k", type=int, default=None, help="k of the diversity metric (default: min(10, P // 4))")
     output.out_options(g)

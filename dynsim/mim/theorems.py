@@ -77,7 +77,8 @@ def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
         reading="per-query loss l_p = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2] of every query class at the last step "
                 "T(P), minus L*_p = 0 (with the counts at their means the own area always has unmasked patches, so "
                 "the infimum is 0), maximised over the ladder; label: the latent z (reconstruction target)",
-        regime=_where(rungs) + "; |Delta| = Omega(1): met (Delta ~ 0.4)",
+        regime=_where(rungs) + f"; |Delta| = Omega(1): Delta = {min(r.delta for r in rungs):.3f} to "
+                               f"{max(r.delta for r in rungs):.3f} over the ladder",
         derivation=f"eps = {eps} is the theorem's own tolerance (any 0 < eps < 1; no hidden constant in item 1); "
                    "T(P) = ceil(steps (P/1024)^(1 - kappa_s)) is the phases' time scale of spec §5-6",
         negative_control="a too-short run (steps = 2: the gap stays ~0.52) and frozen Q (eta = 1e-12) fail: "
@@ -275,13 +276,15 @@ def frozen_measurement(rungs: Sequence[ladder.Rung]) -> Measurement:
 
 def check_theorems(*, quick: bool = False, steps: int = 1000, eta: float = 1.0, mask_ratio: float = 0.5,
                    eps: float = EPS, ladder_sizes: Optional[Sequence[int]] = None, images: int = IMAGES,
-                   log: Optional[LOG] = None) -> list:
-    """Every MIM claim and measurement on the ladder (`steps` at P = 1024, scaled by P^(1 - kappa_s))."""
+                   log: Optional[LOG] = None, base: Optional[MIMConfig] = None) -> list:
+    """Every MIM claim and measurement on the ladder (`steps` at P = 1024, scaled by P^(1 - kappa_s)). `base` (a
+    `base_config`, e.g. with other kappas) replaces the problem of `steps`, `eta` and `mask_ratio`."""
     log = log or (lambda s: None)
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps = {eps} is invalid: must lie strictly between 0 and 1")
     Ps = tuple(ladder_sizes or sizes(quick))
-    base = base_config(steps=steps, eta=eta, mask_ratio=mask_ratio)
+    base = base or base_config(steps=steps, eta=eta, mask_ratio=mask_ratio)
+    steps = base.steps
     rungs = [ladder.run_rung(base, P, steps, log, advance=progress.advance) for P in Ps]
     top = rungs[-1]
     neg = ladder.run_rung(negative_base(base), Ps[-1], steps, log, advance=progress.advance, beside=False)

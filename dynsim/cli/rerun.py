@@ -1,0 +1,83 @@
+"""`dynsim rerun REPORT.json [--out DIR]`: run the command a report records again (its `invocation`: the command line
+with a --config file's options spelled out) into another folder, and say whether its trajectories.npz came out
+identical, byte for byte. Runs are deterministic given the config, the package versions and the device: a rerun
+under other versions is run but flagged."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from dynsim import environment
+
+from .options import UsageError
+
+DESCRIPTION = ("Run the command recorded in a report (report.json of compare, theorems.json of check-theorems) again, "
+               "with the same options, into --out, and compare the new trajectories.npz with the original byte for "
+               "byte. Exit: the command's own code, or 1 when trajectories.npz differs; 2 on invalid input.")
+
+
+def add_command(sub, entry) -> None:
+    """The `rerun` verb (no setting: the report names it); `entry(argv)` runs a command line (`dynsim.cli.main`)."""
+    p = sub.add_parser("rerun", allow_abbrev=False, help="run a recorded command again (bit for bit)",
+                       description=DESCRIPTION)
+    p.add_argument("report", metavar="REPORT.json", help="report.json (or theorems.json) a command wrote")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder of the rerun (default: rerun/ beside the report); never the report's own")
+    p.set_defaults(run=run, target=None, entry=entry)
+
+
+def without(argv: list[str], option: str) -> list[str]:
+    """`argv` without `option VALUE` and `option=VALUE`."""
+    out, skip = [], False
+    for tok in argv:
+        if skip:
+            skip = False
+        elif tok == option:
+            skip = True
+        elif not tok.startswith(option + "="):
+            out.append(tok)
+    return out
+
+
+def recorded(path: str) -> dict:
+    """The `invocation` of the report at `path`."""
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"REPORT = {path!r} is invalid: no such file") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"REPORT = {path!r} is invalid: not a JSON report ({exc})") from None
+    inv = data.get("invocation") if isinstance(data, dict) else None
+    if not isinstance(inv, dict) or not isinstance(inv.get("effective_argv"), list):
+        raise UsageError(f"REPORT = {path!r} is invalid: it records no command line (no \"invocation\" with "
+                         "\"effective_argv\"; reports of dynsim 0.1.0 from before `rerun` existed do not)")
+    return inv
+
+
+def run(args) -> int:
+    """Run the recorded command into --out; compare trajectories.npz with the original's."""
+    inv = recorded(args.report)
+    source = os.path.dirname(os.path.abspath(args.report))
+    out = args.out if args.out is not None else os.path.join(source, "rerun")
+    if os.path.abspath(out) == source:
+        raise UsageError(f"--out = {out!r} is invalid: it is the report's own folder, whose files the rerun would "
+                         "replace; give another folder")
+    argv = without(without(inv["effective_argv"], "--out"), "--config") + ["--out", out]
+    if inv.get("versions") not in (None, environment.versions()):
+        changed = {k: (v, environment.versions().get(k)) for k, v in inv["versions"].items()
+                   if environment.versions().get(k) != v}
+        print(f"dynsim rerun: warning: the packages differ from the recorded run ({changed}); the numbers may "
+              "differ in the last bits", flush=True)
+    print(f"dynsim rerun: dynsim {' '.join(argv)}", flush=True)
+    code = args.entry(argv)
+    old, new = os.path.join(source, "trajectories.npz"), os.path.join(out, "trajectories.npz")
+    if code in (0, 1) and os.path.exists(old) and os.path.exists(new):
+        with open(old, "rb") as a, open(new, "rb") as b:
+            same = a.read() == b.read()
+        print(f"dynsim rerun: {new} is {'identical to' if same else 'DIFFERENT from'} {old}"
+              + ("" if same else " (byte comparison)"))
+        if not same:
+            return 1
+    return code
