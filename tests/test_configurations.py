@@ -15,7 +15,7 @@ from tests.conftest import U64
 
 @pytest.mark.parametrize("D,C,expected", [(16, 4, 680), (9, 3, 55), (36, 4, 319_770)])
 def test_number_of_configurations(D, C, expected):
-    # Counts printed in jsl-derivations.md 3b.
+    # Counts printed in docs/derivations/jsl.md §3b.
     assert conf.count(D, C) == expected
 
 
@@ -81,7 +81,7 @@ def test_truncated_run_reports_its_bounds():
 
 
 def test_truncated_count_matches_enumeration_and_reference():
-    # jsl-derivations.md 3b: D=36, C=4, q=0.3, K_max=20 keeps 128,913 configurations with tail 3.4e-5.
+    # docs/derivations/jsl.md §3b: D=36, C=4, q=0.3, K_max=20 keeps 128,913 configurations with tail 3.4e-5.
     n, _ = conf.enumerate_configurations(36, 4, 0.3, max_nonzero=20)
     assert conf.count_truncated(36, 4, 20) == n.shape[0] == 128_913
     assert conf.tail_probability(36, 4, 0.3, 20) == pytest.approx(3.4e-5, abs=5e-7)  # printed to 2 digits

@@ -97,14 +97,14 @@ def test_detect_refuses_bad_input():
 
 @pytest.fixture(scope="module")
 def default_a_run():
-    """Default A of jsl-derivations 5 for 60,000 steps, recorded every 100 (~5 s)."""
+    """Default A of docs/derivations/jsl.md §5 for 60,000 steps, recorded every 100 (~5 s)."""
     cfg = JSLConfig(D=16, C=4, q=0.5, nu=1e-3, sigma_A=1.0, temperature="unit", eta=0.02, steps=60000, record_every=100)
     return cfg, rj.simulate(cfg)
 
 
 def test_events_on_a_reduced_run(default_a_run):
     """T0 <= T1; T1 is the first record with (C-1) Gamma > (D-C) Xi, i.e. (C-1) e^gamma > (D-C) e^rho at unit
-    temperature, recomputed from gamma and rho; jsl-derivations 5 prints T1 = 50,764, so the first record at or
+    temperature, recomputed from gamma and rho; docs/derivations/jsl.md §5 prints T1 = 50,764, so the first record at or
     after it is within one record interval. Event I is over by step 11 there, so T0 is the first record after 0.
     T3 is not reached: the printed loss is still 0.030 at 130k steps, above floor + 0.1 (0.142 - floor) = 0.0215."""
     cfg, tr = default_a_run

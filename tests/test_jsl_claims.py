@@ -58,7 +58,7 @@ def test_signed_classes_equal_the_multiset_sum(shape):
     want = fstar.error(cfg, theta, multiset)[0]
     got = fstar.error(cfg, theta, fstar.signed_table(cfg))[0]
     assert abs(got - want) <= 1e4 * U64 * want
-    # at gamma = rho = 0 the model is the sign-of-count GLM (derivations 3e): the exact f* line
+    # at gamma = rho = 0 the model is the sign-of-count GLM (docs/derivations/jsl.md §3e): the exact f* line
     start = fstar.error(cfg, np.array([cfg.alpha0, 0.0, 0.0]), fstar.signed_table(cfg))[0]
     assert abs(start - reference.glm_error_fstar(cfg)) <= 1e4 * U64
 
@@ -143,7 +143,7 @@ def test_theorem_4_1_fails_at_fixed_q():
 
 def test_theorem_4_1_fails_on_one_step_and_on_frozen_A(ladder_runs):
     """steps = 1 (t = 0.005): the gap is the Event-I GLM's and still moving: not applicable, never holds. Frozen A
-    (gamma = rho = 0): F = sign(T) for any alpha, so the error is the sign-of-count line at every D (derivations 3e),
+    (gamma = rho = 0): F = sign(T) for any alpha, so the error is the sign-of-count line at every D (docs/derivations/jsl.md §3e),
     whose gap grows as the Bayes error falls: fails."""
     one = ci.theorem_4_1(ladder_runs[1], JUDGED.replace(steps=1))
     assert one.verdict == "not applicable" and "not past the horizon" in one.regime

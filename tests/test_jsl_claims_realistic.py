@@ -37,7 +37,7 @@ def small():
 
 
 def test_f_star_against_a_loop_over_the_sets():
-    """f* of jsl-derivations §1 written out set by set; every value is a sum of integers s_i, so equality is exact."""
+    """f* of docs/derivations/jsl.md §1 written out set by set; every value is a sum of integers s_i, so equality is exact."""
     cfg = JSLConfig(D=9, C=3, q=0.5)
     s = np.asarray(jax.random.randint(jax.random.key(0), (200, cfg.D), -1, 2), dtype=float)
     expected = np.zeros(200)

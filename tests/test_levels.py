@@ -37,7 +37,7 @@ def test_full_exact_reduction_residuals(small_runs, shape):
 
 
 def test_reduced_reproduces_reference_table():
-    """jsl-derivations.md section 5, Default A (an independent numpy implementation), printed to 3-4 digits:
+    """docs/derivations/jsl.md §5, Default A (an independent numpy implementation), printed to 3-4 digits:
     the tolerance is half a unit in the last printed digit."""
     cfg = JSLConfig(D=16, C=4, q=0.5, nu=1e-3, sigma_A=1.0, temperature="unit", eta=0.02, steps=11, record_every=11)
     tr = rj.simulate(cfg)
@@ -51,7 +51,7 @@ def test_reduced_reproduces_reference_table():
 
 def test_full_uniform_attention_gradient_vanishes():
     """At A = beta everywhere (uniform S) the exact population gradient of every A_ij is zero in exact
-    arithmetic (jsl-derivations 3e), though each configuration's own gradient is not. The computed sum
+    arithmetic (docs/derivations/jsl.md §3e), though each configuration's own gradient is not. The computed sum
     of M terms errs by at most about M u sum_m w_m |g_m| (recursive summation, Higham 4.2), plus each
     term's own rounding (a few D operations); 10x margin."""
     cfg = JSLConfig(D=8, C=2, q=0.4, sigma_A=0.6)

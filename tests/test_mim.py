@@ -138,7 +138,7 @@ def test_sympy_partials_equal_jax_grad_of_the_literal_model(p):
 
 
 def test_sympy_partials_match_lemma_5_1_closed_form():
-    """With B = 0 the FP partials are Lemma 5.1's brackets (mim-model-spec §6), an independent derivation."""
+    """With B = 0 the FP partials are Lemma 5.1's brackets (docs/derivations/mim-model.md §6), an independent derivation."""
     der = derive()
     rng = np.random.default_rng(3)
     for _ in range(20):

@@ -226,7 +226,7 @@ def test_named_errors():
 
 
 def _tie(cfg, s, equal_orbits):
-    """F = 0 in exact arithmetic (jsl-derivations 2.4): a set permutation maps the configuration to its negation.
+    """F = 0 in exact arithmetic (docs/derivations/jsl.md §2.4): a set permutation maps the configuration to its negation.
 
     With gamma != rho, F depends on the multiset of per-set count vectors (n+, n-, n0); with gamma = rho only on
     the multiset of the s_i, which is symmetric iff T = sum_i s_i = 0.

@@ -62,7 +62,7 @@ def test_error_equals_full_model_brute_force(shape, q, temperature, state):
 
 
 def test_error_at_idealized_start_is_the_glm_error():
-    """Default A (jsl-derivations 5): at gamma = rho = 0, sign F = sign T, so the error is P(T<0) + 1/2 P(T=0),
+    """Default A (docs/derivations/jsl.md §5): at gamma = rho = 0, sign F = sign T, so the error is P(T<0) + 1/2 P(T=0),
     computed independently by `reference.glm_error` from binomial counts. Two sums of the same 680 positive
     weights: relative 1e-13 covers the weights' relative error u (|log w| + K + 2) <= 100 u (|log w| <= 60)."""
     cfg = JSLConfig(D=16, C=4, q=0.5, nu=1e-3, temperature="unit")
@@ -72,7 +72,7 @@ def test_error_at_idealized_start_is_the_glm_error():
 
 
 def _symmetric(counts, C):
-    """Is the configuration mapped to its negation by a set permutation? (jsl-derivations 2.4)
+    """Is the configuration mapped to its negation by a set permutation? (docs/derivations/jsl.md §2.4)
 
     It must contain an all-(-1) random set (the image of the signal set), and the other random sets must be
     invariant, as a multiset of types, under (a, b) -> (b, a)."""
@@ -91,7 +91,7 @@ def test_tie_tolerance_separates_exact_zeros(shape, state):
     """|F| <= tie_tolerance exactly on the configurations where F = 0 in exact arithmetic, with room on both sides.
 
     At a generic state those are the set-symmetric ones; at gamma = rho (checked on the idealized start) the ones
-    with T = 0 (jsl-derivations 3e). The margins (the tolerance is >= 10x the largest zero and <= 1e-6 x the smallest
+    with T = 0 (docs/derivations/jsl.md §3e). The margins (the tolerance is >= 10x the largest zero and <= 1e-6 x the smallest
     nonzero |F|) show the classification is robust, not a coincidence of the cut."""
     D, C = shape
     cfg = JSLConfig(D=D, C=C, q=0.5, nu=1e-3, temperature="unit")

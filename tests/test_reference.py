@@ -80,7 +80,7 @@ def test_reference_lines_equal_brute_force(shape, q):
     (dict(D=16, C=4, q=0.4), {"glm_error": (0.036, 5e-4), "bayes_error": (0.0024, 5e-5)}),
 ])
 def test_published_reference_numbers(settings, published):
-    """jsl-derivations.md section 5 (Default A, Default B, the q = 0.3 and 0.4 variants of A), an independent numpy
+    """docs/derivations/jsl.md §5 (Default A, Default B, the q = 0.3 and 0.4 variants of A), an independent numpy
     computation printed to 2-4 digits: the tolerance is half a unit in the last printed digit."""
     got = reference.lines(JSLConfig(**settings))
     for name, (value, tol) in published.items():

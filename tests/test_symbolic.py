@@ -83,7 +83,7 @@ def test_per_configuration_loss_equals_full_model(temperature):
 @pytest.mark.parametrize("C", [2, 3])
 def test_uniform_attention_gradient_is_exactly_zero_symbolically(C):
     """With beta = gamma = rho (uniform S) d/dgamma and d/drho vanish identically per configuration
-    once D = C (1 + sum_k n_k) (jsl-derivations 3e): checked by exact symbolic expansion."""
+    once D = C (1 + sum_k n_k) (docs/derivations/jsl.md §3e): checked by exact symbolic expansion."""
     der = S.derive(C, 3)
     for g in der.gradients[1:]:
         e = g.subs({S.gamma: S.beta, S.rho: S.beta}).subs(S.D, C * (1 + sum(der.n)))

@@ -13,7 +13,7 @@ from full.jsl import glm, transfer
 
 from .conftest import U64
 
-# Default A of jsl-derivations §5 shrunk to D = 9, C = 3 (55 reduced configurations): unit temperature, nu = 1e-3.
+# Default A of docs/derivations/jsl.md §5 shrunk to D = 9, C = 3 (55 reduced configurations): unit temperature, nu = 1e-3.
 SMALL = JSLConfig(D=9, C=3, q=0.3, nu=1e-3, temperature="unit", eta=0.05, n_test=2048)
 
 

@@ -13,7 +13,7 @@ from full.jsl import transfer
 
 from . import association, partition, plotting, reference
 
-# Recipes (docs/jsl.md): Figure 4 and transfer follow jsl-derivations §6 (D=16, C=4, q=0.5, unit temperature).
+# Recipes (docs/jsl.md): Figure 4 and transfer follow docs/derivations/jsl.md §6 (D=16, C=4, q=0.5, unit temperature).
 FIG4_DEFAULTS = dict(D=16, C=4, q=0.5, nu=1e-3, temperature="unit", eta=0.02, N=20000, n_test=20000, omega=0.01,
                      steps=10000, record_every=100)
 # Figure 2: the measured setting (d=8; eta=0.05 diverged, 0.005 is stable), docs/jsl.md §10.
@@ -21,7 +21,7 @@ FIG2_DEFAULTS = dict(D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, N=2
                      steps=20000, record_every=100)
 # Transfer: the Figure 4 recipe pretrained longer on fewer samples. At N=20000 and 10,000 steps the pretrained A
 # has patch association but small entries (gap 0.056 vs 0.063 at N~=8); at N=4000 and 50,000 steps the orbit means
-# approach the idealized gamma ~ 1, rho ~ -0.35 (jsl-derivations §6), which is what the transfer needs.
+# approach the idealized gamma ~ 1, rho ~ -0.35 (docs/derivations/jsl.md §6), which is what the transfer needs.
 TRANSFER_DEFAULTS = dict(FIG4_DEFAULTS, N=4000, steps=50000, record_every=500)
 
 

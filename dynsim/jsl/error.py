@@ -1,4 +1,4 @@
-"""The 0-1 error of sign F with its tie rule (jsl-derivations 2.3), shared by every level."""
+"""The 0-1 error of sign F with its tie rule (docs/derivations/jsl.md §2.3), shared by every level."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The three Events of JSL Section 4.1 detected on any recorded trajectory (reduced or full).
 
 Event I: only v moves, alpha rises to a plateau (ends at T0). Event II: attention moves until T1, when the
-own set dominates (jsl-derivations 5: (C-1) Gamma > (D-C) Xi; the paper's literal criterion gamma > max_t |rho|
+own set dominates (docs/derivations/jsl.md §5: (C-1) Gamma > (D-C) Xi; the paper's literal criterion gamma > max_t |rho|
 is reported beside it). Event III: the loss then falls towards its floor (over at T3). The paper's thresholds
-are in its unavailable appendix (jsl-derivations 7), so the ones here are explicit parameters, recorded with
+are in its unavailable appendix (docs/derivations/jsl.md §7), so the ones here are explicit parameters, recorded with
 the result. Every time is the first *recorded* step meeting its criterion: the crossing itself lies in
 (previous recorded step, reported step], a window of at most `record_every` steps.
 """
@@ -24,7 +24,7 @@ REQUIRED = ("alpha", "gamma", "rho", "loss", "within_attention", "between_attent
 DEFINITIONS = {
     "T0": "end of Event I: first recorded step with alpha >= alpha_0 + alpha_fraction (peak - alpha_0), "
           "peak = max alpha over the recorded steps up to T1_attention (the whole run if T1 is not reached)",
-    "T1_attention": "end of Event II (jsl-derivations 5): first recorded step with within_attention > between_attention, "
+    "T1_attention": "end of Event II (docs/derivations/jsl.md §5): first recorded step with within_attention > between_attention, "
                     "i.e. (C-1) Gamma > (D-C) Xi",
     "T1_gamma_rho": "end of Event II, the paper's literal criterion (Section 4.1): first recorded step with "
                     "gamma > max over the whole recorded run of |rho|",

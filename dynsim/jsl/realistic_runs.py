@@ -3,7 +3,7 @@
 Per seed: the same data, start, GD and records as `full.jsl.realistic.run` (same key layout, same step), optionally
 with the training labels shuffled (a negative control). Added at the final step T:
 
-- the 0-1 error against the labelling function f* (jsl-derivations §1): f*(X) = sum_l Threshold_{0.9C}(z_l),
+- the 0-1 error against the labelling function f* (docs/derivations/jsl.md §1): f*(X) = sum_l Threshold_{0.9C}(z_l),
   z_l = sum_{i in S_l} <w*, X_i>, Threshold_c(z) = z if |z| > c else 0; an error is f* F <= 0 (f* = 0 counts as one);
 - the same error of the sign-of-count GLM sum_j <w*, X_j> on the same test points;
 - the tangent of v to the line of w*, tan(T) = |v - alpha w*| / |alpha| (alpha = <v, w*>);
@@ -34,7 +34,7 @@ LEMMA_4_2_CONFIDENCE = 0.99  # confidence of the chi_{d-1} quantile in eps_c(N)
 
 
 def f_star(cfg: JSLConfig, s):
-    """f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} s_i) from s_i = <w*, X_i> (..., D) (jsl-derivations §1)."""
+    """f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} s_i) from s_i = <w*, X_i> (..., D) (docs/derivations/jsl.md §1)."""
     z = s @ jax.nn.one_hot(jnp.asarray(partition.set_of(cfg)), cfg.L, dtype=s.dtype)
     return jnp.sum(jnp.where(jnp.abs(z) > 0.9 * cfg.C, z, 0.0), axis=-1)
 

@@ -1,9 +1,9 @@
-"""Exact reference lines of the JSL setting: GLM error, Bayes error and the logistic-loss floor (jsl-derivations 2.4, 3e, 5).
+"""Exact reference lines of the JSL setting: GLM error, Bayes error and the logistic-loss floor (docs/derivations/jsl.md §2.4, §3e, §5).
 
 Every line is a closed-form sum over multinomial counts, computed with exact integers (q is taken as the exact
 binary value of the float cfg.q) and rounded once at the end (Python's int / int is correctly rounded); D = 196, C = 4
 takes well under a second.
-Notation (y = +1 WLOG, jsl-derivations 2.3): s_j = <w*, X_j>; the signal set has s_j = +1; each of the D - C other
+Notation (y = +1 WLOG, docs/derivations/jsl.md §2.3): s_j = <w*, X_j>; the signal set has s_j = +1; each of the D - C other
 patches has delta_j = +1, -1 w.p. q/2 each and 0 w.p. 1 - q; N+- = number of sets whose C patches are all +-1.
 """
 
@@ -27,7 +27,7 @@ def _q(cfg: JSLConfig) -> tuple[int, int]:
 
 
 def glm_error(cfg: JSLConfig) -> float:
-    """Error P(T<0) + 1/2 P(T=0) of the Event-I model, the GLM sign(T), T = sum_j s_j (jsl-derivations 3e).
+    """Error P(T<0) + 1/2 P(T=0) of the Event-I model, the GLM sign(T), T = sum_j s_j (docs/derivations/jsl.md §3e).
 
     T = C + the sum of the n = D - C deltas. With k nonzero deltas of which m are -1, T = C + k - 2m and
     P(k, m) = binom(n, k) binom(k, m) (q/2)^k (1-q)^(n-k).
@@ -69,7 +69,7 @@ def _set_count_weights(cfg: JSLConfig):
 
 
 def bayes_error(cfg: JSLConfig) -> float:
-    """Bayes error E[min(N+, N-) / (N+ + N-)] (jsl-derivations 2.4), for the uniform label prior of `dynsim.jsl.data`.
+    """Bayes error E[min(N+, N-) / (N+ + N-)] (docs/derivations/jsl.md §2.4), for the uniform label prior of `dynsim.jsl.data`.
 
     Posterior: p(X | y, l) is the same product over sets except that the signal set S_l (all y) has probability 1 instead
     of (q/2)^C, so p(X | y) is proportional to N_y(X) and P(y = +1 | X) = N+ / (N+ + N-); its error is the smaller side.
@@ -86,7 +86,7 @@ def bayes_error(cfg: JSLConfig) -> float:
 
 
 def loss_floor(cfg: JSLConfig) -> float:
-    """Population logistic-loss floor E[-log(N_y / (N+ + N-))] = H(y | X), in nats (jsl-derivations 2.4).
+    """Population logistic-loss floor E[-log(N_y / (N+ + N-))] = H(y | X), in nats (docs/derivations/jsl.md §2.4).
 
     No F reaches below it: E[log(1 + e^(-yF))] >= the cross-entropy of the Bayes posterior. With y = +1 it is
     E[log1p(j / (1 + i))]. Each exact weight is rounded once, j/(1+i) once and log1p once (log1p(x(1+e)) errs by
@@ -132,7 +132,7 @@ def _count_and_sign_weights(cfg: JSLConfig):
 
 def glm_error_fstar(cfg: JSLConfig) -> float:
     """P[f* T <= 0] of the Event-I model sign(T), T = sum_j <w*, X_j> (Theorem 3.1's P[f* g <= 0]; f* = 0 or T = 0
-    is a failure), with f* = C (1 + N+ - N-) (jsl-derivations 2.4, y = +1)."""
+    is a failure), with f* = C (1 + N+ - N-) (docs/derivations/jsl.md §2.4, y = +1)."""
     _check(cfg)
     state, den = _count_and_sign_weights(cfg)
     return sum(w for (t, s), w in state.items() if t * (1 + s) <= 0) / den
@@ -140,7 +140,7 @@ def glm_error_fstar(cfg: JSLConfig) -> float:
 
 def bayes_error_fstar(cfg: JSLConfig) -> float:
     """P[f* = 0] = P[N+ = N-]: every F fails there, and the Bayes rule sign(N+ - N-) = sign(f*) fails nowhere else,
-    so it is the least P[f* F <= 0] of any F (jsl-derivations 2.4)."""
+    so it is the least P[f* F <= 0] of any F (docs/derivations/jsl.md §2.4)."""
     _check(cfg)
     state, den = _count_and_sign_weights(cfg)
     return sum(w for (t, s), w in state.items() if 1 + s == 0) / den

@@ -33,7 +33,7 @@ COMMANDS = (
             help="JSL Figure 4: a realistic run learns patch association",
             description="JSL Figure 4 from a realistic run (E): (1) the same-set mask, (2) the learned A, (3) test "
                         "error against steps with the GLM and Bayes reference lines, (4) cos(w*, v) against steps. "
-                        "Writes jsl-fig4.png and jsl-fig4.npz. Defaults: the recipe of jsl-derivations §6 (D=16, C=4, "
+                        "Writes jsl-fig4.png and jsl-fig4.npz. Defaults: the recipe of docs/derivations/jsl.md §6 (D=16, C=4, "
                         "q=0.5, unit temperature, N=20000)."),
     Command("figure", "jsl-fig2", cli_figures.fig2_arguments, lambda args: cli_figures.run_figure(args, "jsl-fig2"),
             help="JSL Figure 2: low test error without patch association on CNN-labelled Gaussian data",

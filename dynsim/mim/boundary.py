@@ -1,6 +1,6 @@
 """The finite-P boundary Delta*(P, gamma) of the two-phase regime: where the initial rate ratio crosses 1.
 
-The leading order (spec §5) puts the ratio at (1 - gamma) P^Delta, so Phase I exists when
+The leading order (docs/derivations/mim-model.md §5) puts the ratio at (1 - gamma) P^Delta, so Phase I exists when
 Delta > Delta*_pred = log(1 / (1 - gamma)) / log P (0.10 at P = 1024, gamma = 0.5), not at Delta > 0. `delta_star`
 measures it: one GD step from Q = 0 (mean_field, B free) on grid problems with kappa_s fixed and kappa_c scanned, and
 log(ratio) interpolated linearly in the realised Delta between the two problems that bracket 1.

@@ -17,7 +17,7 @@ from . import phases, plotting
 from .cli import APPROX_CHOICES, approx_option, signed_configs
 from .partition import query_patches
 
-# mim-phases: the spec's suggested settings (mim-model-spec §10, "Parameters"): Delta = +0.4 and Delta = -0.2.
+# mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta = -0.2.
 PHASES_DEFAULTS = dict(P=1024, mask_ratio=0.5, eta=1.0, steps=3000, record_every=5)
 ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
 PHASES_DESCRIPTION = ("Reduced MIM dynamics (default approximation: mean_field, which keeps the PP correlations) at "

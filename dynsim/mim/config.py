@@ -1,4 +1,4 @@
-"""`MIMConfig`: every parameter of the MIM setting (Huang, Wen, Chi, Liang 2024, Section 2; mim-model-spec §1-3)."""
+"""`MIMConfig`: every parameter of the MIM setting (Huang, Wen, Chi, Liang 2024, Section 2; docs/derivations/mim-model.md §1-§3)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ class MIMConfig:
 
     @property
     def delta(self) -> float:
-        """Information gap Delta = 2 kappa_c - kappa_s - 1 (eq. 4.1, mim-model-spec §5), of the realised areas."""
+        """Information gap Delta = 2 kappa_c - kappa_s - 1 (eq. 4.1, docs/derivations/mim-model.md §5), of the realised areas."""
         kc, ks = self.effective_kappas
         return 2 * kc - ks - 1
 

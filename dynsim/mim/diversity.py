@@ -1,7 +1,7 @@
 """Section 6's attention diversity of a trained reduced model against baselines that can beat it.
 
 The trained model's attention for query p on an image with mask M (K = 1, z = 1) has the logits
-z A_{p,v_{a(q)}} 1{q not in M} + B_{p,q} (spec §2, the score of key q for the positional query row of p), rebuilt per
+z A_{p,v_{a(q)}} 1{q not in M} + B_{p,q} (docs/derivations/mim-model.md §2, the score of key q for the positional query row of p), rebuilt per
 patch from a reduced run's last class state (`records.expand`, `records.pp_rows`). Each image is a uniform random mask
 of |M| patches; its diversity is `metrics.attention_diversity` over all P queries (top-k). The baselines use the same
 images: i.i.d. N(0, 1) logits; every query's attention uniform on the global area plus

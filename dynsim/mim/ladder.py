@@ -2,7 +2,7 @@
 
 Each rung runs `reduced.mim.simulate(cfg, "mean_field")` (B free, unmasked counts at their means) for
 T(P) = ceil(steps (P / P_ref)^(1 - kappa_s)) steps, the phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) of
-mim-model-spec §5-6 scaled to `steps` at P_ref, so every rung spends the same time in its convergence stage; beside
+docs/derivations/mim-model.md §5-§6 scaled to `steps` at P_ref, so every rung spends the same time in its convergence stage; beside
 it the theory's approximation "pp_frozen+mean_field" (B = 0) on the same config, reported, not judged, and one GD step
 from Q = 0 for the initial rates. A rung keeps only `Rung` (scalars and short arrays), not the trajectories.
 """
@@ -60,7 +60,7 @@ class Rung:
 
 
 def steps_at(P: int, steps: int, kappa_s: float, P_ref: int = 1024) -> int:
-    """T(P) = ceil(steps (P / P_ref)^(1 - kappa_s)): the phases' time scale ~ P^(1 - kappa_s) (spec §6), >= 1."""
+    """T(P) = ceil(steps (P / P_ref)^(1 - kappa_s)): the phases' time scale ~ P^(1 - kappa_s) (docs/derivations/mim-model.md §6), >= 1."""
     return max(1, math.ceil(steps * (P / P_ref) ** (1.0 - kappa_s)))
 
 

@@ -1,6 +1,6 @@
 """The one-layer softmax attention of MIM and its masked reconstruction loss, written once (eqs. 2.3, 2.6-2.8).
 
-Positions enter the scores only; the value is the masked content itself (mim-model-spec §2).
+Positions enter the scores only; the value is the masked content itself (docs/derivations/mim-model.md §2).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The areas P_{k,j} of each cluster: a partition of the P patches, the global area first (Assumption 2.2).
 
 Sizes from the kappas: the global area has about P^kappa_c patches; the rest is cut into local areas of about
-P^kappa_s patches each (Theta(P^kappa_s), mim-model-spec §1). "grid" cuts rectangles of the row-major
+P^kappa_s patches each (Theta(P^kappa_s), docs/derivations/mim-model.md §1). "grid" cuts rectangles of the row-major
 sqrt(P) x sqrt(P) grid: the global area is a band of whole rows (whole columns in odd clusters), the number of rows
 nearest round(P^kappa_c) / sqrt(P), placed at a different height in each cluster, and the rows on either side of it
 are tiled by rectangles. "random" uses exactly round(P^kappa_c). `MIMConfig.delta` uses the realised sizes. "random" deals a

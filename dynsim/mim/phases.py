@@ -1,12 +1,12 @@
-"""Phase analysis of one MIM trajectory for one query patch p of cluster k (mim-model-spec §5-6, Theorem 4.1 / F.3).
+"""Phase analysis of one MIM trajectory for one query patch p of cluster k (docs/derivations/mim-model.md §5-§6, Theorem 4.1 / F.3).
 
 Everything is read from the recorded FP correlations A_{p,v_{k,j}} = `fp_corr[:, p, k, j]` and the unmasked-area
 attention `area_attention[:, p, k, j]` (or their per-class records, `records.patch_series`), for the global area j = 0 ("global") and p's own area n = a_k(p)
 ("target"). Rates are finite differences per step over each recorded interval (s_i, s_{i+1}], so their
 resolution is the trajectory's `record_every`; a trajectory whose first interval is one step long measures the
-rates at Q = 0, which is what the spec's initial prediction (1 - gamma) P^Delta is about.
+rates at Q = 0, which is what the initial prediction (1 - gamma) P^Delta (docs/derivations/mim-model.md §5) is about.
 
-Vocabulary (spec §6, "Phase narrative"), for a local query (n > 0):
+Vocabulary (docs/derivations/mim-model.md §6, "Phase narrative"), for a local query (n > 0):
   - stage 1 interval: the global FP correlation falls faster than the target grows, dA_global < 0 and
     |dA_global| > dA_target (rate ratio |dA_global| / dA_target > 1);
   - switch (Lemma 5.3): the first interval, after a stage-1 interval, whose target growth exceeds the global's
@@ -14,7 +14,7 @@ Vocabulary (spec §6, "Phase narrative"), for a local query (n > 0):
   - takeoff: the first recorded step at which the own-area attention Attn_{p -> U_{k,n}} reaches 1/2 (the rapid
     growth stage of Phase II has made the own area's unmasked patches the majority of p's attention).
 A global query (n = 0) has no separate global area to decouple from: its target is the global area itself,
-which goes straight to Phase II (spec §6, Appendix E); its rate ratio is undefined (NaN) and it has no switch.
+which goes straight to Phase II (docs/derivations/mim-model.md §6, Appendix E); its rate ratio is undefined (NaN) and it has no switch.
 
 Pure functions of a `Trajectory` (numpy); the config (areas, gamma, P, the latent law) is rebuilt from
 `t.meta["config"]` unless passed as `cfg`.
@@ -50,7 +50,7 @@ def config_of(t, cfg: Optional[MIMConfig] = None) -> MIMConfig:
 
 
 def own_area(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> int:
-    """a_k(p): the index of the area of cluster k that holds patch p (0 = the global area), spec §1."""
+    """a_k(p): the index of the area of cluster k that holds patch p (0 = the global area), docs/derivations/mim-model.md §1."""
     c = config_of(t, cfg)
     _check_pk(c, p, k)
     return int(area_index(c)[k, p])
@@ -135,7 +135,7 @@ class Rates:
 
 
 def rates(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Rates:
-    """dA_global/dt and dA_target/dt per recorded interval for query p of cluster k (Lemma 5.1, spec §6)."""
+    """dA_global/dt and dA_target/dt per recorded interval for query p of cluster k (Lemma 5.1, docs/derivations/mim-model.md §6)."""
     _, n, steps, g, a, _ = _series(t, p, k, cfg)
     if steps.size < 2:
         raise ValueError("the trajectory has fewer than two recorded steps: no rate can be formed")
@@ -148,7 +148,7 @@ def rates(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Rates:
 
 @dataclasses.dataclass(frozen=True)
 class RateRatio:
-    """|dA_global| / dA_target over the first recorded interval beside its leading-order prediction (spec §5)."""
+    """|dA_global| / dA_target over the first recorded interval beside its leading-order prediction (docs/derivations/mim-model.md §5)."""
 
     measured: float  # NaN for a global patch (undefined)
     predicted: float  # (1 - gamma) P^Delta with the realised Delta of the config (cluster means)
@@ -168,7 +168,7 @@ class RateRatio:
 
 
 def initial_rate_ratio(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> RateRatio:
-    """|dA_global| / dA_target over the first recorded interval vs (1 - gamma) P^Delta (spec §5, derivation of eq. 4.1)."""
+    """|dA_global| / dA_target over the first recorded interval vs (1 - gamma) P^Delta (docs/derivations/mim-model.md §5, derivation of eq. 4.1)."""
     c = config_of(t, cfg)
     r = rates(t, p, k, cfg=c)
     n = r.own_area
@@ -244,7 +244,7 @@ def switch(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Optiona
 
 
 def takeoff(t, p: int, k: int = 0, *, level: float = TAKEOFF_LEVEL, cfg: Optional[MIMConfig] = None) -> Optional[int]:
-    """First recorded step where Attn_{p -> U_{k,n}} >= level (spec §5 "exit of the rapid-growth stage"); None if never."""
+    """First recorded step where Attn_{p -> U_{k,n}} >= level (docs/derivations/mim-model.md §5 "exit of the rapid-growth stage"); None if never."""
     *_, att = _series(t, p, k, cfg)
     if att is None:
         raise ValueError("the trajectory has no area_attention observable")
@@ -280,7 +280,7 @@ class Phases:
 
 
 def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Phases:
-    """Two-phase vs one-phase dynamics of query p (Theorem 4.1 / F.3, spec §6 "Phase narrative").
+    """Two-phase vs one-phase dynamics of query p (Theorem 4.1 / F.3, docs/derivations/mim-model.md §6 "Phase narrative").
 
     "two-phase": p is local (n = a_k(p) > 0), the first recorded interval is a stage-1 interval (dA_global < 0
     and |dA_global| > dA_target: the global FP correlation falls faster than the target grows from the start, so

@@ -24,12 +24,12 @@ EPS = 0.01  # Theorem 4.1's epsilon ("for any 0 < eps < 1"); the loss gap must b
 CONFIDENCE = 0.95  # two-sided interval of every ladder slope (dynsim.trends.fit)
 PHASE_DROP = math.log(2.0)  # Phase I must at least halve the global attention: drop of A_global >= log 2 / z
 IMAGES, TOP_K = 64, 10  # Section 6: random masks per model, top-k of the metric (the paper's k = 10)
-NEGATIVE_KAPPA_C = 0.6  # the Delta < 0 run: kappa = (0.6, 0.4) (spec §10's parameters)
+NEGATIVE_KAPPA_C = 0.6  # the Delta < 0 run: kappa = (0.6, 0.4) (docs/derivations/mim-model.md §10d)
 
 
 def base_config(P: int = 1024, steps: int = 1000, eta: float = 1.0, mask_ratio: float = 0.5, kappa_c: float = 0.9,
                 kappa_s: float = 0.4) -> MIMConfig:
-    """The Delta > 0 problem (spec §10's parameters): K = 1, grid areas of P^kappa, z = 1, `steps` at P."""
+    """The Delta > 0 problem (docs/derivations/mim-model.md §10d): K = 1, grid areas of P^kappa, z = 1, `steps` at P."""
     return MIMConfig(P=P, K=1, kappa_c=kappa_c, kappa_s=kappa_s, mask_ratio=mask_ratio, z="const", eta=eta,
                      steps=steps, record_every=max(1, steps // 100), partition="grid")
 
@@ -80,7 +80,7 @@ def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
         regime=_where(rungs) + f"; |Delta| = Omega(1): Delta = {min(r.delta for r in rungs):.3f} to "
                                f"{max(r.delta for r in rungs):.3f} over the ladder",
         derivation=f"eps = {eps} is the theorem's own tolerance (any 0 < eps < 1; no hidden constant in item 1); "
-                   "T(P) = ceil(steps (P/1024)^(1 - kappa_s)) is the phases' time scale of spec §5-6",
+                   "T(P) = ceil(steps (P/1024)^(1 - kappa_s)) is the phases' time scale of docs/derivations/mim-model.md §5-§6",
         negative_control="a too-short run (steps = 2: the gap stays ~0.52) and frozen Q (eta = 1e-12) fail: "
                          "tests/test_mim_claims.py::test_theorem_4_1_fails_on_short_or_frozen_runs",
         details={"per_P": {r.cfg.P: g for r, g in zip(rungs, gaps)},
@@ -142,7 +142,7 @@ def two_phase_claim(rung: ladder.Rung) -> Claim:
 
 
 def rate_ratio_claim(rungs: Sequence[ladder.Rung]) -> Claim:
-    """Spec §5: |dA_global| / dA_target at Q = 0 lies on the side of 1 of (1 - gamma) P^Delta, at every rung."""
+    """Leading order of docs/derivations/mim-model.md §5: |dA_global| / dA_target at Q = 0 lies on the side of 1 of (1 - gamma) P^Delta, at every rung."""
     with np.errstate(divide="ignore", invalid="ignore"):  # a ratio of 0 or NaN (Q never moved) gives -inf or NaN
         agree = np.log([r.initial_ratio for r in rungs]) * np.sign(np.log([r.predicted_ratio for r in rungs]))
     phases_agree = all(set(r.labels) == {"two-phase" if r.predicted_ratio > 1 else "one-phase"} for r in rungs)

@@ -81,7 +81,7 @@ def tie_tolerance(model, params, w_star, spread=0.0):
     """Bound on |computed F| of a configuration whose exact F is 0: |F| at or below it counts as F = 0.
 
     F is exactly 0 in exact arithmetic for configurations that a set permutation maps to their negation
-    (jsl-derivations 2.4), when A is constant on the orbits of Lemma 4.1 (GD on (P) from such a start keeps it).
+    (docs/derivations/jsl.md §2.4), when A is constant on the orbits of Lemma 4.1 (GD on (P) from such a start keeps it).
     Two deviations: (1) rounding. With u the unit roundoff, l = max|A|/tau, x = D |<v, w*>| >= |u_i|: a logit errs
     by <= 2 l u after the max shift, so exp by relative (2 l + 2) u, the softmax (sum of D terms, a division) by
     relative (4 l + D + 4) u; m_i = sum_j S_ij s_j (|m_i| <= 1, D terms) by (4 l + 3 D + 6) u absolutely and

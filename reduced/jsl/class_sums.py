@@ -97,7 +97,7 @@ def tie_tolerance(cfg: JSLConfig, theta, table: ClassWeights):
         |F_c computed - F_c| <= ((p + 1)(2 l + 7) + 2 p + 1 + N + R) u sum_r phi_plus_r |mono_r(c)|,
     first order; a factor 4 covers the evaluation order of the lambdified common subexpressions and the BLAS dot.
     Exact zeros: configurations mapped to their negation by a set permutation, and T = 0 at gamma = rho
-    (jsl-derivations 2.4, 3e); genuine |F| are O(alpha^p), far above (tests/test_reduced_observables.py).
+    (docs/derivations/jsl.md §2.4, §3e); genuine |F| are O(alpha^p), far above (tests/test_reduced_observables.py).
     """
     der = moments.derive(cfg.C, cfg.p)
     u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
@@ -109,7 +109,7 @@ def tie_tolerance(cfg: JSLConfig, theta, table: ClassWeights):
 
 
 def population_error(cfg: JSLConfig, theta, table: ClassWeights):
-    """P(F < 0) + 1/2 P(F = 0) over the classes, ties by `tie_tolerance` (y = +1 WLOG, jsl-derivations 2.3)."""
+    """P(F < 0) + 1/2 P(F = 0) over the classes, ties by `tie_tolerance` (y = +1 WLOG, docs/derivations/jsl.md §2.3)."""
     wrong = error.wrong(F_of(cfg, theta, table), tie_tolerance(cfg, theta, table))
     return jnp.sum(table.w * wrong.astype(table.w.dtype))
 

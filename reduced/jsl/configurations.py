@@ -2,7 +2,7 @@
 
 With v = alpha w* and A constant on the orbits of Lemma 4.1, F(X) depends on X only through the
 count type (a, b) of every random set (a patches carrying +w*, b carrying -w*) and the total
-T = C + sum (a - b); WLOG y = +1 and the signal set is any fixed one (jsl-derivations.md 3a-3b).
+T = C + sum (a - b); WLOG y = +1 and the signal set is any fixed one (docs/derivations/jsl.md §3a-§3b).
 A configuration is the vector n of how many of the L-1 random sets have each type.
 """
 
@@ -111,7 +111,7 @@ def tail_probability(D: int, C: int, q: float, max_nonzero: int | None) -> float
 
 def truncation_bounds(D: int, C: int, p: int, nu: float, tau: float, dropped: float,
                       max_abs_alpha: float, max_Gamma: float, max_Xi: float) -> dict[str, float]:
-    """Rigorous bounds on the error that dropping probability `dropped` induces (jsl-derivations.md 3b).
+    """Rigorous bounds on the error that dropping probability `dropped` induces (docs/derivations/jsl.md §3b).
 
     They use |m_i| <= 1, |s_j - m_i| <= 2, |softplus'| <= 1 and sigma, sigma' increasing in |x|:
     loss <= P (log 2 + D sigma(D|alpha|)); d/dalpha <= P D^2 sigma'(D|alpha|);

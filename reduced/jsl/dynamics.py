@@ -59,8 +59,8 @@ def tie_tolerance(cfg: JSLConfig, state, n=None):
     these (powers as products, common subexpressions). With n given the sums are the configuration's own
     (`symbolic.Derivation.compiled_scales`); without, every patch is taken at |u_i| = y_i = x = D |alpha| (looser:
     it called a genuine F = 1.8e-10 a tie, tests/test_reduced_observables.py). F is exactly 0 in exact arithmetic for
-    configurations mapped to their negation by a set permutation (jsl-derivations 2.4) and for T = 0 whenever
-    gamma = rho (jsl-derivations 3e, e.g. the idealized start).
+    configurations mapped to their negation by a set permutation (docs/derivations/jsl.md §2.4) and for T = 0 whenever
+    gamma = rho (docs/derivations/jsl.md §3e, e.g. the idealized start).
     """
     u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
     K = len(configurations.set_types(cfg.C))
@@ -76,7 +76,7 @@ def tie_tolerance(cfg: JSLConfig, state, n=None):
 
 
 def population_error(cfg: JSLConfig, state, table: Sum):
-    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0), y = +1 WLOG (jsl-derivations 2.3), ties by `tie_tolerance`
+    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0), y = +1 WLOG (docs/derivations/jsl.md §2.3), ties by `tie_tolerance`
     (by `class_sums.tie_tolerance` over moment classes)."""
     if isinstance(table, ClassWeights):
         return class_sums.population_error(cfg, state, table)
@@ -88,7 +88,7 @@ def population_error(cfg: JSLConfig, state, table: Sum):
 
 
 def orbit_step_sizes(cfg: JSLConfig) -> jnp.ndarray:
-    """eta, eta/(D(C-1)), eta/(D(D-C)): GD on every A_ij of an orbit, in units of one entry (jsl-derivations 3c)."""
+    """eta, eta/(D(C-1)), eta/(D(D-C)): GD on every A_ij of an orbit, in units of one entry (docs/derivations/jsl.md §3c)."""
     D, C = cfg.D, cfg.C
     return jnp.array([cfg.eta, cfg.eta / (D * (C - 1)), cfg.eta / (D * (D - C))], dtype=cfg.dtype)
 

@@ -1,4 +1,4 @@
-"""The population error against the labelling function f* (jsl-derivations 1, 2.4), not against y.
+"""The population error against the labelling function f* (docs/derivations/jsl.md §1, §2.4), not against y.
 
 f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} <w*, X_i>); for C < 10 a set passes the threshold only if its C patches
 all carry the same sign, so with y = +1 WLOG f* = C (1 + N+ - N-), N+- = the random sets entirely +-1. The moment

@@ -2,7 +2,7 @@
 
 sigma(x) = x^p + nu x is a polynomial and, with v = alpha w*, patch i of set m has the pre-activation
 x_i = y (A s_i + B t_m + Xi T), y = D alpha, A = Lambda - Gamma, B = Gamma - Xi, s_i in {-1, 0, 1}, t_m the set's
-feature sum and T the total (jsl-derivations 3a). Expanding sigma(x_i) in s_i and t_m and summing over the patches
+feature sum and T the total (docs/derivations/jsl.md §3a). Expanding sigma(x_i) in s_i and t_m and summing over the patches
 of a set uses only sum_i s_i^0 = C, sum_i s_i^j = t_m (j odd) and sum_i s_i^j = z_m (j even >= 2), z_m the set's
 nonzero patches. Summing over the sets then leaves the moments of the random sets
 
@@ -48,7 +48,7 @@ def per_type_variables(C: int, p: int) -> np.ndarray:
 
 def moment_F(C: int, p: int):
     """F as a sympy polynomial in y, A, B, Xi, nu and the class variables (sum over the signal set and the L-1
-    random sets, jsl-derivations 3a, patch sums by the rules of the module docstring)."""
+    random sets, docs/derivations/jsl.md §3a, patch sums by the rules of the module docstring)."""
     s, t, z = sp.symbols("s t z", real=True)
     V = sp.symbols(" ".join(variable_names(p)), real=True)
     T = V[0]
@@ -82,7 +82,7 @@ class MomentDerivation:
     variables: tuple[sp.Symbol, ...]  # T, S_2..S_p, Z_0..Z_{p-2}
     exponents: np.ndarray  # (R, V): mono_r = prod_v variables_v^exponents[r, v]
     phi: tuple[sp.Expr, ...]  # phi_r, polynomials in (y, A, B, Xi, nu)
-    state: dict  # y, A, B, Xi as functions of (alpha, gamma, rho, beta, tau, D) (jsl-derivations 3a)
+    state: dict  # y, A, B, Xi as functions of (alpha, gamma, rho, beta, tau, D) (docs/derivations/jsl.md §3a)
     F: sp.Expr  # sum_r phi_r mono_r
     # (y, A, B, Xi, nu, D) -> (phi (R,), dphi/d(y, A, B, Xi) (4, R)); phi_plus (R,) at (|y|, Lam+Gam, Gam+Xi, Xi, nu, D)
     compiled_phi: Callable

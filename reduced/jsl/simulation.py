@@ -77,7 +77,7 @@ def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = Non
              t_max: Optional[float] = None, enumeration: str = "classes", **flow_options) -> Trajectory:
     """Run GD on the exact population loss (P) in (alpha, gamma, rho) and record observables.
 
-    Updates (same units as full-matrix GD, jsl-derivations 3c): alpha -= eta dL/dalpha,
+    Updates (same units as full-matrix GD, docs/derivations/jsl.md §3c): alpha -= eta dL/dalpha,
     gamma -= eta/(D(C-1)) dL/dgamma, rho -= eta/(D(D-C)) dL/drho; beta = sigma_A is fixed.
     The population sum runs over moment classes (`reduced.jsl.classes`; enumeration="multisets" sums every multiset
     of set types instead, the reference they are tested against). It is complete unless `max_nonzero` truncates it

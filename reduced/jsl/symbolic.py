@@ -70,7 +70,7 @@ def derive(C: int, p: int) -> Derivation:
     definitions = {Lam_: 1 / Z, Gam_: e_g / Z, Xi_: e_r / Z, T_: C + sum(nk * (a - b) for nk, (a, b) in zip(n, types))}
 
     def m(s_i, T_set):
-        """sum_j S_ij s_j for patch i with s_i in a set whose feature sum is T_set (jsl-derivations 3a)."""
+        """sum_j S_ij s_j for patch i with s_i in a set whose feature sum is T_set (docs/derivations/jsl.md §3a)."""
         return Lam_ * s_i + Gam_ * (T_set - s_i) + Xi_ * (T_ - T_set)
 
     def sigma(x):

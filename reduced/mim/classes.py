@@ -1,6 +1,6 @@
 """Query classes and the exact expectation tables of the reduced MIM dynamics.
 
-Exchangeability (mim-model-spec §10b): the mask law is exchangeable within each area and Q starts at 0, so for
+Exchangeability (docs/derivations/mim-model.md §10b): the mask law is exchangeable within each area and Q starts at 0, so for
 a masked query p in area n the state depends only on the area sizes, and queries whose own area has the same
 size and whose other areas have the same sizes share one trajectory. A class is the signature (own size, sorted
 sizes of the other areas); its state is one A and one B per area (own first, then the others by size) and

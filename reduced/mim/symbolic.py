@@ -1,7 +1,7 @@
 """The per-query MIM loss of one masked patch, built in sympy and differentiated there (Lemmas A.8, 5.1, 5.2).
 
 For a masked query p in area n of cluster k (the "own" area) the scores are z_j A_j + B_j on the unmasked
-patches of area j and B_j on its masked ones (B_self on p itself), mim-model-spec §2. With u_j unmasked patches
+patches of area j and B_j on its masked ones (B_self on p itself), docs/derivations/mim-model.md §2. With u_j unmasked patches
 among the C'_j patches of area j other than p, the softmax denominator is
     Z = sum_j [u_j e^{z_j A_j + B_j} + (C'_j - u_j) e^{B_j}] + e^{B_self}
 and the per-sample loss (Lemma A.8, conditional on p in M) is
