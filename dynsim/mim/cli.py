@@ -55,10 +55,12 @@ def compare_arguments(parser, setting) -> None:
     output.method_options(run)
 
 
-# check-theorems mim judges the Delta > 0 theorems on a ladder of P at the parameters of docs/derivations/mim-model.md §10d (docs/mim.md §6)
+# check-theorems mim judges the Delta > 0 theorems on a ladder of P at the parameters of
+# docs/derivations/mim-model.md §10d (docs/mim.md §6)
 CHECK_DEFAULTS = dict(kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=1000)
-CHECK_WHY = ("the theorems are judged at Delta = +0.4 (kappa = 0.9, 0.4; docs/derivations/mim-model.md §10d), gamma = 0.5, and steps counts the "
-             "GD steps at P = 1024: every run takes ceil(steps (P/1024)^(1 - kappa_s)) (docs/mim.md §6)")
+CHECK_WHY = ("the theorems are judged at Delta = +0.4 (kappa = 0.9, 0.4; docs/derivations/mim-model.md §10d), "
+             "gamma = 0.5, and steps counts the GD steps at P = 1024: every run takes "
+             "ceil(steps (P/1024)^(1 - kappa_s)) (docs/mim.md §6)")
 CHECK_SETS = {"P": "the ladder: --quick or not", "K": "one cluster, the theorems' K = 1 case",
               "z": "z = 1: the claims' per-query loss is z^2/2 [...]", "record_every": "about 100 records per run",
               "d": "the reduced level has no embedding", "partition": "grid areas of P^kappa on every rung",
