@@ -147,3 +147,25 @@ def test_npz_bytes_are_deterministic(tmp_path):
     with np.load(tmp_path / "c.npz") as f:
         assert np.array_equal(f["x"], np.zeros(10000))
     assert (tmp_path / "c.npz").stat().st_size < 10000  # 80,000 bytes of zeros deflate to a few hundred
+
+
+def test_x64_opt_out_by_environment_and_function():
+    """Issue 14: importing dynsim turned float64 on for the whole process with no way out. DYNSIM_X64=0 keeps JAX's
+    setting; a float64 run is then refused (never silently float32); dynsim.enable_x64() turns it on explicitly."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import jax, dynsim, reduced.jsl\n"
+            "print(jax.config.jax_enable_x64)\n"
+            "try:\n    reduced.jsl.simulate(dynsim.JSLConfig(steps=2))\n"
+            "except ValueError as e:\n    print('refused', 'jax_enable_x64' in str(e))\n"
+            "dynsim.enable_x64()\n"
+            "print(jax.config.jax_enable_x64, reduced.jsl.simulate(dynsim.JSLConfig(steps=2))['alpha'].dtype)\n")
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "DYNSIM_X64": "0"}, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "refused", "True", "True", "float64"]
+    default = subprocess.run([sys.executable, "-c", "import jax, dynsim; print(jax.config.jax_enable_x64)"], env=env,
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert default == "True"

@@ -33,6 +33,7 @@ def run_many(cfg: JSLConfig, table, states0):
 run_many_jit = jax.jit(run_many, static_argnums=0)
 
 
+@environment.guarded
 def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
     """Reduced GD on (P) from each start in `inits` (R x 3: alpha, gamma, rho), vmapped.
 
@@ -109,6 +110,7 @@ def padded_size(n_points: int, multiple: int) -> int:
     return multiple * math.ceil(n_points / multiple)
 
 
+@environment.guarded
 def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
     """The reduced trajectories of points that share a group key, as one compiled program."""
     static, method, max_nonzero, size = group_key(cfgs[0], options)

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dynsim import environment
 from dynsim.jsl import JSLConfig
 from dynsim.trajectory import Trajectory
 
@@ -73,6 +74,7 @@ def simulate_gd(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = 
                                weight_total=float(np.sum(np.asarray(table.w))))
 
 
+@environment.guarded
 def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None, method: str = "gd",
              t_max: Optional[float] = None, enumeration: str = "classes", **flow_options) -> Trajectory:
     """Run GD on the exact population loss (P) in (alpha, gamma, rho) and record observables.

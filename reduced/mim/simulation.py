@@ -30,6 +30,7 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None) -> Trajecto
     return traj
 
 
+@environment.guarded
 def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
              **flow_options) -> Trajectory:
     """Run reduced GD from Q = 0 and record per query class: fp_class, area_attention_class, pp_class, pp_self, loss
