@@ -65,7 +65,8 @@ def test_config_file_gives_the_same_run_as_options_and_options_override_it(tmp_p
     assert report["reduced_meta"]["config"]["q"] == 0.3 and report["reduced_meta"]["config"]["temperature"] == "unit"
     inv = report["invocation"]
     assert "--config" in inv["command_line"] and "--config" not in inv["effective_argv"]
-    assert "--q=0.4" in inv["effective_argv"] and inv["effective_argv"].index("--q=0.4") < inv["effective_argv"].index("0.3")
+    argv = inv["effective_argv"]
+    assert "--q=0.4" in argv and argv.index("--q=0.4") < argv.index("0.3")  # the typed option comes last: it wins
     capsys.readouterr()
 
 

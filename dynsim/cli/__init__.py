@@ -81,7 +81,8 @@ def parse(argv: list[str]):
     if getattr(args, "config", None):
         at = argv.index(args.command)
         at = argv.index(args.target, at + 1) + 1
-        effective = argv[:at] + configfile.tokens(args.command_parser, args.config) + rerun.without(argv[at:], "--config")
+        typed = rerun.without(argv[at:], "--config")
+        effective = argv[:at] + configfile.tokens(args.command_parser, args.config) + typed
         args = parser.parse_args(effective)
     args.argv, args.effective_argv = argv, effective
     return args
