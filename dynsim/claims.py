@@ -55,8 +55,27 @@ class Claim:
         """True only for the verdict "holds" (not applicable and not evaluated are not holds)."""
         return self.verdict == HOLDS
 
+    def why(self) -> str:
+        """One line: why the claim does not hold (empty when it holds): the violated regime condition, what stopped
+        its evaluation, or which part failed (the main comparison and/or named sub-conditions)."""
+        if self.verdict == HOLDS:
+            return ""
+        if self.verdict == NOT_APPLICABLE:
+            return "regime not met: " + self.regime.split("NOT MET: ", 1)[-1]
+        if self.verdict == NOT_EVALUATED:
+            return "not evaluated: " + str(self.details.get("why") or "the measurement or threshold is NaN")
+        parts = []
+        if not compare(self.measured, self.relation, self.threshold):
+            parts.append(f"measured {_fmt(self.measured)} is not {self.relation} {_fmt(self.threshold)}")
+        failed = [k for k, v in self.details.get("conditions", {}).items() if not v]
+        if failed:
+            parts.append("condition" + ("s" if len(failed) > 1 else "") + " not met: " + ", ".join(failed)
+                         + ("" if parts else f" (the main comparison {_fmt(self.measured)} {self.relation} "
+                                             f"{_fmt(self.threshold)} holds)"))
+        return "; ".join(parts) or "fails"
+
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "claim", **dataclasses.asdict(self)}
+        return {"kind": "claim", **dataclasses.asdict(self), "why": self.why()}
 
 
 @dataclasses.dataclass
@@ -159,6 +178,7 @@ def table(items: Iterable[Item]) -> str:
     held = sum(c.holds for c in cs)
     out.append(f"{held} of {len(cs)} claims hold" + ("" if held == len(cs) else
                " (not applicable and not evaluated do not count as holds)"))
+    out += [f"  {c.claim}: {c.why()}" for c in cs if not c.holds]
     if ms:
         out += ["", "measurements (reported, not judged):"]
         out += [f"  {m.name}: {_fmt(m.value)}  ({m.description})" for m in ms]

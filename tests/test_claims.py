@@ -37,6 +37,21 @@ def test_a_false_condition_fails_a_passing_comparison():
     assert c.verdict == "fails" and c.details["conditions"] == {"patch association": False}
 
 
+def test_why_names_the_failing_part():
+    """Issue 14: the failing sub-condition was buried in the details; `why` (table and JSON) names it."""
+    assert _claim(0.5).why() == ""
+    assert _claim(1.5).why() == "measured 1.5 is not <= 1"
+    c = _claim(0.5, conditions={"patch association": False, "monotone": True})
+    assert c.why() == "condition not met: patch association (the main comparison 0.5 <= 1 holds)"
+    both = _claim(1.5, conditions={"a": False, "b": False})
+    assert both.why() == "measured 1.5 is not <= 1; conditions not met: a, b"
+    assert _claim(0.5, regime_violations=["q too small"]).why() == "regime not met: q too small"
+    assert "stopped early" in claims.not_evaluated("c", "stopped early").why()
+    text = claims.table([c, _claim(0.5)])
+    assert "1 of 2 claims hold" in text and "  c: condition not met: patch association" in text
+    assert json.loads(claims.to_json([c]))["claims"][0]["why"].startswith("condition not met")
+
+
 def test_only_holds_passes_the_exit_rule():
     ok, bad = _claim(0.5), _claim(2.0)
     na = _claim(0.5, regime_violations=["x"])
