@@ -7,8 +7,8 @@ import os
 import numpy as np
 
 import full.jsl
-from dynsim.cli import options, output
-from dynsim.trajectory import save_many
+from dynsim.cli import figures, options, output
+from dynsim.trajectory import atomic_savez, save_many
 from full.jsl import transfer
 
 from . import association, partition, plotting, reference
@@ -23,6 +23,9 @@ FIG2_DEFAULTS = dict(D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, N=2
 # has patch association but small entries (gap 0.056 vs 0.063 at N~=8); at N=4000 and 50,000 steps the orbit means
 # approach the idealized gamma ~ 1, rho ~ -0.35 (jsl-derivations §6), which is what the transfer needs.
 TRANSFER_DEFAULTS = dict(FIG4_DEFAULTS, N=4000, steps=50000, record_every=500)
+# Figure 2's data are N(0, I_d) patches labelled by a CNN teacher (full/jsl/fig2.py): q (the feature probability)
+# and sigma (the noise of Assumption 1) are not read, so the command does not list them.
+FIG2_UNREAD = ("q", "sigma")
 
 
 def fig4_arguments(parser, setting) -> None:
@@ -35,8 +38,8 @@ def fig4_arguments(parser, setting) -> None:
 
 
 def fig2_arguments(parser, setting) -> None:
-    """Options of `figure jsl-fig2`: every JSLConfig field (the measured Figure 2 setting), seeds, --out."""
-    options.config_options(parser, setting, FIG2_DEFAULTS)
+    """Options of `figure jsl-fig2`: every JSLConfig field it reads (the measured Figure 2 setting), seeds, --out."""
+    figures.config_options(parser, setting, FIG2_DEFAULTS, FIG2_UNREAD)
     g = parser.add_argument_group("run")
     g.add_argument("--seeds", type=int, default=4, help="seeds, >= 2 (default: 4)")
     output.out_options(g)
@@ -75,7 +78,7 @@ def run_figure(args, name: str) -> int:
         A = np.asarray(final["A"][0])
         plotting.figure4(mask, A, traj.steps, traj["test_error"], traj["cos_v"], os.path.join(args.out, f"{name}.png"),
                          references=lines, test_error_se=traj.observables.get("test_error_se"),
-                         cos_v_se=traj.observables.get("cos_v_se"),
+                         cos_v_se=traj.observables.get("cos_v_se"), n_test=cfg.n_test,
                          title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
                                f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)")
         summary = {"test_error_at_T": float(traj["test_error"][-1]), "cos_v_at_T": float(traj["cos_v"][-1]),
@@ -88,17 +91,21 @@ def run_figure(args, name: str) -> int:
         A = np.asarray(final["A"][0])
         chance = association.chance(cfg)
         plotting.figure2(mask, A, traj.steps, traj["test_error"], traj["patch_association"],
-                         os.path.join(args.out, f"{name}.png"), chance=chance,
+                         os.path.join(args.out, f"{name}.png"), chance=chance, n_test=cfg.n_test,
+                         test_error_se=traj.observables.get("test_error_se"),
+                         association_se=traj.observables.get("patch_association_se"),
                          title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
                                f"temperature={cfg.temperature} eta={cfg.eta}")
         summary = {"test_error_at_T": float(traj["test_error"][-1]),
                    "patch_association_at_T": float(traj["patch_association"][-1]), "patch_association_chance": chance}
-    save_many(os.path.join(args.out, f"{name}.npz"), {"realistic": traj})
-    output.write_npz(os.path.join(args.out, f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}})
+    save_many(os.path.join(args.out, f"{name}.npz"), {"realistic": traj}, compressed=True)
+    atomic_savez(os.path.join(args.out, f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}},
+                 compressed=True)
     output.write_json(os.path.join(args.out, f"{name}.json"), {"summary": summary, "timings": timings, "meta": traj.meta})
     for k, v in summary.items():
         print(f"{k:<28} {v:.4g}")
-    print(f"wrote {args.out}/{name}.png, {name}.npz (trajectory), {name}-final.npz (mask, A, v), {name}.json")
+    print(figures.wrote(args.out, [f"{name}.png", f"{name}.npz", f"{name}-final.npz", f"{name}.json"])
+          + " (npz: the trajectory; -final.npz: mask, A, v)")
     return output.EXIT_AGREE
 
 
@@ -129,5 +136,5 @@ def run_transfer(args) -> int:
                                                            "timings": timings})
     print(result.table())
     print("reference lines (exact, for the downstream feature): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()))
-    print(f"wrote {args.out}/transfer.png, transfer.json")
+    print(figures.wrote(args.out, ["transfer.png", "transfer.json"]))
     return output.EXIT_AGREE
