@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from .trajectory import public_mode  # noqa: E402
 
@@ -18,6 +19,9 @@ from .trajectory import public_mode  # noqa: E402
 # full runs record the population loss; a sampled run records a Monte Carlo batch of N fresh samples.
 LOSS_LABELS = {"population": "population loss", "exact": "population loss", "flow": "population loss",
                "sampled": "batch loss ({N} fresh samples)"}
+
+
+STEP_LABEL = r"step (log; $\blacktriangleright$ on the y axis: step 0)"
 
 
 def loss_label(meta: dict, labels: dict = LOSS_LABELS) -> str:
@@ -40,18 +44,23 @@ def sparse_marks(x) -> np.ndarray:
 
 def log_time(ax, steps, y, se=None, k: float = 3, band_label=None, **style):
     """Draw y against the step on a log axis from the first positive record (step 0 has no place on it: it is not
-    drawn, never joined by an invented segment), markers where records are sparse on the axis; with `se`, a +-k SE
-    band labelled `band_label` (default "+-k SE") in the legend. Returns the line."""
-    steps = np.asarray(steps)
+    drawn there, never joined by an invented segment; its value is a triangle on the left spine), markers where
+    records are sparse on the axis; with `se`, a +-k SE band labelled `band_label` (default "+-k SE") in the legend.
+    Returns the line."""
+    steps, y = np.asarray(steps), np.asarray(y, float)
     keep = steps > 0
-    x, y = steps[keep].astype(float), np.asarray(y, float)[keep]
-    (line,) = ax.plot(x, y, marker="o", ms=3, markevery=sparse_marks(x).tolist(), **style)
+    x = steps[keep].astype(float)
+    (line,) = ax.plot(x, y[keep], marker="o", ms=3, markevery=sparse_marks(x).tolist(), **style)
     if se is not None:
         se = np.asarray(se, float)[keep]
-        ax.fill_between(x, y - k * se, y + k * se, alpha=0.25, color=line.get_color(), lw=0,
+        ax.fill_between(x, y[keep] - k * se, y[keep] + k * se, alpha=0.25, color=line.get_color(), lw=0,
                         label=band_label or f"$\\pm{k:g}$ SE")
+    if (~keep).any():  # the value at step 0, on the y axis (x in axes coordinates), not on the time axis
+        ax.plot([0], [y[~keep][0]], transform=ax.get_yaxis_transform(), marker=">", ms=6, ls="none",
+                color=line.get_color(), alpha=line.get_alpha(), clip_on=False, label="_step0")
     ax.set_xscale("log")
-    ax.set_xlabel("step (log; step 0 not drawn)")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only (short ranges crowd 2x10^1, 3x10^1..)
+    ax.set_xlabel(STEP_LABEL)
     return line
 
 

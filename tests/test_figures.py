@@ -132,8 +132,9 @@ def test_attention_maps_share_one_labelled_colour_scale(drawn):
     fig = drawn[0]
     maps = [ax.images[0] for ax in fig.axes[1:3]]
     assert [m.get_clim() for m in maps] == [(0.0, 1.0), (0.0, 1.0)]  # the largest weight of either, from 0
-    bars = [ax for ax in fig.axes if ax.get_ylabel().startswith("attention weight")]
-    assert len(bars) == 1
+    bars = [ax for ax in fig.axes if ax.get_ylabel() == "attention weight (shared scale)"]
+    assert len(bars) == 1  # one labelled bar for both maps
+    assert "area" in [ax.get_title() for ax in fig.axes]  # the categorical area bar is labelled too
 
 
 def test_learned_A_scale_is_symmetric_and_its_blank_diagonal_is_not_white(drawn):
@@ -230,11 +231,17 @@ def test_every_listed_option_has_a_change_to_check(command, capsys):
     assert listed - NOT_DATA == set(OPTION_CHANGES[command][1]), "options listed without a check, or checked but unlisted"
 
 
-def test_mim_phases_does_not_list_the_options_it_does_not_read(capsys):
-    listed = _listed("mim-phases", capsys)
-    assert not listed & {"--kappa-c", "--kappa-s", "--d", "--N"}
-    assert cli.main(["figure", "mim-phases", "--kappa-c", "0.8"]) == 2
-    assert "unrecognized arguments: --kappa-c" in capsys.readouterr().err
+@pytest.mark.parametrize("command, unread", [("mim-phases", {"--kappa-c", "--kappa-s", "--d", "--N"}),
+                                             ("mim-attention", {"--N"}), ("jsl-fig2", {"--q", "--sigma"})])
+def test_figures_do_not_list_the_options_they_do_not_read(command, unread, capsys):
+    """mim-phases takes its kappas from --kappa-pos/--kappa-neg and runs the reduced level only (no embedding, no
+    samples); mim-attention trains on the exact loss (no samples); Figure 2's patches are N(0, I) (no q, no sigma)."""
+    listed = _listed(command, capsys)
+    assert listed and not listed & unread
+    assert {"--steps", "--eta", "--seed"} <= listed  # the fields they read stay listed
+    option = sorted(unread)[0]
+    assert cli.main(["figure", command, option, "0.8"]) == 2
+    assert f"unrecognized arguments: {option}" in capsys.readouterr().err
 
 
 def test_mim_phases_refuses_explicit_partitions(tmp_path, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.colors import ListedColormap
+from matplotlib.ticker import MaxNLocator
 
 from dynsim import plotting
 from dynsim.plotting import heatmap_cmap, log_time, plt, save, shared_limits
@@ -41,6 +42,8 @@ def _mask_and_A(mask, A):
     axes[1].set_title(r"learned $\hat A$ (grey: diagonal, fixed at $\sigma_A$)")
     fig.colorbar(im, ax=axes[1], fraction=0.046, label=r"$\hat A_{ij}$")
     for ax in axes[:2]:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("patch j")
         ax.set_ylabel("patch i")
     return fig, axes

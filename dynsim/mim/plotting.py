@@ -110,7 +110,8 @@ def attention_maps(attn: np.ndarray, cfg, queries: list[int], path, title: str =
     im = axes[0].imshow(area.reshape(shape), cmap=cmap, norm=BoundaryNorm(np.arange(n + 1) - 0.5, n),
                         interpolation="nearest")
     axes[0].set_title("areas of cluster 1", fontsize=9)
-    bar = fig.colorbar(im, ax=axes[0], fraction=0.046, ticks=range(n) if n <= 20 else None, label="area")
+    bar = fig.colorbar(im, ax=axes[0], fraction=0.046, ticks=range(n) if n <= 20 else None)
+    bar.ax.set_title("area", fontsize=8)
     if n <= 20:
         bar.ax.set_yticklabels(["0 (global)", *map(str, range(1, n))], fontsize=7)
     vmin, vmax = shared_limits([attn[p] for p in queries] + [[0.0]])  # one scale for every query, from 0
@@ -119,7 +120,7 @@ def attention_maps(attn: np.ndarray, cfg, queries: list[int], path, title: str =
         r, c = divmod(p, shape[1])
         ax.plot(c, r, marker="x", color="r", ms=9, mew=2)
         ax.set_title(f"attention of query {p} (x)", fontsize=9)
-    fig.colorbar(im, ax=list(axes[1:]), fraction=0.046, label="attention weight (one scale for all queries)")
+    fig.colorbar(im, ax=list(axes[1:]), fraction=0.046, label="attention weight (shared scale)")
     for ax in axes:
         ax.set_xticks([])
         ax.set_yticks([])
