@@ -97,6 +97,16 @@ class Trajectory:
         return (f"Trajectory(level={self.level!r}, mode={self.meta.get('mode', '?')!r}, {self.steps.size} records at "
                 f"steps {span}, observables: {shown}" + (f", ... {more} more" if more > 0 else "") + ")")
 
+    def thinned(self, per_decade: int) -> "Trajectory":
+        """The records at `log_spaced(self.steps, per_decade)`: a log-time figure's data at a size bounded by the
+        number of decades, not by the number of records (meta["thinned"] says so)."""
+        keep = log_spaced(self.steps, per_decade)
+        if keep.size == self.steps.size:
+            return self
+        meta = {**self.meta, "thinned": {"per_decade": per_decade, "records": int(self.steps.size),
+                                         "kept": int(keep.size)}}
+        return Trajectory(self.steps[keep], {k: v[keep] for k, v in self.observables.items()}, meta)
+
     @property
     def level(self) -> str:
         return str(self.meta.get("level", "?"))
@@ -237,6 +247,24 @@ def atomic_savez(path: str, arrays: dict[str, np.ndarray], compressed: bool = Fa
     _atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
 
 
+def log_spaced(steps, per_decade: int) -> np.ndarray:
+    """Indices of the records that a log-time axis needs: every step <= 0 and the last record, and for each
+    target 10^(k / per_decade) (k = 0, 1, ...) the first record at or after it. At most
+    per_decade * log10(max step) + 1 positive records besides the last, however many there are."""
+    steps = np.asarray(steps)
+    if not isinstance(per_decade, int) or isinstance(per_decade, bool) or per_decade < 1:
+        raise ValueError(f"per_decade = {per_decade!r} is invalid: must be an integer >= 1")
+    keep = set(np.flatnonzero(steps <= 0).tolist()) | ({steps.size - 1} if steps.size else set())
+    positive = np.flatnonzero(steps > 0)
+    if positive.size:
+        top = float(steps[positive].max())
+        powers = 10.0 ** (np.arange(int(np.floor(per_decade * np.log10(top) + 1e-9)) + 1) / per_decade)
+        targets = np.ceil(powers * (1 - 1e-12))  # steps are integers: 10^(50/50) = 10.000000000000002 means 10
+        order = positive[np.argsort(steps[positive], kind="stable")]
+        at = np.searchsorted(steps[order], targets, side="left")
+        keep |= set(order[at[at < order.size]].tolist())
+    return np.array(sorted(keep), dtype=np.int64)
+
 def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarray]:
     """Several trajectories as named arrays, each under its own prefix: <prefix>/steps, /meta, /obs/<name>."""
     arrays: dict[str, np.ndarray] = {}
@@ -257,9 +285,9 @@ def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
             for pre in prefixes}
 
 
-def save_many(path, trajectories: dict[str, "Trajectory"]) -> None:
+def save_many(path, trajectories: dict[str, "Trajectory"], compressed: bool = False) -> None:
     """Several trajectories in one .npz, each under its own prefix (e.g. "reduced", "full")."""
-    atomic_savez(os.fspath(path), many_to_arrays(trajectories))
+    atomic_savez(os.fspath(path), many_to_arrays(trajectories), compressed)
 
 
 def load_many(path) -> dict[str, "Trajectory"]:

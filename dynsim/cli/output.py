@@ -45,6 +45,20 @@ def invocation(args) -> dict:
             "options": options, "versions": environment.versions()}
 
 
+def size(path) -> str:
+    """The size of the file at `path` for an output line: "812 B", "3.2 kB", "4.6 MB"."""
+    n = os.path.getsize(path)
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def wrote(out: str, names) -> str:
+    """The output line of a figure command: "wrote OUT/a.png (162.7 kB), OUT/a.npz (3.2 MB), ..."."""
+    return "wrote " + ", ".join(f"{os.path.join(out, n)} ({size(os.path.join(out, n))})" for n in names)
+
+
 def write_npz(path: str, arrays: dict) -> None:
     """`arrays` as an npz, written atomically."""
     atomic_savez(path, arrays)
@@ -70,7 +84,7 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
     Exit 0 when the levels agree, 1 when they disagree; an approximation's gap (`Report.verdict` "APPROXIMATION
     GAP") exits 0 unless --strict."""
     write_json(os.path.join(args.out, "report.json"), {**out, "invocation": invocation(args)})
-    save_many(os.path.join(args.out, "trajectories.npz"), trajectories)
+    save_many(os.path.join(args.out, "trajectories.npz"), trajectories, compressed=True)
     if not args.no_plot:
         plot(os.path.join(args.out, "compare.png"))
     if args.json:
@@ -79,7 +93,7 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
         print(report.table())
         for line in extra:
             print(line)
-        print(f"wrote {args.out}/report.json, trajectories.npz" + ("" if args.no_plot else ", compare.png"))
+        print(wrote(args.out, ["report.json", "trajectories.npz"] + ([] if args.no_plot else ["compare.png"])))
     if report.verdict == "APPROXIMATION GAP" and not args.strict:
         print("the approximation's gap is reported, not a failure (exit 0; --strict exits 1 on it)")
         return EXIT_AGREE

@@ -8,7 +8,7 @@ import numpy as np
 
 import full.jsl
 from dynsim.cli import options, output
-from dynsim.trajectory import save_many
+from dynsim.trajectory import atomic_savez, save_many
 from full.jsl import transfer
 
 from . import association, partition, plotting, reference
@@ -23,19 +23,25 @@ FIG2_DEFAULTS = dict(D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, N=2
 # has patch association but small entries (gap 0.056 vs 0.063 at N~=8); at N=4000 and 50,000 steps the orbit means
 # approach the idealized gamma ~ 1, rho ~ -0.35 (docs/derivations/jsl.md §6), which is what the transfer needs.
 TRANSFER_DEFAULTS = dict(FIG4_DEFAULTS, N=4000, steps=50000, record_every=500)
+# Figure 2's data are N(0, I_d) patches labelled by a CNN teacher (full/jsl/fig2.py): q (the feature probability)
+# and sigma (the noise of Assumption 1) are not read, so the command does not list them.
+FIG2_UNREAD = {"q": "the patches carry no feature w*: a CNN teacher labels N(0, I_d) patches",
+               "sigma": "the patches are N(0, I_d), with no noise of Assumption 1"}
 
 
 def fig4_arguments(parser, setting) -> None:
     """Options of `figure jsl-fig4`: every JSLConfig field (the Figure 4 recipe), seeds, --out."""
-    options.config_options(parser, setting, FIG4_DEFAULTS, "Figure 4's recipe (D = 16, C = 4, q = 0.5, unit temperature)")
+    options.config_options(parser, setting, FIG4_DEFAULTS,
+                           "Figure 4's recipe (D = 16, C = 4, q = 0.5, unit temperature)")
     g = parser.add_argument_group("run")
     output.seeds_option(g, 1, "curves are their means, the panels show the first run's A")
     output.out_options(g)
 
 
 def fig2_arguments(parser, setting) -> None:
-    """Options of `figure jsl-fig2`: every JSLConfig field (the measured Figure 2 setting), seeds, --out."""
-    options.config_options(parser, setting, FIG2_DEFAULTS, "the measured Figure 2 setting (d = 8; eta = 0.05 diverged, 0.005 is stable)")
+    """Options of `figure jsl-fig2`: every JSLConfig field it reads (the measured Figure 2 setting), seeds, --out."""
+    options.config_options(parser, setting, FIG2_DEFAULTS,
+                           "the measured Figure 2 setting (d = 8; eta = 0.05 diverged, 0.005 is stable)", FIG2_UNREAD)
     g = parser.add_argument_group("run")
     output.seeds_option(g, 4, "at least 2; curves are their means with a standard error")
     output.out_options(g)
@@ -43,7 +49,8 @@ def fig2_arguments(parser, setting) -> None:
 
 def transfer_arguments(parser, setting) -> None:
     """Options of `transfer jsl`: every JSLConfig field (the pretraining), the downstream task, --out."""
-    options.config_options(parser, setting, TRANSFER_DEFAULTS, "the Figure 4 recipe pretrained longer (50,000 steps) on fewer samples (N = 4000), which the transfer needs")
+    options.config_options(parser, setting, TRANSFER_DEFAULTS, "the Figure 4 recipe pretrained longer (50,000 steps) on "
+                           "fewer samples (N = 4000), which the transfer needs")
     g = parser.add_argument_group("transfer")
     g.add_argument("--overlap", type=float, default=0.0, help="<w~, w*> of the downstream feature, in [-1, 1] "
                                                               "(default: 0)")
@@ -75,7 +82,7 @@ def run_figure(args, name: str) -> int:
         A = np.asarray(final["A"][0])
         plotting.figure4(mask, A, traj.steps, traj["test_error"], traj["cos_v"], os.path.join(args.out, f"{name}.png"),
                          references=lines, test_error_se=traj.observables.get("test_error_se"),
-                         cos_v_se=traj.observables.get("cos_v_se"),
+                         cos_v_se=traj.observables.get("cos_v_se"), n_test=cfg.n_test,
                          title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
                                f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)")
         summary = {"test_error_at_T": float(traj["test_error"][-1]), "cos_v_at_T": float(traj["cos_v"][-1]),
@@ -88,17 +95,22 @@ def run_figure(args, name: str) -> int:
         A = np.asarray(final["A"][0])
         chance = association.chance(cfg)
         plotting.figure2(mask, A, traj.steps, traj["test_error"], traj["patch_association"],
-                         os.path.join(args.out, f"{name}.png"), chance=chance,
+                         os.path.join(args.out, f"{name}.png"), chance=chance, n_test=cfg.n_test,
+                         test_error_se=traj.observables.get("test_error_se"),
+                         association_se=traj.observables.get("patch_association_se"),
                          title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
                                f"temperature={cfg.temperature} eta={cfg.eta}")
         summary = {"test_error_at_T": float(traj["test_error"][-1]),
                    "patch_association_at_T": float(traj["patch_association"][-1]), "patch_association_chance": chance}
-    save_many(os.path.join(args.out, f"{name}.npz"), {"realistic": traj})
-    output.write_npz(os.path.join(args.out, f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}})
-    output.write_json(os.path.join(args.out, f"{name}.json"), {"summary": summary, "timings": timings, "meta": traj.meta})
+    save_many(os.path.join(args.out, f"{name}.npz"), {"realistic": traj}, compressed=True)
+    atomic_savez(os.path.join(args.out, f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}},
+                 compressed=True)
+    output.write_json(os.path.join(args.out, f"{name}.json"), {"summary": summary, "timings": timings, "meta": traj.meta,
+                                                                 "invocation": output.invocation(args)})
     for k, v in summary.items():
         print(f"{k:<28} {v:.4g}")
-    print(f"wrote {args.out}/{name}.png, {name}.npz (trajectory), {name}-final.npz (mask, A, v), {name}.json")
+    print(output.wrote(args.out, [f"{name}.png", f"{name}.npz", f"{name}-final.npz", f"{name}.json"])
+          + " (npz: the trajectory; -final.npz: mask, A, v)")
     return output.EXIT_AGREE
 
 
@@ -126,8 +138,8 @@ def run_transfer(args) -> int:
                            title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
                                  f"{args.finetune_seeds} fine-tuning seeds")
     output.write_json(os.path.join(args.out, "transfer.json"), {**result.to_dict(), "reference_lines": lines,
-                                                           "timings": timings})
+                                                           "timings": timings, "invocation": output.invocation(args)})
     print(result.table())
     print("reference lines (exact, for the downstream feature): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()))
-    print(f"wrote {args.out}/transfer.png, transfer.json")
+    print(output.wrote(args.out, ["transfer.png", "transfer.json"]))
     return output.EXIT_AGREE

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.ticker import MaxNLocator
 
 from dynsim import plotting
-from dynsim.plotting import plt, save
+from dynsim.plotting import heatmap_cmap, log_time, plt, save, shared_limits
 
 PANELS = (("alpha", r"$\alpha = \langle v, w^*\rangle$"), ("gamma", r"$\gamma$ (within-set $A_{ij}$)"),
-          ("rho", r"$\rho$ (between-set $A_{ij}$)"), ("loss", "population loss"))
+          ("rho", r"$\rho$ (between-set $A_{ij}$)"), ("loss", "loss"))
+# A realistic run records the logistic loss on its N training samples (full/jsl/realistic.py), Figure 2's the same.
+LOSS_LABELS = {**plotting.LOSS_LABELS, "realistic": "training loss ({N} samples)", "fig2": "training loss ({N} samples)"}
 
 
 def compare_plot(trajectories, path, title: str = "") -> None:
-    """alpha, gamma, rho and loss of every trajectory against steps + 1 (log axis), written atomically to `path`."""
-    plotting.compare_plot(trajectories, path, title, panels=PANELS)
+    """alpha, gamma, rho and loss of every trajectory against the step (log axis), written atomically to `path`."""
+    plotting.compare_plot(trajectories, path, title, panels=PANELS, loss_labels=LOSS_LABELS)
 
 
 def _reference_lines(ax, lines: dict) -> None:
@@ -24,32 +28,38 @@ def _reference_lines(ax, lines: dict) -> None:
 
 
 def _mask_and_A(mask, A):
-    """A 1 x 4 figure whose first two panels show the same-set mask and A with its fixed diagonal blanked."""
+    """A 1 x 4 figure whose first two panels show the same-set mask (two labelled colours) and A off its diagonal
+    (a labelled diverging scale symmetric about 0; the fixed diagonal sigma_A drawn grey, not white)."""
     fig, axes = plt.subplots(1, 4, figsize=(17, 4), constrained_layout=True)
-    axes[0].imshow(mask, cmap="Greys", interpolation="nearest")
+    im = axes[0].imshow(mask, cmap=ListedColormap(["0.92", "0.2"]), vmin=-0.5, vmax=1.5,
+                        interpolation="nearest")
     axes[0].set_title(r"pairs $(i, j)$ in the same $S_\ell$")
+    bar = fig.colorbar(im, ax=axes[0], fraction=0.046, ticks=[0, 1])
+    bar.ax.set_yticklabels(["other sets", "same set"])
     off = np.where(np.eye(A.shape[0], dtype=bool), np.nan, A)
-    vmax = float(np.nanmax(np.abs(off))) or 1.0
-    im = axes[1].imshow(off, cmap="RdBu_r", vmin=-vmax, vmax=vmax, interpolation="nearest")
-    axes[1].set_title(r"learned $\hat A$ (diagonal $\sigma_A$ blanked)")
-    fig.colorbar(im, ax=axes[1], fraction=0.046)
+    vmin, vmax = shared_limits([off], symmetric=True)
+    im = axes[1].imshow(off, cmap=heatmap_cmap("RdBu_r"), vmin=vmin, vmax=vmax, interpolation="nearest")
+    axes[1].set_title(r"learned $\hat A$ (grey: diagonal, fixed at $\sigma_A$)")
+    fig.colorbar(im, ax=axes[1], fraction=0.046, label=r"$\hat A_{ij}$")
+    for ax in axes[:2]:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("patch j")
+        ax.set_ylabel("patch i")
     return fig, axes
 
 
 def figure4(mask, A, steps, test_error, cos_v, path, *, references: dict, title: str = "",
-            test_error_se=None, cos_v_se=None) -> None:
+            test_error_se=None, cos_v_se=None, n_test=None) -> None:
     """JSL Figure 4: (1) same-set mask, (2) learned A, (3) test error against steps, (4) cos(w*, v) against steps."""
     fig, axes = _mask_and_A(mask, A)
-    x = np.asarray(steps) + 1
-    for ax, y, se, label in ((axes[2], test_error, test_error_se, "test error"), (axes[3], cos_v, cos_v_se, None)):
-        ax.plot(x, y, color="C0", lw=1.8, label=label)
-        if se is not None:
-            ax.fill_between(x, y - 2 * se, y + 2 * se, color="C0", alpha=0.25, lw=0)
-        ax.set_xscale("log")
-        ax.set_xlabel("step + 1")
+    for ax, y, se, label in ((axes[2], test_error, test_error_se, "test error (seed mean)"),
+                             (axes[3], cos_v, cos_v_se, r"$\cos(w^*, \hat v)$ (seed mean)")):
+        log_time(ax, steps, y, se, k=2, band_label=r"$\pm 2$ SE over seeds", color="C0", lw=1.8, label=label)
     _reference_lines(axes[2], references)
-    axes[2].set_ylabel("test 0-1 error")
+    axes[2].set_ylabel(f"test 0-1 error ({n_test} held-out samples)" if n_test else "test 0-1 error")
     axes[2].legend(fontsize=8)
+    axes[3].legend(fontsize=8, loc="lower right")
     axes[3].set_ylabel(r"$\cos(w^*, \hat v)$")
     axes[3].set_ylim(min(-0.1, float(np.nanmin(cos_v)) - 0.05), 1.02)
     if title:
@@ -73,19 +83,19 @@ def transfer_plot(n_tilde, curves: dict, path, *, references: dict, title: str =
     save(fig, path)
 
 
-def figure2(mask, A, steps, test_error, association, path, *, chance: float, title: str = "") -> None:
-    """JSL Figure 2: same-set mask, learned A, test error and patch association against steps."""
+def figure2(mask, A, steps, test_error, association, path, *, chance: float, title: str = "",
+            test_error_se=None, association_se=None, n_test=None) -> None:
+    """JSL Figure 2: same-set mask, learned A, test error and patch association against steps (seed means, +-2 SE)."""
     fig, axes = _mask_and_A(mask, A)
-    x = np.asarray(steps) + 1
-    axes[2].plot(x, test_error, color="C0")
-    axes[2].set_ylabel("test 0-1 error")
-    axes[3].plot(x, association, color="C1", label="patch association (Def. 2.2)")
+    band = r"$\pm 2$ SE over seeds"
+    log_time(axes[2], steps, test_error, test_error_se, k=2, band_label=band, color="C0", label="test error (seed mean)")
+    axes[2].set_ylabel(f"test 0-1 error ({n_test} held-out samples)" if n_test else "test 0-1 error")
+    axes[2].legend(fontsize=8)
+    log_time(axes[3], steps, association, association_se, k=2, band_label=band, color="C1",
+             label="patch association (Def. 2.2, seed mean)")
     axes[3].axhline(chance, color="k", ls=":", label=f"chance {chance:.3g}")
     axes[3].set_ylim(-0.05, 1.05)
     axes[3].legend(fontsize=8)
-    for ax in axes[2:]:
-        ax.set_xscale("log")
-        ax.set_xlabel("step + 1")
     if title:
         fig.suptitle(title, fontsize=10)
     save(fig, path)

@@ -11,7 +11,7 @@ import full.mim
 import reduced.mim
 from dynsim import metrics
 from dynsim.cli import options, output
-from dynsim.trajectory import save_many
+from dynsim.trajectory import atomic_savez, many_to_arrays, save_many
 
 from . import phases, plotting
 from .cli import APPROX_CHOICES, approx_option, signed_configs
@@ -20,11 +20,20 @@ from .partition import query_patches
 # mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta = -0.2.
 PHASES_DEFAULTS = dict(P=1024, mask_ratio=0.5, eta=1.0, steps=3000, record_every=5)
 ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
+# Not read, so not listed: mim-phases takes its two runs' kappas from --kappa-pos/--kappa-neg (not --kappa-c/-s) and
+# runs the reduced level only (no embedding dimension d, no samples N); mim-attention trains on the exact population
+# loss (no samples N).
+PHASES_UNREAD = {"kappa_c": "the two runs take --kappa-pos and --kappa-neg", "kappa_s": "the same",
+                 "d": "the reduced level has no embedding", "N": "the reduced level's loss is the population loss"}
+ATTENTION_UNREAD = {"N": "the model trains on the exact population loss"}
+# mim-phases.npz keeps the records a log-time axis needs (trajectory.log_spaced): at most PER_DECADE per decade of
+# steps, which draws the same curves (3000 steps: about 80 of 601 records) at a size set by the decades.
+PER_DECADE = 40
 PHASES_DESCRIPTION = ("Reduced MIM dynamics (default approximation: mean_field, which keeps the PP correlations) at "
                       "kappa = (0.9, 0.4) (Delta = +0.4) and (0.6, 0.4) (Delta = -0.2), side by side on a log-time "
                       "axis: FP correlations of a local query (target, global, another local area) and of a global "
                       "query, the predicted switch level -(Delta/2) log P, and the PP correlations. Writes "
-                      "mim-phases.png, mim-phases.npz, mim-phases.json.")
+                      "mim-phases.png, mim-phases.npz (the plotted, log-spaced records), mim-phases.json.")
 ATTENTION_DESCRIPTION = ("Train the full MIM model (exact population GD), draw the attention of a local and a global "
                          "query on the patch grid, and rank the trained attention by the attention diversity of "
                          "Section 6 (top-k) and the average attention distance against uniform and collapsed "
@@ -32,8 +41,9 @@ ATTENTION_DESCRIPTION = ("Train the full MIM model (exact population GD), draw t
 
 
 def phases_arguments(parser, setting) -> None:
-    """Options of `figure mim-phases`: every MIMConfig field, the two runs' kappas, the approximation, --out."""
-    options.config_options(parser, setting, PHASES_DEFAULTS, "the two phases need a large P (1024) and a long log-time horizon")
+    """Options of `figure mim-phases`: every MIMConfig field it reads, the two runs' kappas, the approximation, --out."""
+    options.config_options(parser, setting, PHASES_DEFAULTS,
+                           "the two phases need a large P (1024) and a long log-time horizon", PHASES_UNREAD)
     g = parser.add_argument_group("run")
     g.add_argument("--kappa-pos", default="0.9,0.4", metavar="KC,KS", help="kappas of the Delta > 0 run (default: 0.9,0.4)")
     g.add_argument("--kappa-neg", default="0.6,0.4", metavar="KC,KS", help="kappas of the Delta < 0 run (default: 0.6,0.4)")
@@ -43,8 +53,9 @@ def phases_arguments(parser, setting) -> None:
 
 
 def attention_arguments(parser, setting) -> None:
-    """Options of `figure mim-attention`: every MIMConfig field, top-k, --out."""
-    options.config_options(parser, setting, ATTENTION_DEFAULTS, "the attention maps are drawn after training to convergence")
+    """Options of `figure mim-attention`: every MIMConfig field it reads, top-k, --out."""
+    options.config_options(parser, setting, ATTENTION_DEFAULTS,
+                           "the attention maps are drawn after training to convergence", ATTENTION_UNREAD)
     g = parser.add_argument_group("run")
     g.add_argument("--top-k", type=int, default=None, help="k of the diversity metric (default: min(10, P // 4))")
     output.out_options(g)
@@ -53,6 +64,9 @@ def attention_arguments(parser, setting) -> None:
 def run_phases(args) -> int:
     """`dynsim figure mim-phases`: FP and PP trajectories at Delta > 0 and Delta < 0 on a log-time axis."""
     base = options.config(args)
+    if base.partitions is not None:
+        raise ValueError("--partitions is invalid for figure mim-phases: explicit areas override the kappas, so both "
+                         "runs would be the same; give the kappas with --kappa-pos and --kappa-neg")
     approx = approx_option(args.approximation)
     cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
     for cfg in cfgs.values():
@@ -64,7 +78,7 @@ def run_phases(args) -> int:
         output.log(f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.3f}, {cfg.steps} steps ...")
         t = output.run_logged(label, cfg.steps, lambda cfg=cfg: reduced.mim.simulate(cfg, approximation=approx), timings,
                         label)
-        runs[label] = (cfg, t)
+        runs[label] = (cfg, t.thinned(PER_DECADE))  # the figure draws, and the npz keeps, the log-spaced records
         q = query_patches(cfg)
         local, glob = phases.classify(t, q["local"], 0, cfg=cfg), phases.classify(t, q["global"], 0, cfg=cfg)
         ratio = phases.initial_rate_ratio(t, q["local"], 0, cfg=cfg)
@@ -75,9 +89,11 @@ def run_phases(args) -> int:
     plotting.phases_plot(runs, os.path.join(args.out, "mim-phases.png"), switches,
                          title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
                                f"eta={base.eta}, gamma={base.mask_ratio}")
-    save_many(os.path.join(args.out, "mim-phases.npz"), {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()})
+    save_many(os.path.join(args.out, "mim-phases.npz"), {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()},
+              compressed=True)
     output.write_json(os.path.join(args.out, "mim-phases.json"), {"summary": summary, "timings": timings,
-                                                            "configs": {k: c.to_dict() for k, c in cfgs.items()}})
+                                                            "configs": {k: c.to_dict() for k, c in cfgs.items()},
+                                                            "invocation": output.invocation(args)})
     for label, info in summary.items():
         loc, glo, r = info["local_query"], info["global_query"], info["initial_rate_ratio"]
         print(f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
@@ -88,7 +104,7 @@ def run_phases(args) -> int:
             print(f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against -(Delta/2) log P = "
                   f"{sw['predicted']:.3f}")
         print(f"  global query {glo['p']}: {glo['label']} ({glo['reason']})")
-    print(f"wrote {args.out}/mim-phases.png, mim-phases.npz, mim-phases.json")
+    print(output.wrote(args.out, ["mim-phases.png", "mim-phases.npz", "mim-phases.json"]))
     return output.EXIT_AGREE
 
 
@@ -116,10 +132,14 @@ def run_attention(args) -> int:
                             title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} steps); "
                                   f"diversity top-{k}: trained {table['trained (per cluster)']['diversity'][0]:.3g}, "
                                   f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0")
+    atomic_savez(os.path.join(args.out, "mim-attention.npz"), {"attention": attn, "queries": np.array([q["local"], q["global"]]),
+                                                              "final_Q": np.asarray(t.final_Q), **many_to_arrays({"full": t})},
+                 compressed=True)
     output.write_json(os.path.join(args.out, "mim-attention.json"), {"top_k": k, "grid": grid, "metrics": table,
-                                                               "timings": timings, "meta": t.meta})
+                                                               "timings": timings, "meta": t.meta,
+                                                               "invocation": output.invocation(args)})
     print(f"{'attention':<24} {'diversity (top-' + str(k) + ')':>18} {'avg distance':>14}")
     for name, v in table.items():
         print(f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}")
-    print(f"wrote {args.out}/mim-attention.png, mim-attention.json")
+    print(output.wrote(args.out, ["mim-attention.png", "mim-attention.npz", "mim-attention.json"]))
     return output.EXIT_AGREE

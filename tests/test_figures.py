@@ -1,0 +1,286 @@
+"""Figures: log-time axes without step 0, which loss a label names, shared colour limits, bounded npz sizes, and no
+figure option listed but ignored."""
+
+import json
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+import reduced.mim
+from dynsim import cli, plotting
+from dynsim.jsl import plotting as jsl_plotting
+from dynsim.mim import MIMConfig
+from dynsim.mim import plotting as mim_plotting
+from dynsim.trajectory import Trajectory, load_many, log_spaced
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the plotting functions would write, kept open instead of saved."""
+    figs = []
+    for module in (plotting, jsl_plotting, mim_plotting):
+        monkeypatch.setattr(module, "save", lambda fig, path: figs.append(fig))
+    return figs
+
+
+def _traj(mode, steps=(0, 10, 100, 1000), N=4000, se=False):
+    s = np.asarray(steps)
+    obs = {"alpha": np.linspace(0, 1, s.size), "gamma": np.linspace(0, 2, s.size), "rho": -np.linspace(0, 1, s.size),
+           "loss": np.linspace(0.7, 0.1, s.size)}
+    if se:
+        obs["loss_se"] = np.full(s.size, 0.01)
+    return Trajectory(s, obs, {"level": "full", "mode": mode, "config": {"N": N}})
+
+
+def _log_axes(fig):
+    return [ax for ax in fig.axes if ax.get_xscale() == "log"]
+
+
+def _assert_nothing_at_or_below_zero(fig):
+    axes = _log_axes(fig)
+    assert axes, "no log-time axis drawn"
+    for ax in axes:
+        for line in ax.get_lines():
+            if line.get_transform() == ax.get_yaxis_transform():
+                continue  # axhline: its x runs over the axes' width (0 to 1 in axes coordinates), not over steps
+            x = np.asarray(line.get_xdata(), float)
+            assert np.all(x > 0), f"a point at x <= 0 on the log axis of {ax.get_ylabel()!r}: {x[:3]}"
+        for coll in ax.collections:  # fill_between bands
+            for path in coll.get_paths():
+                assert np.all(path.vertices[:, 0] > 0), f"a band vertex at x <= 0 on {ax.get_ylabel()!r}"
+
+
+def _mim_run(approx=None):
+    cfg = MIMConfig(P=16, steps=30, record_every=3)
+    return cfg, reduced.mim.simulate(cfg, approximation=approx)
+
+
+def test_log_time_axes_draw_no_step_zero(drawn):
+    """Every curve on a log-time axis starts at its first positive record (step 0 = x 0 has no place on it)."""
+    runs = {"reduced": _traj("population"), "full": _traj("sampled", se=True)}
+    plotting.compare_plot(runs, "x.png")
+    jsl_plotting.compare_plot(runs, "x.png")
+    steps, y = np.array([0, 5, 50, 500]), np.array([0.5, 0.4, 0.2, 0.1])
+    mask, A = np.eye(4), np.arange(16.0).reshape(4, 4)
+    jsl_plotting.figure4(mask, A, steps, y, y, "x.png", references={"bayes_error": 0.05}, test_error_se=y / 10,
+                         cos_v_se=y / 10)
+    jsl_plotting.figure2(mask, A, steps, y, y, "x.png", chance=0.3, test_error_se=y / 10, association_se=y / 10)
+    cfg, t = _mim_run()
+    mim_plotting.compare_plot({"reduced": t, "full": t}, cfg, "x.png")
+    mim_plotting.phases_plot({"a": (cfg, t), "b": (cfg, t)}, "x.png", {"a": 0, "b": None})
+    assert len(drawn) == 6
+    for fig in drawn:
+        _assert_nothing_at_or_below_zero(fig)
+    # the first positive record is drawn: step 5 is the left end of Figure 4's test-error curve
+    assert min(np.min(line.get_xdata()) for line in drawn[2].axes[2].get_lines()[:1]) == 5
+
+
+def test_log_time_marks_the_sparse_early_records(drawn):
+    """Records 0.3 decade apart (5 -> 10) carry markers; records 1/400 decade apart (2995 -> 3000) do not."""
+    steps = np.arange(0, 3001, 5)
+    fig = plotting.plt.figure()
+    line = plotting.log_time(fig.gca(), steps, np.ones(steps.size))
+    marked = np.asarray(line.get_xdata())[line.get_markevery()]
+    assert 5 in marked and 10 in marked and 3000 not in marked
+    # 1/20 decade: the gap 5k -> 5(k + 1) exceeds it while log10(1 + 1/k) > 0.05, i.e. k <= 8
+    assert marked.tolist() == [5.0 * k for k in range(1, 10)]
+    plotting.plt.close(fig)
+
+
+@pytest.mark.parametrize("mode, expected", [("population", "population loss"), ("exact", "population loss"),
+                                            ("sampled", "batch loss (4000 fresh samples)"),
+                                            ("realistic", "training loss (4000 samples)")])
+def test_loss_label_says_which_loss(drawn, mode, expected):
+    runs = {"reduced": _traj("population"), "other": _traj(mode)}
+    jsl_plotting.compare_plot(runs, "x.png")
+    loss_ax = drawn[0].axes[3]
+    texts = [t.get_text() for t in loss_ax.get_legend().get_texts()]
+    assert f"other: {expected}" in texts and "reduced: population loss" in texts
+    if mode not in ("population", "exact"):
+        assert not any("population" in t for t in texts if t.startswith("other"))
+        assert loss_ax.get_ylabel() == "loss"
+    else:
+        assert loss_ax.get_ylabel() == "population loss"
+
+
+def test_mim_loss_label_of_a_sampled_run(drawn):
+    cfg, t = _mim_run()
+    sampled = Trajectory(t.steps, t.observables, {**t.meta, "mode": "sampled", "approximation": None,
+                                                  "config": {"N": 512}})
+    mim_plotting.compare_plot({"reduced": t, "full": sampled}, cfg, "x.png")
+    texts = [x.get_text() for x in drawn[0].axes[3].get_legend().get_texts()]
+    assert "full: batch loss (512 fresh samples)" in texts and "reduced: population loss" in texts
+
+
+def test_se_band_has_a_legend_entry(drawn):
+    jsl_plotting.compare_plot({"reduced": _traj("population"), "full": _traj("sampled", se=True)}, "x.png")
+    texts = [t.get_text() for t in drawn[0].axes[3].get_legend().get_texts()]
+    assert r"$\pm3$ SE" in texts
+    steps, y = np.array([0, 5, 50]), np.array([0.5, 0.4, 0.2])
+    jsl_plotting.figure4(np.eye(3), np.ones((3, 3)), steps, y, y, "x.png", references={}, test_error_se=y / 10)
+    assert r"$\pm 2$ SE over seeds" in [t.get_text() for t in drawn[1].axes[2].get_legend().get_texts()]
+
+
+def test_attention_maps_share_one_labelled_colour_scale(drawn):
+    cfg = MIMConfig(P=16)
+    attn = np.full((16, 16), 1 / 16)
+    attn[3] = np.eye(16)[5]  # query 3 puts all its mass on patch 5; query 0 is uniform (max 1/16)
+    mim_plotting.attention_maps(attn, cfg, [3, 0], "x.png")
+    fig = drawn[0]
+    maps = [ax.images[0] for ax in fig.axes[1:3]]
+    assert [m.get_clim() for m in maps] == [(0.0, 1.0), (0.0, 1.0)]  # the largest weight of either, from 0
+    bars = [ax for ax in fig.axes if ax.get_ylabel() == "attention weight (shared scale)"]
+    assert len(bars) == 1  # one labelled bar for both maps
+    assert "area" in [ax.get_title() for ax in fig.axes]  # the categorical area bar is labelled too
+
+
+def test_learned_A_scale_is_symmetric_and_its_blank_diagonal_is_not_white(drawn):
+    A = np.array([[9.0, 0.2, -0.5], [0.1, 9.0, 0.3], [0.0, 0.4, 9.0]])
+    jsl_plotting.figure2(np.eye(3), A, np.array([0, 1]), np.ones(2), np.ones(2), "x.png", chance=0.5)
+    image = drawn[0].axes[1].images[0]
+    assert image.get_clim() == (-0.5, 0.5)  # max |off-diagonal| = 0.5; the diagonal sigma_A = 9 is not on the scale
+    assert tuple(image.cmap.get_bad()[:3]) == (0.55, 0.55, 0.55)  # grey: not the white of the map's 0
+    labels = [ax.get_ylabel() for ax in drawn[0].axes]
+    assert r"$\hat A_{ij}$" in labels
+
+
+def _first_at_or_after(steps, target):
+    later = [i for i, s in enumerate(steps) if s >= target]
+    return later[0] if later else None
+
+
+def test_log_spaced_keeps_one_record_per_target():
+    steps = np.arange(0, 20001, 3)
+    kept = log_spaced(steps, 10)
+    expected = {0, steps.size - 1}
+    k = 0
+    while 10 ** (k / 10) <= steps[-1] * (1 + 1e-12):  # targets 10^(k/10), checked one by one
+        i = _first_at_or_after(steps, round(10 ** (k / 10), 9))
+        if i is not None:
+            expected.add(i)
+        k += 1
+    assert kept.tolist() == sorted(expected)
+    assert kept.size <= 2 + math.floor(10 * math.log10(20000)) + 1  # the bound: per_decade * decades + 1, + 0 and last
+    with pytest.raises(ValueError, match="per_decade"):
+        log_spaced(steps, 0)
+
+
+def _size_in_line(out, name):
+    m = re.search(re.escape(name) + r" \((\d+(?:\.\d)?) (B|kB|MB|GB)\)", out)
+    assert m, f"no size stated for {name} in: {out!r}"
+    return float(m.group(1)) * {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}[m.group(2)], m.group(2)
+
+
+def test_mim_phases_npz_is_log_spaced_compressed_and_its_size_stated(tmp_path, capsys):
+    steps = 1000
+    code = cli.main(["figure", "mim-phases", "--P", "64", "--steps", str(steps), "--record-every", "1",
+                     "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    path = tmp_path / "mim-phases.npz"
+    stated, unit = _size_in_line(out, "mim-phases.npz")
+    assert abs(stated - os.path.getsize(path)) <= 0.05 * {"B": 1, "kB": 1e3, "MB": 1e6}[unit] + 0.5  # one decimal
+    runs = load_many(path)
+    # 1001 records at steps 0..1000; 40 per decade over 3 decades: at most 40 * 3 + 1 positive records, + step 0
+    bound = 40 * 3 + 1 + 1
+    raw = 0
+    for t in runs.values():
+        assert t.steps[0] == 0 and t.steps[-1] == steps and t.steps.size <= bound
+        assert t.steps.tolist() == np.arange(steps + 1)[log_spaced(np.arange(steps + 1), 40)].tolist()
+        assert t.meta["thinned"] == {"per_decade": 40, "records": steps + 1, "kept": int(t.steps.size)}
+        per_record = sum(8 * int(np.prod(v.shape[1:])) for v in t.observables.values()) + 8  # float64/int64 + step
+        raw += bound * per_record + 4 * len(json.dumps(t.meta))  # numpy stores the meta as UTF-32
+    # compressed: never above the raw bytes but for zip headers (about 200 B per array) and deflate's 5 B per 16 kB
+    entries = sum(len(t.observables) + 2 for t in runs.values())
+    assert os.path.getsize(path) <= raw * (1 + 5 / 16384) + 200 * entries
+    with np.load(path) as f:  # compressed: a zip of deflated members
+        assert f.zip.infolist()[0].compress_type == 8
+
+
+def _help_options(command):
+    """The long options `dynsim figure COMMAND --help` lists."""
+    with pytest.raises(SystemExit):
+        cli.main(["figure", command, "--help"])
+
+
+# For each figure command: a small base run, and for every option it lists a changed value (with any further
+# options it needs to be read). An option listed but absent here fails the completeness test; a listed option whose
+# changed value leaves every written array the same fails `test_every_listed_option_changes_the_data`.
+MIM_PHASES_BASE = ["--P", "16", "--steps", "40", "--record-every", "4"]
+OPTION_CHANGES = {
+    "mim-phases": (MIM_PHASES_BASE, {
+        "--P": ("36",), "--K": ("2", "--approximation", "pp_frozen+mean_field"), "--mask-ratio": ("0.75",), "--z": ("0.5:0.5,1.5:0.5",), "--eta": ("0.5",),
+        "--steps": ("44",), "--record-every": ("2",), "--partition": ("random",), "--seed": ("1", "--partition", "random"),
+        "--dtype": ("float32",), "--kappa-pos": ("0.85,0.3",), "--kappa-neg": ("0.8,0.4",),
+        "--approximation": ("pp_frozen+mean_field",)}),
+}
+NOT_DATA = {"--out", "--help", "--partitions", "--config", "--print-config"}  # --partitions: refused by mim-phases
+# (tested below); --config and --print-config: every command's (tests/test_cli_config.py)
+
+
+def _listed(command, capsys):
+    _help_options(command)
+    return set(re.findall(r"(?<![\w-])(--[A-Za-z][A-Za-z0-9-]*)", capsys.readouterr().out))
+
+
+@pytest.mark.parametrize("command", sorted(OPTION_CHANGES))
+def test_every_listed_option_has_a_change_to_check(command, capsys):
+    listed = _listed(command, capsys)
+    assert listed - NOT_DATA == set(OPTION_CHANGES[command][1]), "options listed without a check, or checked but unlisted"
+
+
+@pytest.mark.parametrize("command, unread", [("mim-phases", {"--kappa-c", "--kappa-s", "--d", "--N"}),
+                                             ("mim-attention", {"--N"}), ("jsl-fig2", {"--q", "--sigma"})])
+def test_figures_do_not_list_the_options_they_do_not_read(command, unread, capsys):
+    """mim-phases takes its kappas from --kappa-pos/--kappa-neg and runs the reduced level only (no embedding, no
+    samples); mim-attention trains on the exact loss (no samples); Figure 2's patches are N(0, I) (no q, no sigma)."""
+    listed = _listed(command, capsys)
+    assert listed and not listed & unread
+    assert {"--steps", "--eta", "--seed"} <= listed  # the fields they read stay listed
+    option = sorted(unread)[0]
+    assert cli.main(["figure", command, option, "0.8"]) == 2
+    assert f"unrecognized arguments: {option}" in capsys.readouterr().err
+
+
+def test_mim_phases_refuses_explicit_partitions(tmp_path, capsys):
+    code = cli.main(["figure", "mim-phases", *MIM_PHASES_BASE, "--partitions", json.dumps([[list(range(8)), list(range(8, 12)), list(range(12, 16))]]),
+                     "--out", str(tmp_path)])
+    assert code == 2 and "--partitions is invalid for figure mim-phases" in capsys.readouterr().err
+
+
+def _data(out_dir):
+    """Every array the command wrote (npz members but the metadata strings), by file and name."""
+    arrays = {}
+    for name in sorted(os.listdir(out_dir)):
+        if name.endswith(".npz"):
+            with np.load(os.path.join(out_dir, name)) as f:
+                arrays.update({f"{name}:{k}": f[k] for k in f.files if not k.endswith("meta")})
+    assert arrays, f"no npz written to {out_dir}"
+    return arrays
+
+
+def _same(a, b):
+    return a.keys() == b.keys() and all(a[k].dtype == b[k].dtype and a[k].shape == b[k].shape
+                                        and np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a)
+
+
+@pytest.mark.parametrize("command", sorted(OPTION_CHANGES))
+def test_every_listed_option_changes_the_data(command, tmp_path, capsys):
+    base, changes = OPTION_CHANGES[command]
+    baseline = {}
+    unchanged = []
+    for option, (value, *needs) in changes.items():
+        key = tuple(needs)
+        if key not in baseline:
+            assert cli.main(["figure", command, *base, *needs, "--out", str(tmp_path / f"base{len(baseline)}")]) == 0
+            baseline[key] = _data(tmp_path / f"base{len(baseline)}")
+        run = tmp_path / option.strip("-")
+        code = cli.main(["figure", command, *base, *needs, option, value, "--out", str(run)])
+        assert code == 0, capsys.readouterr().err
+        if _same(baseline[key], _data(run)):
+            unchanged.append(option)
+    capsys.readouterr()
+    assert not unchanged, f"options of figure {command} whose changed value changes nothing written: {unchanged}"
