@@ -190,3 +190,12 @@ def test_check_theorems_mim_takes_the_mim_config_options(capsys):
 def test_every_setting_is_covered():
     names = {name for (_, name), _ in COMMANDS}
     assert set(registry.settings()) <= names
+
+
+def test_a_config_option_the_mode_does_not_read_is_named(tmp_path, capsys):
+    """compare jsl --mode exact does not read N (the sampled batch, the realistic training set): it says so."""
+    assert cli.main(["compare", "jsl", *TINY, "--N", "100", "--no-plot", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: --N = 100 is not read here" in err
+    assert cli.main(["compare", "jsl", *TINY, "--no-plot", "--out", str(tmp_path)]) == 0
+    assert "is not read" not in capsys.readouterr().err

@@ -59,6 +59,14 @@ def wrote(out: str, names) -> str:
     return "wrote " + ", ".join(f"{os.path.join(out, n)} ({size(os.path.join(out, n))})" for n in names)
 
 
+def warn_unread(args, unread: dict[str, str]) -> None:
+    """A warning line for each config option given (typed or in --config) that this run does not read: `unread` maps
+    field -> why (issue 14: no silently ignored option)."""
+    for field, why in unread.items():
+        if field in vars(args):
+            log(f"warning: --{field.replace('_', '-')} = {getattr(args, field)} is not read here: {why}")
+
+
 def write_npz(path: str, arrays: dict) -> None:
     """`arrays` as an npz, written atomically."""
     atomic_savez(path, arrays)

@@ -22,6 +22,14 @@ CHECK_DEFAULTS = dict(D=36, C=4, q=0.5, eta=0.005, temperature="unit", steps=200
 CHECK_WHY = ("the theorems are judged in their regime, q(D - C) = C^2 at D = 36, to t = eta T = 1e6 (docs/jsl.md 12), not at the small problem `compare jsl` runs in seconds")
 
 
+# config fields a mode of the full level does not read (the reduced level reads none of them)
+UNREAD = {"exact": {"N": "--mode exact enumerates the population (N is --mode sampled's batch and --mode realistic's "
+                          "training set)",
+                    "omega": "--mode realistic's random start only", "n_test": "--mode realistic's test set only"},
+          "sampled": {"omega": "--mode realistic's random start only", "n_test": "--mode realistic's test set only"},
+          "realistic": {}}
+
+
 def compare_arguments(parser, setting) -> None:
     """Options of `compare jsl`: every JSLConfig field, the full level's mode and the checker's band."""
     options.config_options(parser, setting)
@@ -71,6 +79,7 @@ def derive_arguments(parser, setting) -> None:
 def run_compare(args) -> int:
     """`dynsim compare jsl`: reduced vs full (exact or sampled), or vs realistic over an N ladder."""
     cfg = options.config(args)
+    output.warn_unread(args, UNREAD[args.mode])
     if args.mode == "realistic":
         if args.method != "gd" or args.t_max is not None:
             raise ValueError(f"--method {args.method} / --t-max are for --mode exact or sampled, not --mode realistic")

@@ -105,6 +105,9 @@ def approx_option(value):
 def run_compare(args) -> int:
     """`dynsim compare mim`: reduced (exact or a named approximation) vs full (exact or sampled)."""
     cfg = options.config(args)
+    if args.mode == "exact":
+        output.warn_unread(args, {"N": "--mode exact takes every cluster, latent vector and mask (N is --mode "
+                                       "sampled's batch)"})
     approx = approx_option(args.approximation) if args.approximation is not None else (None if cfg.K == 1 else "pp_frozen")
     reduced.mim.check(cfg, approx)  # fail before any work
     full.mim.check(cfg, args.mode, args.replicates)
