@@ -50,7 +50,8 @@ def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Tr
 
 def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
     """Final loss, the smallest own-area attention at the end (Theorem 4.1), the largest |PP| (pp_max), and how many
-    local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`)."""
+    local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`), and the loss's
+    stability flags (`common.stability`)."""
     own = phases.own_area_attention(t, cfg=cfg)
     labels = [ph.label for ph in phases.classify_all(t, cfg=cfg)]
     local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]
@@ -61,6 +62,7 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
         "two_phase_local": sum(lab == "two-phase" for lab in local),
         "one_phase_local": sum(lab == "one-phase" for lab in local),
         "local_patches": len(local),
+        **common.stability(t),
     }
 
 

@@ -70,6 +70,8 @@ def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] =
                   f"{', '.join(sorted(fields))}")
     if "seed" in axes:
         _fail("axis", "seed", "seeds are given by seeds=N (seed = base seed + 0..N-1)")
+    for name in set(base) & set(axes):
+        _fail("base", name, "is also a swept axis: give it in one of base and axes")
     for name, values in axes.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
             _fail(f"axes[{name!r}]", values, "must be a non-empty list of values")
