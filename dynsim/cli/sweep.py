@@ -148,6 +148,8 @@ def summary_text(result, axes: list[str], spec) -> str:
              (count("_censored"), "with an event censored by the horizon ('>= N': not established by step N): "
                                   "raise --steps")]
     lines += [f"{n} points {text}" for n, text in notes if n]
-    lines.append(f"{len(result.rows)} points: {len(result.computed)} computed now, {len(result.reused)} reused from the "
-                 f"store; wrote " + ", ".join(sorted(result.files.values())))
+    distinct = len({r["key"] for r in result.rows})
+    runs = f" ({distinct} distinct runs: the seed does not change the others)" if distinct < len(result.rows) else ""
+    lines.append(f"{len(result.rows)} points{runs}: {len(result.computed)} computed now, {len(result.reused)} reused "
+                 f"from the store; wrote " + ", ".join(sorted(result.files.values())))
     return "\n".join(lines)
