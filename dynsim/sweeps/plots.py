@@ -32,10 +32,15 @@ def pick_axes(axes: dict, heatmap_axes: Optional[Sequence[str]]) -> Optional[tup
 
 CATEGORIES = {  # cells that have no plain value, drawn in colours outside the colour map, with a legend
     "diverged": ("#d62728", "NaN", "diverged (a seed)"),
-    "censored": ("#c7c7c7", ">= {}", ">= N: censored, not reached by step N (a seed)"),
+    "censored": ("#c7c7c7", "\u2265{}", "\u2265N: censored, not reached by step N (a seed)"),
     "missing": ("#ffffff", "-", "not available"),
 }
 UNSTABLE_HATCH = "xxx"  # drawn over the value of a cell with an unstable seed (oscillating loss)
+
+
+def short(v: float) -> str:
+    """A cell's number in a few characters: 3 significant digits, thousands as k (16000 -> 16k, 9800 -> 9.8k)."""
+    return f"{v / 1000:.3g}k" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def _prefix(name: str, columns) -> str:
@@ -88,7 +93,8 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
             continue
         ncol = min(len(combos), 3)
         nrow = math.ceil(len(combos) / ncol)
-        fig, axs = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.6 * nrow + 0.6), squeeze=False)
+        width, height = max(4.2, 1.6 + 0.55 * len(axes[xa])), max(3.6, 1.4 + 0.4 * len(axes[ya]))
+        fig, axs = plt.subplots(nrow, ncol, figsize=(width * ncol, height * nrow + 0.6), squeeze=False)
         cells = {}
         for k, combo in enumerate(combos):
             for i, yv in enumerate(axes[ya]):
@@ -109,13 +115,13 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
                     if kind in CATEGORIES:
                         colour, text, _ = CATEGORIES[kind]
                         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=colour, edgecolor="0.5", lw=0.5))
-                        ax.text(j, i, text.format(bound), ha="center", va="center", color="k", fontsize=8)
+                        ax.text(j, i, text.format(short(bound) if bound is not None else ""), ha="center", va="center", color="k", fontsize=8)
                         continue
                     dark = sum(np.array(cmap(norm(v))[:3]) * (0.299, 0.587, 0.114)) < 0.5
                     if kind == "unstable":
                         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch=UNSTABLE_HATCH,
                                                edgecolor="w" if dark else "k", lw=0))
-                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", color="w" if dark else "k", fontsize=8,
+                    ax.text(j, i, short(v), ha="center", va="center", color="w" if dark else "k", fontsize=8,
                             bbox=dict(boxstyle="round,pad=0.1", fc=cmap(norm(v)), ec="none") if kind == "unstable"
                             else None)
             ax.set_xticks(range(len(axes[xa])), [str(v) for v in axes[xa]])
