@@ -1,7 +1,9 @@
 """A progress bar for compiled runs: the scan reports each record through a host callback.
 
 Compiled code calls `report(done)` at every record (`recording.run`); it draws only inside `bar(...)`, so
-library calls stay silent unless the caller asks for a bar (the CLI does, on a terminal).
+library calls stay silent unless the caller asks for a bar (the CLI does, on a terminal). Off a terminal (SLURM,
+nohup, a pipe) a bar draws nothing, or with `plain=True` writes one plain line per `advance` instead (done/total,
+elapsed, ETA): a log file then says how far a long run is.
 """
 
 from __future__ import annotations
@@ -18,20 +20,26 @@ _active: Optional[dict] = None
 
 
 @contextlib.contextmanager
-def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None, unit: str = "steps") -> Iterator[None]:
+def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None, unit: str = "steps",
+        plain: bool = False) -> Iterator[None]:
     """Draw a one-line progress bar of `total` units on `stream` (stderr) while the block runs.
 
     unit="steps": compiled runs move it (`report`); any other unit (e.g. "points") moves only by `advance`.
+    enabled=None: a bar on a terminal; off one nothing, or with `plain` (and a unit other than "steps") one plain
+    line per `advance`.
     """
     global _active
     stream = stream or sys.stderr
-    on = stream.isatty() if enabled is None else enabled
+    tty = stream.isatty()
+    on = tty if enabled is None else enabled
+    lines = enabled is None and not tty and plain and unit != "steps"
     previous, _active = _active, ({"total": max(total, 1), "label": label, "stream": stream, "unit": unit, "done": 0,
-                                   "start": time.perf_counter(), "last": -1.0} if on else None)
+                                   "start": time.perf_counter(), "last": -1.0, "plain": lines}
+                                  if on or lines else None)
     try:
         yield
     finally:
-        if _active is not None:
+        if _active is not None and not _active["plain"]:
             stream.write("\n")
             stream.flush()
         _active = previous
@@ -62,8 +70,11 @@ def _draw(state: dict, done: int, force: bool = False) -> None:
     width = 30
     elapsed = now - state["start"]
     eta = elapsed / frac - elapsed if frac > 0 else float("nan")
-    state["stream"].write(f"\r{state['label']}: [{'#' * int(width * frac):<{width}}] {done}/{state['total']} "
-                          f"{state['unit']}, {elapsed:.0f} s elapsed, ~{eta:.0f} s left ")
+    counts = f"{done}/{state['total']} {state['unit']}, {elapsed:.0f} s elapsed, ~{eta:.0f} s left"
+    if state["plain"]:
+        state["stream"].write(f"{state['label']}: {counts}\n")
+    else:
+        state["stream"].write(f"\r{state['label']}: [{'#' * int(width * frac):<{width}}] {counts} ")
     state["stream"].flush()
 
 

@@ -75,7 +75,8 @@ class SweepSpec:
     all), extra_columns: further columns printed when present; modes: the full level's modes; add_arguments(group):
     the level options of `dynsim sweep NAME`; normalize(options) -> options, after parsing; example: the help line;
     traced: the config fields a group's compiled program takes as traced numbers (the others are shapes: points
-    that differ in them fall in different groups)."""
+    that differ in them fall in different groups); seeded(cfg, options, level) -> whether the seed changes the
+    point's numbers at `level` beyond rounding (None: always); a point it does not is run once for all its seeds."""
 
     reduced: Callable
     full: Callable
@@ -93,6 +94,7 @@ class SweepSpec:
     normalize: Optional[Callable[[dict], dict]] = None
     example: str = ""
     traced: tuple[str, ...] = ()
+    seeded: Optional[Callable] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -65,7 +65,7 @@ def test_resume_after_rerun_and_force(tmp_path):
     # a different option is a different point: nothing reused
     other = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path),
                          options={"max_configurations": 10**6})
-    assert len(other.computed) == 4
+    assert len(other.computed) == 2  # one run per q: the reduced level's full sum does not depend on the seed
 
 
 def test_corrupt_point_is_recomputed(tmp_path):

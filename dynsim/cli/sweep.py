@@ -99,23 +99,57 @@ def run(args) -> int:
     return output.EXIT_DISAGREE if disagree else output.EXIT_AGREE
 
 
+def flags(row: dict, columns: list[str]) -> str:
+    """The row's stability flags per level: "nan@50" (not finite from step 50), "unstable", or "non-monotone" (an
+    unstable loss is non-monotone too: said once); with several levels each says its own ("full:unstable")."""
+    prefixes = [c[:-len("unstable")] for c in columns if c.endswith("unstable")] or [""]
+    out = []
+    for p in prefixes:
+        label = p.rstrip("_") + ":" if len(prefixes) > 1 else ""
+        if row.get(p + "nonfinite_from_step") is not None:
+            out.append(f"{label}nan@{row[p + 'nonfinite_from_step']}")
+        if row.get(p + "unstable"):
+            out.append(label + "unstable")
+        elif row.get(p + "non_monotone"):
+            out.append(label + "non-monotone")
+    return ",".join(out) or "-"
+
+
+def cell(row: dict, name: str) -> str:
+    """A printed value: ">= N" for an event censored by the horizon (its *_censored column holds N)."""
+    value = row.get(name)
+    if value is None and row.get(name + "_censored") is not None:
+        return f">= {row[name + '_censored']}"
+    return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def summary_text(result, axes: list[str], spec) -> str:
     """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries whose names end
-    in one of spec.columns, spec.extra_columns, the verdict and the largest error."""
+    in one of spec.columns, spec.extra_columns, the stability flags, the verdict and the largest error; then how
+    many points diverged, are unstable or non-monotone, and how many event times are censored."""
     level_cols = [c for c in result.columns if c.endswith(tuple(spec.columns))]
     cols = axes + ["seed"] + level_cols + [c for c in (*spec.extra_columns, "verdict", "max_error")
                                            if c in result.columns]
-
-    def cell(v):
-        return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
-
-    widths = [max(len(c), *(len(cell(r.get(c))) for r in result.rows)) for c in cols]
+    table = [[cell(r, c) for c in cols] + [flags(r, result.columns)] for r in result.rows]
+    cols = cols + ["flags"]
+    widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(cols)]
     lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
-    lines += ["  ".join(cell(r.get(c)).rjust(w) for c, w in zip(cols, widths)) for r in result.rows]
-    diverged = [r for r in result.rows if any(r.get(c) is not None for c in r if c.endswith("nonfinite_from_step"))]
-    if diverged:
-        lines.append(f"{len(diverged)} points diverged (a *_nonfinite_from_step column in table.csv says from which "
-                     "step): lower eta there")
-    lines.append(f"{len(result.rows)} points: {len(result.computed)} computed now, {len(result.reused)} reused from the "
-                 f"store; wrote " + ", ".join(sorted(result.files.values())))
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in table]
+
+    def count(suffix):
+        return sum(any(r.get(c) not in (None, False) for c in result.columns if c.endswith(suffix))
+                   for r in result.rows)
+
+    notes = [(count("nonfinite_from_step"), "diverged (a *_nonfinite_from_step column in table.csv says from which "
+                                            "step): lower eta there"),
+             (count("unstable"), "unstable: the loss oscillates (>= 3 sign changes of its increments beyond "
+                                 "rounding), so their numbers depend on rounding, e.g. on --batch-size: lower eta"),
+             (count("non_monotone"), "with a non-monotone loss (a rise beyond rounding: eta past the local 2/L)"),
+             (count("_censored"), "with an event censored by the horizon ('>= N': not established by step N): "
+                                  "raise --steps")]
+    lines += [f"{n} points {text}" for n, text in notes if n]
+    distinct = len({r["key"] for r in result.rows})
+    runs = f" ({distinct} distinct runs: the seed does not change the others)" if distinct < len(result.rows) else ""
+    lines.append(f"{len(result.rows)} points{runs}: {len(result.computed)} computed now, {len(result.reused)} reused "
+                 f"from the store; wrote " + ", ".join(sorted(result.files.values())))
     return "\n".join(lines)

@@ -18,6 +18,7 @@ from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
 from reduced.jsl import many as reduced_many
+from reduced.jsl import sums
 
 REDUCED_OPTIONS = reduced_many.SUM_OPTIONS
 FULL_OPTIONS = ("mode", "replicates", "confidence")
@@ -41,6 +42,16 @@ def check(cfg: JSLConfig, options: dict, level: str) -> None:
         full.jsl.check(cfg, options.get("mode", "exact"), options.get("replicates"))
 
 
+def seeded(cfg: JSLConfig, options: dict, level: str) -> bool:
+    """Whether the seed changes a point's numbers at `level` beyond rounding. Reduced: only a Monte Carlo sum
+    (its sample); the full and truncated sums are deterministic. Full: modes sampled and realistic draw data; mode
+    exact takes only w*'s direction and, for a random partition, the permutation from the seed, and the population
+    dynamics are invariant under both (rotation about w*, relabelling the patches): seeds 0 and 1 differ by
+    <= 3.4e-16 in every observable (D = 9, C = 3, 300 steps, contiguous and random partitions)."""
+    reduced_seeded = level != "full" and sums.choose(cfg, **reduced_many.sum_options(options)).method == "monte_carlo"
+    return reduced_seeded or (level != "reduced" and options.get("mode", "exact") != "exact")
+
+
 def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
     """Points with equal keys share their compiled programs at `level` (reduced, full or both)."""
     mode = options.get("mode", "exact")
@@ -49,19 +60,44 @@ def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
     return (reduced_many.group_key(cfg, options) if level != "full" else None, full_key)
 
 
+def settled_events(t: Trajectory) -> dict:
+    """Event times (`events.detect`, Section 4.1) that do not move with the horizon, and their censoring: {event:
+    recorded step or None, event + "_censored": the last recorded step when the event is not established within
+    the run, else None}.
+
+    Two of `detect`'s thresholds read the whole recorded run, so a run that stops while they still rise makes them
+    (and the time) move with --steps: T1_gamma_rho's max |rho| (rho still growing: the crossing is the fixed
+    fraction |rho'|/gamma' of the horizon) and T0's alpha peak when T1_attention is not reached. Here T1_gamma_rho
+    is the first recorded step t < T (T the last) at which gamma exceeds the run's max |rho| *and* |rho| reached
+    that max at or before t. A longer run then finds the same t, unless |rho| later rises above that max, and then
+    a time > T; not found, the event is censored: every longer run finds it after T (docs/sweeps.md). T0 counts as
+    censored when T1_attention is not reached and alpha's peak is the last record (alpha still rising: its peak,
+    hence T0, is the horizon's). None for both when the run is not finite or lacks the observables the events
+    need."""
+    if t.meta.get("nonfinite_from_step") is not None or any(k not in t.observables for k in events.REQUIRED):
+        return {k: None for e in events.EVENTS for k in (e, e + "_censored")}
+    found = events.detect(t)
+    times = found.times()
+    gamma, rho, alpha = (np.asarray(t[k], np.float64) for k in ("gamma", "rho", "alpha"))
+    index = np.arange(t.steps.size)
+    peak_rho = int(np.argmax(np.abs(rho)))
+    hits = np.flatnonzero((gamma > found.rho_max_abs) & (index >= peak_rho))
+    times["T1_gamma_rho"] = int(t.steps[hits[0]]) if hits.size and hits[0] < t.steps.size - 1 else None
+    if times["T1_attention"] is None and int(np.argmax(alpha)) == t.steps.size - 1:
+        times["T0"] = None
+    return common.censored(times, int(t.steps[-1]))
+
+
 def level_summary(t: Trajectory) -> dict:
-    """Event times (Section 4.1, `events.detect`), the final loss, 0-1 error (the population error of the reduced
-    and exact levels, the test error of the realistic one), patch association (Definition 2.2) and (alpha, gamma, rho)."""
-    try:
-        times = events.detect(t).times()
-    except ValueError:  # a trajectory without the observables the events need (e.g. non-finite)
-        times = dict.fromkeys(events.EVENTS)
+    """Event times that do not move with the horizon, with censoring (`settled_events`), the final loss, 0-1 error
+    (the population error of the reduced and exact levels, the test error of the realistic one), patch
+    association (Definition 2.2), (alpha, gamma, rho) and the loss's stability flags (`common.stability`)."""
     last = {k: float(np.asarray(v)[-1]) for k, v in t.observables.items() if np.ndim(v) == 1}
-    loss = last.get("test_loss", last.get("loss"))
-    error = last.get("test_error", last.get("error"))
-    return {**times, "final_loss": loss, "final_error": error, "patch_association": last.get("patch_association"),
-            "final_alpha": last.get("alpha"), "final_gamma": last.get("gamma"), "final_rho": last.get("rho"),
-            "nonfinite_from_step": t.meta.get("nonfinite_from_step")}
+    loss_name = "test_loss" if "test_loss" in t.observables else "loss"
+    return {**settled_events(t), "final_loss": last.get(loss_name), "final_error": last.get("test_error", last.get("error")),
+            "patch_association": last.get("patch_association"), "final_alpha": last.get("alpha"),
+            "final_gamma": last.get("gamma"), "final_rho": last.get("rho"),
+            "nonfinite_from_step": t.meta.get("nonfinite_from_step"), **common.stability(t, loss_name)}
 
 
 def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
@@ -97,4 +133,4 @@ SWEEP = SweepSpec(reduced=reduced_many.simulate_group, full=full_group, group=le
                   columns=("final_loss", "final_error", "T1_attention"), extra_columns=("sum_method",),
                   modes=("exact", "sampled", "realistic"), add_arguments=add_arguments,
                   example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
-                  traced=tuple(JSLConfig.TRACED) + ("seed",))
+                  traced=tuple(JSLConfig.TRACED) + ("seed",), seeded=seeded)

@@ -33,6 +33,13 @@ def check(cfg: MIMConfig, options: dict, level: str) -> None:
         full.mim.check(cfg, options.get("mode", "exact"), options.get("replicates"))
 
 
+def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:
+    """Whether the seed changes a point's numbers at `level` beyond rounding: a random partition (the areas) at
+    either level, the sampled full level's data; the exact full level takes otherwise only the embedding's
+    rotation, which the dynamics are invariant under (seeds 0 and 1 differ by <= 2.5e-15, P = 16, 40 steps)."""
+    return cfg.partition == "random" or (level != "reduced" and options.get("mode", "exact") != "exact")
+
+
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
     return reduced.mim.simulate(cfg, approximation=approximation(cfg, options))
 
@@ -50,7 +57,8 @@ def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Tr
 
 def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
     """Final loss, the smallest own-area attention at the end (Theorem 4.1), the largest |PP| (pp_max), and how many
-    local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`)."""
+    local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`), and the loss's
+    stability flags (`common.stability`)."""
     own = phases.own_area_attention(t, cfg=cfg)
     labels = [ph.label for ph in phases.classify_all(t, cfg=cfg)]
     local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]
@@ -61,6 +69,7 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
         "two_phase_local": sum(lab == "two-phase" for lab in local),
         "one_phase_local": sum(lab == "one-phase" for lab in local),
         "local_patches": len(local),
+        **common.stability(t),
     }
 
 
@@ -93,5 +102,5 @@ SWEEP = SweepSpec(reduced=reduced_group, full=full_group, group=lambda cfg, opti
                   summary=point_summary, reduced_options=REDUCED_OPTIONS, full_options=FULL_OPTIONS,
                   defaults=DEFAULT_OPTIONS, heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
                   columns=("final_loss", "two_phase_local", "own_area_attention_min"), modes=("exact", "sampled"),
-                  add_arguments=add_arguments, normalize=normalize,
+                  add_arguments=add_arguments, normalize=normalize, seeded=seeded,
                   example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75")

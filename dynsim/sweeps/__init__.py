@@ -70,6 +70,8 @@ def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] =
                   f"{', '.join(sorted(fields))}")
     if "seed" in axes:
         _fail("axis", "seed", "seeds are given by seeds=N (seed = base seed + 0..N-1)")
+    for name in set(base) & set(axes):
+        _fail("base", name, "is also a swept axis: give it in one of base and axes")
     for name, values in axes.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
             _fail(f"axes[{name!r}]", values, "must be a non-empty list of values")
@@ -83,10 +85,19 @@ def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] =
     return out
 
 
+def seeded(spec, cfg, options: dict, level: str) -> bool:
+    """Whether the seed changes the point's numbers at `level` (the setting's SweepSpec.seeded; default: yes)."""
+    return True if spec.seeded is None else bool(spec.seeded(cfg, options, level))
+
+
 def _description(setting: str, level: str, cfg, options: dict) -> dict:
+    """What a point's key hashes: without the seed where the seed does not change the point (one run, every seed)."""
     spec = spec_of(setting)
     wanted = (spec.reduced_options if level != "full" else ()) + (spec.full_options if level != "reduced" else ())
-    return {"setting": setting, "level": level, "config": cfg.to_dict(), "options": {k: options.get(k) for k in wanted}}
+    config = cfg.to_dict()
+    if not seeded(spec, cfg, options, level):
+        config.pop("seed")
+    return {"setting": setting, "level": level, "config": config, "options": {k: options.get(k) for k in wanted}}
 
 
 def _check_options(setting: str, level: str, options: Mapping) -> dict:
@@ -136,18 +147,26 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
             if got is not None:
                 results[k] = got["summary"]
                 reused.append(k)
-    todo: dict[str, Any] = {k: c for k, c in zip(keys, cfgs) if k not in results}
+    todo: dict[str, Any] = {}
+    for k, c in zip(keys, cfgs):  # a key shared by seeds runs once, with its first seed's config
+        if k not in results:
+            todo.setdefault(k, c)
     groups: dict[Any, list] = {}
     for k, c in todo.items():
         groups.setdefault(spec.group(c, options, level), []).append((k, c.to_dict()))
     tasks = [(setting, level, options, chunk, batch_size)
              for members in groups.values() for chunk in _chunks(members, chunk_size)]
     if log is not None:  # after validation: an invalid input prints only its error
+        distinct = len(set(keys))
+        shared = (f" ({distinct} distinct runs: the seed does not change {len(cfgs) - distinct} of them at level "
+                  f"{level}, each run once and reported for every seed)" if distinct < len(cfgs) else "")
         log(f"{len(cfgs)} points ({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'} x seeds[{seeds}]) "
-            f"at level {level}: {len(todo)} to compute in {len(tasks)} chunks, {len(reused)} already in the store")
+            f"at level {level}{shared}: {len(todo)} to compute in {len(tasks)} chunks, {len(reused)} already in the "
+            "store")
     computed: list[str] = []
     started = time.time()
-    with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="points"), \
+    with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="runs",
+                      plain=show_progress is None), \
             contextlib.closing(executors.run(tasks, scheduler, workers)) as finished:  # closing: a Dask cluster stops
         for batch in finished:
             for key, summary, trajectories in batch:
@@ -155,8 +174,8 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
                     store.save(key, summary, trajectories)
                 results[key] = summary
                 computed.append(key)
-                progress.advance()
-    rows, columns = _table(cfgs, keys, results, list(axes))
+            progress.advance(len(batch))  # per chunk: off a terminal, one plain line each
+    rows, columns = _table(cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs])
     files = {}
     if out is not None:
         files = _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused,
@@ -174,11 +193,12 @@ def _chunks(members: list, size: int):
         yield members[i:i + size]
 
 
-def _table(cfgs, keys, results, axes) -> tuple[list[dict], list[str]]:
+def _table(cfgs, keys, results, axes, seed_used) -> tuple[list[dict], list[str]]:
     rows = []
-    for cfg, key in zip(cfgs, keys):
+    for cfg, key, used in zip(cfgs, keys, seed_used):
         row = {name: getattr(cfg, name) for name in axes}
         row["seed"] = cfg.seed
+        row["seeded"] = used  # False: the seed does not enter this point's run; every seed's row is the same run
         row.update(results[key])
         row["dtype"] = cfg.dtype
         row["key"] = key
@@ -204,7 +224,7 @@ def _write_outputs(out, setting, level, axes, base, seeds, options, rows, column
     manifest = {
         "setting": setting, "level": level, "axes": {k: list(v) for k, v in axes.items()}, "base": dict(base or {}),
         "seeds": seeds, "options": options, "store_version": STORE_VERSION, "points": keys,
-        "computed_this_run": len(computed), "reused_from_store": len(reused), "seconds_this_run": seconds,
+        "distinct_runs": len(set(keys)), "computed_this_run": len(computed), "reused_from_store": len(reused), "seconds_this_run": seconds,
         "environment": {k: v for k, v in environment.meta(level, "sweep", registry.get(setting).config()).items()
                         if k not in ("config", "setting", "mode", "level", "dtype")},
         "dtypes": sorted({r["dtype"] for r in rows}),

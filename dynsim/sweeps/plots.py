@@ -30,13 +30,54 @@ def pick_axes(axes: dict, heatmap_axes: Optional[Sequence[str]]) -> Optional[tup
     return (multi[0], multi[1]) if len(multi) >= 2 else None
 
 
+CATEGORIES = {  # cells that have no plain value, drawn in colours outside the colour map, with a legend
+    "diverged": ("#d62728", "NaN", "diverged (a seed)"),
+    "censored": ("#c7c7c7", "\u2265{}", "\u2265N: censored, not reached by step N (a seed)"),
+    "missing": ("#ffffff", "-", "not available"),
+}
+UNSTABLE_HATCH = "xxx"  # drawn over the value of a cell with an unstable seed (oscillating loss)
+
+
+def short(v: float) -> str:
+    """A cell's number in a few characters: 3 significant digits, thousands as k (16000 -> 16k, 9800 -> 9.8k)."""
+    return f"{v / 1000:.3g}k" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def _prefix(name: str, columns) -> str:
+    """The level prefix of summary `name` ("reduced_", "full_" or ""): the one whose flags the row carries."""
+    found = [c[:-len("unstable")] for c in columns if c.endswith("unstable") and name.startswith(c[:-len("unstable")])]
+    return max(found, key=len, default="")
+
+
+def cell(rows: list[dict], name: str) -> tuple[str, float, Optional[int]]:
+    """(category, value, censoring bound) of one heatmap cell over its seeds' rows: "diverged" if a seed's run is
+    not finite, else "censored" if a seed's event is censored (the smallest bound), else "missing" if no seed has
+    a value, else "unstable" (some seed's loss oscillates) or "value", with the seed mean."""
+    columns = {c for r in rows for c in r}
+    prefix = _prefix(name, columns)
+    values = [_numeric(r.get(name)) for r in rows]
+    if any(r.get(prefix + "nonfinite_from_step") is not None for r in rows) or \
+            any(isinstance(r.get(name), float) and math.isnan(r[name]) for r in rows):
+        return "diverged", math.nan, None
+    bounds = [r[name + "_censored"] for r in rows if r.get(name + "_censored") is not None]
+    if bounds:
+        return "censored", math.nan, min(bounds)
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return "missing", math.nan, None
+    return ("unstable" if any(r.get(prefix + "unstable") for r in rows) else "value"), float(np.mean(values)), None
+
+
 def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, names: Sequence[str],
              heatmap_axes: Optional[Sequence[str]]) -> dict[str, str]:
-    """Write heatmap-<name>.png for each summary `name` present; {"heatmap-<name>": path}."""
+    """Write heatmap-<name>.png for each summary `name` present; {"heatmap-<name>": path}. A cell is the seed mean;
+    diverged, censored and unavailable cells are drawn in their own colours (`CATEGORIES`) and cells with an
+    unstable seed are hatched, all named in a legend."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
 
     pair = pick_axes(axes, heatmap_axes)
     if pair is None or not rows:
@@ -50,34 +91,58 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
             warnings.warn(f"heatmap {name!r}: no such summary in this sweep; the table's columns are "
                           f"{', '.join(rows[0])}", UserWarning, stacklevel=3)
             continue
-        if all(r[name] is None for r in rows):
-            continue  # e.g. an event that no point reached: nothing to draw
         ncol = min(len(combos), 3)
         nrow = math.ceil(len(combos) / ncol)
-        fig, axs = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.6 * nrow), squeeze=False)
-        for ax, combo in zip(axs.flat, combos):
-            grid = np.full((len(axes[ya]), len(axes[xa])), np.nan)
+        width, height = max(4.2, 1.6 + 0.55 * len(axes[xa])), max(3.6, 1.4 + 0.4 * len(axes[ya]))
+        fig, axs = plt.subplots(nrow, ncol, figsize=(width * ncol, height * nrow + 0.6), squeeze=False)
+        cells = {}
+        for k, combo in enumerate(combos):
             for i, yv in enumerate(axes[ya]):
                 for j, xv in enumerate(axes[xa]):
-                    vals = [_numeric(r.get(name)) for r in rows if r[xa] == xv and r[ya] == yv
-                            and all(r[a] == v for a, v in zip(others, combo))]
-                    vals = [v for v in vals if not math.isnan(v)]
-                    if vals:
-                        grid[i, j] = float(np.mean(vals))
-            im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+                    cells[k, i, j] = cell([r for r in rows if r[xa] == xv and r[ya] == yv
+                                           and all(r[a] == v for a, v in zip(others, combo))], name)
+        finite = [v for _, v, _ in cells.values() if not math.isnan(v)]
+        norm = matplotlib.colors.Normalize(min(finite, default=0.0), max(finite, default=1.0))
+        cmap = matplotlib.colormaps["viridis"]
+        seen = set()
+        for k, (ax, combo) in enumerate(zip(axs.flat, combos)):
+            grid = np.array([[cells[k, i, j][1] for j in range(len(axes[xa]))] for i in range(len(axes[ya]))])
+            im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, norm=norm)
+            for i in range(len(axes[ya])):
+                for j in range(len(axes[xa])):
+                    kind, v, bound = cells[k, i, j]
+                    seen.add(kind)
+                    if kind in CATEGORIES:
+                        colour, text, _ = CATEGORIES[kind]
+                        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=colour, edgecolor="0.5", lw=0.5))
+                        ax.text(j, i, text.format(short(bound) if bound is not None else ""), ha="center", va="center", color="k", fontsize=8)
+                        continue
+                    dark = sum(np.array(cmap(norm(v))[:3]) * (0.299, 0.587, 0.114)) < 0.5
+                    if kind == "unstable":
+                        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch=UNSTABLE_HATCH,
+                                               edgecolor="w" if dark else "k", lw=0))
+                    ax.text(j, i, short(v), ha="center", va="center", color="w" if dark else "k", fontsize=8,
+                            bbox=dict(boxstyle="round,pad=0.1", fc=cmap(norm(v)), ec="none") if kind == "unstable"
+                            else None)
             ax.set_xticks(range(len(axes[xa])), [str(v) for v in axes[xa]])
             ax.set_yticks(range(len(axes[ya])), [str(v) for v in axes[ya]])
             ax.set_xlabel(xa)
             ax.set_ylabel(ya)
-            for (i, j), v in np.ndenumerate(grid):
-                ax.text(j, i, "-" if math.isnan(v) else f"{v:.3g}", ha="center", va="center", color="w", fontsize=8)
             ax.set_title(", ".join(f"{a}={v}" for a, v in zip(others, combo)) or name, fontsize=9)
-            fig.colorbar(im, ax=ax)
+            if finite:
+                fig.colorbar(im, ax=ax)
         for ax in list(axs.flat)[len(combos):]:
             ax.axis("off")
-        fig.suptitle(f"{setting} sweep ({level}): {name}\nmean over seeds; '-' = not reached / not available",
-                     fontsize=9)
-        fig.tight_layout()
+        legend = [Patch(facecolor=CATEGORIES[k][0], edgecolor="0.5", label=CATEGORIES[k][2]) for k in CATEGORIES
+                  if k in seen]
+        if "unstable" in seen:
+            legend.append(Patch(facecolor="w", edgecolor="k", hatch=UNSTABLE_HATCH,
+                                label="unstable: the loss oscillates (a seed)"))
+        across = 1 if ncol == 1 else 2
+        if legend:
+            fig.legend(handles=legend, loc="lower center", ncol=across, fontsize=7, frameon=False)
+        fig.suptitle(f"{setting} sweep ({level}): {name}, mean over seeds", fontsize=9)
+        fig.tight_layout(rect=(0, 0.045 * math.ceil(len(legend) / across) / nrow, 1, 1))
         path = os.path.join(out, f"heatmap-{name}.png")
         fig.savefig(path + ".tmp.png", dpi=110)
         os.replace(path + ".tmp.png", path)

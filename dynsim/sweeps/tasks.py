@@ -4,6 +4,7 @@ runs the same in-process or on a Dask worker (`executors`). It returns results; 
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import jax
@@ -13,8 +14,18 @@ from dynsim import setting as registry
 from dynsim.trajectory import jsonable
 
 
+def balanced_batch(points: int, batch_size: int) -> int:
+    """The vmapped batch for `points` points at most `batch_size` wide: as many batches as `batch_size` needs, each
+    as narrow as they allow, so the points pad (every batch runs the same compiled vmap) by fewer than the number
+    of batches: 2 points at --batch-size 8 run as one batch of 2, 10 as two of 5, 17 as three of 6 (1 padded)."""
+    batches = math.ceil(points / batch_size)
+    return math.ceil(points / batches)
+
+
 def compute_chunk(setting: str, level: str, options: dict, points: list, batch_size: int) -> list:
-    """[(key, summary, {"reduced": Trajectory, "full": Trajectory})] for `points` = [(key, config dict)] of one group."""
+    """[(key, summary, {"reduced": Trajectory, "full": Trajectory})] for `points` = [(key, config dict)] of one group,
+    run in vmapped batches of `balanced_batch(len(points), batch_size)`."""
+    batch_size = balanced_batch(len(points), batch_size)
     found = registry.get(setting)  # importing dynsim (this module's package) enabled float64 on a fresh worker
     spec = found.sweep
     cfgs = [found.config(**c) for _, c in points]
