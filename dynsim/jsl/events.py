@@ -23,11 +23,13 @@ REQUIRED = ("alpha", "gamma", "rho", "loss", "within_attention", "between_attent
 
 DEFINITIONS = {
     "T0": "end of Event I: first recorded step with alpha >= alpha_0 + alpha_fraction (peak - alpha_0), "
-          "peak = max alpha over the recorded steps up to T1_attention (the whole run if T1 is not reached)",
+          "peak = max alpha over the recorded steps up to T1_attention (the whole run if T1 is not reached; then "
+          "not reached while alpha's peak is the last record: alpha still rising, its peak would be the horizon's)",
     "T1_attention": "end of Event II (docs/derivations/jsl.md §5): first recorded step with within_attention > between_attention, "
                     "i.e. (C-1) Gamma > (D-C) Xi",
-    "T1_gamma_rho": "end of Event II, the paper's literal criterion (Section 4.1): first recorded step with "
-                    "gamma > max over the whole recorded run of |rho|",
+    "T1_gamma_rho": "end of Event II, the paper's literal criterion (Section 4.1): first recorded step t before the "
+                    "last with gamma > max over the whole recorded run of |rho|, |rho| having reached that max at or "
+                    "before t (else a still-growing |rho| would put the crossing at a fixed fraction of the horizon)",
     "T3": "end of Event III: first recorded step >= max(T0, T1_attention) with loss - floor <= "
           "loss_margin (loss(T0) - floor); loss = test_loss if recorded, else loss",
 }
@@ -108,14 +110,19 @@ def detect(traj, *, alpha_fraction: float = 0.95, loss_margin: float = 0.1, floo
 
     i1 = _first(np.asarray(traj["within_attention"]) > np.asarray(traj["between_attention"]))
     rho_max_abs = float(np.nanmax(np.abs(rho)))
-    i1_literal = _first(gamma > rho_max_abs)
+    # counted only once |rho| has reached its max and before the last record: with |rho| still growing at the end, the
+    # max is the last record's and the crossing sits at a fixed fraction of the horizon (0.28 x steps at q = 0.2)
+    index = np.arange(steps.size)
+    i1_literal = _first((gamma > rho_max_abs) & (index >= int(np.nanargmax(np.abs(rho)))) & (index < steps.size - 1))
 
     alpha_0 = float(alpha[0])
     window = alpha if i1 is None else alpha[: i1 + 1]
     alpha_peak = float(np.nanmax(window))
     alpha_threshold = alpha_0 + alpha_fraction * (alpha_peak - alpha_0)
-    # alpha never rising above its start is no Event I: T0 is then not reached.
-    i0 = _first(alpha >= alpha_threshold) if alpha_peak > alpha_0 else None
+    # alpha never rising above its start is no Event I: T0 is then not reached; nor while alpha still rises at the
+    # end of a run without Event II (its peak, hence the threshold, would be the horizon's)
+    rising = i1 is None and int(np.nanargmax(alpha)) == steps.size - 1
+    i0 = _first(alpha >= alpha_threshold) if alpha_peak > alpha_0 and not rising else None
 
     loss_at_T0 = loss_threshold = i3 = None
     if i0 is not None:

@@ -61,31 +61,13 @@ def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
 
 
 def settled_events(t: Trajectory) -> dict:
-    """Event times (`events.detect`, Section 4.1) that do not move with the horizon, and their censoring: {event:
-    recorded step or None, event + "_censored": the last recorded step when the event is not established within
-    the run, else None}.
-
-    Two of `detect`'s thresholds read the whole recorded run, so a run that stops while they still rise makes them
-    (and the time) move with --steps: T1_gamma_rho's max |rho| (rho still growing: the crossing is the fixed
-    fraction |rho'|/gamma' of the horizon) and T0's alpha peak when T1_attention is not reached. Here T1_gamma_rho
-    is the first recorded step t < T (T the last) at which gamma exceeds the run's max |rho| *and* |rho| reached
-    that max at or before t. A longer run then finds the same t, unless |rho| later rises above that max, and then
-    a time > T; not found, the event is censored: every longer run finds it after T (docs/sweeps.md). T0 counts as
-    censored when T1_attention is not reached and alpha's peak is the last record (alpha still rising: its peak,
-    hence T0, is the horizon's). None for both when the run is not finite or lacks the observables the events
-    need."""
+    """Event times (`events.detect`, Section 4.1, whose T1_gamma_rho and T0 do not move with the horizon) and their
+    censoring: {event: recorded step or None, event + "_censored": the last recorded step when the event is not
+    reached within the run (every longer run finds it later, docs/sweeps.md), else None}. None for both when the run
+    is not finite or lacks the observables the events need."""
     if t.meta.get("nonfinite_from_step") is not None or any(k not in t.observables for k in events.REQUIRED):
         return {k: None for e in events.EVENTS for k in (e, e + "_censored")}
-    found = events.detect(t)
-    times = found.times()
-    gamma, rho, alpha = (np.asarray(t[k], np.float64) for k in ("gamma", "rho", "alpha"))
-    index = np.arange(t.steps.size)
-    peak_rho = int(np.argmax(np.abs(rho)))
-    hits = np.flatnonzero((gamma > found.rho_max_abs) & (index >= peak_rho))
-    times["T1_gamma_rho"] = int(t.steps[hits[0]]) if hits.size and hits[0] < t.steps.size - 1 else None
-    if times["T1_attention"] is None and int(np.argmax(alpha)) == t.steps.size - 1:
-        times["T0"] = None
-    return common.censored(times, int(t.steps[-1]))
+    return common.censored(events.detect(t).times(), int(t.steps[-1]))
 
 
 def level_summary(t: Trajectory) -> dict:
