@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -32,6 +33,12 @@ def test_grid_table_heatmaps_and_resume(tmp_path, capsys):
     for name in ("reduced_final_loss", "reduced_patch_association"):
         with open(os.path.join(out, f"heatmap-{name}.png"), "rb") as fh:
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    # sweep.json records what ran it: the command line, every option (--heatmap too), the heatmaps drawn
+    with open(os.path.join(out, "sweep.json")) as fh:
+        manifest = json.load(fh)
+    assert manifest["heatmaps"] == ["final_loss", "patch_association"]
+    assert manifest["invocation"]["options"]["heatmap"] == ["final_loss", "patch_association"]
+    assert manifest["invocation"]["command_line"][:3] == ["dynsim", "sweep", "jsl"]
     assert main(GRID + ["--out", out, "--resume"]) == 0
     assert "0 computed now, 9 reused" in capsys.readouterr().out
 

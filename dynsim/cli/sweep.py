@@ -87,7 +87,7 @@ def run(args) -> int:
         result = sweeps.sweep(setting.name, axes, base=base, seeds=args.seeds, level=args.level, options=run_options,
                               out=args.out, force=args.force, chunk_size=args.chunk_size, batch_size=args.batch_size,
                               scheduler=args.scheduler, workers=args.workers, heatmaps=args.heatmap,
-                              heatmap_axes=args.heatmap_axes,
+                              heatmap_axes=args.heatmap_axes, invocation=output.invocation(args),
                               log=lambda line: print(f"dynsim sweep {setting.name}: {line}; store {args.out}",
                                                      file=sys.stderr))
     except KeyboardInterrupt:

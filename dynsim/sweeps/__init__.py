@@ -116,7 +116,7 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
           chunk_size: int = CHUNK_SIZE, batch_size: int = BATCH_SIZE, scheduler: Optional[str] = None,
           workers: Optional[int] = None, heatmaps: Optional[Sequence[str]] = None,
           heatmap_axes: Optional[Sequence[str]] = None, show_progress: Optional[bool] = None,
-          log: Optional[Callable[[str], None]] = None) -> SweepResult:
+          log: Optional[Callable[[str], None]] = None, invocation: Optional[Mapping] = None) -> SweepResult:
     """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
 
     base: config fields shared by every point; options: the run options the setting's SweepSpec declares
@@ -127,6 +127,7 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
     scheduler="tcp://host:port" runs the chunks on an existing Dask cluster, workers=N on a local one.
     log: called with one line once the inputs are validated (what will run).
+    invocation: what ran it (the CLI's command line and options), recorded in sweep.json.
     """
     spec = spec_of(setting)
     options = _check_options(setting, level, dict(options or {}))
@@ -179,7 +180,8 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     files = {}
     if out is not None:
         files = _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused,
-                               time.time() - started, heatmaps or spec.heatmaps, heatmap_axes, level_prefix(level))
+                               time.time() - started, heatmaps or spec.heatmaps, heatmap_axes, level_prefix(level),
+                               invocation)
     return SweepResult(rows, columns, computed, reused, out, files)
 
 
@@ -218,7 +220,7 @@ def table_csv(rows: list[dict], columns: list[str]) -> str:
 
 
 def _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused, seconds,
-                   heatmaps, heatmap_axes, prefix) -> dict[str, str]:
+                   heatmaps, heatmap_axes, prefix, invocation=None) -> dict[str, str]:
     files = {"table": os.path.join(out, "table.csv"), "manifest": os.path.join(out, "sweep.json")}
     atomic_write_text(files["table"], table_csv(rows, columns))
     manifest = {
@@ -228,6 +230,8 @@ def _write_outputs(out, setting, level, axes, base, seeds, options, rows, column
         "environment": {k: v for k, v in environment.meta(level, "sweep", registry.get(setting).config()).items()
                         if k not in ("config", "setting", "mode", "level", "dtype")},
         "dtypes": sorted({r["dtype"] for r in rows}),
+        "heatmaps": list(heatmaps), "heatmap_axes": None if heatmap_axes is None else list(heatmap_axes),
+        "invocation": dict(invocation) if invocation is not None else None,
     }
     atomic_write_text(files["manifest"], json.dumps(manifest, indent=2, default=str))
     names = [n if n in columns else prefix + n for n in heatmaps]
