@@ -106,3 +106,16 @@ def test_heatmap_cells_by_category():
     assert plots.cell([row, dict(row, reduced_unstable=True)], "reduced_T1")[0] == "unstable"
     assert plots.cell([dict(row, reduced_nonfinite_from_step=50)], "reduced_T1")[0] == "diverged"
     assert plots.cell([dict(row, reduced_T1=None)], "reduced_T1")[0] == "missing"
+
+
+def test_verdict_cells_are_categories_not_numbers():
+    """Issue 14: the verdict was drawn as a continuous value; it is a category (the fraction shown when mixed)."""
+    import math as _math
+
+    from dynsim.sweeps import plots
+
+    kind, value, label = plots.cell([{"verdict": "AGREE"}, {"verdict": "DISAGREE"}], "verdict")
+    assert (kind, label) == ("mixed", "0.5") and _math.isnan(value)
+    assert plots.cell([{"verdict": "AGREE"}] * 2, "verdict")[0] == "agree"
+    assert plots.cell([{"verdict": "DISAGREE"}], "verdict")[0] == "disagree"
+    assert plots.cell([{"verdict": None}], "verdict")[0] == "missing"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 import warnings
 from typing import Optional, Sequence
 
@@ -34,6 +35,10 @@ CATEGORIES = {  # cells that have no plain value, drawn in colours outside the c
     "diverged": ("#d62728", "NaN", "diverged (a seed)"),
     "censored": ("#c7c7c7", "\u2265{}", "\u2265N: censored, not reached by step N (a seed)"),
     "missing": ("#ffffff", "-", "not available"),
+    # the checker's verdict (--level both) is a category, not a number
+    "agree": ("#98df8a", "agree", "AGREE: the levels agree (every seed)"),
+    "disagree": ("#9467bd", "DISAGREE", "DISAGREE (every seed)"),
+    "mixed": ("#ffbb78", "{}", "some seeds agree (the fraction shown)"),
 }
 UNSTABLE_HATCH = "xxx"  # drawn over the value of a cell with an unstable seed (oscillating loss)
 
@@ -50,7 +55,8 @@ def _prefix(name: str, columns) -> str:
 
 
 def cell(rows: list[dict], name: str) -> tuple[str, float, Optional[int]]:
-    """(category, value, censoring bound) of one heatmap cell over its seeds' rows: "diverged" if a seed's run is
+    """(category, value, censoring bound) of one heatmap cell over its seeds' rows: a verdict column's "agree",
+    "disagree" or "mixed" (with the fraction of agreeing seeds in the bound's place); "diverged" if a seed's run is
     not finite, else "censored" if a seed's event is censored (the smallest bound), else "missing" if no seed has
     a value, else "unstable" (some seed's loss oscillates) or "value", with the seed mean."""
     columns = {c for r in rows for c in r}
@@ -59,6 +65,10 @@ def cell(rows: list[dict], name: str) -> tuple[str, float, Optional[int]]:
     if any(r.get(prefix + "nonfinite_from_step") is not None for r in rows) or \
             any(isinstance(r.get(name), float) and math.isnan(r[name]) for r in rows):
         return "diverged", math.nan, None
+    verdicts = [r.get(name) for r in rows if r.get(name) in ("AGREE", "DISAGREE")]
+    if verdicts:
+        agree = sum(v == "AGREE" for v in verdicts) / len(verdicts)
+        return ("agree" if agree == 1 else "disagree" if agree == 0 else "mixed"), math.nan, f"{agree:.2g}"
     bounds = [r[name + "_censored"] for r in rows if r.get(name + "_censored") is not None]
     if bounds:
         return "censored", math.nan, min(bounds)
@@ -115,7 +125,8 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
                     if kind in CATEGORIES:
                         colour, text, _ = CATEGORIES[kind]
                         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=colour, edgecolor="0.5", lw=0.5))
-                        ax.text(j, i, text.format(short(bound) if bound is not None else ""), ha="center", va="center", color="k", fontsize=8)
+                        label = bound if isinstance(bound, str) else short(bound) if bound is not None else ""
+                        ax.text(j, i, text.format(label), ha="center", va="center", color="k", fontsize=8)
                         continue
                     dark = sum(np.array(cmap(norm(v))[:3]) * (0.299, 0.587, 0.114)) < 0.5
                     if kind == "unstable":
@@ -130,7 +141,7 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
             ax.set_ylabel(ya)
             ax.set_title(", ".join(f"{a}={v}" for a, v in zip(others, combo)) or name, fontsize=9)
             if finite:
-                fig.colorbar(im, ax=ax)
+                fig.colorbar(im, ax=ax).set_label(name + (" (recorded step)" if re.search(r"(^|_)T\d", name) else ""))
         for ax in list(axs.flat)[len(combos):]:
             ax.axis("off")
         legend = [Patch(facecolor=CATEGORIES[k][0], edgecolor="0.5", label=CATEGORIES[k][2]) for k in CATEGORIES
