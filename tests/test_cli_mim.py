@@ -26,7 +26,8 @@ def test_compare_mim_agrees_and_writes_outputs(tmp_path, capsys):
 
 
 def test_compare_mim_with_clusters_reports_the_pp_frozen_deviation(tmp_path, capsys):
-    code = cli.main(["compare", "mim", "--K", "2", *SMALL, "--out", str(tmp_path), "--no-plot"])
+    code = cli.main(["compare", "mim", "--K", "2", *SMALL, "--approximation", "pp_frozen", "--out", str(tmp_path),
+                     "--no-plot"])
     out = capsys.readouterr().out
     # At P = 16 the PP correlations are not small (max |B| / max |A| ~ 0.7 by step 40, local areas of 2 patches,
     # far from the theory's K << P^kappa_s regime), so pp_frozen deviates by more than 5%: an approximation gap,
@@ -39,7 +40,12 @@ def test_compare_mim_with_clusters_reports_the_pp_frozen_deviation(tmp_path, cap
     assert report["verdict"] == "APPROXIMATION GAP" and report["passed"] is False
     assert report["residuals"]["pp_over_fp"]["value"] > 0.1
     # ... and with --strict the same gap exits 1
-    assert cli.main(["compare", "mim", "--K", "2", *SMALL, "--out", str(tmp_path), "--no-plot", "--strict"]) == 1
+    assert cli.main(["compare", "mim", "--K", "2", *SMALL, "--approximation", "pp_frozen", "--out", str(tmp_path),
+                     "--no-plot", "--strict"]) == 1
+    # left out, the approximation is none: B free per joint type, exact, and the levels agree to rounding
+    assert cli.main(["compare", "mim", "--K", "2", *SMALL, "--out", str(tmp_path), "--no-plot", "--strict"]) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["kind"] == "rounding" and report["reduced_approximation"] == "exact" and report["passed"]
 
 
 BAD_ARGS = [
@@ -49,7 +55,9 @@ BAD_ARGS = [
     (["--z", "1:0.5,2:0.4"], "MIMConfig.z"),
     (["--partitions", "[[0,1]"], "--partitions"),
     (["--partitions", "[[[0, 1], [2, 3]]]"], "MIMConfig.partitions"),
-    (["--K", "2", "--approximation", "none"], "approximation = None is invalid with K = 2"),
+    (["--K", "2", "--method", "flow"], "method = 'flow' is invalid with K = 2"),
+    (["--P", "36", "--K", "2", "--kappa-c", "0.7", "--kappa-s", "0.3", "--mask-ratio", "0.5"],
+     "joint-type expectation"),
     (["--mode", "sampled", "--replicates", "1"], "replicates"),
     (["--P", "36", "--kappa-c", "0.7", "--kappa-s", "0.3", "--mask-ratio", "0.5"], "mode 'exact' would enumerate"),
     (["--z", "uniform:0.5:1.5"], "continuous"),

@@ -237,8 +237,8 @@ def test_mean_field_counts_at_means():
 def test_run_errors_are_named():
     with pytest.raises(ValueError, match="approximation = 'frozen'"):
         reduced.mim.simulate(MIMConfig(steps=1), approximation="frozen")
-    with pytest.raises(ValueError, match="K = 2"):
-        reduced.mim.simulate(MIMConfig(K=2, steps=1))
+    with pytest.raises(ValueError, match="method = 'flow' is invalid with K = 2"):
+        reduced.mim.simulate(MIMConfig(K=2, steps=1), method="flow")
     with pytest.raises(ValueError, match="continuous"):
         reduced.mim.simulate(MIMConfig(z=("uniform", 0.5, 1.5), steps=1))
     with pytest.raises(ValueError, match="mode 'exact' would enumerate"):

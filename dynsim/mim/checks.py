@@ -20,7 +20,8 @@ def frozen_pp(a, b) -> set:
 
 
 def pp_magnitude(a, b, approx) -> dict[str, Residual]:
-    """max |B_{p,q}| (PP correlation) of the full run and its ratio to max |A_{p,v}| (FP), reported, not judged; and
+    """max |B_{p,q}| (PP correlation) of the full run (else of a reduced run with B free) and its ratio to
+    max |A_{p,v}| (FP), reported, not judged; and
     the compared observables a reduced run holds only per class (not compared: `records.with_per_patch` expands
     them), so that a missing comparison is said, not silent."""
     out: dict[str, Residual] = {}
@@ -30,8 +31,10 @@ def pp_magnitude(a, b, approx) -> dict[str, Residual]:
             out["per_class_only"] = Residual(
                 float(len(missing)), None, None, f"not compared: {', '.join(missing)} recorded per class only (above "
                 "the expansion budget); dynsim.mim.records.with_per_patch(reduced, cfg) expands them for the checker")
-    for t in (a, b):
-        if t.level != "full" or "pp_corr" not in t.observables:
+    for t in (a, b):  # the full run's B, or a reduced run's with B free (against pp_frozen: issue 15)
+        free = t.level == "full" or "pp_frozen" not in str(t.meta.get("approximation", ""))
+        if not free or "pp_corr" not in t.observables or (t.level != "full" and any(
+                u.level == "full" for u in (a, b))):
             continue
         pp = float(np.nanmax(np.abs(t["pp_corr"])))
         fp = float(np.nanmax(np.abs(t["fp_corr"])))

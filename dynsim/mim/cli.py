@@ -42,8 +42,8 @@ def compare_arguments(parser, setting) -> None:
                      help="full level: exact population loss (every cluster, latent vector and mask) or a fresh "
                           "batch of N samples each step (default: exact)")
     run.add_argument("--approximation", choices=APPROX_CHOICES, default=None,
-                     help="reduced level: none (exact; K = 1 only), pp_frozen (B = 0), mean_field (counts at their "
-                          "means) or both (default: none for K = 1, pp_frozen for K > 1)")
+                     help="reduced level: none (exact, B free; K > 1 runs per query and joint type), pp_frozen "
+                          "(B = 0), mean_field (counts at their means) or both (default: none)")
     run.add_argument("--replicates", type=int, default=None, help="independent runs in --mode sampled (default: 8)")
     run.add_argument("--confidence", type=float, default=0.999,
                      help="confidence of the Monte Carlo band in --mode sampled (default: 0.999)")
@@ -108,8 +108,8 @@ def run_compare(args) -> int:
     if args.mode == "exact":
         output.warn_unread(args, {"N": "--mode exact takes every cluster, latent vector and mask (N is --mode "
                                        "sampled's batch)"})
-    approx = approx_option(args.approximation) if args.approximation is not None else (None if cfg.K == 1 else "pp_frozen")
-    reduced.mim.check(cfg, approx)  # fail before any work
+    approx = approx_option(args.approximation)
+    reduced.mim.check(cfg, approx, method=args.method)  # fail before any work
     full.mim.check(cfg, args.mode, args.replicates)
     output.check_confidence(args.confidence)
     if not args.approximation_tolerance > 0:

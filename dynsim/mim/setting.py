@@ -30,8 +30,9 @@ COMMANDS = (
             help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
             description="Compare the reduced per-query MIM dynamics (FP correlations A, PP correlations B, Lemmas "
                         "5.1-5.2) with full-matrix GD on the literal d x d matrix Q. With K = 1 the reduction is exact "
-                        "and both levels agree to float rounding; with K > 1 the reduced level needs the 'pp_frozen' "
-                        "approximation and the report gives its deviation from full and the PP magnitude it drops."),
+                        "and both levels agree to float rounding, for any K: with K > 1 the PP correlations B stay free, "
+                        "one per query and joint type of the key (reduced.mim.joint). --approximation pp_frozen "
+                        "(B = 0, the theory's claim) reports its deviation from full and the PP magnitude it drops."),
     Command("figure", "mim-phases", cli_figures.phases_arguments, cli_figures.run_phases,
             help="MIM: FP and PP trajectories for Delta > 0 (two phases) and Delta < 0 (one phase)",
             description=cli_figures.PHASES_DESCRIPTION),

@@ -20,9 +20,8 @@ DEFAULT_OPTIONS = {"approximation": None, "mode": "exact", "replicates": None, "
 
 
 def approximation(cfg: MIMConfig, options: dict):
-    """The reduced level's approximation: the option, else pp_frozen for K > 1 (as `dynsim compare mim`)."""
-    given = options.get("approximation")
-    return "pp_frozen" if given is None and cfg.K > 1 else given
+    """The reduced level's approximation: the option, else None (exact, B free, any K; as `dynsim compare mim`)."""
+    return options.get("approximation")
 
 
 def check(cfg: MIMConfig, options: dict, level: str) -> None:
@@ -88,7 +87,7 @@ def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
 def add_arguments(group) -> None:
     """The reduced approximation and the checker's approximation tolerance of `dynsim sweep mim`."""
     group.add_argument("--approximation", choices=("none", "pp_frozen", "mean_field", "pp_frozen+mean_field"),
-                       default=None, help="reduced level (default: none for K = 1, pp_frozen for K > 1)")
+                       default=None, help="reduced level (default: none: exact, B free, any K)")
     group.add_argument("--approximation-tolerance", type=float, default=None,
                        help="checker's tolerance with an approximation (default: 0.05)")
 

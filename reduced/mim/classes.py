@@ -89,9 +89,7 @@ def table(cfg, cls: Classes, mean_field: bool) -> Table:
             pu = np.ones(1)
         else:
             u = count_vectors(caps, drawn).astype(float)
-            log_p = sum(_log_comb(c, u[:, j]) for j, c in enumerate(caps)) - math.lgamma(P) + math.lgamma(drawn + 1) \
-                + math.lgamma(P - drawn)
-            pu = np.exp(log_p)
+            pu = np.exp(hypergeometric_log_weights(caps, u, P, drawn))
         zs, pz = data.z_vectors(cfg, len(sizes))
         u_rows = np.repeat(u, zs.shape[0], axis=0)
         z_rows = np.tile(zs, (u.shape[0], 1))
@@ -113,6 +111,13 @@ def table(cfg, cls: Classes, mean_field: bool) -> Table:
         pop[c, :n_areas] = pops[c]
         valid[c, :n_areas] = True
     return Table(U, Z, Wt, pop, valid)
+
+
+def hypergeometric_log_weights(caps: list[int], u: np.ndarray, P: int, drawn: int) -> np.ndarray:
+    """log P(u) of count vectors u (rows) when `drawn` of the P - 1 patches other than the query are unmasked and
+    caps[j] of them belong to group j: prod_j C(caps_j, u_j) / C(P - 1, drawn) (multivariate hypergeometric)."""
+    return sum(_log_comb(c, u[:, j]) for j, c in enumerate(caps)) - math.lgamma(P) + math.lgamma(drawn + 1) \
+        + math.lgamma(P - drawn)
 
 
 def _sizes_text(sizes: list[int]) -> str:

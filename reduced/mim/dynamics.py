@@ -21,6 +21,7 @@ from dynsim.mim import MIMConfig, records
 
 from .. import gd
 from . import classes as classes_mod
+from . import joint as joint_module
 from .symbolic import derive
 
 APPROXIMATIONS = ("pp_frozen", "mean_field")
@@ -49,19 +50,27 @@ def label(approx: tuple[str, ...]) -> str:
     return "+".join(approx) if approx else "exact"
 
 
-def check(cfg: MIMConfig, approximation: Approximation = None) -> tuple[str, ...]:
+def joint(cfg: MIMConfig, approx: tuple) -> bool:
+    """Whether a run needs the joint-type engine (`reduced.mim.joint`): several clusters with B free. (With B = 0 the
+    clusters decouple and the query classes of this module hold the state.)"""
+    return cfg.K > 1 and "pp_frozen" not in approx
+
+
+def check(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd") -> tuple[str, ...]:
     """Validate before any work; return the normalized approximations."""
     if not isinstance(cfg, MIMConfig):
         raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
     approx = approximations(approximation)
-    if cfg.K > 1 and "pp_frozen" not in approx:
-        raise ValueError(f"approximation = {approximation!r} is invalid with K = {cfg.K}: with several clusters the PP "
-                         "correlations B_{p,q} differ across q within an area, which no class state holds; use "
-                         "approximation='pp_frozen' (B = 0, the theory's claim) and compare it with the full level")
+    if joint(cfg, approx) and method != "gd":
+        raise ValueError(f"method = {method!r} is invalid with K = {cfg.K} and B free (approximation = "
+                         f"{approximation!r}): the gradient flow holds the per-class state of K = 1 or pp_frozen; use "
+                         "method='gd', or approximation='pp_frozen'")
     if cfg.z != "const" and cfg.z[0] == "uniform":
         raise ValueError(f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact expectation and "
                          "needs a finite law ('const' or (value, probability) pairs); the full level's mode "
                          "'sampled' runs the uniform law")
+    if joint(cfg, approx) and "mean_field" not in approx:
+        joint_module.check_size(cfg)
     return approx
 
 

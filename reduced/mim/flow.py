@@ -68,7 +68,7 @@ def simulate_flow(cfg: MIMConfig, approximation: dynamics.Approximation = None, 
     "pp_frozen+gradient_flow"), so `dynsim.compare` judges it against GD as an approximation.
     """
     generic.check_flow(method, t_max)
-    approx = dynamics.check(cfg, approximation)
+    approx = dynamics.check(cfg, approximation, method="flow")
     opts = generic.options(cfg.eta, t_max, saves=saves, t_min=t_min, times=times, rtol=rtol, atol=atol,
                            solver=solver, max_steps=max_steps, default_t_max=cfg.eta * cfg.steps)
     if opts["solver"] in generic.HOST_SOLVERS:

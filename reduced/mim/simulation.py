@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 from dynsim import divergence, environment, recording
 from dynsim.mim import MIMConfig
 from dynsim.trajectory import Trajectory
 
-from . import dynamics
+from . import dynamics, joint
 from .dynamics import Approximation
 from .flow import simulate_flow
 
@@ -17,6 +18,8 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None) -> Trajecto
     """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added where they fit
     (`dynamics.attach_per_patch`)."""
     approx = dynamics.check(cfg, approximation)
+    if dynamics.joint(cfg, approx):
+        return simulate_joint(cfg, approx)
     cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx)
     state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight)
     observables = {k: np.asarray(v) for k, v in rec.items()}
@@ -30,6 +33,24 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None) -> Trajecto
     return traj
 
 
+def simulate_joint(cfg: MIMConfig, approx: tuple) -> Trajectory:
+    """K > 1 with B free: reduced GD per query and joint type (`joint.run`), recorded per patch (fp_corr,
+    area_attention, pp_corr, pp_max, loss: the full level's shapes)."""
+    types, ex, tables = joint.setup(cfg, "mean_field" in approx)
+    state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key))
+    observables = {k: np.asarray(v) for k, v in rec.items()}
+    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
+    meta = environment.meta("reduced", "population", cfg, approximation=dynamics.label(approx),
+                            configurations=int(np.count_nonzero(ex.w)) * int(np.count_nonzero(ex.wz)),
+                            joint_types=[int(np.count_nonzero(c)) for c in types.population],
+                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
+                            records="per patch (joint types: B per query and joint type of the key)")
+    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3)
+    traj = Trajectory(steps, observables, meta)
+    traj.final_state = tuple(np.asarray(x) for x in state)
+    return traj
+
+
 @environment.guarded
 def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
              **flow_options) -> Trajectory:
@@ -37,7 +58,7 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = 
     and pp_max; fp_corr, area_attention and pp_corr per patch where they fit `dynamics.PATCH_BUDGET` entries.
 
     approximation: None (exact: every count vector of the multivariate hypergeometric law and every latent
-    vector enumerated; needs K = 1), "pp_frozen" (B = 0), "mean_field" (counts at their means) or both
+    vector enumerated; K > 1 with B free runs per query and joint type, `reduced.mim.joint`), "pp_frozen" (B = 0), "mean_field" (counts at their means) or both
     ("pp_frozen+mean_field"). The per-patch observables have the full level's shapes, so `dynsim.compare` reads
     both; meta["records"] says which were expanded, and `dynsim.mim.records` reads either form (any P: memory
     O(records x classes x N + K P), no P x P index; docs/mim.md §3).
