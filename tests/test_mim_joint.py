@@ -106,3 +106,24 @@ def test_joint_types_of_a_hand_built_partition():
     assert t.of_key[0, 0] == -1 and sorted(t.of_key[0, 1:].tolist()) == [0, 1, 2]
     assert t.population[0].tolist() == [1, 1, 1]
     assert sorted(map(tuple, t.area[0].tolist())) == [(0, 1), (1, 0), (1, 1)] and t.own[0].tolist() == [0, 0]
+
+
+def test_k_sweep_reports_pp_dominance_and_the_frozen_deviation(tmp_path):
+    """The K study's columns: max|B|/max|A| over the run and, with versus_frozen, max|A(B free) - A(B = 0)|/max|A|,
+    recomputed here from two independent runs."""
+    import dynsim
+
+    base = dict(P=9, kappa_c=0.7, kappa_s=0.3, partition="random", mask_ratio=0.5, steps=20, record_every=10, seed=3)
+    res = dynsim.sweep("mim", {"K": [1, 2]}, base=base, options={"versus_frozen": True}, out=str(tmp_path))
+    for row in res.rows:
+        cfg = MIMConfig(**base, K=row["K"])
+        free, frozen = reduced.mim.simulate(cfg), reduced.mim.simulate(cfg, "pp_frozen")
+        from dynsim.mim.records import with_per_patch
+
+        a, b = (with_per_patch(t, cfg)["fp_corr"] for t in (free, frozen))
+        fp = np.nanmax(np.abs(a))
+        assert row["reduced_pp_over_fp"] == pytest.approx(np.max(free["pp_max"]) / fp, rel=1e-12)
+        assert row["reduced_fp_deviation_from_pp_frozen"] == pytest.approx(np.nanmax(np.abs(a - b)) / fp, rel=1e-12)
+        assert row["reduced_fp_deviation_from_pp_frozen"] > 1e-3  # B moves A at this size: the column is not vacuous
+    plain = dynsim.sweep("mim", {"K": [1, 2]}, base=base, out=str(tmp_path / "plain"))
+    assert all(r["reduced_fp_deviation_from_pp_frozen"] is None for r in plain.rows)  # only when asked

@@ -7,15 +7,15 @@ import numpy as np
 
 import full.mim
 import reduced.mim
-from dynsim.mim import phases
+from dynsim.mim import phases, records
 from dynsim.mim.config import MIMConfig
 from dynsim.setting import SweepSpec
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 
-REDUCED_OPTIONS = ("approximation",)
+REDUCED_OPTIONS = ("approximation", "versus_frozen")
 FULL_OPTIONS = ("mode", "replicates", "confidence", "approximation_tolerance")
-DEFAULT_OPTIONS = {"approximation": None, "mode": "exact", "replicates": None, "confidence": 0.999,
+DEFAULT_OPTIONS = {"approximation": None, "versus_frozen": False, "mode": "exact", "replicates": None, "confidence": 0.999,
                    "approximation_tolerance": None}
 
 
@@ -40,7 +40,26 @@ def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:
 
 
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
-    return reduced.mim.simulate(cfg, approximation=approximation(cfg, options))
+    """The reduced run; with options["versus_frozen"] also its pp_frozen twin (B = 0, the same counts), whose FP
+    deviation from B free goes into meta["fp_deviation_from_pp_frozen"] (issue 15's K study)."""
+    approx = approximation(cfg, options)
+    t = reduced.mim.simulate(cfg, approximation=approx)
+    names = reduced.mim.approximations(approx)
+    if options.get("versus_frozen") and "pp_frozen" not in names:
+        frozen = reduced.mim.simulate(cfg, approximation=("pp_frozen", *names))
+        t.meta["fp_deviation_from_pp_frozen"] = fp_deviation(t, frozen, cfg)
+    return t
+
+
+def fp_max(t: Trajectory) -> float:
+    """max over the run of |A| (fp_corr per patch, else its per-class form)."""
+    return float(np.nanmax(np.abs(np.asarray(t["fp_corr"] if "fp_corr" in t.observables else t["fp_class"]))))
+
+
+def fp_deviation(free: Trajectory, frozen: Trajectory, cfg: MIMConfig) -> float:
+    """max_t max_{p,k,j} |A(B free) - A(B = 0)| / max |A(B free)|: what dropping B costs the FP dynamics."""
+    a, b = (np.asarray(records.with_per_patch(t, cfg)["fp_corr"]) for t in (free, frozen))
+    return float(np.nanmax(np.abs(a - b)) / fp_max(free))
 
 
 def reduced_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Trajectory]:
@@ -65,6 +84,9 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
         "final_loss": float(np.asarray(t["loss"])[-1]),
         "own_area_attention_min": float(np.nanmin(own)),
         "pp_max": float(np.asarray(t["pp_max"])[-1]) if "pp_max" in t.observables else None,
+        # max over the run of |B| / |A|: where the PP route stops being small (issue 15)
+        "pp_over_fp": float(np.max(np.asarray(t["pp_max"])) / fp_max(t)) if "pp_max" in t.observables else None,
+        "fp_deviation_from_pp_frozen": t.meta.get("fp_deviation_from_pp_frozen"),
         "two_phase_local": sum(lab == "two-phase" for lab in local),
         "one_phase_local": sum(lab == "one-phase" for lab in local),
         "local_patches": len(local),
@@ -88,6 +110,9 @@ def add_arguments(group) -> None:
     """The reduced approximation and the checker's approximation tolerance of `dynsim sweep mim`."""
     group.add_argument("--approximation", choices=("none", "pp_frozen", "mean_field", "pp_frozen+mean_field"),
                        default=None, help="reduced level (default: none: exact, B free, any K)")
+    group.add_argument("--versus-frozen", action="store_true",
+                       help="also run each point's reduced level with B = 0 (pp_frozen) and report the FP deviation "
+                            "max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); doubles the reduced cost")
     group.add_argument("--approximation-tolerance", type=float, default=None,
                        help="checker's tolerance with an approximation (default: 0.05)")
 
