@@ -214,10 +214,12 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
             reason = (f"approximation {approx!r}: |difference| <= {approximation_tolerance:g} x max |{name}| "
                       f"= {approximation_tolerance * scale:.3g} (a stated tolerance, not a rounding bound)")
         elif stat is not None and f"{name}_se" in stat.observables:
-            R = int(stat.meta.get("replicates", 2))
-            idx = ia if stat is a else ib
+            # both runs Monte Carlo (e.g. a sampled reduced level against the sampled full level): the difference of
+            # two independent means has se^2 = se_a^2 + se_b^2; the smaller R sets the t quantile's dof
+            carriers = [(t, i) for t, i in ((a, ia), (b, ib)) if f"{name}_se" in t.observables]
+            R = min(int(t.meta.get("replicates", 2)) for t, _ in carriers)
             z = _quantile(confidence, common.size * n_stat, R - 1)
-            se = np.nan_to_num(np.asarray(stat[f"{name}_se"], float)[idx], nan=0.0)
+            se = np.sqrt(sum(np.nan_to_num(np.asarray(t[f"{name}_se"], float)[i], nan=0.0) ** 2 for t, i in carriers))
             tol = tol + z * se
             with np.errstate(divide="ignore", invalid="ignore"):
                 zs = np.where(se > 0, diff / se, np.where(diff > 0, np.inf, 0.0))

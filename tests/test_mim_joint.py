@@ -127,3 +127,37 @@ def test_k_sweep_reports_pp_dominance_and_the_frozen_deviation(tmp_path):
         assert row["reduced_fp_deviation_from_pp_frozen"] > 1e-3  # B moves A at this size: the column is not vacuous
     plain = dynsim.sweep("mim", {"K": [1, 2]}, base=base, out=str(tmp_path / "plain"))
     assert all(r["reduced_fp_deviation_from_pp_frozen"] is None for r in plain.rows)  # only when asked
+
+
+# Monte Carlo over the counts: replicate r draws `samples` count vectors per query from numpy's
+# default_rng([seed, 0x3C, r]), so these runs are deterministic; the checker's band is the t quantile at 99.9%
+# family-wise (Bonferroni over the recorded steps and compared entries) times the standard error of R = 8 means.
+MC = dict(samples=64, replicates=8)
+
+
+@pytest.mark.parametrize("name", ["K=2, P=9", "K=3, P=8"])
+def test_monte_carlo_agrees_with_exact_within_its_band(name):
+    cfg = SMALL[name]
+    mc, exact = reduced.mim.simulate(cfg, **MC), reduced.mim.simulate(cfg)
+    assert mc.meta["mode"] == "sampled" and mc.meta["samples"] == 64 and "fp_corr_se" in mc.observables
+    report = compare(mc, exact)
+    assert report.kind == "statistical" and report.passed, report.table()
+    # negative control: the same band refuses a run of another problem (eta x 1.5)
+    other = reduced.mim.simulate(cfg.replace(eta=1.5 * cfg.eta))
+    assert not compare(mc, other).passed
+
+
+def test_monte_carlo_with_one_cluster_matches_the_class_engine():
+    cfg = MIMConfig(steps=20, record_every=10)  # P = 16, K = 1: the joint types are the areas
+    report = compare(reduced.mim.simulate(cfg, **MC), reduced.mim.simulate(cfg))
+    assert report.kind == "statistical" and report.passed, report.table()
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(samples=0), "samples = 0"), (dict(samples=8, replicates=1), "replicates = 1"),
+    (dict(samples=8, approximation="mean_field"), "invalid with samples"),
+    (dict(samples=8, method="flow"), "method = 'flow' is invalid with samples"),
+])
+def test_monte_carlo_arguments_are_checked(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        reduced.mim.simulate(SMALL["K=2, P=9"], **kwargs)

@@ -56,11 +56,23 @@ def joint(cfg: MIMConfig, approx: tuple) -> bool:
     return cfg.K > 1 and "pp_frozen" not in approx
 
 
-def check(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd") -> tuple[str, ...]:
+def check(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", samples=None,
+          replicates=None) -> tuple[str, ...]:
     """Validate before any work; return the normalized approximations."""
     if not isinstance(cfg, MIMConfig):
         raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
     approx = approximations(approximation)
+    if samples is not None or replicates is not None:
+        if approx:
+            raise ValueError(f"approximation = {approximation!r} is invalid with samples: the Monte Carlo expectation "
+                             "keeps B free and draws the counts (leave approximation None)")
+        if method != "gd":
+            raise ValueError(f"method = {method!r} is invalid with samples: the Monte Carlo level runs GD")
+        if not (isinstance(samples, int) and not isinstance(samples, bool) and samples >= 1):
+            raise ValueError(f"samples = {samples!r} is invalid: must be an integer >= 1 (count vectors per query)")
+        if replicates is not None and not (isinstance(replicates, int) and replicates >= 2):
+            raise ValueError(f"replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard error "
+                             "needs two independent draws)")
     if joint(cfg, approx) and method != "gd":
         raise ValueError(f"method = {method!r} is invalid with K = {cfg.K} and B free (approximation = "
                          f"{approximation!r}): the gradient flow holds the per-class state of K = 1 or pp_frozen; use "
@@ -69,7 +81,7 @@ def check(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd
         raise ValueError(f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact expectation and "
                          "needs a finite law ('const' or (value, probability) pairs); the full level's mode "
                          "'sampled' runs the uniform law")
-    if joint(cfg, approx) and "mean_field" not in approx:
+    if joint(cfg, approx) and "mean_field" not in approx and samples is None:
         joint_module.check_size(cfg)
     return approx
 

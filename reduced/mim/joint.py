@@ -106,17 +106,22 @@ def check_size(cfg: MIMConfig, types: Types | None = None) -> int:
     return total
 
 
-def expectation(cfg: MIMConfig, types: Types, mean_field: bool) -> Expectation:
+def expectation(cfg: MIMConfig, types: Types, mean_field: bool, samples: int | None = None,
+                rng: np.random.Generator | None = None) -> Expectation:
     """Exact: every count vector of the multivariate hypergeometric law over each query's joint types, and every
-    latent vector; "mean_field": the counts at their means (P - |M|) C'_tau / (P - 1)."""
+    latent vector; "mean_field": the counts at their means (P - |M|) C'_tau / (P - 1); `samples`: that many count
+    vectors per query drawn from the law by `rng` (Monte Carlo, weight 1/samples each)."""
     P, drawn = cfg.P, cfg.P - cfg.masked
-    if not mean_field:
+    if not mean_field and samples is None:
         check_size(cfg, types)
     rows_u, rows_w = [], []
     for p in range(P):
         caps = [int(c) for c in types.population[p] if c > 0]
         if mean_field:
             u, w = np.array([[drawn * c / (P - 1) for c in caps]]), np.ones(1)
+        elif samples is not None:
+            u = rng.multivariate_hypergeometric(caps, drawn, size=samples).astype(float)
+            w = np.full(samples, 1.0 / samples)
         else:
             u = count_vectors(caps, drawn).astype(float)
             w = np.exp(hypergeometric_log_weights(caps, u, P, drawn))
@@ -214,10 +219,26 @@ def run(cfg: MIMConfig, tables, of_key):
 run_jit = jax.jit(run, static_argnums=(0,))
 
 
-def setup(cfg: MIMConfig, mean_field: bool):
-    """(types, expectation, the arrays `run` takes): u, w, C', areas, own areas, latents, their weights, valid."""
+def run_replicates(cfg: MIMConfig, tables, of_key):
+    """`run` over R Monte Carlo tables at once: u (R, P, S, T) and w (R, P, S) vmapped, the rest shared."""
+    u, w, *rest = tables
+    return jax.vmap(lambda uu, ww: run(cfg, (uu, ww, *rest), of_key))(u, w)
+
+
+run_replicates_jit = jax.jit(run_replicates, static_argnums=(0,))
+SAMPLES_TAG = 0x3C  # the Monte Carlo count vectors of replicate r come from numpy's default_rng([seed, SAMPLES_TAG, r])
+
+
+def setup(cfg: MIMConfig, mean_field: bool, samples: int | None = None, replicates: int = 1):
+    """(types, expectation, the arrays `run` takes): u, w, C', areas, own areas, latents, their weights, valid.
+    With `samples`, u and w carry a leading axis of `replicates` independent Monte Carlo tables."""
     types = joint_types(cfg)
-    ex = expectation(cfg, types, mean_field)
+    if samples is None:
+        ex = expectation(cfg, types, mean_field)
+    else:
+        draws = [expectation(cfg, types, False, samples, np.random.default_rng([cfg.seed, SAMPLES_TAG, r]))
+                 for r in range(replicates)]
+        ex = Expectation(np.stack([d.u for d in draws]), np.stack([d.w for d in draws]), draws[0].z, draws[0].wz)
     dtype = jnp.dtype(cfg.dtype)
     valid = np.arange(cfg.max_areas)[None, :] < np.array(cfg.areas_per_cluster)[:, None]
     tables = (jnp.asarray(ex.u, dtype), jnp.asarray(ex.w, dtype), jnp.asarray(types.population, dtype),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import jax.numpy as jnp
 import numpy as np
 
 from dynsim import divergence, environment, recording
 from dynsim.mim import MIMConfig
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import dynamics, joint
 from .dynamics import Approximation
@@ -33,14 +35,23 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None) -> Trajecto
     return traj
 
 
-def simulate_joint(cfg: MIMConfig, approx: tuple) -> Trajectory:
-    """K > 1 with B free: reduced GD per query and joint type (`joint.run`), recorded per patch (fp_corr,
-    area_attention, pp_corr, pp_max, loss: the full level's shapes)."""
-    types, ex, tables = joint.setup(cfg, "mean_field" in approx)
-    state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key))
-    observables = {k: np.asarray(v) for k, v in rec.items()}
+def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1) -> Trajectory:
+    """K > 1 with B free (or any K with `samples`): reduced GD per query and joint type (`joint.run`), recorded per
+    patch (fp_corr, area_attention, pp_corr, pp_max, loss: the full level's shapes). With `samples`, the expectation
+    over the counts is a Monte Carlo mean of that many count vectors per query, and `replicates` independent draws
+    give each observable's mean and standard error `<name>_se` (mode "sampled")."""
+    types, ex, tables = joint.setup(cfg, "mean_field" in approx, samples, replicates)
+    if samples is None:
+        state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key))
+        observables = {k: np.asarray(v) for k, v in rec.items()}
+    else:
+        state, rec = joint.run_replicates_jit(cfg, tables, jnp.asarray(types.of_key))
+        observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta("reduced", "population", cfg, approximation=dynamics.label(approx),
+    meta = environment.meta("reduced", "population" if samples is None else "sampled", cfg,
+                            approximation=dynamics.label(approx), replicates=replicates,
+                            samples=samples, count_draws=None if samples is None else
+                            f"numpy default_rng([seed, {joint.SAMPLES_TAG}, r]), r = 0..{replicates - 1}",
                             configurations=int(np.count_nonzero(ex.w)) * int(np.count_nonzero(ex.wz)),
                             joint_types=[int(np.count_nonzero(c)) for c in types.population],
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
@@ -53,7 +64,7 @@ def simulate_joint(cfg: MIMConfig, approx: tuple) -> Trajectory:
 
 @environment.guarded
 def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
-             **flow_options) -> Trajectory:
+             samples: Optional[int] = None, replicates: Optional[int] = None, **flow_options) -> Trajectory:
     """Run reduced GD from Q = 0 and record per query class: fp_class, area_attention_class, pp_class, pp_self, loss
     and pp_max; fp_corr, area_attention and pp_corr per patch where they fit `dynamics.PATCH_BUDGET` entries.
 
@@ -62,9 +73,16 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = 
     ("pp_frozen+mean_field"). The per-patch observables have the full level's shapes, so `dynsim.compare` reads
     both; meta["records"] says which were expanded, and `dynsim.mim.records` reads either form (any P: memory
     O(records x classes x N + K P), no P x P index; docs/mim.md §3).
+    samples, replicates: a Monte Carlo expectation over the counts instead (any K, B free, GD only): `samples`
+    count vectors per query drawn from the multivariate hypergeometric law, `replicates` (default 4, at least 2)
+    independent draws; each observable gets its mean and `<name>_se`, which the checker turns into a statistical
+    band (for the P where the exact enumeration does not fit and mean field is too coarse: docs/mim.md §3b).
     method="flow": the gradient flow of the same per-class state instead, solved to t_max (default eta * steps) by
     `reduced.mim.flow.simulate_flow` with `flow_options` (saves, t_min, times, rtol, atol, solver, max_steps).
     """
+    if samples is not None or replicates is not None:
+        approx = dynamics.check(cfg, approximation, method, samples=samples, replicates=replicates)
+        return simulate_joint(cfg, approx, samples, 4 if replicates is None else replicates)
     if method != "gd" or t_max is not None or flow_options:
         return simulate_flow(cfg, approximation, method, t_max, **flow_options)
     return simulate_gd(cfg, approximation)
