@@ -181,3 +181,26 @@ def test_bad_patch_raises():
     t = _synthetic(np.zeros(3), np.zeros(3), steps, LOCAL)
     with pytest.raises(ValueError, match="out of range"):
         phases.classify(t, SYN.P)
+
+
+def test_phase_labels_do_not_depend_on_the_record_interval():
+    """Issue 15's K study found the labels moved with record_every (stage 1 was tested on the first recorded
+    interval: 22 of 22 local patches two-phase at record_every 10, none at 80). With the first GD step (`initial`,
+    a one-step run) the labels are the same at both resolutions; without it they are not (the old behaviour)."""
+    from dynsim.mim import ladder
+
+    runs = {}
+    for every in (10, 80):
+        cfg = MIMConfig(P=64, K=1, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, partition="random", steps=1040,
+                        record_every=every)
+        t = reduced.mim.simulate(cfg, "mean_field")
+        first = ladder.first_step(cfg, "mean_field")
+        runs[every] = ([c.label for c in phases.classify_all(t, cfg=cfg, initial=first)],
+                       [c.label for c in phases.classify_all(t, cfg=cfg)])
+    fine, coarse = runs[10][0], runs[80][0]
+    assert fine.count("two-phase") == 22
+    # never a contradiction: a label is the same at both resolutions, or the coarse one cannot resolve Phase I
+    assert all(a == b or b == "undetermined" for a, b in zip(fine, coarse))
+    assert "one-phase" not in [b for a, b in zip(fine, coarse) if a == "two-phase"]
+    # the first recorded interval alone called these two-phase patches one-phase at record_every 80 (the old label)
+    assert [b for a, b in zip(runs[10][1], runs[80][1]) if a == "two-phase"].count("one-phase") == 22

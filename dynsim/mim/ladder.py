@@ -86,12 +86,13 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     t0 = time.perf_counter()
     t = _simulate(cfg, dynamics)
     frozen = _simulate(cfg, THEORY) if beside and dynamics != THEORY else t
-    local = [c for c in phases.classify_all(t, cfg=cfg) if c.own_area > 0]
-    rep = phases.classify(t, local_query(cfg), cfg=cfg)
+    first = first_step(cfg, dynamics)
+    local = [c for c in phases.classify_all(t, cfg=cfg, initial=first) if c.own_area > 0]
+    rep = phases.classify(t, local_query(cfg), cfg=cfg, initial=first)
     a_free, a_frozen = phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(frozen, cfg=cfg)
     finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))  # a diverged run: every reading NaN (not evaluated)
     max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
-    rr = initial_rate_ratio(cfg, dynamics)
+    rr = phases.initial_rate_ratio(first, local_query(cfg), cfg=cfg)
     ran = (beside or dynamics == THEORY) and max_a > 0
     diff = float(np.nanmax(np.abs(a_free - a_frozen))) / max_a if ran else math.nan
     nan_if = (lambda v: v) if finite else (lambda v: math.nan)
@@ -111,10 +112,14 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     return out
 
 
+def first_step(cfg: MIMConfig, dynamics: str = JUDGED) -> Trajectory:
+    """One GD step from Q = 0 under `dynamics`, recorded at steps 0 and 1 (the phases' resolution-free start)."""
+    return _simulate(cfg.replace(steps=1, record_every=1), dynamics)
+
+
 def initial_rate_ratio(cfg: MIMConfig, dynamics: str = JUDGED) -> phases.RateRatio:
     """The representative local query's |dA_global| / dA_target over one GD step from Q = 0 under `dynamics`."""
-    first = _simulate(cfg.replace(steps=1, record_every=1), dynamics)
-    return phases.initial_rate_ratio(first, local_query(cfg), cfg=cfg)
+    return phases.initial_rate_ratio(first_step(cfg, dynamics), local_query(cfg), cfg=cfg)
 
 
 def local_query(cfg: MIMConfig) -> int:

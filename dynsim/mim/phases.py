@@ -279,7 +279,7 @@ class Phases:
         return dataclasses.asdict(self)
 
 
-def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Phases:
+def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None) -> Phases:
     """Two-phase vs one-phase dynamics of query p (Theorem 4.1 / F.3, docs/derivations/mim-model.md §6 "Phase narrative").
 
     "two-phase": p is local (n = a_k(p) > 0), the first recorded interval is a stage-1 interval (dA_global < 0
@@ -291,9 +291,14 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Phase
     interval (competitor ratio <= 1), so the target leads from the start.
     "undetermined": the first interval is stage 1 but no switch was recorded (the run ends inside stage 1), or a
     global patch whose competitor ratio exceeds 1.
+
+    `initial`: the same problem run for one step recorded at 0 and 1 (`first_step`); the "first interval" is then
+    that first GD step, so the label does not depend on `record_every` (with the first recorded interval instead, a
+    record interval longer than Phase I reads as one-phase: measured at P = 64, 22 of 22 local patches two-phase at
+    record_every 10, none at 80).
     """
     c = config_of(t, cfg)
-    r = rates(t, p, k, cfg=c)
+    r = rates(t if initial is None else initial, p, k, cfg=c)
     _, n, steps, g, a, att = _series(t, p, k, c)
     sw = switch(t, p, k, cfg=c)
     to = takeoff(t, p, k, cfg=c) if att is not None else None
@@ -301,7 +306,7 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Phase
     ratio0 = float(r.ratio[0])
     competitor = math.nan
     if n == 0:
-        competitor = _competitor_ratio(t, p, k, c)
+        competitor = _competitor_ratio(t if initial is None else initial, p, k, c)
         if competitor <= 1:
             label = "one-phase"
             reason = (f"global patch: its target is the global area; the fastest-falling other area falls "
@@ -314,6 +319,10 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Phase
         label = "two-phase"
         reason = (f"|dA_global| / dA_target = {ratio0:.3g} > 1 on the first interval, switch at step {sw.step} "
                   f"(A_global = {sw.A_global:.3g})")
+    elif first and initial is not None and bool(rates(t, p, k, cfg=c).target_leads[0]):
+        label = "undetermined"
+        reason = (f"stage 1 at the first GD step (ratio {ratio0:.3g} > 1), but the target already leads over the first "
+                  f"recorded interval (0, {int(steps[1])}]: the switch falls inside it; record more often")
     elif first:
         label = "undetermined"
         reason = f"stage 1 from the start (ratio {ratio0:.3g} > 1) but no switch by step {int(steps[-1])}: run longer"
@@ -336,14 +345,14 @@ def _competitor_ratio(t, p: int, k: int, cfg: MIMConfig) -> float:
     return fall / d[0] if d[0] > 0 else math.inf
 
 
-def classify_all(t, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> list[Phases]:
+def classify_all(t, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None) -> list[Phases]:
     """`classify` for every patch p of cluster k (a loop over patches, not over steps). From per-class records the
     patches of one area share their series, so each area is classified once."""
     c = config_of(t, cfg)
     if "fp_corr" in t.observables:
-        return [classify(t, p, k, cfg=c) for p in range(c.P)]
+        return [classify(t, p, k, cfg=c, initial=initial) for p in range(c.P)]
     a = area_index(c)[k]
-    first = {int(n): classify(t, int(np.flatnonzero(a == n)[0]), k, cfg=c) for n in np.unique(a)}
+    first = {int(n): classify(t, int(np.flatnonzero(a == n)[0]), k, cfg=c, initial=initial) for n in np.unique(a)}
     return [dataclasses.replace(first[int(a[p])], p=p) for p in range(c.P)]
 
 

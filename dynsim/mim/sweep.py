@@ -78,7 +78,12 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
     local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`), and the loss's
     stability flags (`common.stability`)."""
     own = phases.own_area_attention(t, cfg=cfg)
-    labels = [ph.label for ph in phases.classify_all(t, cfg=cfg)]
+    # the reduced level's labels read its first GD step (a one-step run), so they do not depend on --record-every;
+    # the full level's read its first recorded interval
+    initial = None if t.level != "reduced" else reduced.mim.simulate(
+        cfg.replace(steps=1, record_every=1), approximation=t.meta.get("approximation", "exact").replace(
+            "exact", "") or None)
+    labels = [ph.label for ph in phases.classify_all(t, cfg=cfg, initial=initial)]
     local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]
     return {
         "final_loss": float(np.asarray(t["loss"])[-1]),

@@ -126,7 +126,7 @@ def two_phase_claim(rung: ladder.Rung) -> Claim:
         "F.3 two-phase", relation=">=", threshold=PHASE_DROP, measured=drop,
         statement="Theorem 4.1 (F.3): for Delta > 0 and local p the dynamics have two phases: A_{p,v_{k,1}} first "
                   "decreases (Phase I), then A_{p,v_{k,n}} grows and Attn_n -> 1 (Phase II)",
-        reading="every local patch classifies two-phase (phases.classify: stage 1 on the first interval, then "
+        reading="every local patch classifies two-phase (phases.classify: stage 1 on the first GD step, then "
                 "Lemma 5.3's switch), and the representative local patch's global FP correlation has fallen by "
                 "at least log 2 / z at the switch (Phase I at least halves its attention to the global area)",
         regime=f"reduced, {ladder.JUDGED}, P = {c.P}, T = {c.steps}, Delta = {c.delta:.3f}, gamma = {c.mask_ratio}; "
