@@ -227,6 +227,10 @@ def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float
             reason = (f"Monte Carlo band: t quantile {z:.2f} ({R - 1} dof, {confidence:.1%} family-wise over "
                       f"{common.size} steps x {n_stat} compared entries, Bonferroni) x standard error of the mean "
                       f"of {R} runs, plus rounding")
+            if float(np.max(tol)) >= scale > 0:  # a band as wide as the observable itself: no run could fail it
+                notes.append(f"{name}: the Monte Carlo band ({float(np.max(tol)):.3g}, t quantile {z:.3g} with "
+                             f"{R - 1} dof) is as wide as max |{name}| = {scale:.3g}: this comparison cannot fail, "
+                             "its 'agree' says nothing; use more replicates")
         else:
             reason = (f"{dtype} rounding: {SAFETY:g} (t+1) sqrt(M) u max(1, scale), M = {terms} terms per step, "
                       f"u = {unit_roundoff(dtype):.2e}")

@@ -96,3 +96,23 @@ def test_differing_configurations_are_named_in_the_notes():
     assert not any("configurations differ" in n for n in same.notes)
     r = compare(_traj(v, config={"D": 16, "q": 0.5}), _traj(v, level="full", config={"D": 16, "q": 0.3}))
     assert "the runs' configurations differ: q = 0.5 vs 0.3" in r.notes
+
+
+def test_a_band_as_wide_as_the_observable_is_called_vacuous():
+    """Issue 15 (P = 256): with R = 4 replicates and a Bonferroni quantile over ~1e5 entries the band exceeded the
+    observables themselves; the report says that such an 'agree' cannot fail."""
+    import numpy as np
+
+    from dynsim import compare as cmp
+    from dynsim.trajectory import Trajectory
+
+    steps = np.array([0, 1])
+    meta = {"level": "reduced", "setting": "JSLConfig", "config": {}, "dtype": "float64"}
+    a = Trajectory(steps, {"loss": np.array([1.0, 0.9])}, {**meta, "replicates": 3})
+    a.observables["loss_se"] = np.array([1.0, 1.0])  # se as large as the loss: t(2) quantile x se >> 1
+    b = Trajectory(steps, {"loss": np.array([1.0, 0.5])}, dict(meta))
+    report = cmp(a, b, observables=["loss"])
+    assert report.passed and any("cannot fail" in n for n in report.notes)
+    a.observables["loss_se"] = np.array([1e-3, 1e-3])  # a meaningful band: no such note, and it fails
+    report = cmp(a, b, observables=["loss"])
+    assert not report.passed and not any("cannot fail" in n for n in report.notes)

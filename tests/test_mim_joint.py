@@ -161,3 +161,12 @@ def test_monte_carlo_with_one_cluster_matches_the_class_engine():
 def test_monte_carlo_arguments_are_checked(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         reduced.mim.simulate(SMALL["K=2, P=9"], **kwargs)
+
+
+def test_monte_carlo_one_cluster_large_p_stays_per_class():
+    """K = 1, P = 4096: the Monte Carlo level runs on the query classes and records per class (no P x P array: 3
+    records x 4096^2 entries exceed the expansion budget), with standard errors."""
+    cfg = MIMConfig(P=4096, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=2, record_every=1)
+    t = reduced.mim.simulate(cfg, samples=8, replicates=2)
+    assert "pp_corr" not in t.observables and "pp_class_se" in t.observables and "fp_corr_se" in t.observables
+    assert t.meta["mode"] == "sampled" and np.all(np.isfinite(t["loss_se"]))

@@ -69,8 +69,11 @@ def count_size(caps: list[int], total: int, limit: Optional[int] = None) -> int:
     return int(ways[total])
 
 
-def table(cfg, cls: Classes, mean_field: bool) -> Table:
-    """The expectation over (counts, latents) for every class: exact enumeration, or counts at their means."""
+def table(cfg, cls: Classes, mean_field: bool, samples: Optional[int] = None,
+          rng: Optional[np.random.Generator] = None) -> Table:
+    """The expectation over (counts, latents) for every class: exact enumeration, counts at their means, or
+    `samples` count vectors drawn from the multivariate hypergeometric law by `rng` (Monte Carlo, weight 1/samples
+    each, times the latents' exact weights)."""
     P, drawn = cfg.P, cfg.P - cfg.masked
     N = cfg.max_areas
     values, _ = data.z_law(cfg)
@@ -78,7 +81,7 @@ def table(cfg, cls: Classes, mean_field: bool) -> Table:
     total = 0
     for sizes in cls.sizes:
         caps = [sizes[0] - 1] + list(sizes[1:])
-        n_u = 1 if mean_field else count_size(caps, drawn, MAX_CONFIGURATIONS)
+        n_u = 1 if mean_field else samples if samples is not None else count_size(caps, drawn, MAX_CONFIGURATIONS)
         total += n_u * values.size ** len(sizes)
         if total > MAX_CONFIGURATIONS:
             raise ValueError(f"the exact reduced expectation needs more than {MAX_CONFIGURATIONS:,} (counts, latents) "
@@ -87,6 +90,9 @@ def table(cfg, cls: Classes, mean_field: bool) -> Table:
         if mean_field:
             u = np.array([[drawn * c / (P - 1) for c in caps]])
             pu = np.ones(1)
+        elif samples is not None:
+            u = rng.multivariate_hypergeometric(caps, drawn, size=samples).astype(float)
+            pu = np.full(samples, 1.0 / samples)
         else:
             u = count_vectors(caps, drawn).astype(float)
             pu = np.exp(hypergeometric_log_weights(caps, u, P, drawn))

@@ -11,7 +11,7 @@ high-probability event).
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
@@ -109,12 +109,15 @@ def attach_per_patch(cfg: MIMConfig, idx: "Indices", observables: dict) -> str:
     steps = observables["loss"].shape[0]
     used = 2 * steps * cfg.P * cfg.K * cfg.max_areas
     per_patch = used <= PATCH_BUDGET
+    se = ("", "_se") if "loss_se" in observables else ("",)  # a Monte Carlo run's standard errors expand alike
     if per_patch:
         for name, key in records.CLASS_KEYS.items():
-            observables[name] = records.expand(idx.index, observables[key])
+            for x in se:
+                observables[name + x] = records.expand(idx.index, observables[key + x])
     pp = (used if per_patch else 0) + steps * cfg.P**2 <= PP_BUDGET
     if pp:
-        observables["pp_corr"] = pp_corr(idx, observables["pp_class"], observables["pp_self"])
+        for x in se:
+            observables["pp_corr" + x] = pp_corr(idx, observables["pp_class" + x], observables["pp_self" + x])
     done = [n for n, ok in (("fp_corr", per_patch), ("area_attention", per_patch), ("pp_corr", pp)) if ok]
     left = [n for n in ("fp_corr", "area_attention", "pp_corr") if n not in done]
     return (f"per class: {', '.join(RECORDED)}; per patch: " + (", ".join(done) if done else "none")
@@ -205,13 +208,24 @@ def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight):
 
 
 run_jit = jax.jit(run, static_argnums=(0, 1))
+# R Monte Carlo tables at once: u, z, w with a leading replicate axis, the populations shared
+run_replicates_jit = jax.jit(lambda cfg, approx, tab, valid, class_weight: jax.vmap(
+    lambda u, z, w: run(cfg, approx, (u, z, w, tab[3]), valid, class_weight))(*tab[:3]), static_argnums=(0, 1))
 
 
-def setup(cfg: MIMConfig, approx: tuple):
+def setup(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1):
     """The classes, the expectation table, the indices and the arrays of a run (GD and flow alike):
-    (cls, tab, idx, table arrays (u, z, w, populations), valid (classes, N), class weights)."""
+    (cls, tab, idx, table arrays (u, z, w, populations), valid (classes, N), class weights). With `samples`, u, z
+    and w carry a leading axis of `replicates` Monte Carlo tables (`joint.SAMPLES_TAG` seeds them)."""
     cls = classes_mod.classes(cfg)
-    tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
+    if samples is None:
+        tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
+    else:
+        draws = [classes_mod.table(cfg, cls, False, samples,
+                                   np.random.default_rng([cfg.seed, joint_module.SAMPLES_TAG, r]))
+                 for r in range(replicates)]
+        tab = classes_mod.Table(*(np.stack([getattr(d, f) for d in draws]) for f in ("u", "z", "w")),
+                                draws[0].populations, draws[0].valid)
     idx = Indices(cfg, cls)
     dtype = jnp.dtype(cfg.dtype)
     # number of queries per class, summed over clusters and areas: the loss is their weighted sum

@@ -16,17 +16,25 @@ from .dynamics import Approximation
 from .flow import simulate_flow
 
 
-def simulate_gd(cfg: MIMConfig, approximation: Approximation = None) -> Trajectory:
+def simulate_gd(cfg: MIMConfig, approximation: Approximation = None, samples: Optional[int] = None,
+                replicates: int = 1) -> Trajectory:
     """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added where they fit
-    (`dynamics.attach_per_patch`)."""
-    approx = dynamics.check(cfg, approximation)
+    (`dynamics.attach_per_patch`). With `samples` (checked by the caller): `replicates` Monte Carlo tables of the
+    class counts, each observable's mean and `<name>_se` (mode "sampled"), still per class and without any P x P
+    array."""
+    approx = dynamics.check(cfg, approximation) if samples is None else dynamics.approximations(approximation)
     if dynamics.joint(cfg, approx):
         return simulate_joint(cfg, approx)
-    cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx)
-    state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight)
-    observables = {k: np.asarray(v) for k, v in rec.items()}
+    cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx, samples, replicates)
+    if samples is None:
+        state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight)
+        observables = {k: np.asarray(v) for k, v in rec.items()}
+    else:
+        state, rec = dynamics.run_replicates_jit(cfg, approx, arrays, valid, class_weight)
+        observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta("reduced", "population", cfg, approximation=dynamics.label(approx),
+    meta = environment.meta("reduced", "population" if samples is None else "sampled", cfg,
+                            approximation=dynamics.label(approx), replicates=replicates, samples=samples,
                             configurations=int(np.count_nonzero(tab.w)), **dynamics.class_meta(cfg, cls),
                             records=dynamics.attach_per_patch(cfg, idx, observables))
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3)
@@ -82,7 +90,8 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = 
     """
     if samples is not None or replicates is not None:
         approx = dynamics.check(cfg, approximation, method, samples=samples, replicates=replicates)
-        return simulate_joint(cfg, approx, samples, 4 if replicates is None else replicates)
+        R = 4 if replicates is None else replicates
+        return simulate_joint(cfg, approx, samples, R) if cfg.K > 1 else simulate_gd(cfg, approximation, samples, R)
     if method != "gd" or t_max is not None or flow_options:
         return simulate_flow(cfg, approximation, method, t_max, **flow_options)
     return simulate_gd(cfg, approximation)
