@@ -282,20 +282,14 @@ class Phases:
 def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None) -> Phases:
     """Two-phase vs one-phase dynamics of query p (Theorem 4.1 / F.3, docs/derivations/mim-model.md §6 "Phase narrative").
 
-    "two-phase": p is local (n = a_k(p) > 0), the first recorded interval is a stage-1 interval (dA_global < 0
-    and |dA_global| > dA_target: the global FP correlation falls faster than the target grows from the start, so
-    the first stage is a real stage and not a blip later on), and a switch (dA_target > |dA_global|) follows.
-    "one-phase": p is local and the first interval is not stage 1 (the target grows at least as fast as the
-    global falls from the start, Delta < 0); or p is global (its target is the global area itself, nothing to
-    decouple from, Appendix E) and no other area's FP correlation falls faster than the target grows on the first
-    interval (competitor ratio <= 1), so the target leads from the start.
-    "undetermined": the first interval is stage 1 but no switch was recorded (the run ends inside stage 1), or a
-    global patch whose competitor ratio exceeds 1.
-
-    `initial`: the same problem run for one step recorded at 0 and 1 (`first_step`); the "first interval" is then
-    that first GD step, so the label does not depend on `record_every` (with the first recorded interval instead, a
-    record interval longer than Phase I reads as one-phase: measured at P = 64, 22 of 22 local patches two-phase at
-    record_every 10, none at 80).
+    "two-phase": p is local (n = a_k(p) > 0), the first interval is stage 1 (dA_global < 0 and |dA_global| >
+    dA_target: the global FP correlation falls faster than the target grows from the start, a real stage and not a
+    later blip), and a switch (dA_target > |dA_global|) follows. "one-phase": p is local and the first interval is
+    not stage 1 (Delta < 0); or p is global (its target is the global area, Appendix E) and no other area's FP
+    correlation falls faster than the target grows on the first interval (competitor ratio <= 1).
+    "undetermined": stage 1 first but no switch recorded, or a global patch with competitor ratio > 1.
+    The first interval is the first recorded one, or with `initial` (a one-step run, `ladder.first_step`) the first
+    GD step, which makes the label independent of record_every (docs/mim.md §6b).
     """
     c = config_of(t, cfg)
     r = rates(t if initial is None else initial, p, k, cfg=c)
@@ -320,9 +314,8 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=
         reason = (f"|dA_global| / dA_target = {ratio0:.3g} > 1 on the first interval, switch at step {sw.step} "
                   f"(A_global = {sw.A_global:.3g})")
     elif first and initial is not None and bool(rates(t, p, k, cfg=c).target_leads[0]):
-        label = "undetermined"
-        reason = (f"stage 1 at the first GD step (ratio {ratio0:.3g} > 1), but the target already leads over the first "
-                  f"recorded interval (0, {int(steps[1])}]: the switch falls inside it; record more often")
+        label, reason = "undetermined", (f"stage 1 at the first GD step (ratio {ratio0:.3g} > 1), but the switch "
+                                         f"falls inside the first recorded interval (0, {int(steps[1])}]")
     elif first:
         label = "undetermined"
         reason = f"stage 1 from the start (ratio {ratio0:.3g} > 1) but no switch by step {int(steps[-1])}: run longer"
