@@ -19,3 +19,15 @@ def small_runs():
         cfg = JSLConfig(D=D, C=C, steps=600, record_every=20, eta=0.05)
         out[(D, C)] = (cfg, reduced.jsl.simulate(cfg), full.jsl.simulate(cfg, mode="exact"))
     return out
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's compiled programs after each test module. One process runs the whole suite, and every jitted
+    function with a new static config compiles anew: kept, the executables grew the process to 7 GB and past the
+    kernel's memory-map limit (vm.max_map_count = 65530), and XLA then crashed compiling (SIGSEGV in
+    backend_compile, tests/test_sweep.py, seen twice). No test relies on a program compiled by another module."""
+    yield
+    import jax
+
+    jax.clear_caches()
