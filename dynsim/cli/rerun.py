@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from dynsim import environment
 
@@ -69,7 +70,7 @@ def run(args) -> int:
         changed = {k: (v, environment.versions().get(k)) for k, v in inv["versions"].items()
                    if environment.versions().get(k) != v}
         print(f"dynsim rerun: warning: the packages differ from the recorded run ({changed}); the numbers may "
-              "differ in the last bits", flush=True)
+              "differ in the last bits", file=sys.stderr, flush=True)
     print(f"dynsim rerun: dynsim {' '.join(argv)}", flush=True)
     code = args.entry(argv)
     old, new = os.path.join(source, "trajectories.npz"), os.path.join(out, "trajectories.npz")

@@ -1,4 +1,5 @@
-"""Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients from sympy."""
+"""Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients from sympy; with
+several clusters and B free, per query and joint type (`joint`)."""
 
 from . import classes, symbolic
 from .dynamics import APPROXIMATIONS, Indices, approximations, check, label, pp_corr
