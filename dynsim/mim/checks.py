@@ -31,10 +31,10 @@ def pp_magnitude(a, b, approx) -> dict[str, Residual]:
             out["per_class_only"] = Residual(
                 float(len(missing)), None, None, f"not compared: {', '.join(missing)} recorded per class only (above "
                 "the expansion budget); dynsim.mim.records.with_per_patch(reduced, cfg) expands them for the checker")
-    for t in (a, b):  # the full run's B, or a reduced run's with B free (against pp_frozen: issue 15)
-        free = t.level == "full" or "pp_frozen" not in str(t.meta.get("approximation", ""))
-        if not free or "pp_corr" not in t.observables or (t.level != "full" and any(
-                u.level == "full" for u in (a, b))):
+    # B's size from the full run, else from a reduced run with B free (pp_frozen against B free: issue 15)
+    full = [t for t in (a, b) if t.level == "full"]
+    for t in full or [t for t in (a, b) if "pp_frozen" not in str(t.meta.get("approximation", ""))]:
+        if "pp_corr" not in t.observables:
             continue
         pp = float(np.nanmax(np.abs(t["pp_corr"])))
         fp = float(np.nanmax(np.abs(t["fp_corr"])))

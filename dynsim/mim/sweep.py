@@ -7,7 +7,7 @@ import numpy as np
 
 import full.mim
 import reduced.mim
-from dynsim.mim import phases, records
+from dynsim.mim import ladder, phases, records
 from dynsim.mim.config import MIMConfig
 from dynsim.setting import SweepSpec
 from dynsim.sweeps import common
@@ -80,9 +80,8 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
     own = phases.own_area_attention(t, cfg=cfg)
     # the reduced level's labels read its first GD step (a one-step run), so they do not depend on --record-every;
     # the full level's read its first recorded interval
-    initial = None if t.level != "reduced" else reduced.mim.simulate(
-        cfg.replace(steps=1, record_every=1), approximation=t.meta.get("approximation", "exact").replace(
-            "exact", "") or None)
+    label = t.meta.get("approximation", "exact")
+    initial = None if t.level != "reduced" else ladder.first_step(cfg, None if label == "exact" else label)
     labels = [ph.label for ph in phases.classify_all(t, cfg=cfg, initial=initial)]
     local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]
     return {

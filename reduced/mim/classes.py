@@ -87,15 +87,7 @@ def table(cfg, cls: Classes, mean_field: bool, samples: Optional[int] = None,
             raise ValueError(f"the exact reduced expectation needs more than {MAX_CONFIGURATIONS:,} (counts, latents) "
                              f"rows (P = {P}, own area {sizes[0]}, other areas {_sizes_text(sizes[1:])}, {values.size} latent value(s) per area): use "
                              "approximation='mean_field' (counts at their means), a smaller P or z = 'const'")
-        if mean_field:
-            u = np.array([[drawn * c / (P - 1) for c in caps]])
-            pu = np.ones(1)
-        elif samples is not None:
-            u = rng.multivariate_hypergeometric(caps, drawn, size=samples).astype(float)
-            pu = np.full(samples, 1.0 / samples)
-        else:
-            u = count_vectors(caps, drawn).astype(float)
-            pu = np.exp(hypergeometric_log_weights(caps, u, P, drawn))
+        u, pu = count_rows(caps, P, drawn, mean_field, samples, rng)
         zs, pz = data.z_vectors(cfg, len(sizes))
         u_rows = np.repeat(u, zs.shape[0], axis=0)
         z_rows = np.tile(zs, (u.shape[0], 1))
@@ -117,6 +109,28 @@ def table(cfg, cls: Classes, mean_field: bool, samples: Optional[int] = None,
         pop[c, :n_areas] = pops[c]
         valid[c, :n_areas] = True
     return Table(U, Z, Wt, pop, valid)
+
+
+SAMPLES_TAG = 0x3C  # Monte Carlo counts of replicate r: numpy's default_rng([seed, SAMPLES_TAG, r])
+
+
+def sample_rngs(seed: int, replicates: int) -> list[np.random.Generator]:
+    """The generators of the Monte Carlo count tables, one per replicate (reduced classes and joint types alike)."""
+    return [np.random.default_rng([seed, SAMPLES_TAG, r]) for r in range(replicates)]
+
+
+def count_rows(caps: list[int], P: int, drawn: int, mean_field: bool, samples: Optional[int] = None,
+               rng: Optional[np.random.Generator] = None) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (count vectors u, their weights) of an expectation over the unmasked counts of groups of sizes
+    `caps` among the P - 1 patches other than the query, `drawn` of them unmasked: every vector with its
+    hypergeometric probability, the means (P - |M|) caps / (P - 1) with weight 1 ("mean_field"), or `samples`
+    vectors drawn by `rng` with weight 1/samples (Monte Carlo)."""
+    if mean_field:
+        return np.array([[drawn * c / (P - 1) for c in caps]]), np.ones(1)
+    if samples is not None:
+        return rng.multivariate_hypergeometric(caps, drawn, size=samples).astype(float), np.full(samples, 1 / samples)
+    u = count_vectors(caps, drawn).astype(float)
+    return u, np.exp(hypergeometric_log_weights(caps, u, P, drawn))
 
 
 def hypergeometric_log_weights(caps: list[int], u: np.ndarray, P: int, drawn: int) -> np.ndarray:

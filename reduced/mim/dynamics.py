@@ -216,14 +216,13 @@ run_replicates_jit = jax.jit(lambda cfg, approx, tab, valid, class_weight: jax.v
 def setup(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1):
     """The classes, the expectation table, the indices and the arrays of a run (GD and flow alike):
     (cls, tab, idx, table arrays (u, z, w, populations), valid (classes, N), class weights). With `samples`, u, z
-    and w carry a leading axis of `replicates` Monte Carlo tables (`joint.SAMPLES_TAG` seeds them)."""
+    and w carry a leading axis of `replicates` Monte Carlo tables (`classes.sample_rngs`)."""
     cls = classes_mod.classes(cfg)
     if samples is None:
         tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
     else:
-        draws = [classes_mod.table(cfg, cls, False, samples,
-                                   np.random.default_rng([cfg.seed, joint_module.SAMPLES_TAG, r]))
-                 for r in range(replicates)]
+        draws = [classes_mod.table(cfg, cls, False, samples, rng)
+                 for rng in classes_mod.sample_rngs(cfg.seed, replicates)]
         tab = classes_mod.Table(*(np.stack([getattr(d, f) for d in draws]) for f in ("u", "z", "w")),
                                 draws[0].populations, draws[0].valid)
     idx = Indices(cfg, cls)

@@ -39,7 +39,7 @@ from dynsim.mim import MIMConfig, data
 from dynsim.mim.partition import area_of
 
 from .. import gd
-from .classes import MAX_CONFIGURATIONS, count_size, count_vectors, hypergeometric_log_weights
+from .classes import MAX_CONFIGURATIONS, count_rows, count_size, sample_rngs
 
 S_n, R, Zs = sp.symbols("S_n R Z", positive=True)
 z_n = sp.symbols("z_n", positive=True)
@@ -116,15 +116,7 @@ def expectation(cfg: MIMConfig, types: Types, mean_field: bool, samples: int | N
         check_size(cfg, types)
     rows_u, rows_w = [], []
     for p in range(P):
-        caps = [int(c) for c in types.population[p] if c > 0]
-        if mean_field:
-            u, w = np.array([[drawn * c / (P - 1) for c in caps]]), np.ones(1)
-        elif samples is not None:
-            u = rng.multivariate_hypergeometric(caps, drawn, size=samples).astype(float)
-            w = np.full(samples, 1.0 / samples)
-        else:
-            u = count_vectors(caps, drawn).astype(float)
-            w = np.exp(hypergeometric_log_weights(caps, u, P, drawn))
+        u, w = count_rows([int(c) for c in types.population[p] if c > 0], P, drawn, mean_field, samples, rng)
         rows_u.append(u)
         rows_w.append(w)
     M, T = max(u.shape[0] for u in rows_u), types.population.shape[1]
@@ -226,18 +218,17 @@ def run_replicates(cfg: MIMConfig, tables, of_key):
 
 
 run_replicates_jit = jax.jit(run_replicates, static_argnums=(0,))
-SAMPLES_TAG = 0x3C  # the Monte Carlo count vectors of replicate r come from numpy's default_rng([seed, SAMPLES_TAG, r])
 
 
 def setup(cfg: MIMConfig, mean_field: bool, samples: int | None = None, replicates: int = 1):
     """(types, expectation, the arrays `run` takes): u, w, C', areas, own areas, latents, their weights, valid.
-    With `samples`, u and w carry a leading axis of `replicates` independent Monte Carlo tables."""
+    With `samples`, u and w carry a leading axis of `replicates` independent Monte Carlo tables
+    (`classes.sample_rngs`)."""
     types = joint_types(cfg)
     if samples is None:
         ex = expectation(cfg, types, mean_field)
     else:
-        draws = [expectation(cfg, types, False, samples, np.random.default_rng([cfg.seed, SAMPLES_TAG, r]))
-                 for r in range(replicates)]
+        draws = [expectation(cfg, types, False, samples, rng) for rng in sample_rngs(cfg.seed, replicates)]
         ex = Expectation(np.stack([d.u for d in draws]), np.stack([d.w for d in draws]), draws[0].z, draws[0].wz)
     dtype = jnp.dtype(cfg.dtype)
     valid = np.arange(cfg.max_areas)[None, :] < np.array(cfg.areas_per_cluster)[:, None]

@@ -12,6 +12,7 @@ from dynsim.mim import MIMConfig
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import dynamics, joint
+from .classes import SAMPLES_TAG
 from .dynamics import Approximation
 from .flow import simulate_flow
 
@@ -59,7 +60,7 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
     meta = environment.meta("reduced", "population" if samples is None else "sampled", cfg,
                             approximation=dynamics.label(approx), replicates=replicates,
                             samples=samples, count_draws=None if samples is None else
-                            f"numpy default_rng([seed, {joint.SAMPLES_TAG}, r]), r = 0..{replicates - 1}",
+                            f"numpy default_rng([seed, {SAMPLES_TAG}, r]), r = 0..{replicates - 1}",
                             configurations=int(np.count_nonzero(ex.w)) * int(np.count_nonzero(ex.wz)),
                             joint_types=[int(np.count_nonzero(c)) for c in types.population],
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
@@ -77,7 +78,8 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = 
     and pp_max; fp_corr, area_attention and pp_corr per patch where they fit `dynamics.PATCH_BUDGET` entries.
 
     approximation: None (exact: every count vector of the multivariate hypergeometric law and every latent
-    vector enumerated; K > 1 with B free runs per query and joint type, `reduced.mim.joint`), "pp_frozen" (B = 0), "mean_field" (counts at their means) or both
+    vector enumerated; K > 1 with B free runs per query and joint type, `reduced.mim.joint`), "pp_frozen" (B = 0),
+    "mean_field" (counts at their means) or both
     ("pp_frozen+mean_field"). The per-patch observables have the full level's shapes, so `dynsim.compare` reads
     both; meta["records"] says which were expanded, and `dynsim.mim.records` reads either form (any P: memory
     O(records x classes x N + K P), no P x P index; docs/mim.md §3).
