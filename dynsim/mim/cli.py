@@ -44,7 +44,13 @@ def compare_arguments(parser, setting) -> None:
     run.add_argument("--approximation", choices=APPROX_CHOICES, default=None,
                      help="reduced level: none (exact, B free; K > 1 runs per query and joint type), pp_frozen "
                           "(B = 0), mean_field (counts at their means) or both (default: none)")
-    run.add_argument("--replicates", type=int, default=None, help="independent runs in --mode sampled (default: 8)")
+    run.add_argument("--replicates", type=int, default=None,
+                     help="independent runs in --mode sampled (default: 8), and independent Monte Carlo draws of the "
+                          "reduced level with --samples (default: 4)")
+    run.add_argument("--samples", type=int, default=None, metavar="S",
+                     help="reduced level by Monte Carlo over the masked counts: S count vectors per query (B free, "
+                          "any K; for the P where the exact enumeration does not fit and mean field is too coarse; "
+                          "its bias is O(1/S), docs/mim.md §3b) (default: exact)")
     run.add_argument("--confidence", type=float, default=0.999,
                      help="confidence of the Monte Carlo band in --mode sampled (default: 0.999)")
     run.add_argument("--approximation-tolerance", type=float, default=0.05,
@@ -109,21 +115,26 @@ def run_compare(args) -> int:
         output.warn_unread(args, {"N": "--mode exact takes every cluster, latent vector and mask (N is --mode "
                                        "sampled's batch)"})
     approx = approx_option(args.approximation)
-    reduced.mim.check(cfg, approx, method=args.method)  # fail before any work
-    full.mim.check(cfg, args.mode, args.replicates)
+    mc = {} if args.samples is None else {"samples": args.samples, "replicates": args.replicates}
+    reduced.mim.check(cfg, approx, method=args.method, **mc)  # fail before any work
+    # --replicates also counts the reduced Monte Carlo draws: with --samples it is not an error in --mode exact
+    full_reps = None if args.mode == "exact" and args.samples is not None else args.replicates
+    full.mim.check(cfg, args.mode, full_reps)
     output.check_confidence(args.confidence)
     if not args.approximation_tolerance > 0:
         raise ValueError(f"--approximation-tolerance = {args.approximation_tolerance} is invalid: must be > 0")
-    reduced_run = flow.reduced_flow_or_gd(args, cfg, reduced.mim.simulate, approximation=approx)
+    reduced_run = flow.reduced_flow_or_gd(args, cfg, reduced.mim.simulate, approximation=approx, **mc)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     label = reduced.mim.label(reduced.mim.approximations(approx))
+    if args.samples is not None:
+        label = f"Monte Carlo, {args.samples} count vectors per query, {red_draws(args)} draws"
     sizes = [[len(a) for a in cl] for cl in cfg.areas]
     output.log(f"MIM: P={cfg.P}, K={cfg.K}, areas {sizes}, |M|={cfg.masked}, Delta={cfg.delta:.3f}, d={cfg.d}, {cfg.dtype}")
     red = output.run_logged("reduced", cfg.steps, reduced_run, timings, "reduced_seconds")
     red = records.with_per_patch(red, cfg)  # per patch, as the full run holds them, whatever the expansion budget
     output.log(f"full: {args.mode} gradient descent on the {cfg.d}x{cfg.d} matrix Q ...")
-    ful = output.run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode=args.mode, replicates=args.replicates),
+    ful = output.run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode=args.mode, replicates=full_reps),
                       timings, "full_seconds")
     report = compare(red, ful, confidence=args.confidence, approximation_tolerance=args.approximation_tolerance)
     out = {**report.to_dict(), "delta": cfg.delta, "area_sizes": sizes, "reduced_approximation": label,
@@ -137,6 +148,11 @@ def run_compare(args) -> int:
                                                  f"{red.meta['device']})"),
         [f"information gap Delta = {cfg.delta:.3f} (effective kappas {kappas[0]:.3f}, {kappas[1]:.3f}); "
          f"reduced level: {label}" + ("" if args.method == "gd" else ", gradient flow (O(eta) from GD)")])
+
+
+def red_draws(args) -> int:
+    """The reduced level's independent Monte Carlo draws: --replicates, default 4 (`reduced.mim.simulate`)."""
+    return 4 if args.replicates is None else args.replicates
 
 
 def signed_configs(base, args) -> tuple:
