@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 from benchmarks import machine  # noqa: E402
 
 MODULES = (("a", "reduced_numpy"), ("b", "flow"), ("c", "full_frameworks"), ("d", "sweep"), ("e", "roofline"),
-           ("f", "classes"), ("g", "full_large"))
+           ("f", "classes"), ("g", "full_large"), ("h", "mim_levels"))
 
 
 def _loadavg() -> str:
