@@ -247,6 +247,12 @@ def atomic_savez(path: str, arrays: dict[str, np.ndarray], compressed: bool = Fa
     _atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
 
 
+def atomic_savefig(fig, path: str, dpi: int) -> None:
+    """A matplotlib figure as PNG at `path` atomically (a uniquely named temporary file in the same folder, then a
+    rename): concurrent writers of one path never share a temporary file."""
+    _atomic_write(path, ".png", lambda fh: fig.savefig(fh, format="png", dpi=dpi))
+
+
 def log_spaced(steps, per_decade: int) -> np.ndarray:
     """Indices of the records that a log-time axis needs: every step <= 0 and the last record, and for each
     target 10^(k / per_decade) (k = 0, 1, ...) the first record at or after it. At most
