@@ -214,10 +214,13 @@ def public_mode(tmp: str) -> None:
     os.chmod(tmp, 0o666 & ~_umask())
 
 
+TEMP_PREFIX = ".dynsim-tmp-"  # every temporary file dynsim writes: unique (mkstemp), and recognisably its own
+
+
 def _atomic_write(path: str, suffix: str, write) -> None:
     """Call write(binary file) on a temporary file in path's directory, then rename it to path (atomic on POSIX)."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=suffix)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX, suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

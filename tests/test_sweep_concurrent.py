@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dynsim
 from dynsim.sweeps import locks
+from dynsim.trajectory import TEMP_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 # 8 points of one compiled group, one per chunk: each process claims one point at a time (~0.8 s each)
@@ -50,7 +51,7 @@ def test_two_concurrent_sweeps_compute_each_point_once(tmp_path):
     tables = [out.splitlines()[:-1] for out, _ in outs]  # the last line says what each computed
     assert tables[0] == tables[1] and len(tables[0]) >= 9
     assert len(list(store.glob("points/*/*.npz"))) == 8
-    assert not list(store.glob("locks/*")) and not list(store.glob("**/tmp*"))  # every lock released, no temp left
+    assert not list(store.glob("locks/*")) and not list(store.glob(f"**/{TEMP_PREFIX}*"))  # every lock released, no temp left
 
 
 def test_lock_of_a_dead_process_does_not_block(tmp_path):
@@ -90,12 +91,18 @@ def test_leftover_temporary_files_are_removed(tmp_path):
     folder = tmp_path / "points" / "ab"
     folder.mkdir(parents=True)
     old = time.time() - locks.TEMP_AGE_SECONDS - 60
-    names = {"tmpa1b2c3d4.npz.tmp": old, "tmpz_9y8x7w.png": old, "tmpq1w2e3r4.tmp": time.time(),
-             "mytmp_notes.tmp": old, f"{'0' * 64}.lock.{'f' * 32}.stale": old}
-    for name, when in names.items():
-        (folder / name).write_text("x")
-        os.utime(folder / name, (when, when))
+    ours = TEMP_PREFIX + "a1b2c3d4"
+    names = {  # (folder, name): modification time
+        (folder, ours + ".npz.tmp"): old, (folder, "tmpa1b2c3d4.npz.tmp"): old,  # mkstemp's plain name, in points/
+        (tmp_path, ours + ".png"): old, (tmp_path, ours + ".tmp"): old,
+        (tmp_path / "locks", f"{'0' * 64}.lock.{'f' * 32}.stale"): old,
+        (folder, TEMP_PREFIX + "q1w2e3r4.npz.tmp"): time.time(),  # being written now
+        (tmp_path, "tmpz_9y8x7w.png"): old, (tmp_path, "mytmp_notes.tmp"): old,  # not ours: --out may be shared
+    }
+    for (where, name), when in names.items():
+        where.mkdir(exist_ok=True)
+        (where / name).write_text("x")
+        os.utime(where / name, (when, when))
     removed = locks.remove_leftovers(str(tmp_path))
-    assert sorted(Path(p).name for p in removed) == sorted(["tmpa1b2c3d4.npz.tmp", "tmpz_9y8x7w.png",
-                                                            f"{'0' * 64}.lock.{'f' * 32}.stale"])
-    assert sorted(p.name for p in folder.iterdir()) == ["mytmp_notes.tmp", "tmpq1w2e3r4.tmp"]  # fresh or not ours
+    assert len(removed) == 5 and sorted(removed) == sorted(str(w / n) for (w, n) in list(names)[:5])
+    assert all((w / n).exists() for (w, n) in list(names)[5:])

@@ -116,7 +116,7 @@ def _check_options(setting: str, level: str, options: Mapping) -> dict:
 def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping] = None, seeds: int = 1,
           level: str = "reduced", options: Optional[Mapping] = None, out: Optional[str] = None, force: bool = False,
           chunk_size: int = CHUNK_SIZE, batch_size: int = BATCH_SIZE, scheduler: Optional[str] = None,
-          workers: Optional[int] = None, security: Optional[str] = None, dashboard: bool = False,
+          workers: Optional[int] = None, security: Any = None, dashboard: bool = False,
           heatmaps: Optional[Sequence[str]] = None,
           heatmap_axes: Optional[Sequence[str]] = None, show_progress: Optional[bool] = None,
           log: Optional[Callable[[str], None]] = None, invocation: Optional[Mapping] = None) -> SweepResult:
@@ -129,7 +129,7 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     chunks of at most `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`;
     a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
     scheduler="tls://host:port" runs the chunks on an existing Dask cluster (security: a TOML file of its TLS
-    credentials, `executors.load_security`), workers=N on a private local one (dashboard=True: with a dashboard).
+    credentials, `executors.load_security`, or a distributed Security), workers=N on a private local one (dashboard=True: with a dashboard).
     Several processes may share one `out`: each locks the points it computes (`locks`), and after its own
     waits for those another live process holds, so each returns the whole table.
     log: called with one line once the inputs are validated (what will run).

@@ -13,7 +13,7 @@ import importlib.util
 import os
 import tomllib
 import warnings
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from dynsim import progress
 from dynsim.validation import check_int
@@ -25,7 +25,7 @@ HOST = "127.0.0.1"
 SECURITY_FIELDS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 
 
-def check(scheduler: Optional[str], workers: Optional[int], security: Optional[str] = None,
+def check(scheduler: Optional[str], workers: Optional[int], security: Any = None,
           dashboard: bool = False) -> None:
     """Validate the executor arguments before any work."""
     if scheduler is not None and workers is not None:
@@ -50,11 +50,15 @@ def check(scheduler: Optional[str], workers: Optional[int], security: Optional[s
         load_security(security)
 
 
-def load_security(path: str):
+def load_security(security):
     """A distributed.Security from a TOML file of SECURITY_FIELDS (tls_ca_file and tls_client_cert required, the
-    key may be in the certificate's file); a ValueError naming the file and what is wrong."""
+    key may be in the certificate's file); a ValueError naming the file and what is wrong. A Security given
+    instead of a path is returned as it is (the Python API's way to pass a cluster's credentials)."""
     from distributed.security import Security
 
+    if isinstance(security, Security):
+        return security
+    path = security
     try:
         with open(path, "rb") as fh:
             fields = tomllib.load(fh)
@@ -93,7 +97,7 @@ def local_cluster(workers: int, dashboard: bool = False):
     return cluster, security
 
 
-def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int] = None, security: Optional[str] = None,
+def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int] = None, security: Any = None,
         dashboard: bool = False, log: Optional[Callable[[str], None]] = None) -> Iterator[list]:
     """Each task's result, as it finishes (in order in-process; in completion order on Dask). In process, a task is
     taken from `tasks` only when the previous one is done (a sweep claims its points then)."""
@@ -110,7 +114,7 @@ def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int]
     yield from _dask(tasks, scheduler, workers, security, dashboard, log)
 
 
-def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], security: Optional[str], dashboard: bool,
+def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], security: Any, dashboard: bool,
           log: Optional[Callable[[str], None]]) -> Iterator[list]:
     from distributed import Client, as_completed
 
@@ -129,7 +133,7 @@ def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], sec
             warnings.warn(f"scheduler {scheduler} is not authenticated: anyone who can reach it can run code on its "
                           "workers as their owner; use a TLS cluster and --security FILE (docs/sweeps.md §6)",
                           UserWarning, stacklevel=2)
-        client = Client(scheduler, security=None if security is None else load_security(security))
+        client = Client(scheduler, security=None if security is None else load_security(security))  # None: Dask config
     futures = []
     try:
         # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled by Dask

@@ -20,11 +20,15 @@ import time
 import uuid
 from typing import Optional
 
+from dynsim.trajectory import TEMP_PREFIX
+
 HEARTBEAT_SECONDS = 30.0
 STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
 TEMP_AGE_SECONDS = 600.0  # a temporary file this old is a killed writer's leftover (a write takes seconds)
-# what tempfile.mkstemp names the store's temporary files (tmp + 8 characters), and a lock moved aside by a takeover
-TEMP_NAME = re.compile(r"^(tmp[a-z0-9_]{8}(\.npz\.tmp|\.tmp|\.png)|[0-9a-f]{64}\.lock\.[0-9a-f]{32}\.stale)$")
+# a killed writer's leftovers: dynsim's temporary files (trajectory.TEMP_PREFIX + mkstemp's 8 characters), anywhere
+# in the store; mkstemp's plain names (earlier versions) and locks moved aside by a takeover, in its own folders
+OURS = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}(\.npz\.tmp|\.tmp|\.png)$")
+OURS_INSIDE = re.compile(r"^(tmp[a-z0-9_]{8}\.npz\.tmp|[0-9a-f]{64}\.lock\.[0-9a-f]{32}\.stale)$")
 
 
 def _alive(pid: int) -> bool:
@@ -38,19 +42,23 @@ def _alive(pid: int) -> bool:
 
 
 def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
-    """Remove the temporary files of killed writers under `root` (TEMP_NAME, older than TEMP_AGE_SECONDS); their
-    paths. A live writer's temporary file exists only for the seconds of one write."""
+    """Remove the temporary files of killed writers from the store `root` (OURS anywhere, OURS_INSIDE under
+    points/ and locks/), if older than TEMP_AGE_SECONDS; their paths. A live writer's temporary file exists only
+    for the seconds of one write; nothing else in `root` (which may be a shared folder) is touched."""
     now = time.time() if now is None else now
     removed = []
     for directory, _, names in os.walk(root):
+        inside = os.path.relpath(directory, root).split(os.sep)[0] in ("points", "locks")
         for name in names:
             path = os.path.join(directory, name)
-            if TEMP_NAME.match(name) and now - os.path.getmtime(path) > TEMP_AGE_SECONDS:
-                try:
+            if not (OURS.match(name) or inside and OURS_INSIDE.match(name)):
+                continue
+            try:
+                if now - os.path.getmtime(path) > TEMP_AGE_SECONDS:
                     os.unlink(path)
                     removed.append(path)
-                except FileNotFoundError:  # another process removed it first
-                    pass
+            except FileNotFoundError:  # another process removed it first
+                pass
     return removed
 
 
