@@ -77,6 +77,14 @@ def test_security_options_are_checked_before_any_work(tmp_path, monkeypatch, cap
     assert not (tmp_path / "o").exists()  # refused before any work
 
 
+def test_a_scheduler_that_cannot_be_reached_is_one_line(tmp_path, capsys):
+    # TLS without credentials fails at once; a refused TCP port would retry for Dask's connect time-out (30 s)
+    assert main(["sweep", "jsl", "--q", "0.2", "--out", str(tmp_path), "--scheduler", "tls://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("dynsim: error: scheduler = 'tls://127.0.0.1:1' is invalid: cannot connect"), err
+    assert "Traceback" not in "".join(err)
+
+
 def test_killed_worker_points_are_recomputed_elsewhere_once(tmp_path):
     from distributed import Client, LocalCluster
 

@@ -133,7 +133,12 @@ def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], sec
             warnings.warn(f"scheduler {scheduler} is not authenticated: anyone who can reach it can run code on its "
                           "workers as their owner; use a TLS cluster and --security FILE (docs/sweeps.md §6)",
                           UserWarning, stacklevel=2)
-        client = Client(scheduler, security=None if security is None else load_security(security))  # None: Dask config
+        try:  # security None: Dask's configuration
+            client = Client(scheduler, security=None if security is None else load_security(security))
+        except (OSError, TypeError) as exc:  # refused, timed out, or TLS without credentials (TypeError)
+            raise ValueError(f"scheduler = {scheduler!r} is invalid: cannot connect ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}); with a TLS scheduler give --security "
+                             "FILE") from None
     futures = []
     try:
         # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled by Dask
