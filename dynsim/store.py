@@ -6,14 +6,18 @@ points are no longer found (they are recomputed, never misread). Each point is o
 file in the same directory and renamed into place (atomic on POSIX), so a crash or kill -9 leaves either the
 whole file or none. On reading, the file must open, carry its own key and match the SHA-256 of its contents
 recorded inside it; anything else is moved aside as `<name>.corrupt` and the point counts as not done.
+Before anything is decompressed or parsed, the sizes the file declares are checked (`check_sizes`): loading a
+point never allocates much more than the file's own size on disk, however its headers lie.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import warnings
+import zipfile
 from typing import Any, Optional
 
 import numpy as np
@@ -41,6 +45,32 @@ def _digest(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
+def check_sizes(path: str) -> None:
+    """Refuse (ValueError) an .npz whose declared sizes exceed what its file holds, before reading any data: the
+    store writes members uncompressed, so their declared sizes together are at most the file's size; each
+    member's npy header (read alone: at most numpy's 10,000-byte header limit) declares a plain dtype (no
+    pickled objects) and a shape whose bytes fill the member exactly. A zip bomb or a header declaring a huge
+    array is thus rejected without allocating it."""
+    limit = os.path.getsize(path)
+    with zipfile.ZipFile(path) as zf:
+        members = zf.infolist()
+        declared = sum(m.file_size for m in members)
+        if declared > limit:
+            raise ValueError(f"its members declare {declared} bytes, more than the file's {limit}")
+        for member in members:
+            with zf.open(member) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version not in ((1, 0), (2, 0)):
+                    raise ValueError(f"member {member.filename}: npy format version {version} is not the store's")
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = read_header(fh)
+                size = math.prod(shape) * dtype.itemsize  # Python integers: no overflow
+                if dtype.hasobject or fh.tell() + size != member.file_size:
+                    raise ValueError(f"member {member.filename}: its header declares {dtype} {shape} ({size} bytes) "
+                                     f"in a member of {member.file_size} bytes")
+
+
 class Store:
     """A directory of finished points: `<root>/points/<key[:2]>/<key>.npz`."""
 
@@ -66,6 +96,7 @@ class Store:
         if not os.path.exists(path):
             return None
         try:
+            check_sizes(path)
             with np.load(path, allow_pickle=False) as f:
                 arrays = {name: f[name] for name in f.files}
             digest = str(arrays.pop("digest"))

@@ -214,10 +214,13 @@ def public_mode(tmp: str) -> None:
     os.chmod(tmp, 0o666 & ~_umask())
 
 
+TEMP_PREFIX = ".dynsim-tmp-"  # every temporary file dynsim writes: unique (mkstemp), and recognisably its own
+
+
 def _atomic_write(path: str, suffix: str, write) -> None:
     """Call write(binary file) on a temporary file in path's directory, then rename it to path (atomic on POSIX)."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=suffix)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX, suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -245,6 +248,12 @@ def write_npz(fh, arrays: dict[str, np.ndarray], compressed: bool = False) -> No
 def atomic_savez(path: str, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
     """`write_npz` to `path` atomically (a temporary file in the same folder, then a rename)."""
     _atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
+
+
+def atomic_savefig(fig, path: str, dpi: int) -> None:
+    """A matplotlib figure as PNG at `path` atomically (a uniquely named temporary file in the same folder, then a
+    rename): concurrent writers of one path never share a temporary file."""
+    _atomic_write(path, ".png", lambda fh: fig.savefig(fh, format="png", dpi=dpi))
 
 
 def log_spaced(steps, per_decade: int) -> np.ndarray:

@@ -1,17 +1,88 @@
-"""Sweeps on Dask: a LocalCluster on loopback gives the in-process table, also when a worker is killed mid-sweep."""
+"""Sweeps on Dask: the local cluster of --workers admits only a client with its credentials and listens on
+127.0.0.1 only; a LocalCluster on loopback gives the in-process table, also when a worker is killed mid-sweep."""
 
 from __future__ import annotations
 
+import operator
 import os
 import signal
 import threading
 import time
+import urllib.error
+import urllib.request
+
+import psutil
+import pytest
 
 import dynsim
 from dynsim.cli import main
+from dynsim.sweeps import executors
 
 AXES = {"q": [0.15, 0.2, 0.25, 0.3, 0.35, 0.4]}
 BASE = dict(D=9, C=3, steps=40000, record_every=1000)
+
+
+def test_local_cluster_refuses_a_client_without_its_credentials(tmp_path):
+    from distributed import Client
+    from distributed.security import Security
+
+    cluster, security = executors.local_cluster(1)
+    try:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://127.0.0.1:")
+        with Client(cluster, security=security) as client:  # the sweep's own client: admitted
+            assert client.submit(operator.add, 1, 2).result() == 3
+            pids = [os.getpid(), *client.run(os.getpid).values()]
+        listening = [c.laddr for pid in pids for c in psutil.Process(pid).net_connections("inet")
+                     if c.status == psutil.CONN_LISTEN]
+        assert len(listening) >= 3 and {a.ip for a in listening} == {"127.0.0.1"}, listening  # scheduler, worker, nanny
+        # another local user: plain TCP, or TLS with credentials of their own; refused in the TLS handshake
+        for intruder, credentials in [(address.replace("tls://", "tcp://"), None), (address, Security.temporary())]:
+            with pytest.raises(OSError):  # CommClosedError, or a time-out connecting
+                Client(intruder, security=credentials, timeout=5)
+        http = cluster.scheduler_info["services"]["dashboard"]  # Dask's HTTP server, started anyway: no routes
+        for route in ("/status", "/info/main/workers.html", "/json/identity.json"):
+            with pytest.raises(urllib.error.HTTPError, match="404"):
+                urllib.request.urlopen(f"http://127.0.0.1:{http}{route}", timeout=5)
+        # the owner's credentials in PEM files and a --security file: a sweep on this scheduler (the file's paths
+        # are relative to it)
+        (tmp_path / "ca.pem").write_text(security.tls_ca_file)
+        (tmp_path / "me.pem").write_text(security.tls_client_cert)
+        (tmp_path / "me.key").write_text(security.tls_client_key)
+        (tmp_path / "tls.toml").write_text('tls_ca_file = "ca.pem"\ntls_client_cert = "me.pem"\n'
+                                           'tls_client_key = "me.key"\n')
+        res = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=dict(D=9, C=3, steps=100, record_every=50), out=None,
+                           scheduler=address, security=str(tmp_path / "tls.toml"))
+        assert len(res.computed) == 2
+    finally:
+        cluster.close()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--security", "tls.toml"], "security = 'tls.toml' is invalid without a scheduler"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--security", "tls.toml"], "a secured scheduler's address starts with tls"),
+    (["--scheduler", "tls://127.0.0.1:1", "--security", "missing.toml"], "cannot read it as TOML"),
+    (["--scheduler", "tls://127.0.0.1:1", "--security", "bad.toml"], "unknown ['tls_key'], missing ['tls_client_cert']"),
+    (["--scheduler", "tls://127.0.0.1:1", "--security", "absent.toml"], "tls_client_cert = 'nowhere.pem' is not a"),
+    (["--dashboard"], "dashboard = True is invalid without workers"),
+])
+def test_security_options_are_checked_before_any_work(tmp_path, monkeypatch, capsys, extra, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tls.toml").write_text('tls_ca_file = "tls.toml"\ntls_client_cert = "tls.toml"\n')
+    (tmp_path / "bad.toml").write_text('tls_ca_file = "tls.toml"\ntls_key = "tls.toml"\n')
+    (tmp_path / "absent.toml").write_text('tls_ca_file = "tls.toml"\ntls_client_cert = "nowhere.pem"\n')
+    assert main(["sweep", "jsl", "--q", "0.2,0.3", "--out", "o", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dynsim: error: ") and message in err[0], err
+    assert not (tmp_path / "o").exists()  # refused before any work
+
+
+def test_a_scheduler_that_cannot_be_reached_is_one_line(tmp_path, capsys):
+    # TLS without credentials fails at once; a refused TCP port would retry for Dask's connect time-out (30 s)
+    assert main(["sweep", "jsl", "--q", "0.2", "--out", str(tmp_path), "--scheduler", "tls://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("dynsim: error: scheduler = 'tls://127.0.0.1:1' is invalid: cannot connect"), err
+    assert "Traceback" not in "".join(err)
 
 
 def test_killed_worker_points_are_recomputed_elsewhere_once(tmp_path):
@@ -36,8 +107,9 @@ def test_killed_worker_points_are_recomputed_elsewhere_once(tmp_path):
     killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
     try:
         killer.start()
-        res = dynsim.sweep("jsl", AXES, base=BASE, out=str(store), scheduler=cluster.scheduler_address,
-                           chunk_size=1, batch_size=1)
+        with pytest.warns(UserWarning, match="not authenticated"):  # a tcp:// scheduler: said so
+            res = dynsim.sweep("jsl", AXES, base=BASE, out=str(store), scheduler=cluster.scheduler_address,
+                               chunk_size=1, batch_size=1)
         killer.join(timeout=5)
     finally:
         client.close()

@@ -15,7 +15,8 @@ DESCRIPTION = ("Run every point of a grid at one level and summarize each: event
                "with --level both the checker's verdict and largest error. Finished points are stored in --out (keyed "
                "by a versioned hash of their configuration) and skipped when the command runs again, so an "
                "interrupted sweep resumes where it stopped. Writes table.csv, sweep.json, heatmap-*.png and points/. "
-               "Exit 0 when done (and, with --level both, every point agrees), 1 when a point disagrees, 2 on invalid "
+               "Several sweeps may share one --out: they split the points (claims in locks/) and each prints the "
+               "whole table. Exit 0 when done (and, with --level both, every point agrees), 1 when a point disagrees, 2 on invalid "
                "input, 130 when interrupted.")
 
 
@@ -37,10 +38,18 @@ def sweep_arguments(parser, setting: Setting) -> None:
                           "(default: 16)")
     run.add_argument("--batch-size", type=int, default=8,
                      help="points per vmapped batch inside a chunk; bounds memory (default: 8)")
-    run.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                     help="run the chunks on this existing Dask scheduler")
+    run.add_argument("--scheduler", default=None, metavar="tls://HOST:PORT",
+                     help="run the chunks on this existing Dask scheduler; with --security FILE for a TLS one (a "
+                          "tcp:// scheduler is unauthenticated: a warning says so)")
+    run.add_argument("--security", default=None, metavar="FILE",
+                     help="TOML file with tls_ca_file, tls_client_cert (and tls_client_key): the --scheduler's TLS "
+                          "credentials, paths relative to FILE (docs/sweeps.md §6)")
     run.add_argument("--workers", type=int, default=None,
-                     help="run the chunks on a local Dask cluster of this many worker processes")
+                     help="run the chunks on a private local Dask cluster of this many worker processes: TLS with "
+                          "temporary credentials, listening on 127.0.0.1 only")
+    run.add_argument("--dashboard", action="store_true",
+                     help="with --workers: start the Dask dashboard, on 127.0.0.1 only (any user of this machine can "
+                          "read it); its address is printed. Needs bokeh (default: no dashboard)")
     run.add_argument("--heatmap", type=options.list_of(str), default=None, metavar="NAME,...",
                      help="summaries to draw as heatmaps over two swept axes (default: "
                           + ", ".join(spec.heatmaps) + " of the level run)")
@@ -86,7 +95,8 @@ def run(args) -> int:
     try:
         result = sweeps.sweep(setting.name, axes, base=base, seeds=args.seeds, level=args.level, options=run_options,
                               out=args.out, force=args.force, chunk_size=args.chunk_size, batch_size=args.batch_size,
-                              scheduler=args.scheduler, workers=args.workers, heatmaps=args.heatmap,
+                              scheduler=args.scheduler, workers=args.workers, security=args.security,
+                              dashboard=args.dashboard, heatmaps=args.heatmap,
                               heatmap_axes=args.heatmap_axes, invocation=output.invocation(args),
                               log=lambda line: print(f"dynsim sweep {setting.name}: {line}; store {args.out}",
                                                      file=sys.stderr))

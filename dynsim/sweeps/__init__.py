@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import functools
 import io
 import itertools
 import json
@@ -24,11 +25,12 @@ from dynsim.store import STORE_VERSION, Store, point_key
 from dynsim.trajectory import atomic_write_text
 from dynsim.validation import check_int
 
-from . import executors, plots
+from . import executors, locks, plots
 
 LEVELS = ("reduced", "full", "both")
 CHUNK_SIZE = 16  # points per unit of work: the most a Ctrl-C or a lost worker can cost
 BATCH_SIZE = 8  # points per vmapped batch inside a chunk (lax.map batch_size): bounds memory
+WAIT_SECONDS = 1.0  # how often a sweep looks again at the points another process computes
 
 
 def spec_of(setting: str):
@@ -114,7 +116,8 @@ def _check_options(setting: str, level: str, options: Mapping) -> dict:
 def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping] = None, seeds: int = 1,
           level: str = "reduced", options: Optional[Mapping] = None, out: Optional[str] = None, force: bool = False,
           chunk_size: int = CHUNK_SIZE, batch_size: int = BATCH_SIZE, scheduler: Optional[str] = None,
-          workers: Optional[int] = None, heatmaps: Optional[Sequence[str]] = None,
+          workers: Optional[int] = None, security: Any = None, dashboard: bool = False,
+          heatmaps: Optional[Sequence[str]] = None,
           heatmap_axes: Optional[Sequence[str]] = None, show_progress: Optional[bool] = None,
           log: Optional[Callable[[str], None]] = None, invocation: Optional[Mapping] = None) -> SweepResult:
     """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
@@ -125,7 +128,10 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     are written. Work is cut into
     chunks of at most `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`;
     a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
-    scheduler="tcp://host:port" runs the chunks on an existing Dask cluster, workers=N on a local one.
+    scheduler="tls://host:port" runs the chunks on an existing Dask cluster (security: a TOML file of its TLS
+    credentials, `executors.load_security`, or a distributed Security), workers=N on a private local one (dashboard=True: with a dashboard).
+    Several processes may share one `out`: each locks the points it computes (`locks`), and after its own
+    waits for those another live process holds, so each returns the whole table.
     log: called with one line once the inputs are validated (what will run).
     invocation: what ran it (the CLI's command line and options), recorded in sweep.json.
     """
@@ -133,13 +139,15 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     options = _check_options(setting, level, dict(options or {}))
     check_int("chunk_size", chunk_size, 1)
     check_int("batch_size", batch_size, 1)
-    executors.check(scheduler, workers)
+    executors.check(scheduler, workers, security, dashboard)
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     cfgs = points(setting, axes, base, seeds)
     for cfg in cfgs:
         spec.check(cfg, options, level)
     keys = [point_key(_description(setting, level, c, options)) for c in cfgs]
     store = Store(out) if out is not None else None
+    if store is not None:
+        locks.remove_leftovers(out)
     results: dict[str, dict] = {}
     reused: list[str] = []
     if store is not None and not force:
@@ -152,30 +160,38 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     for k, c in zip(keys, cfgs):  # a key shared by seeds runs once, with its first seed's config
         if k not in results:
             todo.setdefault(k, c)
-    groups: dict[Any, list] = {}
-    for k, c in todo.items():
-        groups.setdefault(spec.group(c, options, level), []).append((k, c.to_dict()))
-    tasks = [(setting, level, options, chunk, batch_size)
-             for members in groups.values() for chunk in _chunks(members, chunk_size)]
+    run = functools.partial(_compute, spec, setting, level, options, chunk_size, batch_size,
+                            functools.partial(executors.run, scheduler=scheduler, workers=workers, security=security,
+                                              dashboard=dashboard, log=log))
     if log is not None:  # after validation: an invalid input prints only its error
         distinct = len(set(keys))
         shared = (f" ({distinct} distinct runs: the seed does not change {len(cfgs) - distinct} of them at level "
                   f"{level}, each run once and reported for every seed)" if distinct < len(cfgs) else "")
         log(f"{len(cfgs)} points ({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'} x seeds[{seeds}]) "
-            f"at level {level}{shared}: {len(todo)} to compute in {len(tasks)} chunks, {len(reused)} already in the "
-            "store")
+            f"at level {level}{shared}: {len(todo)} to compute, {len(reused)} already in the store")
     computed: list[str] = []
     started = time.time()
     with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="runs",
                       plain=show_progress is None), \
-            contextlib.closing(executors.run(tasks, scheduler, workers)) as finished:  # closing: a Dask cluster stops
-        for batch in finished:
-            for key, summary, trajectories in batch:
+            (locks.Locks(out) if store is not None else contextlib.nullcontext()) as held:
+        pending, recheck, said = todo, not force, False
+        while pending:  # claim chunk by chunk what is free, compute it; then look again at what others held
+            waiting: dict[str, Any] = {}
+            before = len(computed) + len(reused)
+            take = functools.partial(_take, held, store if recheck else None, results, reused, waiting)
+            for key, summary, trajectories in run(pending, take):
                 if store is not None:
                     store.save(key, summary, trajectories)
+                    held.release(key)
                 results[key] = summary
                 computed.append(key)
-            progress.advance(len(batch))  # per chunk: off a terminal, one plain line each
+            if waiting and len(computed) + len(reused) == before:  # nothing was free: the others are computing
+                if log is not None and not said:
+                    log(f"{len(waiting)} points are claimed by another live process (see {out}/locks): waiting for "
+                        "them")
+                    said = True
+                time.sleep(WAIT_SECONDS)
+            pending, recheck = waiting, True
     rows, columns = _table(cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs])
     files = {}
     if out is not None:
@@ -183,6 +199,38 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
                                time.time() - started, heatmaps or spec.heatmaps, heatmap_axes, level_prefix(level),
                                invocation)
     return SweepResult(rows, columns, computed, reused, out, files)
+
+
+def _take(held, store, results: dict, reused: list, waiting: dict, key: str, cfg) -> bool:
+    """Whether this process computes `key` now: it claimed it (in `held`) and `store` lacks it. A point another
+    live process holds goes to `waiting`; one claimed and found in `store` (stored by another process since we
+    looked) to `results` and `reused`. Without a store (held None) every point is this process's."""
+    if held is not None and not held.claim(key):
+        waiting[key] = cfg
+        return False
+    got = store.load(key) if store is not None else None
+    if got is None:
+        return True
+    results[key] = got["summary"]
+    reused.append(key)
+    held.release(key)
+    progress.advance(1)
+    return False
+
+
+def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: dict, take):
+    """Each computed point (key, summary, trajectories) of `todo` (key -> config): grouped into compiled programs,
+    cut into chunks, run by `run` (the executor), which asks for each chunk when it can start it; a chunk holds
+    the points of its cut that `take` grants then (claimed chunk by chunk: concurrent sweeps split the work)."""
+    groups: dict[Any, list] = {}
+    for k, c in todo.items():
+        groups.setdefault(spec.group(c, options, level), []).append((k, c))
+    tasks = ((setting, level, options, [(k, c.to_dict()) for k, c in chunk if take(k, c)], batch_size)
+             for members in groups.values() for chunk in _chunks(members, chunk_size))
+    with contextlib.closing(run(task for task in tasks if task[3])) as finished:  # closing: a Dask cluster stops
+        for batch in finished:
+            yield from batch
+            progress.advance(len(batch))  # per chunk: off a terminal, one plain line each
 
 
 def level_prefix(level: str) -> str:

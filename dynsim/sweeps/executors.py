@@ -1,30 +1,106 @@
-"""Where the chunks of a sweep run: in this process (default), on a local Dask cluster (`workers=N`) or on an
-existing one (`scheduler="tcp://host:port"`). Results come back to the caller, which alone writes the store, so
-a chunk whose worker died and was recomputed elsewhere is still written once."""
+"""Where the chunks of a sweep run: in this process (default), on a private local Dask cluster (`workers=N`) or on
+an existing one (`scheduler="tls://host:port"` with `security=FILE`). Results come back to the caller, which alone
+writes the store, so a chunk whose worker died and was recomputed elsewhere is still written once.
+
+The local cluster is private: TLS with credentials made for it in memory (`Security.temporary()`), scheduler,
+nannies and workers bound to 127.0.0.1, no dashboard unless asked (then on 127.0.0.1 too). A connection without
+the credentials is refused in the TLS handshake, before any message is read (docs/sweeps.md §6).
+"""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+import importlib.util
+import os
+import tomllib
+import warnings
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from dynsim import progress
 from dynsim.validation import check_int
 
 from .tasks import compute_chunk
 
+HOST = "127.0.0.1"
+# the fields of a --security file: paths to PEM files (relative to the file's folder), as distributed.Security names them
+SECURITY_FIELDS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 
-def check(scheduler: Optional[str], workers: Optional[int]) -> None:
+
+def check(scheduler: Optional[str], workers: Optional[int], security: Any = None,
+          dashboard: bool = False) -> None:
     """Validate the executor arguments before any work."""
     if scheduler is not None and workers is not None:
         raise ValueError(f"scheduler = {scheduler!r} and workers = {workers!r} are exclusive: give the address of an "
                          "existing cluster, or a number of local workers, not both")
     if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
-        raise ValueError(f"scheduler = {scheduler!r} is invalid: must be an address like tcp://HOST:PORT")
+        raise ValueError(f"scheduler = {scheduler!r} is invalid: must be an address like tls://HOST:PORT")
     if workers is not None:
         check_int("workers", workers, 1)
+    if dashboard and workers is None:
+        raise ValueError("dashboard = True is invalid without workers: it is the dashboard of the local cluster "
+                         "that workers=N starts")
+    if dashboard and importlib.util.find_spec("bokeh") is None:
+        raise ValueError("dashboard = True is invalid here: the Dask dashboard needs bokeh (pip install bokeh)")
+    if security is not None:
+        if scheduler is None:
+            raise ValueError(f"security = {security!r} is invalid without a scheduler: it holds the credentials of "
+                             "an existing TLS cluster (a local cluster, workers=N, makes its own)")
+        if not scheduler.startswith("tls://"):
+            raise ValueError(f"scheduler = {scheduler!r} is invalid with security = {security!r}: a secured "
+                             "scheduler's address starts with tls://")
+        load_security(security)
 
 
-def run(tasks: list, scheduler: Optional[str] = None, workers: Optional[int] = None) -> Iterator[list]:
-    """Each task's result, as it finishes (in order in-process; in completion order on Dask)."""
+def load_security(security):
+    """A distributed.Security from a TOML file of SECURITY_FIELDS (tls_ca_file and tls_client_cert required, the
+    key may be in the certificate's file); a ValueError naming the file and what is wrong. A Security given
+    instead of a path is returned as it is (the Python API's way to pass a cluster's credentials)."""
+    from distributed.security import Security
+
+    if isinstance(security, Security):
+        return security
+    path = security
+    try:
+        with open(path, "rb") as fh:
+            fields = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"security = {path!r} is invalid: cannot read it as TOML ({exc})") from None
+    unknown = sorted(set(fields) - set(SECURITY_FIELDS))
+    missing = [name for name in SECURITY_FIELDS[:2] if name not in fields]
+    if unknown or missing:
+        raise ValueError(f"security = {path!r} is invalid: it must give {', '.join(SECURITY_FIELDS[:2])} (and may "
+                         f"give tls_client_key), paths to PEM files; unknown {unknown}, missing {missing}")
+    files = {}
+    for name, value in fields.items():
+        file = os.path.join(os.path.dirname(os.path.abspath(path)), str(value))
+        if not isinstance(value, str) or not os.path.isfile(file):
+            raise ValueError(f"security = {path!r} is invalid: {name} = {value!r} is not a readable file")
+        files[name] = file
+    return Security(require_encryption=True, **files)
+
+
+def local_cluster(workers: int, dashboard: bool = False):
+    """A private LocalCluster of `workers` processes (one thread each) and the Security that admits a client:
+    TLS with temporary credentials, everything on 127.0.0.1. Without `dashboard` the HTTP servers Dask starts
+    anyway (scheduler and workers, free ports on 127.0.0.1) serve no route; with it, the scheduler's serves the
+    dashboard and Dask's usual routes (metrics, info pages)."""
+    import dask
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    security = Security.temporary()
+    quiet = {} if dashboard else {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+    with dask.config.set(quiet):  # the nannies hand this config to the worker processes they start
+        # one thread per worker process: JAX uses the cores itself, and a killed worker's loss stays local
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host=HOST, protocol="tls://",
+                               security=security, dashboard_address=f"{HOST}:0" if dashboard else None,
+                               scheduler_kwargs={"dashboard_address": f"{HOST}:0"}, worker_dashboard_address=None)
+    return cluster, security
+
+
+def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int] = None, security: Any = None,
+        dashboard: bool = False, log: Optional[Callable[[str], None]] = None) -> Iterator[list]:
+    """Each task's result, as it finishes (in order in-process; in completion order on Dask). In process, a task is
+    taken from `tasks` only when the previous one is done (a sweep claims its points then)."""
     if scheduler is None and workers is None:
         for task in tasks:
             try:
@@ -35,19 +111,34 @@ def run(tasks: list, scheduler: Optional[str] = None, workers: Optional[int] = N
                 raise
             yield result
         return
+    yield from _dask(tasks, scheduler, workers, security, dashboard, log)
+
+
+def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], security: Any, dashboard: bool,
+          log: Optional[Callable[[str], None]]) -> Iterator[list]:
+    from distributed import Client, as_completed
+
+    tasks = list(tasks)  # every chunk is claimed now: they run in parallel
     if not tasks:
         return
-    yield from _dask(tasks, scheduler, workers)
-
-
-def _dask(tasks: list, scheduler: Optional[str], workers: Optional[int]) -> Iterator[list]:
-    from distributed import Client, LocalCluster, as_completed
-
     cluster = None
     if scheduler is None:
-        # one thread per worker process: JAX uses the cores itself, and processes keep a killed worker's loss local
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster if cluster is not None else scheduler)
+        cluster, credentials = local_cluster(workers, dashboard)
+        if dashboard and log is not None:
+            log(f"Dask dashboard at {cluster.dashboard_link} (this machine only; no password: any local user can "
+                "read it)")
+        client = Client(cluster, security=credentials)
+    else:
+        if security is None and not scheduler.startswith("tls://"):
+            warnings.warn(f"scheduler {scheduler} is not authenticated: anyone who can reach it can run code on its "
+                          "workers as their owner; use a TLS cluster and --security FILE (docs/sweeps.md §6)",
+                          UserWarning, stacklevel=2)
+        try:  # security None: Dask's configuration
+            client = Client(scheduler, security=None if security is None else load_security(security))
+        except (OSError, TypeError) as exc:  # refused, timed out, or TLS without credentials (TypeError)
+            raise ValueError(f"scheduler = {scheduler!r} is invalid: cannot connect ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}); with a TLS scheduler give --security "
+                             "FILE") from None
     futures = []
     try:
         # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled by Dask

@@ -12,6 +12,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from dynsim.trajectory import atomic_savefig
+
 
 def _numeric(v) -> float:
     if v is None or isinstance(v, str):
@@ -155,8 +157,9 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
         fig.suptitle(f"{setting} sweep ({level}): {name}, mean over seeds", fontsize=9)
         fig.tight_layout(rect=(0, 0.045 * math.ceil(len(legend) / across) / nrow, 1, 1))
         path = os.path.join(out, f"heatmap-{name}.png")
-        fig.savefig(path + ".tmp.png", dpi=110)
-        os.replace(path + ".tmp.png", path)
-        plt.close(fig)
+        try:
+            atomic_savefig(fig, path, dpi=110)  # a unique temporary name: concurrent sweeps on one --out
+        finally:
+            plt.close(fig)
         files[f"heatmap-{name}"] = path
     return files

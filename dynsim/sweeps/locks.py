@@ -1,0 +1,166 @@
+"""Points claimed by one sweep process at a time, so that several processes on one store split the work.
+
+A claim is a lock file `<store>/locks/<key>.lock`, created with O_CREAT | O_EXCL (atomic, also on NFS v3+) and
+holding the owner's pid, host name and start time as JSON. While a process holds claims, a thread refreshes their
+modification time every HEARTBEAT_SECONDS. A claim is stale, and taken over, when its owner is on this host and no
+longer alive, or when it was not refreshed for STALE_SECONDS (an owner on another host, or a reused pid): a killed
+sweep never blocks another for long. Taking over renames the stale file to a unique name first, so of two
+processes that find it stale at once only one removes it. If two processes still compute one point (a takeover
+racing a fresh claim), both write the same bytes atomically: the store stays right, only the work is doubled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from typing import Optional
+
+from dynsim.trajectory import TEMP_PREFIX
+
+HEARTBEAT_SECONDS = 30.0
+STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
+TEMP_AGE_SECONDS = 600.0  # a temporary file this old is a killed writer's leftover (a write takes seconds)
+# a killed writer's leftovers: dynsim's temporary files (trajectory.TEMP_PREFIX + mkstemp's 8 characters), anywhere
+# in the store; mkstemp's plain names (earlier versions) and locks moved aside by a takeover, in its own folders
+OURS = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}(\.npz\.tmp|\.tmp|\.png)$")
+OURS_INSIDE = re.compile(r"^(tmp[a-z0-9_]{8}\.npz\.tmp|[0-9a-f]{64}\.lock\.[0-9a-f]{32}\.stale)$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
+    """Remove the temporary files of killed writers from the store `root` (OURS anywhere, OURS_INSIDE under
+    points/ and locks/), if older than TEMP_AGE_SECONDS; their paths. A live writer's temporary file exists only
+    for the seconds of one write; nothing else in `root` (which may be a shared folder) is touched."""
+    now = time.time() if now is None else now
+    removed = []
+    for directory, _, names in os.walk(root):
+        inside = os.path.relpath(directory, root).split(os.sep)[0] in ("points", "locks")
+        for name in names:
+            path = os.path.join(directory, name)
+            if not (OURS.match(name) or inside and OURS_INSIDE.match(name)):
+                continue
+            try:
+                if now - os.path.getmtime(path) > TEMP_AGE_SECONDS:
+                    os.unlink(path)
+                    removed.append(path)
+            except FileNotFoundError:  # another process removed it first
+                pass
+    return removed
+
+
+class Locks:
+    """This process's claims on the points of one store; `with Locks(root) as locks:` releases them all at the
+    end (also on Ctrl-C) and stops the heartbeat."""
+
+    def __init__(self, root: str):
+        self.directory = os.path.join(root, "locks")
+        os.makedirs(self.directory, exist_ok=True)
+        self.owner = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+        self.held: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._heartbeat, name="dynsim-locks", daemon=True)
+
+    def __enter__(self) -> "Locks":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        for key in list(self.held):
+            self.release(key)
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.directory, f"{key}.lock")
+
+    def claim(self, key: str) -> bool:
+        """Claim `key`: True if this process now holds it (it was free, or its claim was stale), False if another
+        live process holds it."""
+        path = self.path(key)
+        for _ in range(3):  # free -> create; stale -> move aside, create; lost a race -> look again
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if not self._take_over(path):
+                    return False
+                continue
+            with os.fdopen(fd, "w") as fh:
+                json.dump(self.owner, fh)
+            self.held.add(key)
+            return True
+        return False
+
+    def release(self, key: str) -> None:
+        """Give up the claim on `key` (after its point is stored)."""
+        self.held.discard(key)
+        try:
+            os.unlink(self.path(key))
+        except FileNotFoundError:
+            pass
+
+    def holder(self, path: str) -> Optional[dict]:
+        """The owner recorded in a claim file, None if it vanished; {} if unreadable (a claim being written, or
+        torn by a kill between its creation and its write)."""
+        try:
+            with open(path) as fh:
+                text = fh.read()
+            mtime = os.path.getmtime(path)
+        except FileNotFoundError:
+            return None
+        try:
+            owner = json.loads(text)
+        except ValueError:
+            owner = {}
+        return {**owner, "mtime": mtime, "text": text} if isinstance(owner, dict) else {"mtime": mtime, "text": text}
+
+    def stale(self, owner: dict) -> bool:
+        """Whether a claim's owner is gone: dead on this host, or silent for STALE_SECONDS."""
+        if time.time() - owner["mtime"] > STALE_SECONDS:
+            return True
+        pid = owner.get("pid")
+        return owner.get("host") == self.owner["host"] and isinstance(pid, int) and not _alive(pid)
+
+    def _take_over(self, path: str) -> bool:
+        """Move a stale claim aside (True: the caller may create its own); False if the claim is live."""
+        owner = self.holder(path)
+        if owner is None:
+            return True  # released meanwhile
+        if not self.stale(owner):
+            return False
+        aside = f"{path}.{uuid.uuid4().hex}.stale"
+        try:
+            os.rename(path, aside)
+        except FileNotFoundError:
+            return True  # another process moved it first: look again
+        with open(aside) as fh:
+            moved = fh.read()
+        if moved != owner["text"]:  # a fresh claim made after we read the stale one: put it back
+            try:
+                os.link(aside, path)
+            except FileExistsError:
+                pass
+            os.unlink(aside)
+            return False
+        os.unlink(aside)
+        return True
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_SECONDS):
+            for key in list(self.held):
+                try:
+                    os.utime(self.path(key))
+                except FileNotFoundError:
+                    pass
