@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Any, Optional, Sequence
 
@@ -12,6 +11,7 @@ from scipy.stats import t as student_t
 
 from dynsim import setting as settings_registry
 from dynsim.setting import Checks
+from dynsim.trajectory import strict_json
 
 APPROXIMATION_TOLERANCE = 0.05  # default for a named approximation: relative to the observable's largest magnitude
 SAFETY = 10.0  # constant of the rounding model: covers the few roundings per term (exp, powers, softplus)
@@ -65,7 +65,7 @@ class Report:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, allow_nan=True)
+        return strict_json(self.to_dict())
 
     def table(self) -> str:
         """A plain-text table: observable, max abs error, max rel error, tolerance, verdict."""

@@ -14,11 +14,12 @@ report it as a `Measurement`. Setting-free: the settings build their claims with
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
+
+from dynsim.trajectory import strict_json
 
 LOG = Callable[[str], None]
 
@@ -149,19 +150,7 @@ def to_dict(items: Iterable[Item], config: Optional[dict] = None) -> dict[str, A
 
 
 def to_json(items: Iterable[Item], config: Optional[dict] = None) -> str:
-    return json.dumps(to_dict(items, config), indent=2, allow_nan=True, default=_default)
-
-
-def _default(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating,)):
-        return float(v)
-    if isinstance(v, (np.bool_,)):
-        return bool(v)
-    return str(v)
+    return strict_json(to_dict(items, config))
 
 
 def table(items: Iterable[Item]) -> str:

@@ -16,6 +16,8 @@ from typing import Iterator, Optional
 import jax
 import numpy as np
 
+from . import interrupt
+
 _active: Optional[dict] = None
 
 
@@ -46,7 +48,9 @@ def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None, uni
 
 
 def report(done) -> None:
-    """Host side of the callback of compiled runs: redraw a steps bar (at most 10 times a second)."""
+    """Host side of the callback of compiled runs: stop the run if a signal arrived (`interrupt.check`), else redraw
+    a steps bar (at most 10 times a second)."""
+    interrupt.check()
     state = _active
     if state is None or state["unit"] != "steps":
         return

@@ -7,7 +7,7 @@ import json
 import os
 import tempfile
 import zipfile
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
@@ -181,6 +181,26 @@ def seed_statistics(records: dict, *, standard_error: bool = True, keep_seeds: b
         if keep_seeds:
             out[f"{name}_seeds"] = values
     return out
+
+
+def strict_json(data: Any, indent: Optional[int] = 2) -> str:
+    """`data` as strict JSON (RFC 8259, what every JSON file of the CLI is): NaN and +-inf written as null (a
+    strict parser rejects Python's NaN / Infinity; issue 16), numpy values as numbers and lists, other objects as
+    their str. allow_nan=False: a non-finite number that slipped through raises instead of being written."""
+    return json.dumps(finite(data), indent=indent, allow_nan=False)
+
+
+def finite(x: Any) -> Any:
+    """`x` with its non-finite floats replaced by None, numpy values and dataclasses by plain ones (`jsonable`)."""
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return float(x) if np.isfinite(x) else None
+    if x is None or isinstance(x, (str, int)):
+        return x
+    return finite(jsonable(x)) if isinstance(x, (np.generic, np.ndarray)) or dataclasses.is_dataclass(x) else str(x)
 
 
 def jsonable(x: Any) -> Any:

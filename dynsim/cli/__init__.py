@@ -6,7 +6,7 @@ Every command takes `--config FILE.toml` and `--print-config` (`configfile`); `d
 recorded command again (`rerun`).
 
 Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
-fails), 2 invalid input, 130 interrupted.
+fails), 2 invalid input, 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (`dynsim.interrupt`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from dynsim import progress
+from dynsim import interrupt, progress
 from dynsim import setting as registry
 from dynsim import __version__
 
@@ -98,23 +98,31 @@ def main(argv=None) -> int:
             return EXIT_AGREE
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = output.default_out(args)
-        return args.run(args)
+        with interrupt.watch():
+            return args.run(args)
     except (UsageError, ValueError) as exc:
         print(f"dynsim: error: {exc}" if not str(exc).startswith("dynsim") else f"{exc}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
-        print("dynsim: interrupted; files already written are complete (writes are atomic)", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(interrupt.MESSAGE, file=sys.stderr)
+        return interrupt.exit_code()
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_AGREE
     except Exception as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
         if not progress.interrupted(exc):
             raise
-        print("dynsim: interrupted; files already written are complete (writes are atomic)", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(interrupt.MESSAGE, file=sys.stderr)
+        return interrupt.exit_code()
 
 
 def main_entry() -> None:
-    """Console-script entry point: exit with `main`'s code."""
-    sys.exit(main())
+    """Console-script entry point: exit with `main`'s code. After a Ctrl-C / SIGTERM it leaves through `os._exit`:
+    XLA's threads could still be running during the interpreter's teardown, which crashed 5 of 15 interrupted
+    sweeps (exit 139 after printing "interrupted")."""
+    code = main()
+    if interrupt.received() is not None:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -12,7 +12,7 @@ import warnings
 from dynsim import claims as claims_mod
 from dynsim import environment
 from dynsim import progress
-from dynsim.trajectory import atomic_savez, atomic_write_text, save_many
+from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -23,8 +23,8 @@ def log(msg: str) -> None:
 
 
 def write_json(path: str, data) -> None:
-    """`data` as indented JSON, written atomically."""
-    atomic_write_text(path, json.dumps(data, indent=2, default=str))
+    """`data` as indented strict JSON (NaN and infinities as null: `strict_json`), written atomically."""
+    atomic_write_text(path, strict_json(data))
 
 
 def invocation(args) -> dict:
@@ -96,7 +96,7 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
     if not args.no_plot:
         plot(os.path.join(args.out, "compare.png"))
     if args.json:
-        print(json.dumps(out, indent=2, default=str))
+        print(strict_json(out))
     else:
         print(report.table())
         for line in extra:

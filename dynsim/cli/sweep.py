@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from dynsim import sweeps
+from dynsim import interrupt, sweeps
 from dynsim.setting import Command, Setting
 
 from . import options, output
@@ -17,7 +17,7 @@ DESCRIPTION = ("Run every point of a grid at one level and summarize each: event
                "interrupted sweep resumes where it stopped. Writes table.csv, sweep.json, heatmap-*.png and points/. "
                "Several sweeps may share one --out: they split the points (claims in locks/) and each prints the "
                "whole table. Exit 0 when done (and, with --level both, every point agrees), 1 when a point disagrees, 2 on invalid "
-               "input, 130 when interrupted.")
+               "input, 130 when interrupted (143 by SIGTERM).")
 
 
 def sweep_arguments(parser, setting: Setting) -> None:
@@ -103,7 +103,7 @@ def run(args) -> int:
     except KeyboardInterrupt:
         print(f"dynsim: interrupted; every finished chunk is stored in {args.out}/points: run the same command again "
               "to resume", file=sys.stderr)
-        return output.EXIT_INTERRUPTED
+        return interrupt.exit_code()
     print(summary_text(result, list(axes), spec))
     disagree = [r for r in result.rows if r.get("verdict") == "DISAGREE"]
     return output.EXIT_DISAGREE if disagree else output.EXIT_AGREE

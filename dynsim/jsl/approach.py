@@ -9,7 +9,6 @@ observable, the log-log slope of the largest deviation against N.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Any, Optional, Sequence
 
@@ -18,7 +17,7 @@ import numpy as np
 import full.jsl
 import reduced.jsl
 from dynsim.checker import Report, compare
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectory, strict_json
 
 from .config import JSLConfig
 
@@ -64,7 +63,7 @@ class Approach:
                 "reports": [r.to_dict() for r in self.reports]}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, allow_nan=True)
+        return strict_json(self.to_dict())
 
 
 def ladder(N: int, low: int = 16) -> list[int]:

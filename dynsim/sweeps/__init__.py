@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from dynsim import environment, progress
 from dynsim import setting as registry
 from dynsim.store import STORE_VERSION, Store, point_key
-from dynsim.trajectory import atomic_write_text
+from dynsim.trajectory import atomic_write_text, strict_json
 from dynsim.validation import check_int
 
 from . import executors, locks, plots
@@ -281,7 +281,7 @@ def _write_outputs(out, setting, level, axes, base, seeds, options, rows, column
         "heatmaps": list(heatmaps), "heatmap_axes": None if heatmap_axes is None else list(heatmap_axes),
         "invocation": dict(invocation) if invocation is not None else None,
     }
-    atomic_write_text(files["manifest"], json.dumps(manifest, indent=2, default=str))
+    atomic_write_text(files["manifest"], strict_json(manifest))
     names = [n if n in columns else prefix + n for n in heatmaps]
     files.update(plots.heatmaps(out, setting, level, rows, axes, names, heatmap_axes))
     return files
