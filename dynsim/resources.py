@@ -94,16 +94,23 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                         "limit below a year)")
 
 
-def available_memory() -> int:
-    """The memory available to a new allocation, in bytes: /proc/meminfo's MemAvailable, else free pages."""
+def _read(path: str) -> str:
     try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+        with open(path) as f:
+            return f.read()
     except OSError:
-        pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return ""
+
+
+def available_memory() -> int:
+    """The memory available to a new allocation, in bytes: /proc/meminfo's MemAvailable (else the free pages), or
+    less where a cgroup (v2) limit leaves less (a container, a batch job)."""
+    found = re.search(r"^MemAvailable:\s+(\d+) kB", _read("/proc/meminfo"), re.M)
+    avail = int(found.group(1)) * 1024 if found else os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    limit, used = _read("/sys/fs/cgroup/memory.max").strip(), _read("/sys/fs/cgroup/memory.current").strip()
+    if limit.isdigit() and used.isdigit():
+        avail = min(avail, max(int(limit) - int(used), 0))
+    return avail
 
 
 def text_bytes(n: float) -> str:

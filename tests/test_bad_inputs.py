@@ -66,6 +66,8 @@ CASES = [
     (["compare", "mim", "--max-memory", "1K"], "--max-memory"),
     (["transfer", "jsl", "--finetune-steps", BIG, "--max-time", "2h"], "--finetune-steps"),
     (["sweep", "jsl", "--seed", str(2**63 - 1), "--seeds", "2"], "--seed"),
+    (["compare", "mim", "--partitions", "5"], "partitions"),
+    (["compare", "jsl", "--steps", "-1", "--record-every", "0"], "steps"),
     (["rerun", "/nonexistent/report.json"], "report"),
 ]
 

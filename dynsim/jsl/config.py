@@ -109,7 +109,7 @@ def _validate(c: JSLConfig) -> None:
     if c.D // c.C < 2:
         _fail("D", c.D, f"needs at least L = D/C = 2 sets; D/C = {c.D // c.C} with C = {c.C}")
     if c.p < 3 or c.p % 2 == 0 or c.p > MAX_P:
-        _fail("p", c.p, f"must be an odd integer in [3, {MAX_P}] (the activation x^p + nu x must be odd; beyond "
+        _fail("p", c.p, f"must be an odd integer >= 3 and <= {MAX_P} (the activation x^p + nu x must be odd; beyond "
                         f"{MAX_P} x^p overflows float64 from |x| = 2 on)")
     if not 0.0 <= c.q <= 1.0:
         _fail("q", c.q, "must lie in [0, 1]")

@@ -25,7 +25,10 @@ def _sizes(v: dict) -> tuple:
     from explicit partitions; d as given, else P + K areas."""
     P, K = max(int(v["P"]), 1), max(int(v["K"]), 1)
     if v.get("partitions"):
-        N = max((len(c) for c in v["partitions"]), default=1)
+        try:
+            N = max((len(c) for c in v["partitions"]), default=1)
+        except TypeError:  # not a list of lists: MIMConfig names it
+            N = 1
     else:
         kc, ks = float(v["kappa_c"] or 0.5), float(v["kappa_s"] or 0.25)
         N = 1 + math.ceil(max(P - P**kc, 0) / max(P**ks, 1.0))
