@@ -32,7 +32,8 @@ class Command:
 
     add_arguments(parser, setting) adds the options (`setting`: the Setting that declares the command); run(args)
     does the work and returns the exit code. verb_help: the verb's one-line help in `dynsim --help`, taken from the
-    first command that gives one."""
+    first command that gives one. estimate(args) -> [dynsim.resources.Need]: what the command would hold and do,
+    checked before it runs (None: nothing to estimate)."""
 
     verb: str
     name: str
@@ -41,6 +42,7 @@ class Command:
     help: str = ""
     description: str = ""
     verb_help: str = ""
+    estimate: Optional[Callable[[argparse.Namespace], list]] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,7 +107,10 @@ class Setting:
     name. claims(cfg, log) -> [dynsim.claims.Claim] backs `check-theorems NAME`; derive(cfg, latex) -> str backs
     `derive NAME`; commands replace or add CLI subcommands (a command for verb "compare" replaces the generated
     one). field_help / field_parsers / field_choices: per config field, the --help text, an argparse type for
-    fields with their own syntax, and the allowed values. modes: the full level's modes (`compare --mode`)."""
+    fields with their own syntax, and the allowed values. modes: the full level's modes (`compare --mode`).
+    resources(values, level, options) -> [dynsim.resources.Need]: what one run at `level` ("reduced" or "full") of
+    the config field `values` (a dict, not yet validated) with the run `options` (mode, replicates, ...) would hold
+    in memory and do; the generated commands check it before any work (None: no estimate)."""
 
     name: str
     description: str
@@ -121,6 +126,7 @@ class Setting:
     field_help: Mapping[str, str] = dataclasses.field(default_factory=dict)
     field_parsers: Mapping[str, Callable[[str], Any]] = dataclasses.field(default_factory=dict)
     field_choices: Mapping[str, Sequence] = dataclasses.field(default_factory=dict)
+    resources: Optional[Callable[[dict, str, dict], list]] = None
 
     def command(self, verb: str) -> Optional[Command]:
         """The setting's own command for `verb` under its name (e.g. its `compare`), or None."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from dynsim import interrupt, progress
+from dynsim import interrupt, progress, resources
 from dynsim import setting as registry
 from dynsim import __version__
 
@@ -67,7 +67,8 @@ def build_parser() -> Parser:
             p = names.add_parser(c.name, allow_abbrev=False, description=c.description or None, **kw)
             c.add_arguments(p, s)
             configfile.add_options(p)
-            p.set_defaults(run=c.run, setting_record=s, command_parser=p)
+            resources.add_options(p)
+            p.set_defaults(run=c.run, setting_record=s, command_parser=p, estimate=c.estimate)
     rerun.add_command(sub, main)
     return parser
 
@@ -98,10 +99,12 @@ def main(argv=None) -> int:
             return EXIT_AGREE
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = output.default_out(args)
+        if getattr(args, "estimate", None) is not None:  # issue 16: refuse what does not fit before any work
+            resources.check(args.estimate(args), args.max_memory, args.max_time)
         with interrupt.watch():
             return args.run(args)
     except (UsageError, ValueError) as exc:
-        print(f"dynsim: error: {exc}" if not str(exc).startswith("dynsim") else f"{exc}", file=sys.stderr)
+        print(f"dynsim: error: {exc}" if not str(exc).startswith("dynsim: error") else f"{exc}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print(interrupt.MESSAGE, file=sys.stderr)

@@ -41,6 +41,15 @@ def run_compare(args) -> int:
                                lambda path: plotting.compare_plot(runs, path, title=f"{setting.name}: {cfg}"), [])
 
 
+def estimate_levels(args) -> list:
+    """Both levels' needs (the setting's resources hook; none without one), checked before any work (issue 16)."""
+    hook = args.setting_record.resources
+    if hook is None:
+        return []
+    values = options.values(args)
+    return hook(values, "reduced", {}) + hook(values, "full", {"mode": getattr(args, "mode", "exact")})
+
+
 def check_arguments(parser, setting: Setting) -> None:
     """Every config field, --json and --out."""
     options.config_options(parser, setting)
@@ -74,12 +83,13 @@ def commands(setting: Setting) -> list[Command]:
     out = []
     if setting.command("compare") is None:
         out.append(Command("compare", setting.name, compare_arguments, run_compare, help=setting.description,
-                           description=f"Compare the reduced and the full level of {setting.description}."))
+                           description=f"Compare the reduced and the full level of {setting.description}.",
+                           estimate=estimate_levels))
     if setting.claims is not None and setting.command("check-theorems") is None:
         out.append(Command("check-theorems", setting.name, check_arguments, run_check,
                            description=f"Evaluate the claims of {setting.description} on runs. Exit 0 only when every "
                                        "claim holds; 1 when one fails, is not applicable or was not evaluated; 2 on "
-                                       "invalid input."))
+                                       "invalid input.", estimate=estimate_levels))
     if setting.derive is not None and setting.command("derive") is None:
         out.append(Command("derive", setting.name, derive_arguments, run_derive,
                            description=f"Print the symbolic reduced loss of {setting.description} and its gradients."))

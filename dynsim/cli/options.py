@@ -9,6 +9,8 @@ import json
 import typing
 from typing import Any, Optional
 
+from dynsim import resources
+
 
 class UsageError(Exception):
     """Invalid command-line input: reported on one line, exit code 2."""
@@ -16,6 +18,10 @@ class UsageError(Exception):
 
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line and exit code 2 (no usage dump)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("type", int, resources.integer)  # every type=int option within int64 (issue 16)
 
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
@@ -26,7 +32,7 @@ def field_kind(setting, f: dataclasses.Field, hints: dict):
     if f.name in setting.field_parsers:
         return setting.field_parsers[f.name]
     hint = str(hints[f.name])
-    return int if "int" in hint else float if "float" in hint else str
+    return resources.integer if "int" in hint else float if "float" in hint else str
 
 
 def field_help(setting, f: dataclasses.Field) -> str:
@@ -71,6 +77,14 @@ def config(args: argparse.Namespace):
     return cls(**{**args.config_defaults, **given})
 
 
+def values(args: argparse.Namespace) -> dict:
+    """Every config field's value on the command line, not validated (a resource estimate reads it before the config is
+    built): the config's defaults, the command's, then the options given (a sweep's are lists)."""
+    cls = args.config_class
+    out = {f.name: f.default for f in dataclasses.fields(cls)}
+    return {**out, **getattr(args, "config_defaults", {}), **{k: v for k, v in vars(args).items() if k in out}}
+
+
 def json_option(text: str) -> Any:
     """An argparse type: a JSON value."""
     try:
@@ -82,8 +96,8 @@ def json_option(text: str) -> Any:
 def int_list(text: str) -> list[int]:
     """An argparse type: a comma-separated list of integers."""
     try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
+        values = [resources.integer(x) for x in text.split(",") if x.strip()]
+    except (ValueError, argparse.ArgumentTypeError):
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
     if not values:
         raise argparse.ArgumentTypeError("the list is empty")
@@ -100,8 +114,10 @@ def list_of(kind):
             raise argparse.ArgumentTypeError(f"{text!r} is not a value or a comma-separated list of values")
         try:
             return [kind(x) for x in items]
-        except (ValueError, argparse.ArgumentTypeError):
+        except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r}: every item must be {kind.__name__}") from None
+        except argparse.ArgumentTypeError as exc:  # the item's own message (e.g. out of range)
+            raise argparse.ArgumentTypeError(f"{text!r}: every item must be {kind.__name__}: {exc}") from None
 
     parse.__name__ = f"list of {kind.__name__}"
     parse.comma_list = True  # a --config list value is written as its comma-separated text

@@ -4,9 +4,10 @@ product (times --seeds) runs through `dynsim.sweeps.sweep`, stored and resumable
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
 
-from dynsim import interrupt, sweeps
+from dynsim import interrupt, resources, sweeps
 from dynsim.setting import Command, Setting
 
 from . import options, output
@@ -69,7 +70,36 @@ def commands(setting: Setting) -> list[Command]:
     if setting.sweep is None:
         return []
     return [Command("sweep", setting.name, sweep_arguments, run, help=setting.sweep.example or setting.description,
-                    description=DESCRIPTION)]
+                    description=DESCRIPTION, estimate=estimate)]
+
+
+def estimate(args) -> list:
+    """The sweep's needs (issue 16): each point's at its levels (the setting's resources hook), the largest held
+    --batch-size times at once on each of --workers processes, every point's work once per seed."""
+    setting: Setting = args.setting_record
+    base_seed = max(getattr(args, "seed", [0]))
+    if base_seed + max(args.seeds, 1) - 1 > resources.INT_MAX:
+        raise ValueError(f"--seed = {base_seed} with --seeds = {args.seeds} is invalid: the last seed, seed + seeds - 1,"
+                         f" must be at most 2^63 - 1 = {resources.INT_MAX} (what jax.random.key takes)")
+    if setting.resources is None:
+        return []
+    values = options.values(args)
+    lists = {k: (v if isinstance(v, list) else [v]) for k, v in values.items()}
+    names = setting.sweep.reduced_options + setting.sweep.full_options
+    opts = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+    levels = ("reduced", "full") if args.level == "both" else (args.level,)
+    points = list(itertools.islice(itertools.product(*lists.values()), 100_000))  # the formulas are cheap
+    per_point = [[n for lv in levels for n in setting.resources(dict(zip(lists, p)), lv, opts)] for p in points]
+    largest = max(per_point, key=lambda ns: sum(n.bytes for n in ns))
+    batched = len(points) if setting.sweep.traced else 1  # points of one group share a vmapped batch
+    held = min(max(args.batch_size, 1), batched) * max(args.workers or 1, 1)
+    work = max(args.seeds, 1)
+    at_once = {"--batch-size": args.batch_size, **({"--workers": args.workers} if args.workers else {})} \
+        if held > 1 else {}
+    out = [n.scaled(memory=held, work=0, what=f" (x {held} points at once)" if held > 1 else "", by=at_once)
+           for n in largest]
+    out += [n.scaled(memory=0, work=work, by={"--seeds": args.seeds} if work > 1 else {}) for ns in per_point for n in ns]
+    return out
 
 
 def run(args) -> int:

@@ -12,6 +12,9 @@ from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_boun
 TEMPERATURES = ("sqrt_d", "unit")
 PARTITIONS = ("grid", "contiguous", "random")
 DTYPES = ("float64", "float32")
+# p at most 1023: x^p overflows float64 (max 1.8e308 = 2^1024) from |x| = 2 on beyond it, and D <v, X_j> reaches 2
+# at the problems dynsim runs; sympy's derivation is symbolic but its lambdified loss is not (issue 16)
+MAX_P = 1023
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,8 +108,9 @@ def _validate(c: JSLConfig) -> None:
         _fail("D", c.D, f"must be a positive multiple of C = {c.C}")
     if c.D // c.C < 2:
         _fail("D", c.D, f"needs at least L = D/C = 2 sets; D/C = {c.D // c.C} with C = {c.C}")
-    if c.p < 3 or c.p % 2 == 0:
-        _fail("p", c.p, "must be an odd integer >= 3 (the activation x^p + nu x must be odd)")
+    if c.p < 3 or c.p % 2 == 0 or c.p > MAX_P:
+        _fail("p", c.p, f"must be an odd integer >= 3 and <= {MAX_P} (the activation x^p + nu x must be odd; beyond "
+                        f"{MAX_P} x^p overflows float64 from |x| = 2 on)")
     if not 0.0 <= c.q <= 1.0:
         _fail("q", c.q, "must lie in [0, 1]")
     if c.nu < 0:
@@ -134,7 +138,7 @@ def _validate(c: JSLConfig) -> None:
 FIELD_HELP = {
     "D": "number of patches D",
     "C": "patches per set S_l (C divides D, L = D/C >= 2)",
-    "p": "activation degree: sigma(x) = x^p + nu x, p odd >= 3",
+    "p": f"activation degree: sigma(x) = x^p + nu x, p odd, 3 <= p <= {MAX_P}",
     "q": "probability that a random-set patch carries +w* or -w* (q/2 each), 0 <= q <= 1",
     "nu": "linear coefficient of the activation, >= 0",
     "sigma_A": "fixed diagonal beta of A, > 0",

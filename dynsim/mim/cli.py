@@ -55,7 +55,7 @@ def compare_arguments(parser, setting) -> None:
                      help="confidence of the Monte Carlo band in --mode sampled (default: 0.999)")
     run.add_argument("--approximation-tolerance", type=float, default=0.05,
                      help="with an approximation: allowed |difference| as a fraction of each observable's largest "
-                          "magnitude (a stated choice, not a derived bound) (default: 0.05)")
+                          "magnitude, > 0 (a stated choice, not a derived bound) (default: 0.05)")
     output.out_options(run)
     output.report_options(run)
     output.method_options(run)

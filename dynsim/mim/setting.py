@@ -9,7 +9,7 @@ from dynsim.cli.options import json_option
 from dynsim.setting import Command, Setting
 from reduced.mim.symbolic import render
 
-from . import cli, cli_figures, theorems
+from . import cli, cli_figures, resources, theorems
 from .checks import CHECKS
 from .config import DTYPES, FIELD_HELP, PARTITIONS, MIMConfig
 from .sweep import SWEEP
@@ -26,7 +26,7 @@ def derive(cfg: MIMConfig, latex: bool = False) -> str:
 
 
 COMMANDS = (
-    Command("compare", "mim", cli.compare_arguments, cli.run_compare,
+    Command("compare", "mim", cli.compare_arguments, cli.run_compare, estimate=resources.estimate_compare,
             help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
             description="Compare the reduced per-query MIM dynamics (FP correlations A, PP correlations B, Lemmas "
                         "5.1-5.2) with full-matrix GD on the literal d x d matrix Q. With K = 1 the reduction is exact "
@@ -34,12 +34,14 @@ COMMANDS = (
                         "one per query and joint type of the key (reduced.mim.joint). --approximation pp_frozen "
                         "(B = 0, the theory's claim) reports its deviation from full and the PP magnitude it drops."),
     Command("figure", "mim-phases", cli_figures.phases_arguments, cli_figures.run_phases,
+            estimate=resources.estimate_phases,
             help="MIM: FP and PP trajectories for Delta > 0 (two phases) and Delta < 0 (one phase)",
             description=cli_figures.PHASES_DESCRIPTION),
     Command("figure", "mim-attention", cli_figures.attention_arguments, cli_figures.run_attention,
+            estimate=resources.estimate_attention,
             help="MIM: attention maps of the trained full model and its attention diversity",
             description=cli_figures.ATTENTION_DESCRIPTION),
-    Command("check-theorems", "mim", cli.check_arguments, cli.run_check,
+    Command("check-theorems", "mim", cli.check_arguments, cli.run_check, estimate=resources.estimate_check,
             description="Evaluate the MIM claims on a P ladder of reduced runs with B free (mean_field; "
                         "pp_frozen+mean_field reported beside): Theorem 4.1 (loss gap <= eps, own-area attention >= "
                         "1 - sqrt(2 eps), the attention deficit decreasing in P), two phases for Delta > 0 with a "
@@ -58,5 +60,5 @@ COMMANDS = (
 SETTING = Setting(
     name="mim", description="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
     config=MIMConfig, reduced=reduced.mim.simulate, full=full.mim.simulate, checks=CHECKS, modes=("exact", "sampled"),
-    claims=claims, derive=derive, sweep=SWEEP, commands=COMMANDS, field_help=FIELD_HELP,
+    claims=claims, derive=derive, sweep=SWEEP, commands=COMMANDS, field_help=FIELD_HELP, resources=resources.needs,
     field_parsers={"z": cli.z_option, "partitions": json_option}, field_choices={"partition": PARTITIONS, "dtype": DTYPES})

@@ -118,11 +118,16 @@ def add_arguments(group) -> None:
                        help="also run each point's reduced level with B = 0 (pp_frozen) and report the FP deviation "
                             "max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); doubles the reduced cost")
     group.add_argument("--approximation-tolerance", type=float, default=None,
-                       help="checker's tolerance with an approximation (default: 0.05)")
+                       help="checker's tolerance with an approximation, > 0 (default: 0.05)")
 
 
 def normalize(options: dict) -> dict:
-    """--approximation none is the exact reduction (None)."""
+    """--approximation none is the exact reduction (None); --approximation-tolerance must be > 0 (as in compare mim:
+    a zero tolerance would ask an approximation to agree exactly, which it does not by definition)."""
+    tol = options.get("approximation_tolerance")
+    if tol is not None and not tol > 0:
+        raise ValueError(f"--approximation-tolerance = {tol} is invalid: must be > 0 (a fraction of each observable's "
+                         "largest magnitude)")
     return {**options, "approximation": None} if options.get("approximation") == "none" else options
 
 

@@ -193,6 +193,11 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
                 time.sleep(WAIT_SECONDS)
             pending, recheck = waiting, True
     rows, columns = _table(cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs])
+    unknown = [n for n in heatmaps or () if n not in columns and level_prefix(level) + n not in columns]
+    if unknown:  # issue 16: an error, not a warning; the points are stored, so the corrected command reuses them
+        raise ValueError(f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
+                         f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} (every point is "
+                         "stored: the corrected command recomputes nothing)")
     files = {}
     if out is not None:
         files = _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused,

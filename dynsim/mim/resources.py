@@ -1,0 +1,117 @@
+"""What a MIM run would hold in memory and do (issue 16), from the config's field values before the config is built (a
+MIMConfig of P = 10^8 would itself build 10^8 patch indices): `needs` per level (the Setting's resources hook) and
+`estimate_*` per command. Rough on purpose: the areas per cluster are estimated from the kappas, the sizes are the
+arrays the levels allocate (per-query class tables, the d x d matrix Q and its batches, recorded arrays), the work a
+few operations per entry and step."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from dynsim.cli import options
+from dynsim.resources import Need, record_need
+from reduced.mim import classes
+from reduced.mim.dynamics import PATCH_BUDGET
+
+from . import ladder
+
+DEFAULT_REPLICATES = 8
+CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHUNK)
+
+
+def _sizes(v: dict) -> tuple:
+    """(P, K, areas per cluster, d): the areas from the kappas (one global of P^kappa_c, locals of P^kappa_s), or
+    from explicit partitions; d as given, else P + K areas."""
+    P, K = max(int(v["P"]), 1), max(int(v["K"]), 1)
+    if v.get("partitions"):
+        try:
+            N = max((len(c) for c in v["partitions"]), default=1)
+        except TypeError:  # not a list of lists: MIMConfig names it
+            N = 1
+    else:
+        kc, ks = float(v["kappa_c"] or 0.5), float(v["kappa_s"] or 0.25)
+        N = 1 + math.ceil(max(P - P**kc, 0) / max(P**ks, 1.0))
+    d = max(int(v["d"]), 1) if v.get("d") is not None else P + K * N
+    return P, K, N, d
+
+
+def reduced_need(v: dict, approximation) -> Need:
+    """The reduced level: per query class a row over the areas (about K x areas^2 numbers), the (counts, latents) rows
+    of its exact expectation (at most classes.MAX_CONFIGURATIONS; one per class under mean_field), and the per-patch
+    views expanded from the records (at most PATCH_BUDGET numbers in all)."""
+    P, K, N, _ = _sizes(v)
+    rows = K * N * N
+    if "mean_field" not in str(approximation or ""):
+        rows += min(classes.MAX_CONFIGURATIONS, 1000 * rows)
+    return Need(f"reduced class tables: K {K} x ({N:,} areas)^2", {"--P": P, "--K": K},
+                bytes=64.0 * rows + 8.0 * PATCH_BUDGET, flops=50.0 * rows * max(int(v["steps"]), 0),
+                instead="a smaller --P or a larger --kappa-s (fewer areas), or --approximation mean_field",
+                work_options={"--steps": v["steps"]})
+
+
+def full_need(v: dict, mode: str, replicates) -> Need:
+    """The full level: Q (d x d) with its gradient, and per step every masked query's scores (exact: every cluster,
+    z and mask; sampled: replicates x N images, in chunks of CHUNK)."""
+    P, K, N, d = _sizes(v)
+    steps = max(int(v["steps"]), 0)
+    if mode == "exact":
+        return Need(f"full exact: Q d x d = {d:,}^2, K {K} x P {P:,} queries", {"--P": P, "--d": d},
+                    bytes=48.0 * d * d + 32.0 * K * P * d, flops=20.0 * K * P * d * d * steps,
+                    instead="a smaller --P (or the reduced level's Monte Carlo / mean_field approximation)",
+                    work_options={"--steps": steps})
+    R = DEFAULT_REPLICATES if replicates is None else max(int(replicates), 1)
+    n = max(int(v["N"]), 1)
+    return Need(f"full sampled: replicates {R} x (Q d x d = {d:,}^2 + {CHUNK} images x P {P:,} x d)",
+                {"--replicates": R, "--N": n, "--P": P}, bytes=R * (48.0 * d * d + 16.0 * CHUNK * P * d),
+                flops=3.0 * R * n * P * P * d * steps,
+                instead="fewer --replicates, a smaller --N or --P, or the reduced level's approximations",
+                work_options={"--steps": steps})
+
+
+def needs(v: dict, level: str, opts: dict) -> list:
+    """The Setting's resources hook: one run at `level` with the run options `opts`."""
+    P, K, N, _ = _sizes(v)
+    R = 1 if level == "reduced" or opts.get("mode", "exact") == "exact" else (opts.get("replicates")
+                                                                              or DEFAULT_REPLICATES)
+    if level == "reduced":
+        main = reduced_need(v, opts.get("approximation"))
+        per_record = 4 * K * N * N  # class records (the per-patch views are in the main term)
+    else:
+        main = full_need(v, opts.get("mode", "exact"), R)
+        per_record = R * (P * P + 2 * K * P * N)  # pp_corr P x P, fp_corr and area attention per patch
+    grows = {"--P": P, **({"--replicates": R} if R > 1 else {})}
+    return [main, record_need(v["steps"], v["record_every"], per_record, f"{per_record:,} numbers", grows,
+                              ", or a smaller --P" + (" or fewer --replicates" if R > 1 else ""))]
+
+
+def estimate_compare(args) -> list:
+    """`compare mim`: the reduced level with its approximation and the full level in its mode."""
+    v = options.values(args)
+    return (needs(v, "reduced", {"approximation": args.approximation})
+            + needs(v, "full", {"mode": args.mode, "replicates": args.replicates}))
+
+
+def estimate_phases(args) -> list:
+    """`figure mim-phases`: two reduced runs with the approximation (one at a time)."""
+    return needs(options.values(args), "reduced", {"approximation": args.approximation})
+
+
+def estimate_attention(args) -> list:
+    """`figure mim-attention`: the full level, exact."""
+    return needs(options.values(args), "full", {"mode": "exact"})
+
+
+def estimate_check(args) -> list:
+    """`check-theorems mim`: mean-field reduced runs on the P ladder, ceil(steps (P/1024)^(1 - kappa_s)) steps each,
+    about 100 records."""
+    v = options.values(args)
+    out = []
+    for P in (ladder.QUICK_LADDER if args.quick else ladder.LADDER):
+        T = math.ceil(max(int(v["steps"]), 0) * (P / 1024) ** (1 - float(v["kappa_s"])))
+        out += needs({**v, "P": P, "K": 1, "d": None, "partitions": None, "steps": T, "record_every": max(1, T // 100)},
+                     "reduced", {"approximation": "mean_field"})
+    # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s)
+    return [dataclasses.replace(n, options={"--steps": v["steps"], "--kappa-s": v["kappa_s"]}, work_options={},
+                                instead="fewer --steps")
+            for n in out]

@@ -1,0 +1,183 @@
+"""Bad and extreme inputs over every subcommand (issue 16): exit 2, one line "dynsim: error: ..." naming the parameter,
+no traceback, within seconds, before any work; and the resource estimate that refuses runs too large to fit."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import jax
+import pytest
+
+from dynsim import cli, resources
+
+BIG = "1000000000000"
+HUGE_SEED = "99999999999999999999999"
+
+# (argv, the parameter the message must name). The first blocks are the issue's cases: tracebacks, kills and wrong
+# exit 0s (the --out path cases and Dask are other parts of issue 16).
+CASES = [
+    # tracebacks (exit 1)
+    (["compare", "jsl", "--steps", BIG], "--steps"),
+    (["compare", "mim", "--steps", BIG], "--steps"),
+    (["sweep", "jsl", "--steps", BIG], "--steps"),
+    (["sweep", "mim", "--steps", BIG], "--steps"),
+    (["figure", "jsl-fig4", "--steps", BIG], "--steps"),
+    (["check-theorems", "mim", "--steps", BIG], "--steps"),
+    (["compare", "jsl", "--seed", HUGE_SEED], "--seed"),
+    (["compare", "mim", "--seed", HUGE_SEED], "--seed"),
+    (["sweep", "jsl", "--seed", HUGE_SEED], "--seed"),
+    (["figure", "jsl-fig4", "--seed", HUGE_SEED], "--seed"),
+    (["transfer", "jsl", "--seed", HUGE_SEED], "--seed"),
+    (["compare", "jsl", "--mode", "sampled", "--N", "1000000000"], "--N"),
+    (["compare", "mim", "--mode", "sampled", "--N", "1000000000"], "--N"),
+    (["compare", "jsl", "--mode", "sampled", "--replicates", "100000"], "--replicates"),
+    (["compare", "mim", "--mode", "sampled", "--replicates", "100000"], "--replicates"),
+    (["sweep", "jsl", "--level", "full", "--mode", "sampled", "--replicates", "100000"], "--replicates"),
+    (["sweep", "jsl", "--level", "full", "--mode", "sampled", "--N", "1000000000"], "--N"),
+    (["sweep", "jsl", "--D", "64", "--C", "4", "--mc-samples", "1000000000"], "--mc-samples"),
+    # killed (after minutes or at 4 GB)
+    (["compare", "jsl", "--mode", "realistic", "--seeds", "100000"], "--seeds"),
+    (["sweep", "jsl", "--level", "full", "--mode", "realistic", "--seeds", "100000", "--max-time", "1h"], "--seeds"),
+    (["figure", "jsl-fig4", "--seeds", "100000"], "--seeds"),
+    (["compare", "mim", "--P", "1000000"], "--P"),
+    (["sweep", "mim", "--P", "1000000"], "--P"),
+    (["sweep", "mim", "--P", "1000000", "--approximation", "mean_field"], "--P"),
+    (["figure", "mim-phases", "--P", "100000000"], "--P"),
+    (["transfer", "jsl", "--n-tilde", "1000000000"], "--n-tilde"),
+    (["derive", "jsl", "--C", "1000"], "--C"),
+    # wrong exit 0
+    (["compare", "mim", "--approximation", "mean_field", "--approximation-tolerance", "-1"],
+     "--approximation-tolerance"),
+    (["sweep", "mim", "--approximation-tolerance", "-1"], "--approximation-tolerance"),
+    (["derive", "jsl", "--p", "100001"], "--p"),
+    (["sweep", "jsl", "--D", "8", "--C", "2", "--q", "0.2,0.3", "--steps", "4", "--record-every", "2",
+      "--heatmap", "nonexistent"], "heatmap"),
+    # the other commands, and the bounds and limits themselves
+    (["check-theorems", "jsl", "--seeds", "100000"], "--seeds"),
+    (["figure", "jsl-fig2", "--seeds", "100000"], "--seeds"),
+    (["figure", "mim-attention", "--P", "1000000"], "--P"),
+    (["derive", "mim", "--max-memory", "8X"], "--max-memory"),
+    (["compare", "jsl", "--N", "99999999999999999999"], "--N"),
+    (["compare", "jsl", "--max-time", "-2h"], "--max-time"),
+    (["compare", "jsl", "--steps", "100000000", "--record-every", "100000000", "--max-time", "1s"], "--steps"),
+    (["compare", "mim", "--max-memory", "1K"], "--max-memory"),
+    (["transfer", "jsl", "--finetune-steps", BIG, "--max-time", "2h"], "--finetune-steps"),
+    (["sweep", "jsl", "--seed", str(2**63 - 1), "--seeds", "2"], "--seed"),
+    (["compare", "mim", "--partitions", "5"], "partitions"),
+    (["compare", "jsl", "--steps", "-1", "--record-every", "0"], "steps"),
+    (["rerun", "/nonexistent/report.json"], "report"),
+]
+
+
+def commands(parser: argparse.ArgumentParser) -> set:
+    """Every (verb, target) of the parser, walked from its subparsers (a verb without targets: (verb, None))."""
+    out = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for verb, sub in action.choices.items():
+                inner = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+                out |= {(verb, t) for a in inner for t in a.choices} if inner else {(verb, None)}
+    return out
+
+
+def test_every_subcommand_has_a_bad_input_case():
+    covered = {(argv[0], argv[1] if argv[0] != "rerun" else None) for argv, _ in CASES}
+    missing = commands(cli.build_parser()) - covered
+    assert not missing, f"add bad-input cases for {sorted(missing, key=str)}"
+
+
+@pytest.mark.parametrize("argv,parameter", CASES, ids=[" ".join(a)[:60] for a, _ in CASES])
+def test_bad_input_exits_2_with_one_named_line(argv, parameter, tmp_path, capsys):
+    out = [] if argv[0] in ("derive", "rerun") else ["--out", str(tmp_path / "out")]
+    started = time.perf_counter()
+    code = cli.main(argv + out)
+    seconds = time.perf_counter() - started
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("dynsim sweep", "sweep "))]
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("dynsim: error:"), err
+    assert parameter in lines[0] and "Traceback" not in err
+    # in-process, with JAX started: the refusals come before any work (the heatmap case runs 2 points of 4 steps)
+    assert seconds < 10, f"{seconds:.1f} s"
+
+
+def test_refusal_says_estimate_limit_and_what_fits(capsys):
+    code = cli.main(["compare", "jsl", "--mode", "sampled", "--N", "1000000000"])
+    err = capsys.readouterr().err
+    assert code == 2 and "available memory" in err and "4.61 TB" in err and "fewer --replicates" in err
+    # 8 replicates x 1e9 samples x D = 9 x 64 bytes (the batch's arrays) = 4.608e12 bytes, printed to 3 digits
+
+
+def test_time_refusal_names_the_limit(capsys):
+    code = cli.main(["compare", "jsl", "--steps", "100000000", "--record-every", "100000000", "--max-time", "1s"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--max-time" in err and "roughly" in err and "--steps = 100000000" in err
+
+
+def test_defaults_of_every_command_fit_in_8_gb_and_a_day():
+    """The estimate must not refuse the commands' own defaults: each fits in 8 GB (the documented peaks are below
+    4 GB) and is estimated below a day (the slowest default, check-theorems jsl, runs in minutes)."""
+    for verb, target in sorted(commands(cli.build_parser()), key=str):
+        if target is None:
+            continue
+        args = cli.parse([verb, target])
+        needs = args.estimate(args) if args.estimate is not None else []
+        resources.check(needs, available=8 * 2**30, max_time=86400)
+
+
+def test_every_command_states_the_integer_bound_in_help():
+    for verb, target in commands(cli.build_parser()):
+        if target is not None:
+            text = cli.parse([verb, target]).command_parser.format_help()
+            assert "2^63 - 1" in " ".join(text.split()), (verb, target)
+
+
+def test_seed_bound_is_what_jax_random_key_takes(capsys):
+    jax.random.key(resources.INT_MAX)  # the largest seed the options take is a valid key
+    with pytest.raises(OverflowError):
+        jax.random.key(resources.INT_MAX + 1)
+    assert cli.main(["compare", "jsl", "--seed", str(2**63), "--print-config"]) == 2
+    assert cli.main(["compare", "jsl", "--seed", str(2**63 - 1), "--print-config"]) == 0
+
+
+@pytest.mark.parametrize("text,value", [("8G", 8 * 2**30), ("512M", 512 * 2**20), ("1.5k", 1536), ("100", 100)])
+def test_memory_size(text, value):
+    assert resources.memory_size(text) == value
+
+
+@pytest.mark.parametrize("text,value", [("90", 90), ("30s", 30), ("20m", 1200), ("2h", 7200), ("1d", 86400)])
+def test_duration(text, value):
+    assert resources.duration(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "8X", "-1G", "G", "0"])
+def test_bad_sizes_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        resources.memory_size(text)
+
+
+LIMITED = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30)); "
+           "sys.argv[0] = 'dynsim'; runpy.run_module('dynsim.cli', run_name='__main__')")
+
+
+@pytest.mark.parametrize("argv", [["compare", "jsl", "--mode", "sampled", "--N", "1000000000"],
+                                  ["figure", "mim-phases", "--P", "100000000"]])
+def test_refused_under_a_3_gb_address_space(argv, tmp_path):
+    """A separate process with RLIMIT_AS = 3 GB (JAX starts in about 1 GB of address space): the estimate refuses
+    before any allocation, so the process neither dies nor prints a traceback."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", LIMITED, *argv, "--out", str(tmp_path / "o")], cwd=root,
+                          capture_output=True, text=True, timeout=50)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("dynsim: error: --"), proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_needs_are_json_safe_numbers():
+    """Every estimate is finite numbers (no overflow into inf for the largest inputs the options take)."""
+    args = cli.parse(["figure", "mim-phases", "--P", str(2**62)])
+    for n in args.estimate(args):
+        assert json.dumps([n.bytes, n.flops]) and n.bytes < float("inf") and n.flops < float("inf")
