@@ -3,9 +3,6 @@ figures share (log-time lines without step 0, which loss a run recorded, shared 
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -13,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from .trajectory import public_mode  # noqa: E402
+from .tempfiles import atomic_write  # noqa: E402
 
 # What each mode's recorded "loss" is (a setting's plotting adds its own modes): the reduced level and exact
 # full runs record the population loss; a sampled run records a Monte Carlo batch of N fresh samples.
@@ -118,15 +115,8 @@ def default_panels(trajectories, most: int = 4) -> tuple:
 
 
 def save(fig, path) -> None:
-    """Write `fig` to `path` as PNG atomically (temporary file, then rename) and close it."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".png")
-    os.close(fd)
+    """Write `fig` to `path` as PNG atomically (`dynsim.tempfiles.atomic_write`) and close it."""
     try:
-        fig.savefig(tmp, dpi=120, format="png")
-        public_mode(tmp)
-        os.replace(tmp, path)
+        atomic_write(path, ".png.tmp", lambda fh: fig.savefig(fh, dpi=120, format="png"))
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -18,7 +18,7 @@ from dynsim import progress
 from dynsim import setting as registry
 from dynsim import __version__
 
-from . import configfile, generic, output, rerun, sweep
+from . import configfile, generic, outdir, output, rerun, sweep
 from .options import Parser, UsageError
 from .output import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID
 
@@ -98,6 +98,8 @@ def main(argv=None) -> int:
             return EXIT_AGREE
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = output.default_out(args)
+        if getattr(args, "out", None) is not None:
+            outdir.check(args)  # a folder, writable, with room for the outputs: before any work
         return args.run(args)
     except (UsageError, ValueError) as exc:
         print(f"dynsim: error: {exc}" if not str(exc).startswith("dynsim") else f"{exc}", file=sys.stderr)
@@ -108,6 +110,11 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_AGREE
+    except OSError as exc:  # a write that failed (a full disk, a read-only folder): left no part (dynsim.tempfiles)
+        if outdir.write_error(exc) is None:
+            raise
+        print(f"dynsim: error: {outdir.write_error(exc)}", file=sys.stderr)
+        return EXIT_INVALID
     except Exception as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
         if not progress.interrupted(exc):
             raise
