@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from .tempfiles import atomic_write  # noqa: E402
+from . import tempfiles  # noqa: E402
 
 # What each mode's recorded "loss" is (a setting's plotting adds its own modes): the reduced level and exact
 # full runs record the population loss; a sampled run records a Monte Carlo batch of N fresh samples.
@@ -117,6 +117,6 @@ def default_panels(trajectories, most: int = 4) -> tuple:
 def save(fig, path) -> None:
     """Write `fig` to `path` as PNG atomically (`dynsim.tempfiles.atomic_write`) and close it."""
     try:
-        atomic_write(path, ".png.tmp", lambda fh: fig.savefig(fh, dpi=120, format="png"))
+        tempfiles.atomic_write(path, ".png.tmp", lambda fh: fig.savefig(fh, dpi=120, format="png"))
     finally:
         plt.close(fig)

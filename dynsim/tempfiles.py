@@ -54,16 +54,23 @@ def stale(name: str, mtime: float, now: float) -> bool:
     return m["host"] == socket.gethostname() and pid != os.getpid() and not _alive(pid)
 
 
-def remove_leftovers(folder: str) -> list[str]:
-    """Remove dynsim's stale temporary files and folders (`stale`) from `folder` and its direct subfolders (a sweep's
-    points/); return their paths. A folder that does not exist has none."""
-    removed, now = [], time.time()
+def _entries(folder: str) -> list:
     try:
-        entries = list(os.scandir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return removed
-    subfolders = [e.path for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith(PREFIX)]
-    for e in entries + [s for sub in subfolders for s in os.scandir(sub)]:
+        return list(os.scandir(folder))
+    except OSError:  # not there, not a folder, not readable: nothing of ours to remove
+        return []
+
+
+def remove_leftovers(folder: str, depth: int = 2) -> list[str]:
+    """Remove dynsim's stale temporary files and folders (`stale`) from `folder` and its subfolders `depth` deep (a
+    sweep's points/ab/); return their paths. A folder that does not exist has none."""
+    removed, now, entries = [], time.time(), _entries(folder)
+    level = entries
+    for _ in range(depth):
+        level = [s for e in level if e.is_dir(follow_symlinks=False) and not e.name.startswith(PREFIX)
+                 for s in _entries(e.path)]
+        entries = entries + level
+    for e in entries:
         try:
             if not stale(e.name, e.stat(follow_symlinks=False).st_mtime, now):
                 continue

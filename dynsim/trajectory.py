@@ -10,7 +10,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .tempfiles import atomic_write, public_mode  # noqa: F401  (public_mode: dynsim.trajectory's name too)
+from . import tempfiles
+from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
 
 
 @dataclasses.dataclass(eq=False, repr=False)
@@ -209,7 +210,7 @@ def write_npz(fh, arrays: dict[str, np.ndarray], compressed: bool = False) -> No
 
 def atomic_savez(path: str, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
     """`write_npz` to `path` atomically (a temporary file in the same folder, then a rename)."""
-    atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
+    tempfiles.atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
 
 
 def log_spaced(steps, per_decade: int) -> np.ndarray:
@@ -263,4 +264,4 @@ def load_many(path) -> dict[str, "Trajectory"]:
 
 def atomic_write_text(path: str, text: str) -> None:
     """Write a text file atomically (temporary file in the same directory, then rename)."""
-    atomic_write(path, ".tmp", lambda fh: fh.write(text.encode()))
+    tempfiles.atomic_write(path, ".tmp", lambda fh: fh.write(text.encode()))

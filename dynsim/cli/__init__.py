@@ -6,7 +6,7 @@ Every command takes `--config FILE.toml` and `--print-config` (`configfile`); `d
 recorded command again (`rerun`).
 
 Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
-fails), 2 invalid input, 130 interrupted.
+fails), 2 invalid input (or an --out that cannot take the outputs, or a failed write), 130 interrupted.
 """
 
 from __future__ import annotations
