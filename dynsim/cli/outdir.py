@@ -42,7 +42,8 @@ def estimated_bytes(args) -> tuple[int, str]:
     if cls is None or args.command not in RECORDING_VERBS:
         return FIXED_BYTES, "figures and JSON"
     values = {f.name: _value(args, f) for f in dataclasses.fields(cls)}
-    as_list = {k: v if isinstance(v, list) else [v] for k, v in values.items()}
+    grid = args.command == "sweep"  # a sweep's fields are lists (its axes); elsewhere a list is one value (MIM's z)
+    as_list = {k: v if grid and isinstance(v, list) else [v] for k, v in values.items()}
     steps = max((s for s in as_list.get("steps", [None]) if isinstance(s, int)), default=0)
     every = min((e for e in as_list.get("record_every", [None]) if isinstance(e, int) and e > 0), default=1)
     records = steps // every + 2
