@@ -115,7 +115,7 @@ def default_panels(trajectories, most: int = 4) -> tuple:
 
 
 def save(fig, path) -> None:
-    """Write `fig` to `path` as PNG atomically (temporary file, then rename) and close it."""
+    """Write `fig` to `path` as PNG atomically (`dynsim.trajectory.atomic_savefig`) and close it."""
     try:
         atomic_savefig(fig, path, dpi=120)
     finally:

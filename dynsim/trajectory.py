@@ -5,11 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 import zipfile
 from typing import Any, Iterator, Optional
 
 import numpy as np
+
+from . import tempfiles
+from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
+
+TEMP_PREFIX = tempfiles.PREFIX  # every temporary file dynsim writes starts so (dynsim.tempfiles)
 
 
 @dataclasses.dataclass(eq=False, repr=False)
@@ -213,45 +217,6 @@ def jsonable(x: Any) -> Any:
     return str(x)
 
 
-def _umask() -> int:
-    """The process's umask: from /proc/self/status on Linux, else by setting and restoring it (os has no getter
-    before Python 3.13; the set-and-restore window could touch files other threads create meanwhile)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def public_mode(tmp: str) -> None:
-    """Give a temporary file the mode a plain open() would (0666 less the umask): mkstemp makes it 0600, so a renamed
-    result would be unreadable by the collaborators a shared filesystem's umask admits (issue 14)."""
-    os.chmod(tmp, 0o666 & ~_umask())
-
-
-TEMP_PREFIX = ".dynsim-tmp-"  # every temporary file dynsim writes: unique (mkstemp), and recognisably its own
-
-
-def _atomic_write(path: str, suffix: str, write) -> None:
-    """Call write(binary file) on a temporary file in path's directory, then rename it to path (atomic on POSIX)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX, suffix=suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        public_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_npz(fh, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
     """`arrays` as an .npz archive (what np.savez / np.savez_compressed write, read by np.load) with every member
     dated 1980-01-01, so the same arrays give the same bytes (np.savez stamps the time of writing: `dynsim rerun`
@@ -267,13 +232,13 @@ def write_npz(fh, arrays: dict[str, np.ndarray], compressed: bool = False) -> No
 
 def atomic_savez(path: str, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
     """`write_npz` to `path` atomically (a temporary file in the same folder, then a rename)."""
-    _atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
+    tempfiles.atomic_write(path, ".npz.tmp", lambda fh: write_npz(fh, arrays, compressed))
 
 
 def atomic_savefig(fig, path: str, dpi: int) -> None:
     """A matplotlib figure as PNG at `path` atomically (a uniquely named temporary file in the same folder, then a
     rename): concurrent writers of one path never share a temporary file."""
-    _atomic_write(path, ".png", lambda fh: fig.savefig(fh, format="png", dpi=dpi))
+    tempfiles.atomic_write(path, ".png.tmp", lambda fh: fig.savefig(fh, format="png", dpi=dpi))
 
 
 def log_spaced(steps, per_decade: int) -> np.ndarray:
@@ -327,4 +292,4 @@ def load_many(path) -> dict[str, "Trajectory"]:
 
 def atomic_write_text(path: str, text: str) -> None:
     """Write a text file atomically (temporary file in the same directory, then rename)."""
-    _atomic_write(path, ".tmp", lambda fh: fh.write(text.encode()))
+    tempfiles.atomic_write(path, ".tmp", lambda fh: fh.write(text.encode()))

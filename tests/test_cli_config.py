@@ -104,10 +104,16 @@ def test_rerun_reproduces_trajectories_bit_for_bit(tmp_path, capsys):
     assert (tmp_path / "again" / "trajectories.npz").read_bytes() == (out / "trajectories.npz").read_bytes()
     again = json.loads((tmp_path / "again" / "report.json").read_text())
     assert again["reduced_meta"]["config"]["q"] == 0.4
-    # negative control: an original that is not what the command gives is reported as different, exit 1
+    # negative controls: an original that is not what the command gives is reported as different, exit 1; the rerun
+    # compares with the digest report.json records (tests/test_outputs.py), else (older reports) with the file
+    report = json.loads((out / "report.json").read_text())
+    (out / "report.json").write_text(json.dumps({**report, "files": {"trajectories.npz": "0" * 64}}))
+    assert cli.main(["rerun", str(out / "report.json"), "--out", str(tmp_path / "third")]) == 1
+    assert "DIFFERENT" in capsys.readouterr().out
+    (out / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "files"}))
     data = (out / "trajectories.npz").read_bytes()
     (out / "trajectories.npz").write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
-    assert cli.main(["rerun", str(out / "report.json"), "--out", str(tmp_path / "third")]) == 1
+    assert cli.main(["rerun", str(out / "report.json"), "--out", str(tmp_path / "fourth")]) == 1
     assert "DIFFERENT" in capsys.readouterr().out
 
 

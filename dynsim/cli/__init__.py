@@ -6,7 +6,8 @@ Every command takes `--config FILE.toml` and `--print-config` (`configfile`); `d
 recorded command again (`rerun`).
 
 Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
-fails), 2 invalid input, 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (`dynsim.interrupt`).
+fails), 2 invalid input (or a run that does not fit, an --out that cannot take the outputs, a failed write),
+130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (`dynsim.interrupt`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dynsim import interrupt, progress, resources
 from dynsim import setting as registry
 from dynsim import __version__
 
-from . import configfile, generic, output, rerun, sweep
+from . import configfile, generic, outdir, output, rerun, sweep
 from .options import Parser, UsageError
 from .output import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID
 
@@ -101,6 +102,8 @@ def main(argv=None) -> int:
             args.out = output.default_out(args)
         if getattr(args, "estimate", None) is not None:  # issue 16: refuse what does not fit before any work
             resources.check(args.estimate(args), args.max_memory, args.max_time)
+        if getattr(args, "out", None) is not None:
+            outdir.check(args)  # a folder, writable, with room for the outputs: before any work
         with interrupt.watch():
             return args.run(args)
     except (UsageError, ValueError) as exc:
@@ -112,6 +115,11 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_AGREE
+    except OSError as exc:  # a write that failed (a full disk, a read-only folder): left no part (dynsim.tempfiles)
+        if outdir.write_error(exc) is None:
+            raise
+        print(f"dynsim: error: {outdir.write_error(exc)}", file=sys.stderr)
+        return EXIT_INVALID
     except Exception as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
         if not progress.interrupted(exc):
             raise

@@ -3,8 +3,10 @@ writes, the outputs of `compare`, and the options every setting's commands take 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 import warnings
@@ -12,6 +14,7 @@ import warnings
 from dynsim import claims as claims_mod
 from dynsim import environment
 from dynsim import progress
+from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -86,15 +89,78 @@ def run_logged(label: str, total: int, fn, timings: dict, key: str, unit: str = 
     return out
 
 
+def sha256(path: str) -> str:
+    """The SHA-256 of the file at `path` (hex)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+class Staged:
+    """A command's files as one set: `with Staged(out) as stage:` write each file to `stage.path(name)` (a fresh
+    temporary folder inside `out`), then `stage.commit(record, data)` writes `data` as the JSON `record` with
+    "files": {name: SHA-256} of the others, and moves the files into `out`, the record last. A failure before the
+    commit (a full disk, Ctrl-C) leaves `out` as it was; a kill during the moves (microseconds) leaves a record
+    whose digests do not match, which `mismatched` reports. The temporary folder goes in every case."""
+
+    def __init__(self, out: str):
+        self.out, self.dir = out, None
+
+    def __enter__(self) -> "Staged":
+        os.makedirs(self.out, exist_ok=True)
+        self.dir = tempfiles.mkdtemp(self.out)
+        return self
+
+    def path(self, name: str) -> str:
+        """Where to write the file `name` of the set."""
+        return os.path.join(self.dir, name)
+
+    def commit(self, record: str, data: dict, drop=()) -> None:
+        """Write the record with the digests of the files written so far, then move every file into place and remove
+        the files of the set named in `drop` that this run did not write (compare --no-plot: an older compare.png)."""
+        names = sorted(n for n in os.listdir(self.dir) if n != record)
+        write_json(self.path(record), {**data, "files": {n: sha256(self.path(n)) for n in names}})
+        for name in names:
+            os.replace(self.path(name), os.path.join(self.out, name))
+        for name in set(drop) - set(names):
+            if os.path.isfile(os.path.join(self.out, name)):
+                os.unlink(os.path.join(self.out, name))
+        os.replace(self.path(record), os.path.join(self.out, record))
+
+    def __exit__(self, kind, exc, tb) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if isinstance(exc, OSError) and str(exc.filename).startswith(self.dir + os.sep):  # name the file's own place
+            where = os.path.join(self.out, os.path.relpath(exc.filename, self.dir))
+            raise OSError(exc.errno, exc.strerror, where) from exc
+
+
+def recorded_files(record_path: str) -> dict[str, str]:
+    """The "files" a record (report.json, a figure's .json) lists: {name: SHA-256}; {} in one written before
+    digests were recorded."""
+    with open(record_path) as fh:
+        data = json.load(fh)
+    return (data.get("files") if isinstance(data, dict) else None) or {}
+
+
+def mismatched(record_path: str) -> list[str]:
+    """The files a record lists (`recorded_files`) that are missing or differ from their digest beside it (a folder
+    holding parts of two runs); [] when all match."""
+    files = recorded_files(record_path)
+    folder = os.path.dirname(os.path.abspath(record_path))
+    return [n for n, digest in files.items()
+            if not os.path.isfile(os.path.join(folder, n)) or sha256(os.path.join(folder, n)) != digest]
+
+
 def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list) -> int:
     """The outputs of every `compare`: report.json (`out`), trajectories.npz, compare.png via `plot(path)` unless
     --no-plot; then `out` as JSON (--json) or the report's table, the `extra` lines and what was written.
     Exit 0 when the levels agree, 1 when they disagree; an approximation's gap (`Report.verdict` "APPROXIMATION
-    GAP") exits 0 unless --strict."""
-    write_json(os.path.join(args.out, "report.json"), {**out, "invocation": invocation(args)})
-    save_many(os.path.join(args.out, "trajectories.npz"), trajectories, compressed=True)
-    if not args.no_plot:
-        plot(os.path.join(args.out, "compare.png"))
+    GAP") exits 0 unless --strict. The three go in as one set (`Staged`): report.json, moved last, records the
+    digests of the other two."""
+    with Staged(args.out) as stage:
+        save_many(stage.path("trajectories.npz"), trajectories, compressed=True)
+        if not args.no_plot:
+            plot(stage.path("compare.png"))
+        stage.commit("report.json", {**out, "invocation": invocation(args)}, drop=["compare.png"])
     if args.json:
         print(strict_json(out))
     else:

@@ -11,6 +11,7 @@ import sys
 
 from dynsim import environment
 
+from . import output
 from .options import UsageError
 
 DESCRIPTION = ("Run the command recorded in a report (report.json of compare, theorems.json of check-theorems) again, "
@@ -72,13 +73,21 @@ def run(args) -> int:
         print(f"dynsim rerun: warning: the packages differ from the recorded run ({changed}); the numbers may "
               "differ in the last bits", file=sys.stderr, flush=True)
     print(f"dynsim rerun: dynsim {' '.join(argv)}", flush=True)
+    mixed = output.mismatched(args.report)
+    if mixed:
+        print(f"dynsim rerun: warning: {', '.join(mixed)} beside {args.report} differ from the digests it records: "
+              "that folder holds files of another run; comparing with the recorded digests", file=sys.stderr)
     code = args.entry(argv)
     old, new = os.path.join(source, "trajectories.npz"), os.path.join(out, "trajectories.npz")
-    if code in (0, 1) and os.path.exists(old) and os.path.exists(new):
-        with open(old, "rb") as a, open(new, "rb") as b:
-            same = a.read() == b.read()
+    digest = output.recorded_files(args.report).get("trajectories.npz")
+    if code in (0, 1) and (digest or os.path.exists(old)) and os.path.exists(new):
+        if digest:  # what the recorded run wrote, whatever lies beside the report now
+            same, how = output.sha256(new) == digest, "SHA-256 recorded in the report"
+        else:
+            with open(old, "rb") as a, open(new, "rb") as b:
+                same, how = a.read() == b.read(), "byte comparison"
         print(f"dynsim rerun: {new} is {'identical to' if same else 'DIFFERENT from'} {old}"
-              + ("" if same else " (byte comparison)"))
+              + ("" if same else f" ({how})"))
         if not same:
             return 1
     return code

@@ -80,11 +80,12 @@ def run_figure(args, name: str) -> int:
                                   timings, "seconds")
         lines = reference.lines(cfg)
         A = np.asarray(final["A"][0])
-        plotting.figure4(mask, A, traj.steps, traj["test_error"], traj["cos_v"], os.path.join(args.out, f"{name}.png"),
-                         references=lines, test_error_se=traj.observables.get("test_error_se"),
-                         cos_v_se=traj.observables.get("cos_v_se"), n_test=cfg.n_test,
-                         title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
-                               f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)")
+        def draw(path):
+            plotting.figure4(mask, A, traj.steps, traj["test_error"], traj["cos_v"], path, references=lines,
+                             test_error_se=traj.observables.get("test_error_se"),
+                             cos_v_se=traj.observables.get("cos_v_se"), n_test=cfg.n_test,
+                             title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
+                                   f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)")
         summary = {"test_error_at_T": float(traj["test_error"][-1]), "cos_v_at_T": float(traj["cos_v"][-1]),
                    "patch_association_at_T": float(traj["patch_association"][-1]), **lines}
     else:
@@ -94,19 +95,21 @@ def run_figure(args, name: str) -> int:
         lines = {}
         A = np.asarray(final["A"][0])
         chance = association.chance(cfg)
-        plotting.figure2(mask, A, traj.steps, traj["test_error"], traj["patch_association"],
-                         os.path.join(args.out, f"{name}.png"), chance=chance, n_test=cfg.n_test,
-                         test_error_se=traj.observables.get("test_error_se"),
-                         association_se=traj.observables.get("patch_association_se"),
-                         title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
-                               f"temperature={cfg.temperature} eta={cfg.eta}")
+        def draw(path):
+            plotting.figure2(mask, A, traj.steps, traj["test_error"], traj["patch_association"], path, chance=chance,
+                             n_test=cfg.n_test, test_error_se=traj.observables.get("test_error_se"),
+                             association_se=traj.observables.get("patch_association_se"),
+                             title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
+                                   f"temperature={cfg.temperature} eta={cfg.eta}")
         summary = {"test_error_at_T": float(traj["test_error"][-1]),
                    "patch_association_at_T": float(traj["patch_association"][-1]), "patch_association_chance": chance}
-    save_many(os.path.join(args.out, f"{name}.npz"), {"realistic": traj}, compressed=True)
-    atomic_savez(os.path.join(args.out, f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}},
-                 compressed=True)
-    output.write_json(os.path.join(args.out, f"{name}.json"), {"summary": summary, "timings": timings, "meta": traj.meta,
-                                                                 "invocation": output.invocation(args)})
+    with output.Staged(args.out) as stage:  # one set: the .json, moved last, records the others' digests
+        draw(stage.path(f"{name}.png"))
+        save_many(stage.path(f"{name}.npz"), {"realistic": traj}, compressed=True)
+        atomic_savez(stage.path(f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}},
+                     compressed=True)
+        stage.commit(f"{name}.json", {"summary": summary, "timings": timings, "meta": traj.meta,
+                                      "invocation": output.invocation(args)})
     for k, v in summary.items():
         print(f"{k:<28} {v:.4g}")
     print(output.wrote(args.out, [f"{name}.png", f"{name}.npz", f"{name}-final.npz", f"{name}.json"])
@@ -134,11 +137,12 @@ def run_transfer(args) -> int:
     labels = {"pretrained": "(a) pretrained A, fine-tune v", "initial": "(b) A at initialization, fine-tune v",
               "glm": "(c) GLM baseline"}
     curves = {labels[k]: (result.mean[k], result.se[k]) for k in labels}
-    plotting.transfer_plot(result.n_tilde, curves, os.path.join(args.out, "transfer.png"), references=lines,
-                           title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
-                                 f"{args.finetune_seeds} fine-tuning seeds")
-    output.write_json(os.path.join(args.out, "transfer.json"), {**result.to_dict(), "reference_lines": lines,
-                                                           "timings": timings, "invocation": output.invocation(args)})
+    with output.Staged(args.out) as stage:  # one set: transfer.json, moved last, records the figure's digest
+        plotting.transfer_plot(result.n_tilde, curves, stage.path("transfer.png"), references=lines,
+                               title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
+                                     f"{args.finetune_seeds} fine-tuning seeds")
+        stage.commit("transfer.json", {**result.to_dict(), "reference_lines": lines, "timings": timings,
+                                       "invocation": output.invocation(args)})
     print(result.table())
     print("reference lines (exact, for the downstream feature): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()))
     print(output.wrote(args.out, ["transfer.png", "transfer.json"]))

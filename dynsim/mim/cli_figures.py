@@ -86,14 +86,15 @@ def run_phases(args) -> int:
                           "initial_rate_ratio": {"measured": ratio.measured, "predicted": ratio.predicted,
                                                  "interval": [0, int(t.steps[1]) if t.steps.size > 1 else 0]}}
         switches[label] = local.switch.step if local.switch is not None else None
-    plotting.phases_plot(runs, os.path.join(args.out, "mim-phases.png"), switches,
-                         title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
-                               f"eta={base.eta}, gamma={base.mask_ratio}")
-    save_many(os.path.join(args.out, "mim-phases.npz"), {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()},
-              compressed=True)
-    output.write_json(os.path.join(args.out, "mim-phases.json"), {"summary": summary, "timings": timings,
-                                                            "configs": {k: c.to_dict() for k, c in cfgs.items()},
-                                                            "invocation": output.invocation(args)})
+    with output.Staged(args.out) as stage:  # one set: mim-phases.json, moved last, records the others' digests
+        plotting.phases_plot(runs, stage.path("mim-phases.png"), switches,
+                             title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
+                                   f"eta={base.eta}, gamma={base.mask_ratio}")
+        save_many(stage.path("mim-phases.npz"), {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()},
+                  compressed=True)
+        stage.commit("mim-phases.json", {"summary": summary, "timings": timings,
+                                         "configs": {k: c.to_dict() for k, c in cfgs.items()},
+                                         "invocation": output.invocation(args)})
     for label, info in summary.items():
         loc, glo, r = info["local_query"], info["global_query"], info["initial_rate_ratio"]
         print(f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
@@ -128,16 +129,17 @@ def run_attention(args) -> int:
     table = {name: {"diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
                     "average_distance": metrics.average_attention_distance(a, grid).tolist()} for name, a in rows.items()}
     q = query_patches(cfg)
-    plotting.attention_maps(attn[0], cfg, [q["local"], q["global"]], os.path.join(args.out, "mim-attention.png"),
-                            title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} steps); "
-                                  f"diversity top-{k}: trained {table['trained (per cluster)']['diversity'][0]:.3g}, "
-                                  f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0")
-    atomic_savez(os.path.join(args.out, "mim-attention.npz"), {"attention": attn, "queries": np.array([q["local"], q["global"]]),
-                                                              "final_Q": np.asarray(t.final_Q), **many_to_arrays({"full": t})},
-                 compressed=True)
-    output.write_json(os.path.join(args.out, "mim-attention.json"), {"top_k": k, "grid": grid, "metrics": table,
-                                                               "timings": timings, "meta": t.meta,
-                                                               "invocation": output.invocation(args)})
+    with output.Staged(args.out) as stage:  # one set: mim-attention.json, moved last, records the others' digests
+        plotting.attention_maps(attn[0], cfg, [q["local"], q["global"]], stage.path("mim-attention.png"),
+                                title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} "
+                                      f"steps); diversity top-{k}: trained "
+                                      f"{table['trained (per cluster)']['diversity'][0]:.3g}, "
+                                      f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0")
+        atomic_savez(stage.path("mim-attention.npz"), {"attention": attn, "queries": np.array([q["local"], q["global"]]),
+                                                       "final_Q": np.asarray(t.final_Q), **many_to_arrays({"full": t})},
+                     compressed=True)
+        stage.commit("mim-attention.json", {"top_k": k, "grid": grid, "metrics": table, "timings": timings,
+                                            "meta": t.meta, "invocation": output.invocation(args)})
     print(f"{'attention':<24} {'diversity (top-' + str(k) + ')':>18} {'avg distance':>14}")
     for name, v in table.items():
         print(f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}")

@@ -20,13 +20,15 @@ import time
 import uuid
 from typing import Optional
 
+from dynsim import tempfiles
 from dynsim.trajectory import TEMP_PREFIX
 
 HEARTBEAT_SECONDS = 30.0
 STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
 TEMP_AGE_SECONDS = 600.0  # a temporary file this old is a killed writer's leftover (a write takes seconds)
-# a killed writer's leftovers: dynsim's temporary files (trajectory.TEMP_PREFIX + mkstemp's 8 characters), anywhere
-# in the store; mkstemp's plain names (earlier versions) and locks moved aside by a takeover, in its own folders
+# a killed writer's leftovers besides those `tempfiles.remove_leftovers` recognises (named with host and pid): the
+# names of earlier versions (TEMP_PREFIX + mkstemp's 8 characters) anywhere in the store; mkstemp's plain names and
+# locks moved aside by a takeover, in its own folders
 OURS = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}(\.npz\.tmp|\.tmp|\.png)$")
 OURS_INSIDE = re.compile(r"^(tmp[a-z0-9_]{8}\.npz\.tmp|[0-9a-f]{64}\.lock\.[0-9a-f]{32}\.stale)$")
 
@@ -42,11 +44,12 @@ def _alive(pid: int) -> bool:
 
 
 def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
-    """Remove the temporary files of killed writers from the store `root` (OURS anywhere, OURS_INSIDE under
-    points/ and locks/), if older than TEMP_AGE_SECONDS; their paths. A live writer's temporary file exists only
-    for the seconds of one write; nothing else in `root` (which may be a shared folder) is touched."""
+    """Remove the temporary files of killed writers from the store `root`: dynsim's (`tempfiles.remove_leftovers`),
+    and OURS anywhere, OURS_INSIDE under points/ and locks/ if older than TEMP_AGE_SECONDS; their paths. A live
+    writer's temporary file exists only for the seconds of one write; nothing else in `root` (which may be a shared
+    folder) is touched."""
     now = time.time() if now is None else now
-    removed = []
+    removed = tempfiles.remove_leftovers(root)
     for directory, _, names in os.walk(root):
         inside = os.path.relpath(directory, root).split(os.sep)[0] in ("points", "locks")
         for name in names:
