@@ -26,7 +26,7 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 GRACE_S = 4.0  # watchdog: the clean path (a callback every few ms of work) exits well before; the issue asks <= 5 s
 MESSAGE = "dynsim: interrupted; files already written are complete (writes are atomic)"
 
-_state = {"signal": None, "aborted": False, "count": 0}
+_state = {"signal": None, "aborted": False, "count": 0, "watching": False}
 
 
 def received() -> Optional[int]:
@@ -40,8 +40,9 @@ def exit_code() -> int:
 
 
 def check(*_) -> None:
-    """Raise KeyboardInterrupt once a signal arrived (from any thread: a compiled run's host callback calls it)."""
-    if _state["signal"] is not None:
+    """Raise KeyboardInterrupt once a signal arrived under `watch()` (from any thread: a compiled run's host callback
+    calls it). After the block the signal is still `received()`, but later runs in the process are not stopped."""
+    if _state["watching"] and _state["signal"] is not None:
         _state["aborted"] = True
         raise KeyboardInterrupt(f"signal {_state['signal']}")
 
@@ -106,7 +107,7 @@ def watch() -> Iterator[None]:
     quiet = _QuietAbort()
     previous = {s: signal.getsignal(s) for s in SIGNALS}
     old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    _state.update(signal=None, aborted=False, count=0)
+    _state.update(signal=None, aborted=False, count=0, watching=True)
     for s in SIGNALS:
         signal.signal(s, _handler)
     logging.getLogger("jax._src.debugging").addFilter(quiet)
@@ -114,6 +115,7 @@ def watch() -> Iterator[None]:
     try:
         yield
     finally:
+        _state["watching"] = False
         done.set()
         signal.set_wakeup_fd(old_fd)
         for s, h in previous.items():

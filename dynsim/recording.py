@@ -10,6 +10,7 @@ import jax
 import numpy as np
 
 from . import progress
+from .divergence import NONFINITE
 
 # Element operations between two host callbacks (`_work`). Measured on `compare jsl` (D = 9, full level: 8.6e5 per
 # step, ~4.7e9 per second, 100000 steps in 18.9 s with a callback every 2334 steps): a callback every 23 steps
@@ -27,20 +28,30 @@ def recorded_steps(steps: int, record_every: int) -> np.ndarray:
 
 
 def run(step: Callable[[Any, Any], Any], observe: Callable[[Any, Any], Any], state: Any, steps: int,
-        record_every: int):
+        record_every: int, nonfinite: bool = False):
     """Apply `state = step(state, t)` for t = 0..steps-1 and record `observe(state, t)` at `recorded_steps`.
 
     Traceable (call it inside jit): an outer `lax.scan` over records, an inner one over steps.
-    Returns the final state and the records stacked along a leading axis.
+    Returns the final state and the records stacked along a leading axis. nonfinite=True (observe returning a
+    dict): the records also hold NONFINITE, the first step t whose state has a NaN or an infinity (-1 before it),
+    checked after every step, not only at the records (`dynsim.divergence.take` reads it).
     """
 
     t0 = jax.numpy.asarray(0)
     every = check_every(step, state, t0, record_every)
 
+    def advance(c):
+        state, t, bad = step(c[0], c[1]), c[1] + 1, c[2]
+        return state, t, bad if not nonfinite else jax.numpy.where((bad < 0) & ~_finite(state), t, bad)
+
     def steps_then_report(carry, length):
-        carry = jax.lax.scan(lambda c, _: ((step(c[0], c[1]), c[1] + 1), None), carry, None, length=length)[0]
+        carry = jax.lax.scan(lambda c, _: (advance(c), None), carry, None, length=length)[0]
         jax.debug.callback(progress.report, carry[1])
         return carry
+
+    def record(carry):
+        out = observe(carry[0], carry[1])
+        return {**out, NONFINITE: carry[2]} if nonfinite else out
 
     def block(length):
         def body(carry, _):
@@ -48,19 +59,27 @@ def run(step: Callable[[Any, Any], Any], observe: Callable[[Any, Any], Any], sta
             carry = jax.lax.scan(lambda c, _: (steps_then_report(c, every), None), carry, None, length=n)[0]
             if rest:
                 carry = steps_then_report(carry, rest)
-            return carry, observe(*carry)
+            return carry, record(carry)
 
         return body
 
-    first = observe(state, t0)
+    start = (state, t0, jax.numpy.where(_finite(state), -1, 0) if nonfinite else t0)
+    first = record(start)
     n_full, rest = divmod(steps, record_every)
-    carry, recs = jax.lax.scan(block(record_every), (state, t0), None, length=n_full)
+    carry, recs = jax.lax.scan(block(record_every), start, None, length=n_full)
     parts = [jax.tree.map(lambda x: x[None], first), recs]
     if rest:
         carry, last = block(rest)(carry, None)
         parts.append(jax.tree.map(lambda x: x[None], last))
     records = jax.tree.map(lambda *xs: jax.numpy.concatenate(xs), *parts)
     return carry[0], records
+
+
+def _finite(tree) -> jax.Array:
+    """Whether every floating-point entry of `tree` is finite (integer and key leaves are)."""
+    leaves = [x for x in jax.tree.leaves(tree) if jax.numpy.issubdtype(jax.numpy.result_type(x), jax.numpy.inexact)]
+    return jax.numpy.all(jax.numpy.stack([jax.numpy.isfinite(x).all() for x in leaves])) if leaves else \
+        jax.numpy.asarray(True)
 
 
 def check_every(step: Callable, state: Any, t, record_every: int) -> int:

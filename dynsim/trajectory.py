@@ -10,7 +10,8 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from . import tempfiles
+from . import divergence, tempfiles
+from .divergence import NONFINITE
 from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
 
 TEMP_PREFIX = tempfiles.PREFIX  # every temporary file dynsim writes starts so (dynsim.tempfiles)
@@ -178,6 +179,9 @@ def seed_statistics(records: dict, *, standard_error: bool = True, keep_seeds: b
     out: dict[str, np.ndarray] = {}
     for name, values in records.items():
         values = np.moveaxis(np.asarray(values), 0, -1)  # (steps, ..., R)
+        if name == NONFINITE:  # a step number, not a measurement: the earliest run's
+            out[name] = divergence.earliest(values)
+            continue
         R = values.shape[-1]
         out[name] = values.mean(axis=-1)
         if standard_error and R >= 2:

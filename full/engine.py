@@ -14,10 +14,10 @@ EVAL_TAG = 2**32 - 1  # fold_in tag of the recorded quantities' samples (never a
 
 
 def train(grad: Callable, opt: optax.GradientTransformation, params0, observe: Callable, steps: int,
-          record_every: int, key: Optional[jax.Array] = None):
+          record_every: int, key: Optional[jax.Array] = None, nonfinite: bool = False):
     """`steps` optax updates params <- apply_updates(params, opt.update(grad)) from params0, `observe(params, t)`
     recorded at `recording.recorded_steps`; traceable. grad(params, fold_in(key, t)) draws step t's batch from key
-    (grad(params) without key). Returns (final params, records)."""
+    (grad(params) without key). Returns (final params, records); nonfinite: `recording.run`'s."""
 
     def step(carry, t):
         params, opt_state = carry
@@ -26,7 +26,7 @@ def train(grad: Callable, opt: optax.GradientTransformation, params0, observe: C
         return optax.apply_updates(params, updates), opt_state
 
     (params, _), records = recording.run(step, lambda carry, t: observe(carry[0], t), (params0, opt.init(params0)),
-                                         steps, record_every)
+                                         steps, record_every, nonfinite)
     return params, records
 
 

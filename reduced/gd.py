@@ -17,11 +17,11 @@ def descend(y, step, grad, scale=None):
 
 
 def run(grad: Callable, step, observe: Callable, y0, steps: int, record_every: int, scale=None,
-        track: Optional[Callable[[Any, Any], Any]] = None, aux0: Any = None):
+        track: Optional[Callable[[Any, Any], Any]] = None, aux0: Any = None, nonfinite: bool = False):
     """GD from y0 for `steps` steps, `observe(y)` recorded at `recording.recorded_steps`; traceable.
 
     track(aux, y): a running statistic of the visited states (e.g. the largest |alpha|), from aux0.
-    Returns (final y, final aux, records).
+    Returns (final y, final aux, records); nonfinite: `recording.run`'s (the step where y stops being finite).
     """
 
     def update(carry, t):
@@ -31,5 +31,6 @@ def run(grad: Callable, step, observe: Callable, y0, steps: int, record_every: i
             aux = track(aux, y)
         return descend(y, step, g, scale), aux
 
-    (y, aux), records = recording.run(update, lambda carry, t: observe(carry[0]), (y0, aux0), steps, record_every)
+    (y, aux), records = recording.run(update, lambda carry, t: observe(carry[0]), (y0, aux0), steps, record_every,
+                                        nonfinite)
     return y, aux, records

@@ -37,6 +37,9 @@ def test_a_signal_aborts_a_compiled_run_through_its_callback(sig, code):
     assert progress.interrupted(caught.value) and seconds < 1.0 + LIMIT_S
     assert interrupt.received() == sig and interrupt.exit_code() == code
     assert signal.getsignal(sig) is not interrupt._handler  # the previous handler is back
+    # after the block, a run in the same process is not stopped by the old signal (it was, until this test)
+    short = jax.jit(lambda x: recording.run(lambda s, t: s + 1.0, lambda s, t: s, x, 100, 10))
+    assert float(jax.block_until_ready(short(jnp.zeros(())))[0]) == 100.0
 
 
 def _interrupt(args: list, sig, delay: float, ready: str) -> tuple[int, float, str]:

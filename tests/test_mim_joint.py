@@ -46,6 +46,18 @@ def test_b_free_equals_the_full_exact_model(pair):
         np.ptp(B[p, [q for q in range(cfg.P) if q != p and a[k, q] == a[k, p]]]) > 1e-3 for k in range(cfg.K))
 
 
+def test_b_free_stays_finite_where_exp_overflows():
+    """eta = 1e5: the scores reach ~3600, e^score overflows float64; the softmax does not (issue 16: the reduced level
+    reported "diverged" while the full model stayed finite). The masses are taken relative to the largest score, so
+    both levels stay finite and agree. Tolerance: the bound of SMALL_TOL relative to the largest |value| (~4e3)."""
+    cfg = SMALL["K=2, P=9"].replace(eta=1e5)
+    red, ful = reduced.mim.simulate(cfg), full.mim.simulate(cfg)
+    assert "nonfinite_from_step" not in red.meta and "nonfinite_from_step" not in ful.meta
+    assert np.nanmax(np.abs(ful["fp_corr"])) > 709  # the regime: e^(z A) alone would overflow
+    for name in OBSERVABLES:
+        assert np.nanmax(np.abs(red[name] - ful[name])) < SMALL_TOL * max(1.0, np.nanmax(np.abs(ful[name]))), name
+
+
 def test_default_grid_k2_agrees_under_the_checker():
     """P = 16, K = 2 (grid areas 8, 2, 2, 2, 2 in each cluster): the checker's rounding tolerances (derived from the
     number of summed terms) hold for every observable."""

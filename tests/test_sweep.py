@@ -249,7 +249,11 @@ def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
     res = dynsim.sweep("jsl", {"eta": [0.05, 5.0]}, base=dict(BASE, temperature="unit", q=0.5), out=str(tmp_path))
     ok, bad = res.rows
     assert ok["reduced_nonfinite_from_step"] is None and 0 <= ok["reduced_final_error"] <= 1
-    assert bad["reduced_nonfinite_from_step"] == 50 and math.isnan(bad["reduced_final_error"])
+    # the step the state stopped being finite (a single run says the same), not the next record (50)
+    with pytest.warns(RuntimeWarning, match="lower eta"):
+        single = reduced.jsl.simulate(JSLConfig(**dict(BASE, temperature="unit", q=0.5, eta=5.0)))
+    assert 0 < bad["reduced_nonfinite_from_step"] == single.meta["nonfinite_from_step"] < 50
+    assert math.isnan(bad["reduced_final_error"])
     assert main(["sweep", "jsl", "--D", "9", "--C", "3", "--steps", "600", "--record-every", "50", "--nu", "0.02",
                  "--temperature", "unit", "--q", "0.5", "--eta", "0.05,5", "--out", str(tmp_path)]) == 0
     assert "1 points diverged" in capsys.readouterr().out

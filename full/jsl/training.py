@@ -90,7 +90,7 @@ def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
             obs["error"] = population.exact_error(model, params, configs, w_star, spread)
         return obs
 
-    _, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key)
+    _, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key, nonfinite=True)
     return rec
 
 
@@ -140,5 +140,6 @@ def trajectory(cfg: JSLConfig, mode: str, observables: dict, R: int, configurati
         batch_size=cfg.N if mode == "sampled" else None,
         partition_sets=partition.sets(cfg).tolist(),
     )
-    divergence.flag(divergence.nonfinite(observables, steps), steps, meta, "full", cfg.eta, stacklevel)
+    exact = divergence.take(observables)
+    divergence.flag(divergence.nonfinite(observables, steps), steps, meta, "full", cfg.eta, stacklevel, exact)
     return Trajectory(steps, observables, meta)

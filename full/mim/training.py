@@ -113,7 +113,7 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
         return obs
 
     params0 = net.init(jax.random.key(0), jnp.zeros((cfg.P, cfg.d), cfg.dtype), jnp.zeros((cfg.P,), bool), E)
-    params, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key)
+    params, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key, nonfinite=True)
     return rec, params["params"]["Q"]
 
 
@@ -148,12 +148,13 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
         rec, Q = train_replicates_jit(cfg, mode, basis, engine.replicate_keys(cfg, R))
         observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
         finals = np.asarray(Q)
+    exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta("full", mode, cfg, replicates=R,
                             configurations=data.exact_size(cfg) if mode == "exact" else None,
                             batch_size=cfg.N if mode == "sampled" else None,
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta)
-    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "full", cfg.eta, 2)
+    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "full", cfg.eta, 2, exact)
     traj = Trajectory(steps, observables, meta)
     traj.final_Q = finals  # (R, d, d): the trained matrices (R = 1 in mode exact), for attention maps
     traj.basis = basis

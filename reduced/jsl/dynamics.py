@@ -164,7 +164,8 @@ def run(cfg: JSLConfig, table: Sum, state0, numbers: Optional[Numbers] = None):
     theta0 = jnp.asarray(state0, cfg.dtype)
     theta, seen, rec = gd.run(lambda th: gradient(cfg, table, th), orbit_step_sizes(cfg),
                               lambda th: observe(cfg, table, th), theta0, cfg.steps, cfg.record_every,
-                              track=lambda seen, th: jnp.maximum(seen, extent(cfg, th)), aux0=extent(cfg, theta0))
+                              track=lambda seen, th: jnp.maximum(seen, extent(cfg, th)), aux0=extent(cfg, theta0),
+                              nonfinite=True)
     # The last state's alpha, Gamma, Xi count too (the loss is evaluated there).
     return rec, jnp.maximum(seen, extent(cfg, theta))
 
@@ -175,7 +176,8 @@ run_jit = jax.jit(run, static_argnums=0)
 def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Trajectory:
     """The reduced Trajectory of one run from its records and the largest (|alpha|, Gamma, Xi) met."""
     records = {k: np.asarray(v) for k, v in rec.items()}
+    exact = divergence.take(records)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta("reduced", "population", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **extra)
-    divergence.flag(divergence.nonfinite(records, steps), steps, meta, meta["level"], meta["config"]["eta"], 2)
+    divergence.flag(divergence.nonfinite(records, steps), steps, meta, meta["level"], meta["config"]["eta"], 2, exact)
     return Trajectory(steps, records, meta)

@@ -51,6 +51,7 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
     table = tables.table(cfg, None)
     rec, seen = run_many_jit(cfg, table.weights, jnp.asarray(states, cfg.dtype))
     observables = seed_statistics(rec, standard_error=False)
+    exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
         "reduced", "population", cfg,
@@ -59,7 +60,7 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
                     "max_nonzero": None, "dropped_probability": 0.0},
         max_abs_alpha=float(np.max(np.asarray(seen)[:, 0])),
     )
-    divergence.flag(divergence.nonfinite(observables, steps), steps, meta, meta["level"], meta["config"]["eta"], 2)
+    divergence.flag(divergence.nonfinite(observables, steps), steps, meta, meta["level"], meta["config"]["eta"], 2, exact)
     return Trajectory(steps, observables, meta)
 
 

@@ -131,32 +131,36 @@ def class_meta(cfg: MIMConfig, cls: classes_mod.Classes) -> dict:
             "areas": [[list(a) for a in cl] for cl in cfg.areas], "delta": cfg.delta}
 
 
-def expectations(der, A, B, Bs, tab):
-    """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows.
+def terms(der, A, B, Bs, u, pop, z):
+    """One query class and one table row, the own area first: l, dl/dA (N,), dl/dB (N,), dl/dB_self, Attn (N,)
+    by `symbolic`'s chain rule. The masses are taken with every score shifted by the largest one that counts (m:
+    the softmax and every partial are unchanged), so none exceeds 1 and no exponential overflows; a mass of count 0
+    is exactly 0 (its exponent is -inf), never 0 x inf."""
+    s = z * A + B
+    masked = pop - u
+    m = jnp.maximum(jnp.maximum(jnp.max(jnp.where(u > 0, s, -jnp.inf)), jnp.max(jnp.where(masked > 0, B, -jnp.inf))),
+                    Bs)
+    S = u * jnp.exp(jnp.where(u > 0, s - m, -jnp.inf))
+    M = masked * jnp.exp(jnp.where(masked > 0, B - m, -jnp.inf))
+    e_self = jnp.exp(Bs - m)
+    Z = jnp.sum(S) + jnp.sum(M) + e_self
+    own = jnp.arange(A.shape[-1]) == 0
+    loss, dS, dR, dZ = der(S[0], jnp.sum(jnp.where(own, 0.0, (z * S) ** 2)), Z, z[0])
+    g = jnp.where(own, dS, 2.0 * z**2 * S * dR) + dZ
+    return loss, g * z * S, g * S + dZ * M, dZ * e_self, S / Z
 
-    The other view's aggregates over j not in {n, i} are W_own - T_i and R_own - r_i: a subtraction, whose absolute
-    error u W_own is at most u Z, so Z and every term divided by Z keep a relative error of order u.
-    """
+
+def expectations(der, A, B, Bs, tab):
+    """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows (`terms` per row)."""
     u, z, w, pop = tab
-    s = z * A[:, None, :] + B[:, None, :]
-    e = u * jnp.exp(s)
-    T = e + (pop[:, None, :] - u) * jnp.exp(B)[:, None, :]
-    r = (z * e) ** 2
-    W_own = jnp.sum(T[..., 1:], axis=-1)
-    R_own = jnp.sum(r[..., 1:], axis=-1)
-    own = (A[:, None, 0], B[:, None, 0], Bs[:, None], u[..., 0], pop[:, None, 0], z[..., 0])
-    loss, gA0, gB0, gBs, att0 = der.own(*own, W_own, R_own)
-    ex = (lambda x: x[..., None])
-    gA, gB, att = der.other(*(ex(x) for x in own), A[:, None, :], B[:, None, :], u, pop[:, None, :], z,
-                            ex(W_own) - T, ex(R_own) - r)
-    gA = gA.at[..., 0].set(gA0)
-    gB = gB.at[..., 0].set(gB0)
-    att = att.at[..., 0].set(att0)
+    z = jnp.broadcast_to(z, u.shape)
+    row = jax.vmap(terms, in_axes=(None, None, None, None, 0, None, 0))  # the rows of one class
+    per = jax.vmap(row, in_axes=(None, 0, 0, 0, 0, 0, 0))(der, A, B, Bs, u, pop, z)
 
     def mean(x):
         return jnp.einsum("cm,cm...->c...", w, jnp.broadcast_to(x, w.shape + x.shape[2:]))
 
-    return mean(loss), mean(gA), mean(gB), mean(gBs), mean(att)
+    return tuple(mean(x) for x in per)
 
 
 def rates(cfg: MIMConfig, pop):
@@ -203,7 +207,7 @@ def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight):
     step = cfg.eta * c
     state, _, rec = gd.run(lambda y: gradient(approx, tab, y), (step, step, step),
                            lambda y: observe(cfg, tab, valid, class_weight, y), initial_state(tab), cfg.steps,
-                           cfg.record_every, scale=(1.0, per_entry, 1.0))
+                           cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True)
     return state, rec
 
 

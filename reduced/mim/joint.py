@@ -13,7 +13,7 @@ z_j A_{k,j} + B_tau on unmasked keys of area j = tau_k and B_tau on masked ones,
     S_j = e^{z_j A_{k,j}} sum_{tau: tau_k = j} u_tau e^{B_tau}                       (unmasked mass of area j)
     Z   = sum_j S_j + sum_tau (C'_tau - u_tau) e^{B_tau} + e^{B_self}
 the per-sample loss is l = 1/2 [z_n^2 (1 - S_n/Z)^2 + R/Z^2], R = sum_{j != n} z_j^2 S_j^2 (Lemma A.8), whose
-partial derivatives in (S_n, R, Z) come from sympy (`derive`); the chain rule through S and Z is exact:
+partial derivatives in (S_n, R, Z) come from sympy (`reduced.mim.symbolic`); the chain rule through S and Z is exact:
     dl/dA_{k,j} = (g_j + dl/dZ) z_j S_j,          g_n = dl/dS_n,  g_j = 2 z_j^2 S_j dl/dR (j != n)
     dl/dB_tau  = (g_{tau_k} + dl/dZ) u_tau e^{z A + B_tau} + dl/dZ (C'_tau - u_tau) e^{B_tau}
     dl/dB_self = dl/dZ e^{B_self}.
@@ -27,32 +27,18 @@ c = (|M|/P)/K and dl/dB summed over the clusters. With K = 1 the joint types are
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import sympy as sp
 
 from dynsim.mim import MIMConfig, data
 from dynsim.mim.partition import area_of
 
 from .. import gd
 from .classes import MAX_CONFIGURATIONS, count_rows, count_size, sample_rngs
-
-S_n, R, Zs = sp.symbols("S_n R Z", positive=True)
-z_n = sp.symbols("z_n", positive=True)
-
-
-@lru_cache(maxsize=None)
-def derive() -> tuple[sp.Expr, tuple, Callable]:
-    """l(S_n, R, Z, z_n) = 1/2 [z_n^2 (1 - S_n/Z)^2 + R/Z^2], its partials in (S_n, R, Z) by sympy.diff, and the
-    lambdified (to JAX) [l, dl/dS_n, dl/dR, dl/dZ]."""
-    loss = sp.Rational(1, 2) * (z_n**2 * (1 - S_n / Zs) ** 2 + R / Zs**2)
-    grads = tuple(sp.diff(loss, x) for x in (S_n, R, Zs))
-    return loss, grads, sp.lambdify((S_n, R, Zs, z_n), [loss, *grads], modules="jax", cse=True)
-
+from .symbolic import derive
 
 class Types(NamedTuple):
     """Every query's joint types (numpy, static): padded to the largest number of types T of any query."""
@@ -134,22 +120,28 @@ def expectation(cfg: MIMConfig, types: Types, mean_field: bool, samples: int | N
 
 
 def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
-    """One (query, cluster, count vector, latent vector): loss, dl/dA_k (N,), dl/dB (T,), dl/dB_self, Attn (N,)."""
+    """One (query, cluster, count vector, latent vector): loss, dl/dA_k (N,), dl/dB (T,), dl/dB_self, Attn (N,).
+    The masses are taken with the scores shifted by the largest one that counts (m; `symbolic`: nothing changes),
+    so no exponential overflows; a mass of count 0 is exactly 0 (exponent -inf), never 0 x inf."""
     N = A_k.shape[0]
     onehot = jax.nn.one_hot(area_k, N, dtype=A_k.dtype) * (pop > 0)[:, None]  # (T, N)
-    eB = jnp.exp(B)
-    eA = jnp.exp(z * A_k)
-    S = eA * (onehot.T @ (u * eB))  # (N,)
-    Z = jnp.sum(S) + jnp.sum((pop - u) * eB) + jnp.exp(Bs)
+    s = onehot @ (z * A_k) + B  # (T,): the score of an unmasked key of type tau
+    masked = pop - u
+    m = jnp.maximum(jnp.maximum(jnp.max(jnp.where(u > 0, s, -jnp.inf)), jnp.max(jnp.where(masked > 0, B, -jnp.inf))),
+                    Bs)
+    unmasked = u * jnp.exp(jnp.where(u > 0, s - m, -jnp.inf))  # u_tau e^{z A + B_tau - m}
+    M = masked * jnp.exp(jnp.where(masked > 0, B - m, -jnp.inf))  # (C'_tau - u_tau) e^{B_tau - m}
+    e_self = jnp.exp(Bs - m)
+    S = onehot.T @ unmasked  # (N,)
+    Z = jnp.sum(S) + jnp.sum(M) + e_self
     is_own = jnp.arange(N) == own_k
     Sn, zn = S[own_k], z[own_k]
     Rv = jnp.sum(jnp.where(is_own | ~valid_k, 0.0, (z * S) ** 2))
     loss, dSn, dR, dZ = der(Sn, Rv, Z, zn)
     g = jnp.where(is_own, dSn, 2.0 * z**2 * S * dR)
     gA = (g + dZ) * z * S
-    unmasked = u * eB * (onehot @ eA)  # u_tau e^{z A + B_tau}
-    gB = (onehot @ g + dZ) * unmasked + dZ * (pop - u) * eB
-    return loss, gA, gB, dZ * jnp.exp(Bs), S / Z
+    gB = (onehot @ g + dZ) * unmasked + dZ * M
+    return loss, gA, gB, dZ * e_self, S / Z
 
 
 def query_expectation(der, A, B, Bs, u, w, pop, area, own, z, wz, valid):
@@ -167,7 +159,7 @@ def query_expectation(der, A, B, Bs, u, w, pop, area, own, z, wz, valid):
 def expectations(tables, state):
     """Every query (vmapped): per-query E[l_k] (P, K), E[dl/dA] (P, K, N), E[dl/dB] (P, T), E[dl/dB_self] (P,),
     E[Attn] (P, K, N)."""
-    der = derive()[2]
+    der = derive()
     u, w, pop, area, own, z, wz, valid = tables
     A, B, Bs = state
     return jax.vmap(lambda *a: query_expectation(der, *a, z, wz, valid))(A, B, Bs, u, w, pop, area, own)
@@ -204,7 +196,7 @@ def run(cfg: MIMConfig, tables, of_key):
         return gA, gB, gBs
 
     state, _, rec = gd.run(grad, (step, step, step), lambda y: observe(cfg, tables, of_key, y), y0, cfg.steps,
-                           cfg.record_every, scale=(1.0, per_entry, 1.0))
+                           cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True)
     return state, rec
 
 

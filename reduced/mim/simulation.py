@@ -33,12 +33,13 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None, samples: Op
     else:
         state, rec = dynamics.run_replicates_jit(cfg, approx, arrays, valid, class_weight)
         observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
+    exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta("reduced", "population" if samples is None else "sampled", cfg,
                             approximation=dynamics.label(approx), replicates=replicates, samples=samples,
                             configurations=int(np.count_nonzero(tab.w)), **dynamics.class_meta(cfg, cls),
                             records=dynamics.attach_per_patch(cfg, idx, observables))
-    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3)
+    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3, exact)
     traj = Trajectory(steps, observables, meta)
     traj.final_state = tuple(np.asarray(x) for x in state)
     return traj
@@ -56,6 +57,7 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
     else:
         state, rec = joint.run_replicates_jit(cfg, tables, jnp.asarray(types.of_key))
         observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
+    exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta("reduced", "population" if samples is None else "sampled", cfg,
                             approximation=dynamics.label(approx), replicates=replicates,
@@ -65,7 +67,7 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
                             joint_types=[int(np.count_nonzero(c)) for c in types.population],
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
                             records="per patch (joint types: B per query and joint type of the key)")
-    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3)
+    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3, exact)
     traj = Trajectory(steps, observables, meta)
     traj.final_state = tuple(np.asarray(x) for x in state)
     return traj

@@ -1,16 +1,19 @@
 """The per-query MIM loss of one masked patch, built in sympy and differentiated there (Lemmas A.8, 5.1, 5.2).
 
-For a masked query p in area n of cluster k (the "own" area) the scores are z_j A_j + B_j on the unmasked
-patches of area j and B_j on its masked ones (B_self on p itself), docs/derivations/mim-model.md §2. With u_j unmasked patches
-among the C'_j patches of area j other than p, the softmax denominator is
-    Z = sum_j [u_j e^{z_j A_j + B_j} + (C'_j - u_j) e^{B_j}] + e^{B_self}
-and the per-sample loss (Lemma A.8, conditional on p in M) is
-    l = 1/2 [z_n^2 (1 - Attn_n)^2 + sum_{j != n} z_j^2 Attn_j^2],   Attn_j = u_j e^{z_j A_j + B_j} / Z.
-Two views of the same l are derived: the "own" view keeps the own area and B_self explicit and folds every
-other area into W = sum_{j != n} [...] and R = sum_{j != n} z_j^2 (u_j e^{z_j A_j + B_j})^2; the "other" view
-also keeps one generic other area i explicit (W, R then run over j not in {n, i}). W and R do not depend on the
-explicit variables, so sympy's partial derivatives of the two views are the exact partials of l in
-(A_n, B_n, B_self) and in (A_i, B_i) for every i: one small expression serves any number of areas.
+For a masked query p in area n of cluster k (the "own" area) the scores are z_j A_j + B on the unmasked keys of
+area j and B on the masked ones (B_self on p itself), docs/derivations/mim-model.md §2. Write the softmax through
+its masses: S_j the unmasked mass of area j (u_j e^{z_j A_j + B_j} when one B serves area j), M the masked mass and
+    Z = sum_j S_j + M + e^{B_self},   Attn_j = S_j / Z.
+The per-sample loss (Lemma A.8, conditional on p in M) is then a function of three numbers and z_n:
+    l(S_n, R, Z) = 1/2 [z_n^2 (1 - S_n/Z)^2 + R/Z^2],   R = sum_{j != n} z_j^2 S_j^2,
+whose partial derivatives sympy takes (`derive`). The chain rule through the masses is exact and short, since
+d S_j / d A_j = z_j S_j, d S_j / d B = S_j (the unmasked keys B scores), d M / d B = M, d Z / d B_self = e^{B_self}:
+    dl/dA_j = (g_j + dl/dZ) z_j S_j,   g_n = dl/dS_n,   g_j = 2 z_j^2 S_j dl/dR  (j != n)
+    dl/dB   = (g_j + dl/dZ) S_j^B + dl/dZ M^B     (S^B, M^B: the masses that B scores)
+    dl/dB_self = dl/dZ e^{B_self}.
+l is homogeneous of degree 0 in (S, M, e^{B_self}) (R of degree 2), so every partial above is unchanged when all
+masses are scaled by one factor e^{-m}: the levels compute the masses with the scores shifted by their largest m,
+so no exponential overflows (`reduced.mim.dynamics.terms`, `reduced.mim.joint.sample_terms`).
 """
 
 from __future__ import annotations
@@ -21,47 +24,34 @@ from typing import Callable
 
 import sympy as sp
 
-A0, B0, Ai, Bi, Bs = sp.symbols("A_n B_n A_i B_i B_self", real=True)
-u0, C0, ui, Ci, W, R = sp.symbols("u_n C_n u_i C_i W R", nonnegative=True)
-z0, zi = sp.symbols("z_n z_i", positive=True)
-OWN_ARGS = (A0, B0, Bs, u0, C0, z0, W, R)
-OTHER_ARGS = (A0, B0, Bs, u0, C0, z0, Ai, Bi, ui, Ci, zi, W, R)
+S_n, R, Z = sp.symbols("S_n R Z", positive=True)
+z_n = sp.symbols("z_n", positive=True)
+ARGS = (S_n, R, Z, z_n)
 
 
-def per_sample_loss(other: bool) -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]:
-    """(l, Z, Attn_n, Attn_i) of the own view (other=False, Attn_i = 0) or the other view (other=True)."""
-    e0 = u0 * sp.exp(z0 * A0 + B0)
-    Z = e0 + (C0 - u0) * sp.exp(B0) + sp.exp(Bs) + W
-    ei = sp.Integer(0)
-    if other:
-        ei = ui * sp.exp(zi * Ai + Bi)
-        Z = Z + ei + (Ci - ui) * sp.exp(Bi)
-    loss = sp.Rational(1, 2) * (z0**2 * (1 - e0 / Z) ** 2 + zi**2 * (ei / Z) ** 2 + R / Z**2)
-    return loss, Z, e0 / Z, ei / Z
+def per_sample_loss() -> sp.Expr:
+    """l(S_n, R, Z, z_n) = 1/2 [z_n^2 (1 - S_n/Z)^2 + R/Z^2] (Lemma A.8 with Attn_j = S_j / Z)."""
+    return sp.Rational(1, 2) * (z_n**2 * (1 - S_n / Z) ** 2 + R / Z**2)
 
 
 @dataclasses.dataclass(frozen=True)
 class Derivation:
-    """The two views, their partial derivatives and the compiled (lambdified to JAX) forms."""
+    """The loss, its partial derivatives in (S_n, R, Z) and the compiled (lambdified to JAX) form."""
 
-    own_loss: sp.Expr
-    other_loss: sp.Expr
-    own_gradients: tuple  # d l / d(A_n, B_n, B_self)
-    other_gradients: tuple  # d l / d(A_i, B_i)
-    own: Callable  # (*OWN_ARGS) -> [l, dA_n, dB_n, dB_self, Attn_n]
-    other: Callable  # (*OTHER_ARGS) -> [dA_i, dB_i, Attn_i]
+    loss: sp.Expr
+    gradients: tuple  # d l / d(S_n, R, Z)
+    compiled: Callable  # (S_n, R, Z, z_n) -> [l, dl/dS_n, dl/dR, dl/dZ]
+
+    def __call__(self, *args):
+        return self.compiled(*args)
 
 
 @lru_cache(maxsize=None)
 def derive() -> Derivation:
-    """Build both views, differentiate them with sympy.diff and lambdify them to JAX (common subexpressions shared)."""
-    own_loss, _, att0, _ = per_sample_loss(other=False)
-    other_loss, _, _, atti = per_sample_loss(other=True)
-    own_grads = tuple(sp.diff(own_loss, x) for x in (A0, B0, Bs))
-    other_grads = tuple(sp.diff(other_loss, x) for x in (Ai, Bi))
-    own = sp.lambdify(OWN_ARGS, [own_loss, *own_grads, att0], modules="jax", cse=True)
-    other = sp.lambdify(OTHER_ARGS, [*other_grads, atti], modules="jax", cse=True)
-    return Derivation(own_loss, other_loss, own_grads, other_grads, own, other)
+    """Build l, differentiate it with sympy.diff and lambdify it to JAX (common subexpressions shared)."""
+    loss = per_sample_loss()
+    grads = tuple(sp.diff(loss, x) for x in (S_n, R, Z))
+    return Derivation(loss, grads, sp.lambdify(ARGS, [loss, *grads], modules="jax", cse=True))
 
 
 def render(latex: bool = False) -> str:
@@ -69,11 +59,12 @@ def render(latex: bool = False) -> str:
     der = derive()
     fmt = sp.latex if latex else sp.sstr
     lines = ["# Reduced MIM: loss of one masked query p in area n, conditional on p in M (Lemma A.8)",
-             "# u_j unmasked of the C'_j patches of area j other than p; W, R: the areas not written out",
-             f"l (own view) = {fmt(der.own_loss)}",
-             f"l (other view) = {fmt(der.other_loss)}"]
-    for name, g in zip(("A_n", "B_n", "B_self"), der.own_gradients):
+             "# S_j: unmasked mass of area j; Z = sum_j S_j + (masked mass) + e^{B_self}; R = sum_{j != n} z_j^2 S_j^2",
+             f"l = {fmt(der.loss)}"]
+    for name, g in zip(("S_n", "R", "Z"), der.gradients):
         lines.append(f"d l / d {name} = {fmt(g)}")
-    for name, g in zip(("A_i", "B_i"), der.other_gradients):
-        lines.append(f"d l / d {name} = {fmt(g)}")
+    lines += ["# chain rule (g_n = dl/dS_n, g_j = 2 z_j^2 S_j dl/dR for j != n):",
+              "d l / d A_j = (g_j + dl/dZ) z_j S_j",
+              "d l / d B_j = (g_j + dl/dZ) S_j + dl/dZ (C'_j - u_j) e^{B_j}",
+              "d l / d B_self = dl/dZ e^{B_self}"]
     return "\n".join(lines)
