@@ -78,7 +78,9 @@ class SweepSpec:
     the level options of `dynsim sweep NAME`; normalize(options) -> options, after parsing; example: the help line;
     traced: the config fields a group's compiled program takes as traced numbers (the others are shapes: points
     that differ in them fall in different groups); seeded(cfg, options, level) -> whether the seed changes the
-    point's numbers at `level` beyond rounding (None: always); a point it does not is run once for all its seeds."""
+    point's numbers at `level` beyond rounding (None: always); a point it does not is run once for all its seeds.
+    level_summaries / point_summaries: every name `summary` can give, per level (prefixed "reduced_" / "full_" in the
+    row) and per point; a --heatmap outside them is refused before any work (empty: checked after the points run)."""
 
     reduced: Callable
     full: Callable
@@ -97,6 +99,8 @@ class SweepSpec:
     example: str = ""
     traced: tuple[str, ...] = ()
     seeded: Optional[Callable] = None
+    level_summaries: tuple[str, ...] = ()
+    point_summaries: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

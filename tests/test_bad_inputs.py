@@ -102,7 +102,7 @@ def test_bad_input_exits_2_with_one_named_line(argv, parameter, tmp_path, capsys
     assert code == 2, err
     assert len(lines) == 1 and lines[0].startswith("dynsim: error:"), err
     assert parameter in lines[0] and "Traceback" not in err
-    # in-process, with JAX started: the refusals come before any work (the heatmap case runs 2 points of 4 steps)
+    # in-process, with JAX started: the refusals come before any work
     assert seconds < 10, f"{seconds:.1f} s"
 
 

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import sympy
 
 from dynsim import cli
 from dynsim.trajectory import load_many
@@ -81,7 +82,15 @@ def test_compare_mim_invalid_input_exits_2_with_one_line(args, needle, tmp_path,
 def test_derive_mim_prints_the_partials(capsys):
     assert cli.main(["derive", "mim"]) == 0
     out = capsys.readouterr().out
-    assert "d l / d A_n" in out and "d l / d B_i" in out and "exp(A_n*z_n + B_n)" in out
+    lines = dict(line.split(" = ", 1) for line in out.splitlines() if line.startswith(("l =", "d l / d ")))
+    S, R, Z, z = sympy.symbols("S_n R Z z_n", positive=True)
+    names = {"S_n": S, "R": R, "Z": Z, "z_n": z}
+    loss = sympy.sympify(lines["l"], locals=names)
+    # by hand: the prediction is z_j S_j / Z on feature j, the target z_n on feature n only
+    assert sympy.simplify(loss - (sympy.Rational(1, 2) * (z - z * S / Z) ** 2 + R / (2 * Z ** 2))) == 0
+    for v in ("S_n", "R", "Z"):  # each printed partial is the derivative of the printed loss
+        assert sympy.simplify(sympy.sympify(lines[f"d l / d {v}"], locals=names) - sympy.diff(loss, names[v])) == 0
+    assert {"d l / d A_j", "d l / d B_j", "d l / d B_self"} <= set(lines)  # the chain rule to the parameters
 
 
 def test_figure_mim_phases(tmp_path, capsys):

@@ -217,8 +217,9 @@ OPTION_CHANGES = {
         "--dtype": ("float32",), "--kappa-pos": ("0.85,0.3",), "--kappa-neg": ("0.8,0.4",),
         "--approximation": ("pp_frozen+mean_field",)}),
 }
-NOT_DATA = {"--out", "--help", "--partitions", "--config", "--print-config"}  # --partitions: refused by mim-phases
-# (tested below); --config and --print-config: every command's (tests/test_cli_config.py)
+NOT_DATA = {"--out", "--help", "--partitions", "--config", "--print-config", "--max-memory", "--max-time"}
+# --partitions: refused by mim-phases (tested below); --config and --print-config: every command's
+# (tests/test_cli_config.py); --max-memory / --max-time: limits on the run, not data (tests/test_bad_inputs.py)
 
 
 def _listed(command, capsys):

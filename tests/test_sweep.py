@@ -257,3 +257,25 @@ def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
     assert main(["sweep", "jsl", "--D", "9", "--C", "3", "--steps", "600", "--record-every", "50", "--nu", "0.02",
                  "--temperature", "unit", "--q", "0.5", "--eta", "0.05,5", "--out", str(tmp_path)]) == 0
     assert "1 points diverged" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("setting, axes, base", [
+    ("jsl", {"q": [0.2, 0.4]}, dict(BASE, steps=20, record_every=10)),
+    ("mim", {"eta": [0.5, 1.0]}, dict(P=9, kappa_c=0.7, kappa_s=0.3, steps=20, record_every=10)),
+])
+def test_heatmap_names_are_checked_before_any_work(tmp_path, setting, axes, base):
+    """The summaries a setting declares (`SweepSpec.level_summaries`, `point_summaries`) are every column its rows
+    hold, so a --heatmap outside them is refused before any point runs (issue 16: it was, after all of them)."""
+    spec = dynsim.sweeps.spec_of(setting)
+    known = ({p + n for p in ("reduced_", "full_") for n in spec.level_summaries} | set(spec.point_summaries)
+             | set(axes) | {"seed", "seeded", "dtype", "key"})
+    res = dynsim.sweep(setting, axes, base=base, level="both")
+    assert set(res.columns) <= known, sorted(set(res.columns) - known)
+    assert {"reduced_final_loss", "full_final_loss", "verdict"} <= set(res.columns)
+    out = tmp_path / "store"
+    with pytest.raises(ValueError, match="heatmap = nonexistent is invalid"):
+        dynsim.sweep(setting, axes, base=base, level="both", heatmaps=["final_loss", "nonexistent"], out=str(out))
+    assert not list(out.glob("points/*/*"))  # nothing ran
+    # a declared name that this level does not give is refused too: full_ summaries in a reduced-only sweep
+    with pytest.raises(ValueError, match="heatmap = full_final_loss is invalid"):
+        dynsim.sweep(setting, axes, base=base, level="reduced", heatmaps=["full_final_loss"])

@@ -136,4 +136,8 @@ SWEEP = SweepSpec(reduced=reduced_group, full=full_group, group=lambda cfg, opti
                   defaults=DEFAULT_OPTIONS, heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
                   columns=("final_loss", "two_phase_local", "own_area_attention_min"), modes=("exact", "sampled"),
                   add_arguments=add_arguments, normalize=normalize, seeded=seeded,
-                  example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75")
+                  example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75",
+                  level_summaries=("final_loss", "own_area_attention_min", "pp_max", "pp_over_fp",
+                                   "fp_deviation_from_pp_frozen", "two_phase_local", "one_phase_local", "local_patches",
+                                   "nonfinite_from_step") + common.STABILITY,
+                  point_summaries=("delta", "reduced_approximation") + common.VERDICT)

@@ -141,6 +141,7 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     check_int("batch_size", batch_size, 1)
     executors.check(scheduler, workers, security, dashboard)
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
+    _check_heatmaps(spec, level, axes, heatmaps)
     cfgs = points(setting, axes, base, seeds)
     for cfg in cfgs:
         spec.check(cfg, options, level)
@@ -236,6 +237,20 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
         for batch in finished:
             yield from batch
             progress.advance(len(batch))  # per chunk: off a terminal, one plain line each
+
+
+def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:
+    """Refuse a heatmap name the setting's summaries cannot give (`SweepSpec.level_summaries`), before any work; a
+    spec that does not list them is checked once the table exists (`sweep`)."""
+    if not heatmaps or not spec.level_summaries:
+        return
+    prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
+    known = [p + n for p in prefixes for n in spec.level_summaries] + list(spec.point_summaries) + list(axes)
+    unknown = [n for n in heatmaps if n not in known and level_prefix(level) + n not in known]
+    if unknown:
+        raise ValueError(f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at level {level}: "
+                         f"{', '.join(spec.level_summaries)} (of the {' and '.join(prefixes)} level"
+                         f"{'s' if len(prefixes) > 1 else ''}), or {', '.join(spec.point_summaries)}")
 
 
 def level_prefix(level: str) -> str:

@@ -14,6 +14,10 @@ OSCILLATING_SIGN_CHANGES = 3  # down, up, down, up: at least two separate rises 
 SE_CONFIDENCE = 0.999  # family-wise, over a run's increments, for a loss recorded with a standard error
 
 
+VERDICT = ("verdict", "max_error", "worst_observable", "check_kind")  # the names `verdict` gives
+STABILITY = ("loss_sign_changes", "non_monotone", "unstable")  # the names `stability` gives
+
+
 def verdict(report) -> dict:
     """{"verdict": AGREE/DISAGREE, "max_error": largest max |a - b| over the compared observables, "worst_observable",
     "check_kind"}; all None when only one level ran."""
