@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, recording
+from dynsim import divergence, environment, recording
 from dynsim.jsl import JSLConfig, partition
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention
@@ -108,6 +108,7 @@ def run_fig2(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     w = teacher_filter(cfg, dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0xF1C2), seeds)
     params0, params, rec, lin_err = _train_seeds_jit(cfg, keys, w)
+    exact = divergence.take(rec)  # the earliest seed's first non-finite step, checked after every step
     # only per-step scalars (R, steps) go into the Trajectory
     observables = seed_statistics({k: v for k, v in rec.items() if np.ndim(v) == 2})
     final = {"A": np.asarray(params["params"]["A"]), "v": np.asarray(params["params"]["v"]),
@@ -122,5 +123,7 @@ def run_fig2(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
                             teacher="f*(X) = sum_l (sum_{i in S_l} <w, X_i>)^3, one seeded unit filter w",
                             chance=chance(cfg), uniform_own_set=cfg.C / cfg.D,
                             linear_error=float(np.mean(final["linear_error"])))
+    divergence.flag(divergence.nonfinite({k: np.asarray(v).T for k, v in rec.items() if np.ndim(v) == 2}, marks),
+                    marks, meta, "full (Figure 2)", cfg.eta, 2, exact)
     return Trajectory(marks, observables, meta), final
 

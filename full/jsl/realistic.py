@@ -76,7 +76,8 @@ def train(cfg: JSLConfig, params0, w_star, train, test):
     """Full-batch GD on (E) over train = (X (n, D, d), y (n,)) from params0, diagonal of A frozen; traceable (cfg static).
 
     Records every observable of `observables.reduction` plus loss (training (E)), test_loss and test_error
-    (0-1 error of sign F on test = (X_test, y_test), F = 0 counted 1/2). Returns (final params, records).
+    (0-1 error of sign F on test = (X_test, y_test), F = 0 counted 1/2), and the exact divergence step
+    (`divergence.NONFINITE`, for `divergence.take`). Returns (final params, records).
     """
     model, opt = model_for(cfg), optimizer(cfg)
     X, y = train
@@ -90,7 +91,8 @@ def train(cfg: JSLConfig, params0, w_star, train, test):
         obs["test_error"] = zero_one_error(margins)
         return obs
 
-    return engine.train(lambda params: empirical_grad(model, params, X, y), opt, params0, observe, cfg.steps, cfg.record_every)
+    return engine.train(lambda params: empirical_grad(model, params, X, y), opt, params0, observe, cfg.steps,
+                        cfg.record_every, nonfinite=True)
 
 
 def seed_key(cfg: JSLConfig, r: int):
@@ -158,6 +160,7 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     keys = jax.vmap(lambda r: seed_key(cfg, r))(jnp.arange(R))
     batch = batch_size(cfg, R)
     params0, params, rec = _seeds_jit(cfg, keys, w_star, batch)
+    exact = divergence.take(rec)  # the earliest seed's first non-finite step, checked after every step
     observables = seed_statistics(rec)
     marks = recording.recorded_steps(cfg.steps, cfg.record_every)
     bad = divergence.nonfinite({k: np.asarray(v).T for k, v in rec.items()}, marks)  # rec: (seeds, steps)
@@ -173,7 +176,7 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
                        f"{data_bytes(cfg, R) / 1e9:.2f} GB > {MAX_VMAP_BYTES / 1e9:.1f} GB)",
         key_layout="k_r = fold_in(fold_in(key(seed), 0x4EA1), r); data fold_in(k_r, 0) (first N rows train, last n_test test), "
                    "init fold_in(k_r, 2)")
-    divergence.flag(bad, marks, meta, "realistic", cfg.eta, 2)
+    divergence.flag(bad, marks, meta, "realistic", cfg.eta, 2, exact)
     final = {"A": np.asarray(params["params"]["A"]), "v": np.asarray(params["params"]["v"]), "A0": A0, "v0": v0,
              "w_star": w}
     return Trajectory(marks, observables, meta), final
