@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 import os
 import re
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional, Sequence
 
 INT_MAX = 2**63 - 1  # int64: what numpy and JAX (x64) take for an integer, and jax.random.key for a seed
 # Floating-point operations a second, a crude constant for the time estimate: measured once on the 2-core development
@@ -88,7 +88,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("resources", BOUNDS_HELP)
     g.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
                    help="refuse, before any work, a run estimated to hold more, e.g. 8G (default: the available "
-                        "memory, MemAvailable)")
+                        "memory, MemAvailable or the cgroup's limit; a larger value overrides it)")
     g.add_argument("--max-time", type=duration, default=None, metavar="TIME",
                    help="refuse, before any work, a run estimated (roughly) to take longer, e.g. 2h (default: no "
                         "limit below a year)")
@@ -109,7 +109,9 @@ def available_memory() -> int:
     avail = int(found.group(1)) * 1024 if found else os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     limit, used = _read("/sys/fs/cgroup/memory.max").strip(), _read("/sys/fs/cgroup/memory.current").strip()
     if limit.isdigit() and used.isdigit():
-        avail = min(avail, max(int(limit) - int(used), 0))
+        # memory.current counts the page cache too; its inactive part is reclaimed before the limit bites
+        cache = re.search(r"^inactive_file (\d+)$", _read("/sys/fs/cgroup/memory.stat"), re.M)
+        avail = min(avail, max(int(limit) - int(used) + (int(cache.group(1)) if cache else 0), 0))
     return avail
 
 
@@ -134,18 +136,28 @@ def _named(need: Need, work: bool = False) -> str:
     return ", ".join(f"{k} = {v}" for k, v in named.items()) or "the configuration"
 
 
+def sequential(runs: Iterable[Sequence[Need]]) -> list[Need]:
+    """The needs of runs done one after another: the work of all of them, the memory of the largest run only."""
+    runs = [list(r) for r in runs]
+    if not runs:
+        return []
+    peak = max(range(len(runs)), key=lambda i: sum(n.bytes for n in runs[i]))
+    return [n if i == peak else dataclasses.replace(n, bytes=0.0) for i, r in enumerate(runs) for n in r]
+
+
 def check(needs: Iterable[Need], max_memory: Optional[float] = None, max_time: Optional[float] = None,
           available: Optional[float] = None) -> None:
     """Raise ValueError, on one line naming the option of the largest term, its value, the estimate and the limit and
-    what to do instead, when the summed memory of `needs` exceeds the available memory (or `max_memory`), or their
+    what to do instead, when the summed memory of `needs` exceeds `max_memory` (default: the available memory), or their
     rough time exceeds `max_time` (or a year)."""
     needs = list(needs)
     if not needs:
         return
     memory = sum(n.bytes for n in needs)
     avail = available_memory() if available is None else available
-    limit, source = (max_memory, "--max-memory") if max_memory is not None and max_memory < avail else \
-        (avail, "available memory")
+    # --max-memory replaces the available memory: lower, to leave room; higher, where the estimate overshoots (it
+    # counts arrays the run may never hold at once) or memory the system would free
+    limit, source = (max_memory, "--max-memory") if max_memory is not None else (avail, "available memory")
     if memory > limit:
         big = max(needs, key=lambda n: n.bytes)
         raise ValueError(f"{_named(big)} is too large here: the run would hold about {text_bytes(memory)} "

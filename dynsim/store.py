@@ -12,6 +12,7 @@ point never allocates much more than the file's own size on disk, however its he
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -104,7 +105,8 @@ class Store:
                 raise ValueError("digest or key mismatch")
             out: dict[str, Any] = {"summary": json.loads(str(arrays["summary"]))}
         except Exception as exc:  # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
-            os.replace(path, path + ".corrupt")
+            with contextlib.suppress(FileNotFoundError):  # another sweep on this store moved it aside first
+                os.replace(path, path + ".corrupt")
             warnings.warn(f"stored point {path} is corrupt ({type(exc).__name__}: {exc}); moved to .corrupt and "
                           "recomputed", RuntimeWarning, stacklevel=2)
             return None

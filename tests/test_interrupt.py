@@ -94,3 +94,30 @@ def test_a_sweep_interrupted_mid_chunk_keeps_its_finished_points(tmp_path, attem
     kept = list(out.glob("points/*/*.npz"))
     assert stored <= len(kept) <= stored + 1 < 8
     assert not list(out.glob("points/*/*.tmp"))
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, code):
+    """Ctrl-C at a terminal (or a batch scheduler's SIGTERM) reaches the whole process group, the Dask workers too:
+    they used to die with KeyboardInterrupt tracebacks, and a busy worker asked to close held the exit 4 s."""
+    import psutil
+
+    out = tmp_path / "sw"
+    args = ["sweep", "jsl", "--D", "9", "--C", "3", "--q", "0.15,0.2,0.25,0.3", "--steps", "3000000",
+            "--chunk-size", "1", "--batch-size", "1", "--workers", "2", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "dynsim.cli", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + 120
+    workers: list = []
+    while time.time() < deadline and proc.poll() is None and len(workers) < 2:  # both workers started
+        time.sleep(0.2)
+        workers = [c for c in psutil.Process(proc.pid).children(recursive=True) if "resource_tracker" not in
+                   " ".join(c.cmdline())]
+    time.sleep(random.uniform(2.0, 4.0))  # the chunks are running (3e6 steps each: tens of seconds)
+    sent = time.perf_counter()
+    os.killpg(proc.pid, sig)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == code and time.perf_counter() - sent < LIMIT_S, (proc.returncode, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    time.sleep(1.0)
+    assert len(workers) == 2 and not [w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]

@@ -79,6 +79,11 @@ def test_which_locks_are_stale(tmp_path):
         dead_here = _lock(directory, "d" * 64, _dead_pid())
         torn = directory / f"{'e' * 64}.lock"
         torn.write_text("")  # killed between creating and writing its lock; fresh: maybe being written now
+        old_torn = directory / f"{'9' * 64}.lock"
+        old_torn.write_text("")  # the same, older than UNWRITTEN_SECONDS: its writer is gone
+        when = time.time() - locks.UNWRITTEN_SECONDS - 5
+        os.utime(old_torn, (when, when))
+        assert mine.claim("9" * 64) and json.loads(old_torn.read_text())["pid"] == os.getpid()
         assert not mine.claim("a" * 64) and not mine.claim("b" * 64) and not mine.claim("e" * 64)
         assert mine.claim("c" * 64) and mine.claim("d" * 64) and mine.claim("f" * 64)
         assert json.loads(silent.read_text())["pid"] == os.getpid() == json.loads(dead_here.read_text())["pid"]
@@ -98,6 +103,7 @@ def test_leftover_temporary_files_are_removed(tmp_path):
         (tmp_path / "locks", f"{'0' * 64}.lock.{'f' * 32}.stale"): old,
         (folder, TEMP_PREFIX + "q1w2e3r4.npz.tmp"): time.time(),  # being written now
         (tmp_path, "tmpz_9y8x7w.png"): old, (tmp_path, "mytmp_notes.tmp"): old,  # not ours: --out may be shared
+        (tmp_path / "data", ours + ".png"): old,  # outside the store's layout: not walked (--out may be a big folder)
     }
     for (where, name), when in names.items():
         where.mkdir(exist_ok=True)

@@ -10,14 +10,25 @@ import dataclasses
 import math
 
 from dynsim.cli import options
-from dynsim.resources import Need, record_need
+from dynsim.resources import Need, record_need, records, sequential
 from reduced.mim import classes
-from reduced.mim.dynamics import PATCH_BUDGET
+from reduced.mim.dynamics import per_patch_entries
 
 from . import ladder
 
 DEFAULT_REPLICATES = 8
 CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHUNK)
+
+
+def _kappas_ok(v: dict) -> bool:
+    """Whether the kappas are numbers in (0, 1) (or explicit partitions replace them): else no estimate is made and
+    MIMConfig names the bad kappa (P^kappa with kappa = 100 or -1000 would overflow here first)."""
+    if v.get("partitions"):
+        return True
+    try:
+        return all(0.0 < float(v[k] if v[k] is not None else 0.5) < 1.0 for k in ("kappa_c", "kappa_s"))
+    except (TypeError, ValueError):
+        return False
 
 
 def _sizes(v: dict) -> tuple:
@@ -39,13 +50,14 @@ def _sizes(v: dict) -> tuple:
 def reduced_need(v: dict, approximation) -> Need:
     """The reduced level: per query class a row over the areas (about K x areas^2 numbers), the (counts, latents) rows
     of its exact expectation (at most classes.MAX_CONFIGURATIONS; one per class under mean_field), and the per-patch
-    views expanded from the records (at most PATCH_BUDGET numbers in all)."""
+    views expanded from the records (`reduced.mim.dynamics.per_patch_entries`, at most its PATCH_BUDGET in all)."""
     P, K, N, _ = _sizes(v)
     rows = K * N * N
     if "mean_field" not in str(approximation or ""):
         rows += min(classes.MAX_CONFIGURATIONS, 1000 * rows)
+    per_patch = sum(per_patch_entries(records(v["steps"], v["record_every"]), P, K, N))
     return Need(f"reduced class tables: K {K} x ({N:,} areas)^2", {"--P": P, "--K": K},
-                bytes=64.0 * rows + 8.0 * PATCH_BUDGET, flops=50.0 * rows * max(int(v["steps"]), 0),
+                bytes=64.0 * rows + 8.0 * per_patch, flops=50.0 * rows * max(int(v["steps"]), 0),
                 instead="a smaller --P or a larger --kappa-s (fewer areas), or --approximation mean_field",
                 work_options={"--steps": v["steps"]})
 
@@ -70,7 +82,10 @@ def full_need(v: dict, mode: str, replicates) -> Need:
 
 
 def needs(v: dict, level: str, opts: dict) -> list:
-    """The Setting's resources hook: one run at `level` with the run options `opts`."""
+    """The Setting's resources hook: one run at `level` with the run options `opts` (none when a kappa is invalid:
+    MIMConfig says so)."""
+    if not _kappas_ok(v):
+        return []
     P, K, N, _ = _sizes(v)
     R = 1 if level == "reduced" or opts.get("mode", "exact") == "exact" else (opts.get("replicates")
                                                                               or DEFAULT_REPLICATES)
@@ -104,14 +119,16 @@ def estimate_attention(args) -> list:
 
 def estimate_check(args) -> list:
     """`check-theorems mim`: mean-field reduced runs on the P ladder, ceil(steps (P/1024)^(1 - kappa_s)) steps each,
-    about 100 records."""
+    about 100 records, one after another: the memory of the largest run, the time of all."""
     v = options.values(args)
-    out = []
+    if not _kappas_ok(v):
+        return []
+    runs = []
     for P in (ladder.QUICK_LADDER if args.quick else ladder.LADDER):
         T = math.ceil(max(int(v["steps"]), 0) * (P / 1024) ** (1 - float(v["kappa_s"])))
-        out += needs({**v, "P": P, "K": 1, "d": None, "partitions": None, "steps": T, "record_every": max(1, T // 100)},
-                     "reduced", {"approximation": "mean_field"})
-    # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s)
-    return [dataclasses.replace(n, options={"--steps": v["steps"], "--kappa-s": v["kappa_s"]}, work_options={},
-                                instead="fewer --steps")
-            for n in out]
+        run = needs({**v, "P": P, "K": 1, "d": None, "partitions": None, "steps": T, "record_every": max(1, T // 100)},
+                    "reduced", {"approximation": "mean_field"})
+        # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s)
+        runs.append([dataclasses.replace(n, options={"--steps": v["steps"], "--kappa-s": v["kappa_s"]},
+                                         work_options={}, instead="fewer --steps") for n in run])
+    return sequential(runs)

@@ -25,6 +25,8 @@ from dynsim.trajectory import TEMP_PREFIX
 
 HEARTBEAT_SECONDS = 30.0
 STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
+UNWRITTEN_SECONDS = 10.0  # a claim still without its owner this long after its creation: the writer was killed
+#                           between creating and writing it (the two are microseconds apart)
 TEMP_AGE_SECONDS = 600.0  # a temporary file this old is a killed writer's leftover (a write takes seconds)
 # a killed writer's leftovers besides those `tempfiles.remove_leftovers` recognises (named with host and pid): the
 # names of earlier versions (TEMP_PREFIX + mkstemp's 8 characters) anywhere in the store; mkstemp's plain names and
@@ -43,6 +45,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _files(directory: str) -> list[str]:
+    try:
+        return [e.name for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _store_folders(root: str) -> list[tuple[str, bool]]:
+    """(folder, whether it is points/ or locks/ or under them) of the store's own layout: root, locks/, points/ and
+    points/ab/; nothing deeper (root may be a large shared folder: a whole-tree walk took 2.3 s on /usr)."""
+    points = os.path.join(root, "points")
+    try:
+        shards = [e.path for e in os.scandir(points) if e.is_dir(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        shards = []
+    return [(root, False), (os.path.join(root, "locks"), True), (points, True)] + [(d, True) for d in shards]
+
+
 def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
     """Remove the temporary files of killed writers from the store `root`: dynsim's (`tempfiles.remove_leftovers`),
     and OURS anywhere, OURS_INSIDE under points/ and locks/ if older than TEMP_AGE_SECONDS; their paths. A live
@@ -50,9 +70,8 @@ def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
     folder) is touched."""
     now = time.time() if now is None else now
     removed = tempfiles.remove_leftovers(root)
-    for directory, _, names in os.walk(root):
-        inside = os.path.relpath(directory, root).split(os.sep)[0] in ("points", "locks")
-        for name in names:
+    for directory, inside in _store_folders(root):
+        for name in _files(directory):
             path = os.path.join(directory, name)
             if not (OURS.match(name) or inside and OURS_INSIDE.match(name)):
                 continue
@@ -130,8 +149,10 @@ class Locks:
         return {**owner, "mtime": mtime, "text": text} if isinstance(owner, dict) else {"mtime": mtime, "text": text}
 
     def stale(self, owner: dict) -> bool:
-        """Whether a claim's owner is gone: dead on this host, or silent for STALE_SECONDS."""
-        if time.time() - owner["mtime"] > STALE_SECONDS:
+        """Whether a claim's owner is gone: dead on this host, silent for STALE_SECONDS, or never written (no pid
+        after UNWRITTEN_SECONDS)."""
+        age = time.time() - owner["mtime"]
+        if age > STALE_SECONDS or ("pid" not in owner and age > UNWRITTEN_SECONDS):
             return True
         pid = owner.get("pid")
         return owner.get("host") == self.owner["host"] and isinstance(pid, int) and not _alive(pid)

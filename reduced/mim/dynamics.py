@@ -103,18 +103,26 @@ def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray, patches=N
     return records.pp_rows(idx.index, np.asarray(pp_class), np.asarray(pp_self), patches)
 
 
+def per_patch_entries(records: int, P: int, K: int, areas: int) -> tuple[int, int]:
+    """(entries of fp_corr and area_attention, entries of pp_corr) that `attach_per_patch` expands for `records`
+    records: 2 records P K areas while that fits PATCH_BUDGET, then records P^2 while the sum fits; 0 where not."""
+    used = 2 * records * P * K * areas
+    used = used if used <= PATCH_BUDGET else 0
+    pp = records * P * P
+    return used, pp if used + pp <= PP_BUDGET else 0
+
+
 def attach_per_patch(cfg: MIMConfig, idx: "Indices", observables: dict) -> str:
     """Add the per-patch views of the per-class records to `observables` while they fit PATCH_BUDGET entries in all:
     fp_corr and area_attention (steps x P x K x N each) first, then pp_corr (steps x P^2); return what was done."""
     steps = observables["loss"].shape[0]
-    used = 2 * steps * cfg.P * cfg.K * cfg.max_areas
-    per_patch = used <= PATCH_BUDGET
+    used, pp_used = per_patch_entries(steps, cfg.P, cfg.K, cfg.max_areas)
+    per_patch, pp = used > 0, pp_used > 0
     se = ("", "_se") if "loss_se" in observables else ("",)  # a Monte Carlo run's standard errors expand alike
     if per_patch:
         for name, key in records.CLASS_KEYS.items():
             for x in se:
                 observables[name + x] = records.expand(idx.index, observables[key + x])
-    pp = (used if per_patch else 0) + steps * cfg.P**2 <= PP_BUDGET
     if pp:
         for x in se:
             observables["pp_corr" + x] = pp_corr(idx, observables["pp_class" + x], observables["pp_self" + x])
