@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 import signal
@@ -128,3 +129,51 @@ def test_cli_workers_2_gives_the_in_process_table(tmp_path, capsys):
     assert main(args + ["--out", str(tmp_path / "b"), "--workers", "2"]) == 0
     assert (tmp_path / "a" / "table.csv").read_text() == (tmp_path / "b" / "table.csv").read_text()
     assert "4 computed now" in capsys.readouterr().out
+
+
+def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypatch):
+    """Ctrl-C mid-sweep: our workers are killed and the cluster closed; the scheduler (in this process) logs each
+    broken link, once with a CommClosedError traceback that reached a user in CI. Nothing of Dask's may be logged
+    from the interrupt on. Negative control: with the silencing disabled, the same interrupt logs the workers' loss."""
+    import _thread
+    import logging
+
+    class Keep(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.NOTSET)
+            self.records: list = []
+
+        def emit(self, record):
+            self.records.append(record)
+
+    def ctrl_c_when_both_workers_sleep(sent: list) -> None:
+        me = psutil.Process()
+        deadline = time.time() + 60
+        while time.time() < deadline and len([c for c in me.children(recursive=True)
+                                              if "resource_tracker" not in " ".join(c.cmdline())]) < 2:
+            time.sleep(0.1)
+        time.sleep(2.0)  # the client is up and both 60 s sleeps are submitted (milliseconds after the workers)
+        sent.append(time.time())
+        _thread.interrupt_main()
+
+    def interrupted_sweep() -> list:
+        monkeypatch.setattr(executors, "compute_chunk", time.sleep)  # stdlib: a worker imports it by name
+        keep, sent = Keep(), []
+        logger = logging.getLogger("distributed")
+        level = logger.level
+        logger.setLevel(logging.INFO)  # Dask's default; the CLI run in-process by an earlier test raised it
+        logger.addHandler(keep)
+        try:
+            threading.Thread(target=ctrl_c_when_both_workers_sleep, args=(sent,), daemon=True).start()
+            with pytest.raises(KeyboardInterrupt):
+                next(executors.run([(60.0,), (60.0,)], workers=2))
+        finally:
+            logger.removeHandler(keep)
+            logger.setLevel(level)
+        assert sent, "the interrupt was not sent"
+        return [r.getMessage() for r in keep.records if r.created >= sent[0] and r.levelno >= logging.INFO]
+
+    assert interrupted_sweep() == []
+    monkeypatch.setattr(executors, "_dask_quiet", contextlib.nullcontext)
+    got = interrupted_sweep()
+    assert got, "the control logs nothing either: the test cannot see Dask's records"

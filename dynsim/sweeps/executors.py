@@ -165,14 +165,38 @@ def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], sec
         for future in as_completed(futures):
             yield future.result()
     except BaseException:  # Ctrl-C, or a failed task: our own workers are killed, not asked to finish their chunks
-        if cluster is not None:
-            _kill_workers(cluster)
+        # the scheduler's links to our killed workers break, as intended
+        with _dask_quiet() if cluster is not None else contextlib.nullcontext():
+            if cluster is not None:
+                _kill_workers(cluster)
+            _close(client, futures, cluster)
         raise
+    _close(client, futures, cluster)
+
+
+def _close(client, futures: list, cluster) -> None:
+    """Cancel what is left, close the client and (ours only) the cluster; idempotent."""
+    client.cancel(futures)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+@contextlib.contextmanager
+def _dask_quiet():
+    """Dask's loggers in this process (the scheduler runs here) silenced while our workers are killed and the cluster
+    closes: each broken link to a killed worker is logged with its traceback ("Batched Comm Closed ...
+    CommClosedError", seen in CI after a process-group Ctrl-C), which is noise to a user who pressed Ctrl-C. The
+    level is restored afterwards, for the next sweep of a library user."""
+    import logging
+
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
     finally:
-        client.cancel(futures)
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        logger.setLevel(level)
 
 
 def _kill_workers(cluster) -> None:
