@@ -226,3 +226,16 @@ def test_needs_are_json_safe_numbers():
     args = cli.parse(["figure", "mim-phases", "--P", str(2**62)])
     for n in args.estimate(args):
         assert json.dumps([n.bytes, n.flops]) and n.bytes < float("inf") and n.flops < float("inf")
+
+
+def test_mim_phases_is_estimated_at_the_kappas_it_runs():
+    """figure mim-phases runs --kappa-pos and --kappa-neg, not the config's kappas (0.75, 0.25): at P = 65536 its
+    larger run (kappa_s = 0.4: about P^0.6 = 776 areas) records 62 x 4 x 776^2 float64 = 1.2 GB of class records;
+    estimated at the config's kappa_s = 0.25 (3841 areas) it was 30 GB and refused a run that holds 0.54 GB. The
+    runs are one after another: the larger one counts. Negative control: kappa_s = 0.1 in --kappa-neg (about
+    P^0.9 = 21619 areas) is refused."""
+    args = cli.parse(["figure", "mim-phases", "--P", "65536", "--steps", "300"])
+    assert 1.0e9 < sum(n.bytes for n in args.estimate(args)) < 1.5e9
+    args = cli.parse(["figure", "mim-phases", "--P", "65536", "--steps", "300", "--kappa-neg", "0.6,0.1"])
+    with pytest.raises(ValueError, match="--P = 65536 is too large here"):
+        resources.check(args.estimate(args), available=8 * 2**30)

@@ -108,8 +108,23 @@ def estimate_compare(args) -> list:
 
 
 def estimate_phases(args) -> list:
-    """`figure mim-phases`: two reduced runs with the approximation (one at a time)."""
-    return needs(options.values(args), "reduced", {"approximation": args.approximation})
+    """`figure mim-phases`: two reduced runs with the approximation, one at a time, at the kappas of --kappa-pos and
+    --kappa-neg (the command ignores --kappa-c / --kappa-s): the memory of the larger, the time of both. Unreadable
+    kappas: no estimate (the command names the option)."""
+    v = options.values(args)
+    runs = []
+    for text in (args.kappa_pos, args.kappa_neg):
+        try:
+            kc, ks = (float(x) for x in str(text).split(","))
+        except ValueError:
+            return []
+        run = {**v, "kappa_c": kc, "kappa_s": ks, "partitions": None}
+        if not _kappas_ok(run):
+            return []
+        runs.append([dataclasses.replace(n, instead=n.instead.replace("--kappa-s", "second kappa in --kappa-pos / "
+                                                                            "--kappa-neg"))
+                     for n in needs(run, "reduced", {"approximation": args.approximation})])
+    return sequential(runs)
 
 
 def estimate_attention(args) -> list:
