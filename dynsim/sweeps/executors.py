@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import os
 import signal
 import threading
@@ -188,8 +189,6 @@ def _dask_quiet():
     closes: each broken link to a killed worker is logged with its traceback ("Batched Comm Closed ...
     CommClosedError", seen in CI after a process-group Ctrl-C), which is noise to a user who pressed Ctrl-C. The
     level is restored afterwards, for the next sweep of a library user."""
-    import logging
-
     logger = logging.getLogger("distributed")
     level = logger.level
     logger.setLevel(logging.CRITICAL + 1)
