@@ -75,8 +75,9 @@ def test_a_long_run_stops_within_seconds(tmp_path, sig, code, args, ready):
 @pytest.mark.parametrize("attempt", range(3))  # each at its own random moment (5 of 15 crashed with exit 139 before)
 def test_a_sweep_interrupted_mid_chunk_keeps_its_finished_points(tmp_path, attempt):
     out = tmp_path / "sw"
-    # chunks of one point of 1e6 reduced steps (~2 s each): the signal lands inside the third chunk or later
-    args = ["sweep", "jsl", "--q", "0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45", "--steps", "1000000", "--record-every",
+    # chunks of one point of 3e5 reduced steps (1.5-2 s each, measured on 2 cores, the first with its compilation):
+    # the signal, 0.2-1 s after the second point is stored, lands inside the third chunk
+    args = ["sweep", "jsl", "--q", "0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45", "--steps", "300000", "--record-every",
             "100000", "--chunk-size", "1", "--batch-size", "1", "--out", str(out)]
     proc = subprocess.Popen([sys.executable, "-m", "dynsim.cli", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
