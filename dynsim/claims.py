@@ -4,8 +4,14 @@ A claim carries the paper's statement (quoted), the reading dynsim tests, the re
 quantity, a threshold with its derivation, the negative control that makes it fail, and a verdict in VERDICTS:
 
 - "holds" / "fails": `measured relation threshold` (and every extra condition) on an in-regime run;
-- "not applicable": a regime condition of the statement is violated (`regime_violations` names which);
-- "not evaluated": the measurement could not be made (e.g. a run too large for any level).
+- "not applicable": a premise of the statement is measured false (`Premise`, or `regime_violations`, names which);
+- "not evaluated": the measurement, or a premise's measurement, could not be made (a NaN is never a pass).
+
+The reading discipline (docs/claims.md): every claim has a `reading_class`. "literal": a statement with the paper's
+own constants, judged as written. "order": an order statement (asymptotic equivalence, o(1), poly, "small") judged
+as an order: a bounded ratio band derived from the statement, or a trend with its interval where the statement is a
+limit; never an exact coefficient. A comparison the paper does not make is a `Measurement`, not a claim. Every
+premise (an event happened, a sign, a regime) is a `Premise`: a measurement that can come out false.
 
 Only "holds" counts toward a passing check (`exit_code`). A quantity that no setting can make fail is not a claim:
 report it as a `Measurement`. Setting-free: the settings build their claims with `judge`.
@@ -26,6 +32,48 @@ LOG = Callable[[str], None]
 HOLDS, FAILS, NOT_APPLICABLE, NOT_EVALUATED = "holds", "fails", "not applicable", "not evaluated"
 VERDICTS = (HOLDS, FAILS, NOT_APPLICABLE, NOT_EVALUATED)
 RELATIONS = ("<=", "<", ">=", ">", "==")
+LITERAL, ORDER = "literal", "order"
+READING_CLASSES = (LITERAL, ORDER)
+
+
+@dataclasses.dataclass
+class Premise:
+    """One premise of a statement, checked by a measurement that can come out false: met iff `measured relation
+    threshold`. A missing quantity (NaN) is never met: `judge` then says "not evaluated", naming it."""
+
+    name: str  # what the statement assumes, e.g. "Event I happened (alpha rose from t = 0)"
+    measured: float
+    relation: str
+    threshold: float
+    how: str = ""  # the measurement, in a few words
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"Premise.relation = {self.relation!r} is invalid: must be one of {RELATIONS}")
+        self.measured = math.nan if self.measured is None else float(self.measured)
+        self.threshold = float(self.threshold)
+
+    @property
+    def met(self) -> bool:
+        """`measured relation threshold` (False when measured is NaN)."""
+        return compare(self.measured, self.relation, self.threshold)
+
+    @property
+    def missing(self) -> bool:
+        return bool(np.isnan(self.measured))
+
+    def describe(self) -> str:
+        value = ("not measured" if self.missing else f"{_fmt(self.measured)} {self.relation} {_fmt(self.threshold)}"
+                 if self.met else f"{_fmt(self.measured)}, needs {self.relation} {_fmt(self.threshold)}")
+        return f"{self.name} ({value}{', ' + self.how if self.how else ''})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "met": self.met}
+
+
+def flag(name: str, value: Optional[bool], how: str = "") -> Premise:
+    """A yes/no premise: met iff `value` is True; None (not measured) is never met."""
+    return Premise(name, math.nan if value is None else float(bool(value)), ">=", 1.0, how)
 
 
 @dataclasses.dataclass
@@ -44,12 +92,18 @@ class Claim:
     relation: str = "<="  # measured <relation> threshold is the claim
     assumptions: list[str] = dataclasses.field(default_factory=list)
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
+    reading_class: str = LITERAL  # "literal" (the paper's constants) or "order" (a band or a trend)
+    premises: list[Premise] = dataclasses.field(default_factory=list)
+    at: str = ""  # where the measured value sits (the failing step, size or class), shown in the table
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"Claim.verdict = {self.verdict!r} is invalid: must be one of {VERDICTS}")
         if self.relation not in RELATIONS:
             raise ValueError(f"Claim.relation = {self.relation!r} is invalid: must be one of {RELATIONS}")
+        if self.reading_class not in READING_CLASSES:
+            raise ValueError(f"Claim.reading_class = {self.reading_class!r} is invalid: must be one of "
+                             f"{READING_CLASSES} (a comparison the paper does not make is a Measurement)")
 
     @property
     def holds(self) -> bool:
@@ -62,9 +116,11 @@ class Claim:
         if self.verdict == HOLDS:
             return ""
         if self.verdict == NOT_APPLICABLE:
-            return "regime not met: " + self.regime.split("NOT MET: ", 1)[-1]
+            return "premise not met: " + self.regime.split("NOT MET: ", 1)[-1]
         if self.verdict == NOT_EVALUATED:
-            return "not evaluated: " + str(self.details.get("why") or "the measurement or threshold is NaN")
+            missing = [p.describe() for p in self.premises if p.missing]
+            return "not evaluated: " + str(self.details.get("why") or (
+                "premise not measured: " + "; ".join(missing) if missing else "the measurement or threshold is NaN"))
         parts = []
         if not compare(self.measured, self.relation, self.threshold):
             parts.append(f"measured {_fmt(self.measured)} is not {self.relation} {_fmt(self.threshold)}")
@@ -76,7 +132,8 @@ class Claim:
         return "; ".join(parts) or "fails"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "claim", **dataclasses.asdict(self), "why": self.why()}
+        return {"kind": "claim", **dataclasses.asdict(self), "premises": [p.to_dict() for p in self.premises],
+                "why": self.why()}
 
 
 @dataclasses.dataclass
@@ -101,35 +158,64 @@ def compare(measured: float, relation: str, threshold: float) -> bool:
     return bool(ops[relation](measured, threshold))
 
 
-def judge(claim: str, *, statement: str, reading: str, regime: str, measured: float, relation: str,
-          threshold: float, derivation: str, negative_control: str, regime_violations: Sequence[str] = (),
+def judge(claim: str, *, statement: str, reading: str, reading_class: str, regime: str, measured: float,
+          relation: str, threshold: float, derivation: str, negative_control: str,
+          premises: Sequence[Premise] = (), regime_violations: Sequence[str] = (),
           conditions: Optional[dict[str, bool]] = None, assumptions: Iterable[str] = (),
-          details: Optional[dict[str, Any]] = None) -> Claim:
-    """A claim with its verdict: "not applicable" when `regime_violations` is non-empty (each is named in the
-    regime), "not evaluated" when measured or threshold is NaN, else "holds" iff `measured relation threshold`
-    and every entry of `conditions` (recorded in details["conditions"]) is True."""
+          details: Optional[dict[str, Any]] = None, at: str = "") -> Claim:
+    """A claim with its verdict: "not applicable" when a premise is measured false or `regime_violations` is
+    non-empty (each named in the regime); "not evaluated" when a premise could not be measured, or measured or
+    threshold is NaN; else "holds" iff `measured relation threshold` and every entry of `conditions` (recorded in
+    details["conditions"]) is True."""
     if relation not in RELATIONS:
         raise ValueError(f"relation = {relation!r} is invalid: must be one of {RELATIONS}")
     details = dict(details or {})
+    premises = list(premises)
     if conditions:
         details["conditions"] = {k: bool(v) for k, v in conditions.items()}
-    if regime_violations:
+    violated = [p.describe() for p in premises if not p.met and not p.missing] + list(regime_violations)
+    if premises:
+        regime = f"{regime}; premises: " + "; ".join(
+            p.describe() + (" met" if p.met else "") for p in premises)
+    if violated:
         verdict = NOT_APPLICABLE
-        regime = f"{regime}; NOT MET: " + "; ".join(regime_violations)
-    elif np.isnan(measured) or np.isnan(threshold):
+        regime = f"{regime}; NOT MET: " + "; ".join(violated)
+    elif any(p.missing for p in premises) or np.isnan(measured) or np.isnan(threshold):
         verdict = NOT_EVALUATED
     else:
         ok = compare(measured, relation, threshold) and all(bool(v) for v in (conditions or {}).values())
         verdict = HOLDS if ok else FAILS
     return Claim(claim, statement, reading, regime, float(threshold), derivation, float(measured), verdict,
-                 negative_control, relation, list(assumptions), details)
+                 negative_control, relation, list(assumptions), details, reading_class, premises, at)
 
 
-def not_evaluated(claim: str, why: str, *, statement: str = "", reading: str = "", regime: str = "",
-                  derivation: str = "", negative_control: str = "", relation: str = "<=") -> Claim:
+def not_evaluated(claim: str, why: str, *, reading_class: str, statement: str = "", reading: str = "",
+                  regime: str = "", derivation: str = "", negative_control: str = "",
+                  relation: str = "<=") -> Claim:
     """A claim that could not be measured; `why` says what stopped it."""
     return Claim(claim, statement, reading, regime, math.nan, derivation, math.nan, NOT_EVALUATED,
-                 negative_control, relation, [why], {"why": why})
+                 negative_control, relation, [why], {"why": why}, reading_class)
+
+
+def parse_only(text: Optional[str], known: Sequence[str]) -> Optional[frozenset[str]]:
+    """`--only "NAME[,NAME...]"`: the claims asked for (None when `text` is None: every claim). Names match `known`
+    case-insensitively; a ValueError names an unknown one and lists the allowed names."""
+    if text is None:
+        return None
+    lookup = {k.lower(): k for k in known}
+    names = [n.strip() for n in str(text).split(",") if n.strip()]
+    if not names:
+        raise ValueError(f"--only = {text!r} is invalid: name at least one claim of: {', '.join(known)}")
+    unknown = [n for n in names if n.lower() not in lookup]
+    if unknown:
+        raise ValueError(f"--only = {text!r} is invalid: {', '.join(map(repr, unknown))} is not a claim here; "
+                         f"the claims are: {', '.join(known)}")
+    return frozenset(lookup[n.lower()] for n in names)
+
+
+def wanted(only: Optional[frozenset[str]], *names: str) -> bool:
+    """True when any of `names` is asked for (every claim when `only` is None)."""
+    return only is None or any(n in only for n in names)
 
 
 def claims_of(items: Iterable[Item]) -> list[Claim]:
@@ -159,11 +245,12 @@ def table(items: Iterable[Item]) -> str:
     items = list(items)
     cs, ms = claims_of(items), [m for m in items if isinstance(m, Measurement)]
     width = max([13] + [len(c.claim) for c in cs])
-    head = f"{'claim':<{width}} {'measured':>12} {'':>2} {'threshold':>12}  verdict"
+    head = f"{'claim':<{width}} {'reading':<7} {'measured':>12} {'':>2} {'threshold':>12}  {'verdict':<14}  at"
     out = [head, "-" * len(head)]
     for c in cs:
-        out.append(f"{c.claim:<{width}} {_fmt(c.measured):>12} {c.relation:>2} {_fmt(c.threshold):>12}  "
-                   f"{c.verdict.upper() if c.verdict == FAILS else c.verdict}")
+        out.append(f"{c.claim:<{width}} {c.reading_class:<7} {_fmt(c.measured):>12} {c.relation:>2} "
+                   f"{_fmt(c.threshold):>12}  {c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  "
+                   f"{c.at}".rstrip())
     held = sum(c.holds for c in cs)
     out.append(f"{held} of {len(cs)} claims hold" + ("" if held == len(cs) else
                " (not applicable and not evaluated do not count as holds)"))
@@ -172,7 +259,8 @@ def table(items: Iterable[Item]) -> str:
         out += ["", "measurements (reported, not judged):"]
         out += [f"  {m.name}: {_fmt(m.value)}  ({m.description})" for m in ms]
     for c in cs:
-        out += ["", f"{c.claim} [{c.verdict}]: \"{c.statement}\"", f"  reading: {c.reading}", f"  regime: {c.regime}",
+        out += ["", f"{c.claim} [{c.verdict}]: \"{c.statement}\"", f"  reading ({c.reading_class}): {c.reading}",
+                f"  regime: {c.regime}",
                 f"  threshold: {c.relation} {_fmt(c.threshold)}, {c.derivation}",
                 f"  negative control: {c.negative_control}"]
         out.extend(f"  - {a}" for a in c.assumptions)

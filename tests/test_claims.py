@@ -12,10 +12,11 @@ from scipy import stats
 from dynsim import claims, trends
 
 CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
-            "negative_control"}
+            "negative_control", "reading_class", "premises"}
 
 
 def _claim(measured, threshold=1.0, relation="<=", **kw):
+    kw.setdefault("reading_class", "literal")
     return claims.judge("c", statement="s", reading="r", regime="g", measured=measured, relation=relation,
                         threshold=threshold, derivation="d", negative_control="n", **kw)
 
@@ -45,8 +46,8 @@ def test_why_names_the_failing_part():
     assert c.why() == "condition not met: patch association (the main comparison 0.5 <= 1 holds)"
     both = _claim(1.5, conditions={"a": False, "b": False})
     assert both.why() == "measured 1.5 is not <= 1; conditions not met: a, b"
-    assert _claim(0.5, regime_violations=["q too small"]).why() == "regime not met: q too small"
-    assert "stopped early" in claims.not_evaluated("c", "stopped early").why()
+    assert _claim(0.5, regime_violations=["q too small"]).why() == "premise not met: q too small"
+    assert "stopped early" in claims.not_evaluated("c", "stopped early", reading_class="order").why()
     text = claims.table([c, _claim(0.5)])
     assert "1 of 2 claims hold" in text and "  c: condition not met: patch association" in text
     assert json.loads(claims.to_json([c]))["claims"][0]["why"].startswith("condition not met")
@@ -55,7 +56,7 @@ def test_why_names_the_failing_part():
 def test_only_holds_passes_the_exit_rule():
     ok, bad = _claim(0.5), _claim(2.0)
     na = _claim(0.5, regime_violations=["x"])
-    ne = claims.not_evaluated("c", "too large")
+    ne = claims.not_evaluated("c", "too large", reading_class="literal")
     m = claims.Measurement("T0", "event time", 100)
     assert claims.exit_code([ok, m]) == 0
     for other in (bad, na, ne):
@@ -71,7 +72,8 @@ def test_invalid_verdict_and_relation_are_refused():
 
 
 def test_json_contract_and_table():
-    items = [_claim(0.5), claims.not_evaluated("e", "too large"), claims.Measurement("T0", "event time", 100)]
+    items = [_claim(0.5), claims.not_evaluated("e", "too large", reading_class="order"),
+             claims.Measurement("T0", "event time", 100)]
     data = json.loads(claims.to_json(items, {"D": 36}))
     assert data["config"] == {"D": 36} and len(data["claims"]) == 2 and data["measurements"][0]["value"] == 100
     for c in data["claims"]:
@@ -99,3 +101,52 @@ def test_trend_interval_covers_the_true_slope_at_its_confidence():
         hits += t.slope_low <= -0.3 <= t.slope_high
     band = stats.norm.ppf(0.9995) * math.sqrt(0.9 * 0.1 / 2000)
     assert abs(hits / 2000 - 0.9) <= band
+
+
+@pytest.mark.parametrize("measured, verdict", [(0.5, "holds"), (1.5, "fails")])
+def test_a_met_premise_leaves_the_verdict_to_the_measurement(measured, verdict):
+    c = _claim(measured, premises=[claims.Premise("Event I happened", 3.0, ">", 0.0, "alpha's rise")])
+    assert c.verdict == verdict and c.premises[0].met and "Event I happened" in c.regime
+
+
+def test_a_false_premise_is_not_applicable_and_named_whatever_the_measurement():
+    for measured in (0.5, 1.5):
+        c = _claim(measured, premises=[claims.Premise("Delta > 0", -0.2, ">", 0.0),
+                                       claims.flag("Event I happened", True)])
+        assert c.verdict == "not applicable" and c.why() == "premise not met: Delta > 0 (-0.2, needs > 0)"
+
+
+def test_a_premise_that_could_not_be_measured_never_passes():
+    """A guard whose quantity is missing (NaN, None) must not pass: the claim is not evaluated, naming it."""
+    for missing in (math.nan, None):
+        c = _claim(0.5, premises=[claims.Premise("T0 detected", missing, ">=", 1.0)])
+        assert c.verdict == "not evaluated" and not c.holds and "T0 detected (not measured" in c.why()
+    assert _claim(0.5, premises=[claims.flag("alpha rose", None)]).verdict == "not evaluated"
+    assert not claims.flag("alpha rose", None).met and not claims.Premise("x", math.nan, "<=", 1.0).met
+
+
+def test_reading_class_is_required_and_checked():
+    with pytest.raises(TypeError, match="reading_class"):
+        claims.judge("c", statement="s", reading="r", regime="g", measured=0.5, relation="<=", threshold=1.0,
+                     derivation="d", negative_control="n")
+    with pytest.raises(ValueError, match="reading_class"):
+        _claim(0.5, reading_class="measurement")
+    data = json.loads(claims.to_json([_claim(0.5, reading_class="order",
+                                             premises=[claims.flag("Delta > 0", True, "realised areas")])]))
+    c = data["claims"][0]
+    assert c["reading_class"] == "order" and c["premises"] == [
+        {"name": "Delta > 0", "measured": 1.0, "relation": ">=", "threshold": 1.0, "how": "realised areas",
+         "met": True}]
+
+
+def test_only_parses_names_case_insensitively_and_refuses_unknown_ones():
+    known = ("Lemma 4.3", "Theorem 4.1")
+    assert claims.parse_only(None, known) is None
+    assert claims.parse_only("lemma 4.3", known) == {"Lemma 4.3"}
+    assert claims.parse_only(" Lemma 4.3 ,THEOREM 4.1", known) == {"Lemma 4.3", "Theorem 4.1"}
+    with pytest.raises(ValueError, match="'Lemma 9' is not a claim here; the claims are: Lemma 4.3, Theorem 4.1"):
+        claims.parse_only("Lemma 9", known)
+    with pytest.raises(ValueError, match="name at least one"):
+        claims.parse_only(" , ", known)
+    assert claims.wanted(None, "x") and claims.wanted(frozenset({"x"}), "y", "x")
+    assert not claims.wanted(frozenset({"x"}), "y")

@@ -72,87 +72,20 @@ def test_fstar_monte_carlo_within_its_standard_error():
     assert se > 0 and abs(est - exact) <= 4 * se
 
 
-# --------------------------------------------------------------------------------------------------- Lemma 4.1
-
-def test_lemma_4_1_holds_on_the_idealized_exact_run():
-    claim = ci.lemma_4_1(JSLConfig(D=8, steps=300, **IDEAL))
-    assert claim.verdict == "holds" and claim.details["max_abs_gamma_minus_rho"] > 1e-3  # A moved
-
-
-def test_lemma_4_1_fails_on_a_shuffled_partition():
-    """A0 constant on the orbits of another partition (the data's sets are contiguous): the spread is that of A0."""
-    cfg = JSLConfig(D=8, steps=300, partition="contiguous", **IDEAL)
-    shuffled = partition.orbit_masks(JSLConfig(D=8, C=4, partition="random", seed=3))[0]
-    A0 = cfg.sigma_A * np.eye(8) + 0.5 * shuffled
-    claim = ci.lemma_4_1(cfg, init={"A": A0})
-    assert claim.verdict == "fails" and claim.measured >= 0.5 - 1e-12
-
-
-# --------------------------------------------------------------------------------------------------- Lemma 4.3
-
-@pytest.mark.parametrize("method", ["flow", "gd"])
-def test_lemma_4_3_holds_over_every_recorded_step(method):
-    point = ladder.run_point(JSLConfig(D=12, steps=3000, **IDEAL), method=method)
-    claim = ci.lemma_4_3(point, [point])
-    assert claim.verdict == "holds" and point.min_d_gamma > 0 and np.isfinite(point.max_ratio)
-
-
-@pytest.mark.parametrize("method", ["flow", "gd"])
-def test_lemma_4_3_fails_when_attention_anti_associates(method):
-    """sqrt_d, D=8, C=2, q=0.5, nu=0.01 (issue 13): gamma falls below rho, so some d gamma < 0."""
-    point = ladder.run_point(JSLConfig(D=8, C=2, q=0.5, nu=0.01, temperature="sqrt_d", steps=600, record_every=20),
-                             method=method)
-    claim = ci.lemma_4_3(point, [point])
-    assert claim.verdict == "fails" and claim.measured < 0
-
-
-@pytest.mark.parametrize("method", ["flow", "gd"])
-def test_lemma_4_3_not_applicable_on_one_step(method):
-    point = ladder.run_point(JSLConfig(D=12, steps=1, **IDEAL), method=method)
-    assert ci.lemma_4_3(point, [point]).verdict == "not applicable"
-
-
 # ------------------------------------------------------------------------------------------------- Theorem 4.1
 
 JUDGED = JSLConfig(D=36, C=4, q=0.5, eta=0.005, temperature="unit", steps=200_000_000)  # the CLI's judged point
 
 
-@pytest.fixture(scope="module")
-def ladder_runs():
-    """The quick ladder D = 32, 36, 40 (q(D - C) = 16 kept), flow to t = 1e6 and to t = 0.005 (steps = 1)."""
-    return {steps: [ladder.run_point(ladder.ladder_config(JUDGED.replace(steps=steps), D)) for D in ladder.QUICK_LADDER]
-            for steps in (1, JUDGED.steps)}
-
-
-def test_theorem_4_1_holds_on_the_quick_ladder(ladder_runs):
-    """In regime: the converged gap to Bayes falls with D (0.0153, 0.0129, 0.0107 measured) and every size is
-    associated and past the horizon."""
-    claim = ci.theorem_4_1(ladder_runs[JUDGED.steps], JUDGED)
-    assert claim.verdict == "holds", (claim.regime, claim.details["trend_text"], claim.details.get("conditions"))
-    assert all(p["gap_change"] <= ci.HORIZON_CHANGE for p in claim.details["points"])
-
-
-def test_theorem_4_1_fails_at_fixed_q():
-    """Negative control: q = 0.5 at every D (outside the paper's q = poly(C)/D): the converged gap grows with D (0.0040,
-    0.0095, 0.0129 at D = 24, 32, 36, every size past the horizon; at D = 16 the gap, 8e-5, is still falling)."""
+def test_theorem_4_1_not_applicable_at_fixed_q():
+    """q = 0.5 at every D is outside the paper's q = poly(C)/D: the converged gap grows with D (0.0040, 0.0095, 0.0129
+    at D = 24, 32, 36, every size past the horizon), which says nothing about the theorem. The premise is measured
+    (q(D - C) differs along the ladder), so the verdict is not applicable, not a failure of the paper."""
     cfg = ladder.at_size(JUDGED, 24)
     points = [ladder.run_point(ladder.at_size(cfg, D)) for D in (24, 32, 36)]
     assert [p.q for p in points] == [0.5] * 3 and points[0].gap_fstar < points[-1].gap_fstar
-    assert ci.theorem_4_1(points, cfg).verdict == "fails"
-
-
-def test_theorem_4_1_fails_on_one_step_and_on_frozen_A(ladder_runs):
-    """steps = 1 (t = 0.005): the gap is the Event-I GLM's and still moving: not applicable, never holds. Frozen A
-    (gamma = rho = 0): F = sign(T) for any alpha, so the error is the sign-of-count line at every D (docs/derivations/jsl.md §3e),
-    whose gap grows as the Bayes error falls: fails."""
-    one = ci.theorem_4_1(ladder_runs[1], JUDGED.replace(steps=1))
-    assert one.verdict == "not applicable" and "not past the horizon" in one.regime
-    # what a frozen-A run gives at each size: the exact sign-of-count error against f* (tested against the class sum at
-    # the idealized start in test_signed_classes_equal_the_multiset_sum) and, with every A_ij tied, no strict association
-    frozen = [dataclasses.replace(p, error_fstar=p.lines["glm_error_fstar"], error_fstar_earlier=p.lines["glm_error_fstar"],
-                                  patch_association=0.0) for p in ladder_runs[JUDGED.steps]]
-    claim = ci.theorem_4_1(frozen, JUDGED)
-    assert claim.verdict == "fails" and claim.measured > 0  # the trend alone fails: the gap grows with D
+    claim = ci.theorem_4_1(points, cfg)
+    assert claim.verdict == "not applicable" and "q(D - C) the same at every size" in claim.why()
 
 
 def test_theorem_4_1_flow_equals_gd_at_a_small_size():
@@ -168,36 +101,12 @@ def test_theorem_4_1_flow_equals_gd_at_a_small_size():
 
 # ------------------------------------------------------------------------------------------------- Theorem 3.1
 
-def test_theorem_3_1_holds_in_regime():
-    """D=24, C=3, q=0.5: q(D-C) = 10.5 >= C^2 = 9; sign-of-count errs 0.256 against f*."""
-    cfg = JSLConfig(D=24, C=3, q=0.5, steps=500, N=400, n_test=2048)  # the GLM's full budget
-    claim, lit = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)
-    assert claim.verdict == "holds" and claim.measured >= 0.125
-    assert lit.value < 0.125  # the literal-phi counterexample is reported beside (its value: test_literal_phi_...)
-
-
-def test_theorem_3_1_fails_with_phi_arbitrary():
-    """Negative control: the same size with the literal-phi GLM admitted (phi arbitrary): its error P[f* = 0] < 1/8."""
-    cfg = JSLConfig(D=24, C=3, q=0.5, steps=500, N=400, n_test=2048)  # the GLM's full budget
-    claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2, phi="arbitrary")
-    assert claim.verdict == "fails" and claim.measured == reference.bayes_error_fstar(cfg) < 0.125
-    with pytest.raises(ValueError, match="phi"):
-        claims_glm.theorem_3_1(cfg, quick=True, phi="linear")
-
-
 def test_theorem_3_1_not_applicable_on_a_cut_search():
     """--steps below the GLM's budget (500): the search is too short to support the claim, so it is not applicable
     (never a hold on a 1-step run)."""
     cfg = JSLConfig(D=24, C=3, q=0.5, steps=1, N=400, n_test=2048)
     claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)
     assert claim.verdict == "not applicable" and "cut to 1 training steps" in claim.regime
-
-
-def test_theorem_3_1_not_applicable_where_a_glm_beats_one_eighth():
-    """D=16, C=4, q=0.5: q(D-C) = 6 < C^2 and the sign-of-count GLM errs 0.080 < 1/8 against f*."""
-    cfg = JSLConfig(D=16, C=4, q=0.5, steps=50, N=300, n_test=1024)
-    claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)
-    assert claim.verdict == "not applicable" and claim.measured < 0.125
 
 
 def test_literal_phi_glm_beats_one_eighth():

@@ -190,6 +190,13 @@ def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = No
     return claims_mod.exit_code(found)
 
 
+def only_option(group, names) -> None:
+    """--only NAME[,NAME...]: judge only these claims, running only what they need."""
+    group.add_argument("--only", default=None, metavar="CLAIM[,CLAIM...]",
+                       help="judge only these claims and run only what they need (names as in the table, "
+                            "case-insensitive; quote names with spaces): " + ", ".join(names))
+
+
 def check_confidence(confidence: float) -> None:
     """--confidence lies strictly between 0 and 1."""
     if not 0.0 < confidence < 1.0:

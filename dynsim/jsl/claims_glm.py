@@ -85,7 +85,7 @@ def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: L
     in_regime = {D: not regime_violations(c) for D, c in rungs.items()}
     ladder_ok = all(glm_by_D[D] >= 0.125 for D in sizes if in_regime[D])
     claim = judge(
-        "Theorem 3.1",
+        "Theorem 3.1", reading_class="literal",
         statement="for any GLM g(X) = phi(sum_j <w_j, X_j>), P[f* g <= 0] >= 1/8",
         reading=("MONOTONE phi only (with phi arbitrary the statement is false at every size: see the measurement "
                  "'Theorem 3.1 literal phi'); " if phi == "monotone" else "NEGATIVE CONTROL: phi ARBITRARY, the "

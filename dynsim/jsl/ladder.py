@@ -91,6 +91,11 @@ class Point:
     error_fstar_earlier: float = math.nan  # P[f* F <= 0] at t / HORIZON_DECADE
     method: str = "flow"  # "flow" (t = eta * steps) or "gd"
     reached: bool = True  # the run got to T (a flow solver that stops early drops the later saves)
+    alpha_rise: float = math.nan  # (max alpha before T1_attention - alpha(0)) / alpha(0): > 0 iff Event I happened
+    min_gamma_minus_rho: float = math.nan  # min over recorded t of gamma - rho (the corollary gamma >= rho)
+    min_gamma_minus_rho_step: int = -1
+    polylog_implied: tuple = (math.nan, math.nan)  # min, max over t of d gamma / (eta alpha^p Gamma G^(p-1))
+    d_alpha_at_start: float = math.nan  # the GD increment of alpha at t = 0 (> 0: Event I starts with a rise)
 
     @property
     def gap_fstar(self) -> float:
@@ -114,12 +119,29 @@ def lines(cfg: JSLConfig) -> dict[str, float]:
 
 
 def increments(cfg: JSLConfig, traj, max_nonzero: Optional[int]) -> np.ndarray:
-    """Per-entry GD increments (d gamma, d rho) = -orbit_step_sizes dL/d(gamma, rho) at every recorded state (Lemma 4.3)."""
+    """Per-entry GD increments (d alpha, d gamma, d rho) = -orbit_step_sizes grad L at every recorded state
+    (Lemma 4.3), shape (records, 3)."""
     table = tables.table(cfg, max_nonzero).weights
     states = jnp.asarray(np.stack([traj["alpha"], traj["gamma"], traj["rho"]], axis=1), cfg.dtype)
-    grads = jax.jit(lambda sts: jax.lax.map(lambda th: dynamics.gradient(cfg, table, th), sts))(states)  # one state at a time: memory of one pass
-    sizes = dynamics.orbit_step_sizes(cfg)
-    return np.asarray(-sizes[1:] * grads[:, 1:])
+    # one state at a time: memory of one pass
+    grads = jax.jit(lambda sts: jax.lax.map(lambda th: dynamics.gradient(cfg, table, th), sts))(states)
+    return np.asarray(-dynamics.orbit_step_sizes(cfg) * grads)
+
+
+def lemma_4_3_rate(cfg: JSLConfig, alpha, gamma, rho) -> np.ndarray:
+    """eta alpha^p Gamma G^(p-1), G = D (Lambda + (C-1) Gamma): Lemma 4.3's gamma increment without its polylog(d)."""
+    lam, gam, _ = np.asarray(jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(
+        jnp.asarray(np.stack([alpha, gamma, rho], axis=1), cfg.dtype))).T
+    G = cfg.D * (lam + (cfg.C - 1) * gam)
+    return cfg.eta * np.asarray(alpha) ** cfg.p * gam * G ** (cfg.p - 1)
+
+
+def event_i_rise(alpha: np.ndarray, t1_index: Optional[int]) -> float:
+    """(max alpha up to T1_attention - alpha(0)) / alpha(0): > 0 when alpha rose from its start (Event I), 0 when
+    it only fell (a start above the Event-I plateau), NaN when alpha(0) <= 0."""
+    alpha = np.asarray(alpha, float)
+    window = alpha if t1_index is None else alpha[: t1_index + 1]
+    return float((np.max(window) - alpha[0]) / alpha[0]) if alpha[0] > 0 else math.nan
 
 
 def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
@@ -170,11 +192,16 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
     earlier = np.array([traj["alpha"][k], traj["gamma"][k], traj["rho"][k]])
     err_earlier = fstar.error(cfg, earlier, signed)[0]
     sum_method = traj.meta.get("sum_method", "full" if trunc.get("max_nonzero") is None else "truncated")
-    min_dg = max_ratio = ratio0 = math.nan
+    min_dg = max_ratio = ratio0 = d_alpha0 = math.nan
+    polylog = (math.nan, math.nan)
     at_min, not_positive = -1, 0
     if sum_method != "monte_carlo" and (trunc["configurations"] or 0) <= LEMMA_4_3_MAX_CLASSES:
         inc = increments(cfg, traj, trunc["max_nonzero"])
-        dg, dr = inc[:, 0], inc[:, 1]
+        d_alpha0, dg, dr = float(inc[0, 0]), inc[:, 1], inc[:, 2]
+        rate = lemma_4_3_rate(cfg, traj["alpha"], traj["gamma"], traj["rho"])
+        use = (rate > 0) & (dg > 0)
+        if np.any(use):
+            polylog = (float(np.min(dg[use] / rate[use])), float(np.max(dg[use] / rate[use])))
         min_dg = float(np.min(dg))
         at_min, not_positive = int(traj.steps[int(np.argmin(dg))]), int(np.sum(dg <= 0))
         pos = dg > 0
@@ -182,9 +209,13 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
         max_ratio = float(np.max(ratios)) if ratios.size else math.inf
         ratio0 = float(np.abs(dr[0]) / dg[0]) if dg[0] > 0 else math.inf
     ev = events.detect(traj)
+    gap = np.asarray(traj["gamma"]) - np.asarray(traj["rho"])
+    t1 = ev.times()["T1_attention"]
+    t1_index = None if t1 is None else int(np.searchsorted(steps, t1))
     progress.advance()
     return Point(cfg.D, cfg.temperature, cfg.steps, err, se, float(traj["error"][-1]),
                  float(traj["patch_association"][-1]), lines(cfg), sum_method, min_dg, at_min, not_positive, max_ratio, ratio0,
                  {k: v for k, v in ev.times().items()}, bool(np.argmax(traj["alpha"]) < traj.steps.size - 1),
                  time.perf_counter() - t0, loss_tail(traj.steps, traj["loss"]), cfg.q, err_earlier, method,
-                 reached)
+                 reached, event_i_rise(traj["alpha"], t1_index), float(np.min(gap)),
+                 int(steps[int(np.argmin(gap))]), polylog, d_alpha0)

@@ -12,16 +12,23 @@ from . import claims_idealized, claims_realistic
 from .config import JSLConfig
 
 
-def runs(cfg: JSLConfig, *, quick: bool, seeds: int, sizes=None) -> int:
+CLAIMS = claims_idealized.CLAIMS + claims_realistic.CLAIMS  # every claim's name (`--only` takes these)
+
+
+def runs(cfg: JSLConfig, *, quick: bool, seeds: int, sizes=None, only=None) -> int:
     """Runs `check_theorems` makes (the progress bar's total)."""
-    return claims_idealized.runs(cfg, quick, sizes) + claims_realistic.total_runs(quick)
+    return claims_idealized.runs(cfg, quick, sizes, only) + claims_realistic.total_runs(quick, only)
 
 
 def check_theorems(cfg: JSLConfig, *, quick: bool = False, seeds: int = 4, log: LOG = lambda s: None,
-                   sizes=None) -> list:
+                   sizes=None, only=None) -> list:
     """The JSL claims and measurements on cfg: idealized (Theorem 4.1's ladder of D: `sizes`, default
-    `claims_idealized.ladder_sizes(quick)`), then realistic."""
+    `claims_idealized.ladder_sizes(quick)`), then realistic. `only`: a set of names from CLAIMS (None: every
+    claim); only the runs those claims need are made."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
-    items = claims_idealized.idealized_items(cfg, quick=quick, seeds=seeds, log=log, sizes=sizes)
-    return items + claims_realistic.realistic_items(cfg, quick=quick, seeds=seeds, log=log)
+    unknown = sorted(set(only or ()) - set(CLAIMS))
+    if unknown:
+        raise ValueError(f"only = {unknown} is invalid: the JSL claims are {', '.join(CLAIMS)}")
+    items = claims_idealized.idealized_items(cfg, quick=quick, seeds=seeds, log=log, sizes=sizes, only=only)
+    return items + claims_realistic.realistic_items(cfg, quick=quick, seeds=seeds, log=log, only=only)

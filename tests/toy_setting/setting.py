@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynsim.claims import Claim, judge
+from dynsim.claims import LITERAL, Claim, Premise, judge
 from dynsim.setting import Checks, Setting, SweepSpec
 from dynsim.sweeps.common import verdict
 
@@ -19,7 +19,8 @@ def monotone_loss(cfg: ToyConfig, log=lambda s: None) -> list[Claim]:
     rise = float(np.max(np.diff(t["loss"])))
     return [judge("monotone loss", statement="GD never increases the population loss",
                   reading="max_t L(t+1) - L(t) on the exact population recurrence",
-                  regime=f"0 < eta <= 2 (here eta = {cfg.eta})", measured=rise, relation="<=", threshold=0.0,
+                  reading_class=LITERAL, regime=f"exact population GD, {cfg.steps} steps", measured=rise,
+                  relation="<=", threshold=0.0, premises=[Premise("a descent step: eta > 0", cfg.eta, ">", 0.0, "the config's eta")],
                   derivation="|1 - eta| <= 1 contracts the error; exact arithmetic gives rises <= 0",
                   negative_control="eta = 2.5 diverges (tests/test_toy_setting.py)",
                   assumptions=[f"linear teacher-student, d = {cfg.d}, {cfg.steps} steps, exact population GD"],
