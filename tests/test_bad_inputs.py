@@ -74,6 +74,8 @@ CASES = [
     (["compare", "mim", "--P", "1000000", "--kappa-s", "100"], "kappa_s"),
     (["sweep", "mim", "--P", "1000000", "--kappa-s", "100"], "kappa_s"),
     (["check-theorems", "mim", "--kappa-s", "-1000"], "kappa_s"),
+    (["check-theorems", "mim", "--only", "Lemma 9.9"], "--only"),
+    (["check-theorems", "mim", "--only", ","], "--only"),
     (["compare", "mim", "--kappa-s", "nan"], "kappa_s"),
 ]
 

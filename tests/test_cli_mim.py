@@ -118,12 +118,12 @@ def test_figure_mim_bad_kappas_exit_2(tmp_path, capsys):
 
 CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
             "negative_control"}
-TRAINED = ("Thm 4.1 loss gap", "Thm 4.1 attention", "Thm 4.1 o(1) trend", "Sec. 6 diversity")
+TRAINED = ("Thm 4.1 loss gap", "Thm 4.1 o(1) trend", "App. E global one-phase")
 
 
 def test_check_theorems_mim_two_steps_holds_no_trained_claim(tmp_path, capsys):
-    # --steps 2 reaches every trained run (each rung, the Delta < 0 run, the Section 6 model): Theorem 4.1 and the
-    # diversity claim must not hold, and the exit code is 1
+    # --steps 2 reaches every trained run (each rung, the Delta < 0 run, the Section 6 model):
+    # Theorem 4.1 and Appendix E's takeoff must not hold, and the exit code is 1
     code = cli.main(["check-theorems", "mim", "--quick", "--steps", "2", "--json", "--out", str(tmp_path)])
     out = json.loads(capsys.readouterr().out)
     claims = {c["claim"]: c for c in out["claims"]}
@@ -134,6 +134,8 @@ def test_check_theorems_mim_two_steps_holds_no_trained_claim(tmp_path, capsys):
     assert out["config"]["negative_delta"]["steps"] <= 5
     saved = json.loads((tmp_path / "theorems.json").read_text())
     assert saved["config"] == out["config"] and len(saved["claims"]) == len(out["claims"]) == 8
+    names = {m["name"] for m in out["measurements"]}
+    assert {"Thm 4.1 attention", "Sec. 6 diversity: collapse"} <= names
 
 
 def test_check_theorems_mim_rejects_a_bad_eps(tmp_path, capsys):

@@ -1,4 +1,6 @@
-"""MIM claims (dynsim.mim.theorems) on the P ladders: each holds in regime and FAILS on its negative control.
+"""MIM claims (dynsim.mim.theorems): the negative controls beyond the verdict matrix
+(tests/test_verdict_matrix_mim.py), the premises near the boundary, diverged runs and the
+measurements.
 
 The runs are deterministic (reduced level, mean_field), so a verdict is a property of the run, not of a sample.
 """
@@ -11,8 +13,9 @@ import numpy as np
 import pytest
 
 import reduced.mim
-from dynsim.claims import FAILS, HOLDS
+from dynsim.claims import FAILS, NOT_APPLICABLE
 from dynsim.mim import boundary, diversity, ladder, theorems
+from tests import test_verdict_matrix_mim as matrix
 
 QUICK = ladder.QUICK_LADDER
 LADDER = ladder.LADDER  # the default ladder: 4 rungs, 2 dof for every trend (3 rungs leave 1: t = 12.7 at 95%)
@@ -27,36 +30,20 @@ def _ladder(base=BASE, steps=STEPS, sizes=QUICK, scaled=True, beside=False):
 
 @pytest.fixture(scope="module")
 def rungs():
-    return _ladder(sizes=LADDER, beside=True)  # the default ladder, pp_frozen+mean_field beside (the measurement)
+    return list(matrix.scenario("in regime"))  # the default ladder (shared with the verdict matrix)
 
 
 @pytest.fixture(scope="module")
 def short():
-    return _ladder(steps=2)
-
-
-def test_in_regime_claims_hold(rungs):
-    claims = [theorems.loss_gap_claim(rungs), theorems.attention_claim(rungs), theorems.attention_trend_claim(rungs),
-              theorems.two_phase_claim(rungs[-1]), theorems.rate_ratio_claim(rungs), theorems.pp_claim(rungs)]
-    assert [c.verdict for c in claims] == [HOLDS] * len(claims), [(c.claim, c.measured, c.threshold) for c in claims]
-
-
-def test_switch_holds_on_three_rungs_and_fails_on_the_default_ladder(rungs):
-    """Lemma 5.3 in regime: on the quick ladder (1 dof) -Delta/2 lies in the slope's interval and the interval excludes
-    0; the default ladder resolves the slope to about 0.78 x (-Delta/2) and the claim fails (a finding, docs/mim.md 6)."""
-    quick = theorems.switch_claim(_ladder())
-    assert quick.verdict == HOLDS, (quick.measured, quick.threshold, quick.details["trend"])
-    full = theorems.switch_claim(rungs)
-    assert full.verdict == FAILS and full.measured > full.threshold
-    # the finding, not a tolerance: the level does fall in log P, at least half as fast as -Delta/2 (measured 0.78x)
-    assert full.details["fit"]["slope_high"] < full.details["predicted_slope"] * 0.5 < 0
+    return list(matrix.scenario("short"))
 
 
 def test_theorem_4_1_fails_on_short_or_frozen_runs(short):
-    frozen = _ladder(base=BASE.replace(eta=1e-12), sizes=QUICK[:1])
+    # frozen Q: eta = 1e-12 for the reference problem's T (not scaled by 1/eta, which is the point)
+    frozen = _ladder(base=BASE.replace(eta=1e-12), sizes=QUICK[:1], scaled=False)
     for rs in (short, frozen):
         assert theorems.loss_gap_claim(rs).verdict == FAILS
-        assert theorems.attention_claim(rs).verdict == FAILS
+        assert theorems.attention_measurement(rs).value < 1 - math.sqrt(2 * theorems.EPS)
 
 
 def test_a_diverged_rung_is_not_evaluated_never_holds(rungs):
@@ -65,7 +52,7 @@ def test_a_diverged_rung_is_not_evaluated_never_holds(rungs):
     for i in range(len(rungs)):
         bad = list(rungs)
         bad[i] = dataclasses.replace(bad[i], max_query_loss=math.nan, min_attention=math.nan, initial_ratio=math.nan)
-        for claim in (theorems.loss_gap_claim, theorems.attention_claim, theorems.rate_ratio_claim,
+        for claim in (theorems.loss_gap_claim, theorems.rate_ratio_claim,
                       theorems.attention_trend_claim):
             assert claim(bad).verdict == "not evaluated", (i, claim.__name__)
 
@@ -101,11 +88,13 @@ def test_a_diverged_run_gives_verdicts_not_errors(monkeypatch):
     rung = ladder.run_rung(BASE, 256, 30, quiet, scaled=False, beside=False)
     assert rung.diverged and math.isnan(rung.min_attention)
     for claim in (theorems.loss_gap_claim([rung]), theorems.two_phase_claim(rung), theorems.rate_ratio_claim([rung]),
-                  theorems.switch_claim([rung])):
+                  theorems.switch_claim([rung]), theorems.small_claim([rung]),
+                  theorems.global_claim([rung])):
         assert claim.verdict == "not evaluated", (claim.claim, claim.measured)
     cfg = ladder.rung_config(BASE, 256, 30, scaled=False)
     div = diversity.diversities(cfg, reduced.mim.simulate(cfg, ladder.JUDGED), 4, theorems.TOP_K)
-    assert np.all(np.isnan(div["trained"])) and theorems.diversity_claim(div, cfg).verdict == "not evaluated"
+    assert all(np.all(np.isnan(v)) for v in div.values())
+    assert all(math.isnan(m.value) for m in theorems.diversity_measurements(div, cfg))
 
 
 def test_trend_fails_when_T_is_not_scaled():
@@ -113,58 +102,47 @@ def test_trend_fails_when_T_is_not_scaled():
     assert theorems.attention_trend_claim(fixed).verdict == FAILS
 
 
-def test_two_phase_fails_near_the_boundary(short):
+def test_two_phase_is_not_applicable_near_the_boundary():
+    """gamma = 0.75, kappa = (0.8, 0.4) at P = 1024: (1 - gamma) P^Delta = 1, a Phase-I drop of
+    about 0.02. Outside the premise (1 - gamma) P^Delta >= 4 (|Delta| too small for this P): not
+    applicable, naming it, not fails."""
     near = ladder.run_rung(BASE.replace(mask_ratio=0.75, kappa_c=0.8), 1024, STEPS, quiet, beside=False)
-    c = theorems.two_phase_claim(near)  # (1 - gamma) P^Delta = 1: a Phase-I drop of about 0.02
-    assert c.verdict == FAILS and 0 < c.measured < 0.1, (c.measured, c.details)
-    assert theorems.two_phase_claim(short[-1]).verdict == FAILS  # no switch in 2 steps
+    c = theorems.two_phase_claim(near)
+    assert c.verdict == NOT_APPLICABLE and "(1 - gamma) P^Delta >= 4" in c.why(), c.why()
+    # only the margin is false
+    assert 0 < c.measured < 0.1 and near.own_area_empty < theorems.MEAN_FIELD_Q_RATES
 
 
 def test_rate_ratio_fails_just_below_the_boundary():
-    base = BASE.replace(mask_ratio=0.75, kappa_c=0.78, kappa_s=0.35)
-    near = ladder.run_rung(base, 256, 3, quiet, beside=False)
-    assert near.predicted_ratio < 1 < near.initial_ratio  # the leading order puts it on the wrong side
-    assert theorems.rate_ratio_claim([near]).verdict == FAILS
-
-
-def test_switch_ratio_and_pp_fail_on_short_runs(short):
-    assert theorems.switch_claim(short).verdict == FAILS  # no switch: measured inf
-    ratio = theorems.rate_ratio_claim(short)  # the initial ratio is on the right side, but no phase is observed
-    assert ratio.measured > 0 and ratio.verdict == FAILS
-    assert theorems.pp_claim(short).verdict == FAILS  # the runs never reach T*
+    """P = 1024, gamma = 0.6, kappa = (0.75, 0.4), Delta = 0.122: the leading order predicts 0.936,
+    one GD step measures 1.005 (the other side of 1), inside the mean-field premise (own area empty
+    with probability 0.0097)."""
+    near = ladder.run_rung(BASE.replace(mask_ratio=0.6, kappa_c=0.75), 1024, 3, quiet, scaled=False,
+                           beside=False)
+    assert near.predicted_ratio < 1 < near.initial_ratio
+    c = theorems.rate_ratio_claim([near])
+    assert c.verdict == FAILS and c.measured < 0, c.why()
 
 
 def test_pp_fails_with_areas_of_fixed_size():
-    fixed = [ladder.run_rung(BASE.replace(kappa_s=math.log(4) / math.log(P)), P, STEPS, quiet, beside=False)
-             for P in QUICK]
-    assert {len(a) for r in fixed for a in r.cfg.areas[0][1:]} <= {3, 4}  # local areas of 3-4 patches at every P
+    """Local areas of about 8 patches at every P (kappa_s = log 8 / log P; grid areas of 6-12): B ~
+    |A| / (z (1 - gamma) C) stays put (0.140, 0.193, 0.123 on the quick ladder), inside the
+    mean-field premise (own area empty with probability <= 0.031; areas of 3-4 patches, 0.125-0.25,
+    are outside it: not applicable)."""
+    fixed = [ladder.run_rung(BASE.replace(kappa_s=math.log(8) / math.log(P)), P, STEPS, quiet,
+                             beside=False) for P in QUICK]
+    assert {len(a) for r in fixed for a in r.cfg.areas[0][1:]} <= set(range(6, 13))
     c = theorems.pp_claim(fixed)
     assert c.verdict == FAILS and c.measured >= 0, c.details  # the slope, not only the T* condition, fails
 
 
-def test_pp_frozen_keeps_b_zero_and_b_free_moves_a(rungs):
+def test_pp_frozen_keeps_b_zero_and_b_free_moves_a():
     same = ladder.run_rung(BASE, QUICK[0], STEPS, quiet, dynamics=ladder.THEORY)
     assert same.max_abs_B == 0.0  # B = 0 exactly under pp_frozen (no PP update is ever applied)
     # B free against B = 0: issue 13 measured 11-15% of max|A| at P = 1024; a wiring bug that ran the same dynamics
     # twice gives 0, so any value above half the smallest measured (0.05) shows two different runs
-    assert theorems.frozen_measurement(rungs).value > 0.05
-
-
-def _diversity(steps):
-    cfg = ladder.rung_config(BASE, 64, steps)
-    return diversity.diversities(cfg, reduced.mim.simulate(cfg, ladder.JUDGED), 16, theorems.TOP_K), cfg
-
-
-def test_diversity_fails_after_two_steps():
-    div, cfg = _diversity(2)
-    assert theorems.diversity_claim(div, cfg).verdict == FAILS
-
-
-def test_diversity_baselines_beat_the_trained_model():
-    """A finding: random logits score above the trained model (docs/mim.md §6), so the claim fails in regime."""
-    div, cfg = _diversity(STEPS)
-    assert np.mean(div["random logits"]) > np.mean(div["trained"])
-    assert theorems.diversity_claim(div, cfg).verdict == FAILS
+    beside = [ladder.run_rung(BASE, QUICK[0], STEPS, quiet, beside=True)]
+    assert theorems.frozen_measurement(beside).value > 0.05
 
 
 def test_check_theorems_rejects_bad_eps():

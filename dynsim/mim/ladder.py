@@ -1,10 +1,13 @@
 """The P ladder of the MIM claims: one B-free reduced run per size, summarised by the numbers the claims judge.
 
-Each rung runs `reduced.mim.simulate(cfg, "mean_field")` (B free, unmasked counts at their means) for
-T(P) = ceil(steps (P / P_ref)^(1 - kappa_s)) steps, the phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) of
-docs/derivations/mim-model.md §5-§6 scaled to `steps` at P_ref, so every rung spends the same time in its convergence stage; beside
-it the theory's approximation "pp_frozen+mean_field" (B = 0) on the same config, reported, not judged, and one GD step
-from Q = 0 for the initial rates. A rung keeps only `Rung` (scalars and short arrays), not the trajectories.
+Each rung runs `reduced.mim.simulate(cfg, "mean_field")` (B free, unmasked counts at their means)
+for T(P) = ceil(steps (P / P_ref)^(1 - kappa_s) (gamma_ref / gamma) (eta_ref / eta) K) steps, the
+phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) of docs/derivations/mim-model.md §5-§6 (z =
+1) scaled to `steps` at the reference problem (P_ref = 1024, gamma_ref = 0.5, eta_ref = 1, K = 1),
+so every rung and every problem spends the same time in its convergence stage; beside it the
+theory's approximation "pp_frozen+mean_field" (B = 0) on the same config, reported, not judged, and
+one GD step from Q = 0 for the initial rates. A rung keeps only `Rung` (scalars and short arrays),
+not the trajectories.
 """
 
 from __future__ import annotations
@@ -15,17 +18,19 @@ import time
 from typing import Callable, Optional
 
 import numpy as np
+from scipy import stats
 
 import reduced.mim
 from dynsim.claims import LOG
 from dynsim.trajectory import Trajectory
 
-from . import phases
+from . import phases, records
 from .config import MIMConfig
 
 JUDGED = "mean_field"  # B free, counts at their means: the judged dynamics
 THEORY = "pp_frozen+mean_field"  # the theory's approximation (B = 0), reported beside
 LADDER = (256, 1024, 4096, 16384)  # the full ladder of perfect squares (grid areas)
+P_REF, GAMMA_REF, ETA_REF = 1024, 0.5, 1.0  # the reference problem of `steps` (the defaults)
 QUICK_LADDER = (256, 1024, 4096)  # CI-sized (the tests and --quick): the smallest three grid sizes that realise the same Delta (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
 
 
@@ -47,6 +52,20 @@ class Rung:
     max_abs_A: float  # max_t max_p |A_{p, v_{k,a_k(p)}}|
     frozen_difference: float  # max_t max_p |A_own(B free) - A_own(B = 0)| / max|A| (NaN when not run beside)
     seconds: float
+    # the exact probability that a masked query's own area has no unmasked patch, max over areas
+    # (mean field drops it)
+    own_area_empty: float = math.nan
+    # per local area class n: (n, C_n, A_global at its switch, -log((1 - gamma) C_1^2 / (P C_n)) /
+    # 2z); NaN level: no switch
+    switches: tuple = ()
+    # the representative local query up to its switch T1: max |A_{p,v_m}| (m not in {1, n}), max |B|
+    # (all queries)
+    phase1_other_fp: float = math.nan
+    phase1_max_B: float = math.nan
+    # the global patches (Appendix E): max competitor ratio on the first step, min own-area
+    # attention at T
+    global_competitor: float = math.nan
+    global_min_attention: float = math.nan
     diverged: bool = False  # the run's loss became non-finite: every trained reading is NaN (claims not evaluated)
 
     @property
@@ -59,14 +78,19 @@ class Rung:
         return self.max_abs_B / self.max_abs_A if self.max_abs_A > 0 else math.nan
 
 
-def steps_at(P: int, steps: int, kappa_s: float, P_ref: int = 1024) -> int:
-    """T(P) = ceil(steps (P / P_ref)^(1 - kappa_s)): the phases' time scale ~ P^(1 - kappa_s) (docs/derivations/mim-model.md §6), >= 1."""
-    return max(1, math.ceil(steps * (P / P_ref) ** (1.0 - kappa_s)))
+def steps_at(P: int, steps: int, kappa_s: float, gamma: float = GAMMA_REF, eta: float = ETA_REF,
+             K: int = 1) -> int:
+    """T = ceil(steps (P / P_ref)^(1 - kappa_s) (gamma_ref / gamma) (eta_ref / eta) K), >= 1: the
+    phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) (docs/derivations/mim-model.md §6, z = 1)
+    relative to the reference problem, so `steps` means the same training at every P, gamma, eta and
+    K."""
+    scale = (P / P_REF) ** (1.0 - kappa_s) * (GAMMA_REF / gamma) * (ETA_REF / eta) * K
+    return max(1, math.ceil(steps * scale))
 
 
 def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIMConfig:
     """`base` at P with T(P) steps (`steps` at every P unless `scaled`) recorded about 100 times."""
-    T = steps_at(P, steps, base.kappa_s) if scaled else steps
+    T = steps_at(P, steps, base.kappa_s, base.mask_ratio, base.eta, base.K) if scaled else steps
     return base.replace(P=P, steps=T, record_every=max(1, T // 100))
 
 
@@ -87,8 +111,10 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     t = _simulate(cfg, dynamics)
     frozen = _simulate(cfg, THEORY) if beside and dynamics != THEORY else t
     first = first_step(cfg, dynamics)
-    local = [c for c in phases.classify_all(t, cfg=cfg, initial=first) if c.own_area > 0]
+    classes = phases.classify_all(t, cfg=cfg, initial=first)
+    local = [c for c in classes if c.own_area > 0]
     rep = phases.classify(t, local_query(cfg), cfg=cfg, initial=first)
+    glob = [c for c in classes if c.own_area == 0][:1]  # the global patches share one class
     a_free, a_frozen = phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(frozen, cfg=cfg)
     finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))  # a diverged run: every reading NaN (not evaluated)
     max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
@@ -104,12 +130,51 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
                switch_predicted_sizes=rep.switch.predicted_sizes if rep.switch else math.nan,
                initial_ratio=rr.measured, predicted_ratio=rr.predicted, max_abs_B=nan_if(float(np.max(t["pp_max"]))),
                max_abs_A=max_a, frozen_difference=nan_if(diff), seconds=time.perf_counter() - t0,
-               diverged=not finite)
+               diverged=not finite, own_area_empty=own_area_empty(cfg),
+               switches=class_switches(local, cfg) if finite else (),
+               **{k: nan_if(v) for k, v in phase1(t, cfg, rep.switch).items()},
+               global_competitor=glob[0].competitor_ratio if glob else math.nan,
+               global_min_attention=nan_if(glob[0].attention_final if glob else math.nan))
     log(f"  P = {P}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention {out.min_attention:.4f}, "
         f"max|B|/max|A| {out.pp_ratio:.4g}, {out.seconds:.1f} s")
     if advance is not None:
         advance()
     return out
+
+
+def own_area_empty(cfg: MIMConfig) -> float:
+    """max over the areas of cluster 0 of Pr(U cap P_n = {} | p in M): the C_n - 1 other patches of
+    p's area all masked when the P - |M| unmasked patches are drawn from the P - 1 others (exact
+    hypergeometric, Lemma A.7)."""
+    unmasked = cfg.P - cfg.masked
+    return max(float(stats.hypergeom(cfg.P - 1, len(a) - 1, unmasked).pmf(0)) for a in cfg.areas[0])
+
+
+def class_switches(local: list, cfg: MIMConfig) -> tuple:
+    """(n, C_n, A_global at the switch, size-corrected prediction) per local area class (NaN: no
+    switch)."""
+    seen: dict = {}
+    for c in local:
+        if c.own_area not in seen:
+            sw = c.switch
+            seen[c.own_area] = (c.own_area, len(cfg.areas[0][c.own_area]),
+                                sw.A_global_interpolated if sw else math.nan,
+                                sw.predicted_sizes if sw else math.nan)
+    return tuple(seen.values())
+
+
+def phase1(t, cfg: MIMConfig, sw) -> dict:
+    """Up to the representative local query's switch T1 (Phase I): the largest |A_{p,v_m}| off its
+    global and own areas, and the largest |B| of any query; NaN without a switch."""
+    if sw is None:
+        return {"phase1_other_fp": math.nan, "phase1_max_B": math.nan}
+    p = local_query(cfg)
+    n = phases.own_area(t, p, cfg=cfg)
+    upto = np.asarray(t.steps, dtype=float) <= sw.step_interpolated
+    fp = records.patch_series(t, "fp_corr", p, 0, cfg)[upto]
+    others = [m for m in range(1, cfg.areas_per_cluster[0]) if m != n]
+    return {"phase1_other_fp": float(np.nanmax(np.abs(fp[:, others]))) if others else 0.0,
+            "phase1_max_B": float(np.max(np.asarray(t["pp_max"])[upto]))}
 
 
 def first_step(cfg: MIMConfig, dynamics: str = JUDGED) -> Trajectory:

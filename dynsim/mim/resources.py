@@ -133,17 +133,27 @@ def estimate_attention(args) -> list:
 
 
 def estimate_check(args) -> list:
-    """`check-theorems mim`: mean-field reduced runs on the P ladder, ceil(steps (P/1024)^(1 - kappa_s)) steps each,
-    about 100 records, one after another: the memory of the largest run, the time of all."""
+    """`check-theorems mim`: mean-field reduced runs on the P ladder, `ladder.steps_at` steps each
+    (steps scaled by (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta)), about 100 records, one after
+    another: the memory of the largest run, the time of all."""
     v = options.values(args)
     if not _kappas_ok(v):
         return []
+    try:
+        gamma, eta = float(v["mask_ratio"]), float(v["eta"])
+    except (TypeError, ValueError):
+        return []
+    if not (0.0 < gamma < 1.0 and eta > 0):  # MIMConfig names the bad value
+        return []
     runs = []
     for P in (ladder.QUICK_LADDER if args.quick else ladder.LADDER):
-        T = math.ceil(max(int(v["steps"]), 0) * (P / 1024) ** (1 - float(v["kappa_s"])))
-        run = needs({**v, "P": P, "K": 1, "d": None, "partitions": None, "steps": T, "record_every": max(1, T // 100)},
-                    "reduced", {"approximation": "mean_field"})
-        # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s)
-        runs.append([dataclasses.replace(n, options={"--steps": v["steps"], "--kappa-s": v["kappa_s"]},
-                                         work_options={}, instead="fewer --steps") for n in run])
+        T = ladder.steps_at(P, max(int(v["steps"]), 0), float(v["kappa_s"]), gamma, eta)
+        run = needs({**v, "P": P, "K": 1, "d": None, "partitions": None, "steps": T,
+                     "record_every": max(1, T // 100)}, "reduced", {"approximation": "mean_field"})
+        # the ladder's P are the command's, not options: what the user sets is --steps (and
+        # --kappa-s, --eta, --mask-ratio, which scale T)
+        opts = {"--steps": v["steps"], "--kappa-s": v["kappa_s"], "--mask-ratio": v["mask_ratio"],
+                "--eta": v["eta"]}
+        runs.append([dataclasses.replace(n, options=opts, work_options={},
+                                         instead="fewer --steps or a larger --eta") for n in run])
     return sequential(runs)
