@@ -131,3 +131,12 @@ def test_random_tie_breaking_scores_a_uniform_map_above_zero():
     scatter them."""
     uniform = np.full((16, 16), 1 / 16)
     assert diversity.random_ties(uniform, 4, 4, np.random.default_rng(0)) > 0
+
+
+def test_only_judges_the_asked_claims_and_skips_the_measurements_runs():
+    seen = []
+    out = theorems.check_theorems(ladder_sizes=(256,), only=frozenset({"Thm 4.1 loss gap"}),
+                                  log=seen.append)
+    assert [c.claim for c in out] == ["Thm 4.1 loss gap"] and out[0].verdict == HOLDS
+    # one rung, and neither the Delta < 0 run nor the Section 6 model
+    assert len(seen) == 1 and theorems.runs(True, frozenset({"F.3 two-phase"})) == 3
