@@ -88,7 +88,7 @@ def test_switch_verdict_does_not_depend_on_the_number_of_rungs():
     rungs = list(scenario("in regime"))
     for sub in (rungs[:3], rungs[1:], rungs[::2]):
         assert theorems.switch_claim(sub).verdict == HOLDS
-    offsets = [row["offset"] for row in theorems.switch_claim(rungs).details["per_class"]]
+    offsets = [row["offset"] for row in theorems.switch_claim(rungs).details["per_size"]]
     # the offset from the size-corrected prediction is bounded and settles (0.07 -> 0.13 over the
     # ladder)
     assert 0 < min(offsets) and max(offsets) < math.log(theorems.SWITCH_BAND) / 2

@@ -300,11 +300,24 @@ def switch_claim(rungs: Sequence[ladder.Rung]) -> Claim:
                    "slope -Delta/2 in log P is a derivation, reported in details, not judged",
         negative_control="steps = 2 (no switch at any class) fails; Delta < 0 is not applicable: "
                          "tests/test_verdict_matrix_mim.py",
-        details={"per_class": [{"P": P, "area": n, "C_n": C, "level": lv, "size_corrected": pr,
-                                "offset": lv - pr} for (P, n, C, lv, pr) in rows],
+        details={"per_size": _by_size(rows),
                  "representative_levels": dict(zip([r.cfg.P for r in rungs], levels)),
                  "slope_in_log_P": slope,
                  "predicted_slope_-Delta/2": -float(np.mean([r.delta for r in rungs])) / 2})
+
+
+def _by_size(rows: list) -> list[dict]:
+    """The switch rows grouped by (P, C_n) (the classes of one size share their numbers up to the
+    grid's boundary): the number of classes and the row of the largest |offset|."""
+    groups: dict = {}
+    for P, n, C, level, pred in rows:
+        groups.setdefault((P, C), []).append((abs(level - pred), level, pred))
+    out = []
+    for (P, C), g in groups.items():
+        _, level, pred = max(g)
+        out.append({"P": P, "C_n": C, "classes": len(g), "level": level, "size_corrected": pred,
+                    "offset": level - pred})
+    return out
 
 
 def small_claim(rungs: Sequence[ladder.Rung]) -> Claim:
