@@ -154,7 +154,7 @@ def test_transfer_prints_table_and_plot(tmp_path, capsys):
 CHECK = ["--D", "12", "--C", "4", "--q", "0.5", "--record-every", "100", "--N", "500", "--n-test", "1024", "--quick",
          "--seeds", "2", "--json"]
 CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
-            "negative_control"}
+            "negative_control", "reading_class", "premises"}
 
 
 def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path, capsys):
@@ -166,7 +166,7 @@ def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path,
     data = json.loads(capsys.readouterr().out)
     assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [32, 36, 40]
     names = [c["claim"] for c in data["claims"]]
-    assert names[:4] == ["Lemma 4.1", "Lemma 4.3", "Theorem 4.1", "Theorem 3.1"]
+    assert names[:5] == ["Lemma 4.1", "Lemma 4.3", "Lemma 4.3 corollary", "Theorem 4.1", "Theorem 3.1"]
     for c in data["claims"]:
         assert CONTRACT <= set(c) and c["verdict"] in ("holds", "fails", "not applicable", "not evaluated")
     assert json.loads((tmp_path / "theorems.json").read_text())["config"] == data["config"]

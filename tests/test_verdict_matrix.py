@@ -153,6 +153,15 @@ def test_theorem_4_1(points):
     assert anti.verdict == FAILS and anti.at == "not associated at D = 20, 24", anti.why()
 
 
+def test_theorem_4_1_horizon_guard_does_not_pass_when_a_change_is_missing(points):
+    """A NaN gap change at any size, first or not, leaves the horizon premise not measured: never a verdict."""
+    pts = points["anti"]
+    for i in range(len(pts)):
+        broken = [dataclasses.replace(p, error_fstar_earlier=float("nan")) if j == i else p
+                  for j, p in enumerate(pts)]
+        assert ci.theorem_4_1(broken, _anti_associated_ladder_config(20)).verdict == "not evaluated"
+
+
 def test_theorem_3_1():
     cfg = JSLConfig(D=24, C=3, q=0.5, steps=500, N=400, n_test=2048)  # the GLM's full budget
     claim, lit = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)

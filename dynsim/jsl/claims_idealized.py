@@ -128,7 +128,9 @@ def lemma_4_3(point: Point, eta: float) -> Claim:
                 "The implied polylog factor d gamma / (eta alpha^p Gamma G^(p-1)) and |d rho|/d gamma over time are "
                 "reported (details), not judged: the lemma leaves their constants open",
         regime=f"D={point.D}, q={point.q:.4g}, {point.temperature} temperature, T={point.steps} steps; events "
-               f"{ev}; {TEMPERATURE_REASON}",
+               f"{ev}; judged up to t = eta T = {point.steps * eta:g} only: the lemma claims every T >= "
+               f"poly(d)/eta, so a longer --steps is a stronger test (gamma can turn down late, docs/jsl.md 12); "
+               f"{TEMPERATURE_REASON}",
         premises=event_i_premises(point),
         measured=point.min_d_gamma, relation=">", threshold=0.0, at=_where(point, point.min_d_gamma_step, eta),
         derivation="0: the lemma's increment of gamma is a product of positive factors",
@@ -178,8 +180,9 @@ def horizon_premise(points: list[Point], eta: float) -> Premise:
     """Theorem 4.1's T >= poly(d)/eta read as the T -> infinity end: at every size the run reached T and the last
     decade of time (t/10 to t) moved the gap to Bayes by at most HORIZON_CHANGE. A measurement that can come out false
     (a short run), read whatever the Event-II marker says: an anti-associated end state is judged, not excused."""
-    worst = max(points, key=lambda p: p.gap_change if p.reached else math.inf)
-    measured = worst.gap_change if all(p.reached for p in points) else math.inf
+    changes = [p.gap_change if p.reached else math.inf for p in points]
+    worst = points[int(np.argmax(changes))]  # a NaN change is the max: the premise is then not measured
+    measured = math.nan if any(math.isnan(c) for c in changes) else max(changes)
     return Premise(f"past the horizon at every size (t = eta T = {points[0].steps * eta:g})", measured, "<=",
                    HORIZON_CHANGE, f"largest |gap(t) - gap(t/10)| / gap(t), at D = {worst.D}"
                    + ("" if all(p.reached for p in points) else "; a solver stopped before T"))
