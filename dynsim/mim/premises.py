@@ -1,0 +1,63 @@
+"""The premises of the MIM claims, each a measurement that can come out false (docs/mim.md §6):
+Delta > 0, a Phase I the ladder can resolve, and the mean field standing for the model."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from dynsim.claims import Premise
+
+from . import ladder
+
+EPS = 0.01  # Theorem 4.1's epsilon ("for any 0 < eps < 1"); the loss gap must be <= EPS at T
+CONFIDENCE = 0.95  # two-sided interval of every ladder slope (dynsim.trends.fit)
+# (1 - gamma) P^Delta >= 4: the leading order's Phase-I drop (1/2) log of it reaches log 2
+PHASE_MARGIN = 4.0
+# the mean field drops the event "own area wholly masked" (probability q): its loss infimum L*_p ~ q
+# z^2 / 2 is then at most half of eps when q <= eps (Theorem 4.1's claims); an expected rate loses
+# at most the factor (1 - q), so with q <= 0.1 a log rate moves by <= -log(0.9) = 0.105 and a
+# Phase-I drop by <= 0.053, under a tenth of log 2
+MEAN_FIELD_Q_RATES = 0.1
+
+
+def where(rungs: Sequence[ladder.Rung]) -> str:
+    c = rungs[0].cfg
+    return (f"reduced level, {ladder.JUDGED} (B free, unmasked counts at their means), K = {c.K}, "
+            f"grid areas, kappa = ({c.kappa_c}, {c.kappa_s}), gamma = {c.mask_ratio}, z = 1, eta = "
+            f"{c.eta}, P ladder "
+            + ", ".join(f"{r.cfg.P} (T = {r.cfg.steps}, Delta = {r.delta:.3f})" for r in rungs))
+
+
+def mean_field_premise(rungs: Sequence[ladder.Rung], bound: float) -> Premise:
+    """The judged dynamics stand for the model: Pr(own area wholly masked | p in M) <= bound at
+    every rung."""
+    q = [r.own_area_empty for r in rungs]
+    worst = int(np.argmax(q))
+    return Premise(f"mean field valid (own area wholly masked with probability <= {bound:g}, every "
+                   "rung)",
+                   q[worst], "<=", bound, "exact hypergeometric, max over areas, at P = "
+                                          f"{rungs[worst].cfg.P}")
+
+
+def delta_premise(rungs: Sequence[ladder.Rung]) -> Premise:
+    """Delta > 0 (the realised gap of the areas) at every rung."""
+    low = min(rungs, key=lambda r: r.delta)
+    return Premise("Delta > 0 (realised, every rung)", low.delta, ">", 0.0, "smallest at P = "
+                                                                            f"{low.cfg.P}")
+
+
+def margin_premise(rung: ladder.Rung) -> Premise:
+    """|Delta| large enough at this P: (1 - gamma) P^Delta >= PHASE_MARGIN."""
+    return Premise(f"(1 - gamma) P^Delta >= {PHASE_MARGIN:g} (a Phase I the ladder can resolve)",
+                   rung.predicted_ratio, ">=", PHASE_MARGIN, f"at P = {rung.cfg.P}")
+
+
+def quick_note(rungs: Sequence[ladder.Rung]) -> list[str]:
+    """The trends' caveat on three rungs (1 dof: Student-t 12.7 at 95%)."""
+    if len(rungs) > 3:
+        return []
+    return [f"{len(rungs)} rungs leave the slope {len(rungs) - 2} degree(s) of freedom: the "
+            "interval is wide, so this trend may not reproduce the default ladder's verdict "
+            "(--quick)"]
