@@ -7,8 +7,8 @@ rows live beside their fixtures in other files) and `UNREACHABLE` says why a cla
 The scenarios (docs/claims.md, "JSL claims"):
 - in the premise: D = 36, C = 4, q = 0.5, nu = 1e-4 (alpha0 = 0.01 below the Event-I plateau: alpha rises first);
 - Lemma 4.3 false: D = 28, q = 2/3, nu = 1e-4 (Event I happens; d gamma < 0 early in Event II);
-- the corollary and Theorem 4.1 false: q(D - C) = 14.4 at D = 20, 24 (q = 0.9, 0.72): the flow converges to
-  anti-association (gamma < rho), past the horizon;
+- the corollary and Theorem 4.1 false: q(D - C) = 14.4 at D = 20, 24, 28 (q = 0.9, 0.72, 0.6), t = 1e6: the flow
+  converges to anti-association (gamma < rho) at D = 20 and 24, every size past the horizon;
 - outside the premise: nu = 0.01 at D = 36 (alpha0 = 0.1 above the plateau: alpha only falls, no Event I).
 """
 
@@ -39,7 +39,7 @@ MATRIX = [
      "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
     (ci.COROLLARY, "D = 36, nu = 0.01: no Event I", NA, "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
     ("Theorem 4.1", "quick ladder D = 32, 36, 40, t = 1e6", HOLDS, "test_verdict_matrix.py::test_theorem_4_1"),
-    ("Theorem 4.1", "q(D - C) = 14.4 at D = 20, 24: anti-association", FAILS,
+    ("Theorem 4.1", "q(D - C) = 14.4 at D = 20, 24, 28: anti-association", FAILS,
      "test_verdict_matrix.py::test_theorem_4_1"),
     ("Theorem 4.1", "quick ladder, steps = 1: not past the horizon", NA, "test_verdict_matrix.py::test_theorem_4_1"),
     ("Theorem 4.1", "q fixed at 0.5: q(D - C) not kept", NA,
@@ -95,7 +95,7 @@ def test_every_claim_has_its_three_rows():
 
 
 def _anti_associated_ladder_config(D: int) -> JSLConfig:
-    judged = JSLConfig(D=20, q=0.9, nu=1e-4, steps=20_000_000, **FLOW)  # t = 1e5
+    judged = JSLConfig(D=20, q=0.9, nu=1e-4, steps=200_000_000, **FLOW)  # t = 1e6
     return ladder.ladder_config(judged, D)
 
 
@@ -105,7 +105,7 @@ def points():
     return {"in": ladder.run_point(JSLConfig(D=36, q=0.5, nu=1e-4, steps=2_000_000, **FLOW)),  # t = 1e4
             "lemma_false": ladder.run_point(JSLConfig(D=28, q=2 / 3, nu=1e-4, steps=2_000_000, **FLOW)),
             "no_event_i": ladder.run_point(JSLConfig(D=36, q=0.5, nu=0.01, steps=20_000, **FLOW)),  # t = 100
-            "anti": [ladder.run_point(_anti_associated_ladder_config(D)) for D in (20, 24)]}
+            "anti": [ladder.run_point(_anti_associated_ladder_config(D)) for D in (20, 24, 28)]}
 
 
 def test_lemma_4_1():
@@ -149,8 +149,11 @@ def test_theorem_4_1(points):
     short = ci.theorem_4_1(quick[1], judged.replace(steps=1))
     assert short.verdict == NA and "past the horizon" in short.why()
     anti = ci.theorem_4_1(points["anti"], _anti_associated_ladder_config(20))
-    assert [p.patch_association for p in points["anti"]] == [0.0, 0.0]
+    assert [p.patch_association for p in points["anti"]] == [0.0, 0.0, 1.0]
     assert anti.verdict == FAILS and anti.at == "not associated at D = 20, 24", anti.why()
+    assert anti.premises[1].met  # past the horizon at every size: the failure is the dynamics', not the run's
+    with pytest.raises(ValueError, match="at least 3 distinct sizes"):
+        ci.theorem_4_1(points["anti"][:2], _anti_associated_ladder_config(20))
 
 
 def test_theorem_4_1_horizon_guard_does_not_pass_when_a_change_is_missing(points):

@@ -160,8 +160,8 @@ def corollary(point: Point, eta: float) -> Claim:
         at=_where(point, point.min_gamma_minus_rho_step, eta),
         derivation="0: the statement's own inequality; gamma(0) = rho(0) = 0 exactly, so rounding cannot make a "
                    "negative difference at t = 0, and any later gamma < rho is a crossing, not rounding",
-        negative_control="q = 0.9 at D = 36 (the flow ends anti-associated: gamma = -8.4 < rho) fails "
-                         "(tests/test_verdict_matrix.py)",
+        negative_control="q = 0.9 at D = 20 or 36, nu = 1e-4 (the flow ends anti-associated: gamma - rho = -4.6 "
+                         "and -4.7 at t = 1e6) fails (tests/test_verdict_matrix.py)",
         details={"min_gamma_minus_rho_at_step": point.min_gamma_minus_rho_step})
 
 
@@ -199,8 +199,10 @@ def count_premise(points: list[Point], C: int) -> Premise:
 
 def theorem_4_1(points: list[Point], cfg: JSLConfig, confidence: float = CONFIDENCE) -> Claim:
     """Theorem 4.1 (idealized): patch association at T on every size and P[f* F > 0] >= 1 - o(1), the o(1) as a trend
-    over D."""
+    over D (at least 3 sizes: the slope's interval needs n - 2 >= 1 degrees of freedom)."""
     D = [p.D for p in points]
+    if len(set(D)) < 3:
+        raise ValueError(f"Theorem 4.1 needs at least 3 distinct sizes D on its ladder, got {D}")
     gaps = [p.gap_fstar for p in points]
     trend = trends.fit(D, [max(g, 1e-300) for g in gaps], logy=True, confidence=confidence)
     # Monte Carlo points: each step's order must survive 2.58 standard errors on either side (99% one-sided each)
@@ -228,8 +230,8 @@ def theorem_4_1(points: list[Point], cfg: JSLConfig, confidence: float = CONFIDE
                    f"slope of log gap on D over {len(D)} sizes (dynsim.trends.fit; log: the gap is positive and "
                    f"measured to fall by a near-constant factor per size) must lie below 0; the per-step decrease "
                    f"must survive 2.58 Monte Carlo standard errors on each side where the f* error is sampled",
-        negative_control="q = 0.9 at D = 36 (q(D - C) = 28.8 kept: the flow converges to anti-association) fails on "
-                         "association; q fixed at 0.5 instead of q(D - C) (the converged gap grows with D) and steps = 1 "
+        negative_control="q(D - C) = 14.4 at D = 20, 24, 28 (q = 0.9, 0.72, 0.6; the flow converges to "
+                         "anti-association at D = 20, 24) fails on association; q fixed at 0.5 instead of q(D - C) (the converged gap grows with D) and steps = 1 "
                          "(not past the horizon) are not applicable (tests/test_verdict_matrix.py, "
                          "tests/test_jsl_claims.py::test_theorem_4_1_not_applicable_at_fixed_q)",
         conditions={"patch association at T at every size": not not_associated,
