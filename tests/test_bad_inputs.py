@@ -76,6 +76,7 @@ CASES = [
     (["check-theorems", "mim", "--kappa-s", "-1000"], "kappa_s"),
     (["check-theorems", "mim", "--only", "Lemma 9.9"], "--only"),
     (["check-theorems", "mim", "--only", ","], "--only"),
+    (["check-theorems", "jsl", "--only", "Lemma 9"], "--only"),
     (["compare", "mim", "--kappa-s", "nan"], "kappa_s"),
 ]
 

@@ -96,7 +96,7 @@ def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: L
                 f"N = {run_cfg.N} samples, tested on {run_cfg.n_test} fresh ones), at its one-sided 95% lower bound",
         regime=f"D={cfg.D}, C={cfg.C}, q={cfg.q}: asymptotic in the paper (q = poly(C)/D); at a finite size it needs "
                f"q(D-C) >= C and q(D-C) >= C^2",
-        measured=measured, relation=">=", threshold=0.125,
+        measured=measured, relation=">=", threshold=0.125, at=f"D = {cfg.D}",
         derivation="1/8: the theorem's constant; the trained GLM's error enters at mean - 1.645 s.e. (binomial over "
                    "the test set plus the spread over seeds), so a GLM that beats 1/8 within sampling error fails it",
         negative_control="phi arbitrary (the literal-phi GLM admitted: error P[f* = 0] < 1/8) fails "

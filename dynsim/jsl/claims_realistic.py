@@ -107,7 +107,7 @@ def lemma_4_2(rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False) ->
         regime=_sizes(rc, seeds) + f", N = {rc.N}; the prediction assumes the off-line component has equilibrated "
                f"(relaxation 1/(eta sigma^2 h) = {relax:.3g} steps, median over seeds; T >= {RELAXATIONS} of them "
                f"leaves e^-{RELAXATIONS} of the start's off-line part)",
-        measured=float(np.max(ratio)), relation="<=", threshold=1.0,
+        measured=float(np.max(ratio)), relation="<=", threshold=1.0, at=f"seed {int(np.argmax(ratio))}, N = {rc.N}",
         derivation=f"sampling argument of dynsim.jsl.realistic_runs: the noise part of the N-sample v-gradient on the "
                    f"line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), balanced by the off-line curvature sigma^2 h; "
                    f"bound = |G|_F sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = {realistic_runs.LEMMA_4_2_CONFIDENCE} "
@@ -162,7 +162,7 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
                 "(labels f*, f* = 0 and T = 0 counted as errors; the error against y is in details)",
         regime=_sizes(rc, seeds) + f", N ladder {Ns}; D = 9 is below the separation size (the driver's D) and the "
                f"horizon T is capped: the overfitting horizon is reported beside",
-        measured=frac[-1], relation=">=", threshold=1.0,
+        measured=frac[-1], relation=">=", threshold=1.0, at=f"N = {Ns[-1]}, T = {rc.steps}",
         derivation=f"w.h.p. read on {seeds} seeds: every seed associated (a failure frequency 1/{seeds} or more "
                    f"rejects it); the f*-error line is the exact error of the GLM of Theorem 3.1 that knows w* (sign of "
                    f"the count, reference.glm_error_fstar = {glm_fstar:.4g})",
@@ -220,6 +220,7 @@ def theorem_5_1(rc: JSLConfig, pretrained: dict, plan: Plan, label: str = "pretr
                 "at init is a weak baseline where its diagonal dominates: an A that merely changed could beat it)",
         regime=regime,
         measured=diff_mean + margin, relation="<", threshold=0.0, conditions=conditions,
+        at=f"N~ = {res.n_tilde[i]}",
         derivation=f"one-sided {PAIRED_CONFIDENCE:.0%} paired t bound (t quantile on {plan.transfer_seeds - 1} dof): "
                    f"the upper bound of the mean difference must be below 0", negative_control=control, details=details)
     absolute = judge(
@@ -227,6 +228,7 @@ def theorem_5_1(rc: JSLConfig, pretrained: dict, plan: Plan, label: str = "pretr
         reading="pretrained-A test error at the smallest N~ (mean over seeds plus its one-sided upper margin), against "
                 "the exact error of the best sign-of-count GLM of the same task", regime=regime,
         measured=mean_a + margin_a, relation="<", threshold=glm_line, conditions=conditions,
+        at=f"N~ = {res.n_tilde[i]}",
         derivation=f"o(1) at one size read as below the exact GLM line {glm_line:.4g} (reference.glm_error: the "
                    f"Event-I error, the class Theorem 3.1 bounds by 1/8 asymptotically); one-sided "
                    f"{PAIRED_CONFIDENCE:.0%} t margin over {plan.transfer_seeds} seeds",
