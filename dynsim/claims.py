@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
@@ -203,7 +204,7 @@ def parse_only(text: Optional[str], known: Sequence[str]) -> Optional[frozenset[
     if text is None:
         return None
     lookup = {k.lower(): k for k in known}
-    names = [n.strip() for n in str(text).split(",") if n.strip()]
+    names = [n.strip() for n in re.split(r",(?![^()]*\))", str(text)) if n.strip()]  # commas inside (...) stay
     if not names:
         raise ValueError(f"--only = {text!r} is invalid: name at least one claim of: {', '.join(known)}")
     unknown = [n for n in names if n.lower() not in lookup]

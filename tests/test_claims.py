@@ -148,5 +148,8 @@ def test_only_parses_names_case_insensitively_and_refuses_unknown_ones():
         claims.parse_only("Lemma 9", known)
     with pytest.raises(ValueError, match="name at least one"):
         claims.parse_only(" , ", known)
+    # a comma inside a name's parentheses does not split it
+    both = ("Lemma 5.3 (b,c) small", "F.3 two-phase")
+    assert claims.parse_only("lemma 5.3 (b,c) small,F.3 two-phase", both) == set(both)
     assert claims.wanted(None, "x") and claims.wanted(frozenset({"x"}), "y", "x")
     assert not claims.wanted(frozenset({"x"}), "y")

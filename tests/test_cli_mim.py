@@ -6,6 +6,7 @@ import pytest
 import sympy
 
 from dynsim import cli
+from dynsim.mim import theorems
 from dynsim.trajectory import load_many
 
 SMALL = ["--steps", "40", "--record-every", "10"]
@@ -117,8 +118,8 @@ def test_figure_mim_bad_kappas_exit_2(tmp_path, capsys):
 
 
 CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
-            "negative_control"}
-TRAINED = ("Thm 4.1 loss gap", "Thm 4.1 o(1) trend", "App. E global one-phase")
+            "negative_control", "reading_class", "premises"}
+TRAINED = ("Thm 4.1 loss gap", "App. E global one-phase")
 
 
 def test_check_theorems_mim_two_steps_holds_no_trained_claim(tmp_path, capsys):
@@ -133,7 +134,7 @@ def test_check_theorems_mim_two_steps_holds_no_trained_claim(tmp_path, capsys):
     assert out["config"]["ladder"] == [256, 1024, 4096] and out["config"]["runs"]["4096"]["steps"] <= 5
     assert out["config"]["negative_delta"]["steps"] <= 5
     saved = json.loads((tmp_path / "theorems.json").read_text())
-    assert saved["config"] == out["config"] and len(saved["claims"]) == len(out["claims"]) == 8
+    assert saved["config"] == out["config"] and len(saved["claims"]) == len(out["claims"]) == len(theorems.CLAIMS) == 7
     names = {m["name"] for m in out["measurements"]}
     assert {"Thm 4.1 attention", "Sec. 6 diversity: collapse"} <= names
 

@@ -53,7 +53,6 @@ MATRIX = [(c, "in regime", HOLDS) for c in theorems.CLAIMS] + [
     ("Lemma 5.3 switch", "Delta < 0", NOT_APPLICABLE),
     ("Lemma 5.3 (b,c) small", "Delta < 0", NOT_APPLICABLE),
     ("Thm 4.1 loss gap", "gamma = 0.95", NOT_APPLICABLE),
-    ("Thm 4.1 o(1) trend", "gamma = 0.95", NOT_APPLICABLE),
     ("rate ratio side", "gamma = 0.95", NOT_APPLICABLE),
     ("Sec. 5.4 PP small", "gamma = 0.95", NOT_APPLICABLE),
     ("App. E global one-phase", "gamma = 0.95", NOT_APPLICABLE),

@@ -56,26 +56,22 @@ def attention_measurement(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Mea
         {"per_P": {r.cfg.P: a for r, a in zip(rungs, att)}})
 
 
-def attention_trend_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
-    """Theorem 4.1's 'nearly all' as o(1): the deficit 1 - min Attn(T(P)) decreases in P (slope <
-    0)."""
-    tr = trends.fit([r.cfg.P for r in rungs], [max(1 - r.min_attention, 1e-300) for r in rungs], logx=True,
+def attention_trend(rungs: Sequence[ladder.Rung]) -> Measurement:
+    """The attention deficit 1 - min Attn(T(P)) against P (log-log slope with its interval): reported,
+    not judged. Theorem 4.1 bounds the deficit by O(eps) at T*(eps), at every P; it states no trend in
+    P, and the slope follows the T schedule (T ~ P^(1 - kappa_s) gives larger P more time)."""
+    deficits = [1 - r.min_attention for r in rungs]
+    if any(math.isnan(x) for x in deficits):
+        return Measurement("Thm 4.1 deficit against P", "log-log slope of 1 - min Attn(T(P)) over the "
+                           "ladder (not evaluated: a rung diverged)", math.nan, {})
+    tr = trends.fit([r.cfg.P for r in rungs], [max(x, 1e-300) for x in deficits], logx=True,
                     logy=True, confidence=CONFIDENCE)
-    return judge(
-        "Thm 4.1 o(1) trend", reading_class="order", statement=STATEMENT_41, relation="<",
-        threshold=0.0,
-        measured=tr.slope_high, at=f"slope {tr.slope:.3g}",
-        reading="the attention deficit 1 - min_p Attn_{p -> U_{k,a(p)}}(T(P)) over the P ladder: "
-                "'nearly all' read as o(1) in P; judged by the upper end of the slope's interval "
-                "of log deficit on log P",
-        regime=where(rungs), details={"trend": tr.describe(), "fit": tr.to_dict()},
-        premises=[mean_field_premise(rungs, eps)], assumptions=quick_note(rungs),
-        derivation=f"the deficit decreasing in P means the slope is < 0 with {CONFIDENCE:.0%} "
-                   f"confidence (two-sided Student-t interval on {tr.n - 2} dof, "
-                   "dynsim.trends.fit): its upper end < 0",
-        negative_control="T not scaled with P (the same steps at every size: the deficit grows "
-                         "with P) and steps = 2 fail: tests/test_mim_claims.py::"
-                         "test_trend_fails_when_T_is_not_scaled, tests/test_verdict_matrix_mim.py")
+    return Measurement("Thm 4.1 deficit against P",
+                       "log-log slope of the attention deficit 1 - min_p Attn_{p -> U_{k,a(p)}}(T(P)) "
+                       "over the ladder, with its 95% interval: a comparison the paper does not make "
+                       "(Theorem 4.1 bounds the deficit by O(eps) at every P); it follows the T "
+                       "schedule", tr.slope, {"trend": tr.describe(), "fit": tr.to_dict(),
+                                              "per_P": {r.cfg.P: x for r, x in zip(rungs, deficits)}})
 
 
 def pp_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:

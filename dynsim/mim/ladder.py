@@ -88,10 +88,17 @@ def steps_at(P: int, steps: int, kappa_s: float, gamma: float = GAMMA_REF, eta: 
     return max(1, math.ceil(steps * scale))
 
 
+STEPS_REF = 1000  # the reference run length of `steps` (check-theorems mim's default): the record interval
+
+
 def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIMConfig:
-    """`base` at P with T(P) steps (`steps` at every P unless `scaled`) recorded about 100 times."""
+    """`base` at P with T(P) steps (`steps` at every P unless `scaled`), recorded every 1/100 of the
+    phases' time scale at the reference length (`steps_at(P, STEPS_REF)`), or of T when shorter: the
+    switch sits at a fixed point of that scale, so a longer run records more often instead of letting
+    the switch fall inside its first recorded interval."""
     T = steps_at(P, steps, base.kappa_s, base.mask_ratio, base.eta, base.K) if scaled else steps
-    return base.replace(P=P, steps=T, record_every=max(1, T // 100))
+    scale = steps_at(P, STEPS_REF, base.kappa_s, base.mask_ratio, base.eta, base.K)
+    return base.replace(P=P, steps=T, record_every=max(1, min(T, scale) // 100))
 
 
 def query_loss(t, step: int) -> float:
