@@ -14,6 +14,7 @@ the interrupted line and leaves through `os._exit` (files are written atomically
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -54,11 +55,24 @@ class _QuietAbort(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
 
 
+def _in_gc_callback(frame) -> bool:
+    """True when `frame` runs inside a garbage-collector callback (JAX registers one): an exception raised there is
+    printed as "Exception ignored in ..." with a traceback and goes nowhere."""
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks} - {None}
+    while frame is not None and codes:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _handler(signum, frame) -> None:
     """Python-level handler (main thread, between bytecodes): record the signal and raise KeyboardInterrupt, unless a
-    compiled run's callback already aborted for it (its error is on its way up and carries the interrupt)."""
+    compiled run's callback already aborted for it (its error is on its way up and carries the interrupt), or the
+    signal landed in a garbage-collector callback (the flag stays up: the run's next `check` or the watchdog stops
+    it)."""
     _state["signal"] = _state["signal"] or signum
-    if not _state["aborted"]:
+    if not _state["aborted"] and not _in_gc_callback(frame):
         _state["aborted"] = True
         raise KeyboardInterrupt(f"signal {signum}")
 

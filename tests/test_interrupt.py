@@ -4,6 +4,7 @@ interrupted sweeps died with exit 139)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import signal
@@ -40,6 +41,35 @@ def test_a_signal_aborts_a_compiled_run_through_its_callback(sig, code):
     # after the block, a run in the same process is not stopped by the old signal (it was, until this test)
     short = jax.jit(lambda x: recording.run(lambda s, t: s + 1.0, lambda s, t: s, x, 100, 10))
     assert float(jax.block_until_ready(short(jnp.zeros(())))[0]) == 100.0
+
+
+def test_a_signal_inside_a_gc_callback_raises_nothing_there_and_stays_received(monkeypatch):
+    """A signal that lands while a garbage-collector callback runs (JAX's `_xla_gc_callback`) must not raise there:
+    Python would print "Exception ignored in ..." with a traceback and drop the interrupt. The flag stays up, so the
+    run's next `check` stops it (seen once in the suite: a Ctrl-C on compare jsl printed that traceback)."""
+    seen = []
+
+    def callback(phase, info):
+        if phase == "start" and not seen:
+            seen.append(True)
+            interrupt._handler(signal.SIGINT, sys._getframe())  # what a signal arriving here would run
+
+    monkeypatch.setattr(interrupt, "_state", {**interrupt._state, "signal": None, "aborted": False,
+                                              "watching": True})
+    lost = []
+    monkeypatch.setattr(sys, "unraisablehook", lost.append)  # where "Exception ignored in" goes
+    gc.callbacks.append(callback)  # the list gc itself reads (not a copy)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(callback)
+    assert seen and not lost and interrupt.received() == signal.SIGINT
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.check()
+    # negative control: the same handler outside a gc callback raises at once
+    monkeypatch.setattr(interrupt, "_state", {**interrupt._state, "signal": None, "aborted": False})
+    with pytest.raises(KeyboardInterrupt):
+        interrupt._handler(signal.SIGINT, sys._getframe())
 
 
 def _interrupt(args: list, sig, delay: float, ready: str) -> tuple[int, float, str]:

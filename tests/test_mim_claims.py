@@ -171,3 +171,14 @@ def test_a_longer_run_records_the_switch_as_the_default_does():
     assert long.cfg.steps > 10 * short.cfg.steps and long.cfg.record_every == short.cfg.record_every
     assert set(long.labels) == {"two-phase"} and long.drop_at_switch == short.drop_at_switch
     assert theorems.two_phase_claim(long).verdict == theorems.two_phase_claim(short).verdict
+
+
+def test_a_smaller_eps_runs_longer(monkeypatch):
+    """T* = (the phases) + O(K / (gamma eta eps)): below the reference eps = 0.01 every rung runs EPS_REF / eps times
+    longer (a referee's --eps 0.0005 failed from under-training and held with 20x the steps); above it, never shorter."""
+    assert ladder.steps_for(1000, 0.0005) == 20000 and ladder.steps_for(1000, 0.1) == 1000
+    seen = []
+    monkeypatch.setattr(ladder, "run_rung", lambda base, P, steps, *a, **k: seen.append(steps) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        theorems.check_theorems(quick=True, steps=1000, eps=0.0005, only=frozenset({"Thm 4.1 loss gap"}))
+    assert seen == [20000]

@@ -89,7 +89,9 @@ def check_arguments(parser, setting) -> None:
                         "slope (it fails there and holds on the default ladder; the claim says so)")
     output.only_option(g, theorems.CLAIMS)
     g.add_argument("--eps", type=float, default=theorems.EPS,
-                   help=f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps) (default: {theorems.EPS})")
+                   help=f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps); below "
+                        f"{theorems.EPS} every run is lengthened by {theorems.EPS}/eps (T* grows like "
+                        f"1/eps) (default: {theorems.EPS})")
     g = parser.add_argument_group("output")
     g.add_argument("--json", action="store_true",
                    help='print {"config": {...}, "claims": [...], "measurements": [...]} as JSON instead of the table')
@@ -182,7 +184,7 @@ def run_check(args) -> int:
                                 kappa_s=cfg.kappa_s)  # validates eta, gamma and the kappas
     only = parse_only(args.only, theorems.CLAIMS)
     sizes = theorems.sizes(args.quick)
-    runs = theorems.run_configs(base, sizes, cfg.steps)
+    runs = theorems.run_configs(base, sizes, theorems.ladder.steps_for(cfg.steps, args.eps))
     # a Delta <= 0 base is judged too: the Delta > 0 statements are then "not applicable" (their
     # premise)
     config = {"quick": args.quick, "eps": args.eps, "ladder": list(sizes), "dynamics": theorems.ladder.JUDGED,

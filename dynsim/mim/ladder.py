@@ -89,6 +89,13 @@ def steps_at(P: int, steps: int, kappa_s: float, gamma: float = GAMMA_REF, eta: 
 
 
 STEPS_REF = 1000  # the reference run length of `steps` (check-theorems mim's default): the record interval
+EPS_REF = 0.01  # the eps of the reference run length (check-theorems mim's default --eps)
+
+
+def steps_for(steps: int, eps: float) -> int:
+    """`steps` for Theorem 4.1's eps: T* = (the phases) + O(K / (gamma eta eps)), so below EPS_REF the run is
+    lengthened by EPS_REF / eps (conservative: the phases' part does not grow); never shortened."""
+    return max(1, math.ceil(steps * max(1.0, EPS_REF / eps)))
 
 
 def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIMConfig:

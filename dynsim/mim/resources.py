@@ -146,14 +146,18 @@ def estimate_check(args) -> list:
     if not (0.0 < gamma < 1.0 and eta > 0):  # MIMConfig names the bad value
         return []
     runs = []
+    eps = float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF  # run_check names a bad eps
+    steps = ladder.steps_for(max(int(v["steps"]), 1), eps)
     for P in (ladder.QUICK_LADDER if args.quick else ladder.LADDER):
-        T = ladder.steps_at(P, max(int(v["steps"]), 0), float(v["kappa_s"]), gamma, eta)
+        T = ladder.steps_at(P, steps, float(v["kappa_s"]), gamma, eta)
+        scale = ladder.steps_at(P, ladder.STEPS_REF, float(v["kappa_s"]), gamma, eta)
         run = needs({**v, "P": P, "K": 1, "d": None, "partitions": None, "steps": T,
-                     "record_every": max(1, T // 100)}, "reduced", {"approximation": "mean_field"})
+                     "record_every": max(1, min(T, scale) // 100)}, "reduced",
+                    {"approximation": "mean_field"})
         # the ladder's P are the command's, not options: what the user sets is --steps (and
         # --kappa-s, --eta, --mask-ratio, which scale T)
         opts = {"--steps": v["steps"], "--kappa-s": v["kappa_s"], "--mask-ratio": v["mask_ratio"],
-                "--eta": v["eta"]}
+                "--eta": v["eta"], "--eps": eps}
         runs.append([dataclasses.replace(n, options=opts, work_options={},
                                          instead="fewer --steps or a larger --eta") for n in run])
     return sequential(runs)

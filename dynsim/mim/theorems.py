@@ -139,7 +139,7 @@ def check_theorems(*, quick: bool = False, steps: int = 1000, eta: float = 1.0, 
         raise ValueError(f"eps = {eps} is invalid: must lie strictly between 0 and 1")
     Ps = tuple(ladder_sizes or sizes(quick))
     base = base or base_config(steps=steps, eta=eta, mask_ratio=mask_ratio)
-    steps = base.steps
+    steps = ladder.steps_for(base.steps, eps)  # a smaller eps needs a longer run (T* ~ 1/eps)
     every = only is None
     rungs = [ladder.run_rung(base, P, steps, log, advance=progress.advance, beside=every)
              for P in Ps]
