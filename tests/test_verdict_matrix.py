@@ -188,3 +188,12 @@ def test_only_runs_what_the_asked_claims_need(points, monkeypatch):
     with pytest.raises(ValueError, match="the JSL claims are"):
         theorems.check_theorems(cfg, quick=True, only=frozenset({"Lemma 9"}))
     assert "only" in inspect.signature(theorems.check_theorems).parameters
+
+
+def test_event_i_rise_counts_only_a_rise_before_the_first_fall():
+    """The premise 'Event I happened' reads alpha before it first falls: a start above the plateau that falls and
+    later rises (Event III) has no Event I; alpha(0) = 0 cannot be measured (NaN: the claim is not evaluated)."""
+    assert ladder.event_i_rise(np.array([0.1, 0.09, 0.05, 0.2, 0.3]), None) == 0.0
+    assert ladder.event_i_rise(np.array([0.01, 0.02, 0.07, 0.06, 0.5]), None) == pytest.approx(6.0, rel=1e-12)
+    assert ladder.event_i_rise(np.array([0.01, 0.03, 0.02, 0.5]), 1) == pytest.approx(2.0, rel=1e-12)
+    assert np.isnan(ladder.event_i_rise(np.array([0.0, 1.0]), None))

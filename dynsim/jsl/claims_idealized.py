@@ -106,7 +106,7 @@ def event_i_premises(point: Point) -> list[Premise]:
     (alpha rose from its start: the idealized start alpha0 = nu^(1/(p-1)) lies below the Event-I plateau), Event I
     completed (T0 detected: alpha reached 95% of its peak before T), and the run reached T."""
     return [Premise("Event I happened: alpha rose from alpha(0)", point.alpha_rise, ">", 0.0,
-                    "(max alpha before T1 - alpha(0)) / alpha(0)"),
+                    "(alpha at its first peak before T1 - alpha(0)) / alpha(0)"),
             flag("Event I completed: T0 detected", point.events.get("T0") is not None,
                  f"events.detect: T0 = {point.events.get('T0')}"),
             flag(f"the run reached T = {point.steps}", point.reached, "the solver's last save")]

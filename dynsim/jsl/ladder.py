@@ -91,7 +91,7 @@ class Point:
     error_fstar_earlier: float = math.nan  # P[f* F <= 0] at t / HORIZON_DECADE
     method: str = "flow"  # "flow" (t = eta * steps) or "gd"
     reached: bool = True  # the run got to T (a flow solver that stops early drops the later saves)
-    alpha_rise: float = math.nan  # (max alpha before T1_attention - alpha(0)) / alpha(0): > 0 iff Event I happened
+    alpha_rise: float = math.nan  # alpha's rise before it first falls, over alpha(0) (`event_i_rise`): > 0 iff Event I
     min_gamma_minus_rho: float = math.nan  # min over recorded t of gamma - rho (the corollary gamma >= rho)
     min_gamma_minus_rho_step: int = -1
     polylog_implied: tuple = (math.nan, math.nan)  # min, max over t of d gamma / (eta alpha^p Gamma G^(p-1))
@@ -137,11 +137,14 @@ def lemma_4_3_rate(cfg: JSLConfig, alpha, gamma, rho) -> np.ndarray:
 
 
 def event_i_rise(alpha: np.ndarray, t1_index: Optional[int]) -> float:
-    """(max alpha up to T1_attention - alpha(0)) / alpha(0): > 0 when alpha rose from its start (Event I), 0 when
-    it only fell (a start above the Event-I plateau), NaN when alpha(0) <= 0."""
+    """(alpha at its first recorded local maximum, up to T1_attention - alpha(0)) / alpha(0): > 0 when alpha rose
+    from its start before it fell (Event I), 0 when it fell first (a start above the Event-I plateau; a later rise
+    in Event III does not count), NaN when alpha(0) <= 0."""
     alpha = np.asarray(alpha, float)
     window = alpha if t1_index is None else alpha[: t1_index + 1]
-    return float((np.max(window) - alpha[0]) / alpha[0]) if alpha[0] > 0 else math.nan
+    falls = np.flatnonzero(np.diff(window) < 0)
+    peak = window[falls[0]] if falls.size else window[-1]
+    return float((peak - alpha[0]) / alpha[0]) if alpha[0] > 0 else math.nan
 
 
 def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
