@@ -47,7 +47,7 @@ def trained_errors(cfg: JSLConfig, seeds: int, steps: int) -> np.ndarray:
     w_star = jnp.asarray(final["w_star"])
     X, _ = data.sample(jax.random.fold_in(jax.random.key(cfg.seed), 0x3131), cfg, cfg.n_test, w_star,
                        jnp.dtype(cfg.dtype))
-    f = f_star(cfg, jnp.round(X @ w_star))  # s_j = <w*, X_j> in {-1, 0, 1}: the noise is orthogonal to w*
+    f = f_star(cfg, data.signs(X, w_star))
     return np.array([float(jnp.mean(f * glm.logits(jnp.asarray(W), X) <= 0)) for W in final["W"]])
 
 

@@ -39,3 +39,10 @@ def sample(key, cfg: JSLConfig, n: int, w_star, dtype=jnp.float64):
     z = cfg.sigma * jax.random.normal(k_xi, (n, cfg.D, cfg.d), dtype)
     xi = z - jnp.einsum("nDd,d->nD", z, w_star)[..., None] * w_star
     return s[..., None] * w_star + xi, y
+
+
+def signs(X, w_star):
+    """s_j = <w*, X_j> of patches X (..., D, d), rounded to {-1, 0, 1}: the noise is orthogonal to w*, so the
+    product differs from s_j by rounding only, which would turn f* = 0 or a count of 0 into a tiny number of
+    either sign (and half of those errors into successes)."""
+    return jnp.round(X @ w_star)

@@ -72,9 +72,10 @@ def _one_seed(cfg: JSLConfig, shuffle, key, w_star):
     alpha = jnp.dot(v, w_star)
     g_norm, h = on_line_curvature(cfg, A, alpha, X @ w_star, y_train)
     X_test, _ = test
+    s_test = data.signs(X_test, w_star)
     final = {"A": A, "A0": params0["params"]["A"], "v": v, "alpha": alpha, "tangent": tangent(v, w_star),
-             "f_star_error": f_star_error(cfg, model_for(cfg).apply(params, X_test), X_test @ w_star),
-             "glm_f_star_error": f_star_error(cfg, jnp.sum(X_test @ w_star, axis=-1), X_test @ w_star),
+             "f_star_error": f_star_error(cfg, model_for(cfg).apply(params, X_test), s_test),
+             "glm_f_star_error": f_star_error(cfg, jnp.sum(s_test, axis=-1), s_test),
              "grad_norm": g_norm, "curvature": h}
     return rec, final
 
