@@ -18,6 +18,7 @@ from scipy.stats import t as student_t
 
 from dynsim import progress, recording, trends
 from dynsim.claims import LITERAL, LOG, ORDER, Claim, Measurement, judge, not_evaluated, wanted
+from dynsim.store import Store
 from full.jsl import fig2, transfer
 
 from . import realistic_runs, reference
@@ -295,16 +296,33 @@ def figure_2_claim(left: dict, regime: str, statement: str = "Figure 2", seeds: 
         details=left)
 
 
+def _runner(store: Optional[Store], log: LOG):
+    """realistic_runs.run, or its stored form when a store is given (a finished run is read back)."""
+    if store is None:
+        return realistic_runs.run
+
+    def run(rc: JSLConfig, seeds: int, shuffle: bool = False):
+        records, final, loaded = realistic_runs.run_stored(store, rc, seeds, shuffle=shuffle)
+        if loaded:
+            log(f"  read back from the store {store.root} (finished earlier)")
+        return records, final
+
+    return run
+
+
 def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambda s: None,
-                    plan: Optional[Plan] = None, only=None) -> list:
+                    plan: Optional[Plan] = None, only=None, store: Optional[Store] = None) -> list:
     """Every realistic-run claim and measurement of JSL (module docstring); `plan` overrides the sizes (tests);
-    `only`: the claims asked for (None: all), each run made only when an asked claim needs it."""
+    `only`: the claims asked for (None: all), each run made only when an asked claim needs it; `store`: a
+    `dynsim.store.Store` holding the realistic runs (the N ladder and the shuffled control), so a rerun after an
+    interruption computes only the runs not finished."""
     plan = plan or (QUICK if quick else FULL)
     rc = realistic_config(cfg, plan)
+    run = _runner(store, log)
     ladder = {}
     for N in n_ladder(plan, only):
         log(f"realistic: N = {N}, {rc.steps} steps, {seeds} seeds ...")
-        ladder[N] = realistic_runs.run(rc.replace(N=N), seeds)
+        ladder[N] = run(rc.replace(N=N), seeds)
         progress.advance()
     items: list = []
     if ladder:
@@ -317,7 +335,7 @@ def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambd
             items += [theorem_4_2(rc, ladder, seeds), horizon_measurement(rc, ladder, marks)]
         if only is None:
             log("realistic: shuffled labels (Lemma 4.2 control reported) ...")
-            shuffled = realistic_runs.run(big, seeds, shuffle=True)
+            shuffled = run(big, seeds, shuffle=True)
             progress.advance()
             items.append(Measurement("Lemma 4.2 shuffled-label control", "max over seeds of tan/bound with "
                                      "shuffled labels (must exceed 1)",

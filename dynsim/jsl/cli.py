@@ -9,6 +9,7 @@ import full.jsl
 import reduced.jsl
 from dynsim.checker import compare
 from dynsim.claims import parse_only
+from dynsim.store import Store
 from dynsim.cli import flow, options, output
 from reduced.jsl.symbolic import render
 
@@ -74,7 +75,8 @@ def check_arguments(parser, setting) -> None:
     output.only_option(g, theorems.CLAIMS)
     g.add_argument("--json", action="store_true",
                    help="print {\"config\": {...}, \"claims\": [...], \"measurements\": [...]} instead of the table")
-    output.out_options(g)
+    output.out_options(g, "output directory; the realistic runs are stored in DIR/points, so the same "
+                          "command run again reads back every run an interruption left finished")
 
 
 def derive_arguments(parser, setting) -> None:
@@ -182,7 +184,8 @@ def run_check(args) -> int:
               "only": sorted(only) if only else None}
     return output.run_claims(args, theorems.runs(cfg, quick=args.quick, seeds=args.seeds, sizes=sizes, only=only),
                              lambda log: theorems.check_theorems(cfg, quick=args.quick, seeds=args.seeds, log=log,
-                                                                 sizes=sizes, only=only),
+                                                                 sizes=sizes, only=only,
+                                                                 store=Store(args.out)),
                              config, unit="runs")
 
 

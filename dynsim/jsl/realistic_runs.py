@@ -25,12 +25,16 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.stats import chi2
 
+from dynsim import store as store_mod
 from dynsim.jsl import JSLConfig, data, partition
-from dynsim.trajectory import seed_statistics
+from dynsim.trajectory import Trajectory, seed_statistics
 from full.jsl import realistic, sampling
 from full.jsl.training import model_for
 
 LEMMA_4_2_CONFIDENCE = 0.99  # confidence of the chi_{d-1} quantile in eps_c(N)
+# part of a stored run's key: bump it when what `run` computes changes, so older stored runs are recomputed
+# (2: the f*-errors read the latent signs, `data.signs`)
+RUN_VERSION = 2
 
 
 def f_star(cfg: JSLConfig, s):
@@ -97,3 +101,31 @@ def run(cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dic
     final["bound"] = final["grad_norm"] * quantile / (cfg.sigma * final["curvature"] * np.abs(final["alpha"]))
     final["relaxation_steps"] = 1.0 / (cfg.eta * cfg.sigma**2 * final["curvature"])
     return seed_statistics(rec), final
+
+
+def run_key(cfg: JSLConfig, seeds: int, shuffle: bool) -> str:
+    """The store key of `run(cfg, seeds, shuffle=shuffle)`: every field of cfg, the seeds, the
+    shuffle, the confidence and RUN_VERSION."""
+    return store_mod.point_key({"setting": "jsl", "run": "realistic_runs.run", "run_version": RUN_VERSION,
+                                "config": cfg.to_dict(), "seeds": seeds, "shuffle": bool(shuffle),
+                                "lemma_4_2_confidence": LEMMA_4_2_CONFIDENCE})
+
+
+def _packed(arrays: dict) -> Trajectory:
+    return Trajectory([0], {k: np.asarray(v)[None] for k, v in arrays.items()}, {})
+
+
+def run_stored(store, cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dict, bool]:
+    """`run`, read from `store` (a `dynsim.store.Store`) when it holds this run, else computed and
+    written there (atomically, before returning). Returns (records, finals, loaded). The seeds of one
+    run are one compiled program and finish together: an interrupted run has no finished seed to lose."""
+    realistic.check_seeds(seeds)
+    key = run_key(cfg, seeds, shuffle)
+    found = store.load(key, trajectories=True)
+    if found is not None:
+        t = found["trajectories"]
+        return ({k: v[0] for k, v in t["records"].items()}, {k: v[0] for k, v in t["final"].items()}, True)
+    records, final = run(cfg, seeds, shuffle=shuffle)
+    store.save(key, {"config": cfg.to_dict(), "seeds": seeds, "shuffle": bool(shuffle)},
+               {"records": _packed(records), "final": _packed(final)})
+    return records, final, False
