@@ -1,4 +1,4 @@
-"""The realistic problem (E) in the separation regime: step cost, and how long GD takes to associate.
+"""The realistic problem (E) in the separation regime: step cost, and GD's time to associate.
 
 Two parts, each written to OUT/realistic_ladder.json as soon as it is measured (a cut-off run keeps
 what it finished):
@@ -8,10 +8,12 @@ what it finished):
   dtype), with the bandwidth of its two reads of X against XLA's own copy of X (read + write).
 - train: `dynsim.jsl.realistic_runs.run` (what `check-theorems jsl` judges: seeds vmapped, records
   every T/40 steps) at each ladder point, T chosen from the measured step so that the point fits its
-  share of --budget; per record the fraction of (seed, row) pairs associated (Definition 2.2, strict),
-  and at T the f*-error of the trained model against the sign-of-count GLM's on the same test set.
+  share of --budget; per record the fraction of (seed, row) pairs associated (Definition 2.2,
+  strict), and at T the f*-error of the trained model against the sign-of-count GLM's on the same
+  test set.
 
-Run: python benchmarks/realistic_ladder.py [--device cpu|gpu] [--budget SECONDS] [--out DIR] [--quick]
+Run: python benchmarks/realistic_ladder.py [--device cpu|gpu] [--budget SECONDS] [--out DIR]
+     [--quick] [--train D:N:seeds:T:eta,...]
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ from dynsim.jsl import JSLConfig, data, realistic_runs, reference
 from full.jsl import realistic
 from full.jsl.training import model_for, optimizer
 
-# (D, C, q, eta): q (D - C) >= C^2 (the separation regime); eta about 0.1 (9 / D)^2, the GD stability edge
-# of the value direction scaling as 1 / D^2 (0.02 ran at D = 21, 0.005 at D = 36; 0.02 diverged at D = 36)
-SIZES = {10: (10, 2, 0.5, 0.05), 12: (12, 2, 0.5, 0.05), 21: (21, 3, 0.5, 0.02), 36: (36, 4, 0.5, 0.005)}
+# (D, C, q, eta): q (D - C) >= C^2 (the separation regime); eta about 0.1 (9 / D)^2, the early GD
+# stability edge of the value direction scaling as 1 / D^2 (0.02 ran at D = 21 and 0.005 at D = 36
+# early on; 0.02 diverged at D = 36; late, once the attention sharpens, the edge is lower)
+SIZES = {10: (10, 2, 0.5, 0.05), 12: (12, 2, 0.5, 0.05), 21: (21, 3, 0.5, 0.02),
+         36: (36, 4, 0.5, 0.005)}
 STEP_GRID = [(21, 8000), (21, 32000), (36, 8000), (36, 32000)]
 TRAIN_GRID = [(21, 4000, 4), (21, 16000, 4), (36, 16000, 2), (36, 64000, 2)]  # (D, N, seeds)
 QUICK_STEP = [(21, 1000)]
@@ -91,11 +95,20 @@ def train_row(D: int, N: int, seeds: int, steps: int, dtype: str, eta: float | N
     return {"D": D, "C": cfg.C, "q": cfg.q, "eta": cfg.eta, "N": N, "seeds": seeds, "T": steps,
             "dtype": dtype, "wall_s": wall, "s_per_seed": wall / seeds,
             "record_every": rec, "association_mean": obs["patch_association"].tolist(),
-            "first_step_every_row_every_seed": None if first is None else min(steps, int(marks[first] * rec)),
-            "gamma": obs["gamma"].tolist(), "rho": obs["rho"].tolist(), "loss": obs["loss"].tolist(),
-            "f_star_error": fin["f_star_error"].tolist(), "glm_f_star_error": fin["glm_f_star_error"].tolist(),
-            "glm_exact": reference.glm_error_fstar(cfg), "bayes_exact": reference.bayes_error_fstar(cfg),
+            "first_step_every_row_every_seed":
+                None if first is None else min(steps, int(marks[first] * rec)),
+            "gamma": obs["gamma"].tolist(), "rho": obs["rho"].tolist(),
+            "loss": obs["loss"].tolist(), "f_star_error": fin["f_star_error"].tolist(),
+            "glm_f_star_error": fin["glm_f_star_error"].tolist(),
+            "glm_exact": reference.glm_error_fstar(cfg),
+            "bayes_exact": reference.bayes_error_fstar(cfg),
             "nonfinite": bool(np.any(~np.isfinite(obs["loss"])))}
+
+
+def show(row: dict) -> None:
+    keys = ("D", "N", "seeds", "T", "eta", "wall_s", "first_step_every_row_every_seed",
+            "f_star_error", "glm_f_star_error")
+    print({k: row[k] for k in keys}, flush=True)
 
 
 def main(argv=None) -> int:
@@ -108,7 +121,8 @@ def main(argv=None) -> int:
                     help="only these train points, D:N:seeds:T:eta comma-separated (no step part)")
     a = ap.parse_args(argv)
     jax.config.update("jax_default_device", jax.devices(a.device)[0])
-    jax.config.update("jax_default_matmul_precision", "highest")  # float32 products in float32, not TF32
+    # float32 products in float32, not TF32
+    jax.config.update("jax_default_matmul_precision", "highest")
     out = Path(a.out) / "realistic_ladder.json"
     res = {"machine": machine.describe() if hasattr(machine, "describe") else None,
            "device": str(jax.devices(a.device)[0]), "jax": jax.__version__, "step": [], "train": []}
@@ -120,10 +134,9 @@ def main(argv=None) -> int:
     if a.train:
         for point in a.train.split(","):
             D, N, seeds, T, eta = point.split(":")
-            res["train"].append(train_row(int(D), int(N), int(seeds), int(T), "float32", float(eta)))
-            r = res["train"][-1]
-            print({k: r[k] for k in ("D", "N", "seeds", "T", "eta", "wall_s", "first_step_every_row_every_seed",
-                                     "f_star_error", "glm_f_star_error")}, flush=True)
+            res["train"].append(train_row(int(D), int(N), int(seeds), int(T), "float32",
+                                          float(eta)))
+            show(res["train"][-1])
             save()
         return 0
     for D, N in (QUICK_STEP if a.quick else STEP_GRID):
@@ -135,12 +148,11 @@ def main(argv=None) -> int:
     grid = QUICK_TRAIN if a.quick else TRAIN_GRID
     for D, N, seeds in grid:
         near = min(ms, key=lambda k: (k[0] != D, abs(math.log(k[1] / N))))
-        per_step = ms[near] / 1e3 * (N / near[1]) * seeds * 1.5  # observables and seeds: a margin of 1.5
+        # observables and seeds: a margin of 1.5
+        per_step = ms[near] / 1e3 * (N / near[1]) * seeds * 1.5
         steps = max(400, int(a.budget / len(grid) / per_step) // 400 * 400)
         res["train"].append(train_row(D, N, seeds, steps, "float32"))
-        r = res["train"][-1]
-        print({k: r[k] for k in ("D", "N", "seeds", "T", "wall_s", "first_step_every_row_every_seed",
-                                 "f_star_error", "glm_f_star_error")}, flush=True)
+        show(res["train"][-1])
         save()
     return 0
 

@@ -82,9 +82,9 @@ def test_invalid_init_is_named():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_signs_recover_the_latent_signs_exactly_and_f_star_zero_stays_zero(dtype):
-    """data.signs(X, w*) equals the latent s of the same key (sample draws its signs from the first split key),
-    so f* = 0 stays exactly 0 and counts as an error of every F; the unrounded product does not (a negative
-    control: f* then carries rounding residue of either sign, and the sign-of-count GLM looks better)."""
+    """data.signs(X, w*) equals the latent s of the same key (sample draws its signs from the first
+    split key), so f* = 0 stays exactly 0 and counts as an error of every F; the unrounded product
+    does not (a negative control: f* then carries rounding residue of either sign)."""
     from dynsim.jsl import realistic_runs
     cfg = JSLConfig(D=21, C=3, q=0.5, dtype=dtype)
     key = jax.random.key(5)

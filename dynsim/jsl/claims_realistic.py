@@ -297,7 +297,7 @@ def figure_2_claim(left: dict, regime: str, statement: str = "Figure 2", seeds: 
 
 
 def _runner(store: Optional[Store], log: LOG):
-    """realistic_runs.run, or its stored form when a store is given (a finished run is read back)."""
+    """realistic_runs.run, or its stored form when a store is given (finished runs read back)."""
     if store is None:
         return realistic_runs.run
 
@@ -313,9 +313,9 @@ def _runner(store: Optional[Store], log: LOG):
 def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambda s: None,
                     plan: Optional[Plan] = None, only=None, store: Optional[Store] = None) -> list:
     """Every realistic-run claim and measurement of JSL (module docstring); `plan` overrides the sizes (tests);
-    `only`: the claims asked for (None: all), each run made only when an asked claim needs it; `store`: a
-    `dynsim.store.Store` holding the realistic runs (the N ladder and the shuffled control), so a rerun after an
-    interruption computes only the runs not finished."""
+    `only`: the claims asked for (None: all), each run made only when an asked claim needs it;
+    `store`: a `dynsim.store.Store` holding the realistic runs (the N ladder and the shuffled
+    control), so a rerun after an interruption computes only the runs not finished."""
     plan = plan or (QUICK if quick else FULL)
     rc = realistic_config(cfg, plan)
     run = _runner(store, log)

@@ -75,8 +75,9 @@ def check_arguments(parser, setting) -> None:
     output.only_option(g, theorems.CLAIMS)
     g.add_argument("--json", action="store_true",
                    help="print {\"config\": {...}, \"claims\": [...], \"measurements\": [...]} instead of the table")
-    output.out_options(g, "output directory; the realistic runs are stored in DIR/points, so the same "
-                          "command run again reads back every run an interruption left finished")
+    output.out_options(g, "output directory; the realistic runs are stored in DIR/points, so "
+                          "the same command run again reads back every run an interruption "
+                          "left finished")
 
 
 def derive_arguments(parser, setting) -> None:

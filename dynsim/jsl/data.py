@@ -42,7 +42,9 @@ def sample(key, cfg: JSLConfig, n: int, w_star, dtype=jnp.float64):
 
 
 def signs(X, w_star):
-    """s_j = <w*, X_j> of patches X (..., D, d), rounded to {-1, 0, 1}: the noise is orthogonal to w*, so the
-    product differs from s_j by rounding only, which would turn f* = 0 or a count of 0 into a tiny number of
-    either sign (and half of those errors into successes)."""
+    """s_j = <w*, X_j> of patches X (..., D, d), rounded to {-1, 0, 1} (Assumption 1).
+
+    The noise is orthogonal to w*, so the product differs from s_j by rounding only; unrounded, an
+    f* = 0 or a count of 0 becomes a tiny number of either sign (half of those errors successes).
+    """
     return jnp.round(X @ w_star)

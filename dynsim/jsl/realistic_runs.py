@@ -32,7 +32,8 @@ from full.jsl import realistic, sampling
 from full.jsl.training import model_for
 
 LEMMA_4_2_CONFIDENCE = 0.99  # confidence of the chi_{d-1} quantile in eps_c(N)
-# part of a stored run's key: bump it when what `run` computes changes, so older stored runs are recomputed
+# part of a stored run's key: bump it when what `run` computes changes, so that older stored runs
+# are recomputed
 # (2: the f*-errors read the latent signs, `data.signs`)
 RUN_VERSION = 2
 
@@ -106,8 +107,9 @@ def run(cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dic
 def run_key(cfg: JSLConfig, seeds: int, shuffle: bool) -> str:
     """The store key of `run(cfg, seeds, shuffle=shuffle)`: every field of cfg, the seeds, the
     shuffle, the confidence and RUN_VERSION."""
-    return store_mod.point_key({"setting": "jsl", "run": "realistic_runs.run", "run_version": RUN_VERSION,
-                                "config": cfg.to_dict(), "seeds": seeds, "shuffle": bool(shuffle),
+    return store_mod.point_key({"setting": "jsl", "run": "realistic_runs.run",
+                                "run_version": RUN_VERSION, "config": cfg.to_dict(), "seeds": seeds,
+                                "shuffle": bool(shuffle),
                                 "lemma_4_2_confidence": LEMMA_4_2_CONFIDENCE})
 
 
@@ -115,16 +117,19 @@ def _packed(arrays: dict) -> Trajectory:
     return Trajectory([0], {k: np.asarray(v)[None] for k, v in arrays.items()}, {})
 
 
-def run_stored(store, cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dict, bool]:
+def run_stored(store, cfg: JSLConfig, seeds: int, *,
+               shuffle: bool = False) -> tuple[dict, dict, bool]:
     """`run`, read from `store` (a `dynsim.store.Store`) when it holds this run, else computed and
-    written there (atomically, before returning). Returns (records, finals, loaded). The seeds of one
-    run are one compiled program and finish together: an interrupted run has no finished seed to lose."""
+    written there (atomically, before returning). Returns (records, finals, loaded). The seeds of
+    one run are one compiled program and finish together: an interrupted run loses no finished
+    seed."""
     realistic.check_seeds(seeds)
     key = run_key(cfg, seeds, shuffle)
     found = store.load(key, trajectories=True)
     if found is not None:
         t = found["trajectories"]
-        return ({k: v[0] for k, v in t["records"].items()}, {k: v[0] for k, v in t["final"].items()}, True)
+        unpack = {name: {k: v[0] for k, v in t[name].items()} for name in ("records", "final")}
+        return unpack["records"], unpack["final"], True
     records, final = run(cfg, seeds, shuffle=shuffle)
     store.save(key, {"config": cfg.to_dict(), "seeds": seeds, "shuffle": bool(shuffle)},
                {"records": _packed(records), "final": _packed(final)})

@@ -32,5 +32,5 @@ def check_theorems(cfg: JSLConfig, *, quick: bool = False, seeds: int = 4, log: 
     if unknown:
         raise ValueError(f"only = {unknown} is invalid: the JSL claims are {', '.join(CLAIMS)}")
     items = claims_idealized.idealized_items(cfg, quick=quick, seeds=seeds, log=log, sizes=sizes, only=only)
-    return items + claims_realistic.realistic_items(cfg, quick=quick, seeds=seeds, log=log, only=only,
-                                                    store=store)
+    return items + claims_realistic.realistic_items(cfg, quick=quick, seeds=seeds, log=log,
+                                                    only=only, store=store)
