@@ -26,11 +26,15 @@ def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
     return judge(
         "Thm 4.1 loss gap", reading_class="literal", statement=STATEMENT_41, relation="<=",
         threshold=eps,
-        measured=float(np.max(gaps)), at=f"P = {rungs[worst].cfg.P}",
+        measured=float(np.max(gaps)),
+        at=f"P = {rungs[worst].cfg.P}" + (f", cluster {dict(rungs[worst].worst)['max_query_loss']}"
+                                          if rungs[worst].cfg.K > 1 else ""),
         reading="per-query loss l_p = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2] of every query "
                 "class at the last step T(P), minus L*_p = 0 (with the counts at their means the "
                 "own area always has unmasked patches, so the infimum is 0), maximised over the "
-                "ladder; label: the latent z",
+                "ladder; label: the latent z. K > 1: l_p of every cluster k (n = a_k(p)), "
+                "maximised over the clusters, which bounds the theorem's L_p = (1/K) sum_k "
+                "l_{p,k} from above",
         regime=where(rungs) + f"; |Delta| = Omega(1): Delta = {min(r.delta for r in rungs):.3f} "
                                f"to {max(r.delta for r in rungs):.3f} over the ladder",
         premises=[mean_field_premise(rungs, eps)],

@@ -24,6 +24,11 @@ STATEMENT_53 = ("Lemma 5.3: under the conditions of Theorem 4.1, for Delta > 0 a
                 "A_{p,v_{k,m}}, m not in {1, n}, are small; (c) all projected PP correlations are "
                 "small")
 
+def cluster_at(rung: ladder.Rung, reading: str) -> str:
+    """', cluster k' of the cluster that gave `reading` at this rung (nothing with one cluster)."""
+    return f", cluster {dict(rung.worst).get(reading, 0)}" if rung.cfg.K > 1 else ""
+
+
 def two_phase_claim(rung: ladder.Rung) -> Claim:
     """Theorem 4.1 / F.3 (Delta > 0): every local patch is two-phase with a Phase-I drop >= log 2 /
     z."""
@@ -34,14 +39,15 @@ def two_phase_claim(rung: ladder.Rung) -> Claim:
     return judge(
         "F.3 two-phase", reading_class="literal", relation=">=", threshold=PHASE_DROP,
         measured=drop,
-        at=f"P = {c.P}",
+        at=f"P = {c.P}" + cluster_at(rung, "drop_at_switch"),
         statement="Theorem 4.1 (F.3): for Delta > 0 and local p the dynamics have two phases: "
                   "A_{p,v_{k,1}} first decreases (Phase I), then A_{p,v_{k,n}} grows and Attn_n -> "
                   "1 (Phase II)",
-        reading="every local patch classifies two-phase (phases.classify: stage 1 on the first GD "
-                "step, then Lemma 5.3's switch), and the representative local patch's global FP "
-                "correlation has fallen by at least log 2 / z at the switch (Phase I at least "
-                "halves its global attention)",
+        reading="every local patch of every cluster classifies two-phase (phases.classify: "
+                "stage 1 on the first GD step, then Lemma 5.3's switch), and the representative "
+                "local patch's global FP correlation (each cluster's first local patch; the "
+                "smallest drop over the clusters) has fallen by at least log 2 / z at the switch "
+                "(Phase I at least halves its global attention)",
         regime=f"reduced, {ladder.JUDGED}, P = {c.P}, T = {c.steps}, Delta = {c.delta:.3f}, gamma "
                f"= {c.mask_ratio}",
         premises=[delta_premise([rung]), margin_premise(rung),
@@ -71,12 +77,13 @@ def rate_ratio_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     return judge(
         "rate ratio side", reading_class="order", relation=">", threshold=0.0,
         measured=math.nan if any(r.diverged for r in rungs) else float(np.min(agree)),
-        at=f"P = {rungs[worst].cfg.P}",
+        at=f"P = {rungs[worst].cfg.P}" + cluster_at(rungs[worst], "initial_ratio"),
         statement="(4.1) derivation: the ratio of the global FP correlation's fall to the target's "
                   "growth at Q = 0 is ~ (1 - gamma) P^Delta; decoupling dominates exactly when it "
                   "exceeds 1",
-        reading="one GD step from Q = 0, the representative local patch at every rung: measured = "
-                "min over P of log(measured ratio) * sign(log((1 - gamma) P^Delta)), > 0 when both "
+        reading="one GD step from Q = 0, the representative local patch of every cluster at "
+                "every rung: measured = min over P and the clusters of log(measured ratio) * "
+                "sign(log((1 - gamma) P^Delta)), > 0 when both "
                 "sit on the same side of 1 (the side of the prediction, not sign(Delta)); and "
                 "'decoupling dominates' read on the trained run: every local patch two-phase where "
                 "the prediction exceeds 1, one-phase where it is below",
@@ -93,7 +100,13 @@ def rate_ratio_claim(rungs: Sequence[ladder.Rung]) -> Claim:
                     "off)":
                     took_off},
         details={"per_P": {r.cfg.P: {"measured": r.initial_ratio, "predicted": r.predicted_ratio,
-                                     "factor": r.initial_ratio / r.predicted_ratio} for r in rungs}})
+                                     "factor": r.initial_ratio / r.predicted_ratio,
+                                     **_cluster_of(r, "initial_ratio")} for r in rungs}})
+
+
+def _cluster_of(rung: ladder.Rung, reading: str) -> dict:
+    """{"cluster": k} of the cluster that gave `reading` (nothing with one cluster)."""
+    return {"cluster": dict(rung.worst).get(reading, 0)} if rung.cfg.K > 1 else {}
 
 
 def _switch_premises(rungs: Sequence[ladder.Rung]) -> list[Premise]:
@@ -105,17 +118,18 @@ def switch_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     """Lemma 5.3 (a) as an order: at every local class's switch, the level A_global sits within
     log(4) / 2z of the switch condition Attn_1^2 = Attn_n evaluated with that class's own area
     sizes."""
-    rows = [(r.cfg.P, n, C, level, pred) for r in rungs for (n, C, level, pred) in r.switches]
-    offsets = [level - pred for (_, _, _, level, pred) in rows]
+    rows = [(r.cfg.P, k, n, C, level, pred) for r in rungs for (k, n, C, level, pred) in r.switches]
+    offsets = [level - pred for (*_, level, pred) in rows]
+    several = rungs[0].cfg.K > 1
     if any(r.diverged for r in rungs) or not rows:
         measured, at = math.nan, ""
     elif not all(math.isfinite(o) for o in offsets):
-        missing = next(row for row, o in zip(rows, offsets) if not math.isfinite(o))
-        measured, at = math.inf, f"no switch: area {missing[1]} at P = {missing[0]}"
+        P, k, n = next(row for row, o in zip(rows, offsets) if not math.isfinite(o))[:3]
+        measured, at = math.inf, f"no switch: {_area(k, n, several)} at P = {P}"
     else:
         i = int(np.argmax(np.abs(offsets)))
-        P, n, C = rows[i][:3]
-        measured, at = float(abs(offsets[i])), f"area {n} (C = {C}) at P = {P}"
+        P, k, n, C = rows[i][:4]
+        measured, at = float(abs(offsets[i])), f"{_area(k, n, several)} (C = {C}) at P = {P}"
     levels = [-r.drop_at_switch for r in rungs]
     fitted = len(rungs) > 2 and all(math.isfinite(x) for x in levels)
     slope = (trends.fit([r.cfg.P for r in rungs], levels, logx=True,
@@ -125,7 +139,8 @@ def switch_claim(rungs: Sequence[ladder.Rung]) -> Claim:
         "Lemma 5.3 switch", reading_class="order", relation="<=",
         threshold=math.log(SWITCH_BAND) / 2,
         measured=measured, at=at, statement=STATEMENT_53 + " [item (a) judged here]",
-        reading="for every local area class of every rung: A_global of that class's query where "
+        reading="for every local area class of every rung (K > 1: every cluster's local queries, "
+                "one class per joint cell): A_global of that class's query where "
                 "log(|dA_global| / dA_target) crosses 0 (interpolated, phases.switch), against the "
                 "switch condition Attn_1^2 = Attn_n at Q = 0 attentions with that class's sizes, "
                 "-log((1 - gamma) C_1^2 / (P C_n)) / 2z; measured: the largest |offset|; inf when "
@@ -138,22 +153,29 @@ def switch_claim(rungs: Sequence[ladder.Rung]) -> Claim:
                    "slope -Delta/2 in log P is a derivation, reported in details, not judged",
         negative_control="steps = 2 (no switch at any class) fails; Delta < 0 is not applicable: "
                          "tests/test_verdict_matrix_mim.py",
-        details={"per_size": _by_size(rows),
+        details={"per_size": _by_size(rows, several),
                  "representative_levels": dict(zip([r.cfg.P for r in rungs], levels)),
                  "slope_in_log_P": slope,
                  "predicted_slope_-Delta/2": -float(np.mean([r.delta for r in rungs])) / 2})
 
 
-def _by_size(rows: list) -> list[dict]:
+def _area(k: int, n: int, several: bool) -> str:
+    return f"cluster {k}, area {n}" if several else f"area {n}"
+
+
+def _by_size(rows: list, several: bool = False) -> list[dict]:
     """The switch rows grouped by (P, C_n) (the classes of one size share their numbers up to the
-    grid's boundary): the number of classes and the row of the largest |offset|."""
+    grid's boundary; K > 1: by (P, cluster, C_n)): the number of classes and the row of the largest
+    |offset|."""
     groups: dict = {}
-    for P, n, C, level, pred in rows:
-        groups.setdefault((P, C), []).append((abs(level - pred), level, pred))
+    for P, k, n, C, level, pred in rows:
+        key = (P, k, C) if several else (P, C)
+        groups.setdefault(key, []).append((abs(level - pred), level, pred))
     out = []
-    for (P, C), g in groups.items():
+    for key, g in groups.items():
         _, level, pred = max(g)
-        out.append({"P": P, "C_n": C, "classes": len(g), "level": level, "size_corrected": pred,
+        out.append({"P": key[0], **({"cluster": key[1]} if several else {}), "C_n": key[-1],
+                    "classes": len(g), "level": level, "size_corrected": pred,
                     "offset": level - pred})
     return out
 
@@ -162,12 +184,14 @@ def small_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     """Lemma 5.3 (b), (c) and Phase I's condition (C.1): up to the switch T1 the other FP
     correlations and every PP correlation stay within the key comparison's scale |A_1(T1)| / ((1 -
     gamma) C_min)."""
-    vals = []
+    vals, worst = [], []
     for r in rungs:
-        c_min = min(len(a) for a in r.cfg.areas[0])
-        scale = abs(r.drop_at_switch) / ((1 - r.cfg.mask_ratio) * c_min)
-        vals.append(max(r.phase1_other_fp, r.phase1_max_B) / scale if scale > 0 else math.inf)
-    bad = [i for i, r in enumerate(rungs) if not math.isfinite(r.drop_at_switch)]
+        per = [_small(r, c) for c in r.clusters]
+        j = int(np.nanargmax(per)) if not np.all(np.isnan(per)) else 0
+        vals.append(per[j])
+        worst.append(r.clusters[j])
+    bad = [i for i, r in enumerate(rungs)
+           if not all(math.isfinite(c.drop_at_switch) for c in r.clusters)]
     if any(r.diverged for r in rungs):
         measured = math.nan
     else:
@@ -176,22 +200,32 @@ def small_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     return judge(
         "Lemma 5.3 (b,c) small", reading_class="order", relation="<=", threshold=1.0,
         measured=measured,
-        at=f"P = {rungs[i].cfg.P}" + (" (no switch)" if bad else ""),
+        at=f"P = {rungs[i].cfg.P}" + (f", cluster {worst[i].k}" if rungs[i].cfg.K > 1 else "")
+           + (" (no switch)" if bad else ""),
         statement=STATEMENT_53 + " [items (b), (c) judged here; Phase I (C.1): all other FP "
                                  "correlations and all projected PP correlations stay close to 0]",
-        reading="over Phase I (t <= T1, the representative local query's switch): max(max_{m not "
-                "in {1,n}} |A_{p,v_{k,m}}|, max_{p,q} |B_{p,q}|) * (1 - gamma) C_min / "
-                "|A_{p,v_{k,1}}(T1)| at every rung; inf when a rung has no switch",
+        reading="over Phase I (t <= T1, the representative local query's switch, every "
+                "cluster's): max(max_{m not in {1,n}} |A_{p,v_{k,m}}|, max_{p,q} |B_{p,q}| / K) * "
+                "(1 - gamma) C_min / |A_{p,v_{k,1}}(T1)| at every rung, the largest over the "
+                "clusters; inf when a cluster has no switch",
         regime=where(rungs), premises=_switch_premises(rungs),
         derivation="'small' read against the key comparison of Lemmas 5.1-5.2 "
                    "(docs/derivations/mim-model.md §6): a PP correlation moves at most 1/(z u_m) "
                    "times its FP correlation, u_m = (1 - gamma) C_m unmasked patches; Phase I's FP "
-                   "move is |A_1(T1)|, so small means <= 1 on this scale",
+                   "move is |A_1(T1)|, so small means <= 1 on this scale; B sums one such term per "
+                   "cluster (spec §6), so |B| is read on K times the scale",
         negative_control="steps = 2 (no switch) fails; Delta < 0 is not applicable: "
                          "tests/test_verdict_matrix_mim.py",
-        details={"per_P": {r.cfg.P: {"ratio": v, "other_fp": r.phase1_other_fp,
-                                     "max_B": r.phase1_max_B, "A_global_T1": -r.drop_at_switch}
-                           for r, v in zip(rungs, vals)}})
+        details={"per_P": {r.cfg.P: {"ratio": v, "other_fp": c.phase1_other_fp,
+                                     "max_B": c.phase1_max_B, "A_global_T1": -c.drop_at_switch,
+                                     **({"cluster": c.k} if r.cfg.K > 1 else {})}
+                           for r, v, c in zip(rungs, vals, worst)}})
+
+
+def _small(rung: ladder.Rung, c: ladder.Cluster) -> float:
+    """Cluster c's Phase-I ratio: max(other FP, max|B| / K) over |A_1(T1)| / ((1 - gamma) C_min)."""
+    scale = abs(c.drop_at_switch) / ((1 - rung.cfg.mask_ratio) * c.c_min)
+    return max(c.phase1_other_fp, c.phase1_max_B / rung.cfg.K) / scale if scale > 0 else math.inf
 
 
 def global_claim(rungs: Sequence[ladder.Rung]) -> Claim:
@@ -204,11 +238,12 @@ def global_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     return judge(
         "App. E global one-phase", reading_class="literal", relation="<=", threshold=1.0,
         measured=math.nan if any(r.diverged for r in rungs) else float(np.max(comp)),
-        at=f"P = {rungs[i].cfg.P}",
+        at=f"P = {rungs[i].cfg.P}" + cluster_at(rungs[i], "global"),
         statement="Section 5.4 / Appendix E: for p in the global area the target attention is "
                   "initially higher, its FP correlation has the larger gradient, independently of "
                   "Delta; the training skips Phase I and moves directly into Phase II",
-        reading="the global patches' class: max over other areas m of (-dA_{p,v_m}) / dA_{p,v_1} "
+        reading="the global patches' classes (every cluster's): max over other areas m of "
+                "(-dA_{p,v_m}) / dA_{p,v_1} "
                 "on the first GD step (phases.classify's competitor ratio), max over the ladder; "
                 "and the own-area attention >= 1/2 at T at every rung (Phase II's rapid growth "
                 "happened)",

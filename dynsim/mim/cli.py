@@ -65,15 +65,17 @@ def compare_arguments(parser, setting) -> None:
 # check-theorems mim judges the Delta > 0 theorems on a ladder of P at the parameters of
 # docs/derivations/mim-model.md §10d (docs/mim.md §6)
 CHECK_DEFAULTS = dict(kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=1000)
-CHECK_WHY = ("the theorems are judged at Delta = +0.4 (kappa = 0.9, 0.4; docs/derivations/mim-model.md "
-             "§10d), gamma = 0.5, and steps counts the GD steps of the reference problem (P = 1024, "
-             "gamma = 0.5, eta = 1): every run takes ceil(steps (P/1024)^(1 - kappa_s) (0.5/gamma) "
-             "(1/eta)), the phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) with K = z = 1 "
-             "(docs/mim.md §6)")
-CHECK_SETS = {"P": "the ladder: --quick or not", "K": "one cluster, the theorems' K = 1 case",
+CHECK_WHY = ("the theorems are judged at Delta = +0.4 (kappa = 0.9, 0.4; "
+             "docs/derivations/mim-model.md §10d), gamma = 0.5, and steps counts the GD steps of "
+             "the reference problem (P = 1024, gamma = 0.5, eta = 1, K = 1): every run takes "
+             "ceil(steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K), the phases' time scale "
+             "K P^(1 - kappa_s) / (gamma eta z^3) with z = 1 (docs/mim.md §6); every rung has K "
+             "clusters, areas from --partition (the random areas of cluster k drawn from --seed "
+             "and k)")
+CHECK_SETS = {"P": "the ladder: --quick or not",
               "z": "z = 1: the claims' per-query loss is z^2/2 [...]", "record_every": "about 100 records per run",
-              "d": "the reduced level has no embedding", "partition": "grid areas of P^kappa on every rung",
-              "partitions": "the same", "seed": "the mean-field reduced level draws nothing",
+              "d": "the reduced level has no embedding",
+              "partitions": "the areas come from --partition",
               "N": "the reduced level's loss is the population loss",
               "dtype": "float64"}
 
@@ -173,21 +175,36 @@ def signed_configs(base, args) -> tuple:
     return tuple(out)
 
 
+def check_clusters(values: dict) -> None:
+    """--K: an integer >= 1 (the config would name its field, not the option)."""
+    K = values["K"]
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise ValueError(f"--K = {K!r} is invalid: must be an integer >= 1 (the number of "
+                         "clusters)")
+
+
 def run_check(args) -> int:
     """`dynsim check-theorems mim`: the claims on the P ladder (docs/mim.md §6)."""
     if not 0.0 < args.eps < 1.0:
         raise ValueError(f"--eps = {args.eps} is invalid: must lie strictly between 0 and 1")
+    check_clusters(options.values(args))
     cfg = options.config(args)
     if cfg.steps < 1:
         raise ValueError(f"--steps = {cfg.steps} is invalid: must be >= 1")
+    if cfg.partition == "grid":
+        output.warn_unread(args, {"seed": "grid areas draw nothing (--seed sets the areas of "
+                                          "--partition random)"})
     base = theorems.base_config(steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio, kappa_c=cfg.kappa_c,
-                                kappa_s=cfg.kappa_s)  # validates eta, gamma and the kappas
+                                kappa_s=cfg.kappa_s, K=cfg.K, partition=cfg.partition,
+                                seed=cfg.seed)  # validates eta, gamma, the kappas and K
     only = parse_only(args.only, theorems.CLAIMS)
     sizes = theorems.sizes(args.quick)
     runs = theorems.run_configs(base, sizes, theorems.ladder.steps_for(cfg.steps, args.eps))
     # a Delta <= 0 base is judged too: the Delta > 0 statements are then "not applicable" (their
     # premise)
     config = {"quick": args.quick, "eps": args.eps, "ladder": list(sizes), "dynamics": theorems.ladder.JUDGED,
+              "K": base.K, "partition": base.partition,
+              "seed": base.seed if base.partition == "random" else None,
               "runs": {str(P): c.to_dict() for P, c in runs["runs"].items()},
               "only": sorted(only) if only else None}
     if only is None:

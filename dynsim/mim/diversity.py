@@ -4,7 +4,8 @@ not a claim.
 The paper compares trained ViT-B/16 models (MAE against MoCo v3, DINO and DeiT); it makes no
 comparison with random attention, and the top-k metric is largest for scattered top-k sets, so
 dynsim reports the numbers and judges none. The trained model's attention for query p on an image
-with mask M (K = 1, z = 1) has the logits z A_{p,v_{a(q)}} 1{q not in M} + B_{p,q}
+of cluster k with mask M (z = 1; with K clusters image i is from cluster i mod K) has the logits
+z A_{p,v_{k,a_k(q)}} 1{q not in M} + B_{p,q}
 (docs/derivations/mim-model.md §2, the score of key q for the positional query row of p), rebuilt
 per patch from a reduced run's last class state (`records.expand`, `records.pp_rows`). Each image is
 a uniform random mask of |M| patches; its diversity is the top-k metric over all P queries. Beside
@@ -39,23 +40,32 @@ RULES = ("lowest "
 
 
 def final_state(t, cfg: MIMConfig) -> tuple[np.ndarray, np.ndarray]:
-    """A (P, N): A_{p, v_{0,j}} and B (P, P): B_{p,q} at the last recorded step (cluster 0)."""
+    """A (P, K, N): A_{p, v_{k,j}} and B (P, P): B_{p,q} at the last step, from the class records
+    (K = 1) or from the joint cells' final state (K > 1, `reduced.mim.cells`)."""
+    if "fp_cell" in t.observables:
+        cell = records.cell_index(cfg).cell
+        A_cell, B_cell, B_self = t.final_state
+        B = np.asarray(B_cell)[cell[:, None], cell[None, :]]
+        B[np.arange(cfg.P), np.arange(cfg.P)] = np.asarray(B_self)[cell]
+        return np.nan_to_num(np.asarray(A_cell)[cell]), B
     index = records.class_index(cfg)
-    A = records.expand(index, np.asarray(t["fp_class"])[-1:])[0, :, 0, :]
+    A = records.expand(index, np.asarray(t["fp_class"])[-1:])[0]
     B = records.pp_rows(index, np.asarray(t["pp_class"])[-1:], np.asarray(t["pp_self"])[-1:])[0]
     return np.nan_to_num(A), B
 
 
-def logits(cfg: MIMConfig, A: np.ndarray, B: np.ndarray, unmasked: np.ndarray) -> np.ndarray:
-    """(P, P): the score of key q for query p, z A_{p, v_{a(q)}} 1{q unmasked} + B_{p,q} (z = 1)."""
-    area = records.class_index(cfg).area[0]
+def logits(cfg: MIMConfig, A: np.ndarray, B: np.ndarray, unmasked: np.ndarray,
+           k: int = 0) -> np.ndarray:
+    """(P, P): the score of key q for query p on an image of cluster k, z A_{p, v_{k,a_k(q)}} 1{q
+    unmasked} + B_{p,q} (z = 1); A is (P, N), cluster k's."""
+    area = records.class_index(cfg).area[k]
     return A[:, area] * unmasked[None, :] + B
 
 
-def ideal(cfg: MIMConfig, unmasked: np.ndarray) -> np.ndarray:
-    """(P, P): Theorem 4.1's solution, every query uniform on its own area's unmasked patches (on
-    the whole area when none of them is unmasked)."""
-    area = records.class_index(cfg).area[0]
+def ideal(cfg: MIMConfig, unmasked: np.ndarray, k: int = 0) -> np.ndarray:
+    """(P, P): Theorem 4.1's solution on an image of cluster k, every query uniform on its own
+    area's unmasked patches (on the whole area when none of them is unmasked)."""
+    area = records.class_index(cfg).area[k]
     same = area[:, None] == area[None, :]
     w = same * unmasked[None, :]
     w = np.where(w.sum(axis=1, keepdims=True) > 0, w, same)
@@ -90,11 +100,12 @@ def diversities(cfg: MIMConfig, t, images: int, k: int,
         return {(m, r): np.full(images, np.nan) for m in MAPS for r in RULES}
     rng = np.random.default_rng(seed)
     out: dict[tuple[str, str], list] = {(m, r): [] for m in MAPS for r in RULES}
-    for _ in range(images):
+    for i in range(images):
+        c = i % cfg.K  # the clusters in turn: image i is drawn from cluster i mod K
         unmasked = np.ones(cfg.P)
         unmasked[rng.choice(cfg.P, cfg.masked, replace=False)] = 0.0
-        maps = {"trained": _softmax(logits(cfg, A, B, unmasked)),
-                "Thm 4.1 ideal": ideal(cfg, unmasked), "collapse": collapse(cfg.P, rng),
+        maps = {"trained": _softmax(logits(cfg, A[:, c], B, unmasked, c)),
+                "Thm 4.1 ideal": ideal(cfg, unmasked, c), "collapse": collapse(cfg.P, rng),
                 "random logits": _softmax(rng.standard_normal((cfg.P, cfg.P)))}
         for name, attn in maps.items():
             det = metrics.attention_diversity(attn[None], (side, side), k=k)[0]

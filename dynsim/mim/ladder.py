@@ -67,6 +67,10 @@ class Rung:
     global_competitor: float = math.nan
     global_min_attention: float = math.nan
     diverged: bool = False  # the run's loss became non-finite: every trained reading is NaN (claims not evaluated)
+    # per cluster k: its representative local query's readings (`Cluster`); the scalar fields above
+    # are the worst cluster's (K = 1: cluster 0's), and `worst` names it per reading
+    clusters: tuple = ()
+    worst: tuple = ()  # ((reading, k), ...): the cluster of max_query_loss, initial_ratio, ...
 
     @property
     def delta(self) -> float:
@@ -76,6 +80,21 @@ class Rung:
     def pp_ratio(self) -> float:
         """max|B| / max|A| over the run (NaN when A never moved: eta too small to leave Q = 0)."""
         return self.max_abs_B / self.max_abs_A if self.max_abs_A > 0 else math.nan
+
+
+@dataclasses.dataclass(frozen=True)
+class Cluster:
+    """One cluster's representative local query (the first patch of its first local area): what
+    the phase claims read from it."""
+
+    k: int
+    initial_ratio: float
+    drop_at_switch: float
+    switch_step: float
+    switch_predicted_sizes: float
+    phase1_other_fp: float
+    phase1_max_B: float
+    c_min: int  # the smallest area of cluster k
 
 
 def steps_at(P: int, steps: int, kappa_s: float, gamma: float = GAMMA_REF, eta: float = ETA_REF,
@@ -108,16 +127,38 @@ def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIM
     return base.replace(P=P, steps=T, record_every=max(1, min(T, scale) // 100))
 
 
-def query_loss(t, step: int) -> float:
-    """max over query classes of z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2] at one recorded index (z = 1: const law)."""
+def query_loss(t, step: int, cfg: MIMConfig) -> tuple[float, int]:
+    """max over query classes (K > 1: joint cells) and clusters k of z^2/2 [(1 - A_n)^2 +
+    sum_{j != n} A_j^2] at one recorded index (z = 1: const law), and the cluster k of the max."""
+    if "area_attention_cell" in t.observables:
+        att = np.asarray(t["area_attention_cell"])[step]  # (cells, K, N) in area order, NaN padding
+        cells = records.cell_index(cfg)
+        g = np.arange(cells.size.size)
+        per = np.stack([_loss(att[g, k], cells.labels[:, k]) for k in range(cfg.K)], axis=1)
+        if np.all(np.isnan(per)):
+            return math.nan, 0
+        worst = np.unravel_index(int(np.nanargmax(per)), per.shape)
+        return float(np.max(per)), int(worst[1])
     att = np.asarray(t["area_attention_class"])[step]  # (classes, N), own area first, NaN padding
     per = 0.5 * ((1.0 - att[:, 0]) ** 2 + np.nansum(att[:, 1:] ** 2, axis=1))
-    return float(np.max(per))
+    worst = int(np.nanargmax(per)) if not np.all(np.isnan(per)) else 0
+    of_area = records.class_index(cfg).of_area
+    return float(np.max(per)), int(np.flatnonzero(np.any(of_area == worst, axis=1))[0])
+
+
+def _loss(att: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2] per row of `att` (rows, N), own area `own` (rows,),
+    z = 1."""
+    rows = np.arange(att.shape[0])
+    others = np.where(np.arange(att.shape[1])[None, :] == own[:, None], np.nan, att)
+    return 0.5 * ((1.0 - att[rows, own]) ** 2 + np.nansum(others ** 2, axis=1))
 
 
 def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDGED,
              advance: Optional[Callable[[], None]] = None, scaled: bool = True, beside: bool = True) -> Rung:
-    """Run and summarise one size (the B-free run, B = 0 beside it unless not `beside`, one step from Q = 0)."""
+    """Run and summarise one size (the B-free run, B = 0 beside it unless not `beside`, one step
+    from Q = 0). Every cluster's queries are read: each reading is the worst cluster's
+    (`Rung.worst` names it)."""
     if base.z != "const":
         raise ValueError(f"MIMConfig.z = {base.z!r} is invalid for the ladder: the claims' per-query loss needs z = 'const'")
     cfg = rung_config(base, P, steps, scaled)
@@ -125,68 +166,128 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     t = _simulate(cfg, dynamics)
     frozen = _simulate(cfg, THEORY) if beside and dynamics != THEORY else t
     first = first_step(cfg, dynamics)
-    classes = phases.classify_all(t, cfg=cfg, initial=first)
+    classes = [c for k in range(cfg.K) for c in phases.classify_all(t, k, cfg=cfg, initial=first)]
     local = [c for c in classes if c.own_area > 0]
-    rep = phases.classify(t, local_query(cfg), cfg=cfg, initial=first)
-    glob = [c for c in classes if c.own_area == 0][:1]  # the global patches share one class
+    glob = [c for c in classes if c.own_area == 0]  # K = 1: the global patches share one class
     a_free, a_frozen = phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(frozen, cfg=cfg)
     finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))  # a diverged run: every reading NaN (not evaluated)
     max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
-    rr = phases.initial_rate_ratio(first, local_query(cfg), cfg=cfg)
     ran = (beside or dynamics == THEORY) and max_a > 0
     diff = float(np.nanmax(np.abs(a_free - a_frozen))) / max_a if ran else math.nan
     nan_if = (lambda v: v) if finite else (lambda v: math.nan)
+    reps = tuple(representative(t, first, cfg, k) for k in range(cfg.K))
+    by_ratio, by_drop = _worst_ratio(reps, cfg), _worst_drop(reps)
+    rep = reps[by_drop]
+    loss, loss_k = query_loss(t, -1, cfg)
+    competitor = [c.competitor_ratio for c in glob]
     out = Rung(cfg=cfg, min_attention=nan_if(float(phases.own_area_attention(t, cfg=cfg).min())),
-               max_query_loss=nan_if(query_loss(t, -1)), initial_query_loss=query_loss(t, 0),
+               max_query_loss=nan_if(loss), initial_query_loss=query_loss(t, 0, cfg)[0],
                labels=tuple(c.label for c in local) if finite else (),
-               drop_at_switch=nan_if(-rep.switch.A_global_interpolated if rep.switch else math.nan),
-               switch_step=nan_if(rep.switch.step_interpolated if rep.switch else math.nan),
-               switch_predicted_sizes=rep.switch.predicted_sizes if rep.switch else math.nan,
-               initial_ratio=rr.measured, predicted_ratio=rr.predicted, max_abs_B=nan_if(float(np.max(t["pp_max"]))),
+               drop_at_switch=nan_if(rep.drop_at_switch), switch_step=nan_if(rep.switch_step),
+               switch_predicted_sizes=rep.switch_predicted_sizes,
+               initial_ratio=reps[by_ratio].initial_ratio, predicted_ratio=predicted_ratio(cfg),
+               max_abs_B=nan_if(float(np.max(t["pp_max"]))),
                max_abs_A=max_a, frozen_difference=nan_if(diff), seconds=time.perf_counter() - t0,
                diverged=not finite, own_area_empty=own_area_empty(cfg),
                switches=class_switches(local, cfg) if finite else (),
-               **{k: nan_if(v) for k, v in phase1(t, cfg, rep.switch).items()},
-               global_competitor=glob[0].competitor_ratio if glob else math.nan,
-               global_min_attention=nan_if(glob[0].attention_final if glob else math.nan))
-    log(f"  P = {P}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention {out.min_attention:.4f}, "
-        f"max|B|/max|A| {out.pp_ratio:.4g}, {out.seconds:.1f} s")
+               phase1_other_fp=nan_if(rep.phase1_other_fp), phase1_max_B=nan_if(rep.phase1_max_B),
+               global_competitor=float(np.max(competitor)) if glob else math.nan,
+               global_min_attention=nan_if(float(np.min([c.attention_final for c in glob]))
+                                           if glob else math.nan),
+               clusters=tuple(dataclasses.replace(r, **{f: nan_if(getattr(r, f)) for f in TRAINED})
+                              for r in reps),
+               worst=(("max_query_loss", loss_k), ("initial_ratio", by_ratio),
+                      ("drop_at_switch", by_drop), ("global", _worst_global(glob))))
+    log(f"  P = {P}, K = {cfg.K}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention "
+        f"{out.min_attention:.4f}, max|B|/max|A| {out.pp_ratio:.4g}, {out.seconds:.1f} s")
     if advance is not None:
         advance()
     return out
 
 
+TRAINED = ("drop_at_switch", "switch_step", "phase1_other_fp", "phase1_max_B")  # NaN: diverged
+
+
+def predicted_ratio(cfg: MIMConfig) -> float:
+    """(1 - gamma) P^Delta, the initial rate ratio's leading order (`phases.initial_rate_ratio`)."""
+    return (1 - phases.gamma_of(cfg)) * cfg.P ** cfg.delta
+
+
+def representative(t, first, cfg: MIMConfig, k: int) -> Cluster:
+    """Cluster k's representative local query: its initial rate ratio, the switch and Phase I."""
+    p = local_query(cfg, k)
+    sw = phases.classify(t, p, k, cfg=cfg, initial=first).switch
+    ph1 = phase1(t, cfg, sw, k)
+    return Cluster(k=k, initial_ratio=phases.initial_rate_ratio(first, p, k, cfg=cfg).measured,
+                   drop_at_switch=-sw.A_global_interpolated if sw else math.nan,
+                   switch_step=sw.step_interpolated if sw else math.nan,
+                   switch_predicted_sizes=sw.predicted_sizes if sw else math.nan,
+                   phase1_other_fp=ph1["phase1_other_fp"], phase1_max_B=ph1["phase1_max_B"],
+                   c_min=min(len(a) for a in cfg.areas[k]))
+
+
+def _first_nan_or(values: np.ndarray, pick) -> int:
+    """The index of the first NaN of `values`, else pick(values)."""
+    nan = np.isnan(values)
+    return int(np.flatnonzero(nan)[0]) if np.any(nan) else int(pick(values))
+
+
+def _worst_ratio(reps, cfg: MIMConfig) -> int:
+    """The cluster whose initial ratio sits least on the prediction's side of 1 (a NaN first)."""
+    side = math.copysign(1.0, math.log(predicted_ratio(cfg)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agree = np.array([np.log(r.initial_ratio) * side for r in reps])
+    return _first_nan_or(agree, np.argmin)
+
+
+def _worst_drop(reps) -> int:
+    """The cluster with the smallest Phase-I drop (one without a switch first)."""
+    return _first_nan_or(np.array([r.drop_at_switch for r in reps]), np.argmin)
+
+
+def _worst_global(glob) -> int:
+    """The cluster of the global query with the largest competitor ratio (0 without any)."""
+    ratios = [c.competitor_ratio for c in glob]
+    if not glob or all(math.isnan(x) for x in ratios):
+        return glob[0].k if glob else 0
+    return glob[int(np.nanargmax(ratios))].k
+
+
 def own_area_empty(cfg: MIMConfig) -> float:
-    """max over the areas of cluster 0 of Pr(U cap P_n = {} | p in M): the C_n - 1 other patches of
-    p's area all masked when the P - |M| unmasked patches are drawn from the P - 1 others (exact
-    hypergeometric, Lemma A.7)."""
+    """max over the areas of every cluster of Pr(U cap P_n = {} | p in M): the C_n - 1 other
+    patches of p's area all masked when the P - |M| unmasked patches are drawn from the P - 1
+    others (exact hypergeometric, Lemma A.7)."""
     unmasked = cfg.P - cfg.masked
-    return max(float(stats.hypergeom(cfg.P - 1, len(a) - 1, unmasked).pmf(0)) for a in cfg.areas[0])
+    sizes = sorted({len(a) for cl in cfg.areas for a in cl})
+    return max(float(stats.hypergeom(cfg.P - 1, n - 1, unmasked).pmf(0)) for n in sizes)
 
 
 def class_switches(local: list, cfg: MIMConfig) -> tuple:
-    """(n, C_n, A_global at the switch, size-corrected prediction) per local area class (NaN: no
-    switch)."""
+    """(k, n, C_n, A_global at the switch, size-corrected prediction) per local query class: per
+    own area n for K = 1, per cluster k and joint cell for K > 1 (NaN: no switch)."""
+    cell = records.cell_index(cfg).cell if cfg.K > 1 else None
     seen: dict = {}
     for c in local:
-        if c.own_area not in seen:
+        key = (c.k, c.own_area if cell is None else int(cell[c.p]))
+        if key not in seen:
             sw = c.switch
-            seen[c.own_area] = (c.own_area, len(cfg.areas[0][c.own_area]),
-                                sw.A_global_interpolated if sw else math.nan,
-                                sw.predicted_sizes if sw else math.nan)
+            seen[key] = (c.k, c.own_area, len(cfg.areas[c.k][c.own_area]),
+                         sw.A_global_interpolated if sw else math.nan,
+                         sw.predicted_sizes if sw else math.nan)
     return tuple(seen.values())
 
 
-def phase1(t, cfg: MIMConfig, sw) -> dict:
-    """Up to the representative local query's switch T1 (Phase I): the largest |A_{p,v_m}| off its
-    global and own areas, and the largest |B| of any query; NaN without a switch."""
+def phase1(t, cfg: MIMConfig, sw, k: int = 0) -> dict:
+    """Up to cluster k's representative local query's switch T1 (Phase I): the largest
+    |A_{p,v_{k,m}}| off its global and own areas, and the largest |B| of any query; NaN without a
+    switch."""
     if sw is None:
         return {"phase1_other_fp": math.nan, "phase1_max_B": math.nan}
-    p = local_query(cfg)
-    n = phases.own_area(t, p, cfg=cfg)
+    p = local_query(cfg, k)
+    n = phases.own_area(t, p, k, cfg=cfg)
     upto = np.asarray(t.steps, dtype=float) <= sw.step_interpolated
-    fp = records.patch_series(t, "fp_corr", p, 0, cfg)[upto]
-    others = [m for m in range(1, cfg.areas_per_cluster[0]) if m != n]
+    fp = records.patch_series(t, "fp_corr", p, k, cfg)[upto]
+    others = [m for m in range(1, cfg.areas_per_cluster[k]) if m != n]
     return {"phase1_other_fp": float(np.nanmax(np.abs(fp[:, others]))) if others else 0.0,
             "phase1_max_B": float(np.max(np.asarray(t["pp_max"])[upto]))}
 
@@ -201,9 +302,9 @@ def initial_rate_ratio(cfg: MIMConfig, dynamics: str = JUDGED) -> phases.RateRat
     return phases.initial_rate_ratio(first_step(cfg, dynamics), local_query(cfg), cfg=cfg)
 
 
-def local_query(cfg: MIMConfig) -> int:
-    """The first patch of the first local area of cluster 0 (the representative local query)."""
-    return int(cfg.areas[0][1][0])
+def local_query(cfg: MIMConfig, k: int = 0) -> int:
+    """The first patch of the first local area of cluster k (its representative local query)."""
+    return int(cfg.areas[k][1][0])
 
 
 def _simulate(cfg: MIMConfig, approximation: str) -> Trajectory:

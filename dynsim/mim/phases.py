@@ -340,8 +340,13 @@ def _competitor_ratio(t, p: int, k: int, cfg: MIMConfig) -> float:
 
 def classify_all(t, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None) -> list[Phases]:
     """`classify` for every patch p of cluster k (a loop over patches, not over steps). From per-class records the
-    patches of one area share their series, so each area is classified once."""
+    patches of one area share their series, so each area is classified once; from per-cell
+    records (K > 1, mean field) each joint cell is."""
     c = config_of(t, cfg)
+    if records.CELL_KEYS["fp_corr"] in t.observables:  # K > 1 mean field: one series per cell
+        cells = records.cell_index(c)
+        first = [classify(t, int(p), k, cfg=c, initial=initial) for p in cells.first]
+        return [dataclasses.replace(first[g], p=p) for p, g in enumerate(cells.cell.tolist())]
     if "fp_corr" in t.observables:
         return [classify(t, p, k, cfg=c, initial=initial) for p in range(c.P)]
     a = area_index(c)[k]

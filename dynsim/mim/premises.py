@@ -24,8 +24,9 @@ MEAN_FIELD_Q_RATES = 0.1
 
 def where(rungs: Sequence[ladder.Rung]) -> str:
     c = rungs[0].cfg
+    areas = "grid areas" if c.partition == "grid" else f"random areas (seed {c.seed})"
     return (f"reduced level, {ladder.JUDGED} (B free, unmasked counts at their means), K = {c.K}, "
-            f"grid areas, kappa = ({c.kappa_c}, {c.kappa_s}), gamma = {c.mask_ratio}, z = 1, eta = "
+            f"{areas}, kappa = ({c.kappa_c}, {c.kappa_s}), gamma = {c.mask_ratio}, z = 1, eta = "
             f"{c.eta}, P ladder "
             + ", ".join(f"{r.cfg.P} (T = {r.cfg.steps}, Delta = {r.delta:.3f})" for r in rungs))
 
@@ -37,8 +38,9 @@ def mean_field_premise(rungs: Sequence[ladder.Rung], bound: float) -> Premise:
     worst = int(np.argmax(q))
     return Premise(f"mean field valid (own area wholly masked with probability <= {bound:g}, every "
                    "rung)",
-                   q[worst], "<=", bound, "exact hypergeometric, max over areas, at P = "
-                                          f"{rungs[worst].cfg.P}")
+                   q[worst], "<=", bound, "exact hypergeometric, max over areas"
+                   + (" of every cluster" if rungs[worst].cfg.K > 1 else "")
+                   + f", at P = {rungs[worst].cfg.P}")
 
 
 def delta_premise(rungs: Sequence[ladder.Rung]) -> Premise:

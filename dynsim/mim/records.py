@@ -25,6 +25,8 @@ from dynsim.trajectory import Trajectory
 from .partition import area_of
 
 CLASS_KEYS = {"fp_corr": "fp_class", "area_attention": "area_attention_class"}  # per-patch name -> per-class name
+# per-patch name -> per-cell name (K > 1, B free, mean field: one state per joint cell)
+CELL_KEYS = {"fp_corr": "fp_cell", "area_attention": "area_attention_cell"}
 
 
 class ClassIndex(NamedTuple):
@@ -61,6 +63,31 @@ def class_index(cfg) -> ClassIndex:
     for x in (of_area, rank, area):
         x.setflags(write=False)
     return ClassIndex(sizes, of_area, rank, area)
+
+
+class CellIndex(NamedTuple):
+    """The joint cells of a config: the patches grouped by their area in every cluster,
+    (a_1(p), ..., a_K(p)). Two masked queries of one cell see the same keys by joint type (each has
+    the other C_g - 1 patches of its cell), so under an expectation that depends on the counts only
+    (exact or mean field) they share one trajectory: the K > 1 mean-field engine keeps one state
+    per cell (`reduced.mim.cells`)."""
+
+    labels: np.ndarray  # (G, K): the area of cluster k holding cell g (lexicographic order)
+    cell: np.ndarray  # (P,): the cell of patch p
+    size: np.ndarray  # (G,): patches per cell
+    first: np.ndarray  # (G,): the smallest patch of each cell
+
+
+@lru_cache(maxsize=32)
+def cell_index(cfg) -> CellIndex:
+    """The joint cells of `cfg` (cached per config; read-only)."""
+    area = area_of(cfg.areas, cfg.P)
+    labels, first, cell, size = np.unique(area.T, axis=0, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    out = CellIndex(labels, cell.reshape(-1), size, first)
+    for x in out:
+        x.setflags(write=False)
+    return out
 
 
 def positions(index: ClassIndex, k: int, n: int) -> np.ndarray:
@@ -136,7 +163,8 @@ def with_per_patch(t, cfg) -> Trajectory:
 
 def recorded(t, name: str) -> bool:
     """Whether the trajectory holds `name` per patch or in its per-class form."""
-    return name in t.observables or CLASS_KEYS.get(name, "") in t.observables
+    return (name in t.observables or CLASS_KEYS.get(name, "") in t.observables
+            or CELL_KEYS.get(name, "") in t.observables)
 
 
 def patch_series(t, name: str, p: int, k: int, cfg) -> np.ndarray:
@@ -147,6 +175,8 @@ def patch_series(t, name: str, p: int, k: int, cfg) -> np.ndarray:
         if x.ndim != 4 or x.shape[1] != cfg.P or x.shape[2] != cfg.K:
             raise ValueError(f"{name} has shape {x.shape}, expected (steps, P = {cfg.P}, K = {cfg.K}, max N_k)")
         return x[:, p, k, :]
+    if CELL_KEYS.get(name, "") in t.observables:
+        return np.asarray(t[CELL_KEYS[name]])[:, cell_index(cfg).cell[p], k, :]
     if CLASS_KEYS.get(name, "") not in t.observables:
         raise ValueError(f"the trajectory has no {name} observable (per patch or per class as {CLASS_KEYS.get(name)})")
     return expand(class_index(cfg), np.asarray(t[CLASS_KEYS[name]]), [p])[:, 0, k, :]
@@ -161,6 +191,13 @@ def own(t, name: str, cfg, step: Optional[int] = None) -> np.ndarray:
         x = np.asarray(t[name])[sel]
         x = x[None] if step is not None else x
         out = np.stack([x[:, np.arange(cfg.P), k, index.area[k]] for k in range(cfg.K)], axis=2)
+    elif CELL_KEYS.get(name, "") in t.observables:
+        cells = cell_index(cfg)
+        x = np.asarray(t[CELL_KEYS[name]])[sel]
+        x = x[None] if step is not None else x
+        g = np.arange(len(cells.size))
+        own_cell = np.stack([x[:, g, k, cells.labels[:, k]] for k in range(cfg.K)], axis=2)
+        out = own_cell[:, cells.cell]
     else:
         if CLASS_KEYS.get(name, "") not in t.observables:
             raise ValueError(f"the trajectory has no {name} observable (per patch or per class)")

@@ -15,6 +15,9 @@ from reduced.mim import classes
 from reduced.mim.dynamics import per_patch_entries
 
 from . import ladder
+from .config import PARTITIONS, MIMConfig
+from .records import cell_index
+from .theorems import NEGATIVE_KAPPA_C
 
 DEFAULT_REPLICATES = 8
 CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHUNK)
@@ -134,8 +137,8 @@ def estimate_attention(args) -> list:
 
 def estimate_check(args) -> list:
     """`check-theorems mim`: mean-field reduced runs on the P ladder, `ladder.steps_at` steps each
-    (steps scaled by (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta)), about 100 records, one after
-    another: the memory of the largest run, the time of all."""
+    (steps scaled by (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K), about 100 records, one after
+    another: the memory of the largest run, the time of all (K > 1: the joint cells' runs)."""
     v = options.values(args)
     if not _kappas_ok(v):
         return []
@@ -145,19 +148,59 @@ def estimate_check(args) -> list:
         return []
     if not (0.0 < gamma < 1.0 and eta > 0):  # MIMConfig names the bad value
         return []
+    K = v["K"]
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1 or v["partition"] not in PARTITIONS:
+        return []  # run_check names a bad --K (argparse a bad --partition)
     runs = []
     eps = float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF  # run_check names a bad eps
     steps = ladder.steps_for(max(int(v["steps"]), 1), eps)
-    for P in (ladder.QUICK_LADDER if args.quick else ladder.LADDER):
-        T = ladder.steps_at(P, steps, float(v["kappa_s"]), gamma, eta)
-        scale = ladder.steps_at(P, ladder.STEPS_REF, float(v["kappa_s"]), gamma, eta)
-        run = needs({**v, "P": P, "K": 1, "d": None, "partitions": None, "steps": T,
-                     "record_every": max(1, min(T, scale) // 100)}, "reduced",
-                    {"approximation": "mean_field"})
-        # the ladder's P are the command's, not options: what the user sets is --steps (and
-        # --kappa-s, --eta, --mask-ratio, which scale T)
-        opts = {"--steps": v["steps"], "--kappa-s": v["kappa_s"], "--mask-ratio": v["mask_ratio"],
-                "--eta": v["eta"], "--eps": eps}
-        runs.append([dataclasses.replace(n, options=opts, work_options={},
-                                         instead="fewer --steps or a larger --eta") for n in run])
+    ladder_sizes = ladder.QUICK_LADDER if args.quick else ladder.LADDER
+    # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s,
+    # --eta, --mask-ratio, --K, which scale T; with K > 1 --partition sets the joint cells)
+    opts = {"--steps": v["steps"], "--kappa-s": v["kappa_s"], "--mask-ratio": v["mask_ratio"],
+            "--eta": v["eta"], "--eps": eps,
+            **({"--K": K, "--partition": v["partition"]} if K > 1 else {})}
+    for P in ladder_sizes:
+        T = ladder.steps_at(P, steps, float(v["kappa_s"]), gamma, eta, K)
+        scale = ladder.steps_at(P, ladder.STEPS_REF, float(v["kappa_s"]), gamma, eta, K)
+        rung = {**v, "P": P, "d": None, "partitions": None, "steps": T,
+                "record_every": max(1, min(T, scale) // 100)}
+        if K == 1:
+            runs.append(_named(needs(rung, "reduced", {"approximation": "mean_field"}), opts))
+            continue
+        runs.append(_named(cells_needs(rung), opts))
+        if P == ladder_sizes[0]:  # the Delta < 0 run and the Section 6 model sit at this rung
+            runs += [_named(cells_needs({**rung, "kappa_c": NEGATIVE_KAPPA_C}), opts),
+                     _named(cells_needs(rung), opts)]
     return sequential(runs)
+
+
+def _named(run: list, opts: dict) -> list:
+    """A ladder run's needs, growing with the options the user sets (not the ladder's P)."""
+    instead = "fewer --steps, a larger --eta"
+    if "--K" in opts:
+        instead += ", a smaller --K or --partition grid (fewer joint cells)"
+    return [dataclasses.replace(n, options=opts, work_options={}, instead=instead) for n in run]
+
+
+# per (joint cell, cluster, key type) and step: the masses, the loss's partials and the gradients,
+# about 60 element operations (`reduced.mim.cells.cluster_terms`)
+CELL_TERM_FLOPS = 60.0
+
+
+def cells_needs(v: dict) -> list:
+    """One K > 1 mean-field rung (`reduced.mim.cells`): G joint cells, each a query over G key
+    types, per cluster. The cells come from the areas (the ladder's P are small enough to build)."""
+    fields = ("P", "K", "kappa_c", "kappa_s", "mask_ratio", "partition", "seed")
+    cfg = MIMConfig(**{k: v[k] for k in fields})
+    G = int(cell_index(cfg).size.size)
+    K, N, steps = cfg.K, cfg.max_areas, int(v["steps"])
+    n = records(steps, v["record_every"])
+    per_patch = sum(per_patch_entries(n, cfg.P, K, N))
+    # the step's intermediates (a few (G, K, G) arrays), the records per cell and the per-patch
+    # views that fit
+    work = Need(f"K > 1 mean field: {G:,} joint cells x {G:,} key types x K {K}",
+                {"--K": K, "--P": cfg.P},
+                bytes=8.0 * (10 * G * K * G + 2 * n * G * K * N + per_patch),
+                flops=CELL_TERM_FLOPS * G * K * G * steps, work_options={"--steps": steps})
+    return [work]

@@ -32,16 +32,27 @@ IMAGES, TOP_K = 64, 10  # Section 6: random masks per model, top-k of the metric
 NEGATIVE_KAPPA_C = 0.6  # the Delta < 0 run: kappa = (0.6, 0.4) (docs/derivations/mim-model.md §10d)
 
 
-def base_config(P: int = 1024, steps: int = 1000, eta: float = 1.0, mask_ratio: float = 0.5, kappa_c: float = 0.9,
-                kappa_s: float = 0.4) -> MIMConfig:
-    """The Delta > 0 problem (docs/derivations/mim-model.md §10d): K = 1, grid areas of P^kappa, z = 1, `steps` at P."""
-    return MIMConfig(P=P, K=1, kappa_c=kappa_c, kappa_s=kappa_s, mask_ratio=mask_ratio, z="const", eta=eta,
-                     steps=steps, record_every=max(1, steps // 100), partition="grid")
+def base_config(P: int = 1024, steps: int = 1000, eta: float = 1.0, mask_ratio: float = 0.5,
+                kappa_c: float = 0.9, kappa_s: float = 0.4, K: int = 1, partition: str = "grid",
+                seed: int = 0) -> MIMConfig:
+    """The Delta > 0 problem (docs/derivations/mim-model.md §10d): K clusters (default 1), grid
+    areas of P^kappa (or random areas drawn from `seed`), z = 1, `steps` at P."""
+    return MIMConfig(P=P, K=K, kappa_c=kappa_c, kappa_s=kappa_s, mask_ratio=mask_ratio, z="const",
+                     eta=eta, steps=steps, record_every=max(1, steps // 100), partition=partition,
+                     seed=seed)
 
 
 def negative_base(base: MIMConfig) -> MIMConfig:
     """The Delta < 0 problem beside the ladder: base with kappa_c = NEGATIVE_KAPPA_C (Delta = -0.2 at exact sizes)."""
     return base.replace(kappa_c=NEGATIVE_KAPPA_C)
+
+
+def negative_size(base: MIMConfig, Ps: Sequence[int]) -> int:
+    """The rung of the Delta < 0 run: the largest with one cluster; the smallest with K > 1, where
+    the Delta < 0 problem's many small local areas cut the patches into many more joint cells
+    (random areas, K = 2, P = 4096: 3689 cells against 1376 at Delta > 0; the run's cost grows like
+    their square)."""
+    return Ps[-1] if base.K == 1 else Ps[0]
 
 
 def diversity_size(Ps: Sequence[int]) -> int:
@@ -52,7 +63,8 @@ def diversity_size(Ps: Sequence[int]) -> int:
 def run_configs(base: MIMConfig, Ps: Sequence[int], steps: int) -> dict:
     """The configs `check_theorems` runs: every rung, the Delta < 0 run and the Section 6 model."""
     return {"runs": {P: ladder.rung_config(base, P, steps) for P in Ps},
-            "negative_delta": ladder.rung_config(negative_base(base), Ps[-1], steps),
+            "negative_delta": ladder.rung_config(negative_base(base), negative_size(base, Ps),
+                                                 steps),
             "diversity": ladder.rung_config(base, diversity_size(Ps), steps)}
 
 
@@ -81,9 +93,10 @@ def diversity_measurements(div: dict, cfg: MIMConfig) -> list[Measurement]:
     out = []
     for name in diversity.MAPS:
         det, rnd = (float(np.mean(div[name, rule])) for rule in diversity.RULES)
+        images = f" (image i from cluster i mod {cfg.K})" if cfg.K > 1 else ""
         out.append(Measurement(
             f"Sec. 6 diversity: {name}", f"top-{TOP_K} diversity, mean over "
-                                         f"{div[name, 'random'].size} masks at P = {cfg.P} "
+                                         f"{div[name, 'random'].size} masks{images} at P = {cfg.P} "
                                          f"({math.isqrt(cfg.P)}x{math.isqrt(cfg.P)} grid), T = "
                                          f"{cfg.steps}; ties to the lowest index (random "
                                          f"tie-breaking: {rnd:.4g}); {why}", det,
@@ -147,7 +160,8 @@ def check_theorems(*, quick: bool = False, steps: int = 1000, eta: float = 1.0, 
                  if wanted(only, name)]
     if not every:
         return out
-    neg = ladder.run_rung(negative_base(base), Ps[-1], steps, log, advance=progress.advance, beside=False)
+    neg = ladder.run_rung(negative_base(base), negative_size(base, Ps), steps, log,
+                          advance=progress.advance, beside=False)
     div_cfg = run_configs(base, Ps, steps)["diversity"]
     log(f"  Section 6: trained model at P = {div_cfg.P}, {images} masks, top-{TOP_K} ...")
     div = diversity.diversities(div_cfg, reduced.mim.simulate(div_cfg, ladder.JUDGED), images, TOP_K)

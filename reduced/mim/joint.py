@@ -110,13 +110,19 @@ def expectation(cfg: MIMConfig, types: Types, mean_field: bool, samples: int | N
     for p, (u, w) in enumerate(zip(rows_u, rows_w)):
         U[p, :u.shape[0], :u.shape[1]] = u
         W[p, :w.size] = w
+    return Expectation(U, W, *latents(cfg))
+
+
+def latents(cfg: MIMConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Every latent vector of each cluster's areas (K, V, N) (1 where padded), its probability
+    (K, V)."""
     zs = [data.z_vectors(cfg, n) for n in cfg.areas_per_cluster]
     V, N = max(z.shape[0] for z, _ in zs), cfg.max_areas
     Zv, Wz = np.ones((cfg.K, V, N)), np.zeros((cfg.K, V))
     for k, (z, pz) in enumerate(zs):
         Zv[k, :z.shape[0], :z.shape[1]] = z
         Wz[k, :pz.size] = pz
-    return Expectation(U, W, Zv, Wz)
+    return Zv, Wz
 
 
 def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
@@ -124,15 +130,15 @@ def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
     The masses are taken with the scores shifted by the largest one that counts (m; `symbolic`: nothing changes),
     so no exponential overflows; a mass of count 0 is exactly 0 (exponent -inf), never 0 x inf."""
     N = A_k.shape[0]
-    onehot = jax.nn.one_hot(area_k, N, dtype=A_k.dtype) * (pop > 0)[:, None]  # (T, N)
-    s = onehot @ (z * A_k) + B  # (T,): the score of an unmasked key of type tau
+    held = pop > 0  # a padded type (or an empty one) carries no key: no score, no mass
+    s = jnp.where(held, (z * A_k)[area_k], 0.0) + B  # (T,): an unmasked key's score, type tau
     masked = pop - u
     m = jnp.maximum(jnp.maximum(jnp.max(jnp.where(u > 0, s, -jnp.inf)), jnp.max(jnp.where(masked > 0, B, -jnp.inf))),
                     Bs)
     unmasked = u * jnp.exp(jnp.where(u > 0, s - m, -jnp.inf))  # u_tau e^{z A + B_tau - m}
     M = masked * jnp.exp(jnp.where(masked > 0, B - m, -jnp.inf))  # (C'_tau - u_tau) e^{B_tau - m}
     e_self = jnp.exp(Bs - m)
-    S = onehot.T @ unmasked  # (N,)
+    S = jax.ops.segment_sum(unmasked, area_k, num_segments=N)  # (N,): unmasked mass per area
     Z = jnp.sum(S) + jnp.sum(M) + e_self
     is_own = jnp.arange(N) == own_k
     Sn, zn = S[own_k], z[own_k]
@@ -140,7 +146,7 @@ def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
     loss, dSn, dR, dZ = der(Sn, Rv, Z, zn)
     g = jnp.where(is_own, dSn, 2.0 * z**2 * S * dR)
     gA = (g + dZ) * z * S
-    gB = (onehot @ g + dZ) * unmasked + dZ * M
+    gB = (jnp.where(held, g[area_k], 0.0) + dZ) * unmasked + dZ * M
     return loss, gA, gB, dZ * e_self, S / Z
 
 

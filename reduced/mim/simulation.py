@@ -8,10 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim import divergence, environment, recording
-from dynsim.mim import MIMConfig
+from dynsim.mim import MIMConfig, records
 from dynsim.trajectory import Trajectory, seed_statistics
 
-from . import dynamics, joint
+from . import cells, dynamics, joint
 from .classes import SAMPLES_TAG
 from .dynamics import Approximation
 from .flow import simulate_flow
@@ -50,6 +50,8 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
     patch (fp_corr, area_attention, pp_corr, pp_max, loss: the full level's shapes). With `samples`, the expectation
     over the counts is a Monte Carlo mean of that many count vectors per query, and `replicates` independent draws
     give each observable's mean and standard error `<name>_se` (mode "sampled")."""
+    if samples is None and "mean_field" in approx:
+        return simulate_cells(cfg, approx)
     types, ex, tables = joint.setup(cfg, "mean_field" in approx, samples, replicates)
     if samples is None:
         state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key))
@@ -68,6 +70,33 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
                             records="per patch (joint types: B per query and joint type of the key)")
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3, exact)
+    traj = Trajectory(steps, observables, meta)
+    traj.final_state = tuple(np.asarray(x) for x in state)
+    return traj
+
+
+def simulate_cells(cfg: MIMConfig, approx: tuple) -> Trajectory:
+    """K > 1, B free, mean field: one state per joint cell (`reduced.mim.cells`, the same
+    trajectory as `simulate_joint`'s per query), recorded per cell, per patch where it fits
+    `dynamics.PATCH_BUDGET`."""
+    index = records.cell_index(cfg)
+    tab = cells.tables(cfg)
+    n = recording.recorded_steps(cfg.steps, cfg.record_every).size
+    with_pp = cells.pp_recorded(cfg, n, dynamics.PATCH_BUDGET)
+    sizes = jnp.asarray(index.size, jnp.dtype(cfg.dtype))
+    state, rec = cells.run_jit(cfg, tab, sizes, with_pp)
+    observables = {k: np.asarray(v) for k, v in rec.items()}
+    exact = divergence.take(observables)
+    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
+    per_query = np.count_nonzero(np.asarray(tab[2]), axis=1)[index.cell]
+    meta = environment.meta("reduced", "population", cfg, approximation=dynamics.label(approx),
+                            replicates=1, samples=None, configurations=int(index.size.size),
+                            joint_types=[int(x) for x in per_query],
+                            joint_cells=int(index.size.size),
+                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
+                            records=cells.attach_per_patch(cfg, observables, dynamics.PATCH_BUDGET))
+    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta,
+                    "reduced", cfg.eta, 3, exact)
     traj = Trajectory(steps, observables, meta)
     traj.final_state = tuple(np.asarray(x) for x in state)
     return traj
