@@ -55,9 +55,13 @@ COMMANDS = (
                         "small probability); a premise measured false makes it 'not applicable'. "
                         "Section 6's attention diversity (trained, Theorem 4.1's ideal, collapse, "
                         "random logits), Theorem 4.1's attention (implied by the loss gap) and its "
-                        "deficit against P (the theorem states no trend in P) are measurements. --steps counts the steps of the reference problem (P = "
-                        "1024, gamma = 0.5, eta = 1); every run takes ceil(steps (P/1024)^(1 - "
-                        "kappa_s) (0.5/gamma) (1/eta)). Prints a table (or --json: config, claims, "
+                        "deficit against P (the theorem states no trend in P) are measurements. "
+                        "--K N runs every rung with N clusters (--partition grid or random, the "
+                        "random areas drawn from --seed): each claim reads every cluster's "
+                        "queries and names the worst cluster. --steps counts the steps of the "
+                        "reference problem (P = 1024, gamma = 0.5, eta = 1, K = 1); every run "
+                        "takes ceil(steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K). Prints "
+                        "a table (or --json: config, claims, "
                         "measurements); exit 0 only when every claim holds (docs/mim.md section "
                         "6), 1 otherwise, 2 on invalid input."),
     Command("derive", "mim", cli.derive_arguments, cli.run_derive,
