@@ -1,5 +1,6 @@
 """The `dynsim` command line."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -157,14 +158,20 @@ CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation"
             "negative_control", "reading_class", "premises"}
 
 
-def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path, capsys):
+def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path, capsys, monkeypatch):
     """The --json contract: config (with quick, seeds, ladder), every claim's keys, exit 0 only if all hold. At
     --steps 1 Theorem 4.1 (and any realistic trained-model claim) does not hold, and the exit code is non-zero (the
     exit code of claims that all hold: tests/test_claims.py; the claims holding on the quick ladder:
-    tests/test_jsl_claims.py)."""
-    code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--out", str(tmp_path)])
+    tests/test_jsl_claims.py). Sizes: the ladder D = 12, 16, 20 holds the judged D (no extra run for Lemma 4.3)
+    and the realistic runs take the quick plan's smallest N only (one compiled program instead of two); every
+    claim is still judged. What --quick alone records as the ladder is read without running (run_claims replaced)."""
+    from dynsim.jsl import claims_realistic
+
+    monkeypatch.setattr(claims_realistic, "QUICK", dataclasses.replace(claims_realistic.QUICK,
+                                                                       n_ladder=claims_realistic.QUICK.n_ladder[:1]))
+    code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--sizes", "12,16,20", "--out", str(tmp_path)])
     data = json.loads(capsys.readouterr().out)
-    assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [32, 36, 40]
+    assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [12, 16, 20]
     names = [c["claim"] for c in data["claims"]]
     assert names[:5] == ["Lemma 4.1", "Lemma 4.3", "Lemma 4.3 corollary", "Theorem 4.1", "Theorem 3.1"]
     for c in data["claims"]:
@@ -173,6 +180,11 @@ def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path,
     trained = [c for c in data["claims"] if c["claim"].split(" (")[0] in ("Theorem 4.1", "Theorem 4.2", "Theorem 5.1")]
     assert trained and all(c["verdict"] != "holds" for c in trained)
     assert code == 1
+    # --quick without --sizes: the config records the quick ladder
+    seen = {}
+    monkeypatch.setattr(output, "run_claims", lambda args, total, evaluate, config, **kw: seen.update(config) or 0)
+    assert cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--out", str(tmp_path / "q")]) == 0
+    assert seen["quick"] is True and seen["ladder"] == [32, 36, 40]
 
 
 NEW_BAD = [
