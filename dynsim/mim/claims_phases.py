@@ -24,9 +24,10 @@ STATEMENT_53 = ("Lemma 5.3: under the conditions of Theorem 4.1, for Delta > 0 a
                 "A_{p,v_{k,m}}, m not in {1, n}, are small; (c) all projected PP correlations are "
                 "small")
 
+
 def cluster_at(rung: ladder.Rung, reading: str) -> str:
     """', cluster k' of the cluster that gave `reading` at this rung (nothing with one cluster)."""
-    return f", cluster {dict(rung.worst).get(reading, 0)}" if rung.cfg.K > 1 else ""
+    return "".join(f", cluster {k}" for k in _cluster_of(rung, reading).values())
 
 
 def two_phase_claim(rung: ladder.Rung) -> Claim:

@@ -88,7 +88,8 @@ def check_arguments(parser, setting) -> None:
                    help=f"CI-sized ladder P = {', '.join(map(str, theorems.ladder.QUICK_LADDER))} "
                         f"instead of P = {', '.join(map(str, theorems.ladder.LADDER))}: three rungs "
                         "leave a trend 1 degree of freedom, too few to resolve Sec. 5.4 PP small's "
-                        "slope (it fails there and holds on the default ladder; the claim says so)")
+                        "slope (at the defaults it fails there and holds on the default ladder; "
+                        "the claim says so)")
     output.only_option(g, theorems.CLAIMS)
     g.add_argument("--eps", type=float, default=theorems.EPS,
                    help=f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps); below "
@@ -194,8 +195,9 @@ def run_check(args) -> int:
     if cfg.partition == "grid":
         output.warn_unread(args, {"seed": "grid areas draw nothing (--seed sets the areas of "
                                           "--partition random)"})
-    base = theorems.base_config(steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio, kappa_c=cfg.kappa_c,
-                                kappa_s=cfg.kappa_s, K=cfg.K, partition=cfg.partition,
+    base = theorems.base_config(steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio,
+                                kappa_c=cfg.kappa_c, kappa_s=cfg.kappa_s, K=cfg.K,
+                                partition=cfg.partition,
                                 seed=cfg.seed)  # validates eta, gamma, the kappas and K
     only = parse_only(args.only, theorems.CLAIMS)
     sizes = theorems.sizes(args.quick)

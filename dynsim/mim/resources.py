@@ -184,8 +184,11 @@ def _named(run: list, opts: dict) -> list:
 
 
 # per (joint cell, cluster, key type) and step: the masses, the loss's partials and the gradients,
-# about 60 element operations (`reduced.mim.cells.cluster_terms`)
-CELL_TERM_FLOPS = 60.0
+# about 30 element operations (`reduced.mim.cells.cluster_terms`)
+CELL_TERM_FLOPS = 30.0
+# compiling a rung's run and its one-step start (`ladder.run_rung`), counted as work: about as much
+# as 5e9 element operations each on the 2-core development machine, whatever the size
+COMPILE_FLOPS = 2 * 5e9
 
 
 def cells_needs(v: dict) -> list:
@@ -202,5 +205,6 @@ def cells_needs(v: dict) -> list:
     work = Need(f"K > 1 mean field: {G:,} joint cells x {G:,} key types x K {K}",
                 {"--K": K, "--P": cfg.P},
                 bytes=8.0 * (10 * G * K * G + 2 * n * G * K * N + per_patch),
-                flops=CELL_TERM_FLOPS * G * K * G * steps, work_options={"--steps": steps})
+                flops=CELL_TERM_FLOPS * G * K * G * steps + COMPILE_FLOPS,
+                work_options={"--steps": steps})
     return [work]

@@ -16,8 +16,11 @@ from .sweep import SWEEP
 
 
 def claims(cfg: MIMConfig, log=lambda s: None) -> list:
-    """The MIM claims (`theorems.check_theorems`, quick ladder) at cfg's steps, eta and mask ratio."""
-    return theorems.check_theorems(quick=True, steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio, log=log)
+    """The MIM claims (`theorems.check_theorems`, quick ladder) at cfg's steps, eta, mask ratio,
+    clusters and partition."""
+    base = theorems.base_config(steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio, K=cfg.K,
+                                partition=cfg.partition, seed=cfg.seed)
+    return theorems.check_theorems(quick=True, base=base, log=log)
 
 
 def derive(cfg: MIMConfig, latex: bool = False) -> str:
