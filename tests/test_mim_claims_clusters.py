@@ -152,8 +152,8 @@ def test_random_partition_seed_is_recorded(tmp_path, capsys, monkeypatch):
 
 def test_estimate_follows_k_and_the_joint_cells():
     """The estimate of a K > 1 ladder counts the joint cells (grid, K = 2, P = 4096: 206) and
-    T ~ K (4595 steps there); random areas cut the patches into far more cells (1376), so the same
-    ladder is estimated longer."""
+    T ~ K (4595 steps there); random areas cut the patches into far more cells (1376), so that rung
+    is estimated (1376 / 206)^2 = 45 times the work."""
     est = {}
     for part in ("grid", "random"):
         args = cli.parse(["check-theorems", "mim", "--K", "2", "--partition", part, "--quick"])
@@ -161,7 +161,8 @@ def test_estimate_follows_k_and_the_joint_cells():
     grid = [n for n in est["grid"] if "206 joint cells" in n.what]
     work = resources.CELL_TERM_FLOPS * 206 * 2 * 206 * 4595 + resources.COMPILE_FLOPS
     assert grid and grid[0].flops == work
-    assert sum(n.flops for n in est["random"]) > 10 * sum(n.flops for n in est["grid"])
+    random = [n for n in est["random"] if "1,376 joint cells" in n.what]
+    assert random and random[0].flops - resources.COMPILE_FLOPS > 40 * (work - resources.COMPILE_FLOPS)
 
 
 @pytest.mark.parametrize("argv,needles", [
