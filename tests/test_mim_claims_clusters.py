@@ -169,6 +169,7 @@ def test_estimate_follows_k_and_the_joint_cells():
     (["--K", "0"], ("--K = 0", ">= 1")),
     (["--K", "-3"], ("--K = -3", ">= 1")),
     (["--partition", "hex"], ("--partition", "'hex'", "grid", "random")),
+    (["--K", "100000", "--quick"], ("--K = 100000", "too large")),  # refused by the estimate
 ])
 def test_bad_clusters_or_partition_exit_2_naming_the_option(argv, needles, tmp_path, capsys):
     code = cli.main(["check-theorems", "mim", *argv, "--out", str(tmp_path / "o")])

@@ -189,21 +189,27 @@ CELL_TERM_FLOPS = 30.0
 # compiling a rung's run and its one-step start (`ladder.run_rung`), counted as work: about as much
 # as 5e9 element operations each on the 2-core development machine, whatever the size
 COMPILE_FLOPS = 2 * 5e9
+CELLS_BUILT = 10**6  # K P entries up to which the estimate builds the areas to count the joint cells
 
 
 def cells_needs(v: dict) -> list:
     """One K > 1 mean-field rung (`reduced.mim.cells`): G joint cells, each a query over G key
-    types, per cluster. The cells come from the areas (the ladder's P are small enough to build)."""
-    fields = ("P", "K", "kappa_c", "kappa_s", "mask_ratio", "partition", "seed")
-    cfg = MIMConfig(**{k: v[k] for k in fields})
-    G = int(cell_index(cfg).size.size)
-    K, N, steps = cfg.K, cfg.max_areas, int(v["steps"])
+    types, per cluster. The cells come from the areas (the ladder's P are small enough to build),
+    or, for more than CELLS_BUILT cluster-patch entries, G = P (its most)."""
+    P, K, N, _ = _sizes(v)
+    if K * P <= CELLS_BUILT:
+        cfg = MIMConfig(**{k: v[k] for k in ("P", "K", "kappa_c", "kappa_s", "mask_ratio",
+                                             "partition", "seed")})
+        G, N = int(cell_index(cfg).size.size), cfg.max_areas
+    else:
+        G = P
+    steps = int(v["steps"])
     n = records(steps, v["record_every"])
-    per_patch = sum(per_patch_entries(n, cfg.P, K, N))
+    per_patch = sum(per_patch_entries(n, P, K, N))
     # the step's intermediates (a few (G, K, G) arrays), the records per cell and the per-patch
     # views that fit
     work = Need(f"K > 1 mean field: {G:,} joint cells x {G:,} key types x K {K}",
-                {"--K": K, "--P": cfg.P},
+                {"--K": K, "--P": P},
                 bytes=8.0 * (10 * G * K * G + 2 * n * G * K * N + per_patch),
                 flops=CELL_TERM_FLOPS * G * K * G * steps + COMPILE_FLOPS,
                 work_options={"--steps": steps})
