@@ -42,7 +42,7 @@ def test_jsl_gd_converges_to_the_flow_at_rate_eta():
     base = JSLConfig(D=9, C=3)
     fl = reduced.jsl.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
     assert fl.meta["mode"] == "flow" and fl.meta["approximation"] == "gradient_flow"
-    etas = [0.05 / 2**k for k in range(4)]
+    etas = [0.05 / 2**k for k in range(3)]  # two slopes: each within its band, the finer one nearer 1
     errors = []
     for eta in etas:
         gd = reduced.jsl.simulate(base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta)))
@@ -53,7 +53,7 @@ def test_jsl_gd_converges_to_the_flow_at_rate_eta():
     states = jnp.stack([fl["alpha"], fl["gamma"], fl["rho"]], axis=1)
     norm = _jac_norm(lambda th: flow.rhs(static, w, th), states)
     slopes, bands = _slope_band(etas, errors, norm)
-    # measured: errors 6.0e-3, 2.7e-3, 1.3e-3, 6.7e-4; slopes 1.17, 1.002, 1.001; ||J|| ~ 19, bands 0.70, 0.35, 0.17
+    # measured: errors 6.0e-3, 2.7e-3, 1.3e-3; slopes 1.17, 1.002; ||J|| ~ 19, bands 0.70, 0.35
     assert np.all(np.abs(slopes - 1) <= bands), (errors, slopes, bands)
     assert abs(slopes[-1] - 1) <= abs(slopes[0] - 1)  # approaching 1 as eta -> 0
 
@@ -62,7 +62,7 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
     base = MIMConfig(P=16, K=1)
     fl = reduced.mim.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
     assert fl.meta["approximation"] == "gradient_flow"
-    etas = [1.0 / 2**k for k in range(4)]
+    etas = [1.0 / 2**k for k in range(3)]  # two slopes: each within its band, the finer one nearer 1
     names = ("fp_corr", "pp_class", "pp_self")
     errors = []
     for eta in etas:
@@ -84,7 +84,7 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
     ends = [jnp.zeros(sum(sizes)), jnp.concatenate([jnp.ravel(x) for x in fl.final_state])]
     norm = _jac_norm(rhs, ends)
     slopes, bands = _slope_band(etas, errors, norm)
-    # measured: errors 2.1e-2, 1.0e-2, 5.1e-3, 2.6e-3; slopes 1.007, 1.004, 1.002
+    # measured: errors 2.1e-2, 1.0e-2, 5.1e-3; slopes 1.007, 1.004
     assert np.all(np.abs(slopes - 1) <= bands), (errors, slopes, bands)
     assert abs(slopes[-1] - 1) <= abs(slopes[0] - 1)
 
