@@ -220,14 +220,17 @@ def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
     """The full level of a sweep (q, eta and seeds in one program) equals `full.jsl.simulate` point by point: the
     same keys, batches and configuration weights, so the runs differ only by the order a vmapped program sums in,
     held to the checker's rounding model (`checker.rounding_tolerance`: SAFETY (t+1) sqrt(M) u max(1, scale),
-    M = the terms summed per step)."""
+    M = the terms summed per step). Checked at the first and the last point, which differ in q, eta and seed (each
+    single run is a program of its own; the points between them are the same group at other traced values)."""
     import full.jsl
     from dynsim.checker import rounding_tolerance
 
     res = dynsim.sweep("jsl", {"q": [0.2, 0.4], "eta": [0.05, 0.1]}, base=dict(BASE, N=64, steps=200), seeds=2, level="full",
                        options={"mode": mode, "replicates": replicates}, out=str(tmp_path), batch_size=4)
     store = Store(str(tmp_path))
-    for row in res.rows[::3]:
+    first, last = res.rows[0], res.rows[-1]
+    assert len(res.rows) == 8 and all(first[k] != last[k] for k in ("q", "eta", "seed"))
+    for row in (first, last):
         cfg = JSLConfig(**dict(BASE, N=64, steps=200), q=row["q"], eta=row["eta"], seed=row["seed"])
         single = full.jsl.simulate(cfg, mode=mode, replicates=replicates)
         swept = store.load(row["key"], trajectories=True)["trajectories"]["full"]
