@@ -233,15 +233,14 @@ def test_closed_stdout_is_not_an_error(monkeypatch, tmp_path):
             return self.fh.fileno()
 
     monkeypatch.setattr(sys, "stdout", Closed())
-    assert cli.main(["derive", "jsl"]) == 0
+    assert cli.main(["derive", "jsl", "--C", "2"]) == 0  # C = 2: the derivation test_derive_prints_gradients made
 
 
 def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsys):
     """Issue 14: compare jsl, compare jsl --mode realistic and compare mim all wrote ./dynsim-out and replaced each
     other's files. Left out, --out is ./dynsim-out/<command>-<name>[-<mode>]."""
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["compare", "jsl", "--D", "8", "--C", "2", "--steps", "20", "--record-every", "10",
-                     "--no-plot"]) == 0
+    assert cli.main(["compare", "jsl", *SMALL, "--no-plot"]) == 0  # SMALL: the programs compiled above
     assert cli.main(["compare", "mim", "--P", "9", "--steps", "5", "--no-plot"]) == 0
     capsys.readouterr()
     assert (tmp_path / "dynsim-out" / "compare-jsl" / "report.json").exists()
@@ -254,8 +253,7 @@ def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsy
 
 def test_report_records_the_command_line_and_every_option(tmp_path, capsys):
     """Issue 14: report.json and theorems.json record the exact command line and every option (defaults included)."""
-    argv = ["compare", "jsl", "--D", "8", "--C", "2", "--steps", "20", "--record-every", "10", "--no-plot",
-            "--out", str(tmp_path)]
+    argv = ["compare", "jsl", *SMALL, "--no-plot", "--out", str(tmp_path)]  # SMALL: the programs compiled above
     assert cli.main(argv) == 0
     capsys.readouterr()
     inv = json.loads((tmp_path / "report.json").read_text())["invocation"]
