@@ -35,6 +35,18 @@ def _traj(mode, steps=(0, 10, 100, 1000), N=4000, se=False):
     return Trajectory(s, obs, {"level": "full", "mode": mode, "config": {"N": N}})
 
 
+@pytest.fixture
+def undrawn(monkeypatch):
+    """Figure commands for their data only: each figure is closed unsaved and an empty file stands in for its PNG
+    (rendering the PNG took about a third of a small mim-phases run; the tests using this read the npz)."""
+    def skip(fig, path):
+        plotting.plt.close(fig)
+        open(path, "wb").close()
+
+    for module in (plotting, jsl_plotting, mim_plotting):
+        monkeypatch.setattr(module, "save", skip)
+
+
 def _log_axes(fig):
     return [ax for ax in fig.axes if ax.get_xscale() == "log"]
 
@@ -174,7 +186,7 @@ def _size_in_line(out, name):
     return float(m.group(1)) * {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}[m.group(2)], m.group(2)
 
 
-def test_mim_phases_npz_is_log_spaced_compressed_and_its_size_stated(tmp_path, capsys):
+def test_mim_phases_npz_is_log_spaced_compressed_and_its_size_stated(tmp_path, capsys, undrawn):
     steps = 1000
     code = cli.main(["figure", "mim-phases", "--P", "64", "--steps", str(steps), "--record-every", "1",
                      "--out", str(tmp_path)])
@@ -269,7 +281,7 @@ def _same(a, b):
 
 
 @pytest.mark.parametrize("command", sorted(OPTION_CHANGES))
-def test_every_listed_option_changes_the_data(command, tmp_path, capsys):
+def test_every_listed_option_changes_the_data(command, tmp_path, capsys, undrawn):
     base, changes = OPTION_CHANGES[command]
     baseline = {}
     unchanged = []
