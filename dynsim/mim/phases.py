@@ -5,7 +5,6 @@ attention `area_attention[:, p, k, j]` (or their per-class records, `records.pat
 ("target"). Rates are finite differences per step over each recorded interval (s_i, s_{i+1}], so their
 resolution is the trajectory's `record_every`; a trajectory whose first interval is one step long measures the
 rates at Q = 0, which is what the initial prediction (1 - gamma) P^Delta (docs/derivations/mim-model.md §5) is about.
-
 Vocabulary (docs/derivations/mim-model.md §6, "Phase narrative"), for a local query (n > 0):
   - stage 1 interval: the global FP correlation falls faster than the target grows, dA_global < 0 and
     |dA_global| > dA_target (rate ratio |dA_global| / dA_target > 1);
@@ -17,8 +16,7 @@ A global query (n = 0) has no separate global area to decouple from: its target 
 which goes straight to Phase II (docs/derivations/mim-model.md §6, Appendix E); its rate ratio is undefined (NaN) and it has no switch.
 
 Pure functions of a `Trajectory` (numpy); the config (areas, gamma, P, the latent law) is rebuilt from
-`t.meta["config"]` unless passed as `cfg`.
-"""
+`t.meta["config"]` unless passed as `cfg`."""
 
 from __future__ import annotations
 
@@ -289,8 +287,7 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=
     correlation falls faster than the target grows on the first interval (competitor ratio <= 1).
     "undetermined": stage 1 first but no switch recorded, or a global patch with competitor ratio > 1.
     The first interval is the first recorded one, or with `initial` (a one-step run, `ladder.first_step`) the first
-    GD step, which makes the label independent of record_every (docs/mim.md §6b).
-    """
+    GD step, which makes the label independent of record_every (docs/mim.md §6b)."""
     c = config_of(t, cfg)
     r = rates(t if initial is None else initial, p, k, cfg=c)
     _, n, steps, g, a, att = _series(t, p, k, c)
@@ -339,9 +336,8 @@ def _competitor_ratio(t, p: int, k: int, cfg: MIMConfig) -> float:
 
 
 def classify_all(t, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None) -> list[Phases]:
-    """`classify` for every patch p of cluster k (a loop over patches, not over steps). From per-class records the
-    patches of one area share their series, so each area is classified once; from per-cell
-    records (K > 1, mean field) each joint cell is."""
+    """`classify` for every patch p of cluster k (a loop over patches, not over steps); each area
+    (per-class records) or joint cell (per-cell records, K > 1 mean field) is classified once."""
     c = config_of(t, cfg)
     if records.CELL_KEYS["fp_corr"] in t.observables:  # K > 1 mean field: one series per cell
         cells = records.cell_index(c)
