@@ -13,6 +13,7 @@ from dynsim import cli
 from dynsim import setting as registry
 
 TINY = ["--D", "9", "--steps", "40", "--record-every", "20"]
+# the runs of this file use two configs, TINY at q = 0.4 with unit or sqrt_d temperature (each compiled once here)
 
 
 def _commands():
@@ -52,21 +53,23 @@ def test_print_config_round_trips(prefix, tmp_path, capsys):
 
 
 def test_config_file_gives_the_same_run_as_options_and_options_override_it(tmp_path, capsys):
-    """The file's run is the typed options' run, byte for byte; a typed option beats the file."""
+    """The file's run is the typed options' run, byte for byte; a typed option (the temperature) beats the file."""
     (tmp_path / "run.toml").write_text('D = 9\nsteps = 40\nrecord-every = 20\nq = 0.4\ntemperature = "unit"\n')
     assert cli.main(["compare", "jsl", "--config", str(tmp_path / "run.toml"), "--no-plot",
                      "--out", str(tmp_path / "a")]) == 0
     assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--temperature", "unit", "--no-plot",
                      "--out", str(tmp_path / "b")]) == 0
     assert (tmp_path / "a" / "trajectories.npz").read_bytes() == (tmp_path / "b" / "trajectories.npz").read_bytes()
-    assert cli.main(["compare", "jsl", "--config", str(tmp_path / "run.toml"), "--q", "0.3", "--no-plot",
-                     "--out", str(tmp_path / "c")]) == 0
+    assert cli.main(["compare", "jsl", "--config", str(tmp_path / "run.toml"), "--temperature", "sqrt_d",
+                     "--no-plot", "--out", str(tmp_path / "c")]) == 0
     report = json.loads((tmp_path / "c" / "report.json").read_text())
-    assert report["reduced_meta"]["config"]["q"] == 0.3 and report["reduced_meta"]["config"]["temperature"] == "unit"
+    config = report["reduced_meta"]["config"]
+    assert config["temperature"] == "sqrt_d" and config["q"] == 0.4 and config["steps"] == 40
     inv = report["invocation"]
     assert "--config" in inv["command_line"] and "--config" not in inv["effective_argv"]
     argv = inv["effective_argv"]
-    assert "--q=0.4" in argv and argv.index("--q=0.4") < argv.index("0.3")  # the typed option comes last: it wins
+    # the typed option comes last: it wins
+    assert "--temperature=unit" in argv and argv.index("--temperature=unit") < argv.index("sqrt_d")
     capsys.readouterr()
 
 
@@ -123,7 +126,7 @@ def test_rerun_refuses_bad_reports_and_its_own_folder(tmp_path, capsys):
     assert "records no command line" in capsys.readouterr().err
     assert cli.main(["rerun", str(tmp_path / "none.json")]) == 2
     out = tmp_path / "o"
-    assert cli.main(["compare", "jsl", *TINY, "--no-plot", "--out", str(out)]) == 0
+    assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--no-plot", "--out", str(out)]) == 0
     assert cli.main(["rerun", str(out / "report.json"), "--out", str(out)]) == 2
     assert "the report's own folder" in capsys.readouterr().err
 
@@ -199,8 +202,8 @@ def test_every_setting_is_covered():
 
 def test_a_config_option_the_mode_does_not_read_is_named(tmp_path, capsys):
     """compare jsl --mode exact does not read N (the sampled batch, the realistic training set): it says so."""
-    assert cli.main(["compare", "jsl", *TINY, "--N", "100", "--no-plot", "--out", str(tmp_path)]) == 0
+    assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--N", "100", "--no-plot", "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert "warning: --N = 100 is not read here" in err
-    assert cli.main(["compare", "jsl", *TINY, "--no-plot", "--out", str(tmp_path)]) == 0
+    assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--no-plot", "--out", str(tmp_path)]) == 0
     assert "is not read" not in capsys.readouterr().err
