@@ -90,7 +90,8 @@ def test_full_exact_general_A_gets_per_entry_gradients():
 
 
 def test_given_initial_state_is_used_by_both_levels():
-    cfg = JSLConfig(D=8, C=2, steps=100, record_every=50)
+    # the config of small_runs at (8, 2): the start is an argument of the compiled runs, so they are reused
+    cfg = JSLConfig(D=8, C=2, steps=600, record_every=20, eta=0.05)
     init = {"alpha": 0.2, "gamma": 0.3, "rho": -0.1}
     red, ful = rj.simulate(cfg, init=init), fj.simulate(cfg, init=init)
     assert red["gamma"][0] == 0.3 and ful["rho"][0] == pytest.approx(-0.1, abs=1e-15)
