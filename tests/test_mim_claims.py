@@ -70,8 +70,8 @@ def test_eta_1e4_no_longer_diverges():
 def _diverging(simulate, after):
     """`simulate` whose trajectory turns non-finite after record `after`, as a diverged level's recording does
     (a real divergence can no longer be provoked through eta in float64: see the test above)."""
-    def run(cfg, approximation):
-        t = simulate(cfg, approximation)
+    def run(cfg, approximation, **options):
+        t = simulate(cfg, approximation, **options)
         obs = {}
         for k, v in t.observables.items():
             v = np.array(v, dtype=float)

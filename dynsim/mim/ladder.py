@@ -23,6 +23,7 @@ from scipy import stats
 import reduced.mim
 from dynsim.claims import LOG
 from dynsim.trajectory import Trajectory
+from reduced.gd import step_series
 
 from . import phases, records
 from .config import MIMConfig
@@ -40,7 +41,8 @@ class Rung:
 
     cfg: MIMConfig
     min_attention: float  # min over patches of Attn_{p -> U_{k,a_k(p)}}(T)
-    max_query_loss: float  # max over query classes of l_p(T) = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2]
+    # max over query classes of L_p(T) = (1/K) sum_k l_{p,k}, l = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2]
+    max_query_loss: float
     initial_query_loss: float  # the same at step 0
     labels: tuple  # phases.classify label of every local patch
     drop_at_switch: float  # -A_global at Lemma 5.3's switch of the representative local patch (NaN: no switch)
@@ -58,8 +60,8 @@ class Rung:
     # per local area class n: (n, C_n, A_global at its switch, -log((1 - gamma) C_1^2 / (P C_n)) /
     # 2z); NaN level: no switch
     switches: tuple = ()
-    # the representative local query up to its switch T1: max |A_{p,v_m}| (m not in {1, n}), max |B|
-    # (all queries)
+    # the representative local query up to its switch T1: max |A_{p,v_m}| (m not in {1, n}), max
+    # projected |B_k| (every cluster and query, every step)
     phase1_other_fp: float = math.nan
     phase1_max_B: float = math.nan
     # the global patches (Appendix E): max competitor ratio on the first step, min own-area
@@ -71,6 +73,7 @@ class Rung:
     # are the worst cluster's (K = 1: cluster 0's), and `worst` names it per reading
     clusters: tuple = ()
     worst: tuple = ()  # ((reading, k), ...): the cluster of max_query_loss, initial_ratio, ...
+    max_cluster_loss: float = math.nan  # max over classes and clusters of l_{p,k}(T) (K = 1: L_p)
 
     @property
     def delta(self) -> float:
@@ -128,22 +131,29 @@ def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIM
 
 
 def query_loss(t, step: int, cfg: MIMConfig) -> tuple[float, int]:
-    """max over query classes (K > 1: joint cells) and clusters k of z^2/2 [(1 - A_n)^2 +
-    sum_{j != n} A_j^2] at one recorded index (z = 1: const law), and the cluster k of the max."""
+    """max over query classes (K > 1: joint cells) of L_p = (1/K) sum_k l_{p,k}, l_{p,k} = z^2/2
+    [(1 - A_n)^2 + sum_{j != n} A_j^2] with n = a_k(p), at one recorded index (z = 1: const law),
+    and the cluster k with the largest l_{p,k} in that class."""
     if "area_attention_cell" in t.observables:
-        att = np.asarray(t["area_attention_cell"])[step]  # (cells, K, N) in area order, NaN padding
-        cells = records.cell_index(cfg)
-        g = np.arange(cells.size.size)
-        per = np.stack([_loss(att[g, k], cells.labels[:, k]) for k in range(cfg.K)], axis=1)
-        if np.all(np.isnan(per)):
+        per = cluster_query_losses(t, step, cfg)
+        mean = np.mean(per, axis=1)
+        if np.all(np.isnan(mean)):
             return math.nan, 0
-        worst = np.unravel_index(int(np.nanargmax(per)), per.shape)
-        return float(np.max(per)), int(worst[1])
+        g = int(np.nanargmax(mean))
+        return float(np.max(mean)), int(np.nanargmax(per[g]))
     att = np.asarray(t["area_attention_class"])[step]  # (classes, N), own area first, NaN padding
     per = 0.5 * ((1.0 - att[:, 0]) ** 2 + np.nansum(att[:, 1:] ** 2, axis=1))
     worst = int(np.nanargmax(per)) if not np.all(np.isnan(per)) else 0
     of_area = records.class_index(cfg).of_area
     return float(np.max(per)), int(np.flatnonzero(np.any(of_area == worst, axis=1))[0])
+
+
+def cluster_query_losses(t, step: int, cfg: MIMConfig) -> np.ndarray:
+    """l_{p,k} per joint cell and cluster (cells, K) at one recorded index (K > 1 records)."""
+    att = np.asarray(t["area_attention_cell"])[step]  # (cells, K, N) in area order, NaN padding
+    cells = records.cell_index(cfg)
+    g = np.arange(cells.size.size)
+    return np.stack([_loss(att[g, k], cells.labels[:, k]) for k in range(cfg.K)], axis=1)
 
 
 def _loss(att: np.ndarray, own: np.ndarray) -> np.ndarray:
@@ -182,6 +192,8 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     competitor = [c.competitor_ratio for c in glob]
     out = Rung(cfg=cfg, min_attention=nan_if(float(phases.own_area_attention(t, cfg=cfg).min())),
                max_query_loss=nan_if(loss), initial_query_loss=query_loss(t, 0, cfg)[0],
+               max_cluster_loss=nan_if(float(np.max(cluster_query_losses(t, -1, cfg)))
+                                       if cfg.K > 1 else loss),
                labels=tuple(c.label for c in local) if finite else (),
                drop_at_switch=nan_if(rep.drop_at_switch), switch_step=nan_if(rep.switch_step),
                switch_predicted_sizes=rep.switch_predicted_sizes,
@@ -279,17 +291,33 @@ def class_switches(local: list, cfg: MIMConfig) -> tuple:
 
 def phase1(t, cfg: MIMConfig, sw, k: int = 0) -> dict:
     """Up to cluster k's representative local query's switch T1 (Phase I): the largest
-    |A_{p,v_{k,m}}| off its global and own areas, and the largest |B| of any query; NaN without a
-    switch."""
+    |A_{p,v_{k,m}}| off its global and own areas (at the records, and at T1 interpolated as the
+    scale |A_1(T1)| is), and the largest projected |B_{k'}| of any cluster k' and query at every
+    step up to T1 (`projected_pp_max`); NaN without a switch."""
     if sw is None:
         return {"phase1_other_fp": math.nan, "phase1_max_B": math.nan}
     p = local_query(cfg, k)
     n = phases.own_area(t, p, k, cfg=cfg)
-    upto = np.asarray(t.steps, dtype=float) <= sw.step_interpolated
-    fp = records.patch_series(t, "fp_corr", p, k, cfg)[upto]
+    steps = np.asarray(t.steps, dtype=float)
+    upto = steps <= sw.step_interpolated
+    fp = records.patch_series(t, "fp_corr", p, k, cfg)
     others = [m for m in range(1, cfg.areas_per_cluster[k]) if m != n]
-    return {"phase1_other_fp": float(np.nanmax(np.abs(fp[:, others]))) if others else 0.0,
-            "phase1_max_B": float(np.max(np.asarray(t["pp_max"])[upto]))}
+    other = 0.0
+    if others:
+        at_t1 = [np.interp(sw.step_interpolated, steps, fp[:, m]) for m in others]
+        other = max(float(np.nanmax(np.abs(fp[upto][:, others]))), float(np.max(np.abs(at_t1))))
+    return {"phase1_other_fp": other, "phase1_max_B": projected_pp_max(t, sw.step_interpolated)}
+
+
+def projected_pp_max(t, until: float) -> float:
+    """max over the steps s <= until, the clusters k' and (p, q) of |B_{k',p,q}| (K = 1: |B|), read
+    at every step (`reduced.mim.simulate(every_step=True)`); NaN when the run did not record every
+    step."""
+    if "pp_cluster_max_steps" not in t.observables:
+        return math.nan
+    steps, values = step_series(t.steps, t["pp_cluster_max_steps"])
+    start = np.asarray(t["pp_max"])[:1]  # step 0 (Q = 0)
+    return float(np.max(np.concatenate([start, np.ravel(values[steps <= until])])))
 
 
 def first_step(cfg: MIMConfig, dynamics: str = JUDGED) -> Trajectory:
@@ -308,6 +336,7 @@ def local_query(cfg: MIMConfig, k: int = 0) -> int:
 
 
 def _simulate(cfg: MIMConfig, approximation: str) -> Trajectory:
-    """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max)."""
-    t = reduced.mim.simulate(cfg, approximation)
+    """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max), max |B_k| recorded at
+    every step."""
+    t = reduced.mim.simulate(cfg, approximation, every_step=True)
     return Trajectory(t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta)

@@ -3,6 +3,7 @@ Delta > 0, a Phase I the ladder can resolve, and the mean field standing for the
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -43,17 +44,34 @@ def mean_field_premise(rungs: Sequence[ladder.Rung], bound: float) -> Premise:
                    + f", at P = {rungs[worst].cfg.P}")
 
 
+def cluster_delta(cfg) -> float:
+    """The smallest realised gap over the clusters, 2 kappa_c,k - kappa_s,k - 1 of each cluster's
+    own areas (`MIMConfig.delta` averages the clusters; equal when their sizes are)."""
+    logP = math.log(cfg.P)
+    gaps = [2 * math.log(len(a[0])) / logP - math.log(sum(len(x) for x in a[1:]) / (len(a) - 1))
+            / logP - 1 for a in cfg.areas if len(a) > 1]
+    return min(gaps) if gaps else math.nan  # no local area: no gap (the premise cannot hold)
+
+
 def delta_premise(rungs: Sequence[ladder.Rung]) -> Premise:
-    """Delta > 0 (the realised gap of the areas) at every rung."""
-    low = min(rungs, key=lambda r: r.delta)
-    return Premise("Delta > 0 (realised, every rung)", low.delta, ">", 0.0, "smallest at P = "
-                                                                            f"{low.cfg.P}")
+    """Delta > 0 (the realised gap of the areas, every cluster's) at every rung."""
+    low = min(rungs, key=lambda r: cluster_delta(r.cfg))
+    return Premise("Delta > 0 (realised, every cluster and rung)", cluster_delta(low.cfg), ">", 0.0,
+                   f"smallest at P = {low.cfg.P}")
 
 
-def margin_premise(rung: ladder.Rung) -> Premise:
-    """|Delta| large enough at this P: (1 - gamma) P^Delta >= PHASE_MARGIN."""
+def margin_premise(rung: ladder.Rung, representative: bool = False) -> Premise:
+    """|Delta| large enough at this P: (1 - gamma) P^Delta >= PHASE_MARGIN, Delta every cluster's;
+    `representative`: the gap of each cluster's representative local area n = 1,
+    P^Delta_n = C_1^2 / (P C_n), the smallest over the clusters (what F.3 judges)."""
+    c = rung.cfg
+    if representative:
+        ratio = min((1 - c.mask_ratio) * len(a[0]) ** 2 / (c.P * len(a[1])) for a in c.areas)
+        what = "each cluster's representative local area, "
+    else:
+        ratio, what = (1 - c.mask_ratio) * c.P ** cluster_delta(c), ""
     return Premise(f"(1 - gamma) P^Delta >= {PHASE_MARGIN:g} (a Phase I the ladder can resolve)",
-                   rung.predicted_ratio, ">=", PHASE_MARGIN, f"at P = {rung.cfg.P}")
+                   ratio, ">=", PHASE_MARGIN, f"{what}at P = {c.P}")
 
 
 def quick_note(rungs: Sequence[ladder.Rung]) -> list[str]:

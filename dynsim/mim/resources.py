@@ -206,11 +206,11 @@ def cells_needs(v: dict) -> list:
     steps = int(v["steps"])
     n = records(steps, v["record_every"])
     per_patch = sum(per_patch_entries(n, P, K, N))
-    # the step's intermediates (a few (G, K, G) arrays), the records per cell and the per-patch
-    # views that fit
+    # the step's intermediates (a few (G, K, G) arrays; the clusters' shares B_k of B, their
+    # gradients and update add three), the records per cell and the per-patch views that fit
     work = Need(f"K > 1 mean field: {G:,} joint cells x {G:,} key types x K {K}",
                 {"--K": K, "--P": P},
-                bytes=8.0 * (10 * G * K * G + 2 * n * G * K * N + per_patch),
+                bytes=8.0 * (13 * G * K * G + 2 * n * G * K * N + per_patch),
                 flops=CELL_TERM_FLOPS * G * K * G * steps + COMPILE_FLOPS,
                 work_options={"--steps": steps})
     return [work]

@@ -12,7 +12,11 @@ mass and no gradient), so every cell shares one table of key areas and the state
 B (G, G) and B_self (G,). The per-sample terms are `joint.sample_terms`', in matrix form over the
 cells (`cluster_terms`); GD moves them by the same steps as `joint.run`.
 
-Records: `fp_cell`, `area_attention_cell` (steps, G, K, N), `pp_max` and the loss; the per-patch
+B sums one term per cluster (spec §6, eq. 5.1): B_k, the part of B that cluster k's gradient moved,
+runs beside B (it does not feed back) so that Lemma 5.3's projected PP correlations can be read.
+
+Records: `fp_cell`, `area_attention_cell` (steps, G, K, N), `pp_max`, `pp_cluster_max` (steps, K:
+max |B_k|) and the loss; the per-patch
 views `fp_corr`, `area_attention` and `pp_corr` are attached where they fit a budget of entries
 (then also `pp_cell` (steps, G, G) and `pp_self_cell` (steps, G)).
 """
@@ -75,22 +79,30 @@ def cluster_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
 
 def expectations(tab, state):
     """Every cell: E[l_k] (G, K), E[dl/dA] (G, K, N), sum_k E[dl/dB] (G, G), sum_k E[dl/dB_self]
-    (G,), E[Attn] (G, K, N); the counts at their means (one row), the latents enumerated."""
+    (G,), E[Attn] (G, K, N), and each cluster's E[dl/dB] (K, G, G) and E[dl/dB_self] (K, G); the
+    counts at their means (one row), the latents enumerated."""
     der = derive()
     u, _, pop, area, own, z, wz, valid = tab
-    A, B, Bs = state
+    A, B, Bs = state[:3]
 
     def cluster(total, args):  # a scan, not a vmap: a batched key-area index makes a slow gather
         A_k, area_k, own_k, z_k, wz_k, valid_k = args
         per = jax.vmap(lambda zz: cluster_terms(der, A_k, B, Bs, u[:, 0], pop, area_k, own_k, zz,
                                                 valid_k))(z_k)
         loss, gA, gB, gBs, att = jax.tree.map(lambda x: jnp.einsum("v,v...->...", wz_k, x), per)
-        return (total[0] + gB, total[1] + gBs), (loss, gA, att)  # dl/dB sums over the clusters
+        return (total[0] + gB, total[1] + gBs), (loss, gA, att, gB, gBs)  # dl/dB: a sum over k
 
-    (gB, gBs), (loss, gA, att) = jax.lax.scan(
+    (gB, gBs), (loss, gA, att, gBk, gBsk) = jax.lax.scan(
         cluster, (jnp.zeros_like(B), jnp.zeros_like(Bs)),
         (jnp.moveaxis(A, 1, 0), area.T, own.T, z, wz, valid))
-    return loss.T, jnp.moveaxis(gA, 0, 1), gB, gBs, jnp.moveaxis(att, 0, 1)
+    return loss.T, jnp.moveaxis(gA, 0, 1), gB, gBs, jnp.moveaxis(att, 0, 1), gBk, gBsk
+
+
+def projected_max(state):
+    """max_{p,q} |B_{k,p,q}| per cluster k (K,), the self terms included: the PP correlation's
+    projection on cluster k (spec §6, eq. 5.1), the share of B that cluster k's gradient moved."""
+    Bk, Bsk = state[3:]
+    return jnp.maximum(jnp.max(jnp.abs(Bk), axis=(1, 2)), jnp.max(jnp.abs(Bsk), axis=1))
 
 
 def pp_recorded(cfg: MIMConfig, records_count: int, budget: int) -> bool:
@@ -100,43 +112,49 @@ def pp_recorded(cfg: MIMConfig, records_count: int, budget: int) -> bool:
 
 
 def observe(cfg: MIMConfig, tab, sizes, with_pp: bool, state) -> dict:
-    """fp_cell, area_attention_cell (G, K, N; NaN where cluster k has no area j), pp_max, the loss
-    (each cell's queries counted) and, `with_pp`, pp_cell and pp_self_cell."""
-    A, B, Bs = state
-    loss, _, _, _, att = expectations(tab, state)
+    """fp_cell, area_attention_cell (G, K, N; NaN where cluster k has no area j), pp_max, its
+    projection per cluster pp_cluster_max (K,), the loss (each cell's queries counted) and, `with_pp`,
+    pp_cell and pp_self_cell."""
+    A, B, Bs = state[:3]
+    loss, _, _, _, att, _, _ = expectations(tab, state)
     valid = tab[-1]
     c, _ = rates(cfg, tab[2])
     out = {"fp_cell": jnp.where(valid[None], A, jnp.nan),
            "area_attention_cell": jnp.where(valid[None], att, jnp.nan),
            "pp_max": jnp.maximum(jnp.max(jnp.abs(B)), jnp.max(jnp.abs(Bs))),
+           "pp_cluster_max": projected_max(state),
            "loss": c * jnp.sum(sizes[:, None] * loss)}
     if with_pp:
         out.update(pp_cell=B, pp_self_cell=Bs)
     return out
 
 
-def run(cfg: MIMConfig, tab, sizes, with_pp: bool):
-    """GD from Q = 0 in one lax.scan (`reduced.gd`), the steps of `joint.run`; returns (final
-    state, records)."""
+def run(cfg: MIMConfig, tab, sizes, with_pp: bool, every_step: bool = False):
+    """GD from Q = 0 in one lax.scan (`reduced.gd`), the steps of `joint.run`, each cluster's share
+    of B and B_self (B_k, B_self_k) moved beside them by its own gradient; `every_step`: also
+    pp_cluster_max after every step (pp_cluster_max_steps, `gd.step_series`). Returns (final state
+    (A, B, B_self, B_k, B_self_k), records)."""
     pop = tab[2]
     c, per_entry = rates(cfg, pop)
     step = cfg.eta * c
-    G = pop.shape[0]
+    G, K = pop.shape[0], cfg.K
     dtype = pop.dtype
-    y0 = (jnp.zeros((G, cfg.K, cfg.max_areas), dtype), jnp.zeros((G, G), dtype),
-          jnp.zeros((G,), dtype))
+    y0 = (jnp.zeros((G, K, cfg.max_areas), dtype), jnp.zeros((G, G), dtype),
+          jnp.zeros((G,), dtype), jnp.zeros((K, G, G), dtype), jnp.zeros((K, G), dtype))
 
     def grad(y):
-        _, gA, gB, gBs, _ = expectations(tab, y)
-        return gA, gB, gBs
+        _, gA, gB, gBs, _, gBk, gBsk = expectations(tab, y)
+        return gA, gB, gBs, gBk, gBsk
 
-    state, _, rec = gd.run(grad, (step, step, step), lambda y: observe(cfg, tab, sizes, with_pp, y),
-                           y0, cfg.steps, cfg.record_every, scale=(1.0, per_entry, 1.0),
-                           nonfinite=True)
+    steps = (step,) * 5
+    per_step = (lambda y: {"pp_cluster_max_steps": projected_max(y)}) if every_step else None
+    state, _, rec = gd.run(grad, steps, lambda y: observe(cfg, tab, sizes, with_pp, y), y0,
+                           cfg.steps, cfg.record_every, scale=(1.0, per_entry, 1.0, per_entry, 1.0),
+                           nonfinite=True, every_step=per_step)
     return state, rec
 
 
-run_jit = jax.jit(run, static_argnums=(0, 3))
+run_jit = jax.jit(run, static_argnums=(0, 3, 4))
 
 
 def attach_per_patch(cfg: MIMConfig, observables: dict, budget: int) -> str:

@@ -196,9 +196,15 @@ def observe(cfg: MIMConfig, tab, valid, class_weight, state) -> dict:
     pop = tab[3]
     c, _ = rates(cfg, pop)
     loss, _, _, _, att = expectations(derive(), A, B, Bs, tab)
-    pp_max = jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
+    pp_max = pp_max_of(pop, state)
     return {"fp_class": jnp.where(valid, A, jnp.nan), "area_attention_class": jnp.where(valid, att, jnp.nan),
             "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "loss": c * jnp.sum(class_weight * loss)}
+
+
+def pp_max_of(pop, state):
+    """max |B| over the held key types and |B_self| over the classes (`pp_max`)."""
+    _, B, Bs = state
+    return jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
 
 
 def initial_state(tab):
@@ -208,18 +214,22 @@ def initial_state(tab):
     return zeros, zeros, jnp.zeros((n_cls,), zeros.dtype)
 
 
-def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight):
+def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: bool = False):
     """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c E[dl/dB_self] (B, B_self
-    frozen under "pp_frozen"); returns (final state, records)."""
+    frozen under "pp_frozen"); `every_step`: also max |B| after every step (pp_cluster_max_steps, one
+    cluster: `gd.step_series`). Returns (final state, records)."""
     c, per_entry = rates(cfg, tab[3])
     step = cfg.eta * c
+    pop = tab[3]
+    per_step = (lambda y: {"pp_cluster_max_steps": pp_max_of(pop, y)[None]}) if every_step else None
     state, _, rec = gd.run(lambda y: gradient(approx, tab, y), (step, step, step),
                            lambda y: observe(cfg, tab, valid, class_weight, y), initial_state(tab), cfg.steps,
-                           cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True)
+                           cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True,
+                           every_step=per_step)
     return state, rec
 
 
-run_jit = jax.jit(run, static_argnums=(0, 1))
+run_jit = jax.jit(run, static_argnums=(0, 1, 5))
 # R Monte Carlo tables at once: u, z, w with a leading replicate axis, the populations shared
 run_replicates_jit = jax.jit(lambda cfg, approx, tab, valid, class_weight: jax.vmap(
     lambda u, z, w: run(cfg, approx, (u, z, w, tab[3]), valid, class_weight))(*tab[:3]), static_argnums=(0, 1))

@@ -18,17 +18,20 @@ from .flow import simulate_flow
 
 
 def simulate_gd(cfg: MIMConfig, approximation: Approximation = None, samples: Optional[int] = None,
-                replicates: int = 1) -> Trajectory:
+                replicates: int = 1, every_step: bool = False) -> Trajectory:
     """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added where they fit
     (`dynamics.attach_per_patch`). With `samples` (checked by the caller): `replicates` Monte Carlo tables of the
     class counts, each observable's mean and `<name>_se` (mode "sampled"), still per class and without any P x P
-    array."""
+    array. `every_step` (population runs): the largest |B| after every step too, pp_cluster_max_steps
+    (`simulate`)."""
     approx = dynamics.check(cfg, approximation) if samples is None else dynamics.approximations(approximation)
     if dynamics.joint(cfg, approx):
-        return simulate_joint(cfg, approx)
+        return simulate_joint(cfg, approx, every_step=every_step)
+    if every_step and samples is not None:
+        raise ValueError("every_step needs a population run (samples = None)")
     cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx, samples, replicates)
     if samples is None:
-        state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight)
+        state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight, every_step)
         observables = {k: np.asarray(v) for k, v in rec.items()}
     else:
         state, rec = dynamics.run_replicates_jit(cfg, approx, arrays, valid, class_weight)
@@ -45,16 +48,17 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None, samples: Op
     return traj
 
 
-def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1) -> Trajectory:
+def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1,
+                   every_step: bool = False) -> Trajectory:
     """K > 1 with B free (or any K with `samples`): reduced GD per query and joint type (`joint.run`), recorded per
     patch (fp_corr, area_attention, pp_corr, pp_max, loss: the full level's shapes). With `samples`, the expectation
     over the counts is a Monte Carlo mean of that many count vectors per query, and `replicates` independent draws
     give each observable's mean and standard error `<name>_se` (mode "sampled")."""
     if samples is None and "mean_field" in approx:
-        return simulate_cells(cfg, approx)
+        return simulate_cells(cfg, approx, every_step)
     types, ex, tables = joint.setup(cfg, "mean_field" in approx, samples, replicates)
     if samples is None:
-        state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key))
+        state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key), every_step)
         observables = {k: np.asarray(v) for k, v in rec.items()}
     else:
         state, rec = joint.run_replicates_jit(cfg, tables, jnp.asarray(types.of_key))
@@ -75,16 +79,16 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
     return traj
 
 
-def simulate_cells(cfg: MIMConfig, approx: tuple) -> Trajectory:
+def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> Trajectory:
     """K > 1, B free, mean field: one state per joint cell (`reduced.mim.cells`, the same
     trajectory as `simulate_joint`'s per query), recorded per cell, per patch where it fits
-    `dynamics.PATCH_BUDGET`."""
+    `dynamics.PATCH_BUDGET`; `every_step`: pp_cluster_max after every step too."""
     index = records.cell_index(cfg)
     tab = cells.tables(cfg)
     n = recording.recorded_steps(cfg.steps, cfg.record_every).size
     with_pp = cells.pp_recorded(cfg, n, dynamics.PATCH_BUDGET)
     sizes = jnp.asarray(index.size, jnp.dtype(cfg.dtype))
-    state, rec = cells.run_jit(cfg, tab, sizes, with_pp)
+    state, rec = cells.run_jit(cfg, tab, sizes, with_pp, every_step)
     observables = {k: np.asarray(v) for k, v in rec.items()}
     exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
@@ -98,13 +102,14 @@ def simulate_cells(cfg: MIMConfig, approx: tuple) -> Trajectory:
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta,
                     "reduced", cfg.eta, 3, exact)
     traj = Trajectory(steps, observables, meta)
-    traj.final_state = tuple(np.asarray(x) for x in state)
+    traj.final_state = tuple(np.asarray(x) for x in state[:3])  # A, B, B_self (B_k sum to B)
     return traj
 
 
 @environment.guarded
 def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
-             samples: Optional[int] = None, replicates: Optional[int] = None, **flow_options) -> Trajectory:
+             samples: Optional[int] = None, replicates: Optional[int] = None, every_step: bool = False,
+             **flow_options) -> Trajectory:
     """Run reduced GD from Q = 0 and record per query class: fp_class, area_attention_class, pp_class, pp_self, loss
     and pp_max; fp_corr, area_attention and pp_corr per patch where they fit `dynamics.PATCH_BUDGET` entries.
 
@@ -120,11 +125,18 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = 
     band (for the P where the exact enumeration does not fit and mean field is too coarse: docs/mim.md §3b).
     method="flow": the gradient flow of the same per-class state instead, solved to t_max (default eta * steps) by
     `reduced.mim.flow.simulate_flow` with `flow_options` (saves, t_min, times, rtol, atol, solver, max_steps).
+    every_step (GD, population): also the largest |B| after every step, pp_cluster_max_steps (records,
+    record_every, K'): per cluster's projection B_k at K > 1 under mean field with B free (K' = K),
+    else of B itself (K' = 1); `reduced.gd.step_series` gives one value per step (Lemma 5.3's Phase I read to its
+    switch, not to the last record before it).
     """
+    if every_step and (samples is not None or replicates is not None or method != "gd"
+                       or t_max is not None or flow_options):
+        raise ValueError("every_step is read by GD population runs only (method 'gd', no samples)")
     if samples is not None or replicates is not None:
         approx = dynamics.check(cfg, approximation, method, samples=samples, replicates=replicates)
         R = 4 if replicates is None else replicates
         return simulate_joint(cfg, approx, samples, R) if cfg.K > 1 else simulate_gd(cfg, approximation, samples, R)
     if method != "gd" or t_max is not None or flow_options:
         return simulate_flow(cfg, approximation, method, t_max, **flow_options)
-    return simulate_gd(cfg, approximation)
+    return simulate_gd(cfg, approximation, every_step=every_step)
