@@ -28,6 +28,12 @@ from .trajectory import Trajectory, atomic_savez, jsonable, many_from_arrays, ma
 STORE_VERSION = 1
 
 
+def point_path(root: str, key: str) -> str:
+    """Where the store under `root` keeps the point `key` (nothing is created: an estimate reads
+    it)."""
+    return os.path.join(os.fspath(root), "points", key[:2], f"{key}.npz")
+
+
 def point_key(description: dict) -> str:
     """The versioned hash of a point: sha256 of {"store_version": STORE_VERSION, **description} as canonical JSON."""
     text = json.dumps({"store_version": STORE_VERSION, **description}, sort_keys=True, default=jsonable,
@@ -80,7 +86,7 @@ class Store:
         os.makedirs(os.path.join(self.root, "points"), exist_ok=True)
 
     def path(self, key: str) -> str:
-        return os.path.join(self.root, "points", key[:2], f"{key}.npz")
+        return point_path(self.root, key)
 
     def save(self, key: str, summary: dict, trajectories: dict[str, Trajectory]) -> None:
         """Write one point atomically: its summary (JSON), its trajectories and a digest of all of it."""

@@ -1,11 +1,13 @@
-"""The realistic runs of `check-theorems jsl` are stored: an interrupted ladder, run again, computes
-only what was not finished, and what it reads back is bit for bit what it computed."""
+"""The realistic runs of `check-theorems jsl` are stored seed by seed: an interrupted ladder, run
+again, computes only the seeds not finished, what it reads back is bit for bit what it computed, and
+seeds run on a local Dask cluster give the in-process numbers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from dynsim import cli
 from dynsim.jsl import JSLConfig, claims_realistic as cr, realistic_runs
 from dynsim.store import Store
 
@@ -14,7 +16,7 @@ PLAN = cr.Plan(n_ladder=(64, 128), horizon=20, n_test=64, n_tilde=(8,), transfer
                transfer_steps=10, fig2_grid=(), fig2_steps=0, fig2_n=16)
 CFG = JSLConfig(D=9, C=3, q=0.5, nu=1e-4, steps=20)
 ONLY = frozenset({"Theorem 4.2"})
-REAL_RUN = realistic_runs.run
+REAL_SEED = realistic_runs.seed_run
 
 
 class Interrupted(Exception):
@@ -22,16 +24,17 @@ class Interrupted(Exception):
 
 
 def counting(monkeypatch, stop_at=None):
-    """Wrap realistic_runs.run: record each N it computes; raise Interrupted before stop_at."""
+    """Wrap realistic_runs.seed_run: record each (N, seed) it computes; raise Interrupted at
+    stop_at."""
     calls = []
 
-    def run(cfg, seeds, *, shuffle=False):
-        if cfg.N == stop_at:
+    def seed_run(cfg, r, shuffle=False):
+        if (cfg.N, r) == stop_at:
             raise Interrupted
-        calls.append(cfg.N)
-        return REAL_RUN(cfg, seeds, shuffle=shuffle)
+        calls.append((cfg.N, r))
+        return REAL_SEED(cfg, r, shuffle)
 
-    monkeypatch.setattr(realistic_runs, "run", run)
+    monkeypatch.setattr(realistic_runs, "seed_run", seed_run)
     return calls
 
 
@@ -40,38 +43,74 @@ def theorem_4_2(items):
     return claim
 
 
-def test_an_interrupted_ladder_reruns_only_the_unfinished_run(tmp_path, monkeypatch):
+def test_an_interrupted_ladder_reruns_only_the_unfinished_seeds(tmp_path, monkeypatch):
     store = Store(tmp_path)
-    calls = counting(monkeypatch, stop_at=128)
+    calls = counting(monkeypatch, stop_at=(128, 1))
     with pytest.raises(Interrupted):
         cr.realistic_items(CFG, quick=True, seeds=2, plan=PLAN, only=ONLY, store=store)
-    assert calls == [64]  # N = 64 finished and was written before the interruption
+    # N = 64 and seed 0 of N = 128 finished, each written as it finished
+    assert calls == [(64, 0), (64, 1), (128, 0)]
     calls = counting(monkeypatch)
     log = []
     resumed = cr.realistic_items(CFG, quick=True, seeds=2, plan=PLAN, only=ONLY, store=store,
                                  log=log.append)
-    assert calls == [128]  # the finished run is read back, not recomputed
-    assert any("read back" in line for line in log)
+    assert calls == [(128, 1)]  # every finished seed is read back, not recomputed
+    assert any("2 of 2 seeds read back" in line for line in log)
+    assert any("1 of 2 seeds read back" in line for line in log)
     claim = theorem_4_2(resumed)
     assert claim.details["N"] == [64, 128] and claim.verdict in ("holds", "fails")
     # what is read back equals what was computed bit for bit (the next test), so the resumed
     # verdict is the uninterrupted one
 
+
 def test_a_stored_run_reads_back_bit_for_bit_and_another_config_is_not_found(tmp_path):
     store = Store(tmp_path)
     cfg = cr.realistic_config(CFG, PLAN).replace(N=64)
     records, final, loaded = realistic_runs.run_stored(store, cfg, 2)
-    assert not loaded
+    assert loaded == 0
     records2, final2, loaded2 = realistic_runs.run_stored(store, cfg, 2)
-    assert loaded2
-    for mine, back in ((records, records2), (final, final2)):
-        assert mine.keys() == back.keys()
-        for k in mine:
-            x, y = np.asarray(mine[k]), np.asarray(back[k])
-            assert x.dtype == y.dtype and x.shape == y.shape
-            assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), k
+    assert loaded2 == 2
+    same(records, records2)
+    same(final, final2)
+    # the stored form is `run`'s: the same seeds computed without a store
+    same((records, final), realistic_runs.run(cfg, 2))
     # every field of the config is in the key: another seed, or the shuffled control, is another run
     key = realistic_runs.run_key
-    assert key(cfg.replace(seed=1), 2, False) != key(cfg, 2, False)
-    assert key(cfg, 2, True) != key(cfg, 2, False)
-    assert key(cfg, 3, False) != key(cfg, 2, False)
+    assert key(cfg.replace(seed=1), 0, False) != key(cfg, 0, False)
+    assert key(cfg, 0, True) != key(cfg, 0, False)
+    assert key(cfg, 1, False) != key(cfg, 0, False)
+
+
+def same(mine, back):
+    """Equal bit for bit, dtypes and shapes included (NaN equal to NaN)."""
+    if isinstance(mine, tuple):
+        for m, b in zip(mine, back, strict=True):
+            same(m, b)
+        return
+    assert mine.keys() == back.keys()
+    for k in mine:
+        x, y = np.asarray(mine[k]), np.asarray(back[k])
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), k
+
+
+def test_seeds_on_local_dask_workers_equal_the_in_process_seeds(tmp_path):
+    """A worker process computes the seeds (the same compiled program on the same CPU; one worker
+    keeps the cluster's start and compilation to one process): the stored seeds and the combined
+    records equal the in-process ones bit for bit."""
+    cfg = cr.realistic_config(CFG, PLAN).replace(N=64)
+    here = realistic_runs.run_stored(Store(tmp_path / "here"), cfg, 2)
+    there = realistic_runs.run_stored(Store(tmp_path / "there"), cfg, 2, executor={"workers": 1})
+    assert here[2] == there[2] == 0
+    same(here[:2], there[:2])
+
+
+@pytest.mark.parametrize("argv,named", [(["--workers", "0"], "workers = 0"),
+                                        (["--security", "x.toml"], "security = 'x.toml'"),
+                                        (["--workers", "2", "--scheduler", "tls://h:1"],
+                                         "are exclusive")])
+def test_bad_executor_options_are_refused_before_any_work(tmp_path, capsys, argv, named):
+    code = cli.main(["check-theorems", "jsl", "--quick", "--out", str(tmp_path), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and named in err and "Traceback" not in err, err
+    assert not (tmp_path / "points").exists() or not any((tmp_path / "points").iterdir())

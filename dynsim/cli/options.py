@@ -134,6 +134,23 @@ def one_item_list(kind):
     return parse
 
 
+def cluster_options(group, what: str, default: str) -> None:
+    """--scheduler, --security, --workers: where `what` run (`dynsim.sweeps.executors`)."""
+    group.add_argument("--scheduler", default=None, metavar="tls://HOST:PORT",
+                       help=f"run {what} on this existing Dask scheduler (a SLURM cluster "
+                            "through dask-jobqueue: docs/sweeps.md §6); with --security FILE "
+                            "for a TLS one (a tcp:// scheduler is unauthenticated: a warning says "
+                            "so)")
+    group.add_argument("--security", default=None, metavar="FILE",
+                       help="TOML file with tls_ca_file, tls_client_cert (and tls_client_key): "
+                            "the --scheduler's TLS credentials, paths relative to FILE "
+                            "(docs/sweeps.md §6)")
+    group.add_argument("--workers", type=int, default=None,
+                       help=f"run {what} on a private local Dask cluster of this many worker "
+                            "processes: TLS with temporary credentials, listening on 127.0.0.1 "
+                            f"only (default: {default})")
+
+
 def axis_options(parser: argparse.ArgumentParser, setting) -> None:
     """One option per config field taking one value or a comma-separated list (a swept axis); a field with its own
     syntax (a setting's field parser) takes one value."""

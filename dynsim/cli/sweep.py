@@ -40,15 +40,7 @@ def sweep_arguments(parser, setting: Setting) -> None:
                           "(default: 16)")
     run.add_argument("--batch-size", type=int, default=8,
                      help="points per vmapped batch inside a chunk; bounds memory (default: 8)")
-    run.add_argument("--scheduler", default=None, metavar="tls://HOST:PORT",
-                     help="run the chunks on this existing Dask scheduler; with --security FILE for a TLS one (a "
-                          "tcp:// scheduler is unauthenticated: a warning says so)")
-    run.add_argument("--security", default=None, metavar="FILE",
-                     help="TOML file with tls_ca_file, tls_client_cert (and tls_client_key): the --scheduler's TLS "
-                          "credentials, paths relative to FILE (docs/sweeps.md §6)")
-    run.add_argument("--workers", type=int, default=None,
-                     help="run the chunks on a private local Dask cluster of this many worker processes: TLS with "
-                          "temporary credentials, listening on 127.0.0.1 only")
+    options.cluster_options(run, "the chunks", "in this process")
     run.add_argument("--dashboard", action="store_true",
                      help="with --workers: start the Dask dashboard, on 127.0.0.1 only (any user of this machine can "
                           "read it); its address is printed. Needs bokeh (default: no dashboard)")

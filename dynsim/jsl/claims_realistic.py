@@ -81,6 +81,16 @@ def total_runs(quick: bool, only=None) -> int:
             + len(plan.fig2_grid) * wanted(only, "Figure 2"))
 
 
+def pending_seeds(cfg: JSLConfig, quick: bool, seeds: int, only,
+                  root: Optional[str]) -> tuple[list, int]:
+    """The N of each realistic seed `realistic_items` would compute that is not stored under `root`
+    (None: nothing stored), and how many seeds the claims need in all."""
+    plan = QUICK if quick else FULL
+    runs = [(N, False) for N in n_ladder(plan, only)]
+    runs += [(plan.n_ladder[-1], True)] if runs and only is None else []  # the shuffled control
+    return realistic_runs.missing(realistic_config(cfg, plan), runs, seeds, root), len(runs) * seeds
+
+
 def _sizes(rc: JSLConfig, seeds: int) -> str:
     return (f"realistic problem (E) at D={rc.D}, C={rc.C}, d={rc.d}, q={rc.q}, p={rc.p}, nu={rc.nu}, unit temperature, "
             f"eta={rc.eta}, omega={rc.omega}, T={rc.steps} steps, {seeds} seeds, test on {rc.n_test}")
@@ -296,29 +306,18 @@ def figure_2_claim(left: dict, regime: str, statement: str = "Figure 2", seeds: 
         details=left)
 
 
-def _runner(store: Optional[Store], log: LOG):
-    """realistic_runs.run, or its stored form when a store is given (finished runs read back)."""
-    if store is None:
-        return realistic_runs.run
-
-    def run(rc: JSLConfig, seeds: int, shuffle: bool = False):
-        records, final, loaded = realistic_runs.run_stored(store, rc, seeds, shuffle=shuffle)
-        if loaded:
-            log(f"  read back from the store {store.root} (finished earlier)")
-        return records, final
-
-    return run
-
-
 def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambda s: None,
-                    plan: Optional[Plan] = None, only=None, store: Optional[Store] = None) -> list:
+                    plan: Optional[Plan] = None, only=None, store: Optional[Store] = None,
+                    executor: Optional[dict] = None) -> list:
     """Every realistic-run claim and measurement of JSL (module docstring); `plan` overrides the sizes (tests);
     `only`: the claims asked for (None: all), each run made only when an asked claim needs it;
-    `store`: a `dynsim.store.Store` holding the realistic runs (the N ladder and the shuffled
-    control), so a rerun after an interruption computes only the runs not finished."""
+    `store`: a `dynsim.store.Store` holding each seed of the realistic runs (the N ladder and the
+    shuffled control), so a rerun after an interruption computes only the seeds not finished;
+    `executor`: where those seeds run (`dynsim.sweeps.executors.run`'s scheduler, workers,
+    security; needs `store`)."""
     plan = plan or (QUICK if quick else FULL)
     rc = realistic_config(cfg, plan)
-    run = _runner(store, log)
+    run = realistic_runs.runner(store, log, executor)
     ladder = {}
     for N in n_ladder(plan, only):
         log(f"realistic: N = {N}, {rc.steps} steps, {seeds} seeds ...")

@@ -10,6 +10,7 @@ import reduced.jsl
 from dynsim.checker import compare
 from dynsim.claims import parse_only
 from dynsim.store import Store
+from dynsim.sweeps import executors
 from dynsim.cli import flow, options, output
 from reduced.jsl.symbolic import render
 
@@ -75,9 +76,11 @@ def check_arguments(parser, setting) -> None:
     output.only_option(g, theorems.CLAIMS)
     g.add_argument("--json", action="store_true",
                    help="print {\"config\": {...}, \"claims\": [...], \"measurements\": [...]} instead of the table")
-    output.out_options(g, "output directory; the realistic runs are stored in DIR/points, so "
-                          "the same command run again reads back every run an interruption "
-                          "left finished")
+    output.out_options(g, "output directory; each seed of the realistic runs is stored in "
+                          "DIR/points as it finishes, so the same command run again reads back "
+                          "every seed an interruption left finished")
+    options.cluster_options(parser.add_argument_group("where the realistic seeds run"),
+                            "the realistic seeds", "in this process, one by one")
 
 
 def derive_arguments(parser, setting) -> None:
@@ -181,12 +184,15 @@ def run_check(args) -> int:
                          "the gradient flow to t = eta * steps)")
     claims_idealized.ladder_configs(cfg, args.quick, args.sizes)  # the judged D and each size valid, before any run
     only = parse_only(args.only, theorems.CLAIMS)
+    executors.check(args.scheduler, args.workers, args.security)
+    executor = {"scheduler": args.scheduler, "workers": args.workers, "security": args.security}
     config = {**cfg.to_dict(), "quick": args.quick, "seeds": args.seeds, "ladder": list(sizes),
               "only": sorted(only) if only else None}
     return output.run_claims(args, theorems.runs(cfg, quick=args.quick, seeds=args.seeds, sizes=sizes, only=only),
                              lambda log: theorems.check_theorems(cfg, quick=args.quick, seeds=args.seeds, log=log,
                                                                  sizes=sizes, only=only,
-                                                                 store=Store(args.out)),
+                                                                 store=Store(args.out),
+                                                                 executor=executor),
                              config, unit="runs")
 
 

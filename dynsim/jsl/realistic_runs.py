@@ -20,6 +20,9 @@ with the training labels shuffled (a negative control). Added at the final step 
 
 from __future__ import annotations
 
+import os
+from typing import Callable, Optional
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -27,6 +30,7 @@ from scipy.stats import chi2
 
 from dynsim import store as store_mod
 from dynsim.jsl import JSLConfig, data, partition
+from dynsim.sweeps import executors
 from dynsim.trajectory import Trajectory, seed_statistics
 from full.jsl import realistic, sampling
 from full.jsl.training import model_for
@@ -34,8 +38,8 @@ from full.jsl.training import model_for
 LEMMA_4_2_CONFIDENCE = 0.99  # confidence of the chi_{d-1} quantile in eps_c(N)
 # part of a stored run's key: bump it when what `run` computes changes, so that older stored runs
 # are recomputed
-# (2: the f*-errors read the latent signs, `data.signs`)
-RUN_VERSION = 2
+# (2: the f*-errors read the latent signs, `data.signs`; 3: one stored point per seed)
+RUN_VERSION = 3
 
 
 def f_star(cfg: JSLConfig, s):
@@ -85,30 +89,47 @@ def _one_seed(cfg: JSLConfig, shuffle, key, w_star):
     return rec, final
 
 
-_seeds_jit = jax.jit(jax.vmap(_one_seed, in_axes=(None, None, 0, None)), static_argnums=0)
+_seed_jit = jax.jit(_one_seed, static_argnums=0)
+
+
+def seed_run(cfg: JSLConfig, r: int, shuffle: bool = False) -> tuple[dict, dict]:
+    """Seed r of `run` alone (its key k_r, `realistic.seed_key`): (records, finals) as numpy arrays
+    of that seed. A plain top-level function of plain data, so it runs the same in this process or
+    on a Dask worker (`dynsim.sweeps.executors`)."""
+    w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
+    rec, final = _seed_jit(cfg, jnp.asarray(bool(shuffle)), realistic.seed_key(cfg, r), w_star)
+    return ({k: np.asarray(v) for k, v in rec.items()},
+            {k: np.asarray(v) for k, v in final.items()})
+
+
+def combine(cfg: JSLConfig, per_seed: list) -> tuple[dict, dict]:
+    """`run`'s (seed statistics of the records, finals with a leading seed axis) from the seeds'
+    (records, finals) in seed order; finals also get "bound" and "relaxation_steps"."""
+    records = {k: np.stack([rec[k] for rec, _ in per_seed]) for k in per_seed[0][0]}
+    final = {k: np.stack([fin[k] for _, fin in per_seed]) for k in per_seed[0][1]}
+    quantile = float(np.sqrt(chi2.ppf(LEMMA_4_2_CONFIDENCE, cfg.d - 1)))
+    final["bound"] = (final["grad_norm"] * quantile
+                      / (cfg.sigma * final["curvature"] * np.abs(final["alpha"])))
+    final["relaxation_steps"] = 1.0 / (cfg.eta * cfg.sigma**2 * final["curvature"])
+    return seed_statistics(records), final
 
 
 def run(cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dict]:
-    """`seeds` realistic runs (seed r has realistic.run's key k_r): (seed statistics of the records, numpy finals).
+    """`seeds` realistic runs (seed r has realistic.run's key k_r), one after the other
+    (`seed_run`): (seed statistics of the records, numpy finals).
 
     finals also holds "bound" (seeds,): bound_c of the module docstring at c = LEMMA_4_2_CONFIDENCE.
     """
     realistic.check_seeds(seeds)
-    w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
-    keys = jax.vmap(lambda r: realistic.seed_key(cfg, r))(jnp.arange(seeds))
-    rec, final = _seeds_jit(cfg, jnp.asarray(bool(shuffle)), keys, w_star)
-    final = {k: np.asarray(v) for k, v in final.items()}
-    quantile = float(np.sqrt(chi2.ppf(LEMMA_4_2_CONFIDENCE, cfg.d - 1)))
-    final["bound"] = final["grad_norm"] * quantile / (cfg.sigma * final["curvature"] * np.abs(final["alpha"]))
-    final["relaxation_steps"] = 1.0 / (cfg.eta * cfg.sigma**2 * final["curvature"])
-    return seed_statistics(rec), final
+    return combine(cfg, [seed_run(cfg, r, shuffle) for r in range(seeds)])
 
 
-def run_key(cfg: JSLConfig, seeds: int, shuffle: bool) -> str:
-    """The store key of `run(cfg, seeds, shuffle=shuffle)`: every field of cfg, the seeds, the
-    shuffle, the confidence and RUN_VERSION."""
-    return store_mod.point_key({"setting": "jsl", "run": "realistic_runs.run",
-                                "run_version": RUN_VERSION, "config": cfg.to_dict(), "seeds": seeds,
+def run_key(cfg: JSLConfig, r: int, shuffle: bool) -> str:
+    """The store key of seed r of `run(cfg, ..., shuffle=shuffle)`: every field of cfg, the seed
+    index, the shuffle, the confidence and RUN_VERSION."""
+    return store_mod.point_key({"setting": "jsl", "run": "realistic_runs.seed_run",
+                                "run_version": RUN_VERSION, "config": cfg.to_dict(),
+                                "seed_index": r,
                                 "shuffle": bool(shuffle),
                                 "lemma_4_2_confidence": LEMMA_4_2_CONFIDENCE})
 
@@ -117,20 +138,63 @@ def _packed(arrays: dict) -> Trajectory:
     return Trajectory([0], {k: np.asarray(v)[None] for k, v in arrays.items()}, {})
 
 
-def run_stored(store, cfg: JSLConfig, seeds: int, *,
-               shuffle: bool = False) -> tuple[dict, dict, bool]:
-    """`run`, read from `store` (a `dynsim.store.Store`) when it holds this run, else computed and
-    written there (atomically, before returning). Returns (records, finals, loaded). The seeds of
-    one run are one compiled program and finish together: an interrupted run loses no finished
-    seed."""
+def compute_seed(cfg: dict, r: int, shuffle: bool) -> tuple[int, dict, dict]:
+    """A task of `run_stored` (config as a dict: plain data for a Dask worker): (r, records,
+    finals)."""
+    return (r, *seed_run(JSLConfig(**cfg), r, shuffle))
+
+
+def run_stored(store, cfg: JSLConfig, seeds: int, *, shuffle: bool = False,
+               executor: Optional[dict] = None,
+               log: Callable[[str], None] = lambda s: None) -> tuple[dict, dict, int]:
+    """`run`, each seed read from `store` (a `dynsim.store.Store`) when it holds it, else computed
+    and written there (atomically) as soon as it finishes: an interruption loses only the seeds
+    still running. `executor`: where the missing seeds run, `dynsim.sweeps.executors.run`'s
+    scheduler, workers, security (None: here, one after the other). Returns (records, finals,
+    seeds read back)."""
     realistic.check_seeds(seeds)
-    key = run_key(cfg, seeds, shuffle)
-    found = store.load(key, trajectories=True)
-    if found is not None:
-        t = found["trajectories"]
-        unpack = {name: {k: v[0] for k, v in t[name].items()} for name in ("records", "final")}
-        return unpack["records"], unpack["final"], True
-    records, final = run(cfg, seeds, shuffle=shuffle)
-    store.save(key, {"config": cfg.to_dict(), "seeds": seeds, "shuffle": bool(shuffle)},
-               {"records": _packed(records), "final": _packed(final)})
-    return records, final, False
+    got: dict = {}
+    for r in range(seeds):
+        found = store.load(run_key(cfg, r, shuffle), trajectories=True)
+        if found is not None:
+            t = found["trajectories"]
+            got[r] = tuple({k: v[0] for k, v in t[name].items()} for name in ("records", "final"))
+    loaded = len(got)
+    todo = [(cfg.to_dict(), r, bool(shuffle)) for r in range(seeds) if r not in got]
+    for r, records, final in executors.run(todo, fn=compute_seed, log=log, **(executor or {})):
+        store.save(run_key(cfg, r, shuffle), {"config": cfg.to_dict(), "seed_index": r,
+                                              "shuffle": bool(shuffle)},
+                   {"records": _packed(records), "final": _packed(final)})
+        got[r] = (records, final)
+    return (*combine(cfg, [got[r] for r in range(seeds)]), loaded)
+
+
+def runner(store, log: Callable[[str], None], executor: Optional[dict] = None) -> Callable:
+    """`run`, or its stored form when a store is given (`run_stored`: finished seeds read back, the
+    others run where `executor` says)."""
+    if store is None:
+        if executor and any(executor.values()):
+            raise ValueError("workers or a scheduler need a store (--out) to write the seeds to")
+        return run
+
+    def stored(rc: JSLConfig, seeds: int, shuffle: bool = False):
+        records, final, loaded = run_stored(store, rc, seeds, shuffle=shuffle, executor=executor,
+                                            log=log)
+        if loaded:
+            log(f"  {loaded} of {seeds} seeds read back from the store {store.root} (finished "
+                "earlier)")
+        return records, final
+
+    return stored
+
+
+def missing(cfg: JSLConfig, runs: list, seeds: int, root: Optional[str]) -> list:
+    """The N of every seed of `runs` = [(N, shuffle)] at cfg that the store under `root` does not
+    hold (None: every seed), without opening or creating anything there."""
+    if root is None or not os.path.isdir(os.path.join(root, "points")):  # nothing stored yet
+        return [N for N, _ in runs for _ in range(seeds)]
+
+    def held(N, r, shuffle):
+        return os.path.exists(store_mod.point_path(root, run_key(cfg.replace(N=N), r, shuffle)))
+
+    return [N for N, shuffle in runs for r in range(seeds) if not held(N, r, shuffle)]

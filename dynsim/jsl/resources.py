@@ -5,10 +5,16 @@ a few operations per entry and step; the point is to refuse a run that cannot fi
 
 from __future__ import annotations
 
+from dynsim.claims import parse_only, wanted
 from dynsim.cli import options
 from dynsim.resources import FLOP_RATE, Need, record_need
 from full.jsl import population
 from reduced.jsl import configurations, sums
+
+from . import claims_glm
+from .claims_realistic import CLAIMS as REALISTIC_CLAIMS
+from .claims_realistic import FULL, QUICK, pending_seeds, realistic_config
+from .claims_idealized import CLAIMS as IDEALIZED_CLAIMS
 
 OBSERVABLES = 24  # numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded up
 DEFAULT_RUNS = 8  # replicates of --mode sampled and seeds of --mode realistic when not given
@@ -85,11 +91,40 @@ def estimate_compare(args) -> list:
 
 
 def estimate_realistic(args) -> list:
-    """`figure jsl-fig4|jsl-fig2`, `check-theorems jsl`: realistic runs of --seeds (check-theorems caps their steps)."""
-    v = options.values(args)
-    if getattr(args, "quick", None) is not None:  # check-theorems: the realistic GD runs stop at 2,000 steps
-        v = {**v, "steps": min(int(v["steps"]), 2000), "record_every": max(int(v["record_every"]), 1)}
-    return needs(v, "full", {"mode": "realistic", "seeds": args.seeds})
+    """`figure jsl-fig4|jsl-fig2`: realistic runs of --seeds."""
+    return needs(options.values(args), "full", {"mode": "realistic", "seeds": args.seeds})
+
+
+def estimate_check(args) -> list:
+    """`check-theorems jsl`: the realistic seeds still to run at the realistic runs' sizes, one seed
+    at a time (or one per worker), those --out holds already left out."""
+    cfg = options.config(args)
+    only = parse_only(args.only, IDEALIZED_CLAIMS + REALISTIC_CLAIMS)
+    plan = QUICK if args.quick else FULL
+    rc = realistic_config(cfg, plan)
+    out = []
+    if wanted(only, "Theorem 3.1"):  # the GLM's seeds run side by side (vmapped)
+        N, n_test = ((min(cfg.N, claims_glm.QUICK_N), min(cfg.n_test, claims_glm.QUICK_N_TEST))
+                     if args.quick else (cfg.N, cfg.n_test))
+        S = args.seeds
+        out.append(Need(f"GLM (Theorem 3.1): seeds {S} x (N + n_test) {N + n_test:,} x D {cfg.D} "
+                        f"x d {cfg.d}", {"--seeds": S, "--N": N, "--n-test": n_test},
+                        bytes=16.0 * S * (N + n_test) * cfg.D * cfg.d,
+                        flops=6.0 * S * N * cfg.D * cfg.d * min(cfg.steps, claims_glm.GLM_STEPS),
+                        instead="fewer --seeds or a smaller --N / --n-test",
+                        work_options={"--steps": cfg.steps}))
+    pending, total = pending_seeds(cfg, args.quick, args.seeds, only, args.out)
+    if not pending:
+        return out
+    top = max(pending)
+    at_once = max(1, min(int(args.workers or 1), len(pending)))
+    return out + [Need(f"realistic seeds: {len(pending)} of {total} to run ({total - len(pending)} "
+                 f"stored in {args.out}), each N up to {top:,} (+ {rc.n_test:,} test) x D {rc.D} "
+                 f"x d {rc.d}",
+                 {"--seeds": args.seeds}, bytes=16.0 * at_once * (top + rc.n_test) * rc.D * rc.d,
+                 flops=sum(6.0 * N * rc.D * rc.d * rc.steps for N in pending),
+                 instead="fewer --seeds, --quick, or --only the claims wanted",
+                 work_options={"--steps": rc.steps})]
 
 
 def estimate_transfer(args) -> list:

@@ -49,7 +49,7 @@ COMMANDS = (
                         "downstream feature fine-tune only v, from N(0, omega^2), on N~ samples with A frozen: (a) the "
                         "pretrained A, (b) A at initialization, (c) a GLM baseline. Prints test error against N~ and "
                         "writes transfer.png, transfer.json."),
-    Command("check-theorems", "jsl", cli.check_arguments, cli.run_check, estimate=resources.estimate_realistic,
+    Command("check-theorems", "jsl", cli.check_arguments, cli.run_check, estimate=resources.estimate_check,
             description="Judge JSL's claims (docs/jsl.md 12-13): Lemma 4.1 (full exact run), Lemma 4.3 (d gamma > 0 "
                         "at every saved state), Theorem 4.1 (gap to the Bayes error against f* decreasing over the "
                         "ladder D = 36, 40, 44, 48 with q(D - C) kept; --quick: 32, 36, 40; --sizes), Theorem 3.1 "

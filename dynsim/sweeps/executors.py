@@ -118,24 +118,27 @@ def _workers_ignore_sigint():
 
 
 def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int] = None, security: Any = None,
-        dashboard: bool = False, log: Optional[Callable[[str], None]] = None) -> Iterator[list]:
-    """Each task's result, as it finishes (in order in-process; in completion order on Dask). In process, a task is
-    taken from `tasks` only when the previous one is done (a sweep claims its points then)."""
+        dashboard: bool = False, log: Optional[Callable[[str], None]] = None,
+        fn: Callable = compute_chunk) -> Iterator:
+    """fn(*task) of each task, as it finishes (in order in-process; in completion order on Dask).
+    In process, a task is taken from `tasks` only when the previous one is done (a sweep claims its
+    points then). `fn`: a top-level function of plain data (by default a sweep's chunk,
+    `compute_chunk`)."""
     if scheduler is None and workers is None:
         for task in tasks:
             try:
-                result = compute_chunk(*task)
+                result = fn(*task)
             except Exception as exc:
                 if progress.interrupted(exc):  # Ctrl-C inside a compiled run: a KeyboardInterrupt for the caller
                     raise KeyboardInterrupt from exc
                 raise
             yield result
         return
-    yield from _dask(tasks, scheduler, workers, security, dashboard, log)
+    yield from _dask(tasks, scheduler, workers, security, dashboard, log, fn)
 
 
 def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], security: Any, dashboard: bool,
-          log: Optional[Callable[[str], None]]) -> Iterator[list]:
+          log: Optional[Callable[[str], None]], fn: Callable) -> Iterator:
     from distributed import Client, as_completed
 
     tasks = list(tasks)  # every chunk is claimed now: they run in parallel
@@ -162,7 +165,7 @@ def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], sec
     futures = []
     try:
         # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled by Dask
-        futures = [client.submit(compute_chunk, *task, pure=False) for task in tasks]
+        futures = [client.submit(fn, *task, pure=False) for task in tasks]
         for future in as_completed(futures):
             yield future.result()
     except BaseException:  # Ctrl-C, or a failed task: our own workers are killed, not asked to finish their chunks
