@@ -110,7 +110,7 @@ def test_two_phase_is_not_applicable_near_the_boundary():
     applicable, naming it, not fails."""
     near = ladder.run_rung(BASE.replace(mask_ratio=0.75, kappa_c=0.8), 1024, STEPS, quiet, beside=False)
     c = theorems.two_phase_claim(near)
-    assert c.verdict == NOT_APPLICABLE and "(1 - gamma) P^Delta >= 4" in c.why(), c.why()
+    assert c.verdict == NOT_APPLICABLE and "(1 - gamma) C_1^2 / (P C_n) >= 4" in c.why(), c.why()
     # only the margin is false
     assert 0 < c.measured < 0.1 and near.own_area_empty < theorems.MEAN_FIELD_Q_RATES
 

@@ -11,7 +11,7 @@ import numpy as np
 from dynsim import trends
 from dynsim.claims import Claim, Premise, judge
 
-from . import ladder
+from . import ladder, phases
 from .premises import (CONFIDENCE, MEAN_FIELD_Q_RATES, PHASE_MARGIN, delta_premise, margin_premise,
                        mean_field_premise, where)
 
@@ -32,55 +32,63 @@ def cluster_at(rung: ladder.Rung, reading: str) -> str:
 
 def two_phase_claim(rung: ladder.Rung) -> Claim:
     """Theorem 4.1 / F.3 (Delta > 0): every local patch is two-phase with a Phase-I drop >= log 2 /
-    z."""
+    z, judged on every local class whose own margin reaches PHASE_MARGIN."""
     frac = float(np.mean([lab == "two-phase" for lab in rung.labels])) if rung.labels else math.nan
-    drop = (math.nan if rung.diverged else rung.drop_at_switch if math.isfinite(rung.drop_at_switch)
-            else -math.inf)
-    smallest, where = smallest_drop(rung)
+    rows = class_drops(rung)
+    inside = [r for r in rows if r["margin"] >= PHASE_MARGIN]
+    drop, where = _smallest(inside or rows, rung)  # no class inside: the premise says so
     c = rung.cfg
+    top = max((r["margin"] for r in rows), default=math.nan)
+    margin = Premise(f"(1 - gamma) C_1^2 / (P C_n) >= {PHASE_MARGIN:g} for some local class (a "
+                     "Phase I the ladder can resolve; classes below it are not judged)", top, ">=",
+                     PHASE_MARGIN, f"the largest over the local classes at P = {c.P}")
     return judge(
         "F.3 two-phase", reading_class="literal", relation=">=", threshold=PHASE_DROP,
-        measured=drop, at=f"P = {c.P}" + cluster_at(rung, "drop_at_switch"),
+        measured=drop, at=f"P = {c.P}" + where,
         statement="Theorem 4.1 (F.3): for Delta > 0 and local p the dynamics have two phases: "
                   "A_{p,v_{k,1}} first decreases (Phase I), then A_{p,v_{k,n}} grows and Attn_n -> "
                   "1 (Phase II)",
         reading="every local patch of every cluster classifies two-phase (phases.classify: "
-                "stage 1 on the first GD step, then Lemma 5.3's switch), and the representative "
-                "local patch's global FP correlation (each cluster's first local patch, an area "
-                "of the typical size; the smallest drop over the clusters) has fallen by at least "
-                "log 2 / z at the switch (Phase I at least halves its global attention). Areas of "
-                "other sizes (the grid's remainder) have their own gap; their smallest drop is "
-                "reported (details), not judged: docs/mim.md §6",
+                "stage 1 on the first GD step, then Lemma 5.3's switch), and every local class "
+                "(K > 1: every cluster's joint cells) whose own margin (1 - gamma) P^Delta_n = "
+                "(1 - gamma) C_1^2 / (P C_n) is >= 4 has its global FP correlation fallen by at "
+                "least log 2 / z at its switch (Phase I at least halves its global attention); "
+                "the smallest such drop, -inf where one has no switch; classes with a smaller "
+                "margin are reported (details), not judged",
         regime=f"reduced, {ladder.JUDGED}, P = {c.P}, T = {c.steps}, Delta = {c.delta:.3f}, gamma "
                f"= {c.mask_ratio}",
-        premises=[delta_premise([rung]), margin_premise(rung, representative=True),
-                  mean_field_premise([rung], MEAN_FIELD_Q_RATES)],
+        premises=[delta_premise([rung]), margin, mean_field_premise([rung], MEAN_FIELD_Q_RATES)],
         derivation="log 2: a stated definition of a phase (the global attention at least halves "
-                   "before the target takes over); the theory's drop is (1/2) log((1 - gamma) "
-                   f"P^Delta), which reaches log 2 where (1 - gamma) P^Delta >= {PHASE_MARGIN:g} "
-                   "(the premise)",
+                   "before the target takes over); the theory's drop for own area n is (1/2) "
+                   "log((1 - gamma) C_1^2 / (P C_n)) (the size-corrected switch level), which "
+                   f"reaches log 2 where that margin is >= {PHASE_MARGIN:g}",
         negative_control="steps = 2 (no switch) fails; Delta < 0 and (1 - gamma) P^Delta < 4 are "
                          "not applicable: tests/test_verdict_matrix_mim.py",
         conditions={"all local patches two-phase": frac == 1.0},
         details={"fraction_two_phase": frac, "switch_step": rung.switch_step,
-                 "smallest_drop_any_local_class": {"drop": smallest, "at": where.lstrip(", ")},
+                 "classes_judged": len(inside),
+                 "outside_the_margin": [r for r in rows if r["margin"] < PHASE_MARGIN],
                  "predicted_drop_(1/2)log((1-gamma)P^Delta)": 0.5 * math.log(rung.predicted_ratio)})
 
 
-def smallest_drop(rung: ladder.Rung) -> tuple[float, str]:
-    """The smallest Phase-I drop -A_global(T1) over every local query class (K > 1: joint cell) of
-    every cluster (`Rung.switches`), -inf where one has no switch, NaN when the run diverged; and
-    where it is (', cluster k, area n')."""
-    if rung.diverged:
+def class_drops(rung: ladder.Rung) -> list[dict]:
+    """Every local class's (K > 1: joint cell's) cluster k, own area n, size C_n, margin (1 - gamma)
+    C_1^2 / (P C_n) (gamma realised) and Phase-I drop -A_global at its switch (NaN: no switch)."""
+    c = rung.cfg
+    gamma = phases.gamma_of(c)
+    return [{"k": k, "n": n, "C_n": C, "margin": (1 - gamma) * len(c.areas[k][0]) ** 2 / (c.P * C),
+             "drop": -level} for (k, n, C, level, _) in rung.switches]
+
+
+def _smallest(rows: list, rung: ladder.Rung) -> tuple[float, str]:
+    """The smallest drop of `rows` (-inf for a class without a switch, first) and where it is; NaN
+    when the run diverged or no class is judged."""
+    if rung.diverged or not rows:
         return math.nan, ""
-    if not rung.switches:  # no local class read: the representative (itself -inf without a switch)
-        drop = rung.drop_at_switch
-        return (drop if math.isfinite(drop) else -math.inf), cluster_at(rung, "drop_at_switch")
-    drops = np.array([-s[3] for s in rung.switches])
+    drops = np.array([r["drop"] for r in rows])
     j = int(np.flatnonzero(np.isnan(drops))[0]) if np.any(np.isnan(drops)) else int(np.argmin(drops))
-    k, n = rung.switches[j][:2]
-    return (-math.inf if math.isnan(drops[j]) else float(drops[j]),
-            (f", cluster {k}" if rung.cfg.K > 1 else "") + f", area {n}")
+    where = (f", cluster {rows[j]['k']}" if rung.cfg.K > 1 else "") + f", area {rows[j]['n']}"
+    return (-math.inf if math.isnan(drops[j]) else float(drops[j])), where
 
 
 def rate_ratio_claim(rungs: Sequence[ladder.Rung]) -> Claim:
@@ -130,7 +138,8 @@ def _cluster_of(rung: ladder.Rung, reading: str) -> dict:
 
 
 def _switch_premises(rungs: Sequence[ladder.Rung]) -> list[Premise]:
-    return [delta_premise(rungs), margin_premise(min(rungs, key=lambda r: r.predicted_ratio)),
+    return [delta_premise(rungs), min((margin_premise(r) for r in rungs),
+                                     key=lambda m: (not math.isnan(m.measured), m.measured)),
             mean_field_premise(rungs, MEAN_FIELD_Q_RATES)]
 
 

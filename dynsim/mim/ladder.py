@@ -310,14 +310,18 @@ def phase1(t, cfg: MIMConfig, sw, k: int = 0) -> dict:
 
 
 def projected_pp_max(t, until: float) -> float:
-    """max over the steps s <= until, the clusters k' and (p, q) of |B_{k',p,q}| (K = 1: |B|), read
-    at every step (`reduced.mim.simulate(every_step=True)`); NaN when the run did not record every
+    """max over the times s <= until, the clusters k' and (p, q) of |B_{k',p,q}| (K = 1: |B|), read
+    at every step (`reduced.mim.simulate(every_step=True)`) and at `until` itself, interpolated
+    linearly between its two steps (as the scale A_1(T1) is); NaN when the run did not record every
     step."""
     if "pp_cluster_max_steps" not in t.observables:
         return math.nan
     steps, values = step_series(t.steps, t["pp_cluster_max_steps"])
-    start = np.asarray(t["pp_max"])[:1]  # step 0 (Q = 0)
-    return float(np.max(np.concatenate([start, np.ravel(values[steps <= until])])))
+    steps = np.concatenate([[0], steps])  # step 0: Q = 0
+    values = np.concatenate([np.asarray(t["pp_max"])[:1, None] * np.ones((1, values.shape[1])),
+                             values])
+    at = [np.interp(until, steps, values[:, k]) for k in range(values.shape[1])]
+    return float(np.max(np.concatenate([np.ravel(values[steps <= until]), at])))
 
 
 def first_step(cfg: MIMConfig, dynamics: str = JUDGED) -> Trajectory:

@@ -10,7 +10,7 @@ import numpy as np
 
 from dynsim.claims import Premise
 
-from . import ladder
+from . import ladder, phases
 
 EPS = 0.01  # Theorem 4.1's epsilon ("for any 0 < eps < 1"); the loss gap must be <= EPS at T
 CONFIDENCE = 0.95  # two-sided interval of every ladder slope (dynsim.trends.fit)
@@ -60,18 +60,13 @@ def delta_premise(rungs: Sequence[ladder.Rung]) -> Premise:
                    f"smallest at P = {low.cfg.P}")
 
 
-def margin_premise(rung: ladder.Rung, representative: bool = False) -> Premise:
-    """|Delta| large enough at this P: (1 - gamma) P^Delta >= PHASE_MARGIN, Delta every cluster's;
-    `representative`: the gap of each cluster's representative local area n = 1,
-    P^Delta_n = C_1^2 / (P C_n), the smallest over the clusters (what F.3 judges)."""
+def margin_premise(rung: ladder.Rung) -> Premise:
+    """|Delta| large enough at this P: (1 - gamma) P^Delta >= PHASE_MARGIN, gamma realised, Delta
+    every cluster's."""
     c = rung.cfg
-    if representative:
-        ratio = min((1 - c.mask_ratio) * len(a[0]) ** 2 / (c.P * len(a[1])) for a in c.areas)
-        what = "each cluster's representative local area, "
-    else:
-        ratio, what = (1 - c.mask_ratio) * c.P ** cluster_delta(c), ""
+    ratio = (1 - phases.gamma_of(c)) * c.P ** cluster_delta(c)
     return Premise(f"(1 - gamma) P^Delta >= {PHASE_MARGIN:g} (a Phase I the ladder can resolve)",
-                   ratio, ">=", PHASE_MARGIN, f"{what}at P = {c.P}")
+                   ratio, ">=", PHASE_MARGIN, f"at P = {c.P}")
 
 
 def quick_note(rungs: Sequence[ladder.Rung]) -> list[str]:
