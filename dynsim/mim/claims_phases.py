@@ -86,7 +86,7 @@ def _smallest(rows: list, rung: ladder.Rung) -> tuple[float, str]:
     if rung.diverged or not rows:
         return math.nan, ""
     drops = np.array([r["drop"] for r in rows])
-    j = int(np.flatnonzero(np.isnan(drops))[0]) if np.any(np.isnan(drops)) else int(np.argmin(drops))
+    j = ladder.first_nan_or(drops, np.argmin)
     where = (f", cluster {rows[j]['k']}" if rung.cfg.K > 1 else "") + f", area {rows[j]['n']}"
     return (-math.inf if math.isnan(drops[j]) else float(drops[j])), where
 
@@ -216,7 +216,7 @@ def small_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     vals, worst = [], []
     for r in rungs:
         per = np.array([_small(r, c) for c in r.clusters])
-        j = int(np.flatnonzero(np.isnan(per))[0]) if np.any(np.isnan(per)) else int(np.argmax(per))
+        j = ladder.first_nan_or(per, np.argmax)
         vals.append(per[j])
         worst.append(r.clusters[j])
     bad = [i for i, r in enumerate(rungs)

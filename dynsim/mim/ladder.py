@@ -238,7 +238,7 @@ def representative(t, first, cfg: MIMConfig, k: int) -> Cluster:
                    c_min=min(len(a) for a in cfg.areas[k]))
 
 
-def _first_nan_or(values: np.ndarray, pick) -> int:
+def first_nan_or(values: np.ndarray, pick) -> int:
     """The index of the first NaN of `values`, else pick(values)."""
     nan = np.isnan(values)
     return int(np.flatnonzero(nan)[0]) if np.any(nan) else int(pick(values))
@@ -249,12 +249,12 @@ def _worst_ratio(reps, cfg: MIMConfig) -> int:
     side = math.copysign(1.0, math.log(predicted_ratio(cfg)))
     with np.errstate(divide="ignore", invalid="ignore"):
         agree = np.array([np.log(r.initial_ratio) * side for r in reps])
-    return _first_nan_or(agree, np.argmin)
+    return first_nan_or(agree, np.argmin)
 
 
 def _worst_drop(reps) -> int:
     """The cluster with the smallest Phase-I drop (one without a switch first)."""
-    return _first_nan_or(np.array([r.drop_at_switch for r in reps]), np.argmin)
+    return first_nan_or(np.array([r.drop_at_switch for r in reps]), np.argmin)
 
 
 def _worst_global(glob) -> int:

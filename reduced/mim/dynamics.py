@@ -196,15 +196,9 @@ def observe(cfg: MIMConfig, tab, valid, class_weight, state) -> dict:
     pop = tab[3]
     c, _ = rates(cfg, pop)
     loss, _, _, _, att = expectations(derive(), A, B, Bs, tab)
-    pp_max = pp_max_of(pop, state)
+    pp_max = joint_module.pp_max_of(pop, state)
     return {"fp_class": jnp.where(valid, A, jnp.nan), "area_attention_class": jnp.where(valid, att, jnp.nan),
             "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "loss": c * jnp.sum(class_weight * loss)}
-
-
-def pp_max_of(pop, state):
-    """max |B| over the held key types and |B_self| over the classes (`pp_max`)."""
-    _, B, Bs = state
-    return jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
 
 
 def initial_state(tab):
@@ -221,7 +215,8 @@ def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: boo
     c, per_entry = rates(cfg, tab[3])
     step = cfg.eta * c
     pop = tab[3]
-    per_step = (lambda y: {"pp_cluster_max_steps": pp_max_of(pop, y)[None]}) if every_step else None
+    per_step = ((lambda y: {"pp_cluster_max_steps": joint_module.pp_max_of(pop, y)[None]})
+                if every_step else None)
     state, _, rec = gd.run(lambda y: gradient(approx, tab, y), (step, step, step),
                            lambda y: observe(cfg, tab, valid, class_weight, y), initial_state(tab), cfg.steps,
                            cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True,

@@ -188,6 +188,12 @@ def observe(cfg: MIMConfig, tables, of_key, state) -> dict:
             "pp_corr": pp, "pp_max": jnp.max(jnp.abs(pp)), "loss": c * jnp.sum(loss)}
 
 
+def pp_max_of(pop, state):
+    """max |B| over the held key types (pop > 0) and |B_self| (`pp_max`; the class engine's too)."""
+    _, B, Bs = state[:3]
+    return jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
+
+
 def run(cfg: MIMConfig, tables, of_key, every_step: bool = False):
     """GD from Q = 0 in one lax.scan (`reduced.gd`); `every_step`: also max |B| after every step
     (pp_cluster_max_steps, one value: B itself, `gd.step_series`). Returns (final state, records)."""
@@ -202,10 +208,7 @@ def run(cfg: MIMConfig, tables, of_key, every_step: bool = False):
         _, gA, gB, gBs, _ = expectations(tables, y)
         return gA, gB, gBs
 
-    def pp_max(y):  # max |B| over each query's held key types and |B_self|
-        return jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(y[1]), 0.0)), jnp.max(jnp.abs(y[2])))
-
-    per_step = (lambda y: {"pp_cluster_max_steps": pp_max(y)[None]}) if every_step else None
+    per_step = (lambda y: {"pp_cluster_max_steps": pp_max_of(pop, y)[None]}) if every_step else None
     state, _, rec = gd.run(grad, (step, step, step), lambda y: observe(cfg, tables, of_key, y), y0, cfg.steps,
                            cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True,
                            every_step=per_step)
