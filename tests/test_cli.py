@@ -165,10 +165,10 @@ def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path,
     tests/test_jsl_claims.py). Sizes: the ladder D = 12, 16, 20 holds the judged D (no extra run for Lemma 4.3)
     and the realistic runs take the quick plan's smallest N only (one compiled program instead of two); every
     claim is still judged. What --quick alone records as the ladder is read without running (run_claims replaced)."""
-    from dynsim.jsl import claims_realistic
+    from dynsim.jsl import realistic_plan
 
-    monkeypatch.setattr(claims_realistic, "QUICK", dataclasses.replace(claims_realistic.QUICK,
-                                                                       n_ladder=claims_realistic.QUICK.n_ladder[:1]))
+    monkeypatch.setattr(realistic_plan, "QUICK", dataclasses.replace(realistic_plan.QUICK,
+                                                                     n_ladder=realistic_plan.QUICK.n_ladder[:1]))
     code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--sizes", "12,16,20", "--out", str(tmp_path)])
     data = json.loads(capsys.readouterr().out)
     assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [12, 16, 20]

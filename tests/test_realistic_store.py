@@ -58,7 +58,10 @@ def test_an_interrupted_ladder_reruns_only_the_unfinished_seeds(tmp_path, monkey
     assert any("2 of 2 seeds read back" in line for line in log)
     assert any("1 of 2 seeds read back" in line for line in log)
     claim = theorem_4_2(resumed)
-    assert claim.details["N"] == [64, 128] and claim.verdict in ("holds", "fails")
+    # at these N, GD at eta = 0.1 crosses its stability edge while the loss drops (eta lambda_max
+    # 2.8 at a record): not applicable, which is not what this test is about
+    assert claim.details["N"] == [64, 128]
+    assert claim.verdict in ("holds", "fails", "not applicable")
     # what is read back equals what was computed bit for bit (the next test), so the resumed
     # verdict is the uninterrupted one
 

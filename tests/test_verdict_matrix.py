@@ -53,6 +53,10 @@ MATRIX = [
      "test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels"),
     ("Theorem 4.2", "N = 500, 8000", HOLDS, "test_jsl_claims_realistic.py::test_theorem_4_2_holds_in_regime"),
     ("Theorem 4.2", "N = 500 only", FAILS, "test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples"),
+    ("Theorem 4.2", "eta = 0.6 at D = 9: GD past its stability edge", NA,
+     "test_realistic_stability.py::test_theorem_4_2_and_lemma_4_2_are_not_applicable_past_the_edge"),
+    ("Lemma 4.2 (realistic)", "eta = 0.6 at D = 9: GD past its stability edge", NA,
+     "test_realistic_stability.py::test_theorem_4_2_and_lemma_4_2_are_not_applicable_past_the_edge"),
     ("Theorem 5.1 (paired)", "associated A (gamma = 3, rho = -1)", HOLDS,
      "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A"),
     ("Theorem 5.1 (paired)", "anti-associated A (gamma = -1, rho = 0.3)", FAILS,
@@ -70,10 +74,6 @@ MATRIX = [
 # claim -> outcomes it cannot reach, and why (docs/claims.md says the same)
 UNREACHABLE = {
     "Lemma 4.1": {FAILS: "an exact symmetry: from a start on the manifold only a defect breaks it"},
-    "Lemma 4.2 (realistic)": {NA: "no premise beyond the run; before the off-line part relaxes the reading falls "
-                                  "back to 45 degrees instead"},
-    "Theorem 4.2": {NA: "its premises (Parametrization 3.1, N = poly(d)) are the configuration itself; the "
-                        "separation size is issue-level work on the realistic ladder"},
     "Theorem 5.1 (paired)": {NA: "the downstream task is built with the pretraining's sets by construction"},
     "Theorem 5.1 (o(1))": {NA: "the downstream task is built with the pretraining's sets by construction"},
     "Figure 2": {NA: "a search that never leaves the linear plateau is 'not evaluated', not a premise"},

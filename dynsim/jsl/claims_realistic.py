@@ -2,14 +2,12 @@
 (transfer: paired and absolute readings) and Figure 2 (docs/jsl.md §13).
 
 `realistic_items(cfg, quick=, seeds=, log=)` is what `check-theorems jsl` calls. The realistic runs are judged at
-`realistic_config(cfg)` (D = 9, C = 3, unit temperature, eta = 0.1: the size at which association is reached within
-a few thousand steps on 2 CPU cores), keeping cfg's q, p, nu, sigma_A, omega, seed and cfg.steps capped at the
-horizon (so `--steps 1` reaches every trained run).
+`realistic_plan.realistic_config(cfg, plan)`: the plan's D, C, q, eta and horizon (`realistic_plan`), keeping cfg's
+p, nu, sigma_A, omega, seed and cfg.steps capped at the horizon (so `--steps 1` reaches every trained run).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Optional
 
@@ -24,42 +22,16 @@ from full.jsl import fig2, transfer
 from . import realistic_runs, reference
 from .association import chance
 from .config import JSLConfig
+from .realistic_plan import FULL, QUICK, Plan, realistic_config, separation
+from .stability import stability_premises
 
 
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    """Sizes of the realistic claims: the N ladder of Theorem 4.2, its horizon, transfer's N~ and Figure 2's search."""
-
-    n_ladder: tuple[int, ...]
-    horizon: int  # cap on cfg.steps for the realistic runs
-    n_test: int
-    n_tilde: tuple[int, ...]
-    transfer_seeds: int
-    transfer_steps: int
-    fig2_grid: tuple[tuple[float, float], ...]  # (eta, omega) points of Figure 2's plateau search
-    fig2_steps: int  # cap on cfg.steps for Figure 2's runs
-    fig2_n: int
-
-
-FULL = Plan(n_ladder=(500, 2000, 8000), horizon=2000, n_test=4096, n_tilde=(8, 32), transfer_seeds=8,
-            transfer_steps=2000, fig2_grid=((0.005, 0.01), (0.02, 0.01), (0.005, 0.1), (0.001, 0.3)),
-            fig2_steps=4000, fig2_n=2048)
-QUICK = Plan(n_ladder=(500, 8000), horizon=2000, n_test=2048, n_tilde=(8,), transfer_seeds=8,
-             transfer_steps=2000, fig2_grid=(), fig2_steps=0, fig2_n=256)  # no Figure 2 search
 THEOREM_5_1 = ("Let A^ be the attention matrix obtained after pre-training as in subsection 4.2. Assume that we run GD "
                "for T iterations on (E~) to fine-tune the value vector. Using N~ <= polylog(D) samples, the model (T) "
                "transfers to D~ i.e. P_D~[f*(X) F_{A^, v~(T)}(X) > 0] >= 1 - o(1). (Theorem 5.1)")
 PAIRED_CONFIDENCE = 0.99  # one-sided, Theorem 5.1 paired and absolute readings
 RELAXATIONS = 10  # Lemma 4.2's prediction needs T >= this many relaxation times (the start's off-line part: e^-10)
 FIG2_DEFAULTS = dict(D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, omega=0.01, record_every=100)
-
-
-def realistic_config(cfg: JSLConfig, plan: Plan) -> JSLConfig:
-    """The realistic runs' config: D = 9, C = 3 (d = D, sigma = 1/sqrt(d)), unit temperature, eta = 0.1, cfg's q, p,
-    nu, sigma_A, omega and seed, steps = min(cfg.steps, plan.horizon)."""
-    return JSLConfig(D=9, C=3, p=cfg.p, q=cfg.q, nu=cfg.nu, sigma_A=cfg.sigma_A, eta=0.1, temperature="unit",
-                     omega=cfg.omega, seed=cfg.seed, steps=min(cfg.steps, plan.horizon),
-                     record_every=max(1, min(cfg.steps, plan.horizon) // 8), n_test=plan.n_test, dtype=cfg.dtype)
 
 
 CLAIMS = ("Lemma 4.2 (realistic)", "Theorem 4.2", "Theorem 5.1 (paired)", "Theorem 5.1 (o(1))", "Figure 2")
@@ -73,21 +45,21 @@ def n_ladder(plan: Plan, only) -> tuple[int, ...]:
     return plan.n_ladder[-1:] if wanted(only, *CLAIMS[:1], *CLAIMS[2:4]) else ()
 
 
-def total_runs(quick: bool, only=None) -> int:
+def total_runs(quick: bool, only=None, plan: Optional[Plan] = None) -> int:
     """Progress units `realistic_items` advances: one per N of the ladder, the shuffled control, transfer, Figure 2."""
-    plan = QUICK if quick else FULL
+    plan = plan or (QUICK if quick else FULL)
     Ns = n_ladder(plan, only)
     return (len(Ns) + (only is None) + wanted(only, *CLAIMS[2:4])
             + len(plan.fig2_grid) * wanted(only, "Figure 2"))
 
 
 def pending_seeds(cfg: JSLConfig, quick: bool, seeds: int, only,
-                  root: Optional[str]) -> tuple[list, int]:
+                  root: Optional[str], plan: Optional[Plan] = None) -> tuple[list, int]:
     """The N of each realistic seed `realistic_items` would compute that is not stored under `root`
     (None: nothing stored), and how many seeds the claims need in all."""
-    plan = QUICK if quick else FULL
+    plan = plan or (QUICK if quick else FULL)
     runs = [(N, False) for N in n_ladder(plan, only)]
-    runs += [(plan.n_ladder[-1], True)] if runs and only is None else []  # the shuffled control
+    runs += [(plan.n_ladder[0], True)] if runs and only is None else []  # the shuffled control
     return realistic_runs.missing(realistic_config(cfg, plan), runs, seeds, root), len(runs) * seeds
 
 
@@ -97,9 +69,8 @@ def _sizes(rc: JSLConfig, seeds: int) -> str:
 
 
 LEMMA_4_2 = "Lemma 4.2 (realistic)"
-
-
-def lemma_4_2(rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False) -> Claim:
+def lemma_4_2(rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False,
+              premises: tuple = ()) -> Claim:
     """Lemma 4.2 on a realistic run: tan(v, w*) at T within the sampling prediction bound_c (realistic_runs)."""
     bound = np.asarray(final["bound"])
     relaxation = np.asarray(final["relaxation_steps"])
@@ -119,6 +90,7 @@ def lemma_4_2(rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False) ->
                f"(relaxation 1/(eta sigma^2 h) = {relax:.3g} steps, median over seeds; T >= {RELAXATIONS} of them "
                f"leaves e^-{RELAXATIONS} of the start's off-line part)",
         measured=float(np.max(ratio)), relation="<=", threshold=1.0, at=f"seed {int(np.argmax(ratio))}, N = {rc.N}",
+        premises=premises,
         derivation=f"sampling argument of dynsim.jsl.realistic_runs: the noise part of the N-sample v-gradient on the "
                    f"line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), balanced by the off-line curvature sigma^2 h; "
                    f"bound = |G|_F sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = {realistic_runs.LEMMA_4_2_CONFIDENCE} "
@@ -171,9 +143,10 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
                 "largest N of the ladder (the w.h.p. proxy), with two conditions: the fraction does not decrease along "
                 "the N ladder, and the f*-error at the largest N is below the exact f*-error of the sign-of-count GLM "
                 "(labels f*, f* = 0 and T = 0 counted as errors; the error against y is in details)",
-        regime=_sizes(rc, seeds) + f", N ladder {Ns}; D = 9 is below the separation size (the driver's D) and the "
-               f"horizon T is capped: the overfitting horizon is reported beside",
+        regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is capped: the "
+               f"overfitting horizon is reported beside",
         measured=frac[-1], relation=">=", threshold=1.0, at=f"N = {Ns[-1]}, T = {rc.steps}",
+        premises=stability_premises(rc, ladder),
         derivation=f"w.h.p. read on {seeds} seeds: every seed associated (a failure frequency 1/{seeds} or more "
                    f"rejects it); the f*-error line is the exact error of the GLM of Theorem 3.1 that knows w* (sign of "
                    f"the count, reference.glm_error_fstar = {glm_fstar:.4g})",
@@ -328,17 +301,20 @@ def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambd
         big = rc.replace(N=plan.n_ladder[-1])
         final = ladder[plan.n_ladder[-1]][1]
         if wanted(only, LEMMA_4_2):
-            items.append(lemma_4_2(big, final, seeds))
+            items.append(lemma_4_2(big, final, seeds, premises=stability_premises(
+                big, {big.N: ladder[big.N]})))
         if wanted(only, "Theorem 4.2"):
             marks = np.asarray(recording.recorded_steps(rc.steps, rc.record_every))
             items += [theorem_4_2(rc, ladder, seeds), horizon_measurement(rc, ladder, marks)]
         if only is None:
-            log("realistic: shuffled labels (Lemma 4.2 control reported) ...")
-            shuffled = run(big, seeds, shuffle=True)
+            # the control at the smallest N: it only has to show tan >> bound, and costs least there
+            small = rc.replace(N=plan.n_ladder[0])
+            log(f"realistic: shuffled labels at N = {small.N} (Lemma 4.2 control reported) ...")
+            shuffled = run(small, seeds, shuffle=True)
             progress.advance()
             items.append(Measurement("Lemma 4.2 shuffled-label control", "max over seeds of tan/bound with "
-                                     "shuffled labels (must exceed 1)",
-                                     lemma_4_2(big, shuffled[1], seeds, shuffled=True).measured))
+                                     f"shuffled labels at N = {small.N} (must exceed 1)",
+                                     lemma_4_2(small, shuffled[1], seeds, shuffled=True).measured))
         if wanted(only, *CLAIMS[2:4]):
             log("transfer (Theorem 5.1) ...")
             if np.all(np.isfinite(final["A"][:1])):

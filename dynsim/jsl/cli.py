@@ -14,7 +14,7 @@ from dynsim.sweeps import executors
 from dynsim.cli import flow, options, output
 from reduced.jsl.symbolic import render
 
-from . import approach, claims_idealized, events, ladder, plotting, reference, theorems
+from . import approach, claims_idealized, events, ladder, plotting, realistic_plan, reference, theorems
 from .config import MAX_P
 from .resources import MAX_DERIVE_C
 
@@ -73,6 +73,11 @@ def check_arguments(parser, setting) -> None:
                    help="Theorem 4.1's ladder of D, at least 3 sizes, each with q(D - C) = the judged point's (default: "
                         f"{','.join(map(str, ladder.LADDER))}; at most D = {ladder.MAX_FLOW_D}, the exact class sum: "
                         "D = 56 took 82 s and 3.4 GB)")
+    g.add_argument("--realistic-sizes", default=None, metavar="KEY=VALUE,...",
+                   help="the realistic runs' problem and ladder (Lemma 4.2, Theorems 4.2, 5.1), any of D, C, q, "
+                        "eta, T (GD steps, capped by --steps) and N (the ladder, joined by ':'); e.g. "
+                        "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000 (default: "
+                        + realistic_plan.describe_sizes(realistic_plan.FULL) + ")")
     output.only_option(g, theorems.CLAIMS)
     g.add_argument("--json", action="store_true",
                    help="print {\"config\": {...}, \"claims\": [...], \"measurements\": [...]} instead of the table")
@@ -183,16 +188,21 @@ def run_check(args) -> int:
         raise ValueError(f"--steps = {cfg.steps} is invalid for check-theorems: must be >= 1 (the idealized runs are "
                          "the gradient flow to t = eta * steps)")
     claims_idealized.ladder_configs(cfg, args.quick, args.sizes)  # the judged D and each size valid, before any run
+    plan = realistic_plan.plan_for(args.quick, args.realistic_sizes)
+    realistic_plan.realistic_config(cfg, plan)  # valid with the judged point's q, before any run
     only = parse_only(args.only, theorems.CLAIMS)
     executors.check(args.scheduler, args.workers, args.security)
     executor = {"scheduler": args.scheduler, "workers": args.workers, "security": args.security}
     config = {**cfg.to_dict(), "quick": args.quick, "seeds": args.seeds, "ladder": list(sizes),
-              "only": sorted(only) if only else None}
-    return output.run_claims(args, theorems.runs(cfg, quick=args.quick, seeds=args.seeds, sizes=sizes, only=only),
+              "only": sorted(only) if only else None,
+              "realistic": realistic_plan.realistic_config(cfg, plan).to_dict()
+              | {"n_ladder": list(plan.n_ladder)}}
+    return output.run_claims(args, theorems.runs(cfg, quick=args.quick, seeds=args.seeds, sizes=sizes, only=only,
+                                                 plan=plan),
                              lambda log: theorems.check_theorems(cfg, quick=args.quick, seeds=args.seeds, log=log,
                                                                  sizes=sizes, only=only,
                                                                  store=Store(args.out),
-                                                                 executor=executor),
+                                                                 executor=executor, plan=plan),
                              config, unit="runs")
 
 

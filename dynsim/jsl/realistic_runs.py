@@ -1,7 +1,8 @@
 """Realistic runs (E) for the claims: `full.jsl.realistic`'s GD plus what Lemma 4.2 and Theorem 4.2 are judged on.
 
 Per seed: the same data, start, GD and records as `full.jsl.realistic.run` (same key layout, same step), optionally
-with the training labels shuffled (a negative control). Added at the final step T:
+with the training labels shuffled (a negative control), plus the sharpness at every record
+(`full.jsl.realistic.sharpness`, the GD stability premise). Added at the final step T:
 
 - the 0-1 error against the labelling function f* (docs/derivations/jsl.md §1): f*(X) = sum_l Threshold_{0.9C}(z_l),
   z_l = sum_{i in S_l} <w*, X_i>, Threshold_c(z) = z if |z| > c else 0; an error is f* F <= 0 (f* = 0 counts as one);
@@ -38,8 +39,9 @@ from full.jsl.training import model_for
 LEMMA_4_2_CONFIDENCE = 0.99  # confidence of the chi_{d-1} quantile in eps_c(N)
 # part of a stored run's key: bump it when what `run` computes changes, so that older stored runs
 # are recomputed
-# (2: the f*-errors read the latent signs, `data.signs`; 3: one stored point per seed)
-RUN_VERSION = 3
+# (2: the f*-errors read the latent signs, `data.signs`; 3: one stored point per seed; 4: the
+# sharpness recorded for the stability premise)
+RUN_VERSION = 4
 
 
 def f_star(cfg: JSLConfig, s):
@@ -76,7 +78,7 @@ def _one_seed(cfg: JSLConfig, shuffle, key, w_star):
     (X, y), test = realistic.datasets(cfg, key, w_star)
     y_train = jnp.where(shuffle, jax.random.permutation(jax.random.fold_in(key, 7), y), y)
     params0 = realistic.initial_params(cfg, jax.random.fold_in(key, 2), w_star)
-    params, rec = realistic.train(cfg, params0, w_star, (X, y_train), test)
+    params, rec = realistic.train(cfg, params0, w_star, (X, y_train), test, with_sharpness=True)
     A, v = params["params"]["A"], params["params"]["v"]
     alpha = jnp.dot(v, w_star)
     g_norm, h = on_line_curvature(cfg, A, alpha, X @ w_star, y_train)

@@ -13,7 +13,8 @@ from reduced.jsl import configurations, sums
 
 from . import claims_glm
 from .claims_realistic import CLAIMS as REALISTIC_CLAIMS
-from .claims_realistic import FULL, QUICK, pending_seeds, realistic_config
+from .claims_realistic import pending_seeds
+from .realistic_plan import plan_for, realistic_config
 from .claims_idealized import CLAIMS as IDEALIZED_CLAIMS
 
 OBSERVABLES = 24  # numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded up
@@ -100,7 +101,7 @@ def estimate_check(args) -> list:
     at a time (or one per worker), those --out holds already left out."""
     cfg = options.config(args)
     only = parse_only(args.only, IDEALIZED_CLAIMS + REALISTIC_CLAIMS)
-    plan = QUICK if args.quick else FULL
+    plan = plan_for(args.quick, getattr(args, "realistic_sizes", None))
     rc = realistic_config(cfg, plan)
     out = []
     if wanted(only, "Theorem 3.1"):  # the GLM's seeds run side by side (vmapped)
@@ -113,7 +114,7 @@ def estimate_check(args) -> list:
                         flops=6.0 * S * N * cfg.D * cfg.d * min(cfg.steps, claims_glm.GLM_STEPS),
                         instead="fewer --seeds or a smaller --N / --n-test",
                         work_options={"--steps": cfg.steps}))
-    pending, total = pending_seeds(cfg, args.quick, args.seeds, only, args.out)
+    pending, total = pending_seeds(cfg, args.quick, args.seeds, only, args.out, plan)
     if not pending:
         return out
     top = max(pending)

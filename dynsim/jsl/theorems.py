@@ -15,18 +15,19 @@ from .config import JSLConfig
 CLAIMS = claims_idealized.CLAIMS + claims_realistic.CLAIMS  # every claim's name (`--only` takes these)
 
 
-def runs(cfg: JSLConfig, *, quick: bool, seeds: int, sizes=None, only=None) -> int:
+def runs(cfg: JSLConfig, *, quick: bool, seeds: int, sizes=None, only=None, plan=None) -> int:
     """Runs `check_theorems` makes (the progress bar's total)."""
-    return claims_idealized.runs(cfg, quick, sizes, only) + claims_realistic.total_runs(quick, only)
+    return claims_idealized.runs(cfg, quick, sizes, only) + claims_realistic.total_runs(quick, only, plan)
 
 
 def check_theorems(cfg: JSLConfig, *, quick: bool = False, seeds: int = 4, log: LOG = lambda s: None,
-                   sizes=None, only=None, store=None, executor=None) -> list:
+                   sizes=None, only=None, store=None, executor=None, plan=None) -> list:
     """The JSL claims and measurements on cfg: idealized (Theorem 4.1's ladder of D: `sizes`, default
     `claims_idealized.ladder_sizes(quick)`), then realistic. `only`: a set of names from CLAIMS (None: every
     claim); only the runs those claims need are made. `store`: a `dynsim.store.Store` keeping each
     seed of the realistic runs, read back by a rerun; `executor`: where those seeds run (a dict of
-    `dynsim.sweeps.executors.run`'s scheduler, workers, security; None: here)."""
+    `dynsim.sweeps.executors.run`'s scheduler, workers, security; None: here). `plan`: the realistic
+    runs' sizes (`realistic_plan.Plan`, e.g. from `realistic_plan.with_sizes`; None: by quick)."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     unknown = sorted(set(only or ()) - set(CLAIMS))
@@ -34,4 +35,5 @@ def check_theorems(cfg: JSLConfig, *, quick: bool = False, seeds: int = 4, log: 
         raise ValueError(f"only = {unknown} is invalid: the JSL claims are {', '.join(CLAIMS)}")
     items = claims_idealized.idealized_items(cfg, quick=quick, seeds=seeds, log=log, sizes=sizes, only=only)
     return items + claims_realistic.realistic_items(cfg, quick=quick, seeds=seeds, log=log,
-                                                    only=only, store=store, executor=executor)
+                                                    only=only, store=store, executor=executor,
+                                                    plan=plan)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.flatten_util import ravel_pytree
 
 from dynsim import divergence, environment, recording
 from dynsim.jsl import JSLConfig, data, error, partition
@@ -64,20 +65,77 @@ def empirical_grad(model, params, X, y) -> dict:
     two passes (a fori_loop over chunks of samples took 2.1x the step: each sliced chunk is copied before its
     product, and the loop body runs on one thread).
     """
+    return empirical_value_and_grad(model, params, X, y)[1]
+
+
+def empirical_value_and_grad(model, params, X, y):
+    """(`empirical_loss`, `empirical_grad`) from one forward pass: the loss at params comes free."""
     A, v = params["params"]["A"], params["params"]["v"]
-    gA, G = jax.grad(lambda A, proj: sampling.projections_loss(model, A, y, proj), argnums=(0, 1))(A, X @ v)
-    return {"params": {"A": gA, "v": jnp.einsum("nj,njd->nd", G, X).sum(axis=0)}}
+    loss, (gA, G) = jax.value_and_grad(lambda A, proj: sampling.projections_loss(model, A, y, proj),
+                                       argnums=(0, 1))(A, X @ v)
+    return loss, {"params": {"A": gA, "v": jnp.einsum("nj,njd->nd", G, X).sum(axis=0)}}
+
+
+SHARPNESS_ITERATIONS = 30  # Lanczos steps of `sharpness` (its largest Ritz value is a lower bound on lambda_max)
+
+
+def sharpness(model, params, X, y, iterations: int = SHARPNESS_ITERATIONS):
+    """lambda_max, the most positive eigenvalue of the Hessian of `empirical_loss` in what GD moves
+    (v and the off-diagonal of A).
+
+    Lanczos with full reorthogonalization on Hessian-vector products (forward-over-reverse) from a
+    fixed pseudo-random start; returns the largest Ritz value, a lower bound on lambda_max that
+    converges to it quickly (Kaniel-Paige). Not power iteration: that finds the eigenvalue of
+    largest magnitude, which after a fast drop of the loss can be a negative one. GD at step eta
+    is linearly stable where eta lambda_max < 2, so eta times this is the realistic runs'
+    stability premise.
+    """
+    A0, v0 = params["params"]["A"], params["params"]["v"]
+    off = 1.0 - jnp.eye(A0.shape[0], dtype=A0.dtype)
+    x0, unravel = ravel_pytree((A0, v0))
+    mask = ravel_pytree((off, jnp.ones_like(v0)))[0]
+    D, d = A0.shape[0], v0.shape[0]
+    k = min(iterations, D * (D - 1) + d)  # at most the dimension GD moves in
+
+    def grad(z):
+        A, v = unravel(z)
+        g = empirical_grad(model, {"params": {"A": A, "v": v}}, X, y)["params"]
+        return ravel_pytree((g["A"], g["v"]))[0] * mask
+
+    def hvp(u):
+        return jax.jvp(grad, (x0,), (u,))[1]
+
+    def lanczos(j, c):
+        Q, a, b, q, prev = c
+        Q = Q.at[j].set(q)
+        w = hvp(q)
+        a_j = jnp.vdot(q, w)
+        w = w - a_j * q - b[j - 1] * prev  # at j = 0: prev = 0 (and b[-1] is still 0)
+        for _ in range(2):  # full reorthogonalization against every Lanczos vector so far
+            w = w - Q.T @ (Q @ w)
+        b_j = jnp.linalg.norm(w)
+        nxt = jnp.where(b_j > 0, w / jnp.where(b_j > 0, b_j, 1.0), 0.0)
+        return Q, a.at[j].set(a_j), b.at[j].set(b_j), nxt, q
+
+    q = jax.random.normal(jax.random.key(0x5A4B), x0.shape, x0.dtype) * mask
+    zeros = jnp.zeros(k, x0.dtype)
+    Q = jnp.zeros((k,) + x0.shape, x0.dtype)
+    _, a, b, _, _ = jax.lax.fori_loop(0, k, lanczos, (Q, zeros, zeros, q / jnp.linalg.norm(q), q * 0))
+    T = jnp.diag(a) + jnp.diag(b[:-1], 1) + jnp.diag(b[:-1], -1)
+    return jnp.linalg.eigvalsh(T)[-1]
 
 
 zero_one_error = error.margin_error  # 0-1 error of sign F from the margins yF, ties 1/2, NaN if a margin is NaN
 
 
-def train(cfg: JSLConfig, params0, w_star, train, test):
+def train(cfg: JSLConfig, params0, w_star, train, test, with_sharpness: bool = False):
     """Full-batch GD on (E) over train = (X (n, D, d), y (n,)) from params0, diagonal of A frozen; traceable (cfg static).
 
     Records every observable of `observables.reduction` plus loss (training (E)), test_loss and test_error
     (0-1 error of sign F on test = (X_test, y_test), F = 0 counted 1/2), and the exact divergence step
-    (`divergence.NONFINITE`, for `divergence.take`). Returns (final params, records).
+    (`divergence.NONFINITE`, for `divergence.take`); with_sharpness: also "sharpness" (`sharpness`)
+    and `engine.LOSS_RISE` (the largest relative rise of the training loss over one step so far).
+    Returns (final params, records).
     """
     model, opt = model_for(cfg), optimizer(cfg)
     X, y = train
@@ -89,8 +147,13 @@ def train(cfg: JSLConfig, params0, w_star, train, test):
         margins = y_test * model.apply(params, X_test)
         obs["test_loss"] = jnp.mean(logistic_loss(margins))
         obs["test_error"] = zero_one_error(margins)
+        if with_sharpness:
+            obs["sharpness"] = sharpness(model, params, X, y)
         return obs
 
+    if with_sharpness:
+        return engine.train(lambda params: empirical_value_and_grad(model, params, X, y), opt, params0,
+                            observe, cfg.steps, cfg.record_every, nonfinite=True, descent=True)
     return engine.train(lambda params: empirical_grad(model, params, X, y), opt, params0, observe, cfg.steps,
                         cfg.record_every, nonfinite=True)
 
