@@ -34,7 +34,8 @@ def train(grad: Callable, opt: optax.GradientTransformation, params0, observe: C
         if descent:
             (loss, g), (prev, worst) = g, carry[2:]
             rise = jnp.where(prev > 0, (loss - prev) / jnp.where(prev > 0, prev, 1.0), -1.0)
-            tail = (loss, jnp.where(jnp.isnan(worst) | jnp.isnan(rise), jnp.nan, jnp.maximum(worst, rise)))
+            nan = jnp.isnan(worst) | jnp.isnan(rise)
+            tail = (loss, jnp.where(nan, jnp.nan, jnp.maximum(worst, rise)))
         updates, opt_state = opt.update(g, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state) + (tail if descent else ())
 
@@ -45,7 +46,8 @@ def train(grad: Callable, opt: optax.GradientTransformation, params0, observe: C
     start = (params0, opt.init(params0))
     if descent:
         dtype = jax.tree.leaves(params0)[0].dtype
-        start += (jnp.asarray(-1.0, dtype), jnp.asarray(-1.0, dtype))  # finite: `nonfinite` reads them
+        # finite, since `nonfinite` reads the whole carry
+        start += (jnp.asarray(-1.0, dtype), jnp.asarray(-1.0, dtype))
     carry, records = recording.run(step, recorded, start, steps, record_every, nonfinite)
     return carry[0], records
 

@@ -167,8 +167,9 @@ def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path,
     claim is still judged. What --quick alone records as the ladder is read without running (run_claims replaced)."""
     from dynsim.jsl import realistic_plan
 
-    monkeypatch.setattr(realistic_plan, "QUICK", dataclasses.replace(realistic_plan.QUICK,
-                                                                     n_ladder=realistic_plan.QUICK.n_ladder[:1]))
+    quick = realistic_plan.QUICK
+    monkeypatch.setattr(realistic_plan, "QUICK",
+                        dataclasses.replace(quick, n_ladder=quick.n_ladder[:1]))
     code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--sizes", "12,16,20", "--out", str(tmp_path)])
     data = json.loads(capsys.readouterr().out)
     assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [12, 16, 20]

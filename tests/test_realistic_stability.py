@@ -1,5 +1,5 @@
-"""The realistic runs' GD stability premise (docs/jsl.md §13): the sharpness it reads, and the verdicts
-it makes "not applicable" when GD is past its stability edge."""
+"""The realistic runs' GD stability premise (docs/jsl.md §13): the sharpness it reads, and the
+verdicts it makes "not applicable" when GD is past its stability edge."""
 
 import jax
 import jax.numpy as jnp
@@ -58,7 +58,8 @@ def _records(sharpness, rise):
             LOSS_RISE + "_seeds": np.asarray(rise, float)}, {}
 
 
-STABLE = _records([[5.0, 5.0], [10.0, 12.0], [15.0, 19.0]], [[-1.0, -1.0], [-0.3, -0.2], [-1e-3, 0.0]])
+STABLE = _records([[5.0, 5.0], [10.0, 12.0], [15.0, 19.0]],
+                  [[-1.0, -1.0], [-0.3, -0.2], [-1e-3, 0.0]])
 
 
 def test_stability_premises_are_met_on_a_descending_run_within_the_edge():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dynsim import cli
-from dynsim.jsl import JSLConfig, claims_realistic as cr, realistic_runs
+from dynsim.jsl import JSLConfig, claims_realistic as cr, realistic_plan, realistic_runs
 from dynsim.store import Store
 
 # a ladder of two N at D = 9 small enough to run in seconds (the verdict is not what is tested)
@@ -117,3 +117,29 @@ def test_bad_executor_options_are_refused_before_any_work(tmp_path, capsys, argv
     err = capsys.readouterr().err
     assert code == 2 and named in err and "Traceback" not in err, err
     assert not (tmp_path / "points").exists() or not any((tmp_path / "points").iterdir())
+
+
+@pytest.mark.parametrize("spec,named", [("D=10,C=3", "JSLConfig.D = 10"),
+                                        ("N=4000:1000", "N = 4000:1000"),
+                                        ("T=0", "T = 0"),
+                                        ("eta=fast", "eta = 'fast'"),
+                                        ("D=10,Z=1", "item 'Z=1'")])
+def test_bad_realistic_sizes_are_refused_before_any_work(tmp_path, capsys, spec, named):
+    code = cli.main(["check-theorems", "jsl", "--quick", "--out", str(tmp_path),
+                     "--realistic-sizes", spec])
+    err = capsys.readouterr().err
+    assert code == 2 and "--realistic-sizes" in err and named in err, err
+    assert "Traceback" not in err and not (tmp_path / "points").exists()
+
+
+def test_realistic_sizes_set_the_runs_and_the_estimate_counts_them(tmp_path, capsys):
+    """--realistic-sizes reaches the realistic config (the report records it) and the resource
+    estimate: refused by --max-time, the message names the chosen ladder's seeds and sizes."""
+    code = cli.main(["check-theorems", "jsl", "--quick", "--out", str(tmp_path), "--only",
+                     "Theorem 4.2", "--max-time", "1s", "--realistic-sizes",
+                     "D=10,C=2,q=0.5,eta=0.02,T=10000000,N=64000:128000"])
+    err = capsys.readouterr().err
+    assert code == 2 and "8 of 8 to run" in err and "128,000" in err and "D 10 x d 10" in err, err
+    plan = realistic_plan.with_sizes(realistic_plan.QUICK, "D=10,C=2,q=0.5,eta=0.02,T=100,N=64:128")
+    rc = realistic_plan.realistic_config(CFG, plan)
+    assert (rc.D, rc.C, rc.q, rc.eta, rc.steps, plan.n_ladder) == (10, 2, 0.5, 0.02, 20, (64, 128))

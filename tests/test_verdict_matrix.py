@@ -28,6 +28,8 @@ IDEAL = dict(C=4, q=0.5, eta=0.02, temperature="unit", record_every=100)
 FLOW = dict(C=4, eta=0.005, temperature="unit", record_every=100)
 
 # (claim, scenario, expected verdict, test proving it as "file::test")
+PAST_THE_EDGE = (
+    "test_realistic_stability.py::test_theorem_4_2_and_lemma_4_2_are_not_applicable_past_the_edge")
 MATRIX = [
     ("Lemma 4.1", "idealized start, full exact run D = 8", HOLDS, "test_verdict_matrix.py::test_lemma_4_1"),
     ("Lemma 4.1", "A0 on the orbits of a shuffled partition", NA, "test_verdict_matrix.py::test_lemma_4_1"),
@@ -53,10 +55,8 @@ MATRIX = [
      "test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels"),
     ("Theorem 4.2", "N = 500, 8000", HOLDS, "test_jsl_claims_realistic.py::test_theorem_4_2_holds_in_regime"),
     ("Theorem 4.2", "N = 500 only", FAILS, "test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples"),
-    ("Theorem 4.2", "eta = 0.6 at D = 9: GD past its stability edge", NA,
-     "test_realistic_stability.py::test_theorem_4_2_and_lemma_4_2_are_not_applicable_past_the_edge"),
-    ("Lemma 4.2 (realistic)", "eta = 0.6 at D = 9: GD past its stability edge", NA,
-     "test_realistic_stability.py::test_theorem_4_2_and_lemma_4_2_are_not_applicable_past_the_edge"),
+    ("Theorem 4.2", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
+    ("Lemma 4.2 (realistic)", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
     ("Theorem 5.1 (paired)", "associated A (gamma = 3, rho = -1)", HOLDS,
      "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A"),
     ("Theorem 5.1 (paired)", "anti-associated A (gamma = -1, rho = 0.3)", FAILS,

@@ -1,9 +1,10 @@
 """JSL claims judged on realistic runs (E): Lemma 4.2, Theorem 4.2 (association versus t and N), Theorem 5.1
 (transfer: paired and absolute readings) and Figure 2 (docs/jsl.md §13).
 
-`realistic_items(cfg, quick=, seeds=, log=)` is what `check-theorems jsl` calls. The realistic runs are judged at
-`realistic_plan.realistic_config(cfg, plan)`: the plan's D, C, q, eta and horizon (`realistic_plan`), keeping cfg's
-p, nu, sigma_A, omega, seed and cfg.steps capped at the horizon (so `--steps 1` reaches every trained run).
+`realistic_items(cfg, quick=, seeds=, log=)` is what `check-theorems jsl` calls. The realistic
+runs are judged at `realistic_plan.realistic_config(cfg, plan)`: the plan's D, C, q, eta and
+horizon, keeping cfg's p, nu, sigma_A, omega, seed and cfg.steps capped at the horizon (so
+`--steps 1` reaches every trained run).
 """
 
 from __future__ import annotations
@@ -143,8 +144,8 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
                 "largest N of the ladder (the w.h.p. proxy), with two conditions: the fraction does not decrease along "
                 "the N ladder, and the f*-error at the largest N is below the exact f*-error of the sign-of-count GLM "
                 "(labels f*, f* = 0 and T = 0 counted as errors; the error against y is in details)",
-        regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is capped: the "
-               f"overfitting horizon is reported beside",
+        regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is "
+               f"capped: the overfitting horizon is reported beside",
         measured=frac[-1], relation=">=", threshold=1.0, at=f"N = {Ns[-1]}, T = {rc.steps}",
         premises=stability_premises(rc, ladder),
         derivation=f"w.h.p. read on {seeds} seeds: every seed associated (a failure frequency 1/{seeds} or more "

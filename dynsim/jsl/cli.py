@@ -14,7 +14,8 @@ from dynsim.sweeps import executors
 from dynsim.cli import flow, options, output
 from reduced.jsl.symbolic import render
 
-from . import approach, claims_idealized, events, ladder, plotting, realistic_plan, reference, theorems
+from . import (approach, claims_idealized, events, ladder, plotting, realistic_plan, reference,
+               theorems)
 from .config import MAX_P
 from .resources import MAX_DERIVE_C
 
@@ -74,8 +75,9 @@ def check_arguments(parser, setting) -> None:
                         f"{','.join(map(str, ladder.LADDER))}; at most D = {ladder.MAX_FLOW_D}, the exact class sum: "
                         "D = 56 took 82 s and 3.4 GB)")
     g.add_argument("--realistic-sizes", default=None, metavar="KEY=VALUE,...",
-                   help="the realistic runs' problem and ladder (Lemma 4.2, Theorems 4.2, 5.1), any of D, C, q, "
-                        "eta, T (GD steps, capped by --steps) and N (the ladder, joined by ':'); e.g. "
+                   help="the realistic runs' problem and ladder (Lemma 4.2, Theorems 4.2, 5.1), "
+                        "any of D, C, q, eta, T (GD steps, capped by --steps) and N (the ladder, "
+                        "joined by ':'); e.g. "
                         "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000 (default: "
                         + realistic_plan.describe_sizes(realistic_plan.FULL) + ")")
     output.only_option(g, theorems.CLAIMS)
@@ -197,8 +199,9 @@ def run_check(args) -> int:
               "only": sorted(only) if only else None,
               "realistic": realistic_plan.realistic_config(cfg, plan).to_dict()
               | {"n_ladder": list(plan.n_ladder)}}
-    return output.run_claims(args, theorems.runs(cfg, quick=args.quick, seeds=args.seeds, sizes=sizes, only=only,
-                                                 plan=plan),
+    total = theorems.runs(cfg, quick=args.quick, seeds=args.seeds, sizes=sizes, only=only,
+                          plan=plan)
+    return output.run_claims(args, total,
                              lambda log: theorems.check_theorems(cfg, quick=args.quick, seeds=args.seeds, log=log,
                                                                  sizes=sizes, only=only,
                                                                  store=Store(args.out),

@@ -22,6 +22,7 @@ with the training labels shuffled (a negative control), plus the sharpness at ev
 from __future__ import annotations
 
 import os
+import time
 from typing import Callable, Optional
 
 import jax
@@ -163,11 +164,16 @@ def run_stored(store, cfg: JSLConfig, seeds: int, *, shuffle: bool = False,
             got[r] = tuple({k: v[0] for k, v in t[name].items()} for name in ("records", "final"))
     loaded = len(got)
     todo = [(cfg.to_dict(), r, bool(shuffle)) for r in range(seeds) if r not in got]
-    for r, records, final in executors.run(todo, fn=compute_seed, log=log, **(executor or {})):
+    start = time.perf_counter()
+    for done, (r, records, final) in enumerate(
+            executors.run(todo, fn=compute_seed, log=log, **(executor or {})), 1):
         store.save(run_key(cfg, r, shuffle), {"config": cfg.to_dict(), "seed_index": r,
                                               "shuffle": bool(shuffle)},
                    {"records": _packed(records), "final": _packed(final)})
         got[r] = (records, final)
+        elapsed, left = time.perf_counter() - start, len(todo) - done
+        log(f"  N = {cfg.N}: seed {r} stored, {done} of {len(todo)} in {elapsed:.0f} s"
+            + (f", about {elapsed / done * left:.0f} s for the {left} left" if left else ""))
     return (*combine(cfg, [got[r] for r in range(seeds)]), loaded)
 
 

@@ -17,7 +17,8 @@ CLAIMS = claims_idealized.CLAIMS + claims_realistic.CLAIMS  # every claim's name
 
 def runs(cfg: JSLConfig, *, quick: bool, seeds: int, sizes=None, only=None, plan=None) -> int:
     """Runs `check_theorems` makes (the progress bar's total)."""
-    return claims_idealized.runs(cfg, quick, sizes, only) + claims_realistic.total_runs(quick, only, plan)
+    return (claims_idealized.runs(cfg, quick, sizes, only)
+            + claims_realistic.total_runs(quick, only, plan))
 
 
 def check_theorems(cfg: JSLConfig, *, quick: bool = False, seeds: int = 4, log: LOG = lambda s: None,

@@ -76,7 +76,7 @@ def empirical_value_and_grad(model, params, X, y):
     return loss, {"params": {"A": gA, "v": jnp.einsum("nj,njd->nd", G, X).sum(axis=0)}}
 
 
-SHARPNESS_ITERATIONS = 30  # Lanczos steps of `sharpness` (its largest Ritz value is a lower bound on lambda_max)
+SHARPNESS_ITERATIONS = 30  # Lanczos steps of `sharpness`
 
 
 def sharpness(model, params, X, y, iterations: int = SHARPNESS_ITERATIONS):
@@ -120,7 +120,8 @@ def sharpness(model, params, X, y, iterations: int = SHARPNESS_ITERATIONS):
     q = jax.random.normal(jax.random.key(0x5A4B), x0.shape, x0.dtype) * mask
     zeros = jnp.zeros(k, x0.dtype)
     Q = jnp.zeros((k,) + x0.shape, x0.dtype)
-    _, a, b, _, _ = jax.lax.fori_loop(0, k, lanczos, (Q, zeros, zeros, q / jnp.linalg.norm(q), q * 0))
+    q = q / jnp.linalg.norm(q)
+    _, a, b, _, _ = jax.lax.fori_loop(0, k, lanczos, (Q, zeros, zeros, q, q * 0))
     T = jnp.diag(a) + jnp.diag(b[:-1], 1) + jnp.diag(b[:-1], -1)
     return jnp.linalg.eigvalsh(T)[-1]
 
@@ -152,8 +153,9 @@ def train(cfg: JSLConfig, params0, w_star, train, test, with_sharpness: bool = F
         return obs
 
     if with_sharpness:
-        return engine.train(lambda params: empirical_value_and_grad(model, params, X, y), opt, params0,
-                            observe, cfg.steps, cfg.record_every, nonfinite=True, descent=True)
+        return engine.train(lambda params: empirical_value_and_grad(model, params, X, y), opt,
+                            params0, observe, cfg.steps, cfg.record_every, nonfinite=True,
+                            descent=True)
     return engine.train(lambda params: empirical_grad(model, params, X, y), opt, params0, observe, cfg.steps,
                         cfg.record_every, nonfinite=True)
 
