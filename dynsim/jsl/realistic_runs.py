@@ -1,8 +1,10 @@
 """Realistic runs (E) for the claims: `full.jsl.realistic`'s GD plus what Lemma 4.2 and Theorem 4.2 are judged on.
 
-Per seed: the same data, start, GD and records as `full.jsl.realistic.run` (same key layout, same step), optionally
-with the training labels shuffled (a negative control), plus the sharpness at every record
-(`full.jsl.realistic.sharpness`, the GD stability premise). Added at the final step T:
+Per seed: the same data, start, GD and records as `full.jsl.realistic.run` (same key layout, the
+same step with its v-gradient read from X transposed: equal to rounding), optionally with the
+training labels shuffled (a negative control), plus the sharpness at every record and the largest
+one-step rise of the loss (`full.jsl.realistic.train(with_sharpness=True)`, the GD stability
+premise). Added at the final step T:
 
 - the 0-1 error against the labelling function f* (docs/derivations/jsl.md §1): f*(X) = sum_l Threshold_{0.9C}(z_l),
   z_l = sum_{i in S_l} <w*, X_i>, Threshold_c(z) = z if |z| > c else 0; an error is f* F <= 0 (f* = 0 counts as one);
