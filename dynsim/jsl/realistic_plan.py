@@ -33,9 +33,10 @@ class Plan:
 # The default: the smallest size in the separation regime (q(D - C) = C^2 = 4: exact sign-of-count
 # GLM f*-error 0.270 against the Bayes floor 0.170), docs/jsl.md §13. eta = 0.02: half GD's
 # stability edge at the largest sharpness the exact gradient flow at N = 4000 reaches by t = 750
-# (about 50; the stability premise re-measures it on every run: up to 64 at N = 16,000). T = 37,500 steps, t = eta T = 750: 1.25 times
-# the latest time by which every row of 4 seeds at N = 16,000 was associated (t <= 600 in float64
-# at eta = 0.02, <= 400 in float32 at eta = 0.015, kept to t = 1000).
+# (about 50; the stability premise re-measures it on every run: up to 64 at N = 16,000).
+# T = 37,500 steps, t = eta T = 750: 1.25 times the latest time by which every row of 4 seeds at
+# N = 16,000 was associated (t <= 600 in float64 at eta = 0.02, <= 400 in float32 at eta = 0.015,
+# kept to t = 1000).
 # Transfer: N~ = 8, 32, 128 (the first below the exact GLM line at this size is 128), 24 seeds: at
 # 8 the paired difference (-0.03) was within its 99% margin, at 24 it is not.
 FULL = Plan(n_ladder=(1000, 4000, 16000), horizon=37_500, n_test=4096, n_tilde=(8, 32, 128),
@@ -110,12 +111,9 @@ def describe_sizes(plan: Plan) -> str:
             f"N={':'.join(map(str, plan.n_ladder))}")
 
 
-
 def separation(rc: JSLConfig) -> str:
     """Whether rc is at dynsim's reading of the size where Theorem 3.1's transformer/GLM separation
     exists (q(D - C) >= C^2, docs/jsl.md §12: the paper states no threshold), in words."""
     where = "at" if rc.q * (rc.D - rc.C) >= rc.C**2 else "below"
     return (f"q(D - C) = {rc.q * (rc.D - rc.C):g} vs C^2 = {rc.C**2}: {where} the separation size "
             f"(dynsim's reading of Theorem 3.1's regime, q(D - C) >= C^2)")
-
-

@@ -34,5 +34,3 @@ def stability_premises(rc: JSLConfig, runs: dict) -> list[Premise]:
             Premise("GD descends at every step (largest one-step relative rise of the training "
                     "loss / (N eps))", max(rise), "<=", 1.0,
                     f"N eps, eps = {eps:.3g}: the rounding bound of a mean of N positive terms")]
-
-
