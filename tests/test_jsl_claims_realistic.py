@@ -13,7 +13,7 @@ import pytest
 
 from dynsim import JSLConfig
 from dynsim.jsl import claims_realistic as cr
-from dynsim.jsl import partition, realistic_runs, reference
+from dynsim.jsl import partition, realistic_plan, realistic_runs, reference
 from dynsim.jsl.association import chance
 from dynsim.claims import Claim
 
@@ -125,8 +125,8 @@ def test_bad_seeds_is_a_value_error(seeds):
 
 
 def test_quick_counts_its_progress_units():
-    assert cr.total_runs(True) == len(cr.QUICK.n_ladder) + 2 + len(cr.QUICK.fig2_grid)
-    assert cr.FULL.n_ladder == tuple(sorted(cr.FULL.n_ladder)) and len(cr.FULL.n_ladder) >= 3  # a trend needs 3
+    assert cr.total_runs(True) == len(realistic_plan.QUICK.n_ladder) + 2 + len(realistic_plan.QUICK.fig2_grid)
+    assert realistic_plan.FULL.n_ladder == tuple(sorted(realistic_plan.FULL.n_ladder)) and len(realistic_plan.FULL.n_ladder) >= 3  # a trend needs 3
 
 
 def test_figure_2_judgement_fails_on_an_associated_learner():

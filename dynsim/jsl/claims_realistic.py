@@ -23,7 +23,7 @@ from full.jsl import fig2, transfer
 from . import realistic_runs, reference
 from .association import chance
 from .config import JSLConfig
-from .realistic_plan import FULL, QUICK, Plan, realistic_config, separation
+from .realistic_plan import Plan, plan_for, realistic_config, separation
 from .stability import stability_premises
 
 
@@ -48,7 +48,7 @@ def n_ladder(plan: Plan, only) -> tuple[int, ...]:
 
 def total_runs(quick: bool, only=None, plan: Optional[Plan] = None) -> int:
     """Progress units `realistic_items` advances: one per N of the ladder, the shuffled control, transfer, Figure 2."""
-    plan = plan or (QUICK if quick else FULL)
+    plan = plan or plan_for(quick)
     Ns = n_ladder(plan, only)
     return (len(Ns) + (only is None) + wanted(only, *CLAIMS[2:4])
             + len(plan.fig2_grid) * wanted(only, "Figure 2"))
@@ -58,7 +58,7 @@ def pending_seeds(cfg: JSLConfig, quick: bool, seeds: int, only,
                   root: Optional[str], plan: Optional[Plan] = None) -> tuple[list, int]:
     """The N of each realistic seed `realistic_items` would compute that is not stored under `root`
     (None: nothing stored), and how many seeds the claims need in all."""
-    plan = plan or (QUICK if quick else FULL)
+    plan = plan or plan_for(quick)
     runs = [(N, False) for N in n_ladder(plan, only)]
     runs += [(plan.n_ladder[0], True)] if runs and only is None else []  # the shuffled control
     return realistic_runs.missing(realistic_config(cfg, plan), runs, seeds, root), len(runs) * seeds
@@ -289,7 +289,7 @@ def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambd
     shuffled control), so a rerun after an interruption computes only the seeds not finished;
     `executor`: where those seeds run (`dynsim.sweeps.executors.run`'s scheduler, workers,
     security; needs `store`)."""
-    plan = plan or (QUICK if quick else FULL)
+    plan = plan or plan_for(quick)
     rc = realistic_config(cfg, plan)
     run = realistic_runs.runner(store, log, executor)
     ladder = {}
