@@ -17,27 +17,34 @@ from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
 TEMP_PREFIX = tempfiles.PREFIX  # every temporary file dynsim writes starts so (dynsim.tempfiles)
 
 
-@dataclasses.dataclass(eq=False, repr=False)
+@dataclasses.dataclass(eq=False, repr=False, slots=True)
 class Trajectory:
     """Observables recorded along a run.
 
     steps: int array of the recorded step numbers (0 = the initial state).
     observables: name -> array whose first axis runs over `steps`.
     meta: level ("reduced" or "full"), mode, dtype, device, config, package versions, ...
+    final: name -> array, what the run ends with that a later step reads (reduced MIM: the last
+    state A, B, B_self; full MIM: the trained Q and the embedding E, V it was trained on); empty
+    when the run leaves none. Saved and loaded with the trajectory, like the observables.
 
-    A read-only mapping of its observables: `name in traj`, `traj[name]`, `traj.keys()`, `.items()`, `.get()`,
-    `len(traj)`, iteration over the names. `traj1 == traj2` compares steps, every observable (bitwise, NaN equal to
-    NaN) and meta; the repr is one line (level, mode, steps, observables with their shapes). `to_xarray()` gives an
-    `xarray.Dataset` when xarray is installed (`pip install 'dynsim[xarray]'`).
+    A read-only mapping of its observables: `name in traj`, `traj[name]`, `traj.keys()`,
+    `.items()`, `.get()`, `len(traj)`, iteration over the names. `traj1 == traj2` compares steps,
+    every observable and final array (bitwise, NaN equal to NaN) and meta; the repr is one line
+    (level, mode, steps, observables with their shapes). `to_xarray()` gives an `xarray.Dataset`
+    of the observables when xarray is installed (`pip install 'dynsim[xarray]'`). Slotted: setting
+    any other attribute raises AttributeError, so what a run leaves for later is declared here.
     """
 
     steps: np.ndarray
     observables: dict[str, np.ndarray]
     meta: dict[str, Any]
+    final: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.steps = np.asarray(self.steps, dtype=np.int64)
         self.observables = {k: np.asarray(v) for k, v in self.observables.items()}
+        self.final = {k: np.asarray(v) for k, v in self.final.items()}
         for name, values in self.observables.items():
             if values.shape[:1] != self.steps.shape:
                 raise ValueError(
@@ -89,9 +96,9 @@ class Trajectory:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Trajectory):
             return NotImplemented
-        return (np.array_equal(self.steps, other.steps) and self.observables.keys() == other.observables.keys()
-                and all(np.array_equal(v, other.observables[k], equal_nan=v.dtype.kind in "fc")
-                        for k, v in self.observables.items())
+        return (np.array_equal(self.steps, other.steps)
+                and same_arrays(self.observables, other.observables)
+                and same_arrays(self.final, other.final)
                 and json.dumps(self.meta, default=jsonable, sort_keys=True)
                 == json.dumps(other.meta, default=jsonable, sort_keys=True))
 
@@ -110,7 +117,8 @@ class Trajectory:
             return self
         meta = {**self.meta, "thinned": {"per_decade": per_decade, "records": int(self.steps.size),
                                          "kept": int(keep.size)}}
-        return Trajectory(self.steps[keep], {k: v[keep] for k, v in self.observables.items()}, meta)
+        return Trajectory(self.steps[keep], {k: v[keep] for k, v in self.observables.items()}, meta,
+                          self.final)
 
     @property
     def level(self) -> str:
@@ -122,6 +130,7 @@ class Trajectory:
         arrays = {f"obs/{k}": v for k, v in self.observables.items()}
         arrays["steps"] = self.steps
         arrays["meta"] = np.array(json.dumps(self.meta, default=jsonable))
+        arrays.update({f"final/{k}": v for k, v in self.final.items()})
         atomic_savez(path, arrays)
 
     @classmethod
@@ -137,7 +146,9 @@ class Trajectory:
                     raise ValueError(f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): leave "
                                      f"name out (got {name!r})")
                 observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
-                return cls(steps=f["steps"], observables=observables, meta=json.loads(str(f["meta"])))
+                final = {k[6:]: f[k] for k in f.files if k.startswith("final/")}  # older: none
+                return cls(steps=f["steps"], observables=observables,
+                           meta=json.loads(str(f["meta"])), final=final)
             many = many_from_arrays({k: f[k] for k in f.files})
         if name is None:
             return next(iter(many.values())) if len(many) == 1 else Trajectories(many)
@@ -263,23 +274,38 @@ def log_spaced(steps, per_decade: int) -> np.ndarray:
         keep |= set(order[at[at < order.size]].tolist())
     return np.array(sorted(keep), dtype=np.int64)
 
+def same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    """Whether two name -> array mappings hold the same names and bitwise equal arrays (NaN equal
+    to NaN)."""
+    return a.keys() == b.keys() and all(
+        np.array_equal(v, b[k], equal_nan=v.dtype.kind in "fc") for k, v in a.items())
+
+
 def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarray]:
-    """Several trajectories as named arrays, each under its own prefix: <prefix>/steps, /meta, /obs/<name>."""
+    """Several trajectories as named arrays, each under its own prefix: <prefix>/steps, /meta,
+    /obs/<name>, /final/<name>."""
     arrays: dict[str, np.ndarray] = {}
     for prefix, t in trajectories.items():
         arrays[f"{prefix}/steps"] = t.steps
         arrays[f"{prefix}/meta"] = np.array(json.dumps(t.meta, default=jsonable))
         for k, v in t.observables.items():
             arrays[f"{prefix}/obs/{k}"] = np.asarray(v)
+        for k, v in t.final.items():
+            arrays[f"{prefix}/final/{k}"] = np.asarray(v)
     return arrays
 
 
 def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
-    """The inverse of `many_to_arrays` (names without a "/" are not trajectories and are skipped)."""
+    """The inverse of `many_to_arrays` (names without a "/" are not trajectories and are skipped; a
+    trajectory saved without final arrays loads with `final` empty)."""
     prefixes = list(dict.fromkeys(k.split("/", 1)[0] for k in arrays if "/" in k))  # in the saved order
-    return {pre: Trajectory(arrays[f"{pre}/steps"],
-                            {k[len(pre) + 5:]: arrays[k] for k in arrays if k.startswith(f"{pre}/obs/")},
-                            json.loads(str(arrays[f"{pre}/meta"])))
+
+    def under(pre: str, part: str) -> dict[str, np.ndarray]:
+        head = f"{pre}/{part}/"
+        return {k[len(head):]: arrays[k] for k in arrays if k.startswith(head)}
+
+    return {pre: Trajectory(arrays[f"{pre}/steps"], under(pre, "obs"),
+                            json.loads(str(arrays[f"{pre}/meta"])), under(pre, "final"))
             for pre in prefixes}
 
 

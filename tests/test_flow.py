@@ -81,7 +81,7 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
         return jnp.concatenate([x.ravel() for x in mim_flow.rhs(static, (), arrays, (A, B, Bs))])
 
     # ||J|| at the start (Q = 0) and at T (the class state along the run is not recorded in class form)
-    ends = [jnp.zeros(sum(sizes)), jnp.concatenate([jnp.ravel(x) for x in fl.final_state])]
+    ends = [jnp.zeros(sum(sizes)), jnp.concatenate([jnp.ravel(x) for x in fl.final.values()])]
     norm = _jac_norm(rhs, ends)
     slopes, bands = _slope_band(etas, errors, norm)
     # measured: errors 2.1e-2, 1.0e-2, 5.1e-3; slopes 1.007, 1.004

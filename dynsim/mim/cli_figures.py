@@ -121,13 +121,7 @@ def run_attention(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     t = output.run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode="exact"), timings, "seconds")
-    attn = np.asarray(full.mim.attention_maps(cfg, t.final_Q[0], t.basis))  # (K, P, P)
-    uniform = np.full((1, cfg.P, cfg.P), 1.0 / cfg.P)
-    collapsed = np.zeros((1, cfg.P, cfg.P))
-    collapsed[0, :, :k] = 1.0 / k  # every query on the same k patches
-    rows = {"trained (per cluster)": attn, "uniform": uniform, "collapsed": collapsed}
-    table = {name: {"diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
-                    "average_distance": metrics.average_attention_distance(a, grid).tolist()} for name, a in rows.items()}
+    attn, table = attention_table(cfg, t, grid, k)
     q = query_patches(cfg)
     with output.Staged(args.out) as stage:  # one set: mim-attention.json, moved last, records the others' digests
         plotting.attention_maps(attn[0], cfg, [q["local"], q["global"]], stage.path("mim-attention.png"),
@@ -135,9 +129,9 @@ def run_attention(args) -> int:
                                       f"steps); diversity top-{k}: trained "
                                       f"{table['trained (per cluster)']['diversity'][0]:.3g}, "
                                       f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0")
-        atomic_savez(stage.path("mim-attention.npz"), {"attention": attn, "queries": np.array([q["local"], q["global"]]),
-                                                       "final_Q": np.asarray(t.final_Q), **many_to_arrays({"full": t})},
-                     compressed=True)
+        atomic_savez(stage.path("mim-attention.npz"),
+                     {"attention": attn, "queries": np.array([q["local"], q["global"]]),
+                      "final_Q": t.final["Q"], **many_to_arrays({"full": t})}, compressed=True)
         stage.commit("mim-attention.json", {"top_k": k, "grid": grid, "metrics": table, "timings": timings,
                                             "meta": t.meta, "invocation": output.invocation(args)})
     print(f"{'attention':<24} {'diversity (top-' + str(k) + ')':>18} {'avg distance':>14}")
@@ -145,3 +139,18 @@ def run_attention(args) -> int:
         print(f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}")
     print(output.wrote(args.out, ["mim-attention.png", "mim-attention.npz", "mim-attention.json"]))
     return output.EXIT_AGREE
+
+
+def attention_table(cfg, t, grid: tuple[int, int], k: int) -> tuple[np.ndarray, dict]:
+    """The attention maps (K, P, P) of a full run's trained Q (`t` fresh or loaded from its file)
+    and the diversity (top-k) and average distance on `grid` of them, of uniform and of collapsed
+    attention."""
+    Q, basis = full.mim.trained(t)
+    attn = np.asarray(full.mim.attention_maps(cfg, Q[0], basis))
+    uniform = np.full((1, cfg.P, cfg.P), 1.0 / cfg.P)
+    collapsed = np.zeros((1, cfg.P, cfg.P))
+    collapsed[0, :, :k] = 1.0 / k  # every query on the same k patches
+    rows = {"trained (per cluster)": attn, "uniform": uniform, "collapsed": collapsed}
+    return attn, {name: {"diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
+                         "average_distance": metrics.average_attention_distance(a, grid).tolist()}
+                  for name, a in rows.items()}

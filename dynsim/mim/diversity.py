@@ -41,10 +41,10 @@ RULES = ("lowest "
 
 def final_state(t, cfg: MIMConfig) -> tuple[np.ndarray, np.ndarray]:
     """A (P, K, N): A_{p, v_{k,j}} and B (P, P): B_{p,q} at the last step, from the class records
-    (K = 1) or from the joint cells' final state (K > 1, `reduced.mim.cells`)."""
+    (K = 1) or from the joint cells' final state, `t.final` (K > 1, `reduced.mim.cells`)."""
     if "fp_cell" in t.observables:
         cell = records.cell_index(cfg).cell
-        A_cell, B_cell, B_self = t.final_state
+        A_cell, B_cell, B_self = (t.final[name] for name in ("A", "B", "B_self"))
         B = np.asarray(B_cell)[cell[:, None], cell[None, :]]
         B[np.arange(cfg.P), np.arange(cfg.P)] = np.asarray(B_self)[cell]
         return np.nan_to_num(np.asarray(A_cell)[cell]), B

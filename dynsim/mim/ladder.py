@@ -343,4 +343,5 @@ def _simulate(cfg: MIMConfig, approximation: str) -> Trajectory:
     """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max), max |B_k| recorded at
     every step."""
     t = reduced.mim.simulate(cfg, approximation, every_step=True)
-    return Trajectory(t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta)
+    return Trajectory(t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta,
+                      t.final)

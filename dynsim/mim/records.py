@@ -154,11 +154,8 @@ def with_per_patch(t, cfg) -> Trajectory:
     for name in missing:
         obs[name] = (pp_rows(index, obs["pp_class"], obs["pp_self"]) if name == "pp_corr"
                      else expand(index, obs[CLASS_KEYS[name]]))
-    out = Trajectory(t.steps, obs, {**t.meta, "records": f"{t.meta.get('records', '')}; expanded on demand: "
-                                                          f"{', '.join(missing)}"})
-    if hasattr(t, "final_state"):
-        out.final_state = t.final_state
-    return out
+    records = f"{t.meta.get('records', '')}; expanded on demand: {', '.join(missing)}"
+    return Trajectory(t.steps, obs, {**t.meta, "records": records}, t.final)
 
 
 def recorded(t, name: str) -> bool:

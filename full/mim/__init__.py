@@ -1,6 +1,6 @@
 """Full MIM: the literal d x d attention matrix Q trained by gradient descent (flax + optax)."""
 
 from .module import MaskedAttention
-from .training import attention_maps, check, correlations, simulate
+from .training import attention_maps, check, correlations, simulate, trained
 
-__all__ = ["simulate", "check", "correlations", "attention_maps", "MaskedAttention"]
+__all__ = ["simulate", "check", "correlations", "attention_maps", "trained", "MaskedAttention"]

@@ -11,6 +11,7 @@ import optax
 
 from dynsim import divergence, environment, recording
 from dynsim.mim import MIMConfig, data, model
+from dynsim.mim.embedding import Basis
 from dynsim.mim.embedding import basis as make_basis
 from dynsim.mim.partition import area_of
 from dynsim.trajectory import Trajectory, seed_statistics
@@ -135,8 +136,9 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
     mode="exact": GD on the population loss (2.8), every (cluster, latent vector, mask) enumerated.
     mode="sampled": GD on a fresh batch of cfg.N samples each step (`full.mim.batch`: the literal loss through the
     masked queries, in chunks of images); `replicates` independent runs (default 8,
-    vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices are attached
-    as `trajectory.final_Q` (R, d, d) and the embedding as `trajectory.basis` (not saved with the trajectory).
+    vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices
+    Q (R, d, d) and the embedding E, V are the trajectory's final arrays, saved with it (`trained`
+    reads them).
     """
     R = check(cfg, mode, replicates)
     basis = make_basis(cfg)
@@ -155,10 +157,17 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
                             batch_size=cfg.N if mode == "sampled" else None,
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta)
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "full", cfg.eta, 2, exact)
-    traj = Trajectory(steps, observables, meta)
-    traj.final_Q = finals  # (R, d, d): the trained matrices (R = 1 in mode exact), for attention maps
-    traj.basis = basis
-    return traj
+    # Q (R, d, d): the trained matrices (R = 1 in mode exact), for attention maps
+    return Trajectory(steps, observables, meta, {"Q": finals, **basis._asdict()})
+
+
+def trained(t: Trajectory) -> tuple[np.ndarray, Basis]:
+    """The trained matrices Q (R, d, d) of a full run (`simulate`, or one loaded from its file)
+    and the embedding they were trained on."""
+    if not {"Q", *Basis._fields} <= t.final.keys():
+        raise ValueError(f"the trajectory holds no trained Q and embedding (final arrays: "
+                         f"{sorted(t.final)}): a full MIM run's (simulate, its file) has them")
+    return t.final["Q"], Basis(*(jnp.asarray(t.final[f]) for f in Basis._fields))
 
 
 def attention_maps(cfg: MIMConfig, Q, basis) -> jax.Array:

@@ -208,6 +208,15 @@ def initial_state(tab):
     return zeros, zeros, jnp.zeros((n_cls,), zeros.dtype)
 
 
+STATE = ("A", "B", "B_self")  # the names of a state's first entries in Trajectory.final
+
+
+def final_state(state) -> dict[str, np.ndarray]:
+    """Trajectory.final of a reduced run: its last A, B, B_self (per class, per query and joint
+    type, or per joint cell; a leading replicate axis with samples); further entries left out."""
+    return {name: np.asarray(x) for name, x in zip(STATE, state)}
+
+
 def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: bool = False):
     """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c E[dl/dB_self] (B, B_self
     frozen under "pp_frozen"); `every_step`: also max |B| after every step (pp_cluster_max_steps, one

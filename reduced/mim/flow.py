@@ -11,6 +11,7 @@ mapping are `reduced.flow`.
 
 from __future__ import annotations
 
+import threading
 from typing import Optional, Sequence
 
 import jax
@@ -38,13 +39,17 @@ def rhs(cfg: MIMConfig, approx: tuple, tab, state):
 rhs_jit = jax.jit(rhs, static_argnums=(0, 1))
 jvp_jit = jax.jit(lambda cfg, approx, tab, y, v: jax.jvp(lambda x: rhs(cfg, approx, tab, x), (y,), (v,))[1],
                   static_argnums=(0, 1))
-arrays: dict = {}  # the expectation table of a static (cfg, approximation), on the device, for the callbacks
+# The expectation table of the call in progress, on the device: the host callbacks of the vector
+# field (`generic.isolated`) need it concrete, so `solve` reads it here when it is traced, and the
+# compiled solve keeps the one it was traced with (in jax's cache). Set for the call only
+# (`simulate_flow`): the module holds no table after it.
+tracing = threading.local()
 
 
 def solve(cfg, approx, solver, max_steps, tab, valid, class_weight, ts, t_max, rtol, atol):
     """The flow from Q = 0, observed at ts: (records, reached, final class state, stats, result)."""
     y0 = dynamics.initial_state(tab)
-    table = arrays[cfg, approx]
+    table = tracing.table
     rec, reached, safe, stats, result = generic.solve(
         lambda y: rhs_jit(cfg, approx, table, y), lambda y, v: jvp_jit(cfg, approx, table, y, v), y0,
         lambda s: dynamics.observe(cfg, tab, valid, class_weight, s), ts, t_max, rtol, atol, solver, max_steps)
@@ -77,14 +82,16 @@ def simulate_flow(cfg: MIMConfig, approximation: dynamics.Approximation = None, 
     cls, tab, idx, tab_arrays, valid, class_weight = dynamics.setup(cfg, approx)
     dtype = jnp.dtype(cfg.dtype)
     static = generic.static(cfg)
-    arrays[static, approx] = tab_arrays
-    rec, reached, final, stats, result = solve_jit(static, approx, opts["solver"], opts["max_steps"], tab_arrays,
-                                                   valid, class_weight, *generic.traced_options(opts, dtype))
+    tracing.table = tab_arrays
+    try:
+        rec, reached, final, stats, result = solve_jit(
+            static, approx, opts["solver"], opts["max_steps"], tab_arrays, valid, class_weight,
+            *generic.traced_options(opts, dtype))
+    finally:
+        del tracing.table
     steps, observables, flow_meta = generic.finish(rec, reached, opts, stats, result, cfg.eta)
     flow_meta["approximation"] = "+".join(approx + (generic.LABEL,))
     meta = environment.meta("reduced", "flow", cfg, configurations=int(np.count_nonzero(tab.w)),
                             **dynamics.class_meta(cfg, cls), records=dynamics.attach_per_patch(cfg, idx, observables),
                             reduction=dynamics.label(approx), **flow_meta)
-    traj = Trajectory(steps, observables, meta)
-    traj.final_state = tuple(np.asarray(x) for x in final)
-    return traj
+    return Trajectory(steps, observables, meta, dynamics.final_state(final))

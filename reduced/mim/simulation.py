@@ -43,9 +43,7 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None, samples: Op
                             configurations=int(np.count_nonzero(tab.w)), **dynamics.class_meta(cfg, cls),
                             records=dynamics.attach_per_patch(cfg, idx, observables))
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3, exact)
-    traj = Trajectory(steps, observables, meta)
-    traj.final_state = tuple(np.asarray(x) for x in state)
-    return traj
+    return Trajectory(steps, observables, meta, dynamics.final_state(state))
 
 
 def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1,
@@ -74,9 +72,7 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
                             areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
                             records="per patch (joint types: B per query and joint type of the key)")
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3, exact)
-    traj = Trajectory(steps, observables, meta)
-    traj.final_state = tuple(np.asarray(x) for x in state)
-    return traj
+    return Trajectory(steps, observables, meta, dynamics.final_state(state))
 
 
 def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> Trajectory:
@@ -101,9 +97,7 @@ def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> T
                             records=cells.attach_per_patch(cfg, observables, dynamics.PATCH_BUDGET))
     divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta,
                     "reduced", cfg.eta, 3, exact)
-    traj = Trajectory(steps, observables, meta)
-    traj.final_state = tuple(np.asarray(x) for x in state[:3])  # A, B, B_self (B_k sum to B)
-    return traj
+    return Trajectory(steps, observables, meta, dynamics.final_state(state))
 
 
 @environment.guarded
