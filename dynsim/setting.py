@@ -12,12 +12,19 @@ plugins): a package declares, in its pyproject.toml,
 
 and gets `dynsim compare toy`, `dynsim sweep toy`, ... with no edit to dynsim. JSL and MIM register the same
 way. `register(setting)` does in-process what an entry point does (tests, notebooks).
+
+Finding the settings must stay cheap (`dynsim --help` reads every setting): a record's heavy parts may be given
+as "module:attr" references (`Ref`), imported on first use. Any field may hold a `Ref`, and those in the record's
+`LAZY` (fields that are never plain strings) a "module:attr" string as well. Reading such a field returns the
+loaded object; `ref(name)` returns it unloaded (a `Ref` is callable: it loads on its first call) and
+`declares(name)` says whether it is set, loading nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import importlib.metadata
 import warnings
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -26,14 +33,85 @@ GROUP = "dynsim.settings"  # the entry-point group
 BUILTIN = {"jsl": "dynsim.jsl.setting:SETTING", "mim": "dynsim.mim.setting:SETTING"}  # as pyproject.toml declares them
 
 
+def load(target: str) -> Any:
+    """The object a "module:attr" reference names ("module" alone: the module), importing the module."""
+    module, _, attr = target.partition(":")
+    value = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        value = getattr(value, part)
+    return value
+
+
+class Ref:
+    """A "module:attr" reference, loaded on first use: `load()`, or a call, which calls the loaded object."""
+
+    __slots__ = ("target", "loaded")
+
+    def __init__(self, target: str):
+        module, colon, attr = target.partition(":")
+        if not colon or not all(p.isidentifier() for p in [*module.split("."), *attr.split(".")]):
+            raise ValueError(f"reference = {target!r} is invalid: must read \"package.module:attribute\"")
+        self.target, self.loaded = target, None
+
+    def load(self) -> Any:
+        if self.loaded is None:
+            self.loaded = (load(self.target),)
+        return self.loaded[0]
+
+    def __call__(self, *args, **kwargs):
+        return self.load()(*args, **kwargs)
+
+    def __eq__(self, other):
+        return isinstance(other, Ref) and other.target == self.target
+
+    def __hash__(self):
+        return hash(self.target)
+
+    def __repr__(self):
+        return f"Ref({self.target!r})"
+
+
+class Lazy:
+    """A record whose fields may hold `Ref`s, and whose `LAZY` fields "module:attr" strings too (made `Ref`s):
+    reading such a field loads it (once)."""
+
+    LAZY: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        for name in self.LAZY:
+            value = object.__getattribute__(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, Ref(value))
+
+    def __getattribute__(self, name: str):
+        value = object.__getattribute__(self, name)
+        if type(value) is Ref and name in type(self).__dataclass_fields__:
+            try:
+                return value.load()
+            except Exception as exc:
+                raise ImportError(f"{type(self).__name__}.{name} = {value.target!r} failed to load: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+        return value
+
+    def ref(self, name: str) -> Any:
+        """Field `name` as declared, loading nothing: a `Ref` for a reference (callable: it loads on its first call)."""
+        return object.__getattribute__(self, name)
+
+    def declares(self, name: str) -> bool:
+        """Whether field `name` is set (not None), loading nothing."""
+        return self.ref(name) is not None
+
+
 @dataclasses.dataclass(frozen=True)
-class Command:
+class Command(Lazy):
     """A CLI subcommand: `dynsim VERB NAME [options]`, e.g. `figure jsl-fig4` or `compare toy`.
 
     add_arguments(parser, setting) adds the options (`setting`: the Setting that declares the command); run(args)
     does the work and returns the exit code. verb_help: the verb's one-line help in `dynsim --help`, taken from the
     first command that gives one. estimate(args) -> [dynsim.resources.Need]: what the command would hold and do,
     checked before it runs (None: nothing to estimate)."""
+
+    LAZY = ("add_arguments", "run", "estimate")
 
     verb: str
     name: str
@@ -46,7 +124,7 @@ class Command:
 
 
 @dataclasses.dataclass(frozen=True)
-class Checks:
+class Checks(Lazy):
     """What `dynsim.compare` judges for a setting.
 
     compared: observables held to a tolerance, in report order. residuals: full-level observables the reduction
@@ -55,6 +133,8 @@ class Checks:
     added to a residual's reason in a deterministic run. Hooks (None: nothing): skip(a, b) -> names not judged for
     this pair; allowance(a, b, common_steps) -> {name: per-step extra tolerance} (e.g. a truncated sum's bound);
     reported(a, b, approximation) -> {name: checker.Residual} quantities reported beside the verdict."""
+
+    LAZY = ("skip", "allowance", "reported")
 
     compared: tuple[str, ...]
     residuals: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -66,7 +146,7 @@ class Checks:
 
 
 @dataclasses.dataclass(frozen=True)
-class SweepSpec:
+class SweepSpec(Lazy):
     """How `dynsim.sweep` runs a setting's points.
 
     reduced / full: (cfgs of one group, options, batch_size) -> [Trajectory]; group(cfg, options, level) -> a
@@ -81,6 +161,8 @@ class SweepSpec:
     point's numbers at `level` beyond rounding (None: always); a point it does not is run once for all its seeds.
     level_summaries / point_summaries: every name `summary` can give, per level (prefixed "reduced_" / "full_" in the
     row) and per point; a --heatmap outside them is refused before any work (empty: checked after the points run)."""
+
+    LAZY = ("reduced", "full", "group", "check", "summary", "add_arguments", "normalize", "seeded")
 
     reduced: Callable
     full: Callable
@@ -104,7 +186,7 @@ class SweepSpec:
 
 
 @dataclasses.dataclass(frozen=True)
-class Setting:
+class Setting(Lazy):
     """One setting: its name, config dataclass, two levels and everything the face needs to run and judge them.
 
     reduced(cfg, **options) and full(cfg, **options) return Trajectories whose meta["setting"] is the config class's
@@ -115,6 +197,9 @@ class Setting:
     resources(values, level, options) -> [dynsim.resources.Need]: what one run at `level` ("reduced" or "full") of
     the config field `values` (a dict, not yet validated) with the run `options` (mode, replicates, ...) would hold
     in memory and do; the generated commands check it before any work (None: no estimate)."""
+
+    LAZY = ("config", "reduced", "full", "checks", "claims", "derive", "sweep", "field_help", "field_parsers",
+            "field_choices", "resources")
 
     name: str
     description: str

@@ -8,20 +8,25 @@ recorded command again (`rerun`).
 Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
 fails), 2 invalid input (or a run that does not fit, an --out that cannot take the outputs, a failed write),
 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (`dynsim.interrupt`).
+
+Building the parser imports no level and not JAX: `parse` builds in full only the command its arguments name (the
+other verbs and names with their one-line help), the commands' work is a `Ref` loaded when it runs, and so are the
+modules only a run needs (`outdir`, `output`, `progress`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Optional
 
-from dynsim import interrupt, progress, resources
+from dynsim import interrupt, resources
 from dynsim import setting as registry
 from dynsim import __version__
+from dynsim.setting import Ref
 
-from . import configfile, generic, outdir, output, rerun, sweep
-from .options import Parser, UsageError
-from .output import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID
+from . import configfile, generic, sweep
+from .options import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID, Parser, UsageError, without
 
 __all__ = ["main", "main_entry", "build_parser", "UsageError", "EXIT_AGREE", "EXIT_DISAGREE", "EXIT_INVALID",
            "EXIT_INTERRUPTED"]
@@ -37,53 +42,85 @@ VERB_HELP = {
     "derive": ("print the symbolic reduced loss and its gradients", None),
 }
 ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive", "rerun")  # verbs in `dynsim --help`
+RERUN_HELP = ("run a recorded command again (bit for bit)",
+              "Run the command recorded in a report (report.json of compare, theorems.json of check-theorems) again, "
+              "with the same options, into --out, and compare the new trajectories.npz with the original byte for "
+              "byte. Exit: the command's own code, or 1 when trajectories.npz differs; 2 on invalid input.")
+# what only a run needs, loaded then: --help and --version import none of it
+DEFAULT_OUT, CHECK_OUT = Ref("dynsim.cli.output:default_out"), Ref("dynsim.cli.outdir:check")
+WRITE_ERROR, INTERRUPTED = Ref("dynsim.cli.outdir:write_error"), Ref("dynsim.progress:interrupted")
 
 
-def _commands() -> list[tuple]:
-    """(setting, command) for every command of every known setting: its own, then the generated ones."""
+def _commands(sweeps: bool = True) -> list[tuple]:
+    """(setting, command) for every command of every known setting: its own, then the generated ones. A sweep's
+    command reads the setting's SweepSpec (its help line): without `sweeps`, left out."""
     out = []
     for s in registry.settings().values():
         out += [(s, c) for c in s.commands]
-        out += [(s, c) for c in generic.commands(s) + sweep.commands(s)]
+        out += [(s, c) for c in generic.commands(s) + (sweep.commands(s) if sweeps else [])]
     return out
 
 
-def build_parser() -> Parser:
-    """The whole command line: one subcommand per verb, one sub-subcommand per setting (or figure) under it."""
+def _named(argv: list[str]) -> tuple[Optional[str], Optional[str]]:
+    """The verb and the name `argv` gives (None where it gives none): the first two words not options."""
+    words = [a for a in argv if not a.startswith("-")][:2]
+    return tuple(words + [None] * (2 - len(words)))
+
+
+def build_parser(argv: Optional[list[str]] = None) -> Parser:
+    """The whole command line: one subcommand per verb, one sub-subcommand per setting (or figure) under it. With
+    `argv`, only what parsing it reads is built in full: every verb, the names under its verb (with their help
+    lines) and the options of the command it names."""
+    verb, target = _named(argv) if argv is not None else (None, None)
     parser = Parser(prog="dynsim", allow_abbrev=False,
                     description="Run the reduced and the full-matrix training dynamics of a one-layer transformer "
                                 "and compare them.")
     parser.add_argument("--version", action="version", version=f"dynsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    commands = _commands()
-    verbs = sorted({c.verb for _, c in commands}, key=lambda v: (ORDER.index(v) if v in ORDER else len(ORDER), v))
-    for verb in verbs:
-        mine = [(s, c) for s, c in commands if c.verb == verb]
-        short, long = VERB_HELP.get(verb, (None, None))
+    commands = _commands(sweeps=argv is None or verb == "sweep")
+    verbs = {c.verb for _, c in commands}
+    verbs |= {"sweep"} if any(s.declares("sweep") for s in registry.settings().values()) else set()
+    for name in sorted(verbs, key=lambda v: (ORDER.index(v) if v in ORDER else len(ORDER), v)):
+        mine = [(s, c) for s, c in commands if c.verb == name]
+        short, long = VERB_HELP.get(name, (None, None))
         short = short or next((c.verb_help for _, c in mine if c.verb_help), None)
-        v = sub.add_parser(verb, allow_abbrev=False, help=short, description=long)
+        v = sub.add_parser(name, allow_abbrev=False, help=short, description=long)
+        if argv is not None and name != verb:
+            continue  # never parsed: its help line is all `dynsim --help` shows
         names = v.add_subparsers(dest="target", required=True, parser_class=Parser)
         for s, c in mine:
             kw = {"help": c.help} if c.help else {}
+            if argv is not None and c.name != target:
+                names.add_parser(c.name, **kw)  # never parsed: its help line is all `dynsim VERB --help` shows
+                continue
             p = names.add_parser(c.name, allow_abbrev=False, description=c.description or None, **kw)
             c.add_arguments(p, s)
             configfile.add_options(p)
             resources.add_options(p)
-            p.set_defaults(run=c.run, setting_record=s, command_parser=p, estimate=c.estimate)
-    rerun.add_command(sub, main)
+            p.set_defaults(run=c.ref("run"), setting_record=s, command_parser=p, estimate=c.ref("estimate"))
+    add_rerun(sub)
     return parser
+
+
+def add_rerun(sub) -> None:
+    """The `rerun` verb (no setting: the report names it); its work is `dynsim.cli.rerun.run`."""
+    p = sub.add_parser("rerun", allow_abbrev=False, help=RERUN_HELP[0], description=RERUN_HELP[1])
+    p.add_argument("report", metavar="REPORT.json", help="report.json (or theorems.json) a command wrote")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder of the rerun (default: rerun/ beside the report); never the report's own")
+    p.set_defaults(run=Ref("dynsim.cli.rerun:run"), target=None, entry=main)
 
 
 def parse(argv: list[str]):
     """The options of `argv`, with a --config file's options placed before the typed ones (which override them).
     Sets args.argv (as typed) and args.effective_argv (the file's options spelled out: what `dynsim rerun` runs)."""
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     effective = list(argv)
     if getattr(args, "config", None):
         at = argv.index(args.command)
         at = argv.index(args.target, at + 1) + 1
-        typed = rerun.without(argv[at:], "--config")
+        typed = without(argv[at:], "--config")
         effective = argv[:at] + configfile.tokens(args.command_parser, args.config) + typed
         args = parser.parse_args(effective)
     args.argv, args.effective_argv = argv, effective
@@ -99,11 +136,11 @@ def main(argv=None) -> int:
             print(configfile.render(args, args.command_parser))
             return EXIT_AGREE
         if getattr(args, "out", "") is None and args.target is not None:
-            args.out = output.default_out(args)
+            args.out = DEFAULT_OUT(args)
         if getattr(args, "estimate", None) is not None:  # issue 16: refuse what does not fit before any work
             resources.check(args.estimate(args), args.max_memory, args.max_time)
         if getattr(args, "out", None) is not None:
-            outdir.check(args)  # a folder, writable, with room for the outputs: before any work
+            CHECK_OUT(args)  # a folder, writable, with room for the outputs: before any work
         with interrupt.watch():
             return args.run(args)
     except (UsageError, ValueError) as exc:
@@ -116,12 +153,12 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_AGREE
     except OSError as exc:  # a write that failed (a full disk, a read-only folder): left no part (dynsim.tempfiles)
-        if outdir.write_error(exc) is None:
+        if WRITE_ERROR(exc) is None:
             raise
-        print(f"dynsim: error: {outdir.write_error(exc)}", file=sys.stderr)
+        print(f"dynsim: error: {WRITE_ERROR(exc)}", file=sys.stderr)
         return EXIT_INVALID
     except Exception as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
-        if not progress.interrupted(exc):
+        if not INTERRUPTED(exc):
             raise
         print(interrupt.MESSAGE, file=sys.stderr)
         return interrupt.exit_code()

@@ -1,5 +1,7 @@
 """Command-line options generated from a setting's config dataclass: one option per field, as one value (compare,
-check-theorems, ...) or as a comma-separated list (sweep)."""
+check-theorems, ...) or as a comma-separated list (sweep); the options every setting's commands share (--out,
+--seeds, --json, --method, --only) and the exit codes. Declaring options imports nothing heavy: `--help` reads
+them."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import typing
 from typing import Any, Optional
 
 from dynsim import resources
+
+EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+OUT_ROOT = "dynsim-out"
 
 
 class UsageError(Exception):
@@ -168,3 +173,59 @@ def axis_options(parser: argparse.ArgumentParser, setting) -> None:
         group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=typ, default=argparse.SUPPRESS,
                            help=f"{field_help(setting, f)}{extra} (default: {default})")
     parser.set_defaults(config_class=cls)
+
+
+def without(argv: list[str], option: str) -> list[str]:
+    """`argv` without `option VALUE` and `option=VALUE`."""
+    out, skip = [], False
+    for tok in argv:
+        if skip:
+            skip = False
+        elif tok == option:
+            skip = True
+        elif not tok.startswith(option + "="):
+            out.append(tok)
+    return out
+
+
+def only_option(group, names) -> None:
+    """--only NAME[,NAME...]: judge only these claims, running only what they need."""
+    group.add_argument("--only", default=None, metavar="CLAIM[,CLAIM...]",
+                       help="judge only these claims and run only what they need (names as in the table, "
+                            "case-insensitive; quote names with spaces): " + ", ".join(names))
+
+
+def out_options(group, help: str = "output directory") -> None:
+    """--out DIR; left out, `dynsim.cli.output.default_out` gives each command its own folder under ./dynsim-out
+    (issue 14: three README commands wrote into one folder and replaced each other's files)."""
+    group.add_argument("--out", default=None, metavar="DIR",
+                       help=f"{help} (default: ./{OUT_ROOT}/COMMAND-NAME, e.g. ./{OUT_ROOT}/compare-jsl; "
+                            "compare adds the mode when it is not exact: compare-jsl-realistic)")
+
+
+def seeds_option(group, default, use: str, option: str = "--seeds") -> None:
+    """--seeds N, with one meaning in every command (issue 14): N independent runs, each with its own random draws
+    (data, initialization, batches) derived from --seed; `use` says what the command does with them."""
+    shown = "derived" if default is None else default
+    group.add_argument(option, type=int, default=default, metavar="N",
+                       help=f"number of independent runs, each with its own random draws derived from --seed; {use} "
+                            f"(default: {shown})")
+
+
+def report_options(group) -> None:
+    """--json and --no-plot of every `compare`."""
+    group.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    group.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
+    group.add_argument("--strict", action="store_true",
+                       help="exit 1 when a named reduced approximation (pp_frozen, mean_field) misses its stated "
+                            "tolerance; without it that gap is reported (verdict: APPROXIMATION GAP) and the exit is 0")
+
+
+def method_options(group) -> None:
+    """--method and --t-max of `compare` (docs/flow.md)."""
+    group.add_argument("--method", choices=("gd", "flow"), default="gd",
+                       help="reduced level: gd (the recurrence, exact against full GD) or flow (the gradient-flow ODE, "
+                            "eta -> 0 limit, compared with full GD as an approximation: they differ by O(eta)) "
+                            "(default: gd)")
+    group.add_argument("--t-max", type=float, default=None, metavar="T",
+                       help="--method flow: end time of the flow in units of eta * steps (default: eta * steps)")

@@ -17,7 +17,9 @@ from dynsim import progress
 from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
-EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+# declared with the options, which --help reads without this module's imports; named here for the commands
+from .options import (EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID, OUT_ROOT,  # noqa: F401
+                      method_options, only_option, out_options, report_options, seeds_option)
 
 
 def log(msg: str) -> None:
@@ -190,28 +192,10 @@ def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = No
     return claims_mod.exit_code(found)
 
 
-def only_option(group, names) -> None:
-    """--only NAME[,NAME...]: judge only these claims, running only what they need."""
-    group.add_argument("--only", default=None, metavar="CLAIM[,CLAIM...]",
-                       help="judge only these claims and run only what they need (names as in the table, "
-                            "case-insensitive; quote names with spaces): " + ", ".join(names))
-
-
 def check_confidence(confidence: float) -> None:
     """--confidence lies strictly between 0 and 1."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"--confidence = {confidence} is invalid: must lie strictly between 0 and 1")
-
-
-OUT_ROOT = "dynsim-out"
-
-
-def out_options(group, help: str = "output directory") -> None:
-    """--out DIR; left out, `default_out` gives each command its own folder under ./dynsim-out (issue 14: three README
-    commands wrote into one folder and replaced each other's files)."""
-    group.add_argument("--out", default=None, metavar="DIR",
-                       help=f"{help} (default: ./{OUT_ROOT}/COMMAND-NAME, e.g. ./{OUT_ROOT}/compare-jsl; "
-                            "compare adds the mode when it is not exact: compare-jsl-realistic)")
 
 
 def default_out(args) -> str:
@@ -219,31 +203,3 @@ def default_out(args) -> str:
     mode = getattr(args, "mode", None)
     suffix = f"-{mode}" if args.command == "compare" and mode not in (None, "exact") else ""
     return os.path.join(OUT_ROOT, f"{args.command}-{args.target}{suffix}")
-
-
-def seeds_option(group, default, use: str, option: str = "--seeds") -> None:
-    """--seeds N, with one meaning in every command (issue 14): N independent runs, each with its own random draws
-    (data, initialization, batches) derived from --seed; `use` says what the command does with them."""
-    shown = "derived" if default is None else default
-    group.add_argument(option, type=int, default=default, metavar="N",
-                       help=f"number of independent runs, each with its own random draws derived from --seed; {use} "
-                            f"(default: {shown})")
-
-
-def report_options(group) -> None:
-    """--json and --no-plot of every `compare`."""
-    group.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
-    group.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
-    group.add_argument("--strict", action="store_true",
-                       help="exit 1 when a named reduced approximation (pp_frozen, mean_field) misses its stated "
-                            "tolerance; without it that gap is reported (verdict: APPROXIMATION GAP) and the exit is 0")
-
-
-def method_options(group) -> None:
-    """--method and --t-max of `compare` (docs/flow.md)."""
-    group.add_argument("--method", choices=("gd", "flow"), default="gd",
-                       help="reduced level: gd (the recurrence, exact against full GD) or flow (the gradient-flow ODE, "
-                            "eta -> 0 limit, compared with full GD as an approximation: they differ by O(eta)) "
-                            "(default: gd)")
-    group.add_argument("--t-max", type=float, default=None, metavar="T",
-                       help="--method flow: end time of the flow in units of eta * steps (default: eta * steps)")

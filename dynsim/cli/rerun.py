@@ -1,7 +1,8 @@
 """`dynsim rerun REPORT.json [--out DIR]`: run the command a report records again (its `invocation`: the command line
 with a --config file's options spelled out) into another folder, and say whether its trajectories.npz came out
 identical, byte for byte. Runs are deterministic given the config, the package versions and the device: a rerun
-under other versions is run but flagged."""
+under other versions is run but flagged. The verb's options are declared in `dynsim.cli` (`--help` reads them
+without this module's imports)."""
 
 from __future__ import annotations
 
@@ -12,34 +13,7 @@ import sys
 from dynsim import environment
 
 from . import output
-from .options import UsageError
-
-DESCRIPTION = ("Run the command recorded in a report (report.json of compare, theorems.json of check-theorems) again, "
-               "with the same options, into --out, and compare the new trajectories.npz with the original byte for "
-               "byte. Exit: the command's own code, or 1 when trajectories.npz differs; 2 on invalid input.")
-
-
-def add_command(sub, entry) -> None:
-    """The `rerun` verb (no setting: the report names it); `entry(argv)` runs a command line (`dynsim.cli.main`)."""
-    p = sub.add_parser("rerun", allow_abbrev=False, help="run a recorded command again (bit for bit)",
-                       description=DESCRIPTION)
-    p.add_argument("report", metavar="REPORT.json", help="report.json (or theorems.json) a command wrote")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="output folder of the rerun (default: rerun/ beside the report); never the report's own")
-    p.set_defaults(run=run, target=None, entry=entry)
-
-
-def without(argv: list[str], option: str) -> list[str]:
-    """`argv` without `option VALUE` and `option=VALUE`."""
-    out, skip = [], False
-    for tok in argv:
-        if skip:
-            skip = False
-        elif tok == option:
-            skip = True
-        elif not tok.startswith(option + "="):
-            out.append(tok)
-    return out
+from .options import UsageError, without
 
 
 def recorded(path: str) -> dict:

@@ -1,5 +1,5 @@
-"""The JSL commands: `compare jsl` (exact, sampled or realistic, with event times and reference lines),
-`check-theorems jsl` and `derive jsl`."""
+"""The JSL commands: `compare jsl` (exact, sampled or realistic, with event times and reference lines; its options
+are in `dynsim.jsl.arguments`), `check-theorems jsl` and `derive jsl`."""
 
 from __future__ import annotations
 
@@ -40,33 +40,11 @@ UNREAD = {"exact": {"N": "--mode exact enumerates the population (N is --mode sa
           "realistic": {}}
 
 
-def compare_arguments(parser, setting) -> None:
-    """Options of `compare jsl`: every JSLConfig field, the full level's mode and the checker's band."""
-    options.config_options(parser, setting)
-    run = parser.add_argument_group("run")
-    run.add_argument("--mode", choices=("exact", "sampled", "realistic"), default="exact",
-                     help="full level: exact population loss by enumeration; a fresh batch of N samples each step; "
-                          "or realistic (E): N fixed samples, random start (omega), held-out test set (default: exact)")
-    run.add_argument("--replicates", type=int, default=None,
-                     help="independent runs in --mode sampled, for the Monte Carlo band (default: 8)")
-    output.seeds_option(run, None, "--mode realistic only: the runs of each N, one vmapped program, averaged with "
-                                   "a standard error (8 when left out)")
-    run.add_argument("--ladder", type=options.int_list, default=None, metavar="N1,N2,...",
-                     help="--mode realistic: training-set sizes for the approach table (Theorem 4.2) "
-                          "(default: N/16, N/4, N)")
-    run.add_argument("--confidence", type=float, default=0.999,
-                     help="confidence of the Monte Carlo band, family-wise over recorded steps and observables "
-                          "(default: 0.999)")
-    output.out_options(run, "directory for report.json, trajectories.npz, compare.png")
-    output.report_options(run)
-    output.method_options(run)
-
-
 def check_arguments(parser, setting) -> None:
     """Options of `check-theorems jsl`: every JSLConfig field (the claims' defaults), seeds, --json, --out."""
     options.config_options(parser, setting, CHECK_DEFAULTS, CHECK_WHY)
     g = parser.add_argument_group("run")
-    output.seeds_option(g, 4, "the realistic runs and the GLM of each judged point, averaged or counted per claim")
+    options.seeds_option(g, 4, "the realistic runs and the GLM of each judged point, averaged or counted per claim")
     g.add_argument("--quick", action="store_true",
                    help=f"CI-sized: Theorem 4.1's ladder D = {', '.join(map(str, ladder.QUICK_LADDER))} instead of "
                         f"{', '.join(map(str, ladder.LADDER))}, a smaller GLM training set")
@@ -80,10 +58,10 @@ def check_arguments(parser, setting) -> None:
                         "joined by ':'); e.g. "
                         "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000 (default: "
                         + realistic_plan.describe_sizes(realistic_plan.FULL) + ")")
-    output.only_option(g, theorems.CLAIMS)
+    options.only_option(g, theorems.CLAIMS)
     g.add_argument("--json", action="store_true",
                    help="print {\"config\": {...}, \"claims\": [...], \"measurements\": [...]} instead of the table")
-    output.out_options(g, "output directory; each seed of the realistic runs is stored in "
+    options.out_options(g, "output directory; each seed of the realistic runs is stored in "
                           "DIR/points as it finishes, so the same command run again reads back "
                           "every seed an interruption left finished")
     options.cluster_options(parser.add_argument_group("where the realistic seeds run"),
@@ -97,6 +75,11 @@ def derive_arguments(parser, setting) -> None:
                              "types, C = 16 took 57 s on 2 CPU cores (default: 3)")
     parser.add_argument("--p", type=int, default=3, help=f"activation degree, odd, 3 <= p <= {MAX_P} (default: 3)")
     parser.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+
+
+def derive(cfg, latex: bool = False) -> str:
+    """The sympy per-configuration reduced loss at cfg's (C, p) and its derivatives in alpha, gamma, rho."""
+    return render(cfg.C, cfg.p, latex=latex)
 
 
 def run_compare(args) -> int:

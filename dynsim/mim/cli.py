@@ -1,9 +1,8 @@
-"""The MIM commands: `compare mim`, `check-theorems mim`, `derive mim`, and the option syntax MIM's fields need."""
+"""The MIM commands: `compare mim`, `check-theorems mim`, `derive mim` (the options of `compare` and `derive`, and
+the syntax MIM's fields need, are in `dynsim.mim.arguments`)."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 
 import full.mim
@@ -14,53 +13,7 @@ from dynsim.cli import flow, options, output
 from reduced.mim.symbolic import render
 
 from . import plotting, records, theorems
-
-APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
-
-
-def z_option(text: str):
-    """--z: const | uniform:L:U | V1:P1,V2:P2,... (or the same as JSON: ["uniform", L, U], [[V1, P1], ...], which
-    --print-config writes)."""
-    try:
-        if text.startswith("["):
-            value = json.loads(text)
-            return tuple(value) if value and value[0] == "uniform" else [tuple(v) for v in value]
-        if text == "const":
-            return text
-        if text.startswith("uniform:"):
-            _, lo, hi = text.split(":")
-            return ("uniform", float(lo), float(hi))
-        return [tuple(float(x) for x in item.split(":")) for item in text.split(",")]
-    except (ValueError, TypeError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not const, uniform:L:U or V1:P1,V2:P2,...") from None
-
-
-def compare_arguments(parser, setting) -> None:
-    """Options of `compare mim`: every MIMConfig field, the full level's mode, the reduced approximation."""
-    options.config_options(parser, setting)
-    run = parser.add_argument_group("run")
-    run.add_argument("--mode", choices=("exact", "sampled"), default="exact",
-                     help="full level: exact population loss (every cluster, latent vector and mask) or a fresh "
-                          "batch of N samples each step (default: exact)")
-    run.add_argument("--approximation", choices=APPROX_CHOICES, default=None,
-                     help="reduced level: none (exact, B free; K > 1 runs per query and joint type), pp_frozen "
-                          "(B = 0), mean_field (counts at their means) or both (default: none)")
-    run.add_argument("--replicates", type=int, default=None,
-                     help="independent runs in --mode sampled (default: 8), and independent Monte Carlo draws of the "
-                          "reduced level with --samples (default: 4)")
-    run.add_argument("--samples", type=int, default=None, metavar="S",
-                     help="reduced level by Monte Carlo over the masked counts: S count vectors per query (B free, "
-                          "any K; for the P where the exact enumeration does not fit and mean field is too coarse; "
-                          "its bias is O(1/S), docs/mim.md §3b) (default: exact)")
-    run.add_argument("--confidence", type=float, default=0.999,
-                     help="confidence of the Monte Carlo band in --mode sampled (default: 0.999)")
-    run.add_argument("--approximation-tolerance", type=float, default=0.05,
-                     help="with an approximation: allowed |difference| as a fraction of each observable's largest "
-                          "magnitude, > 0 (a stated choice, not a derived bound) (default: 0.05)")
-    output.out_options(run)
-    output.report_options(run)
-    output.method_options(run)
-
+from .arguments import APPROX_CHOICES  # noqa: F401  (dynsim.mim.cli_figures reads it here)
 
 # check-theorems mim judges the Delta > 0 theorems on a ladder of P at the parameters of
 # docs/derivations/mim-model.md §10d (docs/mim.md §6)
@@ -90,7 +43,7 @@ def check_arguments(parser, setting) -> None:
                         "leave a trend 1 degree of freedom, too few to resolve Sec. 5.4 PP small's "
                         "slope (at the defaults it fails there and holds on the default ladder; "
                         "the claim says so)")
-    output.only_option(g, theorems.CLAIMS)
+    options.only_option(g, theorems.CLAIMS)
     g.add_argument("--eps", type=float, default=theorems.EPS,
                    help=f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps); below "
                         f"{theorems.EPS} every run is lengthened by {theorems.EPS}/eps (T* grows like "
@@ -98,12 +51,20 @@ def check_arguments(parser, setting) -> None:
     g = parser.add_argument_group("output")
     g.add_argument("--json", action="store_true",
                    help='print {"config": {...}, "claims": [...], "measurements": [...]} as JSON instead of the table')
-    output.out_options(g)
+    options.out_options(g)
 
 
-def derive_arguments(parser, setting) -> None:
-    """Options of `derive mim`: --latex."""
-    parser.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+def claims(cfg, log=lambda s: None) -> list:
+    """The MIM claims (`theorems.check_theorems`, quick ladder) at cfg's steps, eta, mask ratio,
+    clusters and partition."""
+    base = theorems.base_config(steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio, K=cfg.K,
+                                partition=cfg.partition, seed=cfg.seed)
+    return theorems.check_theorems(quick=True, base=base, log=log)
+
+
+def derive(cfg, latex: bool = False) -> str:
+    """The sympy per-query loss (own-area and other-area views) and its partial derivatives (any P)."""
+    return render(latex=latex)
 
 
 def run_derive(args) -> int:

@@ -1,50 +1,34 @@
 """The MIM setting (Huang, Wen, Chi, Liang 2024) as a plugin: registered through the entry point
-`mim = "dynsim.mim.setting:SETTING"` of the group `dynsim.settings` (pyproject.toml)."""
+`mim = "dynsim.mim.setting:SETTING"` of the group `dynsim.settings` (pyproject.toml).
+
+A light record: everything but names and help lines is a "module:attr" reference, loaded on first use (the config
+too: its areas need NumPy); the options of `compare mim` and `derive mim` are in `arguments`."""
 
 from __future__ import annotations
 
-import full.mim
-import reduced.mim
-from dynsim.cli.options import json_option
-from dynsim.setting import Command, Setting
-from reduced.mim.symbolic import render
+from dynsim.setting import Command, Ref, Setting
 
-from . import cli, cli_figures, resources, theorems
-from .checks import CHECKS
-from .config import DTYPES, FIELD_HELP, PARTITIONS, MIMConfig
-from .sweep import SWEEP
-
-
-def claims(cfg: MIMConfig, log=lambda s: None) -> list:
-    """The MIM claims (`theorems.check_theorems`, quick ladder) at cfg's steps, eta, mask ratio,
-    clusters and partition."""
-    base = theorems.base_config(steps=cfg.steps, eta=cfg.eta, mask_ratio=cfg.mask_ratio, K=cfg.K,
-                                partition=cfg.partition, seed=cfg.seed)
-    return theorems.check_theorems(quick=True, base=base, log=log)
-
-
-def derive(cfg: MIMConfig, latex: bool = False) -> str:
-    """The sympy per-query loss (own-area and other-area views) and its partial derivatives (any P)."""
-    return render(latex=latex)
-
+CLI_FIGURES = "dynsim.mim.cli_figures"
 
 COMMANDS = (
-    Command("compare", "mim", cli.compare_arguments, cli.run_compare, estimate=resources.estimate_compare,
+    Command("compare", "mim", "dynsim.mim.arguments:compare_arguments", "dynsim.mim.cli:run_compare",
+            estimate="dynsim.mim.resources:estimate_compare",
             help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
             description="Compare the reduced per-query MIM dynamics (FP correlations A, PP correlations B, Lemmas "
                         "5.1-5.2) with full-matrix GD on the literal d x d matrix Q. With K = 1 the reduction is exact "
                         "and both levels agree to float rounding, for any K: with K > 1 the PP correlations B stay free, "
                         "one per query and joint type of the key (reduced.mim.joint). --approximation pp_frozen "
                         "(B = 0, the theory's claim) reports its deviation from full and the PP magnitude it drops."),
-    Command("figure", "mim-phases", cli_figures.phases_arguments, cli_figures.run_phases,
-            estimate=resources.estimate_phases,
+    Command("figure", "mim-phases", f"{CLI_FIGURES}:phases_arguments", f"{CLI_FIGURES}:run_phases",
+            estimate="dynsim.mim.resources:estimate_phases",
             help="MIM: FP and PP trajectories for Delta > 0 (two phases) and Delta < 0 (one phase)",
-            description=cli_figures.PHASES_DESCRIPTION),
-    Command("figure", "mim-attention", cli_figures.attention_arguments, cli_figures.run_attention,
-            estimate=resources.estimate_attention,
+            description=Ref(f"{CLI_FIGURES}:PHASES_DESCRIPTION")),
+    Command("figure", "mim-attention", f"{CLI_FIGURES}:attention_arguments", f"{CLI_FIGURES}:run_attention",
+            estimate="dynsim.mim.resources:estimate_attention",
             help="MIM: attention maps of the trained full model and its attention diversity",
-            description=cli_figures.ATTENTION_DESCRIPTION),
-    Command("check-theorems", "mim", cli.check_arguments, cli.run_check, estimate=resources.estimate_check,
+            description=Ref(f"{CLI_FIGURES}:ATTENTION_DESCRIPTION")),
+    Command("check-theorems", "mim", "dynsim.mim.cli:check_arguments", "dynsim.mim.cli:run_check",
+            estimate="dynsim.mim.resources:estimate_check",
             description="Judge the MIM claims on a P ladder of reduced runs with B free "
                         "(mean_field; pp_frozen+mean_field reported beside): Theorem 4.1's loss "
                         "gap <= eps; F.3's two phases "
@@ -67,13 +51,15 @@ COMMANDS = (
                         "a table (or --json: config, claims, "
                         "measurements); exit 0 only when every claim holds (docs/mim.md section "
                         "6), 1 otherwise, 2 on invalid input."),
-    Command("derive", "mim", cli.derive_arguments, cli.run_derive,
+    Command("derive", "mim", "dynsim.mim.arguments:derive_arguments", "dynsim.mim.cli:run_derive",
             description="Print the per-query MIM loss built in sympy (own-area and other-area "
                         "views) and its derivatives in A_n, B_n, B_self, A_i, B_i."),
 )
 
 SETTING = Setting(
     name="mim", description="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
-    config=MIMConfig, reduced=reduced.mim.simulate, full=full.mim.simulate, checks=CHECKS, modes=("exact", "sampled"),
-    claims=claims, derive=derive, sweep=SWEEP, commands=COMMANDS, field_help=FIELD_HELP, resources=resources.needs,
-    field_parsers={"z": cli.z_option, "partitions": json_option}, field_choices={"partition": PARTITIONS, "dtype": DTYPES})
+    config="dynsim.mim.config:MIMConfig", reduced="reduced.mim:simulate", full="full.mim:simulate",
+    checks="dynsim.mim.checks:CHECKS", modes=("exact", "sampled"), claims="dynsim.mim.cli:claims",
+    derive="dynsim.mim.cli:derive", sweep="dynsim.mim.sweep:SWEEP", commands=COMMANDS,
+    field_help="dynsim.mim.config:FIELD_HELP", resources="dynsim.mim.resources:needs",
+    field_parsers="dynsim.mim.arguments:FIELD_PARSERS", field_choices="dynsim.mim.arguments:FIELD_CHOICES")
