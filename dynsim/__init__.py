@@ -1,13 +1,15 @@
-"""dynsim: run the reduced and the full-matrix training dynamics of a one-layer transformer and compare them.
+"""dynsim: run the reduced and the full-matrix training dynamics of a one-layer transformer and
+compare them.
 
-Importing dynsim enables float64 in JAX (`jax_enable_x64`, process-wide): every comparison is made in float64
-unless a config asks for float32. To keep JAX's own setting (e.g. in a program that wants float32 everywhere), set
-the environment variable DYNSIM_X64=0 before the import; `dynsim.enable_x64(True | False)` switches it explicitly.
-A float64 config run without x64 is refused with a message, never computed in float32 silently.
+Importing dynsim enables float64 in JAX (`jax_enable_x64`, process-wide): every comparison is made
+in float64 unless a config asks for float32. To keep JAX's own setting (e.g. in a program that wants
+float32 everywhere), set the environment variable DYNSIM_X64=0 before the import;
+`dynsim.enable_x64(True | False)` switches it explicitly. A float64 config run without x64 is
+refused with a message, never computed in float32 silently.
 
-Importing dynsim imports neither JAX nor the levels: the names below that need them (`compare`, `sweep`,
-`Trajectory`, the configs, `metrics`) load on first use, so the command line answers `--help` at once.
-"""
+Importing dynsim imports neither JAX nor the levels: the names below that need them (`compare`,
+`sweep`, `Trajectory`, the configs, `metrics`) load on first use, so the command line answers
+`--help` at once."""
 
 import os
 import sys
@@ -18,18 +20,20 @@ X64_OFF = ("0", "false", "no", "off")
 
 __version__ = "0.1.0"
 
-# dynsim's public names that live in heavier modules: "module:attr" (or a module), loaded on first use
-LAZY = {"metrics": "dynsim.metrics", "compare": "dynsim.checker:compare", "Report": "dynsim.checker:Report",
+# dynsim's public names in heavier modules: "module:attr" (or a module), loaded on first use
+LAZY = {"metrics": "dynsim.metrics", "compare": "dynsim.checker:compare",
+        "Report": "dynsim.checker:Report",
         "JSLConfig": "dynsim.jsl.config:JSLConfig", "MIMConfig": "dynsim.mim.config:MIMConfig",
         "sweep": "dynsim.sweeps:sweep", "Trajectory": "dynsim.trajectory:Trajectory"}
 
-__all__ = ["JSLConfig", "MIMConfig", "Trajectory", "compare", "Report", "metrics", "sweep", "Setting", "Checks",
-           "Command", "SweepSpec", "register", "settings", "enable_x64", "__version__"]
+__all__ = ["JSLConfig", "MIMConfig", "Trajectory", "compare", "Report", "metrics", "sweep",
+           "Setting", "Checks", "Command", "SweepSpec", "register", "settings", "enable_x64",
+           "__version__"]
 
 
 def enable_x64(on: bool = True) -> None:
-    """Turn JAX's float64 support (`jax_enable_x64`, process-wide) on or off; dynsim's import turns it on unless
-    DYNSIM_X64=0."""
+    """Turn JAX's float64 support (`jax_enable_x64`, process-wide) on or off; dynsim's import turns
+    it on unless DYNSIM_X64=0."""
     load("jax").config.update("jax_enable_x64", bool(on))
 
 
@@ -45,11 +49,12 @@ def __dir__():
     return sorted(set(globals()) | set(__all__))
 
 
-# x64 without importing JAX: JAX reads JAX_ENABLE_X64 when it is first imported, so setting the variable here turns
-# float64 on for this process at no cost; a JAX imported before dynsim is switched at once. The variable is in
-# os.environ on purpose: subprocesses started afterwards (Dask's local workers, a `dynsim` run as a child) inherit
-# it and compute in float64 from their first JAX array, as this process does, even before they import dynsim
-# (which would set it too). DYNSIM_X64=0 leaves JAX's setting, and the environment, as they are.
+# x64 without importing JAX: JAX reads JAX_ENABLE_X64 when it is first imported, so setting the
+# variable here turns float64 on for this process at no cost; a JAX imported before dynsim is
+# switched at once. The variable is in os.environ on purpose: subprocesses started afterwards
+# (Dask's local workers, a `dynsim` run as a child) inherit it and compute in float64 from their
+# first JAX array, as this process does, even before they import dynsim (which would set it too).
+# DYNSIM_X64=0 leaves JAX's setting, and the environment, as they are.
 if os.environ.get("DYNSIM_X64", "1").strip().lower() not in X64_OFF:
     if "jax" in sys.modules:
         enable_x64(True)

@@ -1,6 +1,6 @@
-"""Settings are light records: importing dynsim and building the command line for `--help` import no level and
-not JAX (each in a fresh process, reading sys.modules: nothing is timed), the x64 contract holds without importing
-JAX, and a record's "module:attr" references load on first use only."""
+"""Settings are light records: importing dynsim and building the command line for `--help` import no
+level and not JAX (each in a fresh process, reading sys.modules: nothing is timed), the x64 contract
+holds without importing JAX, and a record's "module:attr" references load on first use only."""
 
 import json
 import os
@@ -18,14 +18,23 @@ from dynsim.setting import Ref, Setting
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("jax", "sympy", "flax", "optax", "diffrax", "dask", "distributed")
 # runs `dynsim ARGS` in this process, then prints which HEAVY modules it imported
-PROBE = ("import json, sys\nfrom dynsim import cli\ntry:\n    cli.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-         "print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)")
+PROBE = (
+    "import json, sys\nfrom dynsim import cli\ntry:\n    cli.main(sys.argv[1:])\nexcept "
+    "SystemExit:\n    pass\n"
+    "print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)"
+)
 
 
 def fresh(code: str, *args: str, **env: str) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**base, **env}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        timeout=300,
+    )
 
 
 def test_import_dynsim_imports_no_level_and_not_jax():
@@ -34,7 +43,9 @@ def test_import_dynsim_imports_no_level_and_not_jax():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["compare", "jsl", "--help"], ["compare", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["--version"], ["compare", "jsl", "--help"], ["compare", "--help"]]
+)
 def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
     out = fresh(PROBE.format(heavy=HEAVY), *argv)
     assert out.returncode == 0, out.stderr
@@ -43,43 +54,55 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
 
 
 def test_float64_after_import_without_importing_jax():
-    """The documented contract: after `import dynsim`, JAX computes in float64 (JAX imported after dynsim, before
-    it, or in a subprocess started after the import); DYNSIM_X64=0 leaves it off."""
+    """The documented contract: after `import dynsim`, JAX computes in float64 (JAX imported after
+    dynsim, before it, or in a subprocess started after the import); DYNSIM_X64=0 leaves it off."""
     child = "import jax; print(jax.config.jax_enable_x64)"
-    code = ("import subprocess, sys\nimport dynsim\nimport jax.numpy as jnp\nprint(jnp.ones(2).dtype)\n"
-            f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, text=True).stdout)")
+    code = (
+        "import subprocess, sys\nimport dynsim\nimport jax.numpy as jnp\nprint(jnp.ones(2).dtype)\n"
+        f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, "
+        f"text=True).stdout)"
+    )
     out = fresh(code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["float64", "True"]
     assert fresh("import jax, dynsim\nprint(jax.numpy.ones(2).dtype)").stdout.strip() == "float64"
-    assert fresh("import dynsim, jax\nprint(jax.numpy.ones(2).dtype)", DYNSIM_X64="0").stdout.strip() == "float32"
+    assert (
+        fresh("import dynsim, jax\nprint(jax.numpy.ones(2).dtype)", DYNSIM_X64="0").stdout.strip()
+        == "float32"
+    )
+
+
+TOY = "tests.toy_setting"
+
+
+def toy_by_reference(**fields) -> Setting:
+    """The toy setting with its config, levels and checks given as "module:attr" references."""
+    return Setting(name="toy-lazy", description="the toy, by reference",
+                   config=f"{TOY}.config:ToyConfig", reduced=f"{TOY}.levels:reduced",
+                   full=f"{TOY}.levels:full", checks=f"{TOY}.setting:SETTING.checks", **fields)
 
 
 def test_references_load_on_first_use():
-    toy = "tests.toy_setting"
-    record = Setting(name="toy-lazy", description="the toy, by reference", config=f"{toy}.config:ToyConfig",
-                     reduced=f"{toy}.levels:reduced", full=f"{toy}.levels:full", checks=f"{toy}.setting:SETTING.checks",
-                     claims=f"{toy}.setting:monotone_loss")
-    assert isinstance(record.ref("reduced"), Ref) and record.declares("claims") and not record.declares("derive")
+    record = toy_by_reference(claims=f"{TOY}.setting:monotone_loss")
+    assert isinstance(record.ref("reduced"), Ref)
+    assert record.declares("claims") and not record.declares("derive")
     from tests.toy_setting import levels, setting
 
     assert record.reduced is levels.reduced and record.checks is setting.SETTING.checks
     assert record.config.__name__ == "ToyConfig"
-    broken = Setting(name="toy-missing", description="", config=f"{toy}.config:NoSuchConfig", reduced=len,
-                     full=len, checks=f"{toy}.setting:SETTING.checks")
-    with pytest.raises(ImportError, match="Setting.config = 'tests.toy_setting.config:NoSuchConfig'"):
+    broken = Setting(name="toy-missing", description="", config=f"{TOY}.config:NoSuchConfig",
+                     reduced=len, full=len, checks=f"{TOY}.setting:SETTING.checks")
+    with pytest.raises(ImportError, match="Setting.config = 'tests.toy_setting.config:NoSuch"):
         broken.config
     with pytest.raises(ValueError, match="module:attribute"):
         Ref("no colon")
 
 
 def test_a_registered_setting_by_reference_gets_the_generated_commands(tmp_path, monkeypatch):
-    toy = "tests.toy_setting"
-    monkeypatch.setattr(registry, "_registered", dict(registry._registered))  # registered for this test only
-    dynsim.register(Setting(name="toy-lazy", description="the toy, by reference", config=f"{toy}.config:ToyConfig",
-                            reduced=f"{toy}.levels:reduced", full=f"{toy}.levels:full",
-                            checks=f"{toy}.setting:SETTING.checks", modes=("exact", "sampled")))
+    monkeypatch.setattr(registry, "_registered", dict(registry._registered))  # for this test only
+    dynsim.register(toy_by_reference(modes=("exact", "sampled")))
     assert cli.parse(["compare", "toy-lazy"]).setting_record.name == "toy-lazy"
     out = tmp_path / "out"
-    assert cli.main(["compare", "toy-lazy", "--d", "4", "--steps", "20", "--out", str(out), "--no-plot"]) == 0
+    argv = ["compare", "toy-lazy", "--d", "4", "--steps", "20", "--out", str(out), "--no-plot"]
+    assert cli.main(argv) == 0
     assert json.loads((out / "report.json").read_text())["passed"]

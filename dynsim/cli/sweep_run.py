@@ -1,5 +1,5 @@
-"""The work of `dynsim sweep NAME` (`dynsim.cli.sweep` declares its options): what the grid would need, the run
-through `dynsim.sweeps.sweep` and the compact table it prints."""
+"""The work of `dynsim sweep NAME` (`dynsim.cli.sweep` declares its options): what the grid would
+need, the run through `dynsim.sweeps.sweep` and the compact table it prints."""
 
 from __future__ import annotations
 
@@ -15,13 +15,17 @@ from . import options, output
 
 
 def estimate(args) -> list:
-    """The sweep's needs (issue 16): each point's at its levels (the setting's resources hook), the largest held
-    --batch-size times at once on each of --workers processes, every point's work once per seed."""
+    """The sweep's needs (issue 16): each point's at its levels (the setting's resources hook), the
+    largest held --batch-size times at once on each of --workers processes, every point's work once
+    per seed."""
     setting: Setting = args.setting_record
     base_seed = max(getattr(args, "seed", [0]))
     if base_seed + max(args.seeds, 1) - 1 > resources.INT_MAX:
-        raise ValueError(f"--seed = {base_seed} with --seeds = {args.seeds} is invalid: the last seed, seed + seeds - 1,"
-                         f" must be at most 2^63 - 1 = {resources.INT_MAX} (what jax.random.key takes)")
+        raise ValueError(
+            f"--seed = {base_seed} with --seeds = {args.seeds} is invalid: the last seed, seed + "
+            f"seeds - 1,"
+            f" must be at most 2^63 - 1 = {resources.INT_MAX} (what jax.random.key takes)"
+        )
     if setting.resources is None:
         return []
     values = options.values(args)
@@ -29,17 +33,35 @@ def estimate(args) -> list:
     names = setting.sweep.reduced_options + setting.sweep.full_options
     opts = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
     levels = ("reduced", "full") if args.level == "both" else (args.level,)
-    points = list(itertools.islice(itertools.product(*lists.values()), 100_000))  # the formulas are cheap
-    per_point = [[n for lv in levels for n in setting.resources(dict(zip(lists, p)), lv, opts)] for p in points]
+    points = list(
+        itertools.islice(itertools.product(*lists.values()), 100_000)
+    )  # the formulas are cheap
+    per_point = [
+        [n for lv in levels for n in setting.resources(dict(zip(lists, p)), lv, opts)]
+        for p in points
+    ]
     largest = max(per_point, key=lambda ns: sum(n.bytes for n in ns))
-    batched = len(points) if setting.sweep.traced else 1  # points of one group share a vmapped batch
+    batched = (
+        len(points) if setting.sweep.traced else 1
+    )  # points of one group share a vmapped batch
     held = min(max(args.batch_size, 1), batched) * max(args.workers or 1, 1)
     work = max(args.seeds, 1)
-    at_once = {"--batch-size": args.batch_size, **({"--workers": args.workers} if args.workers else {})} \
-        if held > 1 else {}
-    out = [n.scaled(memory=held, work=0, what=f" (x {held} points at once)" if held > 1 else "", by=at_once)
-           for n in largest]
-    out += [n.scaled(memory=0, work=work, by={"--seeds": args.seeds} if work > 1 else {}) for ns in per_point for n in ns]
+    at_once = (
+        {"--batch-size": args.batch_size, **({"--workers": args.workers} if args.workers else {})}
+        if held > 1
+        else {}
+    )
+    out = [
+        n.scaled(
+            memory=held, work=0, what=f" (x {held} points at once)" if held > 1 else "", by=at_once
+        )
+        for n in largest
+    ]
+    out += [
+        n.scaled(memory=0, work=work, by={"--seeds": args.seeds} if work > 1 else {})
+        for ns in per_point
+        for n in ns
+    ]
     return out
 
 
@@ -48,34 +70,64 @@ def run(args) -> int:
     setting: Setting = args.setting_record
     spec = setting.sweep
     cls = args.config_class
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+    given = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)
+    }
     axes = {k: v for k, v in given.items() if len(v) > 1 and k != "seed"}
     base = {k: v[0] for k, v in given.items() if len(v) == 1}
     if "seed" in given and len(given["seed"]) > 1:
-        raise ValueError(f"--seed = {given['seed']} is invalid: give one base seed and --seeds N for N seeds")
+        raise ValueError(
+            f"--seed = {given['seed']} is invalid: give one base seed and --seeds N for N seeds"
+        )
     names = spec.reduced_options + spec.full_options
     run_options = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
     if spec.normalize is not None:
         run_options = spec.normalize(run_options)
     if run_options.get("replicates") is not None and args.mode != "sampled":
-        raise ValueError(f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for --mode sampled")
+        raise ValueError(
+            f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for "
+            f"--mode sampled"
+        )
     if args.resume and args.force:
-        raise ValueError("--resume and --force are exclusive: resume skips stored points, force recomputes them")
+        raise ValueError(
+            "--resume and --force are exclusive: resume skips stored points, force recomputes them"
+        )
     if not 0.0 < args.confidence < 1.0:
-        raise ValueError(f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1")
+        raise ValueError(
+            f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1"
+        )
     if args.workers or args.scheduler:
         _dask_warnings_only()
     try:
-        result = sweeps.sweep(setting.name, axes, base=base, seeds=args.seeds, level=args.level, options=run_options,
-                              out=args.out, force=args.force, chunk_size=args.chunk_size, batch_size=args.batch_size,
-                              scheduler=args.scheduler, workers=args.workers, security=args.security,
-                              dashboard=args.dashboard, heatmaps=args.heatmap,
-                              heatmap_axes=args.heatmap_axes, invocation=output.invocation(args),
-                              log=lambda line: print(f"dynsim sweep {setting.name}: {line}; store {args.out}",
-                                                     file=sys.stderr))
+        result = sweeps.sweep(
+            setting.name,
+            axes,
+            base=base,
+            seeds=args.seeds,
+            level=args.level,
+            options=run_options,
+            out=args.out,
+            force=args.force,
+            chunk_size=args.chunk_size,
+            batch_size=args.batch_size,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            security=args.security,
+            dashboard=args.dashboard,
+            heatmaps=args.heatmap,
+            heatmap_axes=args.heatmap_axes,
+            invocation=output.invocation(args),
+            log=lambda line: print(
+                f"dynsim sweep {setting.name}: {line}; store {args.out}", file=sys.stderr
+            ),
+        )
     except KeyboardInterrupt:
-        print(f"dynsim: interrupted; every finished chunk is stored in {args.out}/points: run the same command again "
-              "to resume", file=sys.stderr)
+        print(
+            f"dynsim: interrupted; every finished chunk is stored in {args.out}/points: run the "
+            f"same command again "
+            "to resume",
+            file=sys.stderr,
+        )
         return interrupt.exit_code()
     print(summary_text(result, list(axes), spec))
     disagree = [r for r in result.rows if r.get("verdict") == "DISAGREE"]
@@ -83,9 +135,10 @@ def run(args) -> int:
 
 
 def flags(row: dict, columns: list[str]) -> str:
-    """The row's stability flags per level: "nan@50" (not finite from step 50), "unstable", or "non-monotone" (an
-    unstable loss is non-monotone too: said once); with several levels each says its own ("full:unstable")."""
-    prefixes = [c[:-len("unstable")] for c in columns if c.endswith("unstable")] or [""]
+    """The row's stability flags per level: "nan@50" (not finite from step 50), "unstable", or
+    "non-monotone" (an unstable loss is non-monotone too: said once); with several levels each says
+    its own ("full:unstable")."""
+    prefixes = [c[: -len("unstable")] for c in columns if c.endswith("unstable")] or [""]
     out = []
     for p in prefixes:
         label = p.rstrip("_") + ":" if len(prefixes) > 1 else ""
@@ -99,7 +152,8 @@ def flags(row: dict, columns: list[str]) -> str:
 
 
 def cell(row: dict, name: str) -> str:
-    """A printed value: ">= N" for an event censored by the horizon (its *_censored column holds N)."""
+    """A printed value: ">= N" for an event censored by the horizon (its *_censored column holds N).
+    """
     value = row.get(name)
     if value is None and row.get(name + "_censored") is not None:
         return f">= {row[name + '_censored']}"
@@ -107,12 +161,17 @@ def cell(row: dict, name: str) -> str:
 
 
 def summary_text(result, axes: list[str], spec) -> str:
-    """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries whose names end
-    in one of spec.columns, spec.extra_columns, the stability flags, the verdict and the largest error; then how
-    many points diverged, are unstable or non-monotone, and how many event times are censored."""
+    """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries
+    whose names end in one of spec.columns, spec.extra_columns, the stability flags, the verdict and
+    the largest error; then how many points diverged, are unstable or non-monotone, and how many
+    event times are censored."""
     level_cols = [c for c in result.columns if c.endswith(tuple(spec.columns))]
-    cols = axes + ["seed"] + level_cols + [c for c in (*spec.extra_columns, "verdict", "max_error")
-                                           if c in result.columns]
+    cols = (
+        axes
+        + ["seed"]
+        + level_cols
+        + [c for c in (*spec.extra_columns, "verdict", "max_error") if c in result.columns]
+    )
     table = [[cell(r, c) for c in cols] + [flags(r, result.columns)] for r in result.rows]
     cols = cols + ["flags"]
     widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(cols)]
@@ -120,28 +179,52 @@ def summary_text(result, axes: list[str], spec) -> str:
     lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in table]
 
     def count(suffix):
-        return sum(any(r.get(c) not in (None, False) for c in result.columns if c.endswith(suffix))
-                   for r in result.rows)
+        return sum(
+            any(r.get(c) not in (None, False) for c in result.columns if c.endswith(suffix))
+            for r in result.rows
+        )
 
-    notes = [(count("nonfinite_from_step"), "diverged (a *_nonfinite_from_step column in table.csv says from which "
-                                            "step): lower eta there"),
-             (count("unstable"), "unstable: the loss oscillates (>= 3 sign changes of its increments beyond "
-                                 "rounding), so their numbers depend on rounding, e.g. on --batch-size: lower eta"),
-             (count("non_monotone"), "with a non-monotone loss (a rise beyond rounding: eta past the local 2/L)"),
-             (count("_censored"), "with an event censored by the horizon ('>= N': not established by step N): "
-                                  "raise --steps")]
+    notes = [
+        (
+            count("nonfinite_from_step"),
+            "diverged (a *_nonfinite_from_step column in table.csv says from which "
+            "step): lower eta there",
+        ),
+        (
+            count("unstable"),
+            "unstable: the loss oscillates (>= 3 sign changes of its increments beyond "
+            "rounding), so their numbers depend on rounding, e.g. on --batch-size: lower eta",
+        ),
+        (
+            count("non_monotone"),
+            "with a non-monotone loss (a rise beyond rounding: eta past the local 2/L)",
+        ),
+        (
+            count("_censored"),
+            "with an event censored by the horizon ('>= N': not established by step N): "
+            "raise --steps",
+        ),
+    ]
     lines += [f"{n} points {text}" for n, text in notes if n]
     distinct = len({r["key"] for r in result.rows})
-    runs = f" ({distinct} distinct runs: the seed does not change the others)" if distinct < len(result.rows) else ""
-    lines.append(f"{len(result.rows)} points{runs}: {len(result.computed)} computed now, {len(result.reused)} reused "
-                 f"from the store; wrote " + ", ".join(sorted(result.files.values())))
+    runs = (
+        f" ({distinct} distinct runs: the seed does not change the others)"
+        if distinct < len(result.rows)
+        else ""
+    )
+    lines.append(
+        f"{len(result.rows)} points{runs}: {len(result.computed)} computed now, "
+        f"{len(result.reused)} reused "
+        f"from the store; wrote " + ", ".join(sorted(result.files.values()))
+    )
     return "\n".join(lines)
 
 
 def _dask_warnings_only() -> None:
-    """Dask's own messages on this command's stderr: warnings and errors, not its INFO chatter, which a cluster
-    silences only while it is open (a broken link to a worker killed at Ctrl-C was logged with its traceback after
-    the close, seen once in CI). Imported first: importing distributed sets its loggers' levels."""
+    """Dask's own messages on this command's stderr: warnings and errors, not its INFO chatter,
+    which a cluster silences only while it is open (a broken link to a worker killed at Ctrl-C was
+    logged with its traceback after the close, seen once in CI). Imported first: importing
+    distributed sets its loggers' levels."""
     import distributed  # noqa: F401
 
     logging.getLogger("distributed").setLevel(logging.WARNING)

@@ -1,7 +1,7 @@
 """The JSL setting (Jelassi, Sander, Li 2022), shared by the reduced and the full level.
 
-Its modules load on first use (`dynsim.jsl.data`, `from dynsim.jsl import model`): finding the setting
-(`dynsim.jsl.setting`) imports neither JAX nor the levels."""
+Its modules load on first use (`dynsim.jsl.data`, `from dynsim.jsl import model`): finding the
+setting (`dynsim.jsl.setting`) imports neither JAX nor the levels."""
 
 from dynsim.setting import load
 

@@ -1,7 +1,7 @@
 """The MIM setting (Huang, Wen, Chi, Liang 2024), shared by the reduced and the full level.
 
-Its modules and `MIMConfig` load on first use (`dynsim.mim.data`, `from dynsim.mim import MIMConfig`): finding
-the setting (`dynsim.mim.setting`) imports neither NumPy nor the levels."""
+Its modules and `MIMConfig` load on first use (`dynsim.mim.data`, `from dynsim.mim import
+MIMConfig`): finding the setting (`dynsim.mim.setting`) imports neither NumPy nor the levels."""
 
 from dynsim.setting import load
 
