@@ -1,10 +1,19 @@
-"""The checker: compare two trajectories observable by observable and give a verdict with reasons."""
+"""The checker: compare two trajectories observable by observable, give a verdict with reasons.
+
+Each observable's tolerance is a sum of terms, each a small function returning a `Term` (the
+per-step or per-entry tolerance and its one-line reason): `rounding` (deterministic runs),
+`monte_carlo_band` (runs carrying standard errors), `approximation` (a named approximation's
+stated tolerance) and `allowance` (a truncated sum's bound, declared by the setting). `combine`
+sums the terms that apply and joins their reasons; `compare` aligns the runs, chooses the
+observables and builds the `Report`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.stats import t as student_t
@@ -13,13 +22,16 @@ from dynsim import setting as settings_registry
 from dynsim.setting import Checks
 from dynsim.trajectory import strict_json
 
-APPROXIMATION_TOLERANCE = 0.05  # default for a named approximation: relative to the observable's largest magnitude
-SAFETY = 10.0  # constant of the rounding model: covers the few roundings per term (exp, powers, softplus)
+# default for a named approximation: relative to the observable's largest magnitude
+APPROXIMATION_TOLERANCE = 0.05
+# constant of the rounding model: covers the few roundings per term (exp, powers, softplus)
+SAFETY = 10.0
 
 
 @dataclasses.dataclass
 class ObservableError:
-    """How far two trajectories are apart on one observable, and whether that is within tolerance."""
+    """How far two trajectories are apart on one observable, and whether that is within
+    tolerance."""
 
     max_abs: float
     max_rel: float
@@ -27,7 +39,8 @@ class ObservableError:
     worst_step: int
     passed: bool
     reason: str
-    max_z: Optional[float] = None  # statistical mode: max over steps of |a - b| / standard error (None otherwise)
+    # statistical mode: max over steps of |a - b| / standard error (None otherwise)
+    max_z: float | None = None
 
 
 @dataclasses.dataclass
@@ -35,8 +48,8 @@ class Residual:
     """A quantity the reduction says is zero, measured on the full trajectory (max over the run)."""
 
     value: float
-    tolerance: Optional[float]  # None: reported, not judged
-    passed: Optional[bool]
+    tolerance: float | None  # None: reported, not judged
+    passed: bool | None
     reason: str
 
 
@@ -70,15 +83,17 @@ class Report:
     def table(self) -> str:
         """A plain-text table: observable, max abs error, max rel error, tolerance, verdict."""
         stat = any(e.max_z is not None for e in self.errors.values())
-        head = f"{'observable':<18} {'max abs error':>14} {'max rel error':>14} {'tolerance':>11}  verdict"
+        head = (f"{'observable':<18} {'max abs error':>14} {'max rel error':>14} "
+                f"{'tolerance':>11}  verdict")
         if stat:
             head = head.replace("  verdict", f" {'max |dev|/se':>12}  verdict")
-        lines = [f"{self.levels[0]} vs {self.levels[1]} ({self.kind} tolerance, {self.common_steps} common steps)",
-                 head, "-" * len(head)]
+        title = (f"{self.levels[0]} vs {self.levels[1]} ({self.kind} tolerance, "
+                 f"{self.common_steps} common steps)")
+        lines = [title, head, "-" * len(head)]
         for name, e in self.errors.items():
             z = "" if not stat else (f" {e.max_z:>12.2f}" if e.max_z is not None else f" {'':>12}")
-            lines.append(f"{name:<18} {e.max_abs:>14.3e} {e.max_rel:>14.3e} {e.tolerance:>11.2e}{z}  "
-                         f"{'agree' if e.passed else 'DISAGREE'}")
+            lines.append(f"{name:<18} {e.max_abs:>14.3e} {e.max_rel:>14.3e} {e.tolerance:>11.2e}{z}"
+                         f"  {'agree' if e.passed else 'DISAGREE'}")
         if self.residuals:
             lines.append("reduction residuals of the full trajectory (max over the run):")
             for name, r in self.residuals.items():
@@ -91,8 +106,9 @@ class Report:
 
     @property
     def verdict(self) -> str:
-        """AGREE, DISAGREE, or for a named approximation that misses its stated tolerance "APPROXIMATION GAP" (what
-        the approximation costs, an expected finding: `dynsim compare` exits 0 on it unless --strict)."""
+        """AGREE, DISAGREE, or for a named approximation that misses its stated tolerance
+        "APPROXIMATION GAP" (what the approximation costs, an expected finding: `dynsim compare`
+        exits 0 on it unless --strict)."""
         if self.passed:
             return "AGREE"
         return "APPROXIMATION GAP" if self.kind == "approximation" else "DISAGREE"
@@ -104,9 +120,11 @@ def unit_roundoff(dtype: str) -> float:
 
 
 def term_count(t) -> int:
-    """Number of terms the run sums per step (configurations, or the batch): what rounding grows with."""
+    """Number of terms the run sums per step (configurations, or the batch): what rounding grows
+    with."""
     m = t.meta
-    for value in (m.get("configurations"), (m.get("truncation") or {}).get("configurations"), m.get("batch_size")):
+    truncation = m.get("truncation") or {}
+    for value in (m.get("configurations"), truncation.get("configurations"), m.get("batch_size")):
         if value:
             return int(value)
     return 1
@@ -131,148 +149,267 @@ def _quantile(confidence: float, comparisons: int, dof: int) -> float:
 
 
 def config_differences(a, b) -> dict:
-    """{field: (value in a, value in b)} for the config fields (meta["config"]) on which two runs differ."""
+    """{field: (value in a, value in b)} for the config fields (meta["config"]) on which two runs
+    differ."""
     ca, cb = a.meta.get("config"), b.meta.get("config")
     if not isinstance(ca, dict) or not isinstance(cb, dict):
         return {}
     return {k: (ca.get(k), cb.get(k)) for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
 
 
-def compare(a, b, observables: Optional[Sequence[str]] = None, confidence: float = 0.999,
-            approximation_tolerance: float = APPROXIMATION_TOLERANCE) -> "Report":
+class Term(NamedTuple):
+    """One tolerance term: per-step (first axis: the common steps) or per-entry, and why."""
+
+    tolerance: Any  # an array, or a float that holds at every entry
+    reason: str
+
+
+def rounding(steps: np.ndarray, scale: float, terms: int, dtype: str) -> Term:
+    """Float rounding at each recorded step (`rounding_tolerance`): held by every comparison."""
+    reason = (f"{dtype} rounding: {SAFETY:g} (t+1) sqrt(M) u max(1, scale), M = {terms} terms per "
+              f"step, u = {unit_roundoff(dtype):.2e}")
+    return Term(rounding_tolerance(steps, scale, terms, dtype), reason)
+
+
+def monte_carlo_band(se, replicates: int, confidence: float, steps: int, entries: int) -> Term:
+    """t_{R-1} x se: the Student-t quantile at family-wise `confidence` over steps x entries
+    comparisons (Bonferroni), R = `replicates`, times the standard error of the mean `se`."""
+    z = _quantile(confidence, steps * entries, replicates - 1)
+    return Term(z * se, f"Monte Carlo band: t quantile {z:.2f} ({replicates - 1} dof, "
+                        f"{confidence:.1%} family-wise over {steps} steps x {entries} compared "
+                        f"entries, Bonferroni) x standard error of the mean of {replicates} runs, "
+                        "plus rounding")
+
+
+def approximation(name: str, scale: float, approx: str, fraction: float) -> Term:
+    """A named approximation's stated tolerance: `fraction` of `scale`, the observable's largest
+    magnitude (kept above 0, so that equal runs pass where the observable is 0)."""
+    return Term(fraction * max(scale, 1e-300),
+                f"approximation {approx!r}: |difference| <= {fraction:g} x max |{name}| = "
+                f"{fraction * scale:.3g} (a stated tolerance, not a rounding bound)")
+
+
+def allowance(bound) -> Term:
+    """A truncated reduced sum's bound at each step, as a setting's `Checks.allowance` gives it."""
+    return Term(bound, "plus the truncation bound of the reduced sum accumulated over the steps")
+
+
+def combine(shape: tuple, base: Term, regime: Term | None = None,
+            extra: Term | None = None) -> Term:
+    """The tolerance of an observable of `shape` (first axis: the steps): base + extra + regime,
+    summed in that order, a per-step term broadcast over the entries. The reason: the regime's (a
+    Monte Carlo band, which says "plus rounding", or an approximation, whose stated tolerance
+    dwarfs rounding) in place of the base's, then the extra term's."""
+    tol = _per_step(base.tolerance, len(shape))
+    if extra is not None:
+        tol = tol + _per_step(extra.tolerance, len(shape))
+    tol = np.broadcast_to(tol, shape)
+    if regime is not None:
+        tol = tol + regime.tolerance
+    reasons = [(regime or base).reason] + ([extra.reason] if extra is not None else [])
+    return Term(tol, "; ".join(reasons))
+
+
+def _per_step(tolerance, ndim: int) -> np.ndarray:
+    """A per-step tolerance (or a scalar) shaped to broadcast over the entries of each step."""
+    tolerance = np.asarray(tolerance, float)
+    return tolerance.reshape(tolerance.shape + (1,) * (ndim - max(tolerance.ndim, 1)))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pair:
+    """What holds for every observable of one comparison."""
+
+    a: Any
+    b: Any
+    common: np.ndarray  # the common recorded steps, and their indices in a and in b
+    ia: np.ndarray
+    ib: np.ndarray
+    dtype: str  # the rounding model's: float32 if either run is
+    terms: int  # the rounding model's M: the larger term count
+    stat: Any  # the first run carrying standard errors, or None
+    approx: str | None  # the named approximation, or None
+    extra: dict  # the setting's allowance per observable
+    entries: int  # compared entries with a standard error (Bonferroni count per step)
+    confidence: float
+    approximation_tolerance: float
+
+
+def compare(a, b, observables: Sequence[str] | None = None, confidence: float = 0.999,
+            approximation_tolerance: float = APPROXIMATION_TOLERANCE) -> Report:
     """Compare trajectories `a` and `b` on their common recorded steps.
 
-    Deterministic runs are held to a float rounding tolerance (`rounding_tolerance`). When a
-    trajectory carries Monte Carlo standard errors (`<name>_se`, from R replicate runs), each step
-    gets the band t_{R-1} * se, with the quantile at family-wise `confidence` over all recorded
-    steps and observables (Bonferroni), plus the rounding tolerance. The band covers Monte Carlo
-    noise only: sampled GD's O(1/N) bias shows up as disagreement once R is large against N.
-    What is compared, which residuals are judged and what is reported come from the checks of the setting that
-    produced the runs (`dynsim.setting.Checks`, found by meta["setting"]); `observables` overrides the compared
-    names. A full trajectory's reduction residuals are reported, and judged against the rounding tolerance when
-    exact.
+    Deterministic runs are held to a float rounding tolerance (`rounding`). When a trajectory
+    carries Monte Carlo standard errors (`<name>_se`, from R replicate runs), each step gets the
+    band t_{R-1} * se (`monte_carlo_band`), with the quantile at family-wise `confidence` over all
+    recorded steps and observables (Bonferroni), plus the rounding tolerance. The band covers
+    Monte Carlo noise only: sampled GD's O(1/N) bias shows up as disagreement once R is large
+    against N. A setting's allowance (a truncated sum's bound, `allowance`) widens the tolerance.
+    What is compared, which residuals are judged and what is reported come from the checks of the
+    setting that produced the runs (`dynsim.setting.Checks`, found by meta["setting"]);
+    `observables` overrides the compared names. A full trajectory's reduction residuals are
+    reported, and judged against the rounding tolerance when exact.
 
-    Array observables are compared entry by entry; NaN marks padding and must sit at the same entries in both.
-    When a trajectory comes from a named approximation (meta["approximation"]), rounding says nothing: the report's
-    kind is "approximation" and each observable is held to `approximation_tolerance` times its largest magnitude
-    (a stated choice, not a derived bound).
+    Array observables are compared entry by entry; NaN marks padding and must sit at the same
+    entries in both. When a trajectory comes from a named approximation (meta["approximation"]),
+    rounding says nothing: the report's kind is "approximation" and each observable is held to
+    `approximation_tolerance` times its largest magnitude (`approximation`: a stated choice, not
+    a derived bound). `combine` sums the terms that apply.
     """
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence = {confidence!r} is invalid: must lie strictly between 0 and 1")
+        raise ValueError(f"confidence = {confidence!r} is invalid: must lie strictly between 0 "
+                         "and 1")
     if not 0.0 < approximation_tolerance:
-        raise ValueError(f"approximation_tolerance = {approximation_tolerance!r} is invalid: must be > 0")
+        raise ValueError(f"approximation_tolerance = {approximation_tolerance!r} is invalid: "
+                         "must be > 0")
     common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
     if common.size == 0:
         raise ValueError("the trajectories share no recorded step: align steps and record_every")
     checks = _checks(a, b)
-    names = [n for n in (observables or checks.compared) if n in a.observables and n in b.observables]
-    lacking = [n for n in (observables or checks.compared) if n not in names]
+    names, lacking = _chosen(a, b, observables, checks)
+    pair = _pair(a, b, common, ia, ib, checks, names, confidence, approximation_tolerance)
+    notes = _pair_notes(a, b, lacking)
+    errors = {name: _observable_error(pair, name, notes) for name in names}
+    residuals = _residuals(checks, a, b, common, pair.terms, pair.dtype, exact=pair.stat is None)
+    if checks.reported is not None:
+        residuals.update(checks.reported(a, b, pair.approx))
+    if pair.approx is not None:
+        notes.append(f"approximation {pair.approx!r}: a deviation here measures the approximation, "
+                     "not a bug")
+    if pair.stat is not None:
+        notes.append("statistical comparison: a failure at this confidence is itself evidence, "
+                     "not a crash")
+    passed = (all(e.passed for e in errors.values())
+              and all(r.passed is not False for r in residuals.values()))
+    kind = ("approximation" if pair.approx is not None
+            else "statistical" if pair.stat is not None else "rounding")
+    return Report(passed, errors, residuals, kind, (_level(a), _level(b)), int(common.size), notes)
+
+
+def _chosen(a, b, observables: Sequence[str] | None, checks: Checks):
+    """(names, lacking): the observables to compare (asked for, else the setting's, less those it
+    skips for this pair), and those asked for or declared that a run lacks."""
+    wanted = list(observables or checks.compared)
+    names = [n for n in wanted if n in a.observables and n in b.observables]
+    lacking = [n for n in wanted if n not in names]
     if observables is not None and lacking:
-        raise ValueError(f"observables {lacking} are not recorded by both runs: a has {sorted(a.observables)}, "
-                         f"b has {sorted(b.observables)}")
-    if observables is None and checks.skip is not None:  # observables the setting reports, not judges, here
+        raise ValueError(f"observables {lacking} are not recorded by both runs: a has "
+                         f"{sorted(a.observables)}, b has {sorted(b.observables)}")
+    if observables is None and checks.skip is not None:  # reported, not judged, for this pair
         skipped = checks.skip(a, b)
         names = [n for n in names if n not in skipped]
     if not names:
-        raise ValueError(f"no observable to compare: asked for {list(observables or checks.compared)}, "
-                         f"a has {sorted(a.observables)}, b has {sorted(b.observables)}")
-    dtype = "float32" if "float32" in (a.meta.get("dtype"), b.meta.get("dtype")) else "float64"
-    terms = max(term_count(a), term_count(b))
+        raise ValueError(f"no observable to compare: asked for {wanted}, a has "
+                         f"{sorted(a.observables)}, b has {sorted(b.observables)}")
+    return names, lacking
+
+
+def _pair(a, b, common, ia, ib, checks: Checks, names, confidence: float,
+          approximation_tolerance: float) -> _Pair:
+    """What the comparison of `a` and `b` on `names` holds for every observable."""
     stat = next((t for t in (a, b) if any(k.endswith("_se") for k in t.observables)), None)
-    approx = next((t.meta["approximation"] for t in (a, b) if t.meta.get("approximation", "exact") != "exact"), None)
+    approx = next((t.meta["approximation"] for t in (a, b)
+                   if t.meta.get("approximation", "exact") != "exact"), None)
+    dtype = "float32" if "float32" in (a.meta.get("dtype"), b.meta.get("dtype")) else "float64"
+    extra = checks.allowance(a, b, common) if checks.allowance is not None else {}
+    # Bonferroni: one comparison per recorded step and per compared entry (an array observable
+    # counts every entry but its padding)
+    entries = sum(int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0]))) for n in names
+                  if stat is not None and f"{n}_se" in stat.observables)
+    return _Pair(a, b, common, ia, ib, dtype, max(term_count(a), term_count(b)), stat, approx,
+                 extra, entries, confidence, approximation_tolerance)
+
+
+def _pair_notes(a, b, lacking: list[str]) -> list[str]:
+    """What the report says before any observable: what was not compared, how the configs
+    differ."""
     notes: list[str] = []
     if lacking:  # never dropped silently: the verdict covers only what both runs recorded
         notes.append(f"not compared (recorded by one run only): {', '.join(lacking)}")
     differ = config_differences(a, b)
     if differ:  # said, not judged: a user may compare two configurations on purpose
-        notes.append("the runs' configurations differ: " + ", ".join(f"{k} = {va!r} vs {vb!r}"
-                                                                     for k, (va, vb) in differ.items()))
-    extra = checks.allowance(a, b, common) if checks.allowance is not None else {}
-    # Bonferroni: one comparison per recorded step and per compared entry (array observables count every entry)
-    n_stat = sum(int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0]))) for n in names
-                 if stat is not None and f"{n}_se" in stat.observables)
-    errors: dict[str, ObservableError] = {}
-    for name in names:
-        x, y = np.asarray(a[name], float)[ia], np.asarray(b[name], float)[ib]
-        if x.shape != y.shape:
-            raise ValueError(f"observable {name!r} has shape {x.shape[1:]} in one trajectory and {y.shape[1:]} in the "
-                             "other: compare runs of the same configuration")
-        # padding: entries NaN in both runs at every step (structural, e.g. j >= N_k); a NaN anywhere else is a failure
-        padding = np.broadcast_to(np.isnan(x).all(axis=0) & np.isnan(y).all(axis=0), x.shape) if x.ndim > 1 \
-            else np.zeros(x.shape, bool)
-        x0, y0 = np.where(padding, 0.0, x), np.where(padding, 0.0, y)
-        diff = np.abs(x0 - y0)
-        denom = np.maximum(np.abs(x0), np.abs(y0))
-        rel = np.divide(diff, denom, out=np.zeros_like(diff), where=denom > 0)
-        scale = float(np.nanmax(denom)) if np.isfinite(denom).any() else 1.0
-        per_step = (slice(None),) + (None,) * (x.ndim - 1)  # broadcast a per-step tolerance over the entries
-        tol = rounding_tolerance(common.astype(float), scale, terms, dtype)[per_step] + extra.get(name, 0.0)
-        tol = np.broadcast_to(tol, x.shape)
-        max_z = None
-        if approx is not None:
-            tol = tol + approximation_tolerance * max(scale, 1e-300)
-            reason = (f"approximation {approx!r}: |difference| <= {approximation_tolerance:g} x max |{name}| "
-                      f"= {approximation_tolerance * scale:.3g} (a stated tolerance, not a rounding bound)")
-        elif stat is not None and f"{name}_se" in stat.observables:
-            # both runs Monte Carlo (e.g. a sampled reduced level against the sampled full level): the difference of
-            # two independent means has se^2 = se_a^2 + se_b^2; the smaller R sets the t quantile's dof
-            carriers = [(t, i) for t, i in ((a, ia), (b, ib)) if f"{name}_se" in t.observables]
-            R = min(int(t.meta.get("replicates", 2)) for t, _ in carriers)
-            z = _quantile(confidence, common.size * n_stat, R - 1)
-            se = np.sqrt(sum(np.nan_to_num(np.asarray(t[f"{name}_se"], float)[i], nan=0.0) ** 2 for t, i in carriers))
-            tol = tol + z * se
-            with np.errstate(divide="ignore", invalid="ignore"):
-                zs = np.where(se > 0, diff / se, np.where(diff > 0, np.inf, 0.0))
-            max_z = float(np.nanmax(zs)) if zs.size else None
-            reason = (f"Monte Carlo band: t quantile {z:.2f} ({R - 1} dof, {confidence:.1%} family-wise over "
-                      f"{common.size} steps x {n_stat} compared entries, Bonferroni) x standard error of the mean "
-                      f"of {R} runs, plus rounding")
-            if float(np.max(tol)) >= scale > 0:  # a band as wide as the observable itself: no run could fail it
-                notes.append(f"{name}: the Monte Carlo band ({float(np.max(tol)):.3g}, t quantile {z:.3g} with "
-                             f"{R - 1} dof) is as wide as max |{name}| = {scale:.3g}: this comparison cannot fail, "
-                             "its 'agree' says nothing; use more replicates")
-        else:
-            reason = (f"{dtype} rounding: {SAFETY:g} (t+1) sqrt(M) u max(1, scale), M = {terms} terms per step, "
-                      f"u = {unit_roundoff(dtype):.2e}")
-        if name in extra:
-            reason += "; plus the truncation bound of the reduced sum accumulated over the steps"
-        finite = bool(np.all(np.isfinite(x0)) and np.all(np.isfinite(y0)))
-        ratio = np.where(np.isfinite(diff), diff / tol, np.inf)
-        worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
-        ok = finite and bool(np.all(diff <= tol))
-        if not finite:
-            reason = "non-finite values (a run diverged, or padding differs: lower eta); " + reason
-        errors[name] = ObservableError(float(np.nanmax(diff)) if finite else math.inf,
-                                       float(np.nanmax(rel)) if finite else math.inf,
-                                       float(tol[worst]), int(common[worst[0]]), ok, reason, max_z)
-    residuals = _residuals(checks, a, b, common, terms, dtype, exact=stat is None)
-    if checks.reported is not None:
-        residuals.update(checks.reported(a, b, approx))
-    if approx is not None:
-        notes.append(f"approximation {approx!r}: a deviation here measures the approximation, not a bug")
-    if stat is not None:
-        notes.append("statistical comparison: a failure at this confidence is itself evidence, not a crash")
-    passed = all(e.passed for e in errors.values()) and all(r.passed is not False for r in residuals.values())
-    kind = "approximation" if approx is not None else "statistical" if stat is not None else "rounding"
-    return Report(passed, errors, residuals, kind,
-                  (_level(a), _level(b)), int(common.size), notes)
+        notes.append("the runs' configurations differ: "
+                     + ", ".join(f"{k} = {va!r} vs {vb!r}" for k, (va, vb) in differ.items()))
+    return notes
+
+
+def _standard_error(pair: _Pair, name: str) -> tuple[np.ndarray, int]:
+    """(se, R): the standard error of a - b on `name`, and the replicates whose t quantile
+    applies. Both runs Monte Carlo (e.g. a sampled reduced level against the sampled full level):
+    the difference of two independent means has se^2 = se_a^2 + se_b^2; the smaller R sets the
+    quantile's dof."""
+    carriers = [(t, i) for t, i in ((pair.a, pair.ia), (pair.b, pair.ib))
+                if f"{name}_se" in t.observables]
+    replicates = min(int(t.meta.get("replicates", 2)) for t, _ in carriers)
+    se = np.sqrt(sum(np.nan_to_num(np.asarray(t[f"{name}_se"], float)[i], nan=0.0) ** 2
+                     for t, i in carriers))
+    return se, replicates
+
+
+def _observable_error(pair: _Pair, name: str, notes: list[str]) -> ObservableError:
+    """`name` compared on the common steps, entry by entry; `notes` gets a line when its Monte
+    Carlo band is as wide as the observable."""
+    x, y = np.asarray(pair.a[name], float)[pair.ia], np.asarray(pair.b[name], float)[pair.ib]
+    if x.shape != y.shape:
+        raise ValueError(f"observable {name!r} has shape {x.shape[1:]} in one trajectory and "
+                         f"{y.shape[1:]} in the other: compare runs of the same configuration")
+    # padding: entries NaN in both runs at every step (structural, e.g. j >= N_k); a NaN
+    # anywhere else is a failure
+    padding = (np.broadcast_to(np.isnan(x).all(axis=0) & np.isnan(y).all(axis=0), x.shape)
+               if x.ndim > 1 else np.zeros(x.shape, bool))
+    x0, y0 = np.where(padding, 0.0, x), np.where(padding, 0.0, y)
+    diff = np.abs(x0 - y0)
+    denom = np.maximum(np.abs(x0), np.abs(y0))
+    rel = np.divide(diff, denom, out=np.zeros_like(diff), where=denom > 0)
+    scale = float(np.nanmax(denom)) if np.isfinite(denom).any() else 1.0
+    base = rounding(pair.common.astype(float), scale, pair.terms, pair.dtype)
+    extra = allowance(pair.extra[name]) if name in pair.extra else None
+    se, regime = None, None
+    if pair.approx is not None:
+        regime = approximation(name, scale, pair.approx, pair.approximation_tolerance)
+    elif pair.stat is not None and f"{name}_se" in pair.stat.observables:
+        se, replicates = _standard_error(pair, name)
+        regime = monte_carlo_band(se, replicates, pair.confidence, pair.common.size, pair.entries)
+    tol, reason = combine(x.shape, base, regime, extra)
+    max_z = None
+    if se is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            zs = np.where(se > 0, diff / se, np.where(diff > 0, np.inf, 0.0))
+        max_z = float(np.nanmax(zs)) if zs.size else None
+        if float(np.max(tol)) >= scale > 0:  # a band as wide as the observable: it cannot fail
+            z = _quantile(pair.confidence, pair.common.size * pair.entries, replicates - 1)
+            notes.append(f"{name}: the Monte Carlo band ({float(np.max(tol)):.3g}, t quantile "
+                         f"{z:.3g} with {replicates - 1} dof) is as wide as max |{name}| = "
+                         f"{scale:.3g}: this comparison cannot fail, its 'agree' says nothing; "
+                         "use more replicates")
+    finite = bool(np.all(np.isfinite(x0)) and np.all(np.isfinite(y0)))
+    ratio = np.where(np.isfinite(diff), diff / tol, np.inf)
+    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+    if not finite:
+        reason = "non-finite values (a run diverged, or padding differs: lower eta); " + reason
+    return ObservableError(float(np.nanmax(diff)) if finite else math.inf,
+                           float(np.nanmax(rel)) if finite else math.inf,
+                           float(tol[worst]), int(pair.common[worst[0]]),
+                           finite and bool(np.all(diff <= tol)), reason, max_z)
 
 
 def _checks(a, b) -> Checks:
-    """The checks of the setting that produced `a` (by meta["setting"], its config class); for a trajectory of no
-    known setting, every observable both runs record (not a `_se`) is compared, those only one records are named in
-    the notes, and no residual is judged."""
+    """The checks of the setting that produced `a` (by meta["setting"], its config class); for a
+    trajectory of no known setting, every observable both runs record (not a `_se`) is compared,
+    those only one records are named in the notes, and no residual is judged."""
     for t in (a, b):
         found = settings_registry.for_config(str(t.meta.get("setting", "")))
         if found is not None:
             return found.checks
     recorded = [n for n in (*a.observables, *(k for k in b.observables if k not in a.observables))
                 if not n.endswith("_se")]
-    return Checks(compared=tuple(recorded))  # those only one run records are named in the report's notes
+    # those only one run records are named in the report's notes
+    return Checks(compared=tuple(recorded))
 
 
 def _residuals(checks: Checks, a, b, common, terms, dtype, exact: bool) -> dict[str, Residual]:
-    """The reduction residuals of the full trajectory: judged by rounding when deterministic, reported otherwise."""
+    """The reduction residuals of the full trajectory: judged by rounding when deterministic,
+    reported otherwise."""
     out: dict[str, Residual] = {}
     for t in (a, b):
         if t.level != "full":
@@ -281,17 +418,21 @@ def _residuals(checks: Checks, a, b, common, terms, dtype, exact: bool) -> dict[
             if name not in t.observables:
                 continue
             value = float(np.max(np.abs(t[name])))
-            if exact:
-                what += checks.exact_notes.get(name, "")
-                scale = max([float(np.max(np.abs(t[n]))) for n in checks.residual_scale if n in t.observables] + [1.0])
-                tol = float(rounding_tolerance(np.array([float(common.max())]), scale, terms, dtype)[0])
-                out[name] = Residual(value, tol, bool(value <= tol), what + "; rounding tolerance")
-            else:
-                out[name] = Residual(value, None, None, what + "; nonzero by O(1/sqrt(N)) sampling noise, not judged")
+            if not exact:
+                out[name] = Residual(value, None, None,
+                                     what + "; nonzero by O(1/sqrt(N)) sampling noise, not judged")
+                continue
+            what += checks.exact_notes.get(name, "")
+            scale = max([float(np.max(np.abs(t[n]))) for n in checks.residual_scale
+                         if n in t.observables] + [1.0])
+            last = np.array([float(common.max())])
+            tol = float(rounding_tolerance(last, scale, terms, dtype)[0])
+            out[name] = Residual(value, tol, bool(value <= tol), what + "; rounding tolerance")
     return out
 
 
 def _level(t) -> str:
-    """The level, with the approximation of a reduced run when it has one (e.g. "reduced[mean_field]")."""
+    """The level, with the approximation of a reduced run when it has one (e.g.
+    "reduced[mean_field]")."""
     approx = t.meta.get("approximation")
     return f"{t.level}[{approx}]" if approx and approx != "exact" else t.level
