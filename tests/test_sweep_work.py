@@ -20,9 +20,9 @@ def runs(monkeypatch):
     calls = []
     original = many.run_group_jit
 
-    def spy(*args):
-        calls.append((args[3], int(args[7].shape[0])))
-        return original(*args)
+    def spy(method, size, batch_size, devices, classes, cfgs, keys, states0):
+        calls.append((batch_size, int(states0.shape[0])))
+        return original(method, size, batch_size, devices, classes, cfgs, keys, states0)
 
     monkeypatch.setattr(many, "run_group_jit", spy)
     return calls

@@ -45,11 +45,9 @@ class JSLConfig:
     seed: int = 0
     dtype: str = "float64"
 
-    # The numbers that change no shape, traced (vmapped) by batched runs, each with the value a group's static config
-    # carries (None: not a field; tau derives from d and temperature). Numbers, CANONICAL and the flow's static config
-    # of the levels derive from these two.
-    TRACED: ClassVar[Mapping[str, Optional[float]]] = MappingProxyType(
-        {"q": 0.5, "nu": 0.0, "eta": 1.0, "sigma_A": 1.0, "tau": None})
+    # The numbers: no shape depends on them, so they are the leaves of JSLConfig as a pytree (`dynsim.pytree`),
+    # traced by jit and vmap; one compiled program serves every value of them at one shape.
+    NUMBERS: ClassVar[tuple[str, ...]] = ("q", "nu", "eta", "sigma_A", "sigma", "omega")
     # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
     FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType({"eta": 1.0, "steps": 0, "record_every": 1})
 

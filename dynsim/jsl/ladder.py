@@ -123,9 +123,14 @@ def increments(cfg: JSLConfig, traj, max_nonzero: Optional[int]) -> np.ndarray:
     (Lemma 4.3), shape (records, 3)."""
     table = tables.table(cfg, max_nonzero).weights
     states = jnp.asarray(np.stack([traj["alpha"], traj["gamma"], traj["rho"]], axis=1), cfg.dtype)
-    # one state at a time: memory of one pass
-    grads = jax.jit(lambda sts: jax.lax.map(lambda th: dynamics.gradient(cfg, table, th), sts))(states)
+    grads = _gradients_jit(cfg, table, states)
     return np.asarray(-dynamics.orbit_step_sizes(cfg) * grads)
+
+
+@jax.jit
+def _gradients_jit(cfg: JSLConfig, table, states):
+    """dL/dtheta at every state, one state at a time (memory of one pass); cfg's numbers traced."""
+    return jax.lax.map(lambda th: dynamics.gradient(cfg, table, th), states)
 
 
 def lemma_4_3_rate(cfg: JSLConfig, alpha, gamma, rho) -> np.ndarray:

@@ -94,7 +94,7 @@ def _one_seed(cfg: JSLConfig, shuffle, key, w_star):
     return rec, final
 
 
-_seed_jit = jax.jit(_one_seed, static_argnums=0)
+_seed_jit = jax.jit(_one_seed)  # cfg a pytree: its numbers traced
 
 
 def seed_run(cfg: JSLConfig, r: int, shuffle: bool = False) -> tuple[dict, dict]:

@@ -115,7 +115,7 @@ SWEEP = SweepSpec(reduced=reduced_many.simulate_group, full=full_group, group=le
                   columns=("final_loss", "final_error", "T1_attention"), extra_columns=("sum_method",),
                   modes=("exact", "sampled", "realistic"), add_arguments=add_arguments,
                   example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
-                  traced=tuple(JSLConfig.TRACED) + ("seed",), seeded=seeded,
+                  traced=tuple(JSLConfig.NUMBERS) + ("seed",), seeded=seeded,
                   level_summaries=tuple(k for e in events.EVENTS for k in (e, e + "_censored"))
                   + ("final_loss", "final_error", "patch_association", "final_alpha", "final_gamma", "final_rho",
                      "nonfinite_from_step") + common.STABILITY,

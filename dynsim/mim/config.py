@@ -41,6 +41,9 @@ class MIMConfig:
     seed: int = 0
     dtype: str = "float64"
 
+    # The numbers: no shape depends on them, so they are the leaves of MIMConfig as a pytree (`dynsim.pytree`),
+    # traced by jit; every other field changes the areas, the query classes or a table.
+    NUMBERS: ClassVar[tuple[str, ...]] = ("eta",)
     # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
     FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType({"eta": 1.0, "steps": 0, "record_every": 1})
 

@@ -38,15 +38,19 @@ class ClassIndex(NamedTuple):
     area: np.ndarray  # (K, P): a_k(p), the area of patch p in cluster k
 
 
-@lru_cache(maxsize=32)
 def class_index(cfg) -> ClassIndex:
-    """Group the areas (k, n) of every cluster into query classes by signature (cached per config; read-only)."""
-    K, N = cfg.K, cfg.max_areas
+    """Group the areas (k, n) of every cluster into query classes by signature (cached per areas; read-only)."""
+    return _class_index(cfg.areas, cfg.P)
+
+
+@lru_cache(maxsize=32)
+def _class_index(areas: tuple, P: int) -> ClassIndex:
+    K, N = len(areas), max(len(a) for a in areas)
     of_area = -np.ones((K, N), dtype=np.int64)
     rank = -np.ones((K, N), dtype=np.int64)
     found: dict = {}
     sizes: list = []
-    for k, cluster in enumerate(cfg.areas):
+    for k, cluster in enumerate(areas):
         lengths = np.array([len(a) for a in cluster])
         order = np.lexsort((np.arange(lengths.size), lengths))  # by size, then index
         rank[k, order] = np.arange(lengths.size)
@@ -59,7 +63,7 @@ def class_index(cfg) -> ClassIndex:
                 others.remove(int(own))
                 sizes.append([int(own)] + others)
             of_area[k, n] = found[key]
-    area = area_of(cfg.areas, cfg.P)
+    area = area_of(areas, P)
     for x in (of_area, rank, area):
         x.setflags(write=False)
     return ClassIndex(sizes, of_area, rank, area)
@@ -78,10 +82,14 @@ class CellIndex(NamedTuple):
     first: np.ndarray  # (G,): the smallest patch of each cell
 
 
-@lru_cache(maxsize=32)
 def cell_index(cfg) -> CellIndex:
-    """The joint cells of `cfg` (cached per config; read-only)."""
-    area = area_of(cfg.areas, cfg.P)
+    """The joint cells of `cfg` (cached per areas; read-only)."""
+    return _cell_index(cfg.areas, cfg.P)
+
+
+@lru_cache(maxsize=32)
+def _cell_index(areas: tuple, P: int) -> CellIndex:
+    area = area_of(areas, P)
     labels, first, cell, size = np.unique(area.T, axis=0, return_index=True, return_inverse=True,
                                           return_counts=True)
     out = CellIndex(labels, cell.reshape(-1), size, first)

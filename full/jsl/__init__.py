@@ -1,5 +1,7 @@
 """Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax + optax)."""
 
+from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: numbers traced, shapes static)
+
 from . import fig2, glm, observables, population, realistic, sampling, transfer
 from .module import PositionalAttentionViT
 from .simulation import check, simulate

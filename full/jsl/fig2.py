@@ -88,7 +88,7 @@ def _train_seeds(cfg: JSLConfig, keys, w):
     return jax.vmap(one)(keys)
 
 
-_train_seeds_jit = jax.jit(_train_seeds, static_argnums=0)
+_train_seeds_jit = jax.jit(_train_seeds)  # cfg a pytree: its numbers traced
 
 
 @environment.guarded

@@ -101,7 +101,7 @@ def _run_seeds(cfg: JSLConfig, keys, w_star, steps: int, eta, record_every: int)
     return jax.vmap(one)(keys)
 
 
-_run_seeds_jit = jax.jit(_run_seeds, static_argnums=(0, 3, 5))
+_run_seeds_jit = jax.jit(_run_seeds, static_argnums=(3, 5))  # cfg a pytree: its numbers traced
 
 
 @environment.guarded

@@ -1,7 +1,7 @@
 """Several full-matrix runs that share their shapes, as one compiled program (the full level of a sweep).
 
-The points differ in q, nu, eta, sigma_A, tau (traced through `dynsim.jsl.traced.View`) and in the seed (the
-feature w*, the start and the batches are inputs): `lax.map(batch_size)` over them, each point exactly the
+The points differ in the config's numbers (`JSLConfig.NUMBERS`: q, nu, eta, sigma_A, ..., traced as the leaves
+of the stacked configs) and in the seed (the feature w*, the start and the batches are inputs): `lax.map(batch_size)` over them, each point exactly the
 program of `simulation.simulate` (same keys, same configuration weights), so a point equals its single run.
 """
 
@@ -13,41 +13,42 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, validation
-from dynsim.jsl import JSLConfig, data, traced
-from dynsim.jsl.traced import View
+from dynsim import environment, pytree, validation
+from dynsim.jsl import JSLConfig, data
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
 from . import population, simulation, training
 
 MODES = ("exact", "sampled")
-CANONICAL = traced.CANONICAL  # the numbers a group's static config carries (the same for both levels)
+def canonical(cfg: JSLConfig) -> JSLConfig:
+    """cfg as its group's program sees it: the seed at 0 unless it draws a random partition (w*, the start and the
+    batches are inputs)."""
+    return cfg if cfg.partition == "random" else cfg.replace(seed=0)
 
 
 def group_key(cfg: JSLConfig, mode: str, replicates: Optional[int]) -> tuple:
-    """Points with equal keys run as one program: everything but the traced numbers and the seed agrees (the seed
-    stays for a random partition, which it draws; q at 0 or 1 drops configurations in mode 'exact')."""
-    keep_seed = {"seed": cfg.seed} if cfg.partition == "random" else {}
-    edge = mode == "exact" and cfg.q in (0.0, 1.0)
-    return (cfg.replace(**{**CANONICAL, **keep_seed, **({"q": cfg.q} if edge else {})}), mode,
+    """Points with equal keys run as one program: their shapes agree (`canonical`), and in mode 'exact' q at 0 or 1
+    (which drops configurations) is a shape too."""
+    edge = cfg.q if mode == "exact" and cfg.q in (0.0, 1.0) else None
+    return (pytree.shape(canonical(cfg)), edge, mode,
             validation.replicates(replicates, engine.DEFAULT_REPLICATES) if mode == "sampled" else 1)
 
 
-def run_points(static: JSLConfig, mode: str, R: int, batch_size: int, numbers, params0, w_stars, s, w, keys):
-    """lax.map(batch_size) of one point's `training.train` (R vmapped replicates in mode sampled) over the points."""
+def run_points(mode: str, R: int, batch_size: int, cfgs: JSLConfig, params0, w_stars, s, w, keys):
+    """lax.map(batch_size) of one point's `training.train` (R vmapped replicates in mode sampled) over the points
+    (cfgs: their configs stacked, `dynsim.pytree.stack`)."""
 
     def one(args):
-        num, p0, w_star, w_c, key = args
-        cfg = View(static, num)
+        cfg, p0, w_star, w_c, key = args
         if mode == "exact":
             return training.train(cfg, mode, p0, w_star, population.Configurations(s, w_c), key)
         return jax.vmap(lambda k: training.train(cfg, mode, p0, w_star, None, k))(jax.random.split(key, R))
 
-    return jax.lax.map(one, (numbers, params0, w_stars, w, keys), batch_size=batch_size)
+    return jax.lax.map(one, (cfgs, params0, w_stars, w, keys), batch_size=batch_size)
 
 
-run_points_jit = jax.jit(run_points, static_argnums=(0, 1, 2, 3))
+run_points_jit = jax.jit(run_points, static_argnums=(0, 1, 2))
 
 
 @environment.guarded
@@ -59,15 +60,16 @@ def simulate_many(cfgs: list[JSLConfig], mode: str = "exact", replicates: Option
                          "(mode 'realistic' runs point by point)")
     for cfg in cfgs:
         simulation.check(cfg, mode, replicates)
-    static, _, R = group_key(cfgs[0], mode, replicates)
-    if any(group_key(c, mode, replicates) != (static, mode, R) for c in cfgs):
+    key = group_key(cfgs[0], mode, replicates)
+    if any(group_key(c, mode, replicates) != key for c in cfgs):
         raise ValueError("simulate_many needs configs of one group (same shapes; see group_key)")
-    dtype = jnp.dtype(static.dtype)
+    R = key[-1]
+    dtype = jnp.dtype(cfgs[0].dtype)
     total = batch_size * -(-len(cfgs) // batch_size)  # padded: every batch runs the same compiled vmap
     padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     w_stars = [data.feature(c, dtype) for c in padded]
     params0 = jax.tree.map(lambda *xs: jnp.stack(xs), *[training.initial_params(c, w) for c, w in zip(padded, w_stars)])
-    numbers = traced.stacked(padded, dtype)
+    stacked = pytree.stack([canonical(c) for c in padded], dtype)
     if mode == "exact":
         tables = [population.enumerate_configurations(c) for c in padded]
         s, w = tables[0].s, jnp.stack([t.w for t in tables])
@@ -75,7 +77,7 @@ def simulate_many(cfgs: list[JSLConfig], mode: str = "exact", replicates: Option
     else:
         s, w, size = jnp.zeros((1, 1), dtype), jnp.zeros((total, 1), dtype), None
     keys = jnp.stack([engine.base_key(c) for c in padded])
-    rec = run_points_jit(static, mode, R, batch_size, numbers, params0, jnp.stack(w_stars), s, w, keys)
+    rec = run_points_jit(mode, R, batch_size, stacked, params0, jnp.stack(w_stars), s, w, keys)
     rec = jax.tree.map(np.asarray, rec)
     out = []
     for i, cfg in enumerate(cfgs):

@@ -213,7 +213,7 @@ def _seeds(cfg: JSLConfig, keys, w_star, batch: int):
     return jax.lax.map(f, keys, batch_size=batch)
 
 
-_seeds_jit = jax.jit(_seeds, static_argnums=(0, 3))
+_seeds_jit = jax.jit(_seeds, static_argnums=3)  # cfg a pytree: its numbers traced
 
 
 def check_seeds(seeds) -> int:

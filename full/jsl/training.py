@@ -11,7 +11,7 @@ import numpy as np
 import optax
 
 from dynsim import divergence, environment, recording
-from dynsim.jsl import JSLConfig, partition
+from dynsim.jsl import JSLConfig, partition, traced  # noqa: F401 (traced: JSLConfig as a pytree)
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
@@ -94,7 +94,7 @@ def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
     return rec
 
 
-train_jit = jax.jit(train, static_argnums=(0, 1))
+train_jit = jax.jit(train, static_argnums=1)  # cfg a pytree: its numbers traced
 
 
 def train_replicates(cfg: JSLConfig, mode: str, params0, w_star, keys):
@@ -102,7 +102,7 @@ def train_replicates(cfg: JSLConfig, mode: str, params0, w_star, keys):
     return jax.vmap(lambda k: train(cfg, mode, params0, w_star, None, k))(keys)
 
 
-train_replicates_jit = jax.jit(train_replicates, static_argnums=(0, 1))
+train_replicates_jit = jax.jit(train_replicates, static_argnums=1)
 
 
 def check_start(cfg: JSLConfig, params0, w_star) -> None:

@@ -118,7 +118,7 @@ def _all_seeds(cfg, n_max, steps, record_every, eta, eta_glm, A_pre, A_init, w_t
         A_pre, A_init, keys)
 
 
-_all_seeds_jit = jax.jit(_all_seeds, static_argnums=(0, 1, 2, 3))
+_all_seeds_jit = jax.jit(_all_seeds, static_argnums=(1, 2, 3))  # cfg a pytree: numbers traced
 
 
 @dataclasses.dataclass

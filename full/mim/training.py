@@ -124,9 +124,9 @@ def exact_tables(cfg: MIMConfig, basis):
     return images, w_img, k_img, jnp.asarray(data.all_masks(cfg.P, cfg.masked))
 
 
-train_jit = jax.jit(train, static_argnums=(0, 1))
+train_jit = jax.jit(train, static_argnums=1)  # cfg a pytree: its numbers (eta) traced
 train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k: train(cfg, mode, basis, k))(keys),
-                               static_argnums=(0, 1))
+                               static_argnums=1)
 
 
 @environment.guarded

@@ -10,7 +10,7 @@ import numpy as np
 
 from dynsim import divergence, environment, recording
 from dynsim.jsl import JSLConfig, error
-from dynsim.jsl.traced import Numbers, View, numbers_of
+from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: its numbers traced)
 from dynsim.trajectory import Trajectory
 
 from .. import gd
@@ -19,7 +19,7 @@ from .class_sums import ClassWeights
 from .symbolic import derive
 from .tables import BOUND_TARGET, MAX_CLASSES, MAX_CONFIGURATIONS, Table, Weights, truncation_meta
 
-__all__ = ["Numbers", "View", "numbers_of", "Weights", "ClassWeights", "Table", "BOUND_TARGET", "MAX_CLASSES",
+__all__ = ["Weights", "ClassWeights", "Table", "BOUND_TARGET", "MAX_CLASSES",
            "MAX_CONFIGURATIONS", "truncation_meta",
            "loss_and_gradients", "tie_tolerance", "population_error", "orbit_step_sizes", "attention_weights",
            "initial_state", "derived_observables", "observe", "gradient", "run", "trajectory"]
@@ -155,12 +155,10 @@ def observe(cfg: JSLConfig, table: Sum, theta) -> dict:
     }
 
 
-def run(cfg: JSLConfig, table: Sum, state0, numbers: Optional[Numbers] = None):
+def run(cfg: JSLConfig, table: Sum, state0):
     """GD theta -= orbit_step_sizes * dL/dtheta from state0, recorded; returns (records, largest (|alpha|, Gamma, Xi)).
 
-    With `numbers`, cfg's numbers are replaced by them (traced, for sweeps)."""
-    if numbers is not None:
-        cfg = View(cfg, numbers)
+    cfg's numbers may be traced (`JSLConfig.NUMBERS`): one compiled run serves every value of them."""
     theta0 = jnp.asarray(state0, cfg.dtype)
     theta, seen, rec = gd.run(lambda th: gradient(cfg, table, th), orbit_step_sizes(cfg),
                               lambda th: observe(cfg, table, th), theta0, cfg.steps, cfg.record_every,
@@ -170,7 +168,7 @@ def run(cfg: JSLConfig, table: Sum, state0, numbers: Optional[Numbers] = None):
     return rec, jnp.maximum(seen, extent(cfg, theta))
 
 
-run_jit = jax.jit(run, static_argnums=0)
+run_jit = jax.jit(run)
 
 
 def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Trajectory:

@@ -59,10 +59,10 @@ def rhs(cfg: JSLConfig, table, theta):
     return vector_field(cfg)(0.0, theta, table)
 
 
-rhs_jit = jax.jit(rhs, static_argnums=0)
-jacobian_jit = jax.jit(jax.jacfwd(rhs, argnums=2), static_argnums=0)  # 3 forward tangents through the class sum
-jvp_jit = jax.jit(lambda cfg, table, theta, v: jax.jvp(lambda x: rhs(cfg, table, x), (theta,), (v,))[1],
-                  static_argnums=0)
+# cfg is a pytree (`dynsim.jsl.traced`): its numbers are traced, one compiled field per shape
+rhs_jit = jax.jit(rhs)
+jacobian_jit = jax.jit(jax.jacfwd(rhs, argnums=2))  # 3 forward tangents through the class sum
+jvp_jit = jax.jit(lambda cfg, table, theta, v: jax.jvp(lambda x: rhs(cfg, table, x), (theta,), (v,))[1])
 
 
 def largest_extent(cfg: JSLConfig, states):
@@ -86,7 +86,7 @@ def observe_all(cfg: JSLConfig, table, ys):
     return jax.lax.map(lambda th: dynamics.observe(cfg, table, th), ys)
 
 
-observe_all_jit = jax.jit(observe_all, static_argnums=0)
+observe_all_jit = jax.jit(observe_all)
 
 
 def solve_on_host(cfg: JSLConfig, table, theta0, opts: dict):

@@ -1,9 +1,9 @@
 """Several reduced runs as one compiled program: one config from several starts, or a group of configs (a sweep's).
 
 A group is a set of points that share every shape: (D, C, p), the recording grid, the dtype and how the
-configuration sum is evaluated (`sums.choose`). Inside a group q, nu, eta, sigma_A, tau and the seed are traced
-numbers (`JSLConfig.TRACED`), so the group runs as `lax.map(batch_size=...)` over them: vmapped batches, bounded
-memory, one compilation.
+configuration sum is evaluated (`sums.choose`). Inside a group the config's numbers (`JSLConfig.NUMBERS`: q, nu,
+eta, sigma_A, ...) and the Monte Carlo keys are traced, so the group runs as `lax.map(batch_size=...)` over them:
+vmapped batches, bounded memory, one compilation.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import divergence, environment, recording
-from dynsim.jsl import JSLConfig, traced
+from dynsim import divergence, environment, pytree, recording
+from dynsim.jsl import JSLConfig
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import configurations, dynamics, sums, tables
@@ -30,7 +30,7 @@ def run_many(cfg: JSLConfig, table, states0):
     return jax.vmap(lambda s: dynamics.run(cfg, table, s))(states0)
 
 
-run_many_jit = jax.jit(run_many, static_argnums=0)
+run_many_jit = jax.jit(run_many)
 
 
 @environment.guarded
@@ -69,40 +69,46 @@ def sum_options(options: dict) -> dict:
     return {k: options[k] for k in SUM_OPTIONS if options.get(k) is not None}
 
 
+def canonical(cfg: JSLConfig) -> JSLConfig:
+    """cfg as its group's program sees it: the seed at 0 (the reduced level reads it only through the Monte Carlo
+    keys, which are inputs)."""
+    return cfg.replace(seed=0)
+
+
 def group_key(cfg: JSLConfig, options: dict) -> tuple:
     """Points with the same group key run in one compiled program (their shapes and sum method agree)."""
     choice = sums.choose(cfg, **sum_options(options))
-    return (cfg.replace(**traced.CANONICAL), choice.method, choice.max_nonzero, choice.size)
+    return (pytree.shape(canonical(cfg)), choice.method, choice.max_nonzero, choice.size)
 
 
-def run_group(static: JSLConfig, method: str, size: int, batch_size: int, devices: int, classes, numbers, keys,
-              states0):
+def run_group(method: str, size: int, batch_size: int, devices: int, classes, cfgs: JSLConfig, keys, states0):
     """lax.map(batch_size) of one point's run over the points; with several devices, the points are split across
     them (shard_map over a 1-D mesh "points"), each device mapping over its share.
 
-    classes: (mono, log N, Z_0) of the shared class table; each point weighs the classes at its own (traced) q."""
+    cfgs: the points' configs stacked (`dynsim.pytree.stack`); classes: (mono, log N, Z_0) of the shared class table;
+    each point weighs the classes at its own (traced) q."""
 
     def local(classes, xs):
         def one(args):
-            num, key, state0 = args
+            cfg, key, state0 = args
             if method == "monte_carlo":
-                return run_monte_carlo(static, key, num.q, state0, size, num)
+                return run_monte_carlo(cfg, key, cfg.q, state0, size)
             mono, log_count, z0 = classes
-            table = ClassWeights(mono, class_weights(log_count, z0, static.D - static.C, num.q))
-            return dynamics.run(static, table, state0, num)
+            table = ClassWeights(mono, class_weights(log_count, z0, cfg.D - cfg.C, cfg.q))
+            return dynamics.run(cfg, table, state0)
 
         return jax.lax.map(one, xs, batch_size=batch_size)
 
     if devices == 1:
-        return local(classes, (numbers, keys, states0))
+        return local(classes, (cfgs, keys, states0))
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("points",))
     points = jax.sharding.PartitionSpec("points")
     # the class table is replicated on every device; the points are split
     return jax.shard_map(local, mesh=mesh, in_specs=(jax.sharding.PartitionSpec(), points), out_specs=points,
-                         check_vma=False)(classes, (numbers, keys, states0))
+                         check_vma=False)(classes, (cfgs, keys, states0))
 
 
-run_group_jit = jax.jit(run_group, static_argnums=(0, 1, 2, 3, 4))
+run_group_jit = jax.jit(run_group, static_argnums=(0, 1, 2, 3))
 
 
 def padded_size(n_points: int, multiple: int) -> int:
@@ -114,9 +120,11 @@ def padded_size(n_points: int, multiple: int) -> int:
 @environment.guarded
 def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
     """The reduced trajectories of points that share a group key, as one compiled program."""
-    static, method, max_nonzero, size = group_key(cfgs[0], options)
-    if any(group_key(c, options) != (static, method, max_nonzero, size) for c in cfgs):
+    key = group_key(cfgs[0], options)
+    if any(group_key(c, options) != key for c in cfgs):
         raise ValueError("reduced_group needs points of one group (same shapes and sum method)")
+    _, method, max_nonzero, size = key
+    static = cfgs[0]
     dtype = jnp.dtype(static.dtype)
     devices = jax.local_device_count()
     total = padded_size(len(cfgs), batch_size * devices)
@@ -127,11 +135,11 @@ def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> lis
         # every class, whatever q; each point's weights by `class_weights` at its q (0 for classes impossible there)
         ct = class_table(static.D, static.C, static.p, max_nonzero)
         shared = tuple(jnp.asarray(a, dtype) for a in (ct.mono, ct.log_count, ct.z0))
-    numbers = traced.stacked(padded, dtype)
+    stacked = pytree.stack([canonical(c) for c in padded], dtype)
     keys = jnp.stack([sums.mc_key(c) for c in padded])
     states0 = jnp.asarray(np.stack([dynamics.initial_state(c) for c in padded]), dtype)  # alpha0 = nu^(1/(p-1))
     out = []
-    rec, seen = run_group_jit(static, method, size, batch_size, devices, shared, numbers, keys, states0)
+    rec, seen = run_group_jit(method, size, batch_size, devices, shared, stacked, keys, states0)
     rec = jax.tree.map(np.asarray, rec)
     seen = np.asarray(seen)
     for i, cfg in enumerate(cfgs):

@@ -18,18 +18,18 @@ from .flow import simulate_flow
 from .tables import BOUND_TARGET
 
 
-def run_monte_carlo(cfg: JSLConfig, key, q, state0, samples: int, numbers=None):
+def run_monte_carlo(cfg: JSLConfig, key, q, state0, samples: int):
     """GD on a fixed Monte Carlo sample of the sum (`sums.monte_carlo_table`), with the sample's standard errors.
     The key and q (= cfg.q) are arguments, not constants of the program: XLA would otherwise fold the sampling's
-    (types x samples) arrays at compile time (measured: minutes at 1e6 samples). numbers: traced numbers replacing
-    cfg's (a sweep group's point, as `dynamics.run`)."""
+    (types x samples) arrays at compile time (minutes at 1e6 samples). cfg's numbers may be traced, as in
+    `dynamics.run`."""
     table = sums.monte_carlo_table(cfg, key, q, samples)
-    rec, seen = dynamics.run(cfg, table, state0, numbers)
+    rec, seen = dynamics.run(cfg, table, state0)
     states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
-    return {**rec, **sums.standard_errors(cfg, states, table, numbers)}, seen
+    return {**rec, **sums.standard_errors(cfg, states, table)}, seen
 
 
-run_monte_carlo_jit = jax.jit(run_monte_carlo, static_argnums=(0, 4))
+run_monte_carlo_jit = jax.jit(run_monte_carlo, static_argnums=4)
 
 
 def simulate_gd(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None,

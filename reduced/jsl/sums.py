@@ -23,7 +23,6 @@ import jax
 import jax.numpy as jnp
 
 from dynsim.jsl import JSLConfig, error
-from dynsim.jsl.traced import View, numbers_of
 from dynsim.validation import check_int
 
 from . import class_sums, configurations, tables
@@ -97,16 +96,15 @@ def mc_key(cfg: JSLConfig) -> jax.Array:
     return jax.random.fold_in(jax.random.key(cfg.seed), 7)
 
 
-def standard_errors(cfg: JSLConfig, states, table: ClassWeights, numbers=None) -> dict:
+def standard_errors(cfg: JSLConfig, states, table: ClassWeights) -> dict:
     """loss_se_mc, error_se_mc: standard errors of the sampled loss and 0-1 error at each recorded state (alpha, gamma, rho) (R, 3):
     std over the equally weighted sampled configurations / sqrt(M)."""
-    view = View(cfg, numbers_of(cfg) if numbers is None else numbers)
     M = table.w.shape[0]
 
     def one(theta):
-        F = class_sums.F_of(view, theta, table)
+        F = class_sums.F_of(cfg, theta, table)
         loss = jax.nn.softplus(-F)
-        wrong = error.wrong(F, class_sums.tie_tolerance(view, theta, table))
+        wrong = error.wrong(F, class_sums.tie_tolerance(cfg, theta, table))
         return jnp.std(loss, ddof=1) / jnp.sqrt(M), jnp.std(wrong, ddof=1) / jnp.sqrt(M)
 
     loss_se, error_se = jax.lax.map(one, jnp.asarray(states))

@@ -1,6 +1,8 @@
 """Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients from sympy; with
 several clusters and B free, per query and joint type (`joint`)."""
 
+from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: eta traced, shapes static)
+
 from . import classes, symbolic
 from .dynamics import APPROXIMATIONS, Indices, approximations, check, label, pp_corr
 from .simulation import simulate

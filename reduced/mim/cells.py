@@ -154,7 +154,7 @@ def run(cfg: MIMConfig, tab, sizes, with_pp: bool, every_step: bool = False):
     return state, rec
 
 
-run_jit = jax.jit(run, static_argnums=(0, 3, 4))
+run_jit = jax.jit(run, static_argnums=(3, 4))  # cfg a pytree: its numbers (eta) traced
 
 
 def attach_per_patch(cfg: MIMConfig, observables: dict, budget: int) -> str:

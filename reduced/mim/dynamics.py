@@ -233,10 +233,10 @@ def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: boo
     return state, rec
 
 
-run_jit = jax.jit(run, static_argnums=(0, 1, 5))
+run_jit = jax.jit(run, static_argnums=(1, 5))  # cfg a pytree: its numbers (eta) traced
 # R Monte Carlo tables at once: u, z, w with a leading replicate axis, the populations shared
 run_replicates_jit = jax.jit(lambda cfg, approx, tab, valid, class_weight: jax.vmap(
-    lambda u, z, w: run(cfg, approx, (u, z, w, tab[3]), valid, class_weight))(*tab[:3]), static_argnums=(0, 1))
+    lambda u, z, w: run(cfg, approx, (u, z, w, tab[3]), valid, class_weight))(*tab[:3]), static_argnums=1)
 
 
 def setup(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1):

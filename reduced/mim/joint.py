@@ -215,7 +215,7 @@ def run(cfg: MIMConfig, tables, of_key, every_step: bool = False):
     return state, rec
 
 
-run_jit = jax.jit(run, static_argnums=(0, 3))
+run_jit = jax.jit(run, static_argnums=3)  # cfg a pytree: its numbers (eta) traced
 
 
 def run_replicates(cfg: MIMConfig, tables, of_key):
@@ -224,7 +224,7 @@ def run_replicates(cfg: MIMConfig, tables, of_key):
     return jax.vmap(lambda uu, ww: run(cfg, (uu, ww, *rest), of_key))(u, w)
 
 
-run_replicates_jit = jax.jit(run_replicates, static_argnums=(0,))
+run_replicates_jit = jax.jit(run_replicates)
 
 
 def setup(cfg: MIMConfig, mean_field: bool, samples: int | None = None, replicates: int = 1):
