@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dynsim import Trajectory, compare
-from dynsim.checker import (
+from dynsim.tolerances import (
     SAFETY,
     Term,
     allowance,

@@ -219,11 +219,11 @@ def test_invalid_sweeps_name_the_parameter(tmp_path):
 def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
     """The full level of a sweep (q, eta and seeds in one program) equals `full.jsl.simulate` point by point: the
     same keys, batches and configuration weights, so the runs differ only by the order a vmapped program sums in,
-    held to the checker's rounding model (`checker.rounding_tolerance`: SAFETY (t+1) sqrt(M) u max(1, scale),
+    held to the checker's rounding model (`tolerances.rounding_tolerance`: SAFETY (t+1) sqrt(M) u max(1, scale),
     M = the terms summed per step). Checked at the first and the last point, which differ in q, eta and seed (each
     single run is a program of its own; the points between them are the same group at other traced values)."""
     import full.jsl
-    from dynsim.checker import rounding_tolerance
+    from dynsim.tolerances import rounding_tolerance
 
     res = dynsim.sweep("jsl", {"q": [0.2, 0.4], "eta": [0.05, 0.1]}, base=dict(BASE, N=64, steps=200), seeds=2, level="full",
                        options={"mode": mode, "replicates": replicates}, out=str(tmp_path), batch_size=4)

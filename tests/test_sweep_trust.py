@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dynsim
-from dynsim.checker import rounding_tolerance, term_count
+from dynsim.tolerances import rounding_tolerance, term_count
 from dynsim.cli import main
 from dynsim.jsl import events
 from dynsim.store import Store

@@ -16,7 +16,7 @@ import numpy as np
 
 import full.jsl
 from dynsim import progress, trends
-from dynsim.checker import rounding_tolerance, term_count
+from dynsim.tolerances import rounding_tolerance, term_count
 from dynsim.claims import LITERAL, LOG, ORDER, Claim, Measurement, Premise, flag, judge, wanted
 from full.jsl import population
 

@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 from scipy import stats
 
-from dynsim import checker
+from dynsim import tolerances
 
 OSCILLATING_SIGN_CHANGES = 3  # down, up, down, up: at least two separate rises of the loss
 SE_CONFIDENCE = 0.999  # family-wise, over a run's increments, for a loss recorded with a standard error
@@ -41,7 +41,7 @@ def increment_threshold(loss: np.ndarray, terms: int, dtype: str, se: Optional[n
     loss = np.asarray(loss, np.float64)
     finite = loss[np.isfinite(loss)]
     scale = float(np.max(np.abs(finite))) if finite.size else 0.0
-    tol = np.full(max(loss.size - 1, 0), 2.0 * checker.SAFETY * max(terms, 1) * checker.unit_roundoff(dtype) * scale)
+    tol = np.full(max(loss.size - 1, 0), 2.0 * tolerances.SAFETY * max(terms, 1) * tolerances.unit_roundoff(dtype) * scale)
     if se is not None and loss.size > 1:
         se = np.asarray(se, np.float64)
         z = stats.norm.ppf(1.0 - (1.0 - SE_CONFIDENCE) / (2.0 * (loss.size - 1)))
@@ -60,7 +60,7 @@ def stability(t, loss_name: str = "loss") -> dict:
     keep = np.isfinite(loss) & (np.isfinite(se) if se is not None else True)
     loss, se = loss[keep], (se[keep] if se is not None else None)
     step = np.diff(loss)
-    significant = step[np.abs(step) > increment_threshold(loss, checker.term_count(t), t.meta.get("dtype", "float64"),
+    significant = step[np.abs(step) > increment_threshold(loss, tolerances.term_count(t), t.meta.get("dtype", "float64"),
                                                           se)]
     changes = int(np.count_nonzero(np.sign(significant[1:]) != np.sign(significant[:-1])))
     return {"loss_sign_changes": changes, "non_monotone": bool(np.any(significant > 0)),
