@@ -5,7 +5,6 @@ python benchmarks/classes.py [--quick]
 
 from __future__ import annotations
 
-import math
 import resource
 import sys
 import time
@@ -33,12 +32,20 @@ def run(quick: bool = False) -> dict:
     for d in (16, 24, 32, 36, 48, 64) if not quick else (16, 24, 36):
         t0 = time.perf_counter()
         n = classes.count(d, 4, 3)
-        counts.append({"what": f"class count D={d}", "classes": n, "multisets": configurations.count(d, 4),
-                       "ratio_multisets/classes": configurations.count(d, 4) / n,
-                       "build_s": time.perf_counter() - t0})
+        counts.append(
+            {
+                "what": f"class count D={d}",
+                "classes": n,
+                "multisets": configurations.count(d, 4),
+                "ratio_multisets/classes": configurations.count(d, 4) / n,
+                "build_s": time.perf_counter() - t0,
+            }
+        )
     cfg = JSLConfig(D=D, C=4, q=0.5)
     t0 = time.perf_counter()
-    tab = tables.table(cfg, None)  # the classes are cached from the count above: this adds the monomials
+    tab = tables.table(
+        cfg, None
+    )  # the classes are cached from the count above: this adds the monomials
     table_s = time.perf_counter() - t0
     evaluate = jax.jit(lambda th: reduced.jsl.loss_and_gradients(cfg, th, tab.weights))
     th = jnp.asarray(reduced.jsl.initial_state(cfg))
@@ -54,13 +61,23 @@ def run(quick: bool = False) -> dict:
     run_s = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     rows = counts + [
-        {"what": f"D={D}: monomial table (R x M float64) after the classes", "s": table_s,
-         "MB": mono.size * 8 / 2**20},
+        {
+            "what": f"D={D}: monomial table (R x M float64) after the classes",
+            "s": table_s,
+            "MB": mono.size * 8 / 2**20,
+        },
         {"what": f"D={D}: one evaluation, compile", "s": compile_s},
-        {"what": f"D={D}: one evaluation, warm (median of 5)", "s": per_eval,
-         "GB/s (table read twice)": 2 * traffic / per_eval / 1e9},
-        {"what": f"D={D}: reduced.jsl.simulate 200 GD steps (eta=0.005), warm classes", "s": run_s,
-         "final_loss": float(tr["loss"][-1]), "sum": tr.meta["truncation"]["enumeration"]},
+        {
+            "what": f"D={D}: one evaluation, warm (median of 5)",
+            "s": per_eval,
+            "GB/s (table read twice)": 2 * traffic / per_eval / 1e9,
+        },
+        {
+            "what": f"D={D}: reduced.jsl.simulate 200 GD steps (eta=0.005), warm classes",
+            "s": run_s,
+            "final_loss": float(tr["loss"][-1]),
+            "sum": tr.meta["truncation"]["enumeration"],
+        },
         {"what": "peak resident memory of this process", "GB": peak},
     ]
     met = None if quick else bool(per_eval <= 0.5)
@@ -73,9 +90,15 @@ def run(quick: bool = False) -> dict:
         f"{tables.MAX_CLASSES:,}. One evaluation reads the (R = {mono.shape[0]}, M) monomial table twice and the "
         f"weights; it is memory-bound plus two transcendentals per class."
     )
-    return {"id": "f", "title": f"exact reduced JSL at D={D}, C=4 over moment classes", "goal": GOAL, "rows": rows,
-            "met": met, "notes": notes,
-            "measured": f"{per_eval:.3f} s per evaluation over {tab.size:,} classes; 200 steps in {run_s:.0f} s"}
+    return {
+        "id": "f",
+        "title": f"exact reduced JSL at D={D}, C=4 over moment classes",
+        "goal": GOAL,
+        "rows": rows,
+        "met": met,
+        "notes": notes,
+        "measured": f"{per_eval:.3f} s per evaluation over {tab.size:,} classes; 200 steps in {run_s:.0f} s",
+    }
 
 
 if __name__ == "__main__":

@@ -98,14 +98,22 @@ def numpy_sample(rng, cfg: JSLConfig, n: int, w):
 
 class NumpyRunner:
     def __init__(self, cfg, A0, v0, w, train=None, seed=0):
-        self.cfg, self.A0, self.v0, self.w, self.train = cfg, np.array(A0), np.array(v0), np.array(w), train
+        self.cfg, self.A0, self.v0, self.w, self.train = (
+            cfg,
+            np.array(A0),
+            np.array(v0),
+            np.array(w),
+            train,
+        )
         self.rng = np.random.default_rng(seed)
         self.off = 1.0 - np.eye(cfg.D)
 
     def run(self, steps):
         cfg, A, v = self.cfg, self.A0.copy(), self.v0.copy()
         for _ in range(steps):
-            X, y = self.train if self.train is not None else numpy_sample(self.rng, cfg, cfg.N, self.w)
+            X, y = (
+                self.train if self.train is not None else numpy_sample(self.rng, cfg, cfg.N, self.w)
+            )
             _, gA, gv = numpy_loss_and_grads(A, v, X, y, cfg)
             A -= cfg.eta * gA * self.off
             v -= cfg.eta * gv
@@ -122,7 +130,9 @@ class TorchRunner:
         self.A0 = torch.tensor(np.array(A0), dtype=torch.float64)
         self.v0 = torch.tensor(np.array(v0), dtype=torch.float64)
         self.w = torch.tensor(np.array(w), dtype=torch.float64)
-        self.train = None if train is None else (torch.from_numpy(train[0]), torch.from_numpy(train[1]))
+        self.train = (
+            None if train is None else (torch.from_numpy(train[0]), torch.from_numpy(train[1]))
+        )
         self.gen = torch.Generator().manual_seed(seed)
         self.set_of = torch.tensor(partition.set_of(cfg))
         self.off = 1.0 - torch.eye(cfg.D, dtype=torch.float64)
@@ -148,7 +158,9 @@ class TorchRunner:
     def grads(self, A, v, X, y):
         A = self.torch.tensor(np.array(A), dtype=self.torch.float64, requires_grad=True)
         v = self.torch.tensor(np.array(v), dtype=self.torch.float64, requires_grad=True)
-        self.loss(A, v, self.torch.as_tensor(np.array(X)), self.torch.as_tensor(np.array(y))).backward()
+        self.loss(
+            A, v, self.torch.as_tensor(np.array(X)), self.torch.as_tensor(np.array(y))
+        ).backward()
         return A.grad.numpy(), v.grad.numpy()
 
     def run(self, steps):
@@ -174,8 +186,12 @@ def dynsim_loop(cfg: JSLConfig, kind: str):
 
     def loop(params0, w_star, key, X, y, steps):
         if kind == "sampled":
-            return full_large.gd_steps(full_large.new_sampled_grad(model, cfg, w_star), opt, params0, key, steps)
-        return full_large.gd_steps(full_large.new_realistic_grad(model), opt, params0, key, steps, X, y)
+            return full_large.gd_steps(
+                full_large.new_sampled_grad(model, cfg, w_star), opt, params0, key, steps
+            )
+        return full_large.gd_steps(
+            full_large.new_realistic_grad(model), opt, params0, key, steps, X, y
+        )
 
     return jax.jit(loop)
 
@@ -185,7 +201,9 @@ def check_references(cfg: JSLConfig, with_torch: bool) -> dict:
     w = data.feature(cfg)
     X, y = data.sample(jax.random.key(7), cfg, 64, w)
     params = realistic.initial_params(cfg, jax.random.key(3), w)
-    params = jax.tree.map(lambda a: a * 30.0, params)  # away from the near-linear start, so every term counts
+    params = jax.tree.map(
+        lambda a: a * 30.0, params
+    )  # away from the near-linear start, so every term counts
     model = model_for(cfg)
     g = jax.grad(lambda p: realistic.empirical_loss(model, p, X, y))(params)["params"]
     ref_A, ref_v = np.asarray(g["A"]), np.asarray(g["v"])
@@ -198,7 +216,9 @@ def check_references(cfg: JSLConfig, with_torch: bool) -> dict:
         out["torch"] = max(np.abs(tA - ref_A).max(), np.abs(tv - ref_v).max()) / scale
     for k, e in out.items():
         # different summation orders only: a few hundred ulps of the largest gradient entry at most
-        assert e < 1e-11, f"{k} gradient differs from jax.grad by {e:.3g} (relative to the largest entry)"
+        assert e < 1e-11, (
+            f"{k} gradient differs from jax.grad by {e:.3g} (relative to the largest entry)"
+        )
     return out
 
 
@@ -247,9 +267,13 @@ def bench_case(D: int, kind: str, target: float, repeats: int, torch_ok: bool) -
     S = int(max(2, min(20000, round(target / max(est.values())))))
     fns = {"dynsim": lambda: dyn(S), **{k: (lambda r=r: r.run(S)) for k, r in runners.items()}}
     t = machine.side_by_side(fns, repeats)
-    row = {"kind": kind, "D": D, "steps": S,
-           "dynsim_ms_per_step": machine.median(t["dynsim"]) / S * 1e3,
-           "numpy_ms_per_step": machine.median(t["numpy"]) / S * 1e3}
+    row = {
+        "kind": kind,
+        "D": D,
+        "steps": S,
+        "dynsim_ms_per_step": machine.median(t["dynsim"]) / S * 1e3,
+        "numpy_ms_per_step": machine.median(t["numpy"]) / S * 1e3,
+    }
     if torch_ok:
         row["torch_ms_per_step"] = machine.median(t["torch"]) / S * 1e3
     row["numpy/dynsim"] = machine.median_ratio(t["numpy"], t["dynsim"])
@@ -258,7 +282,9 @@ def bench_case(D: int, kind: str, target: float, repeats: int, torch_ok: bool) -
     row["dynsim_compile_s"] = first - est["dynsim"]
     if torch_ok:
         row["torch_threads"] = runners["torch"].threads
-    row["finite"] = bool(all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(final["params"])))
+    row["finite"] = bool(
+        all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(final["params"]))
+    )
     return row
 
 
@@ -269,9 +295,11 @@ def sampling_diagnostic(D: int, repeats: int, torch_ok: bool) -> dict:
     draw = jax.jit(lambda k: data.sample(k, cfg, cfg.N, w))
     k_t, k_r = jax.random.key(0), jax.random.key(0, impl="rbg")
     rng = np.random.default_rng(0)
-    fns = {"jax threefry": lambda: jax.block_until_ready(draw(k_t)),
-           "jax rbg": lambda: jax.block_until_ready(draw(k_r)),
-           "numpy PCG64": lambda: numpy_sample(rng, cfg, cfg.N, np.asarray(w))}
+    fns = {
+        "jax threefry": lambda: jax.block_until_ready(draw(k_t)),
+        "jax rbg": lambda: jax.block_until_ready(draw(k_r)),
+        "numpy PCG64": lambda: numpy_sample(rng, cfg, cfg.N, np.asarray(w)),
+    }
     if torch_ok:
         tr = TorchRunner(cfg, np.eye(D), np.zeros(D), w)
         tr.torch.set_num_threads(2)
@@ -279,8 +307,10 @@ def sampling_diagnostic(D: int, repeats: int, torch_ok: bool) -> dict:
     for f in fns.values():
         f()
     t = machine.side_by_side(fns, repeats)
-    return {"kind": f"diagnostic: sampling one batch only, D={D}",
-            **{f"{k} ms": machine.median(v) * 1e3 for k, v in t.items()}}
+    return {
+        "kind": f"diagnostic: sampling one batch only, D={D}",
+        **{f"{k} ms": machine.median(v) * 1e3 for k, v in t.items()},
+    }
 
 
 def run(quick: bool = False, device: str = "cpu") -> dict:
@@ -298,7 +328,11 @@ def _run(quick: bool) -> dict:
     sizes = (16, 64) if quick else SIZES
     target, repeats = (0.3, 3) if quick else (2.0, 3)
     errs = check_references(config(16, N=64), torch_ok)
-    rows = [bench_case(D, kind, target, repeats, torch_ok) for D in sizes for kind in ("sampled", "realistic")]
+    rows = [
+        bench_case(D, kind, target, repeats, torch_ok)
+        for D in sizes
+        for kind in ("sampled", "realistic")
+    ]
     at64 = [r for r in rows if r["D"] == 64]
     diag = sampling_diagnostic(64, 5, torch_ok)
     rows.append(diag)
@@ -318,7 +352,9 @@ def _run(quick: bool) -> dict:
         f"step in a jit-compiled fori_loop without the observables (the observables of the two `train` would add "
         f"loss evaluations that the references do not do). Before timing, the NumPy hand-derived gradient and the "
         f"torch autograd gradient were checked against jax.grad of the library loss (D = 16, 64 samples): max "
-        f"relative error " + ", ".join(f"{k} {e:.1e}" for k, e in errs.items()) + "."
+        f"relative error "
+        + ", ".join(f"{k} {e:.1e}" for k, e in errs.items())
+        + "."
         + ("" if torch_ok else " torch is not installed: only NumPy was compared.")
     )
     samp = next((r for r in at64 if r["kind"] == "sampled"), None)
@@ -329,7 +365,8 @@ def _run(quick: bool) -> dict:
             f" What limits it. Sampled: dynsim draws each batch through its projections (full.jsl.sampling: N D signs, "
             f"N D + d normals, the same law), the references draw the N D d noise normals; one such batch alone takes "
             f"{diag['jax threefry ms']:.0f} ms with jax's threefry, {diag['numpy PCG64 ms']:.0f} ms with "
-            f"NumPy's PCG64" + (f", {diag['torch ms']:.0f} ms with torch" if torch_ok else "")
+            f"NumPy's PCG64"
+            + (f", {diag['torch ms']:.0f} ms with torch" if torch_ok else "")
             + f", {diag['jax rbg ms']:.0f} ms with jax's 'rbg' (benchmark g: old and new dynsim step side by side). "
             f"Realistic: the step reads the {x_gb * 1e3:.0f} MB training set X twice (forward X v, and the v-gradient), "
             f"so it is memory-bound (benchmark e); an eager framework that does the same two passes with good "
@@ -339,14 +376,27 @@ def _run(quick: bool) -> dict:
         )
     if at64:
         measured = "D=64: " + "; ".join(
-            f"{r['kind']} {r['numpy/dynsim']:.1f}x numpy" + (f", {r['torch/dynsim']:.1f}x torch" if torch_ok else "")
-            for r in at64)
+            f"{r['kind']} {r['numpy/dynsim']:.1f}x numpy"
+            + (f", {r['torch/dynsim']:.1f}x torch" if torch_ok else "")
+            for r in at64
+        )
     else:
         measured = "-"
-    return {"id": "c", "title": "full JSL sampled and realistic GD steps, N=1024, d=D: dynsim vs NumPy vs PyTorch",
-            "goal": GOAL, "rows": rows, "met": met, "notes": notes, "measured": measured}
+    return {
+        "id": "c",
+        "title": "full JSL sampled and realistic GD steps, N=1024, d=D: dynsim vs NumPy vs PyTorch",
+        "goal": GOAL,
+        "rows": rows,
+        "met": met,
+        "notes": notes,
+        "measured": measured,
+    }
 
 
 if __name__ == "__main__":
-    machine.print_result(run(quick="--quick" in sys.argv, device=sys.argv[sys.argv.index("--device") + 1]
-                             if "--device" in sys.argv else "cpu"))
+    machine.print_result(
+        run(
+            quick="--quick" in sys.argv,
+            device=sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu",
+        )
+    )

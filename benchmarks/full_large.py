@@ -40,7 +40,9 @@ from full.jsl.training import model_for, optimizer
 from full.mim import batch
 from full.mim.module import MaskedAttention
 
-CHUNK = 16  # samples per chunk of the single-read realistic step (4 to 64 measured alike, 16 the best)
+CHUNK = (
+    16  # samples per chunk of the single-read realistic step (4 to 64 measured alike, 16 the best)
+)
 GOAL = "MIM full sampled P = 256, K = 2: <= 1 s per step on 2 CPU cores"
 
 
@@ -56,11 +58,17 @@ def old_mim_grad(cfg: MIMConfig, basis):
 
 
 def new_mim_grad(cfg: MIMConfig, basis):
-    return lambda params, k: {"params": {"Q": batch.grad(cfg, basis, params["params"]["Q"], k, cfg.N)}}
+    return lambda params, k: {
+        "params": {"Q": batch.grad(cfg, basis, params["params"]["Q"], k, cfg.N)}
+    }
 
 
-def old_realistic_grad(model):  # the training set is an argument of the compiled loop, as in the library's run
-    return lambda params, k, X, y: jax.grad(realistic.empirical_loss, argnums=1)(model, params, X, y)
+def old_realistic_grad(
+    model,
+):  # the training set is an argument of the compiled loop, as in the library's run
+    return lambda params, k, X, y: jax.grad(realistic.empirical_loss, argnums=1)(
+        model, params, X, y
+    )
 
 
 def new_realistic_grad(model):
@@ -70,14 +78,22 @@ def new_realistic_grad(model):
 def chunked_realistic_grad(model, c: int):
     """A single read of X a step, as XLA can write it: a fori_loop over chunks of c samples, each chunk's forward and
     v-gradient together (the chunk is still in cache for its second use)."""
+
     def grad(params, k, X, y):
         N = X.shape[0]
         A, v = params["params"]["A"], params["params"]["v"]
 
         def body(i, acc):
-            Xc, yc = jax.lax.dynamic_slice_in_dim(X, i * c, c), jax.lax.dynamic_slice_in_dim(y, i * c, c)
-            gA, G = jax.grad(lambda A, proj: sampling.projections_loss(model, A, yc, proj), argnums=(0, 1))(A, Xc @ v)
-            return acc[0] + gA * (c / N), acc[1] + jnp.einsum("nj,njd->nd", G, Xc).sum(axis=0) * (c / N)
+            Xc, yc = (
+                jax.lax.dynamic_slice_in_dim(X, i * c, c),
+                jax.lax.dynamic_slice_in_dim(y, i * c, c),
+            )
+            gA, G = jax.grad(
+                lambda A, proj: sampling.projections_loss(model, A, yc, proj), argnums=(0, 1)
+            )(A, Xc @ v)
+            return acc[0] + gA * (c / N), acc[1] + jnp.einsum("nj,njd->nd", G, Xc).sum(axis=0) * (
+                c / N
+            )
 
         gA, gv = jax.lax.fori_loop(0, N // c, body, (jnp.zeros_like(A), jnp.zeros_like(v)))
         return {"params": {"A": gA, "v": gv}}
@@ -107,7 +123,9 @@ def gd_steps(grad, opt, params0, key, steps, *data):
 
 def gd_loop(grad, opt):
     """jit(params0, key, steps, *data) -> `gd_steps`."""
-    return jax.jit(lambda params0, key, steps, *data: gd_steps(grad, opt, params0, key, steps, *data))
+    return jax.jit(
+        lambda params0, key, steps, *data: gd_steps(grad, opt, params0, key, steps, *data)
+    )
 
 
 def draw_loop(draw):
@@ -115,8 +133,12 @@ def draw_loop(draw):
 
     def loop(params0, key, steps):
         total = sum(jnp.sum(x) for x in jax.tree.leaves(params0))
-        return jax.lax.fori_loop(0, steps, lambda t, acc: acc + sum(
-            jnp.sum(x) for x in draw(jax.random.fold_in(key, t))), total)
+        return jax.lax.fori_loop(
+            0,
+            steps,
+            lambda t, acc: acc + sum(jnp.sum(x) for x in draw(jax.random.fold_in(key, t))),
+            total,
+        )
 
     return jax.jit(loop)
 
@@ -124,7 +146,10 @@ def draw_loop(draw):
 def timed(loops: dict, params0, steps: dict, repeats: int, data: tuple = ()) -> dict:
     """Per-round s per step of each loop (compiled and warmed first), interleaved rounds."""
     key = jax.random.key(13)
-    fns = {k: (lambda f=f, s=steps[k]: jax.block_until_ready(f(params0, key, s, *data))) for k, f in loops.items()}
+    fns = {
+        k: (lambda f=f, s=steps[k]: jax.block_until_ready(f(params0, key, s, *data)))
+        for k, f in loops.items()
+    }
     for k, f in loops.items():
         jax.block_until_ready(f(params0, key, 1, *data))
     t = machine.side_by_side(fns, repeats)
@@ -136,11 +161,20 @@ def mim_rows(quick: bool, repeats: int) -> list[dict]:
     basis = mim_basis(cfg)
     params0 = {"params": {"Q": jnp.zeros((cfg.d, cfg.d), cfg.dtype)}}
     opt = optax.sgd(cfg.eta)
-    loops = {"old": gd_loop(old_mim_grad(cfg, basis), opt), "new": gd_loop(new_mim_grad(cfg, basis), opt)}
+    loops = {
+        "old": gd_loop(old_mim_grad(cfg, basis), opt),
+        "new": gd_loop(new_mim_grad(cfg, basis), opt),
+    }
     t = timed(loops, params0, {"old": 1, "new": 2}, repeats)
-    return [{"what": f"MIM full sampled step, P={cfg.P}, K={cfg.K}, d={cfg.d}, N={cfg.N}",
-             "old_s_per_step": machine.median(t["old"]), "new_s_per_step": machine.median(t["new"]),
-             "old/new": machine.median_ratio(t["old"], t["new"]), "images_per_chunk": batch.chunk_size(cfg.N)}]
+    return [
+        {
+            "what": f"MIM full sampled step, P={cfg.P}, K={cfg.K}, d={cfg.d}, N={cfg.N}",
+            "old_s_per_step": machine.median(t["old"]),
+            "new_s_per_step": machine.median(t["new"]),
+            "old/new": machine.median_ratio(t["old"], t["new"]),
+            "images_per_chunk": batch.chunk_size(cfg.N),
+        }
+    ]
 
 
 def realistic_rows(quick: bool, repeats: int) -> list[dict]:
@@ -150,12 +184,17 @@ def realistic_rows(quick: bool, repeats: int) -> list[dict]:
     X, y = jsl_data.sample(jax.random.key(12), cfg, cfg.N, w)
     params0 = realistic.initial_params(cfg, jax.random.key(11), w)
     model, opt = model_for(cfg), optimizer(cfg)
-    loops = {"old": gd_loop(old_realistic_grad(model), opt), "new": gd_loop(new_realistic_grad(model), opt),
-             "chunked": gd_loop(chunked_realistic_grad(model, CHUNK), opt)}
+    loops = {
+        "old": gd_loop(old_realistic_grad(model), opt),
+        "new": gd_loop(new_realistic_grad(model), opt),
+        "chunked": gd_loop(chunked_realistic_grad(model, CHUNK), opt),
+    }
     S = 3 if quick else 10
     t = timed(loops, params0, {k: S for k in loops}, repeats, (X, y))
     fwd = jax.jit(lambda X, v: X @ v)
-    copy = jax.jit(lambda B: B + 1.0, donate_argnums=0)  # XLA's own streaming: read and write X's size in place
+    copy = jax.jit(
+        lambda B: B + 1.0, donate_argnums=0
+    )  # XLA's own streaming: read and write X's size in place
     buf = [X + 0.0]
 
     def copy_once():
@@ -164,41 +203,68 @@ def realistic_rows(quick: bool, repeats: int) -> list[dict]:
     v0 = params0["params"]["v"]
     jax.block_until_ready(fwd(X, v0))
     copy_once()
-    p = machine.side_by_side({"fwd": lambda: jax.block_until_ready(fwd(X, v0)), "copy": copy_once}, repeats)
+    p = machine.side_by_side(
+        {"fwd": lambda: jax.block_until_ready(fwd(X, v0)), "copy": copy_once}, repeats
+    )
     xb = X.size * X.dtype.itemsize
     copy_bw = 2 * xb / machine.median(p["copy"])
-    row = {"what": f"JSL realistic step, D={D}, d={d}, N={cfg.N} (X {xb / 1e6:.0f} MB; GB/s of 2 reads of X)",
-           "old_ms_per_step": machine.median(t["old"]) * 1e3, "new_ms_per_step": machine.median(t["new"]) * 1e3,
-           "old/new": machine.median_ratio(t["old"], t["new"]),
-           "new_GB_per_s": 2 * xb / machine.median(t["new"]) / 1e9,
-           "old_GB_per_s": 2 * xb / machine.median(t["old"]) / 1e9}
-    return [row, {"what": f"  one read of X: fori_loop over chunks of {CHUNK} samples (GB/s of 1 read)",
-                  "new_ms_per_step": machine.median(t["chunked"]) * 1e3,
-                  "new_GB_per_s": xb / machine.median(t["chunked"]) / 1e9,
-                  "this/new step": machine.median_ratio(t["chunked"], t["new"])},
-            {"what": "  forward X v alone (GB/s of 1 read)", "new_ms_per_step": machine.median(p["fwd"]) * 1e3,
-                  "new_GB_per_s": xb / machine.median(p["fwd"]) / 1e9},
-            {"what": "  XLA copy X + 1 in place (GB/s of read + write)", "new_ms_per_step": machine.median(p["copy"]) * 1e3,
-             "new_GB_per_s": copy_bw / 1e9}]
+    row = {
+        "what": f"JSL realistic step, D={D}, d={d}, N={cfg.N} (X {xb / 1e6:.0f} MB; GB/s of 2 reads of X)",
+        "old_ms_per_step": machine.median(t["old"]) * 1e3,
+        "new_ms_per_step": machine.median(t["new"]) * 1e3,
+        "old/new": machine.median_ratio(t["old"], t["new"]),
+        "new_GB_per_s": 2 * xb / machine.median(t["new"]) / 1e9,
+        "old_GB_per_s": 2 * xb / machine.median(t["old"]) / 1e9,
+    }
+    return [
+        row,
+        {
+            "what": f"  one read of X: fori_loop over chunks of {CHUNK} samples (GB/s of 1 read)",
+            "new_ms_per_step": machine.median(t["chunked"]) * 1e3,
+            "new_GB_per_s": xb / machine.median(t["chunked"]) / 1e9,
+            "this/new step": machine.median_ratio(t["chunked"], t["new"]),
+        },
+        {
+            "what": "  forward X v alone (GB/s of 1 read)",
+            "new_ms_per_step": machine.median(p["fwd"]) * 1e3,
+            "new_GB_per_s": xb / machine.median(p["fwd"]) / 1e9,
+        },
+        {
+            "what": "  XLA copy X + 1 in place (GB/s of read + write)",
+            "new_ms_per_step": machine.median(p["copy"]) * 1e3,
+            "new_GB_per_s": copy_bw / 1e9,
+        },
+    ]
 
 
 def sampled_rows(quick: bool, repeats: int) -> list[dict]:
     rows = []
-    for D in ((16, 64) if quick else (64, 196)):
+    for D in (16, 64) if quick else (64, 196):
         cfg = JSLConfig(D=D, C=4, d=D, N=1024, eta=0.05 * (16 / D) ** 2)
         w = jsl_data.feature(cfg)
         params0 = realistic.initial_params(cfg, jax.random.key(11), w)
         model, opt = model_for(cfg), optimizer(cfg)
-        loops = {"old": gd_loop(old_sampled_grad(model, cfg, w), opt),
-                 "new": gd_loop(new_sampled_grad(model, cfg, w), opt)}
-        loops.update({"old draw": draw_loop(lambda k: jsl_data.sample(k, cfg, cfg.N, w)),
-                      "new draw": draw_loop(lambda k: sampling.draw(k, cfg, cfg.N, w.dtype))})
+        loops = {
+            "old": gd_loop(old_sampled_grad(model, cfg, w), opt),
+            "new": gd_loop(new_sampled_grad(model, cfg, w), opt),
+        }
+        loops.update(
+            {
+                "old draw": draw_loop(lambda k: jsl_data.sample(k, cfg, cfg.N, w)),
+                "new draw": draw_loop(lambda k: sampling.draw(k, cfg, cfg.N, w.dtype)),
+            }
+        )
         t = timed(loops, params0, {"old": 2, "new": 200, "old draw": 2, "new draw": 200}, repeats)
-        rows.append({"what": f"JSL sampled step, D=d={D}, N={cfg.N}",
-                     "old_ms_per_step": machine.median(t["old"]) * 1e3, "new_ms_per_step": machine.median(t["new"]) * 1e3,
-                     "old/new": machine.median_ratio(t["old"], t["new"]),
-                     "old draw share": machine.median(t["old draw"]) / machine.median(t["old"]),
-                     "new draw share": machine.median(t["new draw"]) / machine.median(t["new"])})
+        rows.append(
+            {
+                "what": f"JSL sampled step, D=d={D}, N={cfg.N}",
+                "old_ms_per_step": machine.median(t["old"]) * 1e3,
+                "new_ms_per_step": machine.median(t["new"]) * 1e3,
+                "old/new": machine.median_ratio(t["old"], t["new"]),
+                "old draw share": machine.median(t["old draw"]) / machine.median(t["old"]),
+                "new draw share": machine.median(t["new draw"]) / machine.median(t["new"]),
+            }
+        )
     return rows
 
 
@@ -235,11 +301,18 @@ def run(quick: bool = False, device: str = "cpu") -> dict:
         f"draws N D signs, N D normals and d normals instead of N D d normals (full.jsl.sampling; same law, other "
         f"random stream); 'draw share' = a loop that only draws the batches (each summed) / the loop of whole steps."
     )
-    return {"id": "g", "title": "full levels at large sizes: MIM sampled P=256 K=2, JSL realistic D=196 d=384, "
-            "JSL sampled; new vs previous implementation", "goal": GOAL, "rows": mim + real + samp, "met": met,
-            "notes": notes, "measured": f"MIM P=256 K=2 N=1024: {step:.2f} s per step ({mim[0]['old/new']:.1f}x the "
-            f"previous {mim[0]['old_s_per_step']:.2f} s); JSL realistic D=196 d=384: {r['new_ms_per_step']:.0f} ms "
-            f"({r['old/new']:.2f}x)"}
+    return {
+        "id": "g",
+        "title": "full levels at large sizes: MIM sampled P=256 K=2, JSL realistic D=196 d=384, "
+        "JSL sampled; new vs previous implementation",
+        "goal": GOAL,
+        "rows": mim + real + samp,
+        "met": met,
+        "notes": notes,
+        "measured": f"MIM P=256 K=2 N=1024: {step:.2f} s per step ({mim[0]['old/new']:.1f}x the "
+        f"previous {mim[0]['old_s_per_step']:.2f} s); JSL realistic D=196 d=384: {r['new_ms_per_step']:.0f} ms "
+        f"({r['old/new']:.2f}x)",
+    }
 
 
 if __name__ == "__main__":

@@ -35,7 +35,10 @@ def main() -> None:
     if a.setting == "jsl":
         steps = a.steps or 20000
         cfg = JSLConfig(D=a.D, C=a.C, steps=steps, record_every=max(steps // 100, 1))
-        levels, what = {"reduced": reduced.jsl.simulate, "full": full.jsl.simulate}, f"JSL D={cfg.D} C={cfg.C}"
+        levels, what = (
+            {"reduced": reduced.jsl.simulate, "full": full.jsl.simulate},
+            f"JSL D={cfg.D} C={cfg.C}",
+        )
     else:
         steps = a.steps or 2000
         cfg = MIMConfig(P=a.P, steps=steps, record_every=max(steps // 100, 1))
@@ -50,12 +53,16 @@ def main() -> None:
             fn(cfg)
             times[name].append(time.perf_counter() - t0)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {environment.device()}, "
-          f"jax {environment.versions()['jax']}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {environment.device()}, "
+        f"jax {environment.versions()['jax']}"
+    )
     print(f"{what}, {steps} steps, float64, median of {a.repeats}")
-    print(f"reduced: {med['reduced']:.2f} s ({med['reduced'] / steps * 1e6:.0f} us/step), "
-          f"full exact: {med['full']:.2f} s ({med['full'] / steps * 1e6:.0f} us/step), "
-          f"ratio full/reduced = {med['full'] / med['reduced']:.1f}")
+    print(
+        f"reduced: {med['reduced']:.2f} s ({med['reduced'] / steps * 1e6:.0f} us/step), "
+        f"full exact: {med['full']:.2f} s ({med['full'] / steps * 1e6:.0f} us/step), "
+        f"ratio full/reduced = {med['full'] / med['reduced']:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -78,8 +78,10 @@ def describe() -> dict:
 def line() -> str:
     """One line for a benchmark's __main__ output."""
     m = describe()
-    return (f"machine: {m['cpu']}, {m['cores']} cores, {m['ram']}, {m['os']}; python {m['python']}, "
-            f"jax {m['jax']}, numpy {m['numpy']}, torch {m['torch']}, float64 {m['float64 (jax_enable_x64)']}")
+    return (
+        f"machine: {m['cpu']}, {m['cores']} cores, {m['ram']}, {m['os']}; python {m['python']}, "
+        f"jax {m['jax']}, numpy {m['numpy']}, torch {m['torch']}, float64 {m['float64 (jax_enable_x64)']}"
+    )
 
 
 def side_by_side(fns: Mapping[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:

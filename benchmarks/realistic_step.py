@@ -73,9 +73,21 @@ def row(D: int, C: int, N: int, dtype: str, repeats: int) -> list[dict]:
     for k in loops:
         s = machine.median(t[k]) / STEPS
         gbs = 2 * xb / s / 1e9
-        rows.append({"D": D, "C": C, "N": N, "dtype": dtype, "variant": k, "X_MB": xb / 1e6,
-                     "ms_per_step": s * 1e3, "GB_per_s_two_reads": gbs, "copy_GB_per_s": copy_gbs,
-                     "fraction_of_copy": gbs / copy_gbs, "rel_diff_v": dv})
+        rows.append(
+            {
+                "D": D,
+                "C": C,
+                "N": N,
+                "dtype": dtype,
+                "variant": k,
+                "X_MB": xb / 1e6,
+                "ms_per_step": s * 1e3,
+                "GB_per_s_two_reads": gbs,
+                "copy_GB_per_s": copy_gbs,
+                "fraction_of_copy": gbs / copy_gbs,
+                "rel_diff_v": dv,
+            }
+        )
     return rows
 
 
@@ -90,8 +102,10 @@ def main(argv=None) -> int:
         for dtype in ("float64", "float32"):
             for r in row(D, C, N, dtype, 3 if a.quick else 7):
                 res["rows"].append(r)
-                print({k: (round(x, 3) if isinstance(x, float) else x) for k, x in r.items()},
-                      flush=True)
+                print(
+                    {k: (round(x, 3) if isinstance(x, float) else x) for k, x in r.items()},
+                    flush=True,
+                )
             (Path(a.out) / "realistic_step.json").write_text(json.dumps(res, indent=1))
     return 0
 

@@ -36,13 +36,17 @@ from dynsim import JSLConfig
 from reduced.jsl import configurations
 from reduced.jsl.dynamics import orbit_step_sizes
 
-GOAL = ("whole dynsim run (compile included) <= 4 s on 2 CPU cores (issue 12; was < 20 s and >= 25x NumPy), measured "
-        "against the previous implementation (the multiset sum, enumeration='multisets') and NumPy")
+GOAL = (
+    "whole dynsim run (compile included) <= 4 s on 2 CPU cores (issue 12; was < 20 s and >= 25x NumPy), measured "
+    "against the previous implementation (the multiset sum, enumeration='multisets') and NumPy"
+)
 
 
 def config(steps: int = 500_000, record_every: int = 1000, **over) -> JSLConfig:
     """The configuration of benchmark a."""
-    kw = dict(D=16, C=4, q=0.5, temperature="unit", eta=0.02, steps=steps, record_every=record_every)
+    kw = dict(
+        D=16, C=4, q=0.5, temperature="unit", eta=0.02, steps=steps, record_every=record_every
+    )
     kw.update(over)
     return JSLConfig(**kw)
 
@@ -118,7 +122,10 @@ class HandReduced(_Base):
         loss = np.einsum("m,m->", self.w, np.logaddexp(0.0, -F))
         colsum = R.sum(axis=0)
         g_alpha = D * np.einsum("mj,mj->", R, m)  # einsum, not BLAS vdot: see notes
-        g_Lam, g_Gam = u * np.einsum("j,j->", colsum, self.s), u * np.einsum("j,j->", colsum, self.g)
+        g_Lam, g_Gam = (
+            u * np.einsum("j,j->", colsum, self.s),
+            u * np.einsum("j,j->", colsum, self.g),
+        )
         g_Xi = u * np.einsum("mj,mj->", R, self.X)
         # (Lambda, Gamma, Xi) = softmax of (0, g, r) with multiplicities (1, C-1, D-C): Jacobian in gamma and rho
         a, b = (C - 1) * Gam, (D - C) * Xi
@@ -137,8 +144,12 @@ class LambdifiedReduced(_Base):
 
         super().__init__(cfg)
         der = S.derive(cfg.C, cfg.p)
-        self.f = sp.lambdify([S.alpha, S.gamma, S.rho, S.beta, S.tau, S.nu, S.D, list(der.n)], [der.loss, *der.gradients],
-                             modules=[{"softplus": lambda x: np.logaddexp(0.0, x), "sigmoid": expit}, "numpy"], cse=True)
+        self.f = sp.lambdify(
+            [S.alpha, S.gamma, S.rho, S.beta, S.tau, S.nu, S.D, list(der.n)],
+            [der.loss, *der.gradients],
+            modules=[{"softplus": lambda x: np.logaddexp(0.0, x), "sigmoid": expit}, "numpy"],
+            cse=True,
+        )
         self.cols = list(self.n.T)
 
     def loss_and_gradients(self, theta) -> np.ndarray:
@@ -167,8 +178,13 @@ def cold_run(cfg: JSLConfig) -> dict:
 
     keys = ("D", "C", "q", "temperature", "eta", "steps", "record_every")
     args = json.dumps({k: getattr(cfg, k) for k in keys})
-    out = subprocess.run([sys.executable, "-c", _COLD, args], capture_output=True, text=True, check=True,
-                         env={**os.environ})
+    out = subprocess.run(
+        [sys.executable, "-c", _COLD, args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -181,12 +197,22 @@ def step_cost(cfg: JSLConfig, hand: HandReduced) -> dict:
     from reduced.jsl.tables import table as _table
 
     tab = _table(cfg, None).weights
-    ca = jax.jit(lambda th: loss_and_gradients(cfg, th, tab)).lower(jnp.zeros(3)).compile().cost_analysis()
+    ca = (
+        jax.jit(lambda th: loss_and_gradients(cfg, th, tab))
+        .lower(jnp.zeros(3))
+        .compile()
+        .cost_analysis()
+    )
     ca = ca[0] if isinstance(ca, (list, tuple)) else ca
     M, J = hand.W.shape
-    return {"xla_flops": float(ca.get("flops", float("nan"))),
-            "xla_transcendentals": float(ca.get("transcendentals", float("nan"))),
-            "hand_flops": 18.0 * M * J + 10.0 * M, "M": M, "J": J, "classes": int(tab.w.shape[0])}
+    return {
+        "xla_flops": float(ca.get("flops", float("nan"))),
+        "xla_transcendentals": float(ca.get("transcendentals", float("nan"))),
+        "hand_flops": 18.0 * M * J + 10.0 * M,
+        "M": M,
+        "J": J,
+        "classes": int(tab.w.shape[0]),
+    }
 
 
 def run(quick: bool = False) -> dict:
@@ -204,20 +230,27 @@ def run(quick: bool = False) -> dict:
     for impl in (hand, lamb):
         final, _ = impl.run(theta0, short.steps)
         err = np.max(np.abs(final - np.array([ref["alpha"][-1], ref["gamma"][-1], ref["rho"][-1]])))
-        assert err < 1e-12, f"{type(impl).__name__} differs from dynsim by {err:.3g} after 200 steps"
+        assert err < 1e-12, (
+            f"{type(impl).__name__} differs from dynsim by {err:.3g} after 200 steps"
+        )
     t0 = time.perf_counter()
     reduced.jsl.simulate(cfg)  # compiles the benchmark's shape (steps is static)
     first_in_process = time.perf_counter() - t0
 
-    times = machine.side_by_side({
-        "dynsim": lambda: reduced.jsl.simulate(cfg),
-        "multisets": lambda: reduced.jsl.simulate(cfg, enumeration="multisets"),
-        "numpy_hand": lambda: hand.run(theta0, np_steps),
-        "numpy_lambdified": lambda: lamb.run(theta0, np_steps),
-    }, repeats)
-    per_step = {"dynsim": [t / steps for t in times["dynsim"]],
-                "numpy_hand": [t / np_steps for t in times["numpy_hand"]],
-                "numpy_lambdified": [t / np_steps for t in times["numpy_lambdified"]]}
+    times = machine.side_by_side(
+        {
+            "dynsim": lambda: reduced.jsl.simulate(cfg),
+            "multisets": lambda: reduced.jsl.simulate(cfg, enumeration="multisets"),
+            "numpy_hand": lambda: hand.run(theta0, np_steps),
+            "numpy_lambdified": lambda: lamb.run(theta0, np_steps),
+        },
+        repeats,
+    )
+    per_step = {
+        "dynsim": [t / steps for t in times["dynsim"]],
+        "numpy_hand": [t / np_steps for t in times["numpy_hand"]],
+        "numpy_lambdified": [t / np_steps for t in times["numpy_lambdified"]],
+    }
     med = {k: machine.median(v) for k, v in per_step.items()}
     r_hand = machine.median_ratio(per_step["numpy_hand"], per_step["dynsim"])
     r_lamb = machine.median_ratio(per_step["numpy_lambdified"], per_step["dynsim"])
@@ -227,16 +260,33 @@ def run(quick: bool = False) -> dict:
     r_prev = machine.median_ratio(times["multisets"], times["dynsim"])
     whole = cold["simulate"]
     rows = [
-        {"what": "dynsim whole run, cold process (sympy derive + table + trace + XLA compile + run)", "s": whole,
-         "steps": steps},
+        {
+            "what": "dynsim whole run, cold process (sympy derive + table + trace + XLA compile + run)",
+            "s": whole,
+            "steps": steps,
+        },
         {"what": "dynsim run, warm (median)", "s": run_med, "us_per_step": med["dynsim"] * 1e6},
         {"what": "dynsim compile + setup (cold whole - warm run)", "s": whole - run_med},
-        {"what": "previous implementation: multiset sum, warm (median)", "s": machine.median(times["multisets"]),
-         "us_per_step": machine.median(times["multisets"]) / steps * 1e6, "ratio_previous/dynsim": r_prev},
-        {"what": "numpy (hand-derived), extrapolated", "s": med["numpy_hand"] * steps,
-         "us_per_step": med["numpy_hand"] * 1e6, "timed_steps": np_steps, "ratio_numpy/dynsim": r_hand},
-        {"what": "numpy (sympy lambdified, cse), extrapolated", "s": med["numpy_lambdified"] * steps,
-         "us_per_step": med["numpy_lambdified"] * 1e6, "timed_steps": np_steps, "ratio_numpy/dynsim": r_lamb},
+        {
+            "what": "previous implementation: multiset sum, warm (median)",
+            "s": machine.median(times["multisets"]),
+            "us_per_step": machine.median(times["multisets"]) / steps * 1e6,
+            "ratio_previous/dynsim": r_prev,
+        },
+        {
+            "what": "numpy (hand-derived), extrapolated",
+            "s": med["numpy_hand"] * steps,
+            "us_per_step": med["numpy_hand"] * 1e6,
+            "timed_steps": np_steps,
+            "ratio_numpy/dynsim": r_hand,
+        },
+        {
+            "what": "numpy (sympy lambdified, cse), extrapolated",
+            "s": med["numpy_lambdified"] * steps,
+            "us_per_step": med["numpy_lambdified"] * 1e6,
+            "timed_steps": np_steps,
+            "ratio_numpy/dynsim": r_lamb,
+        },
     ]
     met = None if quick else bool(whole <= 4.0)
     cost = step_cost(cfg, hand)
@@ -261,10 +311,16 @@ def run(quick: bool = False) -> dict:
         f"per-round ratios. Against the faster NumPy form ({best}): {r_best:.1f}x; whole run "
         f"{whole:.1f} s." + ("" if met else limits)
     )
-    return {"id": "a", "title": "reduced JSL D=16 C=4 q=0.5 unit eta=0.02, %d steps: dynsim vs NumPy" % steps,
-            "goal": GOAL, "rows": rows, "met": met, "notes": notes,
-            "measured": f"whole run {whole:.1f} s (warm {run_med:.1f} s); {r_prev:.1f}x the previous (multiset) "
-                        f"implementation; {r_best:.0f}x {best.replace('_', ' ')}, {r_lamb:.0f}x numpy lambdified"}
+    return {
+        "id": "a",
+        "title": "reduced JSL D=16 C=4 q=0.5 unit eta=0.02, %d steps: dynsim vs NumPy" % steps,
+        "goal": GOAL,
+        "rows": rows,
+        "met": met,
+        "notes": notes,
+        "measured": f"whole run {whole:.1f} s (warm {run_med:.1f} s); {r_prev:.1f}x the previous (multiset) "
+        f"implementation; {r_best:.0f}x {best.replace('_', ' ')}, {r_lamb:.0f}x numpy lambdified",
+    }
 
 
 if __name__ == "__main__":

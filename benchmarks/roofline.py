@@ -42,7 +42,10 @@ def copy_1thread(a, b):
 
 def copy_2threads(a, b):
     h = a.size // 2
-    th = [threading.Thread(target=np.copyto, args=(b[:h], a[:h])), threading.Thread(target=np.copyto, args=(b[h:], a[h:]))]
+    th = [
+        threading.Thread(target=np.copyto, args=(b[:h], a[:h])),
+        threading.Thread(target=np.copyto, args=(b[h:], a[h:])),
+    ]
     for t in th:
         t.start()
     for t in th:
@@ -113,34 +116,77 @@ def _run(quick: bool) -> dict:
     x_bytes = N * D * d * 8
     step_bytes = 2 * x_bytes + 8 * N * D * 8 + 2 * (D * D + d) * 8
     flops = 4 * N * D * d + 6 * N * D * D
-    bw_copy = max(2 * a.nbytes / med["copy 1 thread"], 2 * a.nbytes / med["copy 2 threads"],
-                  2 * a.nbytes / med["copy XLA"])  # on an accelerator the device's own copy is the one that counts
+    bw_copy = max(
+        2 * a.nbytes / med["copy 1 thread"],
+        2 * a.nbytes / med["copy 2 threads"],
+        2 * a.nbytes / med["copy XLA"],
+    )  # on an accelerator the device's own copy is the one that counts
     peak = max(2 * 2000**3 / med["matmul xla"], 2 * 2000**3 / med["matmul numpy"])
     achieved = step_bytes / step
     frac = achieved / bw_copy
     ai, balance = flops / step_bytes, peak / bw_copy
     roof_time = max(step_bytes / bw_copy, flops / peak)
     rows = [
-        {"what": "realistic step (dynsim, median)", "ms": step * 1e3, "bytes_model_MB": step_bytes / 1e6,
-         "achieved_GB_per_s": achieved / 1e9, "fraction_of_copy_bw": frac},
-        {"what": "machine copy bandwidth (read+write), 1 thread", "GB_per_s": 2 * a.nbytes / med["copy 1 thread"] / 1e9},
-        {"what": "machine copy bandwidth (read+write), 2 threads", "GB_per_s": 2 * a.nbytes / med["copy 2 threads"] / 1e9},
-        {"what": "device copy bandwidth (read+write), XLA in place", "GB_per_s": 2 * a.nbytes / med["copy XLA"] / 1e9},
-        {"what": "float64 matmul 2000^3, XLA", "GFLOP_per_s": 2 * 2000**3 / med["matmul xla"] / 1e9},
-        {"what": "float64 matmul 2000^3, NumPy", "GFLOP_per_s": 2 * 2000**3 / med["matmul numpy"] / 1e9},
-        {"what": "step FLOPs (model) / XLA cost analysis", "MFLOP": flops / 1e6,
-         "xla_MFLOP": float(ca.get("flops", float("nan"))) / 1e6,
-         "xla_bytes_accessed_MB": float(ca.get("bytes accessed", float("nan"))) / 1e6},
-        {"what": "arithmetic intensity vs machine balance", "flop_per_byte": ai, "machine_balance": balance,
-         "roofline_ms": roof_time * 1e3, "fraction_of_roofline": roof_time / step},
-        {"what": "piece: forward X v (reads X once)", "ms": med["forward X v"] * 1e3,
-         "GB_per_s": x_bytes / med["forward X v"] / 1e9},
-        {"what": "piece: v-gradient Q.X per sample, then summed (the library's; reads X once)",
-         "ms": med["v-gradient Q.X"] * 1e3, "GB_per_s": x_bytes / med["v-gradient Q.X"] / 1e9},
-        {"what": "piece: v-gradient as autodiff writes it (vjp of X v; reads X once)",
-         "ms": med["v-gradient autodiff"] * 1e3, "GB_per_s": x_bytes / med["v-gradient autodiff"] / 1e9},
-        {"what": "piece: proj S^T, P S, P^T proj", "ms": med["3 (N,D)x(D,D) matmuls"] * 1e3,
-         "GFLOP_per_s": 6 * N * D * D / med["3 (N,D)x(D,D) matmuls"] / 1e9},
+        {
+            "what": "realistic step (dynsim, median)",
+            "ms": step * 1e3,
+            "bytes_model_MB": step_bytes / 1e6,
+            "achieved_GB_per_s": achieved / 1e9,
+            "fraction_of_copy_bw": frac,
+        },
+        {
+            "what": "machine copy bandwidth (read+write), 1 thread",
+            "GB_per_s": 2 * a.nbytes / med["copy 1 thread"] / 1e9,
+        },
+        {
+            "what": "machine copy bandwidth (read+write), 2 threads",
+            "GB_per_s": 2 * a.nbytes / med["copy 2 threads"] / 1e9,
+        },
+        {
+            "what": "device copy bandwidth (read+write), XLA in place",
+            "GB_per_s": 2 * a.nbytes / med["copy XLA"] / 1e9,
+        },
+        {
+            "what": "float64 matmul 2000^3, XLA",
+            "GFLOP_per_s": 2 * 2000**3 / med["matmul xla"] / 1e9,
+        },
+        {
+            "what": "float64 matmul 2000^3, NumPy",
+            "GFLOP_per_s": 2 * 2000**3 / med["matmul numpy"] / 1e9,
+        },
+        {
+            "what": "step FLOPs (model) / XLA cost analysis",
+            "MFLOP": flops / 1e6,
+            "xla_MFLOP": float(ca.get("flops", float("nan"))) / 1e6,
+            "xla_bytes_accessed_MB": float(ca.get("bytes accessed", float("nan"))) / 1e6,
+        },
+        {
+            "what": "arithmetic intensity vs machine balance",
+            "flop_per_byte": ai,
+            "machine_balance": balance,
+            "roofline_ms": roof_time * 1e3,
+            "fraction_of_roofline": roof_time / step,
+        },
+        {
+            "what": "piece: forward X v (reads X once)",
+            "ms": med["forward X v"] * 1e3,
+            "GB_per_s": x_bytes / med["forward X v"] / 1e9,
+        },
+        {
+            "what": "piece: v-gradient Q.X per sample, then summed (the library's; reads X once)",
+            "ms": med["v-gradient Q.X"] * 1e3,
+            "GB_per_s": x_bytes / med["v-gradient Q.X"] / 1e9,
+        },
+        {
+            "what": "piece: v-gradient as autodiff writes it (vjp of X v; reads X once)",
+            "ms": med["v-gradient autodiff"] * 1e3,
+            "GB_per_s": x_bytes / med["v-gradient autodiff"] / 1e9,
+        },
+        {
+            "what": "piece: proj S^T, P S, P^T proj",
+            "ms": med["3 (N,D)x(D,D) matmuls"] * 1e3,
+            "GFLOP_per_s": 6 * N * D * D / med["3 (N,D)x(D,D) matmuls"] / 1e9,
+        },
     ]
     met = None if quick else bool(frac >= 0.5)
     bound = "memory" if ai < balance else "compute"
@@ -166,11 +212,21 @@ def _run(quick: bool) -> dict:
             f"{(med['forward X v'] + med['v-gradient Q.X'] + med['3 (N,D)x(D,D) matmuls']) * 1e3:.0f} ms. Reading X "
             f"once needs the per-sample loop; its XLA forms are slower than the two passes (benchmark g measures one)."
         )
-    return {"id": "e", "title": f"roofline: realistic full step, N={N}, D=d={D}", "goal": GOAL, "rows": rows,
-            "met": met, "notes": notes,
-            "measured": f"{achieved / 1e9:.1f} GB/s of {bw_copy / 1e9:.1f} GB/s copy = {100 * frac:.0f}%"}
+    return {
+        "id": "e",
+        "title": f"roofline: realistic full step, N={N}, D=d={D}",
+        "goal": GOAL,
+        "rows": rows,
+        "met": met,
+        "notes": notes,
+        "measured": f"{achieved / 1e9:.1f} GB/s of {bw_copy / 1e9:.1f} GB/s copy = {100 * frac:.0f}%",
+    }
 
 
 if __name__ == "__main__":
-    machine.print_result(run(quick="--quick" in sys.argv, device=sys.argv[sys.argv.index("--device") + 1]
-                             if "--device" in sys.argv else "cpu"))
+    machine.print_result(
+        run(
+            quick="--quick" in sys.argv,
+            device=sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu",
+        )
+    )

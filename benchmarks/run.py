@@ -25,8 +25,16 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import machine  # noqa: E402
 
-MODULES = (("a", "reduced_numpy"), ("b", "flow"), ("c", "full_frameworks"), ("d", "sweep"), ("e", "roofline"),
-           ("f", "classes"), ("g", "full_large"), ("h", "mim_levels"))
+MODULES = (
+    ("a", "reduced_numpy"),
+    ("b", "flow"),
+    ("c", "full_frameworks"),
+    ("d", "sweep"),
+    ("e", "roofline"),
+    ("f", "classes"),
+    ("g", "full_large"),
+    ("h", "mim_levels"),
+)
 
 
 def _loadavg() -> str:
@@ -57,22 +65,39 @@ def _met(m) -> str:
 
 
 def render(results: list[dict], desc: dict, quick: bool, wall: float, load: tuple[str, str]) -> str:
-    lines = ["# Benchmarks", "",
-             "Written by `python benchmarks/run.py" + (" --quick" if quick else "") + "`. Every number below was "
-             "measured in that one run: both sides of a comparison are compiled/warmed up first, then timed in "
-             "interleaved rounds; times are medians and ratios are medians of the per-round ratios. "
-             "Speed lives here, as ratios, never in timed tests.", ""]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `python benchmarks/run.py"
+        + (" --quick" if quick else "")
+        + "`. Every number below was "
+        "measured in that one run: both sides of a comparison are compiled/warmed up first, then timed in "
+        "interleaved rounds; times are medians and ratios are medians of the per-round ratios. "
+        "Speed lives here, as ratios, never in timed tests.",
+        "",
+    ]
     if quick:
-        lines += ["**Quick mode**: much smaller problems, for a smoke check only; goals are not judged.", ""]
+        lines += [
+            "**Quick mode**: much smaller problems, for a smoke check only; goals are not judged.",
+            "",
+        ]
     lines += ["## Machine", "", "| | |", "|---|---|"]
     for k, v in desc.items():
         lines.append(f"| {k} | {v} |")
     lines.append(f"| load average (1, 5, 15 min) at start / end | {load[0]} / {load[1]} |")
     lines.append(f"| total wall time of this run | {wall / 60:.1f} min |")
-    lines += ["", "## Summary", "", "| id | what | goal | measured | met? |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Summary",
+        "",
+        "| id | what | goal | measured | met? |",
+        "|---|---|---|---|---|",
+    ]
     for r in results:
-        lines.append(f"| {r['id']} | {r['title']} | {r.get('goal', '')} | {r.get('measured', '')} | "
-                     f"{_met(r.get('met'))} |")
+        lines.append(
+            f"| {r['id']} | {r['title']} | {r.get('goal', '')} | {r.get('measured', '')} | "
+            f"{_met(r.get('met'))} |"
+        )
     for r in results:
         lines += ["", f"## {r['id']}. {r['title']}", ""]
         if r.get("unavailable"):
@@ -91,8 +116,12 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small versions, for a smoke check")
     ap.add_argument("--only", default=None, help="comma-separated ids, e.g. a,c")
     ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
-    ap.add_argument("--device", default="cpu", choices=("cpu", "gpu"),
-                    help="where the full-level benchmarks (c, e, g) run; the others run on JAX's default device")
+    ap.add_argument(
+        "--device",
+        default="cpu",
+        choices=("cpu", "gpu"),
+        help="where the full-level benchmarks (c, e, g) run; the others run on JAX's default device",
+    )
     a = ap.parse_args(argv)
     only = set(a.only.split(",")) if a.only else None
     t_start = time.perf_counter()
@@ -106,23 +135,45 @@ def main(argv=None) -> int:
             mod = importlib.import_module(f"benchmarks.{name}")
         except ImportError as e:
             print(f"[{bid}] benchmarks/{name}.py: not available ({e})", flush=True)
-            results.append({"id": bid, "title": f"benchmarks/{name}.py", "goal": "", "measured": "not available",
-                            "met": None, "unavailable": True,
-                            "notes": f"benchmarks/{name}.py: not available ({type(e).__name__}: {e})."})
+            results.append(
+                {
+                    "id": bid,
+                    "title": f"benchmarks/{name}.py",
+                    "goal": "",
+                    "measured": "not available",
+                    "met": None,
+                    "unavailable": True,
+                    "notes": f"benchmarks/{name}.py: not available ({type(e).__name__}: {e}).",
+                }
+            )
             continue
         print(f"[{bid}] running benchmarks/{name}.py ...", flush=True)
         t0 = time.perf_counter()
         try:
             takes_device = "device" in inspect.signature(mod.run).parameters
-            res = dict(mod.run(quick=a.quick, device=a.device) if takes_device else mod.run(quick=a.quick))
+            res = dict(
+                mod.run(quick=a.quick, device=a.device) if takes_device else mod.run(quick=a.quick)
+            )
         except Exception as e:  # a failing benchmark is reported, the others still run
             traceback.print_exc()
-            res = {"id": bid, "title": f"benchmarks/{name}.py", "goal": "", "measured": "failed", "met": None,
-                   "unavailable": True, "notes": f"benchmarks/{name}.py failed: {type(e).__name__}: {e}"}
+            res = {
+                "id": bid,
+                "title": f"benchmarks/{name}.py",
+                "goal": "",
+                "measured": "failed",
+                "met": None,
+                "unavailable": True,
+                "notes": f"benchmarks/{name}.py failed: {type(e).__name__}: {e}",
+            }
         res["wall"] = time.perf_counter() - t0
-        res.setdefault("measured", "; ".join(
-            f"{k}={machine.fmt(v)}" for k, v in (res.get("rows") or [{}])[-1].items()))
-        print(f"[{bid}] done in {res['wall']:.0f} s: {res.get('measured', '')}; met: {res.get('met')}", flush=True)
+        res.setdefault(
+            "measured",
+            "; ".join(f"{k}={machine.fmt(v)}" for k, v in (res.get("rows") or [{}])[-1].items()),
+        )
+        print(
+            f"[{bid}] done in {res['wall']:.0f} s: {res.get('measured', '')}; met: {res.get('met')}",
+            flush=True,
+        )
         results.append(res)
     wall = time.perf_counter() - t_start
     text = render(results, desc, a.quick, wall, (load_start, _loadavg()))

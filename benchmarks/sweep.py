@@ -38,7 +38,11 @@ GOAL = 10.0
 def _configs(side: int, steps: int) -> list[JSLConfig]:
     qs = [0.1 + 0.35 * i / (side - 1) for i in range(side)]
     etas = [0.02 + 0.18 * i / (side - 1) for i in range(side)]
-    return [JSLConfig(D=9, C=3, steps=steps, record_every=max(steps // 20, 1), q=q, eta=e) for q in qs for e in etas]
+    return [
+        JSLConfig(D=9, C=3, steps=steps, record_every=max(steps // 20, 1), q=q, eta=e)
+        for q in qs
+        for e in etas
+    ]
 
 
 def run(quick: bool = False) -> dict:
@@ -50,6 +54,7 @@ def run(quick: bool = False) -> dict:
         def timed():
             jax.clear_caches()
             return fn()
+
         return timed
 
     def static():
@@ -79,20 +84,33 @@ def run(quick: bool = False) -> dict:
             out["static / this"] = machine.median_ratio(times["static"], times[name])
         return out
 
-    rows = [row(f"{n} sequential simulate, config static (one program per point)", "static"),
-            row(f"{n} sequential reduced.jsl.simulate (config a pytree: one program)", "sequential"),
-            row(f"one vmapped program (batch {n})", "vmapped"),
-            row("same program, batch 1, called per point", "batch1")]
-    notes = (f"{n} points, reduced JSL D=9 C=3, {steps} steps each, {repeats} interleaved repeat(s), each from empty "
-             "JAX caches (compilation included, as a user meets it). The gain over the static row is compilation: "
-             "with the config static every point compiles; as a pytree (numbers traced) the sequential runs and the "
-             "sweep compile once. On 2 CPU cores the vmapped batch does not raise the arithmetic throughput per "
-             "point much (each run already vectorizes over its configuration sum): compare the batch-1 row.")
-    measured = (f"{ratio:.1f}x: {n} points in one vmapped program {machine.median(times['vmapped']):.1f} s, "
-                f"{n} sequential runs {machine.median(times['sequential']):.1f} s, "
-                f"{n} with the config static {machine.median(times['static']):.0f} s")
-    return {"id": "d", "title": f"a sweep of {n} points vmapped against {n} sequential runs, config static or traced",
-            "goal": f">= {GOAL:g}x", "rows": rows, "measured": measured, "met": None if quick else ratio >= GOAL, "notes": notes}
+    rows = [
+        row(f"{n} sequential simulate, config static (one program per point)", "static"),
+        row(f"{n} sequential reduced.jsl.simulate (config a pytree: one program)", "sequential"),
+        row(f"one vmapped program (batch {n})", "vmapped"),
+        row("same program, batch 1, called per point", "batch1"),
+    ]
+    notes = (
+        f"{n} points, reduced JSL D=9 C=3, {steps} steps each, {repeats} interleaved repeat(s), each from empty "
+        "JAX caches (compilation included, as a user meets it). The gain over the static row is compilation: "
+        "with the config static every point compiles; as a pytree (numbers traced) the sequential runs and the "
+        "sweep compile once. On 2 CPU cores the vmapped batch does not raise the arithmetic throughput per "
+        "point much (each run already vectorizes over its configuration sum): compare the batch-1 row."
+    )
+    measured = (
+        f"{ratio:.1f}x: {n} points in one vmapped program {machine.median(times['vmapped']):.1f} s, "
+        f"{n} sequential runs {machine.median(times['sequential']):.1f} s, "
+        f"{n} with the config static {machine.median(times['static']):.0f} s"
+    )
+    return {
+        "id": "d",
+        "title": f"a sweep of {n} points vmapped against {n} sequential runs, config static or traced",
+        "goal": f">= {GOAL:g}x",
+        "rows": rows,
+        "measured": measured,
+        "met": None if quick else ratio >= GOAL,
+        "notes": notes,
+    }
 
 
 if __name__ == "__main__":

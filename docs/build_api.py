@@ -22,8 +22,11 @@ def modules() -> list[str]:
     for top in PACKAGES:
         pkg = __import__(top)
         names.append(top)
-        names += sorted(m.name for m in pkgutil.walk_packages(pkg.__path__, top + ".")
-                        if not any(part.startswith("_") for part in m.name.split(".")))
+        names += sorted(
+            m.name
+            for m in pkgutil.walk_packages(pkg.__path__, top + ".")
+            if not any(part.startswith("_") for part in m.name.split("."))
+        )
     return names
 
 
@@ -52,7 +55,9 @@ def main(argv: list[str]) -> int:
     for message in distinct:
         print(f"warning: {message}", file=sys.stderr)
     pages = len(list(out.rglob("*.html"))) - 1  # index.html is the module list
-    print(f"{pages} module pages ({len(names)} public modules) in {out}/, {len(distinct)} distinct warning(s)")
+    print(
+        f"{pages} module pages ({len(names)} public modules) in {out}/, {len(distinct)} distinct warning(s)"
+    )
     return 0
 
 

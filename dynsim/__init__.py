@@ -21,14 +21,33 @@ X64_OFF = ("0", "false", "no", "off")
 __version__ = "0.1.0"
 
 # dynsim's public names in heavier modules: "module:attr" (or a module), loaded on first use
-LAZY = {"metrics": "dynsim.metrics", "compare": "dynsim.checker:compare",
-        "Report": "dynsim.checker:Report",
-        "JSLConfig": "dynsim.jsl.config:JSLConfig", "MIMConfig": "dynsim.mim.config:MIMConfig",
-        "sweep": "dynsim.sweeps:sweep", "Trajectory": "dynsim.trajectory:Trajectory"}
+LAZY = {
+    "metrics": "dynsim.metrics",
+    "compare": "dynsim.checker:compare",
+    "Report": "dynsim.checker:Report",
+    "JSLConfig": "dynsim.jsl.config:JSLConfig",
+    "MIMConfig": "dynsim.mim.config:MIMConfig",
+    "sweep": "dynsim.sweeps:sweep",
+    "Trajectory": "dynsim.trajectory:Trajectory",
+}
 
-__all__ = ["JSLConfig", "MIMConfig", "Trajectory", "compare", "Report", "metrics", "sweep",
-           "Setting", "Checks", "Command", "SweepSpec", "register", "settings", "enable_x64",
-           "__version__"]
+__all__ = [
+    "JSLConfig",
+    "MIMConfig",
+    "Trajectory",
+    "compare",
+    "Report",
+    "metrics",
+    "sweep",
+    "Setting",
+    "Checks",
+    "Command",
+    "SweepSpec",
+    "register",
+    "settings",
+    "enable_x64",
+    "__version__",
+]
 
 
 def enable_x64(on: bool = True) -> None:

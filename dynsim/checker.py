@@ -21,8 +21,17 @@ from dynsim import setting as settings_registry
 from dynsim.setting import Checks
 from dynsim.trajectory import strict_json
 
-from .tolerances import (APPROXIMATION_TOLERANCE, allowance, approximation, combine,
-                         monte_carlo_band, rounding, rounding_tolerance, t_quantile, term_count)
+from .tolerances import (
+    APPROXIMATION_TOLERANCE,
+    allowance,
+    approximation,
+    combine,
+    monte_carlo_band,
+    rounding,
+    rounding_tolerance,
+    t_quantile,
+    term_count,
+)
 
 
 @dataclasses.dataclass
@@ -80,17 +89,23 @@ class Report:
     def table(self) -> str:
         """A plain-text table: observable, max abs error, max rel error, tolerance, verdict."""
         stat = any(e.max_z is not None for e in self.errors.values())
-        head = (f"{'observable':<18} {'max abs error':>14} {'max rel error':>14} "
-                f"{'tolerance':>11}  verdict")
+        head = (
+            f"{'observable':<18} {'max abs error':>14} {'max rel error':>14} "
+            f"{'tolerance':>11}  verdict"
+        )
         if stat:
             head = head.replace("  verdict", f" {'max |dev|/se':>12}  verdict")
-        title = (f"{self.levels[0]} vs {self.levels[1]} ({self.kind} tolerance, "
-                 f"{self.common_steps} common steps)")
+        title = (
+            f"{self.levels[0]} vs {self.levels[1]} ({self.kind} tolerance, "
+            f"{self.common_steps} common steps)"
+        )
         lines = [title, head, "-" * len(head)]
         for name, e in self.errors.items():
             z = "" if not stat else (f" {e.max_z:>12.2f}" if e.max_z is not None else f" {'':>12}")
-            lines.append(f"{name:<18} {e.max_abs:>14.3e} {e.max_rel:>14.3e} {e.tolerance:>11.2e}{z}"
-                         f"  {'agree' if e.passed else 'DISAGREE'}")
+            lines.append(
+                f"{name:<18} {e.max_abs:>14.3e} {e.max_rel:>14.3e} {e.tolerance:>11.2e}{z}"
+                f"  {'agree' if e.passed else 'DISAGREE'}"
+            )
         if self.residuals:
             lines.append("reduction residuals of the full trajectory (max over the run):")
             for name, r in self.residuals.items():
@@ -139,8 +154,13 @@ class _Pair:
     approximation_tolerance: float
 
 
-def compare(a, b, observables: Sequence[str] | None = None, confidence: float = 0.999,
-            approximation_tolerance: float = APPROXIMATION_TOLERANCE) -> Report:
+def compare(
+    a,
+    b,
+    observables: Sequence[str] | None = None,
+    confidence: float = 0.999,
+    approximation_tolerance: float = APPROXIMATION_TOLERANCE,
+) -> Report:
     """Compare trajectories `a` and `b` on their common recorded steps.
 
     Deterministic runs are held to a float rounding tolerance (`rounding`). When a trajectory
@@ -161,11 +181,13 @@ def compare(a, b, observables: Sequence[str] | None = None, confidence: float = 
     a derived bound). `combine` sums the terms that apply.
     """
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence = {confidence!r} is invalid: must lie strictly between 0 "
-                         "and 1")
+        raise ValueError(
+            f"confidence = {confidence!r} is invalid: must lie strictly between 0 and 1"
+        )
     if not 0.0 < approximation_tolerance:
-        raise ValueError(f"approximation_tolerance = {approximation_tolerance!r} is invalid: "
-                         "must be > 0")
+        raise ValueError(
+            f"approximation_tolerance = {approximation_tolerance!r} is invalid: must be > 0"
+        )
     common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
     if common.size == 0:
         raise ValueError("the trajectories share no recorded step: align steps and record_every")
@@ -178,15 +200,23 @@ def compare(a, b, observables: Sequence[str] | None = None, confidence: float = 
     if checks.reported is not None:
         residuals.update(checks.reported(a, b, pair.approx))
     if pair.approx is not None:
-        notes.append(f"approximation {pair.approx!r}: a deviation here measures the approximation, "
-                     "not a bug")
+        notes.append(
+            f"approximation {pair.approx!r}: a deviation here measures the approximation, not a bug"
+        )
     if pair.stat is not None:
-        notes.append("statistical comparison: a failure at this confidence is itself evidence, "
-                     "not a crash")
-    passed = (all(e.passed for e in errors.values())
-              and all(r.passed is not False for r in residuals.values()))
-    kind = ("approximation" if pair.approx is not None
-            else "statistical" if pair.stat is not None else "rounding")
+        notes.append(
+            "statistical comparison: a failure at this confidence is itself evidence, not a crash"
+        )
+    passed = all(e.passed for e in errors.values()) and all(
+        r.passed is not False for r in residuals.values()
+    )
+    kind = (
+        "approximation"
+        if pair.approx is not None
+        else "statistical"
+        if pair.stat is not None
+        else "rounding"
+    )
     return Report(passed, errors, residuals, kind, (_level(a), _level(b)), int(common.size), notes)
 
 
@@ -197,31 +227,58 @@ def _chosen(a, b, observables: Sequence[str] | None, checks: Checks):
     names = [n for n in wanted if n in a.observables and n in b.observables]
     lacking = [n for n in wanted if n not in names]
     if observables is not None and lacking:
-        raise ValueError(f"observables {lacking} are not recorded by both runs: a has "
-                         f"{sorted(a.observables)}, b has {sorted(b.observables)}")
+        raise ValueError(
+            f"observables {lacking} are not recorded by both runs: a has "
+            f"{sorted(a.observables)}, b has {sorted(b.observables)}"
+        )
     if observables is None and checks.skip is not None:  # reported, not judged, for this pair
         skipped = checks.skip(a, b)
         names = [n for n in names if n not in skipped]
     if not names:
-        raise ValueError(f"no observable to compare: asked for {wanted}, a has "
-                         f"{sorted(a.observables)}, b has {sorted(b.observables)}")
+        raise ValueError(
+            f"no observable to compare: asked for {wanted}, a has "
+            f"{sorted(a.observables)}, b has {sorted(b.observables)}"
+        )
     return names, lacking
 
 
-def _pair(a, b, common, ia, ib, checks: Checks, names, confidence: float,
-          approximation_tolerance: float) -> _Pair:
+def _pair(
+    a, b, common, ia, ib, checks: Checks, names, confidence: float, approximation_tolerance: float
+) -> _Pair:
     """What the comparison of `a` and `b` on `names` holds for every observable."""
     stat = next((t for t in (a, b) if any(k.endswith("_se") for k in t.observables)), None)
-    approx = next((t.meta["approximation"] for t in (a, b)
-                   if t.meta.get("approximation", "exact") != "exact"), None)
+    approx = next(
+        (
+            t.meta["approximation"]
+            for t in (a, b)
+            if t.meta.get("approximation", "exact") != "exact"
+        ),
+        None,
+    )
     dtype = "float32" if "float32" in (a.meta.get("dtype"), b.meta.get("dtype")) else "float64"
     extra = checks.allowance(a, b, common) if checks.allowance is not None else {}
     # Bonferroni: one comparison per recorded step and per compared entry (an array observable
     # counts every entry but its padding)
-    entries = sum(int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0]))) for n in names
-                  if stat is not None and f"{n}_se" in stat.observables)
-    return _Pair(a, b, common, ia, ib, dtype, max(term_count(a), term_count(b)), stat, approx,
-                 extra, entries, confidence, approximation_tolerance)
+    entries = sum(
+        int(np.count_nonzero(~np.isnan(np.asarray(a[n], float)[ia][0])))
+        for n in names
+        if stat is not None and f"{n}_se" in stat.observables
+    )
+    return _Pair(
+        a,
+        b,
+        common,
+        ia,
+        ib,
+        dtype,
+        max(term_count(a), term_count(b)),
+        stat,
+        approx,
+        extra,
+        entries,
+        confidence,
+        approximation_tolerance,
+    )
 
 
 def _pair_notes(a, b, lacking: list[str]) -> list[str]:
@@ -232,8 +289,10 @@ def _pair_notes(a, b, lacking: list[str]) -> list[str]:
         notes.append(f"not compared (recorded by one run only): {', '.join(lacking)}")
     differ = config_differences(a, b)
     if differ:  # said, not judged: a user may compare two configurations on purpose
-        notes.append("the runs' configurations differ: "
-                     + ", ".join(f"{k} = {va!r} vs {vb!r}" for k, (va, vb) in differ.items()))
+        notes.append(
+            "the runs' configurations differ: "
+            + ", ".join(f"{k} = {va!r} vs {vb!r}" for k, (va, vb) in differ.items())
+        )
     return notes
 
 
@@ -242,11 +301,13 @@ def _standard_error(pair: _Pair, name: str) -> tuple[np.ndarray, int]:
     applies. Both runs Monte Carlo (e.g. a sampled reduced level against the sampled full level):
     the difference of two independent means has se^2 = se_a^2 + se_b^2; the smaller R sets the
     quantile's dof."""
-    carriers = [(t, i) for t, i in ((pair.a, pair.ia), (pair.b, pair.ib))
-                if f"{name}_se" in t.observables]
+    carriers = [
+        (t, i) for t, i in ((pair.a, pair.ia), (pair.b, pair.ib)) if f"{name}_se" in t.observables
+    ]
     replicates = min(int(t.meta.get("replicates", 2)) for t, _ in carriers)
-    se = np.sqrt(sum(np.nan_to_num(np.asarray(t[f"{name}_se"], float)[i], nan=0.0) ** 2
-                     for t, i in carriers))
+    se = np.sqrt(
+        sum(np.nan_to_num(np.asarray(t[f"{name}_se"], float)[i], nan=0.0) ** 2 for t, i in carriers)
+    )
     return se, replicates
 
 
@@ -255,12 +316,17 @@ def _observable_error(pair: _Pair, name: str, notes: list[str]) -> ObservableErr
     Carlo band is as wide as the observable."""
     x, y = np.asarray(pair.a[name], float)[pair.ia], np.asarray(pair.b[name], float)[pair.ib]
     if x.shape != y.shape:
-        raise ValueError(f"observable {name!r} has shape {x.shape[1:]} in one trajectory and "
-                         f"{y.shape[1:]} in the other: compare runs of the same configuration")
+        raise ValueError(
+            f"observable {name!r} has shape {x.shape[1:]} in one trajectory and "
+            f"{y.shape[1:]} in the other: compare runs of the same configuration"
+        )
     # padding: entries NaN in both runs at every step (structural, e.g. j >= N_k); a NaN
     # anywhere else is a failure
-    padding = (np.broadcast_to(np.isnan(x).all(axis=0) & np.isnan(y).all(axis=0), x.shape)
-               if x.ndim > 1 else np.zeros(x.shape, bool))
+    padding = (
+        np.broadcast_to(np.isnan(x).all(axis=0) & np.isnan(y).all(axis=0), x.shape)
+        if x.ndim > 1
+        else np.zeros(x.shape, bool)
+    )
     x0, y0 = np.where(padding, 0.0, x), np.where(padding, 0.0, y)
     diff = np.abs(x0 - y0)
     denom = np.maximum(np.abs(x0), np.abs(y0))
@@ -282,19 +348,26 @@ def _observable_error(pair: _Pair, name: str, notes: list[str]) -> ObservableErr
         max_z = float(np.nanmax(zs)) if zs.size else None
         if float(np.max(tol)) >= scale > 0:  # a band as wide as the observable: it cannot fail
             z = t_quantile(pair.confidence, pair.common.size * pair.entries, replicates - 1)
-            notes.append(f"{name}: the Monte Carlo band ({float(np.max(tol)):.3g}, t quantile "
-                         f"{z:.3g} with {replicates - 1} dof) is as wide as max |{name}| = "
-                         f"{scale:.3g}: this comparison cannot fail, its 'agree' says nothing; "
-                         "use more replicates")
+            notes.append(
+                f"{name}: the Monte Carlo band ({float(np.max(tol)):.3g}, t quantile "
+                f"{z:.3g} with {replicates - 1} dof) is as wide as max |{name}| = "
+                f"{scale:.3g}: this comparison cannot fail, its 'agree' says nothing; "
+                "use more replicates"
+            )
     finite = bool(np.all(np.isfinite(x0)) and np.all(np.isfinite(y0)))
     ratio = np.where(np.isfinite(diff), diff / tol, np.inf)
     worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     if not finite:
         reason = "non-finite values (a run diverged, or padding differs: lower eta); " + reason
-    return ObservableError(float(np.nanmax(diff)) if finite else math.inf,
-                           float(np.nanmax(rel)) if finite else math.inf,
-                           float(tol[worst]), int(pair.common[worst[0]]),
-                           finite and bool(np.all(diff <= tol)), reason, max_z)
+    return ObservableError(
+        float(np.nanmax(diff)) if finite else math.inf,
+        float(np.nanmax(rel)) if finite else math.inf,
+        float(tol[worst]),
+        int(pair.common[worst[0]]),
+        finite and bool(np.all(diff <= tol)),
+        reason,
+        max_z,
+    )
 
 
 def _checks(a, b) -> Checks:
@@ -305,8 +378,11 @@ def _checks(a, b) -> Checks:
         found = settings_registry.for_config(str(t.meta.get("setting", "")))
         if found is not None:
             return found.checks
-    recorded = [n for n in (*a.observables, *(k for k in b.observables if k not in a.observables))
-                if not n.endswith("_se")]
+    recorded = [
+        n
+        for n in (*a.observables, *(k for k in b.observables if k not in a.observables))
+        if not n.endswith("_se")
+    ]
     # those only one run records are named in the report's notes
     return Checks(compared=tuple(recorded))
 
@@ -323,12 +399,15 @@ def _residuals(checks: Checks, a, b, common, terms, dtype, exact: bool) -> dict[
                 continue
             value = float(np.max(np.abs(t[name])))
             if not exact:
-                out[name] = Residual(value, None, None,
-                                     what + "; nonzero by O(1/sqrt(N)) sampling noise, not judged")
+                out[name] = Residual(
+                    value, None, None, what + "; nonzero by O(1/sqrt(N)) sampling noise, not judged"
+                )
                 continue
             what += checks.exact_notes.get(name, "")
-            scale = max([float(np.max(np.abs(t[n]))) for n in checks.residual_scale
-                         if n in t.observables] + [1.0])
+            scale = max(
+                [float(np.max(np.abs(t[n]))) for n in checks.residual_scale if n in t.observables]
+                + [1.0]
+            )
             last = np.array([float(common.max())])
             tol = float(rounding_tolerance(last, scale, terms, dtype)[0])
             out[name] = Residual(value, tol, bool(value <= tol), what + "; rounding tolerance")

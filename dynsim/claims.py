@@ -50,7 +50,9 @@ class Premise:
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
-            raise ValueError(f"Premise.relation = {self.relation!r} is invalid: must be one of {RELATIONS}")
+            raise ValueError(
+                f"Premise.relation = {self.relation!r} is invalid: must be one of {RELATIONS}"
+            )
         self.measured = math.nan if self.measured is None else float(self.measured)
         self.threshold = float(self.threshold)
 
@@ -64,8 +66,13 @@ class Premise:
         return bool(np.isnan(self.measured))
 
     def describe(self) -> str:
-        value = ("not measured" if self.missing else f"{_fmt(self.measured)} {self.relation} {_fmt(self.threshold)}"
-                 if self.met else f"{_fmt(self.measured)}, needs {self.relation} {_fmt(self.threshold)}")
+        value = (
+            "not measured"
+            if self.missing
+            else f"{_fmt(self.measured)} {self.relation} {_fmt(self.threshold)}"
+            if self.met
+            else f"{_fmt(self.measured)}, needs {self.relation} {_fmt(self.threshold)}"
+        )
         return f"{self.name} ({value}{', ' + self.how if self.how else ''})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,16 +102,24 @@ class Claim:
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
     reading_class: str = LITERAL  # "literal" (the paper's constants) or "order" (a band or a trend)
     premises: list[Premise] = dataclasses.field(default_factory=list)
-    at: str = ""  # where the measured value sits (the failing step, size or class), shown in the table
+    at: str = (
+        ""  # where the measured value sits (the failing step, size or class), shown in the table
+    )
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
-            raise ValueError(f"Claim.verdict = {self.verdict!r} is invalid: must be one of {VERDICTS}")
+            raise ValueError(
+                f"Claim.verdict = {self.verdict!r} is invalid: must be one of {VERDICTS}"
+            )
         if self.relation not in RELATIONS:
-            raise ValueError(f"Claim.relation = {self.relation!r} is invalid: must be one of {RELATIONS}")
+            raise ValueError(
+                f"Claim.relation = {self.relation!r} is invalid: must be one of {RELATIONS}"
+            )
         if self.reading_class not in READING_CLASSES:
-            raise ValueError(f"Claim.reading_class = {self.reading_class!r} is invalid: must be one of "
-                             f"{READING_CLASSES} (a comparison the paper does not make is a Measurement)")
+            raise ValueError(
+                f"Claim.reading_class = {self.reading_class!r} is invalid: must be one of "
+                f"{READING_CLASSES} (a comparison the paper does not make is a Measurement)"
+            )
 
     @property
     def holds(self) -> bool:
@@ -120,21 +135,42 @@ class Claim:
             return "premise not met: " + self.regime.split("NOT MET: ", 1)[-1]
         if self.verdict == NOT_EVALUATED:
             missing = [p.describe() for p in self.premises if p.missing]
-            return "not evaluated: " + str(self.details.get("why") or (
-                "premise not measured: " + "; ".join(missing) if missing else "the measurement or threshold is NaN"))
+            return "not evaluated: " + str(
+                self.details.get("why")
+                or (
+                    "premise not measured: " + "; ".join(missing)
+                    if missing
+                    else "the measurement or threshold is NaN"
+                )
+            )
         parts = []
         if not compare(self.measured, self.relation, self.threshold):
-            parts.append(f"measured {_fmt(self.measured)} is not {self.relation} {_fmt(self.threshold)}")
+            parts.append(
+                f"measured {_fmt(self.measured)} is not {self.relation} {_fmt(self.threshold)}"
+            )
         failed = [k for k, v in self.details.get("conditions", {}).items() if not v]
         if failed:
-            parts.append("condition" + ("s" if len(failed) > 1 else "") + " not met: " + ", ".join(failed)
-                         + ("" if parts else f" (the main comparison {_fmt(self.measured)} {self.relation} "
-                                             f"{_fmt(self.threshold)} holds)"))
+            parts.append(
+                "condition"
+                + ("s" if len(failed) > 1 else "")
+                + " not met: "
+                + ", ".join(failed)
+                + (
+                    ""
+                    if parts
+                    else f" (the main comparison {_fmt(self.measured)} {self.relation} "
+                    f"{_fmt(self.threshold)} holds)"
+                )
+            )
         return "; ".join(parts) or "fails"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "claim", **dataclasses.asdict(self), "premises": [p.to_dict() for p in self.premises],
-                "why": self.why()}
+        return {
+            "kind": "claim",
+            **dataclasses.asdict(self),
+            "premises": [p.to_dict() for p in self.premises],
+            "why": self.why(),
+        }
 
 
 @dataclasses.dataclass
@@ -155,15 +191,35 @@ Item = Union[Claim, Measurement]
 
 def compare(measured: float, relation: str, threshold: float) -> bool:
     """`measured relation threshold` (False when either is NaN)."""
-    ops = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater, "==": np.equal}
+    ops = {
+        "<=": np.less_equal,
+        "<": np.less,
+        ">=": np.greater_equal,
+        ">": np.greater,
+        "==": np.equal,
+    }
     return bool(ops[relation](measured, threshold))
 
 
-def judge(claim: str, *, statement: str, reading: str, reading_class: str, regime: str, measured: float,
-          relation: str, threshold: float, derivation: str, negative_control: str,
-          premises: Sequence[Premise] = (), regime_violations: Sequence[str] = (),
-          conditions: Optional[dict[str, bool]] = None, assumptions: Iterable[str] = (),
-          details: Optional[dict[str, Any]] = None, at: str = "") -> Claim:
+def judge(
+    claim: str,
+    *,
+    statement: str,
+    reading: str,
+    reading_class: str,
+    regime: str,
+    measured: float,
+    relation: str,
+    threshold: float,
+    derivation: str,
+    negative_control: str,
+    premises: Sequence[Premise] = (),
+    regime_violations: Sequence[str] = (),
+    conditions: Optional[dict[str, bool]] = None,
+    assumptions: Iterable[str] = (),
+    details: Optional[dict[str, Any]] = None,
+    at: str = "",
+) -> Claim:
     """A claim with its verdict: "not applicable" when a premise is measured false or `regime_violations` is
     non-empty (each named in the regime); "not evaluated" when a premise could not be measured, or measured or
     threshold is NaN; else "holds" iff `measured relation threshold` and every entry of `conditions` (recorded in
@@ -174,28 +230,70 @@ def judge(claim: str, *, statement: str, reading: str, reading_class: str, regim
     premises = list(premises)
     if conditions:
         details["conditions"] = {k: bool(v) for k, v in conditions.items()}
-    violated = [p.describe() for p in premises if not p.met and not p.missing] + list(regime_violations)
+    violated = [p.describe() for p in premises if not p.met and not p.missing] + list(
+        regime_violations
+    )
     if premises:
         regime = f"{regime}; premises: " + "; ".join(
-            p.describe() + (" met" if p.met else "") for p in premises)
+            p.describe() + (" met" if p.met else "") for p in premises
+        )
     if violated:
         verdict = NOT_APPLICABLE
         regime = f"{regime}; NOT MET: " + "; ".join(violated)
     elif any(p.missing for p in premises) or np.isnan(measured) or np.isnan(threshold):
         verdict = NOT_EVALUATED
     else:
-        ok = compare(measured, relation, threshold) and all(bool(v) for v in (conditions or {}).values())
+        ok = compare(measured, relation, threshold) and all(
+            bool(v) for v in (conditions or {}).values()
+        )
         verdict = HOLDS if ok else FAILS
-    return Claim(claim, statement, reading, regime, float(threshold), derivation, float(measured), verdict,
-                 negative_control, relation, list(assumptions), details, reading_class, premises, at)
+    return Claim(
+        claim,
+        statement,
+        reading,
+        regime,
+        float(threshold),
+        derivation,
+        float(measured),
+        verdict,
+        negative_control,
+        relation,
+        list(assumptions),
+        details,
+        reading_class,
+        premises,
+        at,
+    )
 
 
-def not_evaluated(claim: str, why: str, *, reading_class: str, statement: str = "", reading: str = "",
-                  regime: str = "", derivation: str = "", negative_control: str = "",
-                  relation: str = "<=") -> Claim:
+def not_evaluated(
+    claim: str,
+    why: str,
+    *,
+    reading_class: str,
+    statement: str = "",
+    reading: str = "",
+    regime: str = "",
+    derivation: str = "",
+    negative_control: str = "",
+    relation: str = "<=",
+) -> Claim:
     """A claim that could not be measured; `why` says what stopped it."""
-    return Claim(claim, statement, reading, regime, math.nan, derivation, math.nan, NOT_EVALUATED,
-                 negative_control, relation, [why], {"why": why}, reading_class)
+    return Claim(
+        claim,
+        statement,
+        reading,
+        regime,
+        math.nan,
+        derivation,
+        math.nan,
+        NOT_EVALUATED,
+        negative_control,
+        relation,
+        [why],
+        {"why": why},
+        reading_class,
+    )
 
 
 def parse_only(text: Optional[str], known: Sequence[str]) -> Optional[frozenset[str]]:
@@ -204,13 +302,19 @@ def parse_only(text: Optional[str], known: Sequence[str]) -> Optional[frozenset[
     if text is None:
         return None
     lookup = {k.lower(): k for k in known}
-    names = [n.strip() for n in re.split(r",(?![^()]*\))", str(text)) if n.strip()]  # commas inside (...) stay
+    names = [
+        n.strip() for n in re.split(r",(?![^()]*\))", str(text)) if n.strip()
+    ]  # commas inside (...) stay
     if not names:
-        raise ValueError(f"--only = {text!r} is invalid: name at least one claim of: {', '.join(known)}")
+        raise ValueError(
+            f"--only = {text!r} is invalid: name at least one claim of: {', '.join(known)}"
+        )
     unknown = [n for n in names if n.lower() not in lookup]
     if unknown:
-        raise ValueError(f"--only = {text!r} is invalid: {', '.join(map(repr, unknown))} is not a claim here; "
-                         f"the claims are: {', '.join(known)}")
+        raise ValueError(
+            f"--only = {text!r} is invalid: {', '.join(map(repr, unknown))} is not a claim here; "
+            f"the claims are: {', '.join(known)}"
+        )
     return frozenset(lookup[n.lower()] for n in names)
 
 
@@ -232,8 +336,11 @@ def exit_code(items: Iterable[Item]) -> int:
 def to_dict(items: Iterable[Item], config: Optional[dict] = None) -> dict[str, Any]:
     """{"config": config, "claims": [...], "measurements": [...]} (the `--json` contract)."""
     items = list(items)
-    return {"config": config or {}, "claims": [c.to_dict() for c in items if isinstance(c, Claim)],
-            "measurements": [m.to_dict() for m in items if isinstance(m, Measurement)]}
+    return {
+        "config": config or {},
+        "claims": [c.to_dict() for c in items if isinstance(c, Claim)],
+        "measurements": [m.to_dict() for m in items if isinstance(m, Measurement)],
+    }
 
 
 def to_json(items: Iterable[Item], config: Optional[dict] = None) -> str:
@@ -249,21 +356,29 @@ def table(items: Iterable[Item]) -> str:
     head = f"{'claim':<{width}} {'reading':<7} {'measured':>12} {'':>2} {'threshold':>12}  {'verdict':<14}  at"
     out = [head, "-" * len(head)]
     for c in cs:
-        out.append(f"{c.claim:<{width}} {c.reading_class:<7} {_fmt(c.measured):>12} {c.relation:>2} "
-                   f"{_fmt(c.threshold):>12}  {c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  "
-                   f"{c.at}".rstrip())
+        out.append(
+            f"{c.claim:<{width}} {c.reading_class:<7} {_fmt(c.measured):>12} {c.relation:>2} "
+            f"{_fmt(c.threshold):>12}  {c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  "
+            f"{c.at}".rstrip()
+        )
     held = sum(c.holds for c in cs)
-    out.append(f"{held} of {len(cs)} claims hold" + ("" if held == len(cs) else
-               " (not applicable and not evaluated do not count as holds)"))
+    out.append(
+        f"{held} of {len(cs)} claims hold"
+        + ("" if held == len(cs) else " (not applicable and not evaluated do not count as holds)")
+    )
     out += [f"  {c.claim}: {c.why()}" for c in cs if not c.holds]
     if ms:
         out += ["", "measurements (reported, not judged):"]
         out += [f"  {m.name}: {_fmt(m.value)}  ({m.description})" for m in ms]
     for c in cs:
-        out += ["", f"{c.claim} [{c.verdict}]: \"{c.statement}\"", f"  reading ({c.reading_class}): {c.reading}",
-                f"  regime: {c.regime}",
-                f"  threshold: {c.relation} {_fmt(c.threshold)}, {c.derivation}",
-                f"  negative control: {c.negative_control}"]
+        out += [
+            "",
+            f'{c.claim} [{c.verdict}]: "{c.statement}"',
+            f"  reading ({c.reading_class}): {c.reading}",
+            f"  regime: {c.regime}",
+            f"  threshold: {c.relation} {_fmt(c.threshold)}, {c.derivation}",
+            f"  negative control: {c.negative_control}",
+        ]
         out.extend(f"  - {a}" for a in c.assumptions)
         if c.details:
             out.append("  details: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in c.details.items()))

@@ -40,8 +40,15 @@ def earliest(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.where(hit.any(axis), np.where(hit, values, np.iinfo(values.dtype).max).min(axis), -1)
 
 
-def flag(bad: np.ndarray, steps: np.ndarray, meta: dict, level: str, eta, stacklevel: int = 1,
-         exact: Optional[int] = None) -> None:
+def flag(
+    bad: np.ndarray,
+    steps: np.ndarray,
+    meta: dict,
+    level: str,
+    eta,
+    stacklevel: int = 1,
+    exact: Optional[int] = None,
+) -> None:
     """Set meta["nonfinite_from_step"] to `exact` (the step `take` found), else to the first recorded step where
     `bad`, with a RuntimeWarning naming the level.
 
@@ -49,5 +56,8 @@ def flag(bad: np.ndarray, steps: np.ndarray, meta: dict, level: str, eta, stackl
     if exact is not None or np.any(bad):
         first = exact if exact is not None else int(steps[np.argmax(bad)])
         meta["nonfinite_from_step"] = first
-        warnings.warn(f"{level} trajectory is not finite from step {first}: the run diverged; lower eta (now {eta})",
-                      RuntimeWarning, stacklevel=stacklevel + 1)
+        warnings.warn(
+            f"{level} trajectory is not finite from step {first}: the run diverged; lower eta (now {eta})",
+            RuntimeWarning,
+            stacklevel=stacklevel + 1,
+        )

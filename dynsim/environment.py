@@ -40,7 +40,9 @@ def meta(level: str, mode: str, cfg: Any, **extra: Any) -> dict[str, Any]:
         "config": cfg.to_dict(),
         "dtype": cfg.dtype,
         "device": device(),
-        "matmul_precision": str(jax.config.jax_default_matmul_precision or "default"),  # "highest" under `precision`
+        "matmul_precision": str(
+            jax.config.jax_default_matmul_precision or "default"
+        ),  # "highest" under `precision`
         "versions": versions(),
         **extra,
     }
@@ -58,8 +60,10 @@ def precision(dtype: str):
     config asks for it (its dtype). On the CPU, and for float64, "highest" changes nothing.
     """
     if np.dtype(dtype) == np.float64 and not jax.config.jax_enable_x64:
-        raise ValueError("dtype = 'float64' but jax_enable_x64 is off: JAX would compute in float32 without a word; "
-                         "enable it (jax.config.update('jax_enable_x64', True)) or ask for dtype='float32'")
+        raise ValueError(
+            "dtype = 'float64' but jax_enable_x64 is off: JAX would compute in float32 without a word; "
+            "enable it (jax.config.update('jax_enable_x64', True)) or ask for dtype='float32'"
+        )
     with jax.default_matmul_precision(jax.config.jax_default_matmul_precision or "highest"):
         yield
 

@@ -125,7 +125,9 @@ def watch() -> Iterator[None]:
     for s in SIGNALS:
         signal.signal(s, _handler)
     logging.getLogger("jax._src.debugging").addFilter(quiet)
-    threading.Thread(target=_watch, args=(reader, done), daemon=True, name="dynsim-interrupt").start()
+    threading.Thread(
+        target=_watch, args=(reader, done), daemon=True, name="dynsim-interrupt"
+    ).start()
     try:
         yield
     finally:

@@ -25,7 +25,9 @@ def _grid(grid_shape) -> tuple[int, int]:
     try:
         dims = tuple(grid_shape)
     except TypeError:
-        raise ValueError(f"grid_shape must be a pair (rows, cols) of positive ints, got {grid_shape!r}") from None
+        raise ValueError(
+            f"grid_shape must be a pair (rows, cols) of positive ints, got {grid_shape!r}"
+        ) from None
     ok = len(dims) == 2 and all(not isinstance(d, (bool, np.bool_)) for d in dims)
     if ok:
         try:
@@ -33,7 +35,9 @@ def _grid(grid_shape) -> tuple[int, int]:
         except TypeError:
             ok = False
     if not ok or min(dims) < 1:
-        raise ValueError(f"grid_shape must be a pair (rows, cols) of positive ints, got {grid_shape!r}")
+        raise ValueError(
+            f"grid_shape must be a pair (rows, cols) of positive ints, got {grid_shape!r}"
+        )
     return dims
 
 
@@ -51,7 +55,9 @@ def _attention(attn, grid_shape) -> tuple[np.ndarray, np.ndarray]:
     try:
         a = np.asarray(attn, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"attn must be a numeric array, got {type(attn).__name__}: {err}") from None
+        raise ValueError(
+            f"attn must be a numeric array, got {type(attn).__name__}: {err}"
+        ) from None
     if a.ndim not in (2, 3) or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"attn must have shape (heads, P, P) or (P, P), got shape {a.shape}")
     if a.ndim == 2:
@@ -59,9 +65,13 @@ def _attention(attn, grid_shape) -> tuple[np.ndarray, np.ndarray]:
     P = a.shape[-1]
     rows, cols = _grid(grid_shape)
     if rows * cols != P:
-        raise ValueError(f"grid_shape {grid_shape!r} has {rows * cols} patches, but attn has P = {P} (need rows*cols == P)")
+        raise ValueError(
+            f"grid_shape {grid_shape!r} has {rows * cols} patches, but attn has P = {P} (need rows*cols == P)"
+        )
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"attn must be finite, got {np.count_nonzero(~np.isfinite(a))} NaN/inf entries")
+        raise ValueError(
+            f"attn must be finite, got {np.count_nonzero(~np.isfinite(a))} NaN/inf entries"
+        )
     if np.any(a < 0):
         raise ValueError(f"attn must be non-negative, got minimum {float(a.min())!r}")
     return a, grid_coordinates((rows, cols)).astype(np.float64)
@@ -72,15 +82,21 @@ def attention_diversity(attn, grid_shape, k: int = 10) -> np.ndarray:
     a, coords = _attention(attn, grid_shape)
     P = a.shape[-1]
     if P < 2:
-        raise ValueError(f"attn must have P >= 2 patches for the diversity (it averages over pairs of queries), got P = {P}")
+        raise ValueError(
+            f"attn must have P >= 2 patches for the diversity (it averages over pairs of queries), got P = {P}"
+        )
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or not 1 <= k <= P:
         raise ValueError(f"k must be an int with 1 <= k <= P = {P}, got {k!r}")
     k = int(k)
     # Stable sort of -attn rounded to TIE_DECIMALS: equal weights keep index order, so ties go to the lower patch
     # index (deterministic), also when rounding made them differ in the last bits.
-    top = np.argsort(-np.round(a, TIE_DECIMALS), axis=-1, kind="stable")[..., :k]  # (heads, P, k), rank order, highest first
+    top = np.argsort(-np.round(a, TIE_DECIMALS), axis=-1, kind="stable")[
+        ..., :k
+    ]  # (heads, P, k), rank order, highest first
     vectors = coords[top].reshape(a.shape[0], P, 2 * k)  # (row, col) of rank 1, then rank 2, ...
-    return np.array([pdist(v, "euclidean").mean() for v in vectors], dtype=np.float64).reshape(a.shape[0])
+    return np.array([pdist(v, "euclidean").mean() for v in vectors], dtype=np.float64).reshape(
+        a.shape[0]
+    )
 
 
 def average_attention_distance(attn, grid_shape) -> np.ndarray:

@@ -14,8 +14,12 @@ from .trajectory import atomic_savefig  # noqa: E402
 
 # What each mode's recorded "loss" is (a setting's plotting adds its own modes): the reduced level and exact
 # full runs record the population loss; a sampled run records a Monte Carlo batch of N fresh samples.
-LOSS_LABELS = {"population": "population loss", "exact": "population loss", "flow": "population loss",
-               "sampled": "batch loss ({N} fresh samples)"}
+LOSS_LABELS = {
+    "population": "population loss",
+    "exact": "population loss",
+    "flow": "population loss",
+    "sampled": "batch loss ({N} fresh samples)",
+}
 
 
 STEP_LABEL = r"step (log; $\blacktriangleright$ on the y axis: step 0)"
@@ -50,13 +54,34 @@ def log_time(ax, steps, y, se=None, k: float = 3, band_label=None, **style):
     (line,) = ax.plot(x, y[keep], marker="o", ms=3, markevery=sparse_marks(x).tolist(), **style)
     if se is not None:
         se = np.asarray(se, float)[keep]
-        ax.fill_between(x, y[keep] - k * se, y[keep] + k * se, alpha=0.25, color=line.get_color(), lw=0,
-                        label=band_label or f"$\\pm{k:g}$ SE")
-    if (~keep).any():  # the value at step 0, on the y axis (x in axes coordinates), not on the time axis
-        ax.plot([0], [y[~keep][0]], transform=ax.get_yaxis_transform(), marker=">", ms=6, ls="none",
-                color=line.get_color(), alpha=line.get_alpha(), clip_on=False, label="_step0")
+        ax.fill_between(
+            x,
+            y[keep] - k * se,
+            y[keep] + k * se,
+            alpha=0.25,
+            color=line.get_color(),
+            lw=0,
+            label=band_label or f"$\\pm{k:g}$ SE",
+        )
+    if (
+        ~keep
+    ).any():  # the value at step 0, on the y axis (x in axes coordinates), not on the time axis
+        ax.plot(
+            [0],
+            [y[~keep][0]],
+            transform=ax.get_yaxis_transform(),
+            marker=">",
+            ms=6,
+            ls="none",
+            color=line.get_color(),
+            alpha=line.get_alpha(),
+            clip_on=False,
+            label="_step0",
+        )
     ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only (short ranges crowd 2x10^1, 3x10^1..)
+    ax.xaxis.set_minor_formatter(
+        NullFormatter()
+    )  # labels on the decades only (short ranges crowd 2x10^1, 3x10^1..)
     ax.set_xlabel(STEP_LABEL)
     return line
 
@@ -78,13 +103,17 @@ def heatmap_cmap(name: str, bad: str = "0.55"):
     return matplotlib.colormaps[name].with_extremes(bad=bad)
 
 
-def compare_plot(trajectories, path, title: str = "", panels=None, loss_labels: dict = LOSS_LABELS) -> None:
+def compare_plot(
+    trajectories, path, title: str = "", panels=None, loss_labels: dict = LOSS_LABELS
+) -> None:
     """Each panel (observable, axis label) of every trajectory against the step (log axis, `log_time`), written
     atomically to `path`; the default panels: the scalar observables both record (at most four). A `<name>_se` is
     drawn as +-3 SE. The "loss" panel says which loss each trajectory recorded (`loss_label`)."""
     if panels is None:
         panels = default_panels(trajectories)
-    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), constrained_layout=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(4 * len(panels), 3.6), constrained_layout=True, squeeze=False
+    )
     axes = axes[0]
     styles = [dict(lw=2.2, alpha=0.55), dict(lw=1.0, ls="--", color="k")]
     kinds = {label: loss_label(t.meta, loss_labels) for label, t in trajectories.items()}
@@ -93,11 +122,19 @@ def compare_plot(trajectories, path, title: str = "", panels=None, loss_labels: 
             if name not in t.observables:
                 continue
             y = np.asarray(t[name], float)
-            text = f"{label}: {kinds[label]}" if name == "loss" else f"{label} ({t.meta.get('mode', '')})"
+            text = (
+                f"{label}: {kinds[label]}"
+                if name == "loss"
+                else f"{label} ({t.meta.get('mode', '')})"
+            )
             log_time(ax, t.steps, y, t.observables.get(f"{name}_se"), label=text, **style)
             if name == "loss" and np.all(y > 0):
                 ax.set_yscale("log")
-            ax.set_ylabel(ylabel if name != "loss" or len(set(kinds.values())) > 1 else next(iter(kinds.values())))
+            ax.set_ylabel(
+                ylabel
+                if name != "loss" or len(set(kinds.values())) > 1
+                else next(iter(kinds.values()))
+            )
     for ax, (name, _) in zip(axes, panels):
         if name == "loss" or ax is axes[0]:
             ax.legend(fontsize=7)
@@ -109,8 +146,11 @@ def compare_plot(trajectories, path, title: str = "", panels=None, loss_labels: 
 def default_panels(trajectories, most: int = 4) -> tuple:
     """The scalar observables every trajectory records (no `_se`), at most `most`, labelled by name."""
     runs = list(trajectories.values())
-    names = [n for n, v in runs[0].observables.items() if np.ndim(v) == 1 and not n.endswith("_se")
-             and all(n in t.observables for t in runs[1:])]
+    names = [
+        n
+        for n, v in runs[0].observables.items()
+        if np.ndim(v) == 1 and not n.endswith("_se") and all(n in t.observables for t in runs[1:])
+    ]
     return tuple((n, n) for n in names[:most])
 
 

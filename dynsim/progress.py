@@ -22,8 +22,14 @@ _active: Optional[dict] = None
 
 
 @contextlib.contextmanager
-def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None, unit: str = "steps",
-        plain: bool = False) -> Iterator[None]:
+def bar(
+    total: int,
+    label: str,
+    stream=None,
+    enabled: Optional[bool] = None,
+    unit: str = "steps",
+    plain: bool = False,
+) -> Iterator[None]:
     """Draw a one-line progress bar of `total` units on `stream` (stderr) while the block runs.
 
     unit="steps": compiled runs move it (`report`); any other unit (e.g. "points") moves only by `advance`.
@@ -35,9 +41,23 @@ def bar(total: int, label: str, stream=None, enabled: Optional[bool] = None, uni
     tty = stream.isatty()
     on = tty if enabled is None else enabled
     lines = enabled is None and not tty and plain and unit != "steps"
-    previous, _active = _active, ({"total": max(total, 1), "label": label, "stream": stream, "unit": unit, "done": 0,
-                                   "start": time.perf_counter(), "last": -1.0, "plain": lines}
-                                  if on or lines else None)
+    previous, _active = (
+        _active,
+        (
+            {
+                "total": max(total, 1),
+                "label": label,
+                "stream": stream,
+                "unit": unit,
+                "done": 0,
+                "start": time.perf_counter(),
+                "last": -1.0,
+                "plain": lines,
+            }
+            if on or lines
+            else None
+        ),
+    )
     try:
         yield
     finally:

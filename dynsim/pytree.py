@@ -36,7 +36,10 @@ def register(cls):
     static = tuple(f.name for f in dataclasses.fields(cls) if f.name not in numbers)
 
     def flatten(cfg):
-        return (tuple(_leaf(getattr(cfg, f)) for f in numbers), tuple(getattr(cfg, f) for f in static))
+        return (
+            tuple(_leaf(getattr(cfg, f)) for f in numbers),
+            tuple(getattr(cfg, f) for f in static),
+        )
 
     def unflatten(meta, leaves):
         cfg = object.__new__(cls)
@@ -60,6 +63,8 @@ def stack(cfgs: Sequence, dtype) -> object:
     first = shape(cfgs[0])
     for c in cfgs[1:]:
         if shape(c) != first:
-            raise ValueError(f"stack needs configs of one shape: {c} differs from {cfgs[0]} in more than its "
-                             f"numbers {tuple(type(c).NUMBERS)}")
+            raise ValueError(
+                f"stack needs configs of one shape: {c} differs from {cfgs[0]} in more than its "
+                f"numbers {tuple(type(c).NUMBERS)}"
+            )
     return jax.tree.map(lambda *xs: jnp.asarray(xs, dtype), *cfgs)

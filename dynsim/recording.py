@@ -27,8 +27,14 @@ def recorded_steps(steps: int, record_every: int) -> np.ndarray:
     return marks
 
 
-def run(step: Callable[[Any, Any], Any], observe: Callable[[Any, Any], Any], state: Any, steps: int,
-        record_every: int, nonfinite: bool = False):
+def run(
+    step: Callable[[Any, Any], Any],
+    observe: Callable[[Any, Any], Any],
+    state: Any,
+    steps: int,
+    record_every: int,
+    nonfinite: bool = False,
+):
     """Apply `state = step(state, t)` for t = 0..steps-1 and record `observe(state, t)` at `recorded_steps`.
 
     Traceable (call it inside jit): an outer `lax.scan` over records, an inner one over steps.
@@ -42,7 +48,11 @@ def run(step: Callable[[Any, Any], Any], observe: Callable[[Any, Any], Any], sta
 
     def advance(c):
         state, t, bad = step(c[0], c[1]), c[1] + 1, c[2]
-        return state, t, bad if not nonfinite else jax.numpy.where((bad < 0) & ~_finite(state), t, bad)
+        return (
+            state,
+            t,
+            bad if not nonfinite else jax.numpy.where((bad < 0) & ~_finite(state), t, bad),
+        )
 
     def steps_then_report(carry, length):
         carry = jax.lax.scan(lambda c, _: (advance(c), None), carry, None, length=length)[0]
@@ -56,7 +66,9 @@ def run(step: Callable[[Any, Any], Any], observe: Callable[[Any, Any], Any], sta
     def block(length):
         def body(carry, _):
             n, rest = divmod(length, every)
-            carry = jax.lax.scan(lambda c, _: (steps_then_report(c, every), None), carry, None, length=n)[0]
+            carry = jax.lax.scan(
+                lambda c, _: (steps_then_report(c, every), None), carry, None, length=n
+            )[0]
             if rest:
                 carry = steps_then_report(carry, rest)
             return carry, record(carry)
@@ -77,9 +89,16 @@ def run(step: Callable[[Any, Any], Any], observe: Callable[[Any, Any], Any], sta
 
 def _finite(tree) -> jax.Array:
     """Whether every floating-point entry of `tree` is finite (integer and key leaves are)."""
-    leaves = [x for x in jax.tree.leaves(tree) if jax.numpy.issubdtype(jax.numpy.result_type(x), jax.numpy.inexact)]
-    return jax.numpy.all(jax.numpy.stack([jax.numpy.isfinite(x).all() for x in leaves])) if leaves else \
-        jax.numpy.asarray(True)
+    leaves = [
+        x
+        for x in jax.tree.leaves(tree)
+        if jax.numpy.issubdtype(jax.numpy.result_type(x), jax.numpy.inexact)
+    ]
+    return (
+        jax.numpy.all(jax.numpy.stack([jax.numpy.isfinite(x).all() for x in leaves]))
+        if leaves
+        else jax.numpy.asarray(True)
+    )
 
 
 def check_every(step: Callable, state: Any, t, record_every: int) -> int:
@@ -94,7 +113,9 @@ def _work(jaxpr) -> float:
     once (its trip count is not known)."""
     total = 0.0
     for eqn in jaxpr.eqns:
-        values = [x for v in eqn.params.values() for x in (v if isinstance(v, (tuple, list)) else (v,))]
+        values = [
+            x for v in eqn.params.values() for x in (v if isinstance(v, (tuple, list)) else (v,))
+        ]
         inner = [getattr(x, "jaxpr", x) for x in values if hasattr(getattr(x, "jaxpr", x), "eqns")]
         if inner:
             total += eqn.params.get("length", 1) * max(_work(j) for j in inner)

@@ -15,17 +15,23 @@ import os
 import re
 from typing import Iterable, Mapping, Optional, Sequence
 
-INT_MAX = 2**63 - 1  # int64: what numpy and JAX (x64) take for an integer, and jax.random.key for a seed
+INT_MAX = (
+    2**63 - 1
+)  # int64: what numpy and JAX (x64) take for an integer, and jax.random.key for a seed
 # Floating-point operations a second, a crude constant for the time estimate: measured once on the 2-core development
 # machine, numpy's element-wise work ran at 0.5 Gflop/s and a 1000 x 1000 matrix product at 85; dynsim's steps are
 # mostly element-wise sums with a few small products, so 1e9, good to about a factor 10 either way.
 FLOP_RATE = 1e9
-YEAR = 365.25 * 86400  # an estimate above this is refused even without --max-time: it cannot be meant
-BOUNDS_HELP = ("Every integer option is at most 2^63 - 1 (int64, what numpy and JAX take; --seed >= 0 as "
-               "jax.random.key takes it, and seed + seeds - 1 <= 2^63 - 1). Before any work the command estimates its "
-               "memory (configurations, batches, replicates and seeds, recorded arrays) and its time (rough: "
-               f"{FLOP_RATE:.0e} floating-point operations a second) and refuses, with exit 2, what exceeds the "
-               "available memory, --max-memory, --max-time, or a year.")
+YEAR = (
+    365.25 * 86400
+)  # an estimate above this is refused even without --max-time: it cannot be meant
+BOUNDS_HELP = (
+    "Every integer option is at most 2^63 - 1 (int64, what numpy and JAX take; --seed >= 0 as "
+    "jax.random.key takes it, and seed + seeds - 1 <= 2^63 - 1). Before any work the command estimates its "
+    "memory (configurations, batches, replicates and seeds, recorded arrays) and its time (rough: "
+    f"{FLOP_RATE:.0e} floating-point operations a second) and refuses, with exit 2, what exceeds the "
+    "available memory, --max-memory, --max-time, or a year."
+)
 UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -41,14 +47,26 @@ class Need:
     bytes: float = 0.0
     flops: float = 0.0
     instead: str = ""
-    work_options: Mapping[str, object] = dataclasses.field(default_factory=dict)  # the work grows with these too
+    work_options: Mapping[str, object] = dataclasses.field(
+        default_factory=dict
+    )  # the work grows with these too
 
-    def scaled(self, memory: float = 1.0, work: float = 1.0, what: str = "",
-               by: Optional[Mapping[str, object]] = None) -> "Need":
+    def scaled(
+        self,
+        memory: float = 1.0,
+        work: float = 1.0,
+        what: str = "",
+        by: Optional[Mapping[str, object]] = None,
+    ) -> "Need":
         """The same term held `memory` times at once and done `work` times (a sweep's batch and its points), which
         the options `by` set."""
-        return dataclasses.replace(self, bytes=self.bytes * memory, flops=self.flops * work, what=self.what + what,
-                                   options={**self.options, **(by or {})})
+        return dataclasses.replace(
+            self,
+            bytes=self.bytes * memory,
+            flops=self.flops * work,
+            what=self.what + what,
+            options={**self.options, **(by or {})},
+        )
 
 
 def integer(text: str) -> int:
@@ -58,8 +76,10 @@ def integer(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if abs(value) > INT_MAX:
-        raise argparse.ArgumentTypeError(f"{text} is out of range: must be at most 2^63 - 1 = {INT_MAX} in magnitude "
-                                         "(int64, what numpy and JAX take)")
+        raise argparse.ArgumentTypeError(
+            f"{text} is out of range: must be at most 2^63 - 1 = {INT_MAX} in magnitude "
+            "(int64, what numpy and JAX take)"
+        )
     return value
 
 
@@ -86,12 +106,22 @@ def duration(text: str) -> float:
 def add_options(parser: argparse.ArgumentParser) -> None:
     """--max-memory and --max-time, and the bounds of the integer options, in a command's --help."""
     g = parser.add_argument_group("resources", BOUNDS_HELP)
-    g.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
-                   help="refuse, before any work, a run estimated to hold more, e.g. 8G (default: the available "
-                        "memory, MemAvailable or the cgroup's limit; a larger value overrides it)")
-    g.add_argument("--max-time", type=duration, default=None, metavar="TIME",
-                   help="refuse, before any work, a run estimated (roughly) to take longer, e.g. 2h (default: no "
-                        "limit below a year)")
+    g.add_argument(
+        "--max-memory",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="refuse, before any work, a run estimated to hold more, e.g. 8G (default: the available "
+        "memory, MemAvailable or the cgroup's limit; a larger value overrides it)",
+    )
+    g.add_argument(
+        "--max-time",
+        type=duration,
+        default=None,
+        metavar="TIME",
+        help="refuse, before any work, a run estimated (roughly) to take longer, e.g. 2h (default: no "
+        "limit below a year)",
+    )
 
 
 def _read(path: str) -> str:
@@ -106,8 +136,15 @@ def available_memory() -> int:
     """The memory available to a new allocation, in bytes: /proc/meminfo's MemAvailable (else the free pages), or
     less where a cgroup (v2) limit leaves less (a container, a batch job)."""
     found = re.search(r"^MemAvailable:\s+(\d+) kB", _read("/proc/meminfo"), re.M)
-    avail = int(found.group(1)) * 1024 if found else os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    limit, used = _read("/sys/fs/cgroup/memory.max").strip(), _read("/sys/fs/cgroup/memory.current").strip()
+    avail = (
+        int(found.group(1)) * 1024
+        if found
+        else os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    )
+    limit, used = (
+        _read("/sys/fs/cgroup/memory.max").strip(),
+        _read("/sys/fs/cgroup/memory.current").strip(),
+    )
     if limit.isdigit() and used.isdigit():
         # memory.current counts the page cache too; its inactive part is reclaimed before the limit bites
         cache = re.search(r"^inactive_file (\d+)$", _read("/sys/fs/cgroup/memory.stat"), re.M)
@@ -142,11 +179,17 @@ def sequential(runs: Iterable[Sequence[Need]]) -> list[Need]:
     if not runs:
         return []
     peak = max(range(len(runs)), key=lambda i: sum(n.bytes for n in runs[i]))
-    return [n if i == peak else dataclasses.replace(n, bytes=0.0) for i, r in enumerate(runs) for n in r]
+    return [
+        n if i == peak else dataclasses.replace(n, bytes=0.0) for i, r in enumerate(runs) for n in r
+    ]
 
 
-def check(needs: Iterable[Need], max_memory: Optional[float] = None, max_time: Optional[float] = None,
-          available: Optional[float] = None) -> None:
+def check(
+    needs: Iterable[Need],
+    max_memory: Optional[float] = None,
+    max_time: Optional[float] = None,
+    available: Optional[float] = None,
+) -> None:
     """Raise ValueError, on one line naming the option of the largest term, its value, the estimate and the limit and
     what to do instead, when the summed memory of `needs` exceeds `max_memory` (default: the available memory), or their
     rough time exceeds `max_time` (or a year)."""
@@ -157,19 +200,27 @@ def check(needs: Iterable[Need], max_memory: Optional[float] = None, max_time: O
     avail = available_memory() if available is None else available
     # --max-memory replaces the available memory: lower, to leave room; higher, where the estimate overshoots (it
     # counts arrays the run may never hold at once) or memory the system would free
-    limit, source = (max_memory, "--max-memory") if max_memory is not None else (avail, "available memory")
+    limit, source = (
+        (max_memory, "--max-memory") if max_memory is not None else (avail, "available memory")
+    )
     if memory > limit:
         big = max(needs, key=lambda n: n.bytes)
-        raise ValueError(f"{_named(big)} is too large here: the run would hold about {text_bytes(memory)} "
-                         f"({big.what}: {text_bytes(big.bytes)}), above the {source} of {text_bytes(limit)}, so "
-                         f"nothing was started; {big.instead or 'choose a smaller problem'}")
+        raise ValueError(
+            f"{_named(big)} is too large here: the run would hold about {text_bytes(memory)} "
+            f"({big.what}: {text_bytes(big.bytes)}), above the {source} of {text_bytes(limit)}, so "
+            f"nothing was started; {big.instead or 'choose a smaller problem'}"
+        )
     seconds = sum(n.flops for n in needs) / FLOP_RATE
-    limit, source = (max_time, "--max-time") if max_time is not None and max_time < YEAR else (YEAR, "a year")
+    limit, source = (
+        (max_time, "--max-time") if max_time is not None and max_time < YEAR else (YEAR, "a year")
+    )
     if seconds > limit:
         big = max(needs, key=lambda n: n.flops)
-        raise ValueError(f"{_named(big, work=True)} is too large here: the run would take roughly {text_seconds(seconds)} "
-                         f"({big.what}; rough: {FLOP_RATE:.0e} operations a second), above {source}"
-                         f"{f' ({text_seconds(limit)})' if source == '--max-time' else ''}, so nothing was started; {big.instead or 'choose a smaller problem'}")
+        raise ValueError(
+            f"{_named(big, work=True)} is too large here: the run would take roughly {text_seconds(seconds)} "
+            f"({big.what}; rough: {FLOP_RATE:.0e} operations a second), above {source}"
+            f"{f' ({text_seconds(limit)})' if source == '--max-time' else ''}, so nothing was started; {big.instead or 'choose a smaller problem'}"
+        )
 
 
 def records(steps, record_every) -> int:
@@ -177,11 +228,20 @@ def records(steps, record_every) -> int:
     return max(int(steps), 0) // max(int(record_every), 1) + 2
 
 
-def record_need(steps, record_every, numbers: float, per: str, what_else: Optional[Mapping[str, object]] = None,
-                or_else: str = "") -> Need:
+def record_need(
+    steps,
+    record_every,
+    numbers: float,
+    per: str,
+    what_else: Optional[Mapping[str, object]] = None,
+    or_else: str = "",
+) -> Need:
     """The recorded arrays: records x `numbers` float64 each (`per` says what the numbers are, `what_else` the other
     options they grow with, `or_else` what else to do)."""
     n = records(steps, record_every)
-    return Need(f"recorded arrays: {n:,} records x {per}", {"--steps": steps, "--record-every": record_every,
-                                                            **(what_else or {})},
-                bytes=8.0 * n * numbers, instead="fewer records: fewer --steps or a larger --record-every" + or_else)
+    return Need(
+        f"recorded arrays: {n:,} records x {per}",
+        {"--steps": steps, "--record-every": record_every, **(what_else or {})},
+        bytes=8.0 * n * numbers,
+        instead="fewer records: fewer --steps or a larger --record-every" + or_else,
+    )

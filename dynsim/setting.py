@@ -30,7 +30,10 @@ import warnings
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 GROUP = "dynsim.settings"  # the entry-point group
-BUILTIN = {"jsl": "dynsim.jsl.setting:SETTING", "mim": "dynsim.mim.setting:SETTING"}  # as pyproject.toml declares them
+BUILTIN = {
+    "jsl": "dynsim.jsl.setting:SETTING",
+    "mim": "dynsim.mim.setting:SETTING",
+}  # as pyproject.toml declares them
 
 
 def load(target: str) -> Any:
@@ -50,7 +53,9 @@ class Ref:
     def __init__(self, target: str):
         module, colon, attr = target.partition(":")
         if not colon or not all(p.isidentifier() for p in [*module.split("."), *attr.split(".")]):
-            raise ValueError(f"reference = {target!r} is invalid: must read \"package.module:attribute\"")
+            raise ValueError(
+                f'reference = {target!r} is invalid: must read "package.module:attribute"'
+            )
         self.target, self.loaded = target, None
 
     def load(self) -> Any:
@@ -89,8 +94,10 @@ class Lazy:
             try:
                 return value.load()
             except Exception as exc:
-                raise ImportError(f"{type(self).__name__}.{name} = {value.target!r} failed to load: "
-                                  f"{type(exc).__name__}: {exc}") from exc
+                raise ImportError(
+                    f"{type(self).__name__}.{name} = {value.target!r} failed to load: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
         return value
 
     def ref(self, name: str) -> Any:
@@ -198,8 +205,19 @@ class Setting(Lazy):
     the config field `values` (a dict, not yet validated) with the run `options` (mode, replicates, ...) would hold
     in memory and do; the generated commands check it before any work (None: no estimate)."""
 
-    LAZY = ("config", "reduced", "full", "checks", "claims", "derive", "sweep", "field_help", "field_parsers",
-            "field_choices", "resources")
+    LAZY = (
+        "config",
+        "reduced",
+        "full",
+        "checks",
+        "claims",
+        "derive",
+        "sweep",
+        "field_help",
+        "field_parsers",
+        "field_choices",
+        "resources",
+    )
 
     name: str
     description: str
@@ -231,7 +249,9 @@ def register(setting: Setting) -> Setting:
     if not isinstance(setting, Setting):
         raise TypeError(f"register takes a dynsim.setting.Setting, got {type(setting).__name__}")
     if not setting.name or not setting.name.replace("_", "").replace("-", "").isalnum():
-        raise ValueError(f"Setting.name = {setting.name!r} is invalid: letters, digits, '-' and '_' only")
+        raise ValueError(
+            f"Setting.name = {setting.name!r} is invalid: letters, digits, '-' and '_' only"
+        )
     _registered[setting.name] = setting
     return setting
 
@@ -239,8 +259,10 @@ def register(setting: Setting) -> Setting:
 def _load(name: str, target: str) -> Setting:
     value = importlib.metadata.EntryPoint(name, target, GROUP).load()
     if not isinstance(value, Setting):
-        raise TypeError(f"entry point {name} = {target!r} of group {GROUP!r} is a {type(value).__name__}, not a "
-                        "dynsim.setting.Setting")
+        raise TypeError(
+            f"entry point {name} = {target!r} of group {GROUP!r} is a {type(value).__name__}, not a "
+            "dynsim.setting.Setting"
+        )
     return value
 
 
@@ -258,9 +280,15 @@ def _discover() -> dict[str, Setting]:
         for name, target in sorted(points.items()):
             try:
                 _discovered[name] = _load(name, target)
-            except Exception as exc:  # a broken plugin must not take the other settings (or the CLI) down with it
-                warnings.warn(f"dynsim: the setting {name!r} ({target}) of the entry-point group {GROUP!r} failed "
-                              f"to load and is skipped: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+            except (
+                Exception
+            ) as exc:  # a broken plugin must not take the other settings (or the CLI) down with it
+                warnings.warn(
+                    f"dynsim: the setting {name!r} ({target}) of the entry-point group {GROUP!r} failed "
+                    f"to load and is skipped: {type(exc).__name__}: {exc}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
     return _discovered
 
 

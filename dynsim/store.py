@@ -36,8 +36,12 @@ def point_path(root: str, key: str) -> str:
 
 def point_key(description: dict) -> str:
     """The versioned hash of a point: sha256 of {"store_version": STORE_VERSION, **description} as canonical JSON."""
-    text = json.dumps({"store_version": STORE_VERSION, **description}, sort_keys=True, default=jsonable,
-                      separators=(",", ":"))
+    text = json.dumps(
+        {"store_version": STORE_VERSION, **description},
+        sort_keys=True,
+        default=jsonable,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -68,14 +72,21 @@ def check_sizes(path: str) -> None:
             with zf.open(member) as fh:
                 version = np.lib.format.read_magic(fh)
                 if version not in ((1, 0), (2, 0)):
-                    raise ValueError(f"member {member.filename}: npy format version {version} is not the store's")
-                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                               else np.lib.format.read_array_header_2_0)
+                    raise ValueError(
+                        f"member {member.filename}: npy format version {version} is not the store's"
+                    )
+                read_header = (
+                    np.lib.format.read_array_header_1_0
+                    if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0
+                )
                 shape, _, dtype = read_header(fh)
                 size = math.prod(shape) * dtype.itemsize  # Python integers: no overflow
                 if dtype.hasobject or fh.tell() + size != member.file_size:
-                    raise ValueError(f"member {member.filename}: its header declares {dtype} {shape} ({size} bytes) "
-                                     f"in a member of {member.file_size} bytes")
+                    raise ValueError(
+                        f"member {member.filename}: its header declares {dtype} {shape} ({size} bytes) "
+                        f"in a member of {member.file_size} bytes"
+                    )
 
 
 class Store:
@@ -90,8 +101,11 @@ class Store:
 
     def save(self, key: str, summary: dict, trajectories: dict[str, Trajectory]) -> None:
         """Write one point atomically: its summary (JSON), its trajectories and a digest of all of it."""
-        arrays = {"key": np.array(key), "summary": np.array(json.dumps(summary, default=jsonable)),
-                  **many_to_arrays(trajectories)}
+        arrays = {
+            "key": np.array(key),
+            "summary": np.array(json.dumps(summary, default=jsonable)),
+            **many_to_arrays(trajectories),
+        }
         arrays["digest"] = np.array(_digest(arrays))
         os.makedirs(os.path.dirname(self.path(key)), exist_ok=True)
         atomic_savez(self.path(key), arrays)
@@ -110,11 +124,19 @@ class Store:
             if digest != _digest(arrays) or str(arrays["key"]) != key:
                 raise ValueError("digest or key mismatch")
             out: dict[str, Any] = {"summary": json.loads(str(arrays["summary"]))}
-        except Exception as exc:  # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
-            with contextlib.suppress(FileNotFoundError):  # another sweep on this store moved it aside first
+        except (
+            Exception
+        ) as exc:  # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
+            with contextlib.suppress(
+                FileNotFoundError
+            ):  # another sweep on this store moved it aside first
                 os.replace(path, path + ".corrupt")
-            warnings.warn(f"stored point {path} is corrupt ({type(exc).__name__}: {exc}); moved to .corrupt and "
-                          "recomputed", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"stored point {path} is corrupt ({type(exc).__name__}: {exc}); moved to .corrupt and "
+                "recomputed",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             return None
         if trajectories:
             out["trajectories"] = many_from_arrays(arrays)

@@ -15,7 +15,9 @@ import time
 
 PREFIX = ".dynsim-tmp-"
 STALE_SECONDS = 3600.0  # a temporary file unchanged this long is no live write's (the writers write, then rename)
-_NAME = re.compile(r"^\.dynsim-tmp-(?P<host>.+)-(?P<pid>\d+)-")  # greedy host: the pid is the last -digits- field
+_NAME = re.compile(
+    r"^\.dynsim-tmp-(?P<host>.+)-(?P<pid>\d+)-"
+)  # greedy host: the pid is the last -digits- field
 
 
 def _prefix() -> str:
@@ -67,8 +69,12 @@ def remove_leftovers(folder: str, depth: int = 2) -> list[str]:
     removed, now, entries = [], time.time(), _entries(folder)
     level = entries
     for _ in range(depth):
-        level = [s for e in level if e.is_dir(follow_symlinks=False) and not e.name.startswith(PREFIX)
-                 for s in _entries(e.path)]
+        level = [
+            s
+            for e in level
+            if e.is_dir(follow_symlinks=False) and not e.name.startswith(PREFIX)
+            for s in _entries(e.path)
+        ]
         entries = entries + level
     for e in entries:
         try:
@@ -78,7 +84,9 @@ def remove_leftovers(folder: str, depth: int = 2) -> list[str]:
                 shutil.rmtree(e.path)
             else:
                 os.unlink(e.path)
-        except FileNotFoundError:  # removed meanwhile (its writer renamed it, or another run cleaned it)
+        except (
+            FileNotFoundError
+        ):  # removed meanwhile (its writer renamed it, or another run cleaned it)
             continue
         removed.append(e.path)
     return removed

@@ -63,8 +63,10 @@ class Term(NamedTuple):
 
 def rounding(steps: np.ndarray, scale: float, terms: int, dtype: str) -> Term:
     """Float rounding at each recorded step (`rounding_tolerance`): held by every comparison."""
-    reason = (f"{dtype} rounding: {SAFETY:g} (t+1) sqrt(M) u max(1, scale), M = {terms} terms per "
-              f"step, u = {unit_roundoff(dtype):.2e}")
+    reason = (
+        f"{dtype} rounding: {SAFETY:g} (t+1) sqrt(M) u max(1, scale), M = {terms} terms per "
+        f"step, u = {unit_roundoff(dtype):.2e}"
+    )
     return Term(rounding_tolerance(steps, scale, terms, dtype), reason)
 
 
@@ -72,18 +74,23 @@ def monte_carlo_band(se, replicates: int, confidence: float, steps: int, entries
     """t_{R-1} x se: the Student-t quantile at family-wise `confidence` over steps x entries
     comparisons (Bonferroni), R = `replicates`, times the standard error of the mean `se`."""
     z = t_quantile(confidence, steps * entries, replicates - 1)
-    return Term(z * se, f"Monte Carlo band: t quantile {z:.2f} ({replicates - 1} dof, "
-                        f"{confidence:.1%} family-wise over {steps} steps x {entries} compared "
-                        f"entries, Bonferroni) x standard error of the mean of {replicates} runs, "
-                        "plus rounding")
+    return Term(
+        z * se,
+        f"Monte Carlo band: t quantile {z:.2f} ({replicates - 1} dof, "
+        f"{confidence:.1%} family-wise over {steps} steps x {entries} compared "
+        f"entries, Bonferroni) x standard error of the mean of {replicates} runs, "
+        "plus rounding",
+    )
 
 
 def approximation(name: str, scale: float, approx: str, fraction: float) -> Term:
     """A named approximation's stated tolerance: `fraction` of `scale`, the observable's largest
     magnitude (kept above 0, so that equal runs pass where the observable is 0)."""
-    return Term(fraction * max(scale, 1e-300),
-                f"approximation {approx!r}: |difference| <= {fraction:g} x max |{name}| = "
-                f"{fraction * scale:.3g} (a stated tolerance, not a rounding bound)")
+    return Term(
+        fraction * max(scale, 1e-300),
+        f"approximation {approx!r}: |difference| <= {fraction:g} x max |{name}| = "
+        f"{fraction * scale:.3g} (a stated tolerance, not a rounding bound)",
+    )
 
 
 def allowance(bound) -> Term:
@@ -91,8 +98,9 @@ def allowance(bound) -> Term:
     return Term(bound, "plus the truncation bound of the reduced sum accumulated over the steps")
 
 
-def combine(shape: tuple, base: Term, regime: Term | None = None,
-            extra: Term | None = None) -> Term:
+def combine(
+    shape: tuple, base: Term, regime: Term | None = None, extra: Term | None = None
+) -> Term:
     """The tolerance of an observable of `shape` (first axis: the steps): base + extra + regime,
     summed in that order, a per-step term broadcast over the entries. The reason: the regime's (a
     Monte Carlo band, which says "plus rounding", or an approximation, whose stated tolerance

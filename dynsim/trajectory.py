@@ -86,28 +86,44 @@ class Trajectory:
         try:
             import xarray
         except ImportError:
-            raise ImportError("Trajectory.to_xarray needs xarray, an optional dependency of dynsim: "
-                              "pip install 'dynsim[xarray]'") from None
-        data = {k: (("step", *(f"{k}_dim{i}" for i in range(1, v.ndim))), v) for k, v in self.observables.items()}
-        attrs = {k: str(self.meta[k]) for k in ("level", "mode", "setting", "dtype", "device") if k in self.meta}
+            raise ImportError(
+                "Trajectory.to_xarray needs xarray, an optional dependency of dynsim: "
+                "pip install 'dynsim[xarray]'"
+            ) from None
+        data = {
+            k: (("step", *(f"{k}_dim{i}" for i in range(1, v.ndim))), v)
+            for k, v in self.observables.items()
+        }
+        attrs = {
+            k: str(self.meta[k])
+            for k in ("level", "mode", "setting", "dtype", "device")
+            if k in self.meta
+        }
         attrs["meta_json"] = json.dumps(self.meta, default=jsonable, sort_keys=True)
         return xarray.Dataset(data, coords={"step": self.steps}, attrs=attrs)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Trajectory):
             return NotImplemented
-        return (np.array_equal(self.steps, other.steps)
-                and same_arrays(self.observables, other.observables)
-                and same_arrays(self.final, other.final)
-                and json.dumps(self.meta, default=jsonable, sort_keys=True)
-                == json.dumps(other.meta, default=jsonable, sort_keys=True))
+        return (
+            np.array_equal(self.steps, other.steps)
+            and same_arrays(self.observables, other.observables)
+            and same_arrays(self.final, other.final)
+            and json.dumps(self.meta, default=jsonable, sort_keys=True)
+            == json.dumps(other.meta, default=jsonable, sort_keys=True)
+        )
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{k}{list(v.shape[1:]) if v.ndim > 1 else ''}" for k, v in list(self.observables.items())[:8])
+        shown = ", ".join(
+            f"{k}{list(v.shape[1:]) if v.ndim > 1 else ''}"
+            for k, v in list(self.observables.items())[:8]
+        )
         more = len(self.observables) - 8
         span = f"{self.steps[0]}..{self.steps[-1]}" if self.steps.size else "none"
-        return (f"Trajectory(level={self.level!r}, mode={self.meta.get('mode', '?')!r}, {self.steps.size} records at "
-                f"steps {span}, observables: {shown}" + (f", ... {more} more" if more > 0 else "") + ")")
+        return (
+            f"Trajectory(level={self.level!r}, mode={self.meta.get('mode', '?')!r}, {self.steps.size} records at "
+            f"steps {span}, observables: {shown}" + (f", ... {more} more" if more > 0 else "") + ")"
+        )
 
     def thinned(self, per_decade: int) -> "Trajectory":
         """The records at `log_spaced(self.steps, per_decade)`: a log-time figure's data at a size bounded by the
@@ -115,10 +131,17 @@ class Trajectory:
         keep = log_spaced(self.steps, per_decade)
         if keep.size == self.steps.size:
             return self
-        meta = {**self.meta, "thinned": {"per_decade": per_decade, "records": int(self.steps.size),
-                                         "kept": int(keep.size)}}
-        return Trajectory(self.steps[keep], {k: v[keep] for k, v in self.observables.items()}, meta,
-                          self.final)
+        meta = {
+            **self.meta,
+            "thinned": {
+                "per_decade": per_decade,
+                "records": int(self.steps.size),
+                "kept": int(keep.size),
+            },
+        }
+        return Trajectory(
+            self.steps[keep], {k: v[keep] for k, v in self.observables.items()}, meta, self.final
+        )
 
     @property
     def level(self) -> str:
@@ -143,18 +166,26 @@ class Trajectory:
         with np.load(os.fspath(path), allow_pickle=False) as f:
             if "steps" in f.files:
                 if name is not None:
-                    raise ValueError(f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): leave "
-                                     f"name out (got {name!r})")
+                    raise ValueError(
+                        f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): leave "
+                        f"name out (got {name!r})"
+                    )
                 observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
                 final = {k[6:]: f[k] for k in f.files if k.startswith("final/")}  # older: none
-                return cls(steps=f["steps"], observables=observables,
-                           meta=json.loads(str(f["meta"])), final=final)
+                return cls(
+                    steps=f["steps"],
+                    observables=observables,
+                    meta=json.loads(str(f["meta"])),
+                    final=final,
+                )
             many = many_from_arrays({k: f[k] for k in f.files})
         if name is None:
             return next(iter(many.values())) if len(many) == 1 else Trajectories(many)
         if name not in many:
-            raise ValueError(f"{os.fspath(path)} holds the trajectories {list(many)}: name= must be one of them "
-                             f"(got {name!r})")
+            raise ValueError(
+                f"{os.fspath(path)} holds the trajectories {list(many)}: name= must be one of them "
+                f"(got {name!r})"
+            )
         return many[name]
 
 
@@ -184,7 +215,9 @@ class Trajectories(list):
         return "Trajectories(" + ", ".join(f"{n}={t!r}" for n, t in zip(self.names, self)) + ")"
 
 
-def seed_statistics(records: dict, *, standard_error: bool = True, keep_seeds: bool = True) -> dict[str, np.ndarray]:
+def seed_statistics(
+    records: dict, *, standard_error: bool = True, keep_seeds: bool = True
+) -> dict[str, np.ndarray]:
     """Runs over R seeds (name -> (R, steps, ...)) as observables: the seed mean, `<name>_se` = std(ddof=1)/sqrt(R)
     (with `standard_error` and R >= 2) and each run as `<name>_seeds` (steps, ..., R) (with `keep_seeds`)."""
     out: dict[str, np.ndarray] = {}
@@ -219,7 +252,11 @@ def finite(x: Any) -> Any:
         return float(x) if np.isfinite(x) else None
     if x is None or isinstance(x, (str, int)):
         return x
-    return finite(jsonable(x)) if isinstance(x, (np.generic, np.ndarray)) or dataclasses.is_dataclass(x) else str(x)
+    return (
+        finite(jsonable(x))
+        if isinstance(x, (np.generic, np.ndarray)) or dataclasses.is_dataclass(x)
+        else str(x)
+    )
 
 
 def jsonable(x: Any) -> Any:
@@ -267,18 +304,24 @@ def log_spaced(steps, per_decade: int) -> np.ndarray:
     positive = np.flatnonzero(steps > 0)
     if positive.size:
         top = float(steps[positive].max())
-        powers = 10.0 ** (np.arange(int(np.floor(per_decade * np.log10(top) + 1e-9)) + 1) / per_decade)
-        targets = np.ceil(powers * (1 - 1e-12))  # steps are integers: 10^(50/50) = 10.000000000000002 means 10
+        powers = 10.0 ** (
+            np.arange(int(np.floor(per_decade * np.log10(top) + 1e-9)) + 1) / per_decade
+        )
+        targets = np.ceil(
+            powers * (1 - 1e-12)
+        )  # steps are integers: 10^(50/50) = 10.000000000000002 means 10
         order = positive[np.argsort(steps[positive], kind="stable")]
         at = np.searchsorted(steps[order], targets, side="left")
         keep |= set(order[at[at < order.size]].tolist())
     return np.array(sorted(keep), dtype=np.int64)
 
+
 def same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     """Whether two name -> array mappings hold the same names and bitwise equal arrays (NaN equal
     to NaN)."""
     return a.keys() == b.keys() and all(
-        np.array_equal(v, b[k], equal_nan=v.dtype.kind in "fc") for k, v in a.items())
+        np.array_equal(v, b[k], equal_nan=v.dtype.kind in "fc") for k, v in a.items()
+    )
 
 
 def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarray]:
@@ -298,15 +341,23 @@ def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarra
 def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
     """The inverse of `many_to_arrays` (names without a "/" are not trajectories and are skipped; a
     trajectory saved without final arrays loads with `final` empty)."""
-    prefixes = list(dict.fromkeys(k.split("/", 1)[0] for k in arrays if "/" in k))  # in the saved order
+    prefixes = list(
+        dict.fromkeys(k.split("/", 1)[0] for k in arrays if "/" in k)
+    )  # in the saved order
 
     def under(pre: str, part: str) -> dict[str, np.ndarray]:
         head = f"{pre}/{part}/"
-        return {k[len(head):]: arrays[k] for k in arrays if k.startswith(head)}
+        return {k[len(head) :]: arrays[k] for k in arrays if k.startswith(head)}
 
-    return {pre: Trajectory(arrays[f"{pre}/steps"], under(pre, "obs"),
-                            json.loads(str(arrays[f"{pre}/meta"])), under(pre, "final"))
-            for pre in prefixes}
+    return {
+        pre: Trajectory(
+            arrays[f"{pre}/steps"],
+            under(pre, "obs"),
+            json.loads(str(arrays[f"{pre}/meta"])),
+            under(pre, "final"),
+        )
+        for pre in prefixes
+    }
 
 
 def save_many(path, trajectories: dict[str, "Trajectory"], compressed: bool = False) -> None:

@@ -39,12 +39,20 @@ class Trend:
     def describe(self) -> str:
         xs = "log x" if self.logx else "x"
         ys = "log y" if self.logy else "y"
-        return (f"{ys} = {self.intercept:.4g} + {self.slope:.4g} {xs} over {self.n} sizes, slope {self.confidence:.0%} "
-                f"interval [{self.slope_low:.4g}, {self.slope_high:.4g}]")
+        return (
+            f"{ys} = {self.intercept:.4g} + {self.slope:.4g} {xs} over {self.n} sizes, slope {self.confidence:.0%} "
+            f"interval [{self.slope_low:.4g}, {self.slope_high:.4g}]"
+        )
 
 
-def fit(x: Sequence[float], y: Sequence[float], *, logx: bool = False, logy: bool = False,
-        confidence: float = 0.95) -> Trend:
+def fit(
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    logx: bool = False,
+    logy: bool = False,
+    confidence: float = 0.95,
+) -> Trend:
     """Least-squares line through (x, y) (natural logs where asked) and its slope's confidence interval."""
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xa.shape != ya.shape or xa.ndim != 1:
@@ -63,5 +71,14 @@ def fit(x: Sequence[float], y: Sequence[float], *, logx: bool = False, logy: boo
         half = float(stats.t.ppf(0.5 + confidence / 2, xa.size - 2)) * float(res.stderr)
     else:
         half = math.inf
-    return Trend(tuple(xa.tolist()), tuple(ya.tolist()), logx, logy, float(res.slope), float(res.intercept),
-                 float(res.slope) - half, float(res.slope) + half, confidence)
+    return Trend(
+        tuple(xa.tolist()),
+        tuple(ya.tolist()),
+        logx,
+        logy,
+        float(res.slope),
+        float(res.intercept),
+        float(res.slope) - half,
+        float(res.slope) + half,
+        confidence,
+    )

@@ -35,6 +35,8 @@ def replicates(value: Optional[int], default: int) -> int:
     """The replicate count of a sampled run: `default` for None, else an integer >= 2 (a standard error needs two)."""
     R = default if value is None else value
     if not is_int(R) or R < 2:
-        raise ValueError(f"replicates = {value!r} is invalid: must be an integer >= 2 in mode 'sampled' "
-                         "(the standard error needs at least two runs)")
+        raise ValueError(
+            f"replicates = {value!r} is invalid: must be an integer >= 2 in mode 'sampled' "
+            "(the standard error needs at least two runs)"
+        )
     return int(R)

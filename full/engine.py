@@ -17,9 +17,17 @@ EVAL_TAG = 2**32 - 1  # fold_in tag of the recorded quantities' samples (never a
 LOSS_RISE = "max_loss_rise"  # the record `train(descent=True)` adds
 
 
-def train(grad: Callable, opt: optax.GradientTransformation, params0, observe: Callable, steps: int,
-          record_every: int, key: Optional[jax.Array] = None, nonfinite: bool = False,
-          descent: bool = False):
+def train(
+    grad: Callable,
+    opt: optax.GradientTransformation,
+    params0,
+    observe: Callable,
+    steps: int,
+    record_every: int,
+    key: Optional[jax.Array] = None,
+    nonfinite: bool = False,
+    descent: bool = False,
+):
     """`steps` optax updates params <- apply_updates(params, opt.update(grad)) from params0, `observe(params, t)`
     recorded at `recording.recorded_steps`; traceable. grad(params, fold_in(key, t)) draws step t's batch from key
     (grad(params) without key). Returns (final params, records); nonfinite: `recording.run`'s.
@@ -79,6 +87,8 @@ def replicates(mode: str, replicates: Optional[int]) -> int:
     """The number of replicate runs: 1 in mode "exact" (deterministic), else `replicates` (default 8)."""
     if mode == "exact":
         if replicates not in (None, 1):
-            raise ValueError(f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic")
+            raise ValueError(
+                f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic"
+            )
         return 1
     return validation.replicates(replicates, DEFAULT_REPLICATES)

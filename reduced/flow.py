@@ -25,14 +25,21 @@ from dynsim import recording
 from dynsim.validation import is_int, is_real
 
 METHODS = ("gd", "flow")
-SOLVERS = {"kvaerno4": diffrax.Kvaerno4, "kvaerno5": diffrax.Kvaerno5, "kvaerno3": diffrax.Kvaerno3,
-           "tsit5": diffrax.Tsit5}
+SOLVERS = {
+    "kvaerno4": diffrax.Kvaerno4,
+    "kvaerno5": diffrax.Kvaerno5,
+    "kvaerno3": diffrax.Kvaerno3,
+    "tsit5": diffrax.Tsit5,
+}
 # scipy.integrate's LSODA, stepped from the host on jit-compiled f and Jacobian (`solve_host`): no solver trace to
 # compile, and its variable-order BDF with few Jacobians needed a third of Kvaerno4's evaluations on JSL (docs/flow.md)
 HOST_SOLVERS = {"lsoda": "LSODA", "bdf": "BDF"}
 SOLVER = "kvaerno4"
 RTOL, ATOL = 1e-6, 1e-9
-PI_COEFFICIENTS = (0.2, 0.4)  # (pcoeff, icoeff) of diffrax.PIDController: a PI controller for mildly stiff problems
+PI_COEFFICIENTS = (
+    0.2,
+    0.4,
+)  # (pcoeff, icoeff) of diffrax.PIDController: a PI controller for mildly stiff problems
 SAVES = 100  # log-spaced save times in [t_min, t_max], besides t = 0
 MAX_STEPS = 100_000
 LABEL = "gradient_flow"  # meta["approximation"]: the checker compares a flow with GD as an approximation
@@ -41,12 +48,25 @@ LABEL = "gradient_flow"  # meta["approximation"]: the checker compares a flow wi
 def check_method(method) -> str:
     """method, if it is "gd" or "flow"."""
     if method not in METHODS:
-        raise ValueError(f"method = {method!r} is invalid: must be one of {', '.join(map(repr, METHODS))}")
+        raise ValueError(
+            f"method = {method!r} is invalid: must be one of {', '.join(map(repr, METHODS))}"
+        )
     return method
 
 
-def options(eta: float, t_max, *, saves=SAVES, t_min=None, times=None, rtol=RTOL, atol=ATOL, solver=SOLVER,
-            max_steps=MAX_STEPS, default_t_max: float) -> dict:
+def options(
+    eta: float,
+    t_max,
+    *,
+    saves=SAVES,
+    t_min=None,
+    times=None,
+    rtol=RTOL,
+    atol=ATOL,
+    solver=SOLVER,
+    max_steps=MAX_STEPS,
+    default_t_max: float,
+) -> dict:
     """Validate the flow options (one named ValueError each) and resolve them; "times" = the save times (numpy).
 
     t_max: end time (default `default_t_max`, i.e. eta * steps); times: explicit save times in [0, t_max], else
@@ -57,8 +77,10 @@ def options(eta: float, t_max, *, saves=SAVES, t_min=None, times=None, rtol=RTOL
     _positive("rtol", rtol)
     _positive("atol", atol)
     if solver not in SOLVERS and solver not in HOST_SOLVERS:
-        raise ValueError(f"solver = {solver!r} is invalid: must be one of "
-                         f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}")
+        raise ValueError(
+            f"solver = {solver!r} is invalid: must be one of "
+            f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}"
+        )
     if not is_int(max_steps) or max_steps < 1:
         raise ValueError(f"max_steps = {max_steps!r} is invalid: must be an integer >= 1")
     t_max = float(t_max)
@@ -74,23 +96,43 @@ def options(eta: float, t_max, *, saves=SAVES, t_min=None, times=None, rtol=RTOL
         if t_min is not None:
             raise ValueError("t_min is invalid together with times: give one of them")
         ts = np.asarray(times, dtype=float)
-        if ts.ndim != 1 or ts.size < 1 or not np.all(np.isfinite(ts)) or ts[0] < 0 or ts[-1] > t_max \
-                or np.any(np.diff(ts) <= 0):
-            raise ValueError(f"times = {_short(times)} is invalid: must be a non-empty increasing 1-d sequence of "
-                             f"finite times in [0, t_max = {t_max!r}]")
-    return {"t_max": t_max, "times": ts, "rtol": float(rtol), "atol": float(atol), "solver": solver,
-            "max_steps": int(max_steps)}
+        if (
+            ts.ndim != 1
+            or ts.size < 1
+            or not np.all(np.isfinite(ts))
+            or ts[0] < 0
+            or ts[-1] > t_max
+            or np.any(np.diff(ts) <= 0)
+        ):
+            raise ValueError(
+                f"times = {_short(times)} is invalid: must be a non-empty increasing 1-d sequence of "
+                f"finite times in [0, t_max = {t_max!r}]"
+            )
+    return {
+        "t_max": t_max,
+        "times": ts,
+        "rtol": float(rtol),
+        "atol": float(atol),
+        "solver": solver,
+        "max_steps": int(max_steps),
+    }
 
 
 def save_times(t_max: float, saves: int, t_min: float) -> np.ndarray:
     """t = 0, then `saves` log-spaced times from t_min to t_max (t_max exactly last)."""
-    logs = np.linspace(math.log(t_min), math.log(t_max), saves) if saves > 1 else np.array([math.log(t_max)])
+    logs = (
+        np.linspace(math.log(t_min), math.log(t_max), saves)
+        if saves > 1
+        else np.array([math.log(t_max)])
+    )
     ts = np.exp(logs)
     ts[-1] = t_max
     return np.unique(np.concatenate([[0.0], ts]))
 
 
-def gd_times(eta: float, steps: int, record_every: int, t_max: float, saves: int = SAVES) -> np.ndarray:
+def gd_times(
+    eta: float, steps: int, record_every: int, t_max: float, saves: int = SAVES
+) -> np.ndarray:
     """Save times that line up with a GD run's records: eta * (recorded step) up to t_max; beyond the GD run's
     end (t_max > eta * steps) `saves` log-spaced times up to t_max. What `dynsim compare ... --method flow` uses."""
     ts = eta * recording.recorded_steps(steps, record_every).astype(float)
@@ -109,11 +151,20 @@ def integrate(vector_field: Callable, y0, args, ts, t_max, rtol, atol, solver: s
     may be traced). Returns (ys, stats, result) of `diffrax.diffeqsolve` (throw=False: the caller reports)."""
     dtype = jax.tree.leaves(y0)[0].dtype
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(vector_field), SOLVERS[solver](), jnp.asarray(0.0, dtype), jnp.asarray(t_max, dtype), None,
-        y0, args=args, saveat=diffrax.SaveAt(ts=jnp.asarray(ts, dtype)),
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=PI_COEFFICIENTS[0],
-                                                  icoeff=PI_COEFFICIENTS[1]),
-        max_steps=max_steps, throw=False)
+        diffrax.ODETerm(vector_field),
+        SOLVERS[solver](),
+        jnp.asarray(0.0, dtype),
+        jnp.asarray(t_max, dtype),
+        None,
+        y0,
+        args=args,
+        saveat=diffrax.SaveAt(ts=jnp.asarray(ts, dtype)),
+        stepsize_controller=diffrax.PIDController(
+            rtol=rtol, atol=atol, pcoeff=PI_COEFFICIENTS[0], icoeff=PI_COEFFICIENTS[1]
+        ),
+        max_steps=max_steps,
+        throw=False,
+    )
     return sol.ys, sol.stats, sol.result
 
 
@@ -148,7 +199,9 @@ def traced_options(opts: dict, dtype) -> tuple:
     ts = opts["times"]
     size = max(128, 1 << (ts.size - 1).bit_length())
     ts = np.concatenate([ts, np.full(size - ts.size, opts["t_max"])])
-    return (jnp.asarray(ts, dtype),) + tuple(jnp.asarray(opts[k], dtype) for k in ("t_max", "rtol", "atol"))
+    return (jnp.asarray(ts, dtype),) + tuple(
+        jnp.asarray(opts[k], dtype) for k in ("t_max", "rtol", "atol")
+    )
 
 
 def observe_saves(observe: Callable, ys, ts, t_max, reached):
@@ -160,7 +213,9 @@ def observe_saves(observe: Callable, ys, ts, t_max, reached):
 
     def one(args):
         y, on = args
-        return jax.lax.cond(on, observe, lambda y: jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes), y)
+        return jax.lax.cond(
+            on, observe, lambda y: jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes), y
+        )
 
     return jax.lax.map(one, (ys, live))
 
@@ -178,14 +233,18 @@ def steps_of(times: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
     return steps[keep], keep
 
 
-def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tuple[np.ndarray, dict, dict]:
+def finish(
+    records: dict, reached, opts: dict, stats, result, eta: float
+) -> tuple[np.ndarray, dict, dict]:
     """Host side after a solve: the GD steps, the kept records (plus the time "t") and the flow's meta entries.
 
     `reached` marks the saves the solver got to. If it stopped early (max_steps, or a step-size collapse), the
     others are dropped and a RuntimeWarning says where it stopped."""
     times = opts["times"]
-    records = {k: np.asarray(v)[:times.size] for k, v in records.items()}  # without the padding of traced_options
-    reached = np.cumprod(np.asarray(reached)[:times.size]).astype(bool)
+    records = {
+        k: np.asarray(v)[: times.size] for k, v in records.items()
+    }  # without the padding of traced_options
+    reached = np.cumprod(np.asarray(reached)[: times.size]).astype(bool)
     host = opts["solver"] in HOST_SOLVERS
     message = result if host else str(diffrax.RESULTS[result])
     ok = message == "successful" if host else bool(result == diffrax.RESULTS.successful)
@@ -193,9 +252,12 @@ def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tup
     if not ok:
         last = float(times[reached][-1]) if reached.any() else 0.0
         extra["stopped_at_time"] = last
-        warnings.warn(f"the flow solver stopped before t_max = {opts['t_max']:g} (last saved time {last:g}): "
-                      f"{message} Raise max_steps (now {opts['max_steps']}) or loosen rtol/atol.",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"the flow solver stopped before t_max = {opts['t_max']:g} (last saved time {last:g}): "
+            f"{message} Raise max_steps (now {opts['max_steps']}) or loosen rtol/atol.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     records = {k: v[reached] for k, v in records.items()}
     steps, keep = steps_of(times[reached], eta)
     records = {k: v[keep] for k, v in records.items()}
@@ -203,10 +265,12 @@ def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tup
     meta = {
         "method": "flow",
         "approximation": LABEL,
-        "solver": f"scipy.integrate.{HOST_SOLVERS[opts['solver']]}" if host else
-        f"diffrax.{SOLVERS[opts['solver']].__name__}",
-        "stepsize_controller": "the solver's own" if host else
-        f"PIDController(pcoeff={PI_COEFFICIENTS[0]}, icoeff={PI_COEFFICIENTS[1]})",
+        "solver": f"scipy.integrate.{HOST_SOLVERS[opts['solver']]}"
+        if host
+        else f"diffrax.{SOLVERS[opts['solver']].__name__}",
+        "stepsize_controller": "the solver's own"
+        if host
+        else f"PIDController(pcoeff={PI_COEFFICIENTS[0]}, icoeff={PI_COEFFICIENTS[1]})",
         "rtol": opts["rtol"],
         "atol": opts["atol"],
         "t_max": opts["t_max"],
@@ -215,7 +279,11 @@ def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tup
         # a host solver counts its steps but not its rejected attempts
         "solver_accepted_steps": None if host else int(stats["num_accepted_steps"]),
         "solver_rejected_steps": None if host else int(stats["num_rejected_steps"]),
-        **{k: int(v) for k, v in stats.items() if k in ("evaluations", "jacobians", "lu_decompositions")},
+        **{
+            k: int(v)
+            for k, v in stats.items()
+            if k in ("evaluations", "jacobians", "lu_decompositions")
+        },
         "solver_result": "successful" if ok else message,
         "times": records["t"].tolist(),
         "time_units": "t = eta * steps; steps = round(t / eta), the GD step nearest in time (exact t in 't')",
@@ -227,8 +295,10 @@ def finish(records: dict, reached, opts: dict, stats, result, eta: float) -> tup
 def check_flow(method, t_max) -> None:
     """Refuse the flow's options with method="gd": they belong to method="flow"."""
     if check_method(method) == "gd":
-        raise ValueError(f"t_max = {t_max!r} and the flow options (saves, t_min, times, rtol, atol, solver, max_steps) "
-                         "are invalid with method = 'gd': they belong to method = 'flow'")
+        raise ValueError(
+            f"t_max = {t_max!r} and the flow options (saves, t_min, times, rtol, atol, solver, max_steps) "
+            "are invalid with method = 'gd': they belong to method = 'flow'"
+        )
 
 
 def static(cfg):
@@ -236,7 +306,18 @@ def static(cfg):
     return cfg.replace(**type(cfg).FLOW_IGNORES)
 
 
-def solve(fn: Callable, jvp: Callable, y0, observe: Callable, ts, t_max, rtol, atol, solver: str, max_steps: int):
+def solve(
+    fn: Callable,
+    jvp: Callable,
+    y0,
+    observe: Callable,
+    ts,
+    t_max,
+    rtol,
+    atol,
+    solver: str,
+    max_steps: int,
+):
     """Integrate the vector field `fn` (`isolated`, host callables) from y0 and observe the saves; traceable.
 
     A save is reached when the first leaf of its state is finite (diffrax fills the saves after a stop with inf);
@@ -246,12 +327,23 @@ def solve(fn: Callable, jvp: Callable, y0, observe: Callable, ts, t_max, rtol, a
     ys, stats, result = integrate(f, y0, None, ts, t_max, rtol, atol, solver, max_steps)
     first = jax.tree.leaves(ys)[0]
     reached = jnp.all(jnp.isfinite(first.reshape(first.shape[0], -1)), axis=1)
-    safe = jax.tree.map(lambda y, y0: jnp.where(reached.reshape((-1,) + (1,) * jnp.ndim(y0)), y, y0), ys, y0)
+    safe = jax.tree.map(
+        lambda y, y0: jnp.where(reached.reshape((-1,) + (1,) * jnp.ndim(y0)), y, y0), ys, y0
+    )
     return observe_saves(observe, safe, ts, t_max, reached), reached, safe, stats, result
 
 
-def solve_host(fn: Callable, jac: Callable, y0: np.ndarray, ts: np.ndarray, t_max: float, rtol: float, atol: float,
-               solver: str, max_steps: int):
+def solve_host(
+    fn: Callable,
+    jac: Callable,
+    y0: np.ndarray,
+    ts: np.ndarray,
+    t_max: float,
+    rtol: float,
+    atol: float,
+    solver: str,
+    max_steps: int,
+):
     """Integrate dy/dt = fn(y) (a flat float64 vector) with scipy.integrate's `solver` and the Jacobian `jac(y)`,
     stepped here so that max_steps holds and Ctrl-C lands between steps; saves at ts by each step's interpolant.
 
@@ -288,8 +380,7 @@ def solve_host(fn: Callable, jac: Callable, y0: np.ndarray, ts: np.ndarray, t_ma
             ys[i:upto] = ode.dense_output()(ts[i:upto]).T
             reached[i:upto] = True
             i = upto
-    stats = {"num_steps": steps, **counts,
-             "lu_decompositions": getattr(ode, "nlu", 0)}
+    stats = {"num_steps": steps, **counts, "lu_decompositions": getattr(ode, "nlu", 0)}
     return ys, reached, stats, result
 
 

@@ -18,9 +18,19 @@ def descend(y, step, grad, scale=None):
     return jax.tree.map(lambda y, s, g, c: y - s * g * c, y, step, grad, scale)
 
 
-def run(grad: Callable, step, observe: Callable, y0, steps: int, record_every: int, scale=None,
-        track: Optional[Callable[[Any, Any], Any]] = None, aux0: Any = None, nonfinite: bool = False,
-        every_step: Optional[Callable[[Any], dict]] = None):
+def run(
+    grad: Callable,
+    step,
+    observe: Callable,
+    y0,
+    steps: int,
+    record_every: int,
+    scale=None,
+    track: Optional[Callable[[Any, Any], Any]] = None,
+    aux0: Any = None,
+    nonfinite: bool = False,
+    every_step: Optional[Callable[[Any], dict]] = None,
+):
     """GD from y0 for `steps` steps, `observe(y)` recorded at `recording.recorded_steps`; traceable.
 
     track(aux, y): a running statistic of the visited states (e.g. the largest |alpha|), from aux0.
@@ -43,9 +53,16 @@ def run(grad: Callable, step, observe: Callable, y0, steps: int, record_every: i
         out = observe(carry[0])
         return out if every_step is None else {**out, **carry[2]}
 
-    rows0 = None if every_step is None else jax.tree.map(  # zeros, not NaN: the carry is checked finite
-        lambda v: jnp.zeros((record_every,) + jnp.shape(v), jnp.result_type(v)), every_step(y0))
-    (y, aux, _), records = recording.run(update, seen, (y0, aux0, rows0), steps, record_every, nonfinite)
+    rows0 = (
+        None
+        if every_step is None
+        else jax.tree.map(  # zeros, not NaN: the carry is checked finite
+            lambda v: jnp.zeros((record_every,) + jnp.shape(v), jnp.result_type(v)), every_step(y0)
+        )
+    )
+    (y, aux, _), records = recording.run(
+        update, seen, (y0, aux0, rows0), steps, record_every, nonfinite
+    )
     return y, aux, records
 
 

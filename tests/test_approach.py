@@ -24,7 +24,9 @@ def test_simulate_many_equals_separate_runs():
             got, want = many[f"{name}_seeds"][:, r], one[name]
             # The same operations in the same order, batched by vmap: XLA may fuse differently, so allow a
             # few roundings per step carried over 300 steps: 10 * 301 * u * scale.
-            assert np.max(np.abs(got - want)) <= 10 * 301 * U64 * max(1.0, np.max(np.abs(want))), name
+            assert np.max(np.abs(got - want)) <= 10 * 301 * U64 * max(1.0, np.max(np.abs(want))), (
+                name
+            )
     assert np.allclose(many["alpha"], many["alpha_seeds"].mean(axis=1), rtol=0, atol=4 * U64)
     assert many.meta["level"] == "reduced" and len(many.meta["starts"]) == 3
 
@@ -37,9 +39,11 @@ def test_simulate_many_rejects_bad_starts(bad):
 
 def test_slope_of_exact_power_law():
     N = [100, 400, 1600]
-    assert approach.slope(N, [3.0 * n ** -0.5 for n in N]) == pytest.approx(-0.5, abs=1e-12)
+    assert approach.slope(N, [3.0 * n**-0.5 for n in N]) == pytest.approx(-0.5, abs=1e-12)
     assert approach.slope([100], [1.0]) is None
-    assert approach.slope([100, 200], [0.0, 1.0]) is None  # log of zero is dropped, one point remains
+    assert (
+        approach.slope([100, 200], [0.0, 1.0]) is None
+    )  # log of zero is dropped, one point remains
 
 
 def test_ladder():
@@ -52,7 +56,11 @@ def test_statistical_report_gives_deviation_in_standard_errors():
     steps = np.arange(0, 50, 10)
     meta = {"level": "full", "mode": "realistic", "dtype": "float64", "replicates": 8}
     ful = Trajectory(steps, {"alpha": np.full(5, 1.0), "alpha_se": np.full(5, 0.01)}, meta)
-    red = Trajectory(steps, {"alpha": np.array([1.0, 1.0, 1.03, 1.0, 1.0])}, {"level": "reduced", "dtype": "float64"})
+    red = Trajectory(
+        steps,
+        {"alpha": np.array([1.0, 1.0, 1.03, 1.0, 1.0])},
+        {"level": "reduced", "dtype": "float64"},
+    )
     rep = compare(red, ful, observables=["alpha"])
     assert rep.errors["alpha"].max_z == pytest.approx(3.0, rel=1e-9)
     assert "max |dev|/se" in rep.table()

@@ -36,12 +36,29 @@ CASES = [
     (["compare", "mim", "--mode", "sampled", "--N", "1000000000"], "--N"),
     (["compare", "jsl", "--mode", "sampled", "--replicates", "100000"], "--replicates"),
     (["compare", "mim", "--mode", "sampled", "--replicates", "100000"], "--replicates"),
-    (["sweep", "jsl", "--level", "full", "--mode", "sampled", "--replicates", "100000"], "--replicates"),
+    (
+        ["sweep", "jsl", "--level", "full", "--mode", "sampled", "--replicates", "100000"],
+        "--replicates",
+    ),
     (["sweep", "jsl", "--level", "full", "--mode", "sampled", "--N", "1000000000"], "--N"),
     (["sweep", "jsl", "--D", "64", "--C", "4", "--mc-samples", "1000000000"], "--mc-samples"),
     # killed (after minutes or at 4 GB)
     (["compare", "jsl", "--mode", "realistic", "--seeds", "100000"], "--seeds"),
-    (["sweep", "jsl", "--level", "full", "--mode", "realistic", "--seeds", "100000", "--max-time", "1h"], "--seeds"),
+    (
+        [
+            "sweep",
+            "jsl",
+            "--level",
+            "full",
+            "--mode",
+            "realistic",
+            "--seeds",
+            "100000",
+            "--max-time",
+            "1h",
+        ],
+        "--seeds",
+    ),
     (["figure", "jsl-fig4", "--seeds", "100000"], "--seeds"),
     (["compare", "mim", "--P", "1000000"], "--P"),
     (["sweep", "mim", "--P", "1000000"], "--P"),
@@ -50,12 +67,31 @@ CASES = [
     (["transfer", "jsl", "--n-tilde", "1000000000"], "--n-tilde"),
     (["derive", "jsl", "--C", "1000"], "--C"),
     # wrong exit 0
-    (["compare", "mim", "--approximation", "mean_field", "--approximation-tolerance", "-1"],
-     "--approximation-tolerance"),
+    (
+        ["compare", "mim", "--approximation", "mean_field", "--approximation-tolerance", "-1"],
+        "--approximation-tolerance",
+    ),
     (["sweep", "mim", "--approximation-tolerance", "-1"], "--approximation-tolerance"),
     (["derive", "jsl", "--p", "100001"], "--p"),
-    (["sweep", "jsl", "--D", "8", "--C", "2", "--q", "0.2,0.3", "--steps", "4", "--record-every", "2",
-      "--heatmap", "nonexistent"], "heatmap"),
+    (
+        [
+            "sweep",
+            "jsl",
+            "--D",
+            "8",
+            "--C",
+            "2",
+            "--q",
+            "0.2,0.3",
+            "--steps",
+            "4",
+            "--record-every",
+            "2",
+            "--heatmap",
+            "nonexistent",
+        ],
+        "heatmap",
+    ),
     # the other commands, and the bounds and limits themselves
     (["check-theorems", "jsl", "--seeds", "100000"], "--seeds"),
     (["figure", "jsl-fig2", "--seeds", "100000"], "--seeds"),
@@ -63,7 +99,19 @@ CASES = [
     (["derive", "mim", "--max-memory", "8X"], "--max-memory"),
     (["compare", "jsl", "--N", "99999999999999999999"], "--N"),
     (["compare", "jsl", "--max-time", "-2h"], "--max-time"),
-    (["compare", "jsl", "--steps", "100000000", "--record-every", "100000000", "--max-time", "1s"], "--steps"),
+    (
+        [
+            "compare",
+            "jsl",
+            "--steps",
+            "100000000",
+            "--record-every",
+            "100000000",
+            "--max-time",
+            "1s",
+        ],
+        "--steps",
+    ),
     (["compare", "mim", "--max-memory", "1K"], "--max-memory"),
     (["transfer", "jsl", "--finetune-steps", BIG, "--max-time", "2h"], "--finetune-steps"),
     (["sweep", "jsl", "--seed", str(2**63 - 1), "--seeds", "2"], "--seed"),
@@ -94,7 +142,9 @@ def commands(parser: argparse.ArgumentParser) -> set:
 
 def test_every_subcommand_has_a_bad_input_case():
     covered = {(argv[0], argv[1] if argv[0] != "rerun" else None) for argv, _ in CASES}
-    tests_own = set(registry.settings()) - set(registry.BUILTIN)  # the toy settings other test modules register
+    tests_own = set(registry.settings()) - set(
+        registry.BUILTIN
+    )  # the toy settings other test modules register
     missing = {(v, t) for v, t in commands(cli.build_parser()) - covered if t not in tests_own}
     assert not missing, f"add bad-input cases for {sorted(missing, key=str)}"
 
@@ -106,7 +156,11 @@ def test_bad_input_exits_2_with_one_named_line(argv, parameter, tmp_path, capsys
     code = cli.main(argv + out)
     seconds = time.perf_counter() - started
     err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("dynsim sweep", "sweep "))]
+    lines = [
+        line
+        for line in err.splitlines()
+        if line.strip() and not line.startswith(("dynsim sweep", "sweep "))
+    ]
     assert code == 2, err
     assert len(lines) == 1 and lines[0].startswith("dynsim: error:"), err
     assert parameter in lines[0] and "Traceback" not in err
@@ -117,12 +171,25 @@ def test_bad_input_exits_2_with_one_named_line(argv, parameter, tmp_path, capsys
 def test_refusal_says_estimate_limit_and_what_fits(capsys):
     code = cli.main(["compare", "jsl", "--mode", "sampled", "--N", "1000000000"])
     err = capsys.readouterr().err
-    assert code == 2 and "available memory" in err and "4.61 TB" in err and "fewer --replicates" in err
+    assert (
+        code == 2 and "available memory" in err and "4.61 TB" in err and "fewer --replicates" in err
+    )
     # 8 replicates x 1e9 samples x D = 9 x 64 bytes (the batch's arrays) = 4.608e12 bytes, printed to 3 digits
 
 
 def test_time_refusal_names_the_limit(capsys):
-    code = cli.main(["compare", "jsl", "--steps", "100000000", "--record-every", "100000000", "--max-time", "1s"])
+    code = cli.main(
+        [
+            "compare",
+            "jsl",
+            "--steps",
+            "100000000",
+            "--record-every",
+            "100000000",
+            "--max-time",
+            "1s",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "--max-time" in err and "roughly" in err and "--steps = 100000000" in err
 
@@ -153,12 +220,16 @@ def test_seed_bound_is_what_jax_random_key_takes(capsys):
     assert cli.main(["compare", "jsl", "--seed", str(2**63 - 1), "--print-config"]) == 0
 
 
-@pytest.mark.parametrize("text,value", [("8G", 8 * 2**30), ("512M", 512 * 2**20), ("1.5k", 1536), ("100", 100)])
+@pytest.mark.parametrize(
+    "text,value", [("8G", 8 * 2**30), ("512M", 512 * 2**20), ("1.5k", 1536), ("100", 100)]
+)
 def test_memory_size(text, value):
     assert resources.memory_size(text) == value
 
 
-@pytest.mark.parametrize("text,value", [("90", 90), ("30s", 30), ("20m", 1200), ("2h", 7200), ("1d", 86400)])
+@pytest.mark.parametrize(
+    "text,value", [("90", 90), ("30s", 30), ("20m", 1200), ("2h", 7200), ("1d", 86400)]
+)
 def test_duration(text, value):
     assert resources.duration(text) == value
 
@@ -169,27 +240,43 @@ def test_bad_sizes_refused(text):
         resources.memory_size(text)
 
 
-LIMITED = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30)); "
-           "sys.argv[0] = 'dynsim'; runpy.run_module('dynsim.cli', run_name='__main__')")
+LIMITED = (
+    "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30)); "
+    "sys.argv[0] = 'dynsim'; runpy.run_module('dynsim.cli', run_name='__main__')"
+)
 
 
-@pytest.mark.parametrize("argv", [["compare", "jsl", "--mode", "sampled", "--N", "1000000000"],
-                                  ["figure", "mim-phases", "--P", "100000000"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "jsl", "--mode", "sampled", "--N", "1000000000"],
+        ["figure", "mim-phases", "--P", "100000000"],
+    ],
+)
 def test_refused_under_a_3_gb_address_space(argv, tmp_path):
     """A separate process with RLIMIT_AS = 3 GB (JAX starts in about 1 GB of address space): the estimate refuses
     before any allocation, so the process neither dies nor prints a traceback."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    proc = subprocess.run([sys.executable, "-c", LIMITED, *argv, "--out", str(tmp_path / "o")], cwd=root,
-                          capture_output=True, text=True, timeout=50)
+    proc = subprocess.run(
+        [sys.executable, "-c", LIMITED, *argv, "--out", str(tmp_path / "o")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
     lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("dynsim: error: --"), proc.stderr
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("dynsim: error: --"), (
+        proc.stderr
+    )
     assert not (tmp_path / "o").exists()
 
 
 def test_max_memory_replaces_the_available_memory():
     """--max-memory is the limit when given, below or above the available memory (the estimate can overshoot)."""
     need = [resources.Need("x", {"--N": 1}, bytes=2e9)]
-    resources.check(need, max_memory=4e9, available=1e9)  # raised above the available memory: admitted
+    resources.check(
+        need, max_memory=4e9, available=1e9
+    )  # raised above the available memory: admitted
     with pytest.raises(ValueError, match="available memory"):
         resources.check(need, available=1e9)
     with pytest.raises(ValueError, match="--max-memory"):
@@ -197,22 +284,34 @@ def test_max_memory_replaces_the_available_memory():
 
 
 def test_runs_one_after_another_count_their_largest_memory():
-    runs = [[resources.Need("a", {}, bytes=3e9, flops=1.0)], [resources.Need("b", {}, bytes=2e9, flops=2.0),
-                                                              resources.Need("c", {}, bytes=2e9, flops=4.0)]]
+    runs = [
+        [resources.Need("a", {}, bytes=3e9, flops=1.0)],
+        [
+            resources.Need("b", {}, bytes=2e9, flops=2.0),
+            resources.Need("c", {}, bytes=2e9, flops=4.0),
+        ],
+    ]
     out = resources.sequential(runs)
-    assert sum(n.bytes for n in out) == 4e9 and sum(n.flops for n in out) == 7.0  # run 2 (4e9) is the peak
+    assert (
+        sum(n.bytes for n in out) == 4e9 and sum(n.flops for n in out) == 7.0
+    )  # run 2 (4e9) is the peak
 
 
 def test_reclaimable_page_cache_is_available(monkeypatch):
     """In a cgroup, memory.current counts the page cache; its inactive part is not in use (issue 16 review: 3.9 of
     4 GiB 'used' after heavy file I/O refused every run)."""
-    files = {"/proc/meminfo": "MemAvailable:   33554432 kB\n", "/sys/fs/cgroup/memory.max": str(4 * 2**30),
-             "/sys/fs/cgroup/memory.current": str(39 * 2**30 // 10),
-             "/sys/fs/cgroup/memory.stat": f"anon 1000\ninactive_file {3 * 2**30}\nactive_file 5\n"}
+    files = {
+        "/proc/meminfo": "MemAvailable:   33554432 kB\n",
+        "/sys/fs/cgroup/memory.max": str(4 * 2**30),
+        "/sys/fs/cgroup/memory.current": str(39 * 2**30 // 10),
+        "/sys/fs/cgroup/memory.stat": f"anon 1000\ninactive_file {3 * 2**30}\nactive_file 5\n",
+    }
     monkeypatch.setattr(resources, "_read", lambda path: files.get(path, ""))
     assert resources.available_memory() == 4 * 2**30 - 39 * 2**30 // 10 + 3 * 2**30
     files["/sys/fs/cgroup/memory.stat"] = ""
-    assert resources.available_memory() == 4 * 2**30 - 39 * 2**30 // 10  # without memory.stat: as before
+    assert (
+        resources.available_memory() == 4 * 2**30 - 39 * 2**30 // 10
+    )  # without memory.stat: as before
 
 
 def test_check_theorems_mim_defaults_are_not_charged_the_patch_budget():
@@ -239,6 +338,8 @@ def test_mim_phases_is_estimated_at_the_kappas_it_runs():
     P^0.9 = 21619 areas) is refused."""
     args = cli.parse(["figure", "mim-phases", "--P", "65536", "--steps", "300"])
     assert 1.0e9 < sum(n.bytes for n in args.estimate(args)) < 1.5e9
-    args = cli.parse(["figure", "mim-phases", "--P", "65536", "--steps", "300", "--kappa-neg", "0.6,0.1"])
+    args = cli.parse(
+        ["figure", "mim-phases", "--P", "65536", "--steps", "300", "--kappa-neg", "0.6,0.1"]
+    )
     with pytest.raises(ValueError, match="--P = 65536 is too large here"):
         resources.check(args.estimate(args), available=8 * 2**30)

@@ -11,7 +11,11 @@ from full.jsl import realistic
 from full.jsl.training import model_for
 from dynsim.jsl import data
 
-START = {"alpha": 0.3, "gamma": 0.5, "rho": -0.2}  # off the idealized start, so all three variables move at once
+START = {
+    "alpha": 0.3,
+    "gamma": 0.5,
+    "rho": -0.2,
+}  # off the idealized start, so all three variables move at once
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +64,19 @@ def test_numpy_full_gradient_matches_jax_grad(D, C):
     w = data.feature(cfg)
     X, y = data.sample(jax.random.key(7), cfg, 64, w)
     params = realistic.initial_params(cfg, jax.random.key(3), w)
-    params = jax.tree.map(lambda a: 30.0 * a, params)  # larger entries: the cubic term and the softmax both matter
+    params = jax.tree.map(
+        lambda a: 30.0 * a, params
+    )  # larger entries: the cubic term and the softmax both matter
     model = model_for(cfg)
     loss_ref, g = jax.value_and_grad(lambda p: realistic.empirical_loss(model, p, X, y))(params)
     ref_A, ref_v = np.asarray(g["params"]["A"]), np.asarray(g["params"]["v"])
-    loss, gA, gv = numpy_loss_and_grads(np.asarray(params["params"]["A"]), np.asarray(params["params"]["v"]),
-                                        np.asarray(X), np.asarray(y), cfg)
+    loss, gA, gv = numpy_loss_and_grads(
+        np.asarray(params["params"]["A"]),
+        np.asarray(params["params"]["v"]),
+        np.asarray(X),
+        np.asarray(y),
+        cfg,
+    )
     assert abs(loss - float(loss_ref)) <= 1e-12 * abs(float(loss_ref))
     # dL/dA = S (G - rowsum(G S))/tau cancels terms of the size of G = dL/dS ~ the v-gradient, so its rounding
     # error scales with that, not with |dL/dA| (the diagonal entries, frozen by GD, cancel most): one common scale

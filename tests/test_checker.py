@@ -66,10 +66,10 @@ def test_statistical_band_uses_standard_errors():
     steps = np.arange(5)
     exact = _traj({"alpha": np.zeros(5)}, steps=steps)
     se = np.full(5, 0.01)
-    near = _traj({"alpha": np.full(5, 0.03), "alpha_se": se}, level="full", steps=steps,
-                 replicates=8)
-    far = _traj({"alpha": np.full(5, 0.5), "alpha_se": se}, level="full", steps=steps,
-                replicates=8)
+    near = _traj(
+        {"alpha": np.full(5, 0.03), "alpha_se": se}, level="full", steps=steps, replicates=8
+    )
+    far = _traj({"alpha": np.full(5, 0.5), "alpha_se": se}, level="full", steps=steps, replicates=8)
     # 3 standard errors < t_7 quantile at 1 - 0.001/10 (about 6.4)
     assert compare(exact, near).passed
     r = compare(exact, far)
@@ -105,11 +105,13 @@ def test_differing_configurations_are_named_in_the_notes():
     """Runs from different configurations are named in the notes (said, not judged). Negative
     control: the same config gives no such note."""
     v = {"alpha": np.linspace(0.1, 0.5, 11)}
-    same = compare(_traj(v, config={"D": 16, "q": 0.5}),
-                   _traj(v, level="full", config={"D": 16, "q": 0.5}))
+    same = compare(
+        _traj(v, config={"D": 16, "q": 0.5}), _traj(v, level="full", config={"D": 16, "q": 0.5})
+    )
     assert not any("configurations differ" in n for n in same.notes)
-    r = compare(_traj(v, config={"D": 16, "q": 0.5}),
-                _traj(v, level="full", config={"D": 16, "q": 0.3}))
+    r = compare(
+        _traj(v, config={"D": 16, "q": 0.5}), _traj(v, level="full", config={"D": 16, "q": 0.3})
+    )
     assert "the runs' configurations differ: q = 0.5 vs 0.3" in r.notes
 
 
@@ -145,8 +147,9 @@ def test_rounding_term_by_hand():
     t = 9; a scale below 1 counts as 1, and float32 has u = 2^-24."""
     tol, reason = rounding(np.array([0.0, 9.0]), 3.0, 4, "float64")
     assert list(tol) == [60 * U64, 600 * U64]
-    assert reason == ("float64 rounding: 10 (t+1) sqrt(M) u max(1, scale), M = 4 terms per step, "
-                      "u = 1.11e-16")
+    assert reason == (
+        "float64 rounding: 10 (t+1) sqrt(M) u max(1, scale), M = 4 terms per step, u = 1.11e-16"
+    )
     tol32, reason32 = rounding(np.array([0.0]), 0.5, 1, "float32")
     assert list(tol32) == [10 * 2.0**-24] and "float32 rounding" in reason32
 
@@ -159,9 +162,11 @@ def test_monte_carlo_band_term_by_hand():
     se = np.array([0.1, 0.2])
     tol, reason = monte_carlo_band(se, 2, 0.9, 2, 5)
     assert tol == pytest.approx(np.tan(0.495 * np.pi) * se, rel=1e-9)
-    assert reason == ("Monte Carlo band: t quantile 63.66 (1 dof, 90.0% family-wise over 2 steps "
-                      "x 5 compared entries, Bonferroni) x standard error of the mean of 2 runs, "
-                      "plus rounding")
+    assert reason == (
+        "Monte Carlo band: t quantile 63.66 (1 dof, 90.0% family-wise over 2 steps "
+        "x 5 compared entries, Bonferroni) x standard error of the mean of 2 runs, "
+        "plus rounding"
+    )
     one, _ = monte_carlo_band(se, 2, 0.9, 1, 1)
     assert one == pytest.approx(np.tan(0.45 * np.pi) * se, rel=1e-9)
 
@@ -171,8 +176,10 @@ def test_approximation_term_by_hand():
     throughout still gets a positive tolerance, so equal runs pass."""
     tol, reason = approximation("loss", 2.0, "mean_field", 0.05)
     assert tol == 0.1
-    assert reason == ("approximation 'mean_field': |difference| <= 0.05 x max |loss| = 0.1 "
-                      "(a stated tolerance, not a rounding bound)")
+    assert reason == (
+        "approximation 'mean_field': |difference| <= 0.05 x max |loss| = 0.1 "
+        "(a stated tolerance, not a rounding bound)"
+    )
     zero, reason0 = approximation("rho", 0.0, "pp_frozen", 0.05)
     assert 0.0 < zero < 1e-300 and "max |rho| = 0 " in reason0
 
@@ -207,18 +214,27 @@ def test_truncation_allowance_widens_the_tolerance():
     eta = 0.1 and bound 1e-6 that is 2e-6, against 10 x 21 u = 2.3e-14 of rounding. A deviation
     of 1e-6 at t = 20 passes with it; negative control: the same run without truncation fails."""
     steps = np.array([0, 10, 20])
-    bounds = {"grad_alpha": 1e-6, "grad_gamma_per_entry": 0.0, "grad_rho_per_entry": 0.0,
-              "loss": 0.0}
+    bounds = {
+        "grad_alpha": 1e-6,
+        "grad_gamma_per_entry": 0.0,
+        "grad_rho_per_entry": 0.0,
+        "loss": 0.0,
+    }
     meta = {"setting": "JSLConfig", "config": {"eta": 0.1}}
     full = _traj({"alpha": np.array([0.5, 0.5, 0.5 + 1e-6])}, level="full", steps=steps, **meta)
     plain = _traj({"alpha": np.full(3, 0.5)}, steps=steps, **meta)
-    truncated = _traj({"alpha": np.full(3, 0.5)}, steps=steps, **meta,
-                      truncation={"dropped_probability": 1e-9, "bounds": bounds})
+    truncated = _traj(
+        {"alpha": np.full(3, 0.5)},
+        steps=steps,
+        **meta,
+        truncation={"dropped_probability": 1e-9, "bounds": bounds},
+    )
     r = compare(truncated, full)
     e = r.errors["alpha"]
     assert r.passed and e.worst_step == 20
     # rounding (scale 0.5 counts as 1, M = 1) plus the allowance; rel 1e-12: a few roundings apart
     assert e.tolerance == pytest.approx(2e-6 + SAFETY * 21 * U64, rel=1e-12)
-    assert e.reason.endswith("; plus the truncation bound of the reduced sum accumulated over the "
-                             "steps")
+    assert e.reason.endswith(
+        "; plus the truncation bound of the reduced sum accumulated over the steps"
+    )
     assert not compare(plain, full).passed

@@ -11,19 +11,47 @@ from scipy import stats
 
 from dynsim import claims, trends
 
-CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
-            "negative_control", "reading_class", "premises"}
+CONTRACT = {
+    "claim",
+    "statement",
+    "reading",
+    "regime",
+    "threshold",
+    "derivation",
+    "measured",
+    "verdict",
+    "negative_control",
+    "reading_class",
+    "premises",
+}
 
 
 def _claim(measured, threshold=1.0, relation="<=", **kw):
     kw.setdefault("reading_class", "literal")
-    return claims.judge("c", statement="s", reading="r", regime="g", measured=measured, relation=relation,
-                        threshold=threshold, derivation="d", negative_control="n", **kw)
+    return claims.judge(
+        "c",
+        statement="s",
+        reading="r",
+        regime="g",
+        measured=measured,
+        relation=relation,
+        threshold=threshold,
+        derivation="d",
+        negative_control="n",
+        **kw,
+    )
 
 
-@pytest.mark.parametrize("measured, relation, verdict", [(0.5, "<=", "holds"), (1.5, "<=", "fails"),
-                                                         (1.0, "<", "fails"), (1.0, ">=", "holds"),
-                                                         (math.nan, "<=", "not evaluated")])
+@pytest.mark.parametrize(
+    "measured, relation, verdict",
+    [
+        (0.5, "<=", "holds"),
+        (1.5, "<=", "fails"),
+        (1.0, "<", "fails"),
+        (1.0, ">=", "holds"),
+        (math.nan, "<=", "not evaluated"),
+    ],
+)
 def test_verdict_follows_the_relation(measured, relation, verdict):
     assert _claim(measured, relation=relation).verdict == verdict
 
@@ -47,7 +75,9 @@ def test_why_names_the_failing_part():
     both = _claim(1.5, conditions={"a": False, "b": False})
     assert both.why() == "measured 1.5 is not <= 1; conditions not met: a, b"
     assert _claim(0.5, regime_violations=["q too small"]).why() == "premise not met: q too small"
-    assert "stopped early" in claims.not_evaluated("c", "stopped early", reading_class="order").why()
+    assert (
+        "stopped early" in claims.not_evaluated("c", "stopped early", reading_class="order").why()
+    )
     text = claims.table([c, _claim(0.5)])
     assert "1 of 2 claims hold" in text and "  c: condition not met: patch association" in text
     assert json.loads(claims.to_json([c]))["claims"][0]["why"].startswith("condition not met")
@@ -72,10 +102,17 @@ def test_invalid_verdict_and_relation_are_refused():
 
 
 def test_json_contract_and_table():
-    items = [_claim(0.5), claims.not_evaluated("e", "too large", reading_class="order"),
-             claims.Measurement("T0", "event time", 100)]
+    items = [
+        _claim(0.5),
+        claims.not_evaluated("e", "too large", reading_class="order"),
+        claims.Measurement("T0", "event time", 100),
+    ]
     data = json.loads(claims.to_json(items, {"D": 36}))
-    assert data["config"] == {"D": 36} and len(data["claims"]) == 2 and data["measurements"][0]["value"] == 100
+    assert (
+        data["config"] == {"D": 36}
+        and len(data["claims"]) == 2
+        and data["measurements"][0]["value"] == 100
+    )
     for c in data["claims"]:
         assert CONTRACT <= set(c) and c["verdict"] in claims.VERDICTS
     text = claims.table(items)
@@ -83,8 +120,15 @@ def test_json_contract_and_table():
 
 
 def test_trend_recovers_an_exact_line_and_refuses_bad_input():
-    t = trends.fit([16, 36, 64, 100], [3 * 16**-0.5, 3 * 36**-0.5, 3 * 64**-0.5, 3 * 100**-0.5], logx=True, logy=True)
-    assert t.slope == pytest.approx(-0.5, abs=1e-12) and t.slope_high - t.slope_low < 1e-10  # rounding only
+    t = trends.fit(
+        [16, 36, 64, 100],
+        [3 * 16**-0.5, 3 * 36**-0.5, 3 * 64**-0.5, 3 * 100**-0.5],
+        logx=True,
+        logy=True,
+    )
+    assert (
+        t.slope == pytest.approx(-0.5, abs=1e-12) and t.slope_high - t.slope_low < 1e-10
+    )  # rounding only
     assert math.isinf(trends.fit([1, 2], [1, 3]).slope_high)  # two points give no interval
     with pytest.raises(ValueError, match="log scale"):
         trends.fit([0, 1, 2], [1, 2, 3], logx=True)
@@ -105,38 +149,77 @@ def test_trend_interval_covers_the_true_slope_at_its_confidence():
 
 @pytest.mark.parametrize("measured, verdict", [(0.5, "holds"), (1.5, "fails")])
 def test_a_met_premise_leaves_the_verdict_to_the_measurement(measured, verdict):
-    c = _claim(measured, premises=[claims.Premise("Event I happened", 3.0, ">", 0.0, "alpha's rise")])
+    c = _claim(
+        measured, premises=[claims.Premise("Event I happened", 3.0, ">", 0.0, "alpha's rise")]
+    )
     assert c.verdict == verdict and c.premises[0].met and "Event I happened" in c.regime
 
 
 def test_a_false_premise_is_not_applicable_and_named_whatever_the_measurement():
     for measured in (0.5, 1.5):
-        c = _claim(measured, premises=[claims.Premise("Delta > 0", -0.2, ">", 0.0),
-                                       claims.flag("Event I happened", True)])
-        assert c.verdict == "not applicable" and c.why() == "premise not met: Delta > 0 (-0.2, needs > 0)"
+        c = _claim(
+            measured,
+            premises=[
+                claims.Premise("Delta > 0", -0.2, ">", 0.0),
+                claims.flag("Event I happened", True),
+            ],
+        )
+        assert (
+            c.verdict == "not applicable"
+            and c.why() == "premise not met: Delta > 0 (-0.2, needs > 0)"
+        )
 
 
 def test_a_premise_that_could_not_be_measured_never_passes():
     """A guard whose quantity is missing (NaN, None) must not pass: the claim is not evaluated, naming it."""
     for missing in (math.nan, None):
         c = _claim(0.5, premises=[claims.Premise("T0 detected", missing, ">=", 1.0)])
-        assert c.verdict == "not evaluated" and not c.holds and "T0 detected (not measured" in c.why()
+        assert (
+            c.verdict == "not evaluated" and not c.holds and "T0 detected (not measured" in c.why()
+        )
     assert _claim(0.5, premises=[claims.flag("alpha rose", None)]).verdict == "not evaluated"
-    assert not claims.flag("alpha rose", None).met and not claims.Premise("x", math.nan, "<=", 1.0).met
+    assert (
+        not claims.flag("alpha rose", None).met and not claims.Premise("x", math.nan, "<=", 1.0).met
+    )
 
 
 def test_reading_class_is_required_and_checked():
     with pytest.raises(TypeError, match="reading_class"):
-        claims.judge("c", statement="s", reading="r", regime="g", measured=0.5, relation="<=", threshold=1.0,
-                     derivation="d", negative_control="n")
+        claims.judge(
+            "c",
+            statement="s",
+            reading="r",
+            regime="g",
+            measured=0.5,
+            relation="<=",
+            threshold=1.0,
+            derivation="d",
+            negative_control="n",
+        )
     with pytest.raises(ValueError, match="reading_class"):
         _claim(0.5, reading_class="measurement")
-    data = json.loads(claims.to_json([_claim(0.5, reading_class="order",
-                                             premises=[claims.flag("Delta > 0", True, "realised areas")])]))
+    data = json.loads(
+        claims.to_json(
+            [
+                _claim(
+                    0.5,
+                    reading_class="order",
+                    premises=[claims.flag("Delta > 0", True, "realised areas")],
+                )
+            ]
+        )
+    )
     c = data["claims"][0]
     assert c["reading_class"] == "order" and c["premises"] == [
-        {"name": "Delta > 0", "measured": 1.0, "relation": ">=", "threshold": 1.0, "how": "realised areas",
-         "met": True}]
+        {
+            "name": "Delta > 0",
+            "measured": 1.0,
+            "relation": ">=",
+            "threshold": 1.0,
+            "how": "realised areas",
+            "met": True,
+        }
+    ]
 
 
 def test_only_parses_names_case_insensitively_and_refuses_unknown_ones():
@@ -144,7 +227,9 @@ def test_only_parses_names_case_insensitively_and_refuses_unknown_ones():
     assert claims.parse_only(None, known) is None
     assert claims.parse_only("lemma 4.3", known) == {"Lemma 4.3"}
     assert claims.parse_only(" Lemma 4.3 ,THEOREM 4.1", known) == {"Lemma 4.3", "Theorem 4.1"}
-    with pytest.raises(ValueError, match="'Lemma 9' is not a claim here; the claims are: Lemma 4.3, Theorem 4.1"):
+    with pytest.raises(
+        ValueError, match="'Lemma 9' is not a claim here; the claims are: Lemma 4.3, Theorem 4.1"
+    ):
         claims.parse_only("Lemma 9", known)
     with pytest.raises(ValueError, match="name at least one"):
         claims.parse_only(" , ", known)

@@ -85,15 +85,51 @@ def test_invalid_input_exits_2_with_one_line(args, needle, tmp_path, capsys):
 
 def test_console_script_exit_code_and_help():
     """Through the installed entry point: exit code 2 and one line on stderr, no traceback."""
-    proc = subprocess.run([sys.executable, "-c", "from dynsim.cli import main_entry; main_entry()",
-                           "compare", "jsl", "--q", "7"], capture_output=True, text=True)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "JSLConfig.q = 7.0" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "dynsim.cli", "compare", "jsl", "--help"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from dynsim.cli import main_entry; main_entry()",
+            "compare",
+            "jsl",
+            "--q",
+            "7",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        proc.returncode == 2 and proc.stderr.count("\n") == 1 and "JSLConfig.q = 7.0" in proc.stderr
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynsim.cli", "compare", "jsl", "--help"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0
-    for opt in ("--D", "--C", "--p", "--q", "--nu", "--sigma-A", "--eta", "--steps", "--record-every",
-                "--temperature", "--d", "--N", "--omega", "--n-test", "--sigma", "--partition", "--seed", "--dtype",
-                "--mode", "--out", "--json"):
+    for opt in (
+        "--D",
+        "--C",
+        "--p",
+        "--q",
+        "--nu",
+        "--sigma-A",
+        "--eta",
+        "--steps",
+        "--record-every",
+        "--temperature",
+        "--d",
+        "--N",
+        "--omega",
+        "--n-test",
+        "--sigma",
+        "--partition",
+        "--seed",
+        "--dtype",
+        "--mode",
+        "--out",
+        "--json",
+    ):
         assert f"{opt} " in proc.stdout, opt
 
 
@@ -106,12 +142,39 @@ def test_derive_prints_gradients(capsys):
     assert "\\alpha" in capsys.readouterr().out
 
 
-TINY = ["--D", "8", "--C", "2", "--steps", "40", "--record-every", "20", "--N", "64", "--n-test", "64"]
+TINY = [
+    "--D",
+    "8",
+    "--C",
+    "2",
+    "--steps",
+    "40",
+    "--record-every",
+    "20",
+    "--N",
+    "64",
+    "--n-test",
+    "64",
+]
 
 
 def test_compare_realistic_prints_approach_and_events(tmp_path, capsys):
-    code = cli.main(["compare", "jsl", *TINY, "--mode", "realistic", "--seeds", "2", "--ladder", "16,64",
-                     "--out", str(tmp_path), "--no-plot"])
+    code = cli.main(
+        [
+            "compare",
+            "jsl",
+            *TINY,
+            "--mode",
+            "realistic",
+            "--seeds",
+            "2",
+            "--ladder",
+            "16,64",
+            "--out",
+            str(tmp_path),
+            "--no-plot",
+        ]
+    )
     out = capsys.readouterr().out
     assert code in (0, 1)  # a statistical verdict either way; the content is what this test checks
     assert "max |dev|/se" in out and "Theorem 4.2" in out and "N=16" in out and "N=64" in out
@@ -136,15 +199,48 @@ def test_figure4_writes_png_and_data(tmp_path, capsys):
 
 
 def test_figure2_writes_png(tmp_path, capsys):
-    code = cli.main(["figure", "jsl-fig2", "--D", "16", "--C", "4", "--d", "4", "--steps", "20", "--record-every", "10",
-                     "--N", "64", "--n-test", "64", "--out", str(tmp_path)])
+    code = cli.main(
+        [
+            "figure",
+            "jsl-fig2",
+            "--D",
+            "16",
+            "--C",
+            "4",
+            "--d",
+            "4",
+            "--steps",
+            "20",
+            "--record-every",
+            "10",
+            "--N",
+            "64",
+            "--n-test",
+            "64",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0 and "patch_association_chance" in capsys.readouterr().out
     assert (tmp_path / "jsl-fig2.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_transfer_prints_table_and_plot(tmp_path, capsys):
-    code = cli.main(["transfer", "jsl", *TINY, "--n-tilde", "4,8", "--finetune-seeds", "2", "--finetune-steps", "20",
-                     "--out", str(tmp_path)])
+    code = cli.main(
+        [
+            "transfer",
+            "jsl",
+            *TINY,
+            "--n-tilde",
+            "4,8",
+            "--finetune-seeds",
+            "2",
+            "--finetune-steps",
+            "20",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "pretrained" in out and "glm" in out
     assert (tmp_path / "transfer.png").read_bytes()[:4] == b"\x89PNG"
@@ -152,13 +248,42 @@ def test_transfer_prints_table_and_plot(tmp_path, capsys):
     assert data["n_tilde"] == [4, 8]
 
 
-CHECK = ["--D", "12", "--C", "4", "--q", "0.5", "--record-every", "100", "--N", "500", "--n-test", "1024", "--quick",
-         "--seeds", "2", "--json"]
-CONTRACT = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
-            "negative_control", "reading_class", "premises"}
+CHECK = [
+    "--D",
+    "12",
+    "--C",
+    "4",
+    "--q",
+    "0.5",
+    "--record-every",
+    "100",
+    "--N",
+    "500",
+    "--n-test",
+    "1024",
+    "--quick",
+    "--seeds",
+    "2",
+    "--json",
+]
+CONTRACT = {
+    "claim",
+    "statement",
+    "reading",
+    "regime",
+    "threshold",
+    "derivation",
+    "measured",
+    "verdict",
+    "negative_control",
+    "reading_class",
+    "premises",
+}
 
 
-def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path, capsys, monkeypatch):
+def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(
+    tmp_path, capsys, monkeypatch
+):
     """The --json contract: config (with quick, seeds, ladder), every claim's keys, exit 0 only if all hold. At
     --steps 1 Theorem 4.1 (and any realistic trained-model claim) does not hold, and the exit code is non-zero (the
     exit code of claims that all hold: tests/test_claims.py; the claims holding on the quick ladder:
@@ -168,23 +293,60 @@ def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(tmp_path,
     from dynsim.jsl import realistic_plan
 
     quick = realistic_plan.QUICK
-    monkeypatch.setattr(realistic_plan, "QUICK",
-                        dataclasses.replace(quick, n_ladder=quick.n_ladder[:1]))
-    code = cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--sizes", "12,16,20", "--out", str(tmp_path)])
+    monkeypatch.setattr(
+        realistic_plan, "QUICK", dataclasses.replace(quick, n_ladder=quick.n_ladder[:1])
+    )
+    code = cli.main(
+        [
+            "check-theorems",
+            "jsl",
+            *CHECK,
+            "--steps",
+            "1",
+            "--sizes",
+            "12,16,20",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
-    assert data["config"]["D"] == 12 and data["config"]["quick"] is True and data["config"]["ladder"] == [12, 16, 20]
+    assert (
+        data["config"]["D"] == 12
+        and data["config"]["quick"] is True
+        and data["config"]["ladder"] == [12, 16, 20]
+    )
     names = [c["claim"] for c in data["claims"]]
-    assert names[:5] == ["Lemma 4.1", "Lemma 4.3", "Lemma 4.3 corollary", "Theorem 4.1", "Theorem 3.1"]
+    assert names[:5] == [
+        "Lemma 4.1",
+        "Lemma 4.3",
+        "Lemma 4.3 corollary",
+        "Theorem 4.1",
+        "Theorem 3.1",
+    ]
     for c in data["claims"]:
-        assert CONTRACT <= set(c) and c["verdict"] in ("holds", "fails", "not applicable", "not evaluated")
+        assert CONTRACT <= set(c) and c["verdict"] in (
+            "holds",
+            "fails",
+            "not applicable",
+            "not evaluated",
+        )
     assert json.loads((tmp_path / "theorems.json").read_text())["config"] == data["config"]
-    trained = [c for c in data["claims"] if c["claim"].split(" (")[0] in ("Theorem 4.1", "Theorem 4.2", "Theorem 5.1")]
+    trained = [
+        c
+        for c in data["claims"]
+        if c["claim"].split(" (")[0] in ("Theorem 4.1", "Theorem 4.2", "Theorem 5.1")
+    ]
     assert trained and all(c["verdict"] != "holds" for c in trained)
     assert code == 1
     # --quick without --sizes: the config records the quick ladder
     seen = {}
-    monkeypatch.setattr(output, "run_claims", lambda args, total, evaluate, config, **kw: seen.update(config) or 0)
-    assert cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--out", str(tmp_path / "q")]) == 0
+    monkeypatch.setattr(
+        output, "run_claims", lambda args, total, evaluate, config, **kw: seen.update(config) or 0
+    )
+    assert (
+        cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--out", str(tmp_path / "q")])
+        == 0
+    )
     assert seen["quick"] is True and seen["ladder"] == [32, 36, 40]
 
 
@@ -199,20 +361,32 @@ NEW_BAD = [
     (["transfer", "jsl", "--overlap", "2"], "overlap"),
     (["transfer", "jsl", "--n-tilde", "0,8"], "n_tilde"),
     (["check-theorems", "jsl", "--n-test", "0"], "JSLConfig.n_test = 0"),
-    (["check-theorems", "jsl", "--sizes", "4,8,12"], "ladder size D = 4"),  # D = C: no random set (was a traceback)
-    (["check-theorems", "jsl", "--sizes", "12,16,20"], "ladder size D = 12"),  # q(D - C) = 16 needs q = 2 there
-    (["check-theorems", "jsl", "--D", "100"], "JSLConfig.D = 100"),  # beyond the flow's exact class sum
+    (
+        ["check-theorems", "jsl", "--sizes", "4,8,12"],
+        "ladder size D = 4",
+    ),  # D = C: no random set (was a traceback)
+    (
+        ["check-theorems", "jsl", "--sizes", "12,16,20"],
+        "ladder size D = 12",
+    ),  # q(D - C) = 16 needs q = 2 there
+    (
+        ["check-theorems", "jsl", "--D", "100"],
+        "JSLConfig.D = 100",
+    ),  # beyond the flow's exact class sum
     (["check-theorems", "jsl", "--steps", "0"], "--steps = 0"),
 ]
 
 
 @pytest.mark.parametrize("args,needle", NEW_BAD)
 def test_new_commands_reject_bad_input(args, needle, tmp_path, capsys):
-    code = cli.main([*args, "--out", str(tmp_path / "o")] if args[0] != "figure" or args[1] != "jsl-fig5" else args)
+    code = cli.main(
+        [*args, "--out", str(tmp_path / "o")]
+        if args[0] != "figure" or args[1] != "jsl-fig5"
+        else args
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "o").exists()
-
 
 
 def test_closed_stdout_is_not_an_error(monkeypatch, tmp_path):
@@ -234,14 +408,18 @@ def test_closed_stdout_is_not_an_error(monkeypatch, tmp_path):
             return self.fh.fileno()
 
     monkeypatch.setattr(sys, "stdout", Closed())
-    assert cli.main(["derive", "jsl", "--C", "2"]) == 0  # C = 2: the derivation test_derive_prints_gradients made
+    assert (
+        cli.main(["derive", "jsl", "--C", "2"]) == 0
+    )  # C = 2: the derivation test_derive_prints_gradients made
 
 
 def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsys):
     """Issue 14: compare jsl, compare jsl --mode realistic and compare mim all wrote ./dynsim-out and replaced each
     other's files. Left out, --out is ./dynsim-out/<command>-<name>[-<mode>]."""
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["compare", "jsl", *SMALL, "--no-plot"]) == 0  # SMALL: the programs compiled above
+    assert (
+        cli.main(["compare", "jsl", *SMALL, "--no-plot"]) == 0
+    )  # SMALL: the programs compiled above
     assert cli.main(["compare", "mim", "--P", "9", "--steps", "5", "--no-plot"]) == 0
     capsys.readouterr()
     assert (tmp_path / "dynsim-out" / "compare-jsl" / "report.json").exists()
@@ -254,9 +432,20 @@ def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsy
 
 def test_report_records_the_command_line_and_every_option(tmp_path, capsys):
     """Issue 14: report.json and theorems.json record the exact command line and every option (defaults included)."""
-    argv = ["compare", "jsl", *SMALL, "--no-plot", "--out", str(tmp_path)]  # SMALL: the programs compiled above
+    argv = [
+        "compare",
+        "jsl",
+        *SMALL,
+        "--no-plot",
+        "--out",
+        str(tmp_path),
+    ]  # SMALL: the programs compiled above
     assert cli.main(argv) == 0
     capsys.readouterr()
     inv = json.loads((tmp_path / "report.json").read_text())["invocation"]
     assert inv["command_line"] == ["dynsim", *argv]
-    assert inv["options"]["D"] == 8 and inv["options"]["mode"] == "exact" and inv["options"]["confidence"] == 0.999
+    assert (
+        inv["options"]["D"] == 8
+        and inv["options"]["mode"] == "exact"
+        and inv["options"]["confidence"] == 0.999
+    )

@@ -23,7 +23,7 @@ def _commands():
     out = []
     for verb, vp in verbs.choices.items():
         sub = [a for a in vp._actions if isinstance(a, argparse._SubParsersAction)]
-        for name, p in (sub[0].choices.items() if sub else []):
+        for name, p in sub[0].choices.items() if sub else []:
             out.append(((verb, name), p))
     return out
 
@@ -32,7 +32,9 @@ COMMANDS = _commands()
 
 
 def test_every_setting_command_takes_a_config_file():
-    assert len(COMMANDS) >= 12  # compare, sweep, check-theorems, derive x 2 settings, figures, transfer
+    assert (
+        len(COMMANDS) >= 12
+    )  # compare, sweep, check-theorems, derive x 2 settings, figures, transfer
     for prefix, p in COMMANDS:
         dests = {a.dest for a in p._actions}
         assert {"config", "print_config"} <= dests, prefix
@@ -54,14 +56,59 @@ def test_print_config_round_trips(prefix, tmp_path, capsys):
 
 def test_config_file_gives_the_same_run_as_options_and_options_override_it(tmp_path, capsys):
     """The file's run is the typed options' run, byte for byte; a typed option (the temperature) beats the file."""
-    (tmp_path / "run.toml").write_text('D = 9\nsteps = 40\nrecord-every = 20\nq = 0.4\ntemperature = "unit"\n')
-    assert cli.main(["compare", "jsl", "--config", str(tmp_path / "run.toml"), "--no-plot",
-                     "--out", str(tmp_path / "a")]) == 0
-    assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--temperature", "unit", "--no-plot",
-                     "--out", str(tmp_path / "b")]) == 0
-    assert (tmp_path / "a" / "trajectories.npz").read_bytes() == (tmp_path / "b" / "trajectories.npz").read_bytes()
-    assert cli.main(["compare", "jsl", "--config", str(tmp_path / "run.toml"), "--temperature", "sqrt_d",
-                     "--no-plot", "--out", str(tmp_path / "c")]) == 0
+    (tmp_path / "run.toml").write_text(
+        'D = 9\nsteps = 40\nrecord-every = 20\nq = 0.4\ntemperature = "unit"\n'
+    )
+    assert (
+        cli.main(
+            [
+                "compare",
+                "jsl",
+                "--config",
+                str(tmp_path / "run.toml"),
+                "--no-plot",
+                "--out",
+                str(tmp_path / "a"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        cli.main(
+            [
+                "compare",
+                "jsl",
+                *TINY,
+                "--q",
+                "0.4",
+                "--temperature",
+                "unit",
+                "--no-plot",
+                "--out",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 0
+    )
+    assert (tmp_path / "a" / "trajectories.npz").read_bytes() == (
+        tmp_path / "b" / "trajectories.npz"
+    ).read_bytes()
+    assert (
+        cli.main(
+            [
+                "compare",
+                "jsl",
+                "--config",
+                str(tmp_path / "run.toml"),
+                "--temperature",
+                "sqrt_d",
+                "--no-plot",
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "c" / "report.json").read_text())
     config = report["reduced_meta"]["config"]
     assert config["temperature"] == "sqrt_d" and config["q"] == 0.4 and config["steps"] == 40
@@ -73,16 +120,22 @@ def test_config_file_gives_the_same_run_as_options_and_options_override_it(tmp_p
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("Q = 0.4\n", "Q is not an option"),
-    ("q = true\n", "a boolean is only for a flag"),
-    ("no_plot = 1\n", "is a flag"),
-    ("q = [\n", "--config"),
-    ("q = 1.5\n", "JSLConfig.q"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("Q = 0.4\n", "Q is not an option"),
+        ("q = true\n", "a boolean is only for a flag"),
+        ("no_plot = 1\n", "is a flag"),
+        ("q = [\n", "--config"),
+        ("q = 1.5\n", "JSLConfig.q"),
+    ],
+)
 def test_bad_config_file_exits_2_with_one_line(text, needle, tmp_path, capsys):
     (tmp_path / "bad.toml").write_text(text)
-    assert cli.main(["compare", "jsl", "--config", str(tmp_path / "bad.toml"), "--out", str(tmp_path)]) == 2
+    assert (
+        cli.main(["compare", "jsl", "--config", str(tmp_path / "bad.toml"), "--out", str(tmp_path)])
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err and "Traceback" not in err
 
@@ -104,13 +157,17 @@ def test_rerun_reproduces_trajectories_bit_for_bit(tmp_path, capsys):
     assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--no-plot", "--out", str(out)]) == 0
     assert cli.main(["rerun", str(out / "report.json"), "--out", str(tmp_path / "again")]) == 0
     assert "identical to" in capsys.readouterr().out
-    assert (tmp_path / "again" / "trajectories.npz").read_bytes() == (out / "trajectories.npz").read_bytes()
+    assert (tmp_path / "again" / "trajectories.npz").read_bytes() == (
+        out / "trajectories.npz"
+    ).read_bytes()
     again = json.loads((tmp_path / "again" / "report.json").read_text())
     assert again["reduced_meta"]["config"]["q"] == 0.4
     # negative controls: an original that is not what the command gives is reported as different, exit 1; the rerun
     # compares with the digest report.json records (tests/test_outputs.py), else (older reports) with the file
     report = json.loads((out / "report.json").read_text())
-    (out / "report.json").write_text(json.dumps({**report, "files": {"trajectories.npz": "0" * 64}}))
+    (out / "report.json").write_text(
+        json.dumps({**report, "files": {"trajectories.npz": "0" * 64}})
+    )
     assert cli.main(["rerun", str(out / "report.json"), "--out", str(tmp_path / "third")]) == 1
     assert "DIFFERENT" in capsys.readouterr().out
     (out / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "files"}))
@@ -155,8 +212,15 @@ def test_one_default_per_config_field_across_commands():
             shown = _default_of(a)
             own = "derived" if fields[a.dest] is None else str(fields[a.dest])
             if a.dest in overrides and overrides[a.dest] != fields[a.dest]:
-                assert shown == f"{overrides[a.dest]} here; {cls.__name__}'s: {own}", (prefix, a.dest, shown)
-                assert f"differ from {cls.__name__}'s for" in groups and a.dest in groups, (prefix, a.dest)
+                assert shown == f"{overrides[a.dest]} here; {cls.__name__}'s: {own}", (
+                    prefix,
+                    a.dest,
+                    shown,
+                )
+                assert f"differ from {cls.__name__}'s for" in groups and a.dest in groups, (
+                    prefix,
+                    a.dest,
+                )
             else:
                 assert shown == own, (prefix, a.dest, shown)
             checked += 1
@@ -181,17 +245,25 @@ def test_seeds_has_one_meaning():
     for prefix, p in COMMANDS:
         for a in p._actions:
             if "--seeds" in a.option_strings:
-                assert a.help.startswith("number of independent runs, each with its own random draws derived from "
-                                         "--seed"), (prefix, a.help)
+                assert a.help.startswith(
+                    "number of independent runs, each with its own random draws derived from --seed"
+                ), (prefix, a.help)
                 found += 1
     assert found >= 5
 
 
 def test_check_theorems_mim_takes_the_mim_config_options(capsys):
-    assert cli.main(["check-theorems", "mim", "--kappa-c", "0.85", "--mask-ratio", "0.6", "--print-config"]) == 0
+    assert (
+        cli.main(
+            ["check-theorems", "mim", "--kappa-c", "0.85", "--mask-ratio", "0.6", "--print-config"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "kappa_c = 0.85" in out and "mask_ratio = 0.6" in out
-    assert cli.main(["check-theorems", "mim", "--P", "64"]) == 2  # the ladder sets P: said in --help, refused here
+    assert (
+        cli.main(["check-theorems", "mim", "--P", "64"]) == 2
+    )  # the ladder sets P: said in --help, refused here
     # a Delta < 0 base is judged (its Delta > 0 claims not applicable): tests/test_verdict_matrix_mim.py
 
 
@@ -202,8 +274,26 @@ def test_every_setting_is_covered():
 
 def test_a_config_option_the_mode_does_not_read_is_named(tmp_path, capsys):
     """compare jsl --mode exact does not read N (the sampled batch, the realistic training set): it says so."""
-    assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--N", "100", "--no-plot", "--out", str(tmp_path)]) == 0
+    assert (
+        cli.main(
+            [
+                "compare",
+                "jsl",
+                *TINY,
+                "--q",
+                "0.4",
+                "--N",
+                "100",
+                "--no-plot",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "warning: --N = 100 is not read here" in err
-    assert cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--no-plot", "--out", str(tmp_path)]) == 0
+    assert (
+        cli.main(["compare", "jsl", *TINY, "--q", "0.4", "--no-plot", "--out", str(tmp_path)]) == 0
+    )
     assert "is not read" not in capsys.readouterr().err

@@ -52,7 +52,9 @@ def test_other_numbers_of_one_shape_compile_nothing(level):
     first = run(base)  # compiles this shape's programs
     for change in changes:
         assert compilations(lambda: run(base.replace(**change))) == 0, change
-    assert not np.array_equal(run(base.replace(**changes[0]))["loss"], first["loss"])  # the new numbers count
+    assert not np.array_equal(
+        run(base.replace(**changes[0]))["loss"], first["loss"]
+    )  # the new numbers count
     # the counter counts: another shape compiles again
     if level == "reduced flow":
         assert compilations(lambda: run(base, **other_shape)) > 0
@@ -72,7 +74,9 @@ def test_the_compiled_run_reads_the_new_numbers():
     traced_rec, _ = dynamics.run_jit(new, table, theta0)
     static_rec, _ = jax.jit(dynamics.run, static_argnums=0)(new, table, theta0)
     for name in ("alpha", "gamma", "rho", "loss"):
-        np.testing.assert_allclose(traced_rec[name], static_rec[name], rtol=1e-13, atol=0, err_msg=name)
+        np.testing.assert_allclose(
+            traced_rec[name], static_rec[name], rtol=1e-13, atol=0, err_msg=name
+        )
     old_rec, _ = dynamics.run_jit(BASE, table, theta0)
     assert not np.allclose(traced_rec["gamma"][1:], old_rec["gamma"][1:], rtol=1e-3)
 

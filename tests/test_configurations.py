@@ -32,7 +32,7 @@ def test_weights_are_the_law_of_the_counts(D, C, q):
             continue
         key = [0] * len(types)
         for s in range(D // C - 1):
-            block = delta[s * C:(s + 1) * C]
+            block = delta[s * C : (s + 1) * C]
             key[types.index((block.count(1), block.count(-1)))] += 1
         brute[tuple(key)] = brute.get(tuple(key), 0.0) + pr
     got = {tuple(row): wt for row, wt in zip(n.tolist(), w)}
@@ -60,7 +60,9 @@ def test_truncation_error_is_within_its_bounds():
         tab = rj.dynamics.Table(cfg, k)
         g_full = np.asarray(rj.loss_and_gradients(cfg, state, full_table))
         g_trunc = np.asarray(rj.loss_and_gradients(cfg, state, tab.weights))
-        b = conf.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, tab.dropped, 0.3, float(Gam), float(Xi))
+        b = conf.truncation_bounds(
+            cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, tab.dropped, 0.3, float(Gam), float(Xi)
+        )
         per_entry = np.array([1.0, 1.0 / (cfg.D * (cfg.C - 1)), 1.0 / (cfg.D * (cfg.D - cfg.C))])
         err = np.abs(g_full - g_trunc) * np.concatenate([[1.0], per_entry])
         assert tab.dropped > 0
@@ -72,7 +74,9 @@ def test_truncated_run_reports_its_bounds():
     cfg = JSLConfig(D=16, C=4, q=0.5, steps=20, record_every=10)
     tr = rj.simulate(cfg, max_nonzero=4)
     t = tr.meta["truncation"]
-    assert t["max_nonzero"] == 4 and t["dropped_probability"] == pytest.approx(conf.tail_probability(16, 4, 0.5, 4))
+    assert t["max_nonzero"] == 4 and t["dropped_probability"] == pytest.approx(
+        conf.tail_probability(16, 4, 0.5, 4)
+    )
     assert t["configurations"] < t["configurations_total"] == 680
     assert set(t["bounds"]) == {"loss", "grad_alpha", "grad_gamma_per_entry", "grad_rho_per_entry"}
     assert all(v > 0 for v in t["bounds"].values())
@@ -84,9 +88,13 @@ def test_truncated_count_matches_enumeration_and_reference():
     # docs/derivations/jsl.md §3b: D=36, C=4, q=0.3, K_max=20 keeps 128,913 configurations with tail 3.4e-5.
     n, _ = conf.enumerate_configurations(36, 4, 0.3, max_nonzero=20)
     assert conf.count_truncated(36, 4, 20) == n.shape[0] == 128_913
-    assert conf.tail_probability(36, 4, 0.3, 20) == pytest.approx(3.4e-5, abs=5e-7)  # printed to 2 digits
+    assert conf.tail_probability(36, 4, 0.3, 20) == pytest.approx(
+        3.4e-5, abs=5e-7
+    )  # printed to 2 digits
     for D, C, k in ((16, 4, None), (16, 4, 5), (12, 3, 0), (9, 3, 2)):
-        assert conf.count_truncated(D, C, k) == conf.enumerate_configurations(D, C, 0.5, k)[0].shape[0]
+        assert (
+            conf.count_truncated(D, C, k) == conf.enumerate_configurations(D, C, 0.5, k)[0].shape[0]
+        )
 
 
 def test_too_large_a_sum_is_refused_before_enumerating(monkeypatch):

@@ -47,8 +47,8 @@ def test_sign_frequencies_and_noise_scale(batch):
     full_y = np.stack([np.all(s[:, m] == y[:, None], axis=1) for m in sets], axis=1)
     signal = np.argmax(full_y, axis=1)
     mask = np.ones_like(s, dtype=bool)
-    for i, l in enumerate(signal):
-        mask[i, sets[l]] = False
+    for i, ell in enumerate(signal):
+        mask[i, sets[ell]] = False
     delta = s[mask]
     m = delta.size
     for value, p in ((1.0, cfg.q / 2), (-1.0, cfg.q / 2), (0.0, 1 - cfg.q)):
@@ -86,6 +86,7 @@ def test_signs_recover_the_latent_signs_exactly_and_f_star_zero_stays_zero(dtype
     split key), so f* = 0 stays exactly 0 and counts as an error of every F; the unrounded product
     does not (a negative control: f* then carries rounding residue of either sign)."""
     from dynsim.jsl import realistic_runs
+
     cfg = JSLConfig(D=21, C=3, q=0.5, dtype=dtype)
     key = jax.random.key(5)
     w = data.feature(cfg, np.dtype(dtype))

@@ -35,25 +35,36 @@ def _first_recorded(t, names=("alpha", "gamma", "rho")) -> int:
     return int(t.steps[np.argmax(bad)])
 
 
-@pytest.mark.parametrize("level", ["reduced", "full exact", "full sampled", "full realistic", "full Figure 2"])
+@pytest.mark.parametrize(
+    "level", ["reduced", "full exact", "full sampled", "full realistic", "full Figure 2"]
+)
 def test_divergence_is_reported_at_its_step(level):
     # D = 9: overflows within a few steps (5 or 6 at every level), so 100 steps hold the divergence and the sparse
     # run's first record after it; N = n_test = 256 samples (the batch, training and test sets) keep the runs small
     cfg = JSLConfig(eta=1000.0, steps=100, record_every=100, N=256, n_test=256)
-    run = {"reduced": reduced.jsl.simulate, "full exact": full.jsl.simulate,
-           "full sampled": lambda c: full.jsl.simulate(c, mode="sampled", replicates=2),
-           "full realistic": lambda c: full.jsl.realistic.run(c, seeds=2)[0],
-           "full Figure 2": lambda c: full.jsl.fig2.run_fig2(c.replace(D=16, C=4, d=16, partition="grid"), seeds=2)[0],
-           }[level]
+    run = {
+        "reduced": reduced.jsl.simulate,
+        "full exact": full.jsl.simulate,
+        "full sampled": lambda c: full.jsl.simulate(c, mode="sampled", replicates=2),
+        "full realistic": lambda c: full.jsl.realistic.run(c, seeds=2)[0],
+        "full Figure 2": lambda c: full.jsl.fig2.run_fig2(
+            c.replace(D=16, C=4, d=16, partition="grid"), seeds=2
+        )[0],
+    }[level]
     sparse, dense = _quiet(run, cfg), _quiet(run, cfg.replace(record_every=1))
     exact = sparse.meta["nonfinite_from_step"]
     assert exact == dense.meta["nonfinite_from_step"] == _first_recorded(dense)
-    assert 0 < exact < 100  # negative control: the first non-finite *record* of the sparse run is step 100
+    assert (
+        0 < exact < 100
+    )  # negative control: the first non-finite *record* of the sparse run is step 100
     assert _first_recorded(sparse) == 100
     # the loss may overflow one step first; a seed standard error (which squares the values) earlier still
     measured = tuple(k for k in dense.observables if not k.endswith("_se"))
     assert _first_recorded(dense, measured) in (exact - 1, exact)
-    assert divergence.NONFINITE not in sparse.observables and divergence.NONFINITE not in dense.observables
+    assert (
+        divergence.NONFINITE not in sparse.observables
+        and divergence.NONFINITE not in dense.observables
+    )
 
 
 def test_a_finite_run_has_no_divergence_step():
@@ -63,10 +74,15 @@ def test_a_finite_run_has_no_divergence_step():
 
 
 def test_take_and_seed_statistics_report_the_earliest_run():
-    runs = {divergence.NONFINITE: np.array([[-1, -1, 7, 7], [-1, 3, 3, 3]]), "x": np.zeros((2, 4))}  # (R, records)
+    runs = {
+        divergence.NONFINITE: np.array([[-1, -1, 7, 7], [-1, 3, 3, 3]]),
+        "x": np.zeros((2, 4)),
+    }  # (R, records)
     stats = seed_statistics(runs)
     assert stats[divergence.NONFINITE].tolist() == [-1, 3, 3, 3]
-    assert f"{divergence.NONFINITE}_se" not in stats and f"{divergence.NONFINITE}_seeds" not in stats
+    assert (
+        f"{divergence.NONFINITE}_se" not in stats and f"{divergence.NONFINITE}_seeds" not in stats
+    )
     assert divergence.take(stats) == 3 and divergence.NONFINITE not in stats
     assert divergence.take({divergence.NONFINITE: np.array([-1, -1])}) is None
     assert divergence.take({"x": np.zeros(2)}) is None

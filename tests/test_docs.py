@@ -25,23 +25,38 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("dynsim", "reduced", "full")
 
 # Built from pieces so that this file does not match itself.
-OUTSIDE_NOTES = re.compile("|".join([r"\.\./" + "shared", "shared" + "/papers", "jsl-" + "derivations",
-                                     "mim-model-" + "spec"]))
+OUTSIDE_NOTES = re.compile(
+    "|".join(
+        [r"\.\./" + "shared", "shared" + "/papers", "jsl-" + "derivations", "mim-model-" + "spec"]
+    )
+)
 SECTION_ID = r"\d+[a-z]?(?:\.\d+)?"
-CITATION = re.compile(r"(docs/[\w./-]+?\.md)\)?((?:\s*(?:,|and)?\s*§\s?" + SECTION_ID + r"(?:\s?[-–]\s?§?" + SECTION_ID
-                      + r")?)+)")
+CITATION = re.compile(
+    r"(docs/[\w./-]+?\.md)\)?((?:\s*(?:,|and)?\s*§\s?"
+    + SECTION_ID
+    + r"(?:\s?[-–]\s?§?"
+    + SECTION_ID
+    + r")?)+)"
+)
 SECTION = re.compile(r"§\s?(" + SECTION_ID + r")(?:\s?[-–]\s?§?(" + SECTION_ID + r"))?")
 HEADING = re.compile(r"^#{1,6}\s+(" + SECTION_ID + r")(?=[.\s])", re.M)
 # Short names a doc defines in its first paragraph for a file it cites often.
-ALIASES = {"docs/jsl.md": {"derivations": "docs/derivations/jsl.md"},
-           "docs/mim.md": {"spec": "docs/derivations/mim-model.md", "Spec": "docs/derivations/mim-model.md"}}
+ALIASES = {
+    "docs/jsl.md": {"derivations": "docs/derivations/jsl.md"},
+    "docs/mim.md": {
+        "spec": "docs/derivations/mim-model.md",
+        "Spec": "docs/derivations/mim-model.md",
+    },
+}
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)")
 
 
 def tracked_files() -> list[str]:
     """Repository-relative paths of the tracked files (git), or of every file outside build folders without git."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
         files = [f for f in out.decode().split("\0") if f]
         if files:
             return files
@@ -83,7 +98,9 @@ def broken_links(md_path: str, markdown: str, files: set[str]) -> list[str]:
         if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
             continue  # an absolute URL or an anchor in the same page
         path = target.split("#", 1)[0]
-        resolved = os.path.normpath(os.path.join(os.path.dirname(md_path), path)).replace(os.sep, "/")
+        resolved = os.path.normpath(os.path.join(os.path.dirname(md_path), path)).replace(
+            os.sep, "/"
+        )
         if resolved not in files and resolved.rstrip("/") not in folders:
             bad.append(target)
     return bad
@@ -105,7 +122,9 @@ def citations(rel: str, text: str) -> list[tuple[str, str]]:
         for sec in SECTION.finditer(m.group(2)):
             found += [(m.group(1), s) for s in sec.groups() if s]
     for alias, target in ALIASES.get(rel, {}).items():
-        for m in re.finditer(r"\b" + alias + r" (§\s?" + SECTION_ID + r"(?:\s?[-–]\s?§?" + SECTION_ID + r")?)", text):
+        for m in re.finditer(
+            r"\b" + alias + r" (§\s?" + SECTION_ID + r"(?:\s?[-–]\s?§?" + SECTION_ID + r")?)", text
+        ):
             for sec in SECTION.finditer(m.group(1)):
                 found += [(target, s) for s in sec.groups() if s]
     return found
@@ -141,12 +160,16 @@ def missing_docstring(source: str, name: str | None = None) -> bool:
     if name is None:
         return not ast.get_docstring(tree)
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.name == name
+        ):
             return not ast.get_docstring(node)
     raise LookupError(f"{name} is not defined at the top level of its module")
 
 
 # --- the checks fail on bad input ------------------------------------------------------------------------------------
+
 
 def test_the_checks_fail_on_bad_input():
     # The bad inputs are built from pieces, so that this (tracked) file passes its own checks.
@@ -156,8 +179,10 @@ def test_the_checks_fail_on_bad_input():
     assert outside_citations("docs/derivations/jsl.md §2.4") == []
 
     files = {"README.md", "docs/jsl.md", "docs/img/a.png"}
-    md = "[ok](jsl.md) ![img](img/a.png) [gone](missing.md) [up](../README.md#x) [web](https://x.org/a.md) " \
-         "`[code](nowhere.md)` [folder](img/) [anchor](#top)"
+    md = (
+        "[ok](jsl.md) ![img](img/a.png) [gone](missing.md) [up](../README.md#x) [web](https://x.org/a.md) "
+        "`[code](nowhere.md)` [folder](img/) [anchor](#top)"
+    )
     assert broken_links("docs/guide.md", md, files) == ["missing.md"]
 
     doc = "# T\n## 1. One\n### 1a. Sub\n### 2.4 Point\n```\n## 9. not a heading\n```\n"
@@ -165,9 +190,15 @@ def test_the_checks_fail_on_bad_input():
     n, none = "docs/" + "n.md", "docs/" + "none.md"
     docs = {n: doc}
     text = f"see {n} §1a and {n} §2.4, §9; {n} §1-§3; [{n}]({n}) §1-2; {none} §1"
-    assert bad_citations("x.py", text, docs.get) == [f"{n} §9", f"{n} §3", f"{n} §2", f"{none} (no such file)"]
-    assert bad_citations("docs/jsl.md", "derivations §3e", {"docs/derivations/jsl.md": doc}.get) == \
-        ["docs/derivations/jsl.md §3e"]
+    assert bad_citations("x.py", text, docs.get) == [
+        f"{n} §9",
+        f"{n} §3",
+        f"{n} §2",
+        f"{none} (no such file)",
+    ]
+    assert bad_citations(
+        "docs/jsl.md", "derivations §3e", {"docs/derivations/jsl.md": doc}.get
+    ) == ["docs/derivations/jsl.md §3e"]
 
     assert missing_docstring("x = 1\n")
     assert not missing_docstring('"""Doc."""\n')
@@ -176,6 +207,7 @@ def test_the_checks_fail_on_bad_input():
 
 
 # --- the repository ---------------------------------------------------------------------------------------------------
+
 
 def test_derivation_notes_are_shipped():
     for doc in ("docs/derivations/jsl.md", "docs/derivations/mim-model.md"):
@@ -225,7 +257,9 @@ def test_section_citations_resolve():
 def test_public_modules_have_docstrings():
     mods = public_modules()
     assert len(mods) > 50
-    missing = [str(p.relative_to(ROOT)) for p in mods if missing_docstring(p.read_text(encoding="utf-8"))]
+    missing = [
+        str(p.relative_to(ROOT)) for p in mods if missing_docstring(p.read_text(encoding="utf-8"))
+    ]
     assert not missing, f"modules without a module docstring: {missing}"
 
 

@@ -28,8 +28,12 @@ def drawn(monkeypatch):
 
 def _traj(mode, steps=(0, 10, 100, 1000), N=4000, se=False):
     s = np.asarray(steps)
-    obs = {"alpha": np.linspace(0, 1, s.size), "gamma": np.linspace(0, 2, s.size), "rho": -np.linspace(0, 1, s.size),
-           "loss": np.linspace(0.7, 0.1, s.size)}
+    obs = {
+        "alpha": np.linspace(0, 1, s.size),
+        "gamma": np.linspace(0, 2, s.size),
+        "rho": -np.linspace(0, 1, s.size),
+        "loss": np.linspace(0.7, 0.1, s.size),
+    }
     if se:
         obs["loss_se"] = np.full(s.size, 0.01)
     return Trajectory(s, obs, {"level": "full", "mode": mode, "config": {"N": N}})
@@ -39,6 +43,7 @@ def _traj(mode, steps=(0, 10, 100, 1000), N=4000, se=False):
 def undrawn(monkeypatch):
     """Figure commands for their data only: each figure is closed unsaved and an empty file stands in for its PNG
     (rendering the PNG took about a third of a small mim-phases run; the tests using this read the npz)."""
+
     def skip(fig, path):
         plotting.plt.close(fig)
         open(path, "wb").close()
@@ -59,10 +64,14 @@ def _assert_nothing_at_or_below_zero(fig):
             if line.get_transform() == ax.get_yaxis_transform():
                 continue  # axhline: its x runs over the axes' width (0 to 1 in axes coordinates), not over steps
             x = np.asarray(line.get_xdata(), float)
-            assert np.all(x > 0), f"a point at x <= 0 on the log axis of {ax.get_ylabel()!r}: {x[:3]}"
+            assert np.all(x > 0), (
+                f"a point at x <= 0 on the log axis of {ax.get_ylabel()!r}: {x[:3]}"
+            )
         for coll in ax.collections:  # fill_between bands
             for path in coll.get_paths():
-                assert np.all(path.vertices[:, 0] > 0), f"a band vertex at x <= 0 on {ax.get_ylabel()!r}"
+                assert np.all(path.vertices[:, 0] > 0), (
+                    f"a band vertex at x <= 0 on {ax.get_ylabel()!r}"
+                )
 
 
 def _mim_run(approx=None):
@@ -77,9 +86,20 @@ def test_log_time_axes_draw_no_step_zero(drawn):
     jsl_plotting.compare_plot(runs, "x.png")
     steps, y = np.array([0, 5, 50, 500]), np.array([0.5, 0.4, 0.2, 0.1])
     mask, A = np.eye(4), np.arange(16.0).reshape(4, 4)
-    jsl_plotting.figure4(mask, A, steps, y, y, "x.png", references={"bayes_error": 0.05}, test_error_se=y / 10,
-                         cos_v_se=y / 10)
-    jsl_plotting.figure2(mask, A, steps, y, y, "x.png", chance=0.3, test_error_se=y / 10, association_se=y / 10)
+    jsl_plotting.figure4(
+        mask,
+        A,
+        steps,
+        y,
+        y,
+        "x.png",
+        references={"bayes_error": 0.05},
+        test_error_se=y / 10,
+        cos_v_se=y / 10,
+    )
+    jsl_plotting.figure2(
+        mask, A, steps, y, y, "x.png", chance=0.3, test_error_se=y / 10, association_se=y / 10
+    )
     cfg, t = _mim_run()
     mim_plotting.compare_plot({"reduced": t, "full": t}, cfg, "x.png")
     mim_plotting.phases_plot({"a": (cfg, t), "b": (cfg, t)}, "x.png", {"a": 0, "b": None})
@@ -102,9 +122,15 @@ def test_log_time_marks_the_sparse_early_records(drawn):
     plotting.plt.close(fig)
 
 
-@pytest.mark.parametrize("mode, expected", [("population", "population loss"), ("exact", "population loss"),
-                                            ("sampled", "batch loss (4000 fresh samples)"),
-                                            ("realistic", "training loss (4000 samples)")])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("population", "population loss"),
+        ("exact", "population loss"),
+        ("sampled", "batch loss (4000 fresh samples)"),
+        ("realistic", "training loss (4000 samples)"),
+    ],
+)
 def test_loss_label_says_which_loss(drawn, mode, expected):
     runs = {"reduced": _traj("population"), "other": _traj(mode)}
     jsl_plotting.compare_plot(runs, "x.png")
@@ -120,20 +146,29 @@ def test_loss_label_says_which_loss(drawn, mode, expected):
 
 def test_mim_loss_label_of_a_sampled_run(drawn):
     cfg, t = _mim_run()
-    sampled = Trajectory(t.steps, t.observables, {**t.meta, "mode": "sampled", "approximation": None,
-                                                  "config": {"N": 512}})
+    sampled = Trajectory(
+        t.steps,
+        t.observables,
+        {**t.meta, "mode": "sampled", "approximation": None, "config": {"N": 512}},
+    )
     mim_plotting.compare_plot({"reduced": t, "full": sampled}, cfg, "x.png")
     texts = [x.get_text() for x in drawn[0].axes[3].get_legend().get_texts()]
     assert "full: batch loss (512 fresh samples)" in texts and "reduced: population loss" in texts
 
 
 def test_se_band_has_a_legend_entry(drawn):
-    jsl_plotting.compare_plot({"reduced": _traj("population"), "full": _traj("sampled", se=True)}, "x.png")
+    jsl_plotting.compare_plot(
+        {"reduced": _traj("population"), "full": _traj("sampled", se=True)}, "x.png"
+    )
     texts = [t.get_text() for t in drawn[0].axes[3].get_legend().get_texts()]
     assert r"$\pm3$ SE" in texts
     steps, y = np.array([0, 5, 50]), np.array([0.5, 0.4, 0.2])
-    jsl_plotting.figure4(np.eye(3), np.ones((3, 3)), steps, y, y, "x.png", references={}, test_error_se=y / 10)
-    assert r"$\pm 2$ SE over seeds" in [t.get_text() for t in drawn[1].axes[2].get_legend().get_texts()]
+    jsl_plotting.figure4(
+        np.eye(3), np.ones((3, 3)), steps, y, y, "x.png", references={}, test_error_se=y / 10
+    )
+    assert r"$\pm 2$ SE over seeds" in [
+        t.get_text() for t in drawn[1].axes[2].get_legend().get_texts()
+    ]
 
 
 def test_attention_maps_share_one_labelled_colour_scale(drawn):
@@ -143,7 +178,10 @@ def test_attention_maps_share_one_labelled_colour_scale(drawn):
     mim_plotting.attention_maps(attn, cfg, [3, 0], "x.png")
     fig = drawn[0]
     maps = [ax.images[0] for ax in fig.axes[1:3]]
-    assert [m.get_clim() for m in maps] == [(0.0, 1.0), (0.0, 1.0)]  # the largest weight of either, from 0
+    assert [m.get_clim() for m in maps] == [
+        (0.0, 1.0),
+        (0.0, 1.0),
+    ]  # the largest weight of either, from 0
     bars = [ax for ax in fig.axes if ax.get_ylabel() == "attention weight (shared scale)"]
     assert len(bars) == 1  # one labelled bar for both maps
     assert "area" in [ax.get_title() for ax in fig.axes]  # the categorical area bar is labelled too
@@ -151,10 +189,19 @@ def test_attention_maps_share_one_labelled_colour_scale(drawn):
 
 def test_learned_A_scale_is_symmetric_and_its_blank_diagonal_is_not_white(drawn):
     A = np.array([[9.0, 0.2, -0.5], [0.1, 9.0, 0.3], [0.0, 0.4, 9.0]])
-    jsl_plotting.figure2(np.eye(3), A, np.array([0, 1]), np.ones(2), np.ones(2), "x.png", chance=0.5)
+    jsl_plotting.figure2(
+        np.eye(3), A, np.array([0, 1]), np.ones(2), np.ones(2), "x.png", chance=0.5
+    )
     image = drawn[0].axes[1].images[0]
-    assert image.get_clim() == (-0.5, 0.5)  # max |off-diagonal| = 0.5; the diagonal sigma_A = 9 is not on the scale
-    assert tuple(image.cmap.get_bad()[:3]) == (0.55, 0.55, 0.55)  # grey: not the white of the map's 0
+    assert image.get_clim() == (
+        -0.5,
+        0.5,
+    )  # max |off-diagonal| = 0.5; the diagonal sigma_A = 9 is not on the scale
+    assert tuple(image.cmap.get_bad()[:3]) == (
+        0.55,
+        0.55,
+        0.55,
+    )  # grey: not the white of the map's 0
     labels = [ax.get_ylabel() for ax in drawn[0].axes]
     assert r"$\hat A_{ij}$" in labels
 
@@ -175,7 +222,9 @@ def test_log_spaced_keeps_one_record_per_target():
             expected.add(i)
         k += 1
     assert kept.tolist() == sorted(expected)
-    assert kept.size <= 2 + math.floor(10 * math.log10(20000)) + 1  # the bound: per_decade * decades + 1, + 0 and last
+    assert (
+        kept.size <= 2 + math.floor(10 * math.log10(20000)) + 1
+    )  # the bound: per_decade * decades + 1, + 0 and last
     with pytest.raises(ValueError, match="per_decade"):
         log_spaced(steps, 0)
 
@@ -188,22 +237,44 @@ def _size_in_line(out, name):
 
 def test_mim_phases_npz_is_log_spaced_compressed_and_its_size_stated(tmp_path, capsys, undrawn):
     steps = 1000
-    code = cli.main(["figure", "mim-phases", "--P", "64", "--steps", str(steps), "--record-every", "1",
-                     "--out", str(tmp_path)])
+    code = cli.main(
+        [
+            "figure",
+            "mim-phases",
+            "--P",
+            "64",
+            "--steps",
+            str(steps),
+            "--record-every",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     path = tmp_path / "mim-phases.npz"
     stated, unit = _size_in_line(out, "mim-phases.npz")
-    assert abs(stated - os.path.getsize(path)) <= 0.05 * {"B": 1, "kB": 1e3, "MB": 1e6}[unit] + 0.5  # one decimal
+    assert (
+        abs(stated - os.path.getsize(path)) <= 0.05 * {"B": 1, "kB": 1e3, "MB": 1e6}[unit] + 0.5
+    )  # one decimal
     runs = load_many(path)
     # 1001 records at steps 0..1000; 40 per decade over 3 decades: at most 40 * 3 + 1 positive records, + step 0
     bound = 40 * 3 + 1 + 1
     raw = 0
     for t in runs.values():
         assert t.steps[0] == 0 and t.steps[-1] == steps and t.steps.size <= bound
-        assert t.steps.tolist() == np.arange(steps + 1)[log_spaced(np.arange(steps + 1), 40)].tolist()
-        assert t.meta["thinned"] == {"per_decade": 40, "records": steps + 1, "kept": int(t.steps.size)}
-        per_record = sum(8 * int(np.prod(v.shape[1:])) for v in t.observables.values()) + 8  # float64/int64 + step
+        assert (
+            t.steps.tolist() == np.arange(steps + 1)[log_spaced(np.arange(steps + 1), 40)].tolist()
+        )
+        assert t.meta["thinned"] == {
+            "per_decade": 40,
+            "records": steps + 1,
+            "kept": int(t.steps.size),
+        }
+        per_record = (
+            sum(8 * int(np.prod(v.shape[1:])) for v in t.observables.values()) + 8
+        )  # float64/int64 + step
         raw += bound * per_record + 4 * len(json.dumps(t.meta))  # numpy stores the meta as UTF-32
     # compressed: never above the raw bytes but for zip headers (about 200 B per array) and deflate's 5 B per 16 kB
     entries = sum(len(t.observables) + 2 for t in runs.values())
@@ -223,13 +294,34 @@ def _help_options(command):
 # changed value leaves every written array the same fails `test_every_listed_option_changes_the_data`.
 MIM_PHASES_BASE = ["--P", "16", "--steps", "40", "--record-every", "4"]
 OPTION_CHANGES = {
-    "mim-phases": (MIM_PHASES_BASE, {
-        "--P": ("36",), "--K": ("2", "--approximation", "pp_frozen+mean_field"), "--mask-ratio": ("0.75",), "--z": ("0.5:0.5,1.5:0.5",), "--eta": ("0.5",),
-        "--steps": ("44",), "--record-every": ("2",), "--partition": ("random",), "--seed": ("1", "--partition", "random"),
-        "--dtype": ("float32",), "--kappa-pos": ("0.85,0.3",), "--kappa-neg": ("0.8,0.4",),
-        "--approximation": ("pp_frozen+mean_field",)}),
+    "mim-phases": (
+        MIM_PHASES_BASE,
+        {
+            "--P": ("36",),
+            "--K": ("2", "--approximation", "pp_frozen+mean_field"),
+            "--mask-ratio": ("0.75",),
+            "--z": ("0.5:0.5,1.5:0.5",),
+            "--eta": ("0.5",),
+            "--steps": ("44",),
+            "--record-every": ("2",),
+            "--partition": ("random",),
+            "--seed": ("1", "--partition", "random"),
+            "--dtype": ("float32",),
+            "--kappa-pos": ("0.85,0.3",),
+            "--kappa-neg": ("0.8,0.4",),
+            "--approximation": ("pp_frozen+mean_field",),
+        },
+    ),
 }
-NOT_DATA = {"--out", "--help", "--partitions", "--config", "--print-config", "--max-memory", "--max-time"}
+NOT_DATA = {
+    "--out",
+    "--help",
+    "--partitions",
+    "--config",
+    "--print-config",
+    "--max-memory",
+    "--max-time",
+}
 # --partitions: refused by mim-phases (tested below); --config and --print-config: every command's
 # (tests/test_cli_config.py); --max-memory / --max-time: limits on the run, not data (tests/test_bad_inputs.py)
 
@@ -242,11 +334,19 @@ def _listed(command, capsys):
 @pytest.mark.parametrize("command", sorted(OPTION_CHANGES))
 def test_every_listed_option_has_a_change_to_check(command, capsys):
     listed = _listed(command, capsys)
-    assert listed - NOT_DATA == set(OPTION_CHANGES[command][1]), "options listed without a check, or checked but unlisted"
+    assert listed - NOT_DATA == set(OPTION_CHANGES[command][1]), (
+        "options listed without a check, or checked but unlisted"
+    )
 
 
-@pytest.mark.parametrize("command, unread", [("mim-phases", {"--kappa-c", "--kappa-s", "--d", "--N"}),
-                                             ("mim-attention", {"--N"}), ("jsl-fig2", {"--q", "--sigma"})])
+@pytest.mark.parametrize(
+    "command, unread",
+    [
+        ("mim-phases", {"--kappa-c", "--kappa-s", "--d", "--N"}),
+        ("mim-attention", {"--N"}),
+        ("jsl-fig2", {"--q", "--sigma"}),
+    ],
+)
 def test_figures_do_not_list_the_options_they_do_not_read(command, unread, capsys):
     """mim-phases takes its kappas from --kappa-pos/--kappa-neg and runs the reduced level only (no embedding, no
     samples); mim-attention trains on the exact loss (no samples); Figure 2's patches are N(0, I) (no q, no sigma)."""
@@ -259,8 +359,17 @@ def test_figures_do_not_list_the_options_they_do_not_read(command, unread, capsy
 
 
 def test_mim_phases_refuses_explicit_partitions(tmp_path, capsys):
-    code = cli.main(["figure", "mim-phases", *MIM_PHASES_BASE, "--partitions", json.dumps([[list(range(8)), list(range(8, 12)), list(range(12, 16))]]),
-                     "--out", str(tmp_path)])
+    code = cli.main(
+        [
+            "figure",
+            "mim-phases",
+            *MIM_PHASES_BASE,
+            "--partitions",
+            json.dumps([[list(range(8)), list(range(8, 12)), list(range(12, 16))]]),
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 2 and "--partitions is invalid for figure mim-phases" in capsys.readouterr().err
 
 
@@ -276,8 +385,12 @@ def _data(out_dir):
 
 
 def _same(a, b):
-    return a.keys() == b.keys() and all(a[k].dtype == b[k].dtype and a[k].shape == b[k].shape
-                                        and np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a)
+    return a.keys() == b.keys() and all(
+        a[k].dtype == b[k].dtype
+        and a[k].shape == b[k].shape
+        and np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f")
+        for k in a
+    )
 
 
 @pytest.mark.parametrize("command", sorted(OPTION_CHANGES))
@@ -288,7 +401,19 @@ def test_every_listed_option_changes_the_data(command, tmp_path, capsys, undrawn
     for option, (value, *needs) in changes.items():
         key = tuple(needs)
         if key not in baseline:
-            assert cli.main(["figure", command, *base, *needs, "--out", str(tmp_path / f"base{len(baseline)}")]) == 0
+            assert (
+                cli.main(
+                    [
+                        "figure",
+                        command,
+                        *base,
+                        *needs,
+                        "--out",
+                        str(tmp_path / f"base{len(baseline)}"),
+                    ]
+                )
+                == 0
+            )
             baseline[key] = _data(tmp_path / f"base{len(baseline)}")
         run = tmp_path / option.strip("-")
         code = cli.main(["figure", command, *base, *needs, option, value, "--out", str(run)])
@@ -296,4 +421,6 @@ def test_every_listed_option_changes_the_data(command, tmp_path, capsys, undrawn
         if _same(baseline[key], _data(run)):
             unchanged.append(option)
     capsys.readouterr()
-    assert not unchanged, f"options of figure {command} whose changed value changes nothing written: {unchanged}"
+    assert not unchanged, (
+        f"options of figure {command} whose changed value changes nothing written: {unchanged}"
+    )

@@ -18,7 +18,9 @@ from reduced.mim import flow as mim_flow
 
 T, DT = 40.0, 2.0  # common end time and comparison grid (t = 0, 2, ..., 40)
 TIMES = np.arange(0.0, T + DT / 2, DT)
-TOL = 1e-10  # flow rtol = atol: ~1e-10 against GD errors >= 1e-3 below, so the measured slope is GD's
+TOL = (
+    1e-10  # flow rtol = atol: ~1e-10 against GD errors >= 1e-3 below, so the measured slope is GD's
+)
 
 
 def _slope_band(etas, errors, jac_norm):
@@ -42,10 +44,14 @@ def test_jsl_gd_converges_to_the_flow_at_rate_eta():
     base = JSLConfig(D=9, C=3)
     fl = reduced.jsl.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
     assert fl.meta["mode"] == "flow" and fl.meta["approximation"] == "gradient_flow"
-    etas = [0.05 / 2**k for k in range(3)]  # two slopes: each within its band, the finer one nearer 1
+    etas = [
+        0.05 / 2**k for k in range(3)
+    ]  # two slopes: each within its band, the finer one nearer 1
     errors = []
     for eta in etas:
-        gd = reduced.jsl.simulate(base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta)))
+        gd = reduced.jsl.simulate(
+            base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta))
+        )
         assert np.allclose(gd.steps * eta, fl["t"])
         errors.append(max(np.max(np.abs(gd[n] - fl[n])) for n in ("alpha", "gamma", "rho")))
     static = generic_flow.static(base)
@@ -62,11 +68,15 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
     base = MIMConfig(P=16, K=1)
     fl = reduced.mim.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
     assert fl.meta["approximation"] == "gradient_flow"
-    etas = [1.0 / 2**k for k in range(3)]  # two slopes: each within its band, the finer one nearer 1
+    etas = [
+        1.0 / 2**k for k in range(3)
+    ]  # two slopes: each within its band, the finer one nearer 1
     names = ("fp_corr", "pp_class", "pp_self")
     errors = []
     for eta in etas:
-        gd = reduced.mim.simulate(base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta)))
+        gd = reduced.mim.simulate(
+            base.replace(eta=eta, steps=round(T / eta), record_every=round(DT / eta))
+        )
         errors.append(max(np.nanmax(np.abs(gd[n] - fl[n])) for n in names))
     # Jacobian of the flattened class state along the flow
     cls = reduced.mim.classes.classes(base)
@@ -77,7 +87,9 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
     sizes = [int(np.prod(s)) for s in shapes]
 
     def rhs(v):
-        A, B, Bs = (v[a:a + n].reshape(s) for a, n, s in zip(np.cumsum([0] + sizes[:-1]), sizes, shapes))
+        A, B, Bs = (
+            v[a : a + n].reshape(s) for a, n, s in zip(np.cumsum([0] + sizes[:-1]), sizes, shapes)
+        )
         return jnp.concatenate([x.ravel() for x in mim_flow.rhs(static, (), arrays, (A, B, Bs))])
 
     # ||J|| at the start (Q = 0) and at T (the class state along the run is not recorded in class form)
@@ -101,18 +113,21 @@ def test_tolerances_and_t_max_do_not_recompile():
     assert len(set(a.steps.tolist())) == a.steps.size  # steps are unique after rounding t / eta
 
 
-@pytest.mark.parametrize("kw, name", [
-    (dict(method="euler"), "method"),
-    (dict(method="flow", t_max=0.0), "t_max"),
-    (dict(method="flow", t_max=-1.0), "t_max"),
-    (dict(method="flow", rtol=0.0), "rtol"),
-    (dict(method="flow", atol=-1e-9), "atol"),
-    (dict(method="flow", solver="rk4"), "solver"),
-    (dict(method="flow", saves=0), "saves"),
-    (dict(method="flow", max_steps=0), "max_steps"),
-    (dict(method="flow", times=[0.0, 2.0, 1.0]), "times"),
-    (dict(t_max=3.0), "t_max"),  # a flow option with method gd
-])
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        (dict(method="euler"), "method"),
+        (dict(method="flow", t_max=0.0), "t_max"),
+        (dict(method="flow", t_max=-1.0), "t_max"),
+        (dict(method="flow", rtol=0.0), "rtol"),
+        (dict(method="flow", atol=-1e-9), "atol"),
+        (dict(method="flow", solver="rk4"), "solver"),
+        (dict(method="flow", saves=0), "saves"),
+        (dict(method="flow", max_steps=0), "max_steps"),
+        (dict(method="flow", times=[0.0, 2.0, 1.0]), "times"),
+        (dict(t_max=3.0), "t_max"),  # a flow option with method gd
+    ],
+)
 def test_invalid_input_names_the_parameter(kw, name):
     with pytest.raises(ValueError, match=name):
         reduced.jsl.simulate(JSLConfig(D=9, C=3), **kw)
@@ -122,19 +137,54 @@ def test_invalid_input_names_the_parameter(kw, name):
 
 def test_cli_method_flow_end_to_end(tmp_path, capsys):
     out = tmp_path / "jsl"
-    code = cli.main(["compare", "jsl", "--D", "9", "--C", "3", "--steps", "60", "--record-every", "20",
-                     "--method", "flow", "--out", str(out), "--no-plot"])
+    code = cli.main(
+        [
+            "compare",
+            "jsl",
+            "--D",
+            "9",
+            "--C",
+            "3",
+            "--steps",
+            "60",
+            "--record-every",
+            "20",
+            "--method",
+            "flow",
+            "--out",
+            str(out),
+            "--no-plot",
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0 and "approximation tolerance" in text and "reduced[gradient_flow]" in text
     report = json.loads((out / "report.json").read_text())
     assert report["kind"] == "approximation" and report["reduced_meta"]["method"] == "flow"
-    assert report["reduced_meta"]["solver"] == "scipy.integrate.LSODA" and report["full_meta"]["level"] == "full"
+    assert (
+        report["reduced_meta"]["solver"] == "scipy.integrate.LSODA"
+        and report["full_meta"]["level"] == "full"
+    )
     from dynsim.trajectory import load_many
 
     assert load_many(out / "trajectories.npz")["reduced"].steps.tolist() == [0, 20, 40, 60]
     out = tmp_path / "mim"
-    code = cli.main(["compare", "mim", "--steps", "40", "--record-every", "4", "--method", "flow", "--t-max", "60",
-                     "--out", str(out), "--no-plot"])
+    code = cli.main(
+        [
+            "compare",
+            "mim",
+            "--steps",
+            "40",
+            "--record-every",
+            "4",
+            "--method",
+            "flow",
+            "--t-max",
+            "60",
+            "--out",
+            str(out),
+            "--no-plot",
+        ]
+    )
     assert code == 0 and (out / "report.json").exists()
     assert cli.main(["compare", "mim", "--method", "flow", "--t-max", "-2", "--out", str(out)]) == 2
     assert "--t-max = -2.0" in capsys.readouterr().err
@@ -147,8 +197,14 @@ def test_lsoda_default_agrees_with_kvaerno4_and_keeps_its_budget():
     that is too small stops LSODA with a named RuntimeWarning and keeps only the saves reached."""
     cfg = JSLConfig(D=16, C=4, q=0.3)
     a = reduced.jsl.simulate(cfg, method="flow", t_max=1e4, rtol=1e-8, atol=1e-11)
-    b = reduced.jsl.simulate(cfg, method="flow", t_max=1e4, rtol=1e-8, atol=1e-11, solver="kvaerno4")
-    assert a.meta["solver"] == "scipy.integrate.LSODA" and a.meta["evaluations"] > 0 and a.meta["jacobians"] > 0
+    b = reduced.jsl.simulate(
+        cfg, method="flow", t_max=1e4, rtol=1e-8, atol=1e-11, solver="kvaerno4"
+    )
+    assert (
+        a.meta["solver"] == "scipy.integrate.LSODA"
+        and a.meta["evaluations"] > 0
+        and a.meta["jacobians"] > 0
+    )
     np.testing.assert_array_equal(a.steps, b.steps)
     for name in ("alpha", "gamma", "rho"):
         scale = np.max(np.abs(b.observables[name]))

@@ -53,7 +53,9 @@ def _generic_batch(cfg, n, key):
 
 
 def _literal_mean(cfg, basis, X, masked):
-    return lambda Q: jnp.mean(jax.vmap(lambda x, m: mim_model.masked_loss(Q, x, m, basis.E))(X, masked))
+    return lambda Q: jnp.mean(
+        jax.vmap(lambda x, m: mim_model.masked_loss(Q, x, m, basis.E))(X, masked)
+    )
 
 
 def test_masked_query_loss_and_gradient_equal_the_literal_model():
@@ -86,15 +88,23 @@ def test_masked_query_softmax_is_stable_at_large_scores():
     X, masked = _generic_batch(cfg, 4, jax.random.key(6))
     X = X - (X @ basis.E.T) @ basis.E
     R = jax.random.normal(jax.random.key(7), (cfg.P, cfg.P))
-    Q = 3000.0 * basis.E.T @ R @ basis.E + 0.1 * jax.random.normal(jax.random.key(8), (cfg.d, cfg.d))
+    Q = 3000.0 * basis.E.T @ R @ basis.E + 0.1 * jax.random.normal(
+        jax.random.key(8), (cfg.d, cfg.d)
+    )
     attn, iU, _ = batch.attention(cfg, basis.E, batch.shared(Q, basis.E), X, masked)
-    lit = jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))(X, masked)
+    lit = jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))(
+        X, masked
+    )
     lit_U = jax.vmap(lambda a, i: a[:, i])(lit, iU)
     rows = np.asarray(masked)
     assert np.all(np.isfinite(np.asarray(attn)))
     np.testing.assert_allclose(np.asarray(attn)[rows], np.asarray(lit_U)[rows], rtol=0, atol=1e-13)
-    assert float(jnp.max(lit_U[masked])) > 0.5  # saturated rows: the regime where a naive exp overflows
-    g_new = jax.grad(lambda Q: batch.chunk_loss(cfg, basis.E, batch.shared(Q, basis.E), X, masked))(Q)
+    assert (
+        float(jnp.max(lit_U[masked])) > 0.5
+    )  # saturated rows: the regime where a naive exp overflows
+    g_new = jax.grad(lambda Q: batch.chunk_loss(cfg, basis.E, batch.shared(Q, basis.E), X, masked))(
+        Q
+    )
     g_lit = jax.grad(lambda Q: 4 * _literal_mean(cfg, basis, X, masked)(Q))(Q)
     # saturated softmax: both gradients are rounding noise around exp(-gap) ~ 0, of order u |x|^2 |E|: 1e-12 absolute
     assert np.all(np.isfinite(np.asarray(g_new))) and float(jnp.max(jnp.abs(g_new - g_lit))) < 1e-12
@@ -114,30 +124,45 @@ def test_batch_step_is_the_literal_batch_of_its_chunks():
     assert X.shape[0] == cfg.N and count == 3
     Q = 0.3 * jax.random.normal(jax.random.key(5), (cfg.d, cfg.d))
     literal = _literal_mean(cfg, basis, X, masked)
-    assert abs(float(batch.loss(cfg, basis, Q, key, cfg.N) - literal(Q))) < 1e-13 * float(literal(Q))
+    assert abs(float(batch.loss(cfg, basis, Q, key, cfg.N) - literal(Q))) < 1e-13 * float(
+        literal(Q)
+    )
     assert _rel(batch.grad(cfg, basis, Q, key, cfg.N), jax.grad(literal)(Q)) < 1e-13
     area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
-    attn = jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))(X, masked)
-    per = jax.vmap(lambda a, m, k: mim_model.area_attention(a, m, area_index[k], cfg.max_areas) * m[:, None])(
-        attn, masked, ks)
+    attn = jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))(
+        X, masked
+    )
+    per = jax.vmap(
+        lambda a, m, k: mim_model.area_attention(a, m, area_index[k], cfg.max_areas) * m[:, None]
+    )(attn, masked, ks)
     onehot = jax.nn.one_hot(ks, cfg.K)
-    ref = jnp.einsum("nk,npj->pkj", onehot, per) / jnp.einsum("nk,np->pk", onehot, masked.astype(float))[..., None]
+    ref = (
+        jnp.einsum("nk,npj->pkj", onehot, per)
+        / jnp.einsum("nk,np->pk", onehot, masked.astype(float))[..., None]
+    )
     new = batch.area_attention(cfg, basis, Q, key, cfg.N, area_index)
     np.testing.assert_allclose(new, ref, rtol=0, atol=1e-13)
-    assert float(jnp.std(ref[~jnp.isnan(ref)])) > 1e-2  # a nonuniform attention, so the comparison can fail
+    assert (
+        float(jnp.std(ref[~jnp.isnan(ref)])) > 1e-2
+    )  # a nonuniform attention, so the comparison can fail
 
 
 def test_chunk_size_divides_the_batch():
     for n in (1, 7, 64, 96, 1024, 1031):
         c = batch.chunk_size(n)
         assert n % c == 0 and 1 <= c <= batch.MAX_CHUNK
-        assert all(n % k for k in range(c + 1, min(n, batch.MAX_CHUNK) + 1))  # the largest such divisor
+        assert all(
+            n % k for k in range(c + 1, min(n, batch.MAX_CHUNK) + 1)
+        )  # the largest such divisor
 
 
 def test_sampled_mim_runs_the_batch_path():
     """A short sampled run with clusters of different area counts: finite loss, and area attention NaN exactly where an
     area does not exist in its cluster (the batch path leaves 0 there; the run masks it)."""
-    parts = [[list(range(8)), [8, 9], [10, 11], [12, 13], [14, 15]], [list(range(8)), [8, 9, 10, 11], [12, 13, 14, 15]]]
+    parts = [
+        [list(range(8)), [8, 9], [10, 11], [12, 13], [14, 15]],
+        [list(range(8)), [8, 9, 10, 11], [12, 13, 14, 15]],
+    ]
     cfg = MIMConfig(P=16, K=2, N=64, steps=2, record_every=1, partitions=parts)
     assert cfg.areas_per_cluster == (5, 3)
     t = full.mim.simulate(cfg, mode="sampled", replicates=2)
@@ -161,7 +186,9 @@ def test_float32_only_when_asked_and_recorded():
     t64 = fj.simulate(cfg)
     assert t64["alpha"].dtype == np.float64 and t64.meta["matmul_precision"] == "highest"
     with jax.default_matmul_precision("tensorfloat32"):
-        asked = full.mim.simulate(MIMConfig(steps=1, record_every=1, dtype="float32"), mode="sampled", replicates=2)
+        asked = full.mim.simulate(
+            MIMConfig(steps=1, record_every=1, dtype="float32"), mode="sampled", replicates=2
+        )
     assert (asked.meta["dtype"], asked.meta["matmul_precision"]) == ("float32", "tensorfloat32")
 
 

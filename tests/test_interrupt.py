@@ -26,7 +26,11 @@ LIMIT_S = 5.0  # the issue's bound from the signal to the exit
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_aborts_a_compiled_run_through_its_callback(sig, code):
     """In-process, without the watchdog's exit: the host callback of `recording.run` raises and XLA stops the run."""
-    run = jax.jit(lambda x: recording.run(lambda s, t: jnp.sin(s) * 0.5 + 0.1, lambda s, t: s, x, 10**12, 10**11))
+    run = jax.jit(
+        lambda x: recording.run(
+            lambda s, t: jnp.sin(s) * 0.5 + 0.1, lambda s, t: s, x, 10**12, 10**11
+        )
+    )
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), sig))
     with interrupt.watch():
         started = time.perf_counter()
@@ -52,10 +56,15 @@ def test_a_signal_inside_a_gc_callback_raises_nothing_there_and_stays_received(m
     def callback(phase, info):
         if phase == "start" and not seen:
             seen.append(True)
-            interrupt._handler(signal.SIGINT, sys._getframe())  # what a signal arriving here would run
+            interrupt._handler(
+                signal.SIGINT, sys._getframe()
+            )  # what a signal arriving here would run
 
-    monkeypatch.setattr(interrupt, "_state", {**interrupt._state, "signal": None, "aborted": False,
-                                              "watching": True})
+    monkeypatch.setattr(
+        interrupt,
+        "_state",
+        {**interrupt._state, "signal": None, "aborted": False, "watching": True},
+    )
     lost = []
     monkeypatch.setattr(sys, "unraisablehook", lost.append)  # where "Exception ignored in" goes
     gc.callbacks.append(callback)  # the list gc itself reads (not a copy)
@@ -75,8 +84,13 @@ def test_a_signal_inside_a_gc_callback_raises_nothing_there_and_stays_received(m
 def _interrupt(args: list, sig, delay: float, ready: str) -> tuple[int, float, str]:
     """Start `dynsim ARGS`, wait for `ready` on its stderr, then `delay` s, send `sig`; (exit code, seconds from the
     signal to the exit, stderr)."""
-    proc = subprocess.Popen([sys.executable, "-m", "dynsim.cli", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dynsim.cli", *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen = ""
     while ready not in seen and proc.poll() is None:
         seen += proc.stderr.readline()
@@ -88,31 +102,67 @@ def _interrupt(args: list, sig, delay: float, ready: str) -> tuple[int, float, s
     return proc.returncode, time.perf_counter() - sent, seen + err
 
 
-@pytest.mark.parametrize("sig, code, args, ready", [
-    # reduced level, D = 9: 1e7 steps take ~1 min; three times, each at its own random moment
-    *[(signal.SIGINT, 130, ["compare", "jsl", "--steps", "10000000"], "reduced: population dynamics")] * 3,
-    # full level, realistic mode: 1e8 steps take hours
-    (signal.SIGINT, 130, ["figure", "jsl-fig4", "--steps", "100000000"], "realistic (E)"),
-    (signal.SIGTERM, 143, ["figure", "jsl-fig4", "--steps", "100000000"], "realistic (E)"),
-])
+@pytest.mark.parametrize(
+    "sig, code, args, ready",
+    [
+        # reduced level, D = 9: 1e7 steps take ~1 min; three times, each at its own random moment
+        *[
+            (
+                signal.SIGINT,
+                130,
+                ["compare", "jsl", "--steps", "10000000"],
+                "reduced: population dynamics",
+            )
+        ]
+        * 3,
+        # full level, realistic mode: 1e8 steps take hours
+        (signal.SIGINT, 130, ["figure", "jsl-fig4", "--steps", "100000000"], "realistic (E)"),
+        (signal.SIGTERM, 143, ["figure", "jsl-fig4", "--steps", "100000000"], "realistic (E)"),
+    ],
+)
 def test_a_long_run_stops_within_seconds(tmp_path, sig, code, args, ready):
     # at a random moment 1 to 3 s after the run starts (compiling, then computing; no chunk boundary in sight)
-    rc, seconds, err = _interrupt(args + ["--out", str(tmp_path)], sig, random.uniform(1.0, 3.0), ready)
+    rc, seconds, err = _interrupt(
+        args + ["--out", str(tmp_path)], sig, random.uniform(1.0, 3.0), ready
+    )
     assert rc == code and seconds < LIMIT_S, (rc, seconds, err)
     assert interrupt.MESSAGE in err and "Traceback" not in err, err
 
 
-@pytest.mark.parametrize("attempt", range(3))  # each at its own random moment (5 of 15 crashed with exit 139 before)
+@pytest.mark.parametrize(
+    "attempt", range(3)
+)  # each at its own random moment (5 of 15 crashed with exit 139 before)
 def test_a_sweep_interrupted_mid_chunk_keeps_its_finished_points(tmp_path, attempt):
     out = tmp_path / "sw"
     # chunks of one point of 3e5 reduced steps (1.5-2 s each, measured on 2 cores, the first with its compilation):
     # the signal, 0.2-1 s after the second point is stored, lands inside the third chunk
-    args = ["sweep", "jsl", "--q", "0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45", "--steps", "300000", "--record-every",
-            "100000", "--chunk-size", "1", "--batch-size", "1", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "dynsim.cli", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    args = [
+        "sweep",
+        "jsl",
+        "--q",
+        "0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45",
+        "--steps",
+        "300000",
+        "--record-every",
+        "100000",
+        "--chunk-size",
+        "1",
+        "--batch-size",
+        "1",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dynsim.cli", *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None and len(list(out.glob("points/*/*.npz"))) < 2:
+    while (
+        time.time() < deadline and proc.poll() is None and len(list(out.glob("points/*/*.npz"))) < 2
+    ):
         time.sleep(0.05)
     time.sleep(random.uniform(0.2, 1.0))
     stored = len(list(out.glob("points/*/*.npz")))
@@ -134,16 +184,45 @@ def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, 
     import psutil
 
     out = tmp_path / "sw"
-    args = ["sweep", "jsl", "--D", "9", "--C", "3", "--q", "0.15,0.2,0.25,0.3", "--steps", "3000000",
-            "--chunk-size", "1", "--batch-size", "1", "--workers", "2", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "dynsim.cli", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    args = [
+        "sweep",
+        "jsl",
+        "--D",
+        "9",
+        "--C",
+        "3",
+        "--q",
+        "0.15,0.2,0.25,0.3",
+        "--steps",
+        "3000000",
+        "--chunk-size",
+        "1",
+        "--batch-size",
+        "1",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dynsim.cli", *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.time() + 120
     workers: list = []
-    while time.time() < deadline and proc.poll() is None and len(workers) < 2:  # both workers started
+    while (
+        time.time() < deadline and proc.poll() is None and len(workers) < 2
+    ):  # both workers started
         time.sleep(0.2)
-        workers = [c for c in psutil.Process(proc.pid).children(recursive=True) if "resource_tracker" not in
-                   " ".join(c.cmdline())]
+        workers = [
+            c
+            for c in psutil.Process(proc.pid).children(recursive=True)
+            if "resource_tracker" not in " ".join(c.cmdline())
+        ]
     time.sleep(random.uniform(2.0, 4.0))  # the chunks are running (3e6 steps each: tens of seconds)
     sent = time.perf_counter()
     os.killpg(proc.pid, sig)
@@ -151,4 +230,6 @@ def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, 
     assert proc.returncode == code and time.perf_counter() - sent < LIMIT_S, (proc.returncode, err)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     time.sleep(1.0)
-    assert len(workers) == 2 and not [w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+    assert len(workers) == 2 and not [
+        w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE
+    ]

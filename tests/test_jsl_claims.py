@@ -1,14 +1,13 @@
 """The idealized JSL claims (dynsim.jsl.claims_idealized, claims_glm): each holds on an in-regime run and fails (or is
 not applicable) on its negative control; the f* machinery against independent brute force."""
 
-import dataclasses
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from dynsim import JSLConfig
-from dynsim.jsl import claims_glm, claims_idealized as ci, ladder, partition, reference
+from dynsim.jsl import claims_glm, claims_idealized as ci, ladder, reference
 from reduced.jsl import configurations, fstar, sums
 from reduced.jsl.class_sums import ClassWeights, sampled_classes
 from tests.conftest import U64
@@ -20,8 +19,8 @@ IDEAL = dict(C=4, q=0.5, eta=0.02, temperature="unit", record_every=100)
 def _fstar(s, C):
     """f* of Assumption 1 with contiguous sets (the sets of tests.test_reference._joint), from its definition."""
     total = 0
-    for l in range(len(s) // C):
-        t = sum(s[l * C:(l + 1) * C])
+    for ell in range(len(s) // C):
+        t = sum(s[ell * C : (ell + 1) * C])
         total += t if abs(t) > 0.9 * C else 0
     return total
 
@@ -54,7 +53,9 @@ def test_signed_classes_equal_the_multiset_sum(shape):
     n, w = configurations.enumerate_configurations(D, C, cfg.q, None)
     types = configurations.set_types(C)
     sign = np.sign(1 + n[:, types.index((C, 0))] - n[:, types.index((0, C))])
-    multiset = fstar.SignedClasses(ClassWeights(sampled_classes(cfg, n, cfg.dtype), np.asarray(w)), np.asarray(sign))
+    multiset = fstar.SignedClasses(
+        ClassWeights(sampled_classes(cfg, n, cfg.dtype), np.asarray(w)), np.asarray(sign)
+    )
     want = fstar.error(cfg, theta, multiset)[0]
     got = fstar.error(cfg, theta, fstar.signed_table(cfg))[0]
     assert abs(got - want) <= 1e4 * U64 * want
@@ -74,7 +75,9 @@ def test_fstar_monte_carlo_within_its_standard_error():
 
 # ------------------------------------------------------------------------------------------------- Theorem 4.1
 
-JUDGED = JSLConfig(D=36, C=4, q=0.5, eta=0.005, temperature="unit", steps=200_000_000)  # the CLI's judged point
+JUDGED = JSLConfig(
+    D=36, C=4, q=0.5, eta=0.005, temperature="unit", steps=200_000_000
+)  # the CLI's judged point
 
 
 def test_theorem_4_1_not_applicable_at_fixed_q():
@@ -101,6 +104,7 @@ def test_theorem_4_1_flow_equals_gd_at_a_small_size():
 
 # ------------------------------------------------------------------------------------------------- Theorem 3.1
 
+
 def test_theorem_3_1_not_applicable_on_a_cut_search():
     """--steps below the GLM's budget (500): the search is too short to support the claim, so it is not applicable
     (never a hold on a 1-step run)."""
@@ -122,7 +126,16 @@ def test_ladder_config_keeps_the_random_count_and_resolves_the_size():
     is a ValueError naming the size."""
     judged = JSLConfig(D=36, **IDEAL)
     big, small = ladder.ladder_config(judged, 64), ladder.ladder_config(judged, 20)
-    assert big.q * 60 == pytest.approx(16, rel=1e-15) and small.q * 16 == pytest.approx(16, rel=1e-15)
-    assert (big.D, big.d, big.partition, big.eta, small.d, small.partition) == (64, 64, "grid", 0.02, 20, "contiguous")
+    assert big.q * 60 == pytest.approx(16, rel=1e-15) and small.q * 16 == pytest.approx(
+        16, rel=1e-15
+    )
+    assert (big.D, big.d, big.partition, big.eta, small.d, small.partition) == (
+        64,
+        64,
+        "grid",
+        0.02,
+        20,
+        "contiguous",
+    )
     with pytest.raises(ValueError, match="D = 16"):
         ladder.ladder_config(judged, 16)  # q = 16/12 > 1

@@ -19,8 +19,17 @@ from dynsim.claims import Claim
 
 SEEDS = 2
 LARGE = 8000
-TINY = cr.Plan(n_ladder=(500,), horizon=1500, n_test=256, n_tilde=(8,), transfer_seeds=6, transfer_steps=300,
-               fig2_grid=((0.005, 0.01),), fig2_steps=5, fig2_n=64)
+TINY = cr.Plan(
+    n_ladder=(500,),
+    horizon=1500,
+    n_test=256,
+    n_tilde=(8,),
+    transfer_seeds=6,
+    transfer_steps=300,
+    fig2_grid=((0.005, 0.01),),
+    fig2_steps=5,
+    fig2_n=64,
+)
 # the realistic size of the claims (D = 9, C = 3, eta = 0.1: realistic_config), with a 1500-step horizon
 RC = cr.realistic_config(JSLConfig(D=36, C=4, q=0.5, temperature="unit", steps=60000), TINY)
 
@@ -46,7 +55,9 @@ def test_f_star_against_a_loop_over_the_sets():
         expected += np.where(np.abs(z) > 0.9 * cfg.C, z, 0.0)
     assert np.array_equal(np.asarray(realistic_runs.f_star(cfg, jnp.asarray(s))), expected)
     F = np.where(np.arange(200) % 2, 1.0, -1.0)
-    assert float(realistic_runs.f_star_error(cfg, jnp.asarray(F), jnp.asarray(s))) == np.mean(~(expected * F > 0))
+    assert float(realistic_runs.f_star_error(cfg, jnp.asarray(F), jnp.asarray(s))) == np.mean(
+        ~(expected * F > 0)
+    )
 
 
 def test_lemma_4_2_holds_in_regime(large):
@@ -65,8 +76,11 @@ def test_theorem_4_2_holds_in_regime(large, small):
     claim = cr.theorem_4_2(RC, {500: small, LARGE: large}, SEEDS)
     assert claim.verdict == "holds", claim.details
     # the line is the exact sign-of-count f*-error, not the test points' estimate (T = 0 ties broken by rounding)
-    assert claim.details["f_star_error_T"][-1] < claim.details["glm_f_star_error_exact"] == \
-        reference.glm_error_fstar(RC)
+    assert (
+        claim.details["f_star_error_T"][-1]
+        < claim.details["glm_f_star_error_exact"]
+        == reference.glm_error_fstar(RC)
+    )
 
 
 def test_theorem_4_2_fails_with_too_few_samples(small):
@@ -83,7 +97,9 @@ def _ideal_A(cfg, gamma, rho):
 def test_theorem_5_1_holds_with_an_associated_A():
     """An A with the orbit structure the idealized dynamics reach (gamma = 3, rho = -1: full association)."""
     rc = RC.replace(N=LARGE)
-    A0 = np.asarray(realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"])
+    A0 = np.asarray(
+        realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"]
+    )
     paired, absolute = cr.theorem_5_1(rc, {"A": _ideal_A(rc, 3.0, -1.0), "A0": A0}, TINY)
     assert paired.verdict == "holds", paired.details
     assert absolute.verdict == "holds", absolute.details
@@ -91,7 +107,9 @@ def test_theorem_5_1_holds_with_an_associated_A():
 
 def test_theorem_5_1_fails_with_a_at_init():
     rc = RC.replace(N=LARGE)
-    A0 = np.asarray(realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"])
+    A0 = np.asarray(
+        realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"]
+    )
     paired, absolute = cr.theorem_5_1(rc, {"A": A0, "A0": A0}, TINY, label="at initialization")
     assert paired.verdict == "fails" and absolute.verdict == "fails"
 
@@ -100,22 +118,34 @@ def test_theorem_5_1_fails_with_an_anti_associated_A():
     """gamma = -1 < rho = 0.3 by construction: A changed (it is not A at init) but every row's top C is outside its
     own set; the paired reading used to hold on it (A at init is a weak baseline at D = 9)."""
     rc = RC.replace(N=LARGE)
-    A0 = np.asarray(realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"])
+    A0 = np.asarray(
+        realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"]
+    )
     paired, absolute = cr.theorem_5_1(rc, {"A": _ideal_A(rc, -1.0, 0.3), "A0": A0}, TINY)
     assert paired.verdict == "fails" and absolute.verdict == "fails"
-    assert paired.details["conditions"] == {"the pretrained A is associated on every row (Definition 2.2)": False}
+    assert paired.details["conditions"] == {
+        "the pretrained A is associated on every row (Definition 2.2)": False
+    }
 
 
 def test_no_trained_claim_holds_after_one_step():
-    items = cr.realistic_items(JSLConfig(D=36, C=4, q=0.5, temperature="unit", steps=1), quick=True, seeds=SEEDS,
-                               plan=TINY)
+    items = cr.realistic_items(
+        JSLConfig(D=36, C=4, q=0.5, temperature="unit", steps=1), quick=True, seeds=SEEDS, plan=TINY
+    )
     claims = [c for c in items if isinstance(c, Claim)]
-    assert {c.claim for c in claims} >= {"Lemma 4.2 (realistic)", "Theorem 4.2", "Theorem 5.1 (paired)",
-                                         "Theorem 5.1 (o(1))", "Figure 2"}
+    assert {c.claim for c in claims} >= {
+        "Lemma 4.2 (realistic)",
+        "Theorem 4.2",
+        "Theorem 5.1 (paired)",
+        "Theorem 5.1 (o(1))",
+        "Figure 2",
+    }
     assert not any(c.holds for c in claims), [(c.claim, c.verdict) for c in claims]
     assert next(c for c in claims if c.claim == "Figure 2").verdict == "not evaluated"
     named = {name for c in claims for name in re.findall(r"::(test_\w+)", c.negative_control)}
-    assert named and all(name in globals() for name in named), named  # each control names a test of this file
+    assert named and all(name in globals() for name in named), (
+        named
+    )  # each control names a test of this file
 
 
 @pytest.mark.parametrize("seeds", [0, 1.5, True])
@@ -125,8 +155,13 @@ def test_bad_seeds_is_a_value_error(seeds):
 
 
 def test_quick_counts_its_progress_units():
-    assert cr.total_runs(True) == len(realistic_plan.QUICK.n_ladder) + 2 + len(realistic_plan.QUICK.fig2_grid)
-    assert realistic_plan.FULL.n_ladder == tuple(sorted(realistic_plan.FULL.n_ladder)) and len(realistic_plan.FULL.n_ladder) >= 3  # a trend needs 3
+    assert cr.total_runs(True) == len(realistic_plan.QUICK.n_ladder) + 2 + len(
+        realistic_plan.QUICK.fig2_grid
+    )
+    assert (
+        realistic_plan.FULL.n_ladder == tuple(sorted(realistic_plan.FULL.n_ladder))
+        and len(realistic_plan.FULL.n_ladder) >= 3
+    )  # a trend needs 3
 
 
 def test_figure_2_judgement_fails_on_an_associated_learner():

@@ -15,8 +15,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dynsim", "reduced", "full")
-HEAVY = ("matplotlib", "scipy", "distributed", "dask", "xarray")  # optional or heavy libraries a function may import late
-SETTING_PACKAGES = ("dynsim.jsl", "dynsim.mim", "reduced.jsl", "reduced.mim", "full.jsl", "full.mim")
+HEAVY = (
+    "matplotlib",
+    "scipy",
+    "distributed",
+    "dask",
+    "xarray",
+)  # optional or heavy libraries a function may import late
+SETTING_PACKAGES = (
+    "dynsim.jsl",
+    "dynsim.mim",
+    "reduced.jsl",
+    "reduced.mim",
+    "full.jsl",
+    "full.mim",
+)
 # the library's front door keeps `dynsim.JSLConfig` and `dynsim.MIMConfig` (config classes only: ground)
 FRONT_DOOR = {"dynsim": {"dynsim.jsl", "dynsim.jsl.config", "dynsim.mim", "dynsim.mim.config"}}
 
@@ -43,7 +56,7 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
     if node.level == 0:
         return node.module or ""
     base = module.split(".") if _is_package(module) else module.split(".")[:-1]
-    base = base[:len(base) - (node.level - 1)]
+    base = base[: len(base) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
 
 
@@ -112,7 +125,11 @@ def _graph() -> dict[str, set[str]]:
                 continue
             while target and target not in MODULES:
                 target = target.rpartition(".")[0]
-            edges |= {t for t in [*_ancestors(target), target] if t in MODULES and t not in own and t != module}
+            edges |= {
+                t
+                for t in [*_ancestors(target), target]
+                if t in MODULES and t not in own and t != module
+            }
         graph[module] = edges
     return graph
 
@@ -136,8 +153,12 @@ def test_no_import_cycle():
 
 
 def test_function_local_imports_only_defer_heavy_libraries():
-    bad = [f"{m}:{line} imports {t}" for m, (v, _) in SCANS.items() for t, _, local, line in v.found
-           if local and t.split(".")[0] not in HEAVY]
+    bad = [
+        f"{m}:{line} imports {t}"
+        for m, (v, _) in SCANS.items()
+        for t, _, local, line in v.found
+        if local and t.split(".")[0] not in HEAVY
+    ]
     assert not bad, "function-local imports: " + "; ".join(bad)
 
 
@@ -145,11 +166,19 @@ def test_no_private_name_crosses_a_module():
     bad = []
     for module, (v, tree) in SCANS.items():
         for target, names, _, line in v.found:
-            bad += [f"{module}:{line} imports {target}.{n}" for n in names
-                    if _internal(target) and n.startswith("_") and not n.startswith("__")]
+            bad += [
+                f"{module}:{line} imports {target}.{n}"
+                for n in names
+                if _internal(target) and n.startswith("_") and not n.startswith("__")
+            ]
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr.startswith("_") \
-                    and not node.attr.startswith("__") and node.value.id in v.aliases:
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and node.value.id in v.aliases
+            ):
                 bad.append(f"{module}:{node.lineno} uses {v.aliases[node.value.id]}.{node.attr}")
     assert not bad, "private names used outside their module: " + "; ".join(bad)
 
@@ -161,8 +190,13 @@ def _setting_module(name: str) -> bool:
 def test_the_core_names_no_setting():
     """dynsim's generic modules (CLI, sweeps, checker, setting, claims, store, ...) import no setting's module;
     settings reach them only as plugins (dynsim.setting)."""
-    bad = [f"{m} imports {t}" for m, edges in GRAPH.items() if m.startswith("dynsim") and not _setting_module(m)
-           for t in edges if _setting_module(t) and t not in FRONT_DOOR.get(m, ())]
+    bad = [
+        f"{m} imports {t}"
+        for m, edges in GRAPH.items()
+        if m.startswith("dynsim") and not _setting_module(m)
+        for t in edges
+        if _setting_module(t) and t not in FRONT_DOOR.get(m, ())
+    ]
     assert not bad, "; ".join(bad)
 
 
@@ -174,15 +208,24 @@ def test_levels_import_only_the_ground():
         top = m.split(".")[0]
         if top not in ("reduced", "full"):
             continue
-        setting = m.split(".")[1] if m.count(".") >= 1 and m.split(".")[1] in ("jsl", "mim") else None
+        setting = (
+            m.split(".")[1] if m.count(".") >= 1 and m.split(".")[1] in ("jsl", "mim") else None
+        )
         for t in GRAPH[m]:
             ttop = t.split(".")[0]
             if ttop in ("reduced", "full") and ttop != top:
                 bad.append(f"{m} imports the other level's {t}")
-            if setting and ttop == top and t.count(".") >= 1 and t.split(".")[1] in ("jsl", "mim") \
-                    and t.split(".")[1] != setting:
+            if (
+                setting
+                and ttop == top
+                and t.count(".") >= 1
+                and t.split(".")[1] in ("jsl", "mim")
+                and t.split(".")[1] != setting
+            ):
                 bad.append(f"{m} imports another setting's {t}")
-            if ttop == "dynsim" and any(r.split(".")[0] in ("reduced", "full") for r in _reach(t) | {t}):
+            if ttop == "dynsim" and any(
+                r.split(".")[0] in ("reduced", "full") for r in _reach(t) | {t}
+            ):
                 bad.append(f"{m} imports {t}, which is not ground (it imports a level)")
     assert not bad, "; ".join(bad)
 

@@ -77,9 +77,15 @@ TOY = "tests.toy_setting"
 
 def toy_by_reference(**fields) -> Setting:
     """The toy setting with its config, levels and checks given as "module:attr" references."""
-    return Setting(name="toy-lazy", description="the toy, by reference",
-                   config=f"{TOY}.config:ToyConfig", reduced=f"{TOY}.levels:reduced",
-                   full=f"{TOY}.levels:full", checks=f"{TOY}.setting:SETTING.checks", **fields)
+    return Setting(
+        name="toy-lazy",
+        description="the toy, by reference",
+        config=f"{TOY}.config:ToyConfig",
+        reduced=f"{TOY}.levels:reduced",
+        full=f"{TOY}.levels:full",
+        checks=f"{TOY}.setting:SETTING.checks",
+        **fields,
+    )
 
 
 def test_references_load_on_first_use():
@@ -90,8 +96,14 @@ def test_references_load_on_first_use():
 
     assert record.reduced is levels.reduced and record.checks is setting.SETTING.checks
     assert record.config.__name__ == "ToyConfig"
-    broken = Setting(name="toy-missing", description="", config=f"{TOY}.config:NoSuchConfig",
-                     reduced=len, full=len, checks=f"{TOY}.setting:SETTING.checks")
+    broken = Setting(
+        name="toy-missing",
+        description="",
+        config=f"{TOY}.config:NoSuchConfig",
+        reduced=len,
+        full=len,
+        checks=f"{TOY}.setting:SETTING.checks",
+    )
     with pytest.raises(ImportError, match="Setting.config = 'tests.toy_setting.config:NoSuch"):
         broken.config
     with pytest.raises(ValueError, match="module:attribute"):

@@ -39,7 +39,17 @@ def test_full_exact_reduction_residuals(small_runs, shape):
 def test_reduced_reproduces_reference_table():
     """docs/derivations/jsl.md §5, Default A (an independent numpy implementation), printed to 3-4 digits:
     the tolerance is half a unit in the last printed digit."""
-    cfg = JSLConfig(D=16, C=4, q=0.5, nu=1e-3, sigma_A=1.0, temperature="unit", eta=0.02, steps=11, record_every=11)
+    cfg = JSLConfig(
+        D=16,
+        C=4,
+        q=0.5,
+        nu=1e-3,
+        sigma_A=1.0,
+        temperature="unit",
+        eta=0.02,
+        steps=11,
+        record_every=11,
+    )
     tr = rj.simulate(cfg)
     assert tr["loss"][0] == pytest.approx(0.656, abs=5e-4)
     assert tr["own_set_attention"][0] == pytest.approx(0.323, abs=5e-4)
@@ -70,7 +80,9 @@ def test_full_uniform_attention_gradient_vanishes():
     M = configs.w.shape[0]
     off = ~np.eye(cfg.D, dtype=bool)
     assert float(jnp.max(scale[off])) > 1e-3  # the individual terms are far from zero
-    assert np.all(np.abs(np.asarray(total))[off] <= 10 * (M + 10 * cfg.D) * U64 * np.asarray(scale)[off])
+    assert np.all(
+        np.abs(np.asarray(total))[off] <= 10 * (M + 10 * cfg.D) * U64 * np.asarray(scale)[off]
+    )
 
 
 def test_full_exact_general_A_gets_per_entry_gradients():
@@ -82,10 +94,14 @@ def test_full_exact_general_A_gets_per_entry_gradients():
     params = fj.initial_params(cfg, w_star, {"A": A, "alpha": 0.3})
     configs = fj.population.enumerate_configurations(cfg)
     model = fj.model_for(cfg)
-    g = jax.grad(lambda p: fj.population.exact_loss(model, p, configs, w_star))(params)["params"]["A"]
+    g = jax.grad(lambda p: fj.population.exact_loss(model, p, configs, w_star))(params)["params"][
+        "A"
+    ]
     within, between = (np.asarray(m) for m in fj.observables.partition.orbit_masks(cfg))
     assert np.ptp(np.asarray(g)[within]) > 1e-6 and np.ptp(np.asarray(g)[between]) > 1e-6
-    updated = fj.optimizer(cfg).update(jax.tree.map(jnp.ones_like, params), fj.optimizer(cfg).init(params), params)[0]
+    updated = fj.optimizer(cfg).update(
+        jax.tree.map(jnp.ones_like, params), fj.optimizer(cfg).init(params), params
+    )[0]
     assert np.all(np.diag(np.asarray(updated["params"]["A"])) == 0)  # the diagonal is masked
 
 

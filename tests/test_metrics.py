@@ -103,13 +103,17 @@ def test_uniform_attention_distance_on_1x3_grid():
 def test_uniform_attention_distance_on_2x2_grid():
     # Every query: distances 0, 1, 1, sqrt2 with weight 1/4.
     a = np.full((4, 4), 0.25)
-    assert average_attention_distance(a, (2, 2))[0] == pytest.approx((2 + math.sqrt(2)) / 4, rel=REL)
+    assert average_attention_distance(a, (2, 2))[0] == pytest.approx(
+        (2 + math.sqrt(2)) / 4, rel=REL
+    )
 
 
 def test_one_hot_attention_distance():
     # 2x2 grid, query p looks only at patch 3 = (1, 1): distances sqrt2, 1, 1, 0; mean (2 + sqrt2)/4.
     a = one_hot_rows([3, 3, 3, 3], 4)
-    assert average_attention_distance(a, (2, 2))[0] == pytest.approx((2 + math.sqrt(2)) / 4, rel=REL)
+    assert average_attention_distance(a, (2, 2))[0] == pytest.approx(
+        (2 + math.sqrt(2)) / 4, rel=REL
+    )
 
 
 # 4. Several heads ----------------------------------------------------------------------------------------------
@@ -255,6 +259,8 @@ def test_rounding_noise_does_not_break_ties():
     # every query then picks patch 0 first (lowest index among the tied): collapsed, diversity exactly 0
     assert attention_diversity(a, (2, 2), k=1)[0] == 0.0
     b = a.copy()
-    b[1, 3] += 1e-9  # a real difference (above 1e-12) still counts: query 1 now looks at patch 3 = (1, 1)
+    b[1, 3] += (
+        1e-9  # a real difference (above 1e-12) still counts: query 1 now looks at patch 3 = (1, 1)
+    )
     # vectors: (0,0) for queries 0, 2, 3 and (1,1) for query 1: 3 of the 6 pairs at distance sqrt(2)
     assert attention_diversity(b, (2, 2), k=1)[0] == pytest.approx(3 * np.sqrt(2) / 6, rel=1e-12)

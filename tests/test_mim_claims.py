@@ -18,7 +18,9 @@ from dynsim.mim import boundary, diversity, ladder, theorems
 from tests import test_verdict_matrix_mim as matrix
 
 QUICK = ladder.QUICK_LADDER
-LADDER = ladder.LADDER  # the default ladder: 4 rungs, 2 dof for every trend (3 rungs leave 1: t = 12.7 at 95%)
+LADDER = (
+    ladder.LADDER
+)  # the default ladder: 4 rungs, 2 dof for every trend (3 rungs leave 1: t = 12.7 at 95%)
 STEPS = 1000
 BASE = theorems.base_config(steps=STEPS)
 quiet = lambda s: None  # noqa: E731
@@ -51,7 +53,9 @@ def test_a_diverged_rung_is_not_evaluated_never_holds(rungs):
     the ladder (Python's min/max would skip a NaN after the first item)."""
     for i in range(len(rungs)):
         bad = list(rungs)
-        bad[i] = dataclasses.replace(bad[i], max_query_loss=math.nan, min_attention=math.nan, initial_ratio=math.nan)
+        bad[i] = dataclasses.replace(
+            bad[i], max_query_loss=math.nan, min_attention=math.nan, initial_ratio=math.nan
+        )
         for claim in (theorems.loss_gap_claim, theorems.rate_ratio_claim):
             assert claim(bad).verdict == "not evaluated", (i, claim.__name__)
         assert math.isnan(theorems.attention_trend(bad).value)
@@ -63,21 +67,27 @@ def test_eta_1e4_no_longer_diverges():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # a divergence flag would raise here
         rung = ladder.run_rung(BASE.replace(eta=1e4), 256, 30, quiet, scaled=False, beside=False)
-    assert not rung.diverged and math.isfinite(rung.min_attention) and math.isfinite(rung.max_query_loss)
+    assert (
+        not rung.diverged
+        and math.isfinite(rung.min_attention)
+        and math.isfinite(rung.max_query_loss)
+    )
     assert theorems.loss_gap_claim([rung]).verdict != "not evaluated"
 
 
 def _diverging(simulate, after):
     """`simulate` whose trajectory turns non-finite after record `after`, as a diverged level's recording does
     (a real divergence can no longer be provoked through eta in float64: see the test above)."""
+
     def run(cfg, approximation, **options):
         t = simulate(cfg, approximation, **options)
         obs = {}
         for k, v in t.observables.items():
             v = np.array(v, dtype=float)
-            v[after + 1:] = np.nan
+            v[after + 1 :] = np.nan
             obs[k] = v
         return type(t)(t.steps, obs, t.meta)
+
     return run
 
 
@@ -87,9 +97,14 @@ def test_a_diverged_run_gives_verdicts_not_errors(monkeypatch):
     monkeypatch.setattr(reduced.mim, "simulate", _diverging(reduced.mim.simulate, after=2))
     rung = ladder.run_rung(BASE, 256, 30, quiet, scaled=False, beside=False)
     assert rung.diverged and math.isnan(rung.min_attention)
-    for claim in (theorems.loss_gap_claim([rung]), theorems.two_phase_claim(rung), theorems.rate_ratio_claim([rung]),
-                  theorems.switch_claim([rung]), theorems.small_claim([rung]),
-                  theorems.global_claim([rung])):
+    for claim in (
+        theorems.loss_gap_claim([rung]),
+        theorems.two_phase_claim(rung),
+        theorems.rate_ratio_claim([rung]),
+        theorems.switch_claim([rung]),
+        theorems.small_claim([rung]),
+        theorems.global_claim([rung]),
+    ):
         assert claim.verdict == "not evaluated", (claim.claim, claim.measured)
     cfg = ladder.rung_config(BASE, 256, 30, scaled=False)
     div = diversity.diversities(cfg, reduced.mim.simulate(cfg, ladder.JUDGED), 4, theorems.TOP_K)
@@ -108,7 +123,9 @@ def test_two_phase_is_not_applicable_near_the_boundary():
     """gamma = 0.75, kappa = (0.8, 0.4) at P = 1024: (1 - gamma) P^Delta = 1, a Phase-I drop of
     about 0.02. Outside the premise (1 - gamma) P^Delta >= 4 (|Delta| too small for this P): not
     applicable, naming it, not fails."""
-    near = ladder.run_rung(BASE.replace(mask_ratio=0.75, kappa_c=0.8), 1024, STEPS, quiet, beside=False)
+    near = ladder.run_rung(
+        BASE.replace(mask_ratio=0.75, kappa_c=0.8), 1024, STEPS, quiet, beside=False
+    )
     c = theorems.two_phase_claim(near)
     assert c.verdict == NOT_APPLICABLE and "(1 - gamma) C_1^2 / (P C_n) >= 4" in c.why(), c.why()
     # only the margin is false
@@ -119,8 +136,9 @@ def test_rate_ratio_fails_just_below_the_boundary():
     """P = 1024, gamma = 0.6, kappa = (0.75, 0.4), Delta = 0.122: the leading order predicts 0.936,
     one GD step measures 1.005 (the other side of 1), inside the mean-field premise (own area empty
     with probability 0.0097)."""
-    near = ladder.run_rung(BASE.replace(mask_ratio=0.6, kappa_c=0.75), 1024, 3, quiet, scaled=False,
-                           beside=False)
+    near = ladder.run_rung(
+        BASE.replace(mask_ratio=0.6, kappa_c=0.75), 1024, 3, quiet, scaled=False, beside=False
+    )
     assert near.predicted_ratio < 1 < near.initial_ratio
     c = theorems.rate_ratio_claim([near])
     assert c.verdict == FAILS and c.measured < 0, c.why()
@@ -131,11 +149,17 @@ def test_pp_fails_with_areas_of_fixed_size():
     |A| / (z (1 - gamma) C) stays put (0.140, 0.193, 0.123 on the quick ladder), inside the
     mean-field premise (own area empty with probability <= 0.031; areas of 3-4 patches, 0.125-0.25,
     are outside it: not applicable)."""
-    fixed = [ladder.run_rung(BASE.replace(kappa_s=math.log(8) / math.log(P)), P, STEPS, quiet,
-                             beside=False) for P in QUICK]
+    fixed = [
+        ladder.run_rung(
+            BASE.replace(kappa_s=math.log(8) / math.log(P)), P, STEPS, quiet, beside=False
+        )
+        for P in QUICK
+    ]
     assert {len(a) for r in fixed for a in r.cfg.areas[0][1:]} <= set(range(6, 13))
     c = theorems.pp_claim(fixed)
-    assert c.verdict == FAILS and c.measured >= 0, c.details  # the slope, not only the T* condition, fails
+    assert c.verdict == FAILS and c.measured >= 0, (
+        c.details
+    )  # the slope, not only the T* condition, fails
 
 
 def test_pp_frozen_keeps_b_zero_and_b_free_moves_a():
@@ -152,13 +176,16 @@ def test_check_theorems_rejects_bad_eps():
         theorems.check_theorems(quick=True, eps=1.5)
 
 
-
 def test_delta_star_brackets_the_leading_order_boundary():
     # the leading order: (1 - gamma) P^Delta = 1 at Delta = log 2 / log 1024 = 0.1 exactly
     assert boundary.predicted(1024, 0.5) == pytest.approx(0.1, rel=1e-12)  # rounding of two logs
-    r = boundary.delta_star(theorems.base_config(P=256), (0.75, 0.79))  # realised Delta 0.092 and 0.179
+    r = boundary.delta_star(
+        theorems.base_config(P=256), (0.75, 0.79)
+    )  # realised Delta 0.092 and 0.179
     lo, hi = r["bracket"]
-    assert lo < r["measured"] < hi and lo < r["predicted"] < hi  # both boundaries between the two grid problems
+    assert (
+        lo < r["measured"] < hi and lo < r["predicted"] < hi
+    )  # both boundaries between the two grid problems
     with pytest.raises(ValueError, match="bracket"):
         boundary.delta_star(theorems.base_config(P=256), (0.9,))  # one problem, above the boundary
 
@@ -167,7 +194,9 @@ def test_a_longer_run_records_the_switch_as_the_default_does():
     """The record interval follows the phases' time scale, not T: at --steps 20000 (T = 8706 at P = 256) the
     switch (near step 40) used to fall inside the first recorded interval (every 87 steps), so F.3, the
     switch and (b,c) failed on the same dynamics that hold at 1000 steps. Same dynamics, same readings."""
-    short, long = (ladder.run_rung(theorems.base_config(), 256, s, quiet, beside=False) for s in (1000, 20000))
+    short, long = (
+        ladder.run_rung(theorems.base_config(), 256, s, quiet, beside=False) for s in (1000, 20000)
+    )
     assert long.cfg.steps > 10 * short.cfg.steps and long.cfg.record_every == short.cfg.record_every
     assert set(long.labels) == {"two-phase"} and long.drop_at_switch == short.drop_at_switch
     assert theorems.two_phase_claim(long).verdict == theorems.two_phase_claim(short).verdict
@@ -178,7 +207,11 @@ def test_a_smaller_eps_runs_longer(monkeypatch):
     longer (a referee's --eps 0.0005 failed from under-training and held with 20x the steps); above it, never shorter."""
     assert ladder.steps_for(1000, 0.0005) == 20000 and ladder.steps_for(1000, 0.1) == 1000
     seen = []
-    monkeypatch.setattr(ladder, "run_rung", lambda base, P, steps, *a, **k: seen.append(steps) or 1 / 0)
+    monkeypatch.setattr(
+        ladder, "run_rung", lambda base, P, steps, *a, **k: seen.append(steps) or 1 / 0
+    )
     with pytest.raises(ZeroDivisionError):
-        theorems.check_theorems(quick=True, steps=1000, eps=0.0005, only=frozenset({"Thm 4.1 loss gap"}))
+        theorems.check_theorems(
+            quick=True, steps=1000, eps=0.0005, only=frozenset({"Thm 4.1 loss gap"})
+        )
     assert seen == [20000]

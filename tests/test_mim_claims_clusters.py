@@ -53,18 +53,29 @@ def negative():
     return [ladder.run_rung(theorems.negative_base(K2), 256, 2, quiet, beside=False)]
 
 
-HOLD = ("Thm 4.1 loss gap", "rate ratio side", "Lemma 5.3 switch", "Lemma 5.3 (b,c) small",
-        "App. E global one-phase")
-MATRIX = [(c, "regime", HOLDS) for c in HOLD] + [("F.3 two-phase", "wide", HOLDS)] + [
-    ("Thm 4.1 loss gap", "short", FAILS), ("F.3 two-phase", "short", FAILS),
-    ("Lemma 5.3 switch", "short", FAILS), ("App. E global one-phase", "short", FAILS),
-    ("F.3 two-phase", "negative", NOT_APPLICABLE), ("Lemma 5.3 switch", "negative", NOT_APPLICABLE),
-    ("Lemma 5.3 (b,c) small", "negative", NOT_APPLICABLE),
-]
+HOLD = (
+    "Thm 4.1 loss gap",
+    "rate ratio side",
+    "Lemma 5.3 switch",
+    "Lemma 5.3 (b,c) small",
+    "App. E global one-phase",
+)
+MATRIX = (
+    [(c, "regime", HOLDS) for c in HOLD]
+    + [("F.3 two-phase", "wide", HOLDS)]
+    + [
+        ("Thm 4.1 loss gap", "short", FAILS),
+        ("F.3 two-phase", "short", FAILS),
+        ("Lemma 5.3 switch", "short", FAILS),
+        ("App. E global one-phase", "short", FAILS),
+        ("F.3 two-phase", "negative", NOT_APPLICABLE),
+        ("Lemma 5.3 switch", "negative", NOT_APPLICABLE),
+        ("Lemma 5.3 (b,c) small", "negative", NOT_APPLICABLE),
+    ]
+)
 
 
-@pytest.mark.parametrize("claim,scenario,verdict", MATRIX,
-                         ids=[f"{c} | {s}" for c, s, _ in MATRIX])
+@pytest.mark.parametrize("claim,scenario,verdict", MATRIX, ids=[f"{c} | {s}" for c, s, _ in MATRIX])
 def test_k2_verdict_matrix(claim, scenario, verdict, request):
     rungs = request.getfixturevalue(scenario)
     assert all(r.cfg.K == 2 for r in rungs)
@@ -79,7 +90,7 @@ def test_k2_runs_twice_as_long_and_reads_both_clusters(regime):
     (K = 1: 436); every local patch of both clusters is labelled, both clusters' classes have a
     switch row, and the table names the cluster of each reading."""
     top = regime[-1]
-    assert top.cfg.steps == 871 == math.ceil(2 * 1000 * 0.25 ** 0.6)
+    assert top.cfg.steps == 871 == math.ceil(2 * 1000 * 0.25**0.6)
     assert ladder.rung_config(theorems.base_config(), 256, 1000).steps == 436
     assert len(top.clusters) == 2 and [c.k for c in top.clusters] == [0, 1]
     local = sum(len(a) for k in range(2) for a in top.cfg.areas[k][1:])
@@ -94,16 +105,21 @@ def test_a_bad_cluster_1_fails_what_cluster_0_alone_passes(regime):
     readings NaN) fails (b,c), and cluster 1's classes without a switch fail Lemma 5.3; each names
     cluster 1. Cluster 0's readings alone pass both."""
     top = regime[-1]
-    no_switch = dataclasses.replace(top.clusters[1], drop_at_switch=math.nan,
-                                    phase1_other_fp=math.nan, phase1_max_B=math.nan)
-    rows = tuple((k, n, C, math.nan if k == 1 else level, pred)
-                 for k, n, C, level, pred in top.switches)
+    no_switch = dataclasses.replace(
+        top.clusters[1], drop_at_switch=math.nan, phase1_other_fp=math.nan, phase1_max_B=math.nan
+    )
+    rows = tuple(
+        (k, n, C, math.nan if k == 1 else level, pred) for k, n, C, level, pred in top.switches
+    )
     bad = [dataclasses.replace(top, clusters=(top.clusters[0], no_switch), switches=rows)]
     for name in ("Lemma 5.3 (b,c) small", "Lemma 5.3 switch"):
         c = CLAIMS[name](bad, theorems.EPS)
         assert c.verdict == FAILS and "cluster 1" in c.at, (name, c.at)
-    only0 = [dataclasses.replace(top, clusters=top.clusters[:1],
-                                 switches=tuple(r for r in top.switches if r[0] == 0))]
+    only0 = [
+        dataclasses.replace(
+            top, clusters=top.clusters[:1], switches=tuple(r for r in top.switches if r[0] == 0)
+        )
+    ]
     for name in ("Lemma 5.3 (b,c) small", "Lemma 5.3 switch"):
         assert CLAIMS[name](only0, theorems.EPS).verdict == HOLDS, name
 
@@ -113,8 +129,12 @@ def test_a_missing_phase1_reading_is_not_evaluated(regime):
     evaluated at that cluster, never "holds" on the other's reading."""
     top = regime[0]
     assert CLAIMS["Lemma 5.3 (b,c) small"](regime, theorems.EPS).verdict == HOLDS
-    bad = [dataclasses.replace(top, clusters=(top.clusters[0], dataclasses.replace(
-        top.clusters[1], phase1_max_B=math.nan)))]
+    bad = [
+        dataclasses.replace(
+            top,
+            clusters=(top.clusters[0], dataclasses.replace(top.clusters[1], phase1_max_B=math.nan)),
+        )
+    ]
     c = CLAIMS["Lemma 5.3 (b,c) small"](bad, theorems.EPS)
     assert c.verdict == NOT_EVALUATED and "cluster 1" in c.at, (c.verdict, c.at)
 
@@ -126,20 +146,24 @@ def test_a_missing_phase1_reading_is_not_evaluated(regime):
 # test_mim_projected_pp.py); the loss gap is eq. 4.2's L_p, |M|/P = 1/2 times the loss given p in M
 # (0.0017754642074277872 then, halved exactly); F.3 names the class it judged (every local class
 # with margin >= 4; at P = 1024 every local area has 16 patches, one class)
-K1 = {"Thm 4.1 loss gap": ("holds", "0.0008877321037138936", "P = 256"),
-      "F.3 two-phase": ("holds", "0.9363483038664037", "P = 1024, area 1"),
-      "rate ratio side": ("holds", "1.4213011844900365", "P = 256"),
-      "Lemma 5.3 switch": ("holds", "0.10337246697351421", "area 1 (C = 16) at P = 1024"),
-      "Lemma 5.3 (b,c) small": ("holds", "0.3156633880395391", "P = 256"),
-      "Sec. 5.4 PP small": ("fails", "inf", "slope -0.54"),
-      "App. E global one-phase": ("holds", "0.03564063029379351", "P = 256")}
+K1 = {
+    "Thm 4.1 loss gap": ("holds", "0.0008877321037138936", "P = 256"),
+    "F.3 two-phase": ("holds", "0.9363483038664037", "P = 1024, area 1"),
+    "rate ratio side": ("holds", "1.4213011844900365", "P = 256"),
+    "Lemma 5.3 switch": ("holds", "0.10337246697351421", "area 1 (C = 16) at P = 1024"),
+    "Lemma 5.3 (b,c) small": ("holds", "0.3156633880395391", "P = 256"),
+    "Sec. 5.4 PP small": ("fails", "inf", "slope -0.54"),
+    "App. E global one-phase": ("holds", "0.03564063029379351", "P = 256"),
+}
 
 
 def test_k1_verdicts_and_numbers_are_unchanged():
     base = theorems.base_config(steps=1000)
     rungs = [ladder.run_rung(base, P, 1000, quiet, beside=False) for P in (256, 1024)]
-    got = {n: (c.verdict, repr(c.measured), c.at) for n, c in
-           ((n, judge(rungs, theorems.EPS)) for n, judge in CLAIMS.items())}
+    got = {
+        n: (c.verdict, repr(c.measured), c.at)
+        for n, c in ((n, judge(rungs, theorems.EPS)) for n, judge in CLAIMS.items())
+    }
     assert got == K1
 
 
@@ -148,8 +172,17 @@ def test_the_joint_cells_follow_the_per_query_trajectories():
     (`joint.run`) gives every patch of a cell the same trajectory. Tolerance: both sum the same
     terms in another order over 30 steps, so they differ by rounding, a few ulps of values <= 10
     (the loss sums 9 queries' terms: 1e-13 leaves a factor 100 above the 2e-16 to 4e-16 seen)."""
-    cfg = MIMConfig(P=9, K=2, kappa_c=0.7, kappa_s=0.3, partition="random", mask_ratio=0.5,
-                    steps=30, record_every=10, seed=3)
+    cfg = MIMConfig(
+        P=9,
+        K=2,
+        kappa_c=0.7,
+        kappa_s=0.3,
+        partition="random",
+        mask_ratio=0.5,
+        steps=30,
+        record_every=10,
+        seed=3,
+    )
     cells = reduced.mim.simulate(cfg, "mean_field")
     types, _, tables = joint.setup(cfg, True)
     _, per_query = joint.run_jit(cfg, tables, np.asarray(types.of_key))
@@ -163,8 +196,22 @@ def test_random_partition_seed_is_recorded(tmp_path, capsys, monkeypatch):
     """--partition random draws the areas from --seed: the report's config records it and the
     claims' regime says it; two seeds give two layouts."""
     monkeypatch.setattr(theorems, "check_theorems", lambda **kw: [])
-    cli.main(["check-theorems", "mim", "--K", "2", "--partition", "random", "--seed", "3",
-              "--quick", "--json", "--out", str(tmp_path)])
+    cli.main(
+        [
+            "check-theorems",
+            "mim",
+            "--K",
+            "2",
+            "--partition",
+            "random",
+            "--seed",
+            "3",
+            "--quick",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     config = json.loads(capsys.readouterr().out)["config"]
     assert config["seed"] == 3 and config["partition"] == "random" and config["K"] == 2
     assert all(r["seed"] == 3 and r["K"] == 2 for r in config["runs"].values())
@@ -186,15 +233,20 @@ def test_estimate_follows_k_and_the_joint_cells():
     work = resources.CELL_TERM_FLOPS * 206 * 2 * 206 * 4595 + resources.COMPILE_FLOPS
     assert grid and grid[0].flops == work
     random = [n for n in est["random"] if "1,376 joint cells" in n.what]
-    assert random and random[0].flops - resources.COMPILE_FLOPS > 40 * (work - resources.COMPILE_FLOPS)
+    assert random and random[0].flops - resources.COMPILE_FLOPS > 40 * (
+        work - resources.COMPILE_FLOPS
+    )
 
 
-@pytest.mark.parametrize("argv,needles", [
-    (["--K", "0"], ("--K = 0", ">= 1")),
-    (["--K", "-3"], ("--K = -3", ">= 1")),
-    (["--partition", "hex"], ("--partition", "'hex'", "grid", "random")),
-    (["--K", "100000", "--quick"], ("--K = 100000", "too large")),  # refused by the estimate
-])
+@pytest.mark.parametrize(
+    "argv,needles",
+    [
+        (["--K", "0"], ("--K = 0", ">= 1")),
+        (["--K", "-3"], ("--K = -3", ">= 1")),
+        (["--partition", "hex"], ("--partition", "'hex'", "grid", "random")),
+        (["--K", "100000", "--quick"], ("--K = 100000", "too large")),  # refused by the estimate
+    ],
+)
 def test_bad_clusters_or_partition_exit_2_naming_the_option(argv, needles, tmp_path, capsys):
     code = cli.main(["check-theorems", "mim", *argv, "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err

@@ -16,12 +16,40 @@ OBSERVABLES = ("fp_corr", "pp_corr", "area_attention", "loss")
 # over 30 steps the rounding of both levels stays below steps x terms x u x scale = 30 x 378 x 1.1e-16 x 10 ~ 1.3e-11
 SMALL_TOL = 1e-10
 SMALL = {
-    "K=2, P=9": MIMConfig(P=9, K=2, kappa_c=0.7, kappa_s=0.3, partition="random", mask_ratio=0.5, steps=30,
-                          record_every=10, seed=3),
-    "K=3, P=8": MIMConfig(P=8, K=3, kappa_c=0.7, kappa_s=0.3, partition="random", mask_ratio=0.5, steps=30,
-                          record_every=10, seed=1),
-    "K=2, P=8, two latents": MIMConfig(P=8, K=2, kappa_c=0.7, kappa_s=0.3, partition="random", mask_ratio=0.5,
-                                       z=[(0.5, 0.5), (1.5, 0.5)], steps=20, record_every=10, seed=2),
+    "K=2, P=9": MIMConfig(
+        P=9,
+        K=2,
+        kappa_c=0.7,
+        kappa_s=0.3,
+        partition="random",
+        mask_ratio=0.5,
+        steps=30,
+        record_every=10,
+        seed=3,
+    ),
+    "K=3, P=8": MIMConfig(
+        P=8,
+        K=3,
+        kappa_c=0.7,
+        kappa_s=0.3,
+        partition="random",
+        mask_ratio=0.5,
+        steps=30,
+        record_every=10,
+        seed=1,
+    ),
+    "K=2, P=8, two latents": MIMConfig(
+        P=8,
+        K=2,
+        kappa_c=0.7,
+        kappa_s=0.3,
+        partition="random",
+        mask_ratio=0.5,
+        z=[(0.5, 0.5), (1.5, 0.5)],
+        steps=20,
+        record_every=10,
+        seed=2,
+    ),
 }
 
 
@@ -43,7 +71,9 @@ def test_b_free_equals_the_full_exact_model(pair):
     p = 0
     same0 = [q for q in range(cfg.P) if q != p and a[0, q] == a[0, p]]
     assert np.ptp(B[p, same0]) > 1e-3 or any(
-        np.ptp(B[p, [q for q in range(cfg.P) if q != p and a[k, q] == a[k, p]]]) > 1e-3 for k in range(cfg.K))
+        np.ptp(B[p, [q for q in range(cfg.P) if q != p and a[k, q] == a[k, p]]]) > 1e-3
+        for k in range(cfg.K)
+    )
 
 
 def test_b_free_stays_finite_where_exp_overflows():
@@ -55,7 +85,9 @@ def test_b_free_stays_finite_where_exp_overflows():
     assert "nonfinite_from_step" not in red.meta and "nonfinite_from_step" not in ful.meta
     assert np.nanmax(np.abs(ful["fp_corr"])) > 709  # the regime: e^(z A) alone would overflow
     for name in OBSERVABLES:
-        assert np.nanmax(np.abs(red[name] - ful[name])) < SMALL_TOL * max(1.0, np.nanmax(np.abs(ful[name]))), name
+        assert np.nanmax(np.abs(red[name] - ful[name])) < SMALL_TOL * max(
+            1.0, np.nanmax(np.abs(ful[name]))
+        ), name
 
 
 def test_default_grid_k2_agrees_under_the_checker():
@@ -97,7 +129,8 @@ def test_pp_frozen_deviation_from_b_free_is_reported():
     frozen, free = reduced.mim.simulate(cfg, "pp_frozen"), reduced.mim.simulate(cfg)
     report = compare(frozen, free)
     assert report.kind == "approximation" and report.residuals["pp_max"].value == pytest.approx(
-        np.max(np.abs(free["pp_corr"])))
+        np.max(np.abs(free["pp_corr"]))
+    )
     assert report.errors["fp_corr"].max_abs > 1e-3  # dropping B moves A (measured 1.8e-2 here)
 
 
@@ -113,11 +146,15 @@ def test_mean_field_with_clusters():
 def test_joint_types_of_a_hand_built_partition():
     """P = 4, K = 2: cluster 0 areas {0, 1}, {2, 3}; cluster 1 areas {0, 2}, {1, 3}. For query 0 the keys 1, 2, 3
     have joint types (0, 1), (1, 0), (1, 1): three types of one key each."""
-    cfg = MIMConfig(P=4, K=2, partitions=[[[0, 1], [2, 3]], [[0, 2], [1, 3]]], mask_ratio=0.5, steps=1)
+    cfg = MIMConfig(
+        P=4, K=2, partitions=[[[0, 1], [2, 3]], [[0, 2], [1, 3]]], mask_ratio=0.5, steps=1
+    )
     t = joint.joint_types(cfg)
     assert t.of_key[0, 0] == -1 and sorted(t.of_key[0, 1:].tolist()) == [0, 1, 2]
     assert t.population[0].tolist() == [1, 1, 1]
-    assert sorted(map(tuple, t.area[0].tolist())) == [(0, 1), (1, 0), (1, 1)] and t.own[0].tolist() == [0, 0]
+    assert sorted(map(tuple, t.area[0].tolist())) == [(0, 1), (1, 0), (1, 1)] and t.own[
+        0
+    ].tolist() == [0, 0]
 
 
 def test_k_sweep_reports_pp_dominance_and_the_frozen_deviation(tmp_path):
@@ -125,8 +162,19 @@ def test_k_sweep_reports_pp_dominance_and_the_frozen_deviation(tmp_path):
     recomputed here from two independent runs."""
     import dynsim
 
-    base = dict(P=9, kappa_c=0.7, kappa_s=0.3, partition="random", mask_ratio=0.5, steps=20, record_every=10, seed=3)
-    res = dynsim.sweep("mim", {"K": [1, 2]}, base=base, options={"versus_frozen": True}, out=str(tmp_path))
+    base = dict(
+        P=9,
+        kappa_c=0.7,
+        kappa_s=0.3,
+        partition="random",
+        mask_ratio=0.5,
+        steps=20,
+        record_every=10,
+        seed=3,
+    )
+    res = dynsim.sweep(
+        "mim", {"K": [1, 2]}, base=base, options={"versus_frozen": True}, out=str(tmp_path)
+    )
     for row in res.rows:
         cfg = MIMConfig(**base, K=row["K"])
         free, frozen = reduced.mim.simulate(cfg), reduced.mim.simulate(cfg, "pp_frozen")
@@ -135,10 +183,16 @@ def test_k_sweep_reports_pp_dominance_and_the_frozen_deviation(tmp_path):
         a, b = (with_per_patch(t, cfg)["fp_corr"] for t in (free, frozen))
         fp = np.nanmax(np.abs(a))
         assert row["reduced_pp_over_fp"] == pytest.approx(np.max(free["pp_max"]) / fp, rel=1e-12)
-        assert row["reduced_fp_deviation_from_pp_frozen"] == pytest.approx(np.nanmax(np.abs(a - b)) / fp, rel=1e-12)
-        assert row["reduced_fp_deviation_from_pp_frozen"] > 1e-3  # B moves A at this size: the column is not vacuous
+        assert row["reduced_fp_deviation_from_pp_frozen"] == pytest.approx(
+            np.nanmax(np.abs(a - b)) / fp, rel=1e-12
+        )
+        assert (
+            row["reduced_fp_deviation_from_pp_frozen"] > 1e-3
+        )  # B moves A at this size: the column is not vacuous
     plain = dynsim.sweep("mim", {"K": [1, 2]}, base=base, out=str(tmp_path / "plain"))
-    assert all(r["reduced_fp_deviation_from_pp_frozen"] is None for r in plain.rows)  # only when asked
+    assert all(
+        r["reduced_fp_deviation_from_pp_frozen"] is None for r in plain.rows
+    )  # only when asked
 
 
 # Monte Carlo over the counts: replicate r draws `samples` count vectors per query from numpy's
@@ -151,7 +205,9 @@ MC = dict(samples=64, replicates=8)
 def test_monte_carlo_agrees_with_exact_within_its_band(name):
     cfg = SMALL[name]
     mc, exact = reduced.mim.simulate(cfg, **MC), reduced.mim.simulate(cfg)
-    assert mc.meta["mode"] == "sampled" and mc.meta["samples"] == 64 and "fp_corr_se" in mc.observables
+    assert (
+        mc.meta["mode"] == "sampled" and mc.meta["samples"] == 64 and "fp_corr_se" in mc.observables
+    )
     report = compare(mc, exact)
     assert report.kind == "statistical" and report.passed, report.table()
     # negative control: the same band refuses a run of another problem (eta x 1.5)
@@ -165,11 +221,15 @@ def test_monte_carlo_with_one_cluster_matches_the_class_engine():
     assert report.kind == "statistical" and report.passed, report.table()
 
 
-@pytest.mark.parametrize("kwargs, needle", [
-    (dict(samples=0), "samples = 0"), (dict(samples=8, replicates=1), "replicates = 1"),
-    (dict(samples=8, approximation="mean_field"), "invalid with samples"),
-    (dict(samples=8, method="flow"), "method = 'flow' is invalid with samples"),
-])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        (dict(samples=0), "samples = 0"),
+        (dict(samples=8, replicates=1), "replicates = 1"),
+        (dict(samples=8, approximation="mean_field"), "invalid with samples"),
+        (dict(samples=8, method="flow"), "method = 'flow' is invalid with samples"),
+    ],
+)
 def test_monte_carlo_arguments_are_checked(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         reduced.mim.simulate(SMALL["K=2, P=9"], **kwargs)
@@ -180,5 +240,9 @@ def test_monte_carlo_one_cluster_large_p_stays_per_class():
     records x 4096^2 entries exceed the expansion budget), with standard errors."""
     cfg = MIMConfig(P=4096, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=2, record_every=1)
     t = reduced.mim.simulate(cfg, samples=8, replicates=2)
-    assert "pp_corr" not in t.observables and "pp_class_se" in t.observables and "fp_corr_se" in t.observables
+    assert (
+        "pp_corr" not in t.observables
+        and "pp_class_se" in t.observables
+        and "fp_corr_se" in t.observables
+    )
     assert t.meta["mode"] == "sampled" and np.all(np.isfinite(t["loss_se"]))

@@ -27,7 +27,9 @@ PER_PATCH = ("fp_corr", "area_attention", "pp_corr")
 
 def _class_only(t: Trajectory) -> Trajectory:
     """The trajectory as a run beyond the expansion budget holds it: per class only."""
-    return Trajectory(t.steps, {k: v for k, v in t.observables.items() if k not in PER_PATCH}, t.meta)
+    return Trajectory(
+        t.steps, {k: v for k, v in t.observables.items() if k not in PER_PATCH}, t.meta
+    )
 
 
 def _class_order(cfg, k: int, n: int) -> list[int]:
@@ -43,11 +45,24 @@ def _class_id(t, cfg, k: int, n: int) -> int:
 
 # --- the per-class records against the full level's per-patch records -------------------------------------------
 
-@pytest.mark.parametrize("cfg", [
-    MIMConfig(steps=40, record_every=8),  # P = 16: a global area of 8 and four areas of 2 (2 classes)
-    MIMConfig(P=9, kappa_c=None, kappa_s=None, partitions=[[[0, 1, 2, 3], [4, 5, 6], [7, 8]]], mask_ratio=0.5,
-              steps=40, record_every=8),  # three sizes, three classes
-])
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        MIMConfig(
+            steps=40, record_every=8
+        ),  # P = 16: a global area of 8 and four areas of 2 (2 classes)
+        MIMConfig(
+            P=9,
+            kappa_c=None,
+            kappa_s=None,
+            partitions=[[[0, 1, 2, 3], [4, 5, 6], [7, 8]]],
+            mask_ratio=0.5,
+            steps=40,
+            record_every=8,
+        ),  # three sizes, three classes
+    ],
+)
 def test_class_records_equal_the_full_levels_per_patch_records_aggregated(cfg):
     """The full level (the literal d x d matrix Q, optax GD: no classes anywhere) records per patch. Aggregated per
     class (the patches of a class and, per position of the class order, the areas there), it must equal the
@@ -76,13 +91,17 @@ def test_class_records_equal_the_full_levels_per_patch_records_aggregated(cfg):
         for pos, j in enumerate(_class_order(cfg, 0, n)):
             for q in cfg.areas[0][j]:
                 if q != p:
-                    assert np.max(np.abs(ful["pp_corr"][:, p, q] - red["pp_class"][:, c, pos])) <= tol, (p, q)
+                    assert (
+                        np.max(np.abs(ful["pp_corr"][:, p, q] - red["pp_class"][:, c, pos])) <= tol
+                    ), (p, q)
 
 
 def test_per_patch_views_equal_an_independent_expansion():
     """fp_corr and area_attention of a reduced run are its class records re-indexed by (class of p's area, position of
     area j): the test rebuilds that mapping by sorting, entry by entry, and every slice `records` expands agrees."""
-    cfg = MIMConfig(P=64, kappa_c=0.75, kappa_s=0.4, mask_ratio=0.5, steps=6, record_every=3, partition="random")
+    cfg = MIMConfig(
+        P=64, kappa_c=0.75, kappa_s=0.4, mask_ratio=0.5, steps=6, record_every=3, partition="random"
+    )
     t = reduced.mim.simulate(cfg, "mean_field")
     assert "per patch: fp_corr, area_attention, pp_corr" in t.meta["records"]
     for name, key in records.CLASS_KEYS.items():
@@ -94,9 +113,15 @@ def test_per_patch_views_equal_an_independent_expansion():
                 expected[:, j] = t[key][:, c, pos]
             np.testing.assert_array_equal(t[name][:, p, 0, :], expected)
     some = [5, 0, 63, 5]
-    np.testing.assert_array_equal(records.expand(records.class_index(cfg), t["fp_class"], some), t["fp_corr"][:, some])
-    np.testing.assert_array_equal(reduced.mim.pp_corr(dynamics.Indices(cfg, classes.classes(cfg)), t["pp_class"],
-                                                      t["pp_self"], some), t["pp_corr"][:, some])
+    np.testing.assert_array_equal(
+        records.expand(records.class_index(cfg), t["fp_class"], some), t["fp_corr"][:, some]
+    )
+    np.testing.assert_array_equal(
+        reduced.mim.pp_corr(
+            dynamics.Indices(cfg, classes.classes(cfg)), t["pp_class"], t["pp_self"], some
+        ),
+        t["pp_corr"][:, some],
+    )
 
 
 def test_phases_read_per_class_records_as_per_patch_ones():
@@ -104,16 +129,25 @@ def test_phases_read_per_class_records_as_per_patch_ones():
     cfg = MIMConfig(P=256, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=120, record_every=4)
     t = reduced.mim.simulate(cfg, "pp_frozen+mean_field")
     c = _class_only(t)
-    for a, b in ((phases.own_area_attention(t, cfg=cfg), phases.own_area_attention(c, cfg=cfg)),
-                 (phases.own_area_attention(t, 3, cfg=cfg), phases.own_area_attention(c, 3, cfg=cfg)),
-                 (phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(c, cfg=cfg))):
+    for a, b in (
+        (phases.own_area_attention(t, cfg=cfg), phases.own_area_attention(c, cfg=cfg)),
+        (phases.own_area_attention(t, 3, cfg=cfg), phases.own_area_attention(c, 3, cfg=cfg)),
+        (phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(c, cfg=cfg)),
+    ):
         np.testing.assert_array_equal(a, b)
     # repr: a global patch's initial ratio is NaN, which == would call unequal to itself
-    assert [repr(x) for x in phases.classify_all(t, cfg=cfg)] == [repr(x) for x in phases.classify_all(c, cfg=cfg)]
+    assert [repr(x) for x in phases.classify_all(t, cfg=cfg)] == [
+        repr(x) for x in phases.classify_all(c, cfg=cfg)
+    ]
     labels = {ph.label for ph in phases.classify_all(c, cfg=cfg)}
-    assert labels == {"one-phase", "two-phase"}  # Delta = 0.4: locals two-phase, globals one-phase (not vacuous)
+    assert labels == {
+        "one-phase",
+        "two-phase",
+    }  # Delta = 0.4: locals two-phase, globals one-phase (not vacuous)
     p = cfg.areas[0][1][0]
-    assert repr(phases.initial_rate_ratio(t, p, cfg=cfg)) == repr(phases.initial_rate_ratio(c, p, cfg=cfg))
+    assert repr(phases.initial_rate_ratio(t, p, cfg=cfg)) == repr(
+        phases.initial_rate_ratio(c, p, cfg=cfg)
+    )
 
 
 def test_the_comparison_works_from_per_class_records(monkeypatch):
@@ -123,7 +157,10 @@ def test_the_comparison_works_from_per_class_records(monkeypatch):
     monkeypatch.setattr(dynamics, "PATCH_BUDGET", 0)
     monkeypatch.setattr(dynamics, "PP_BUDGET", 0)
     red, ful = reduced.mim.simulate(cfg), full.mim.simulate(cfg)
-    assert not any(n in red.observables for n in PER_PATCH) and "per patch: none" in red.meta["records"]
+    assert (
+        not any(n in red.observables for n in PER_PATCH)
+        and "per patch: none" in red.meta["records"]
+    )
     partial = compare(red, ful)
     assert set(partial.errors) == {"loss"} and partial.residuals["per_class_only"].value == 3
     report = compare(records.with_per_patch(red, cfg), ful)
@@ -142,6 +179,7 @@ def test_missing_observables_are_named():
 
 # --- the count table at large P ----------------------------------------------------------------------------------
 
+
 def test_saturating_count_equals_the_enumeration():
     rng = np.random.default_rng(0)
     for _ in range(100):
@@ -154,7 +192,9 @@ def test_saturating_count_equals_the_enumeration():
 
 def test_exact_at_large_p_is_refused_at_once_naming_mean_field():
     cfg = MIMConfig(P=65536, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=1, partition="random")
-    with pytest.raises(ValueError, match=r"more than 2,000,000 .*other areas 83 x 15, 84 x 508.*mean_field"):
+    with pytest.raises(
+        ValueError, match=r"more than 2,000,000 .*other areas 83 x 15, 84 x 508.*mean_field"
+    ):
         reduced.mim.simulate(cfg)
 
 
@@ -187,8 +227,14 @@ LARGE = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("options", [{"approximation": "pp_frozen+mean_field"}, {"approximation": "mean_field"},
-                                     {"samples": 8, "replicates": 2}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"approximation": "pp_frozen+mean_field"},
+        {"approximation": "mean_field"},
+        {"samples": 8, "replicates": 2},
+    ],
+)
 def test_p65536_runs_in_bounded_memory(options):
     """Reduced MIM at P = 65536 (524 areas, 3 classes), 4 steps, 3 records: mean field (one count row per class) and
     Monte Carlo (issue 15: 8 count vectors per class in each of 2 independent draws, a mean and `_se` per record).
@@ -206,16 +252,29 @@ def test_p65536_runs_in_bounded_memory(options):
         2-38 MiB at P = 256 ... 65536).
     No term grows with P^2, P x N or records x P: the old per-patch recording needed a 32 GiB P x P index here.
     """
-    out = subprocess.run([sys.executable, "-c", LARGE, json.dumps(options)], cwd=ROOT, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", LARGE, json.dumps(options)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     m = json.loads(out.stdout.strip().splitlines()[-1])
     K, P, N, C, R = m["K"], m["P"], m["N"], m["classes"], m["records"]
-    rows = options.get("samples", 1) * options.get("replicates", 1)  # count rows per class, all draws together
-    draws = 2 if "samples" in options else 1  # Monte Carlo records a mean and a standard error of each observable
+    rows = options.get("samples", 1) * options.get(
+        "replicates", 1
+    )  # count rows per class, all draws together
+    draws = (
+        2 if "samples" in options else 1
+    )  # Monte Carlo records a mean and a standard error of each observable
     assert (P, C, R) == (65536, 3, 3) and m["fp_class"] == [R, C, N]
     assert not set(PER_PATCH) & set(m["keys"])  # beyond the budget: per class only
-    assert m["labels"] == ["undetermined", "one-phase"]  # read per class: 4 steps are still stage 1 for a local query
+    assert m["labels"] == [
+        "undetermined",
+        "one-phase",
+    ]  # read per class: 4 steps are still stage 1 for a local query
     records_bytes = draws * 8 * R * (3 * C * N + C + 2)
     host = 256 * K * P + 8 * records_bytes + 8 * (4 * 8 * C * rows * N) + 2**20
     device = 2 * records_bytes + 40 * 8 * C * rows * N + 64 * 2**20

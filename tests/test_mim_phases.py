@@ -12,8 +12,17 @@ from dynsim.trajectory import Trajectory
 # P = 256 on the 16 x 16 grid: kappa (0.9, 0.4) gives a global area of 144 and local areas of 8-12 (Delta = +0.40,
 # predicted initial ratio (1 - gamma) P^Delta = 4.7); kappa (0.6, 0.4) a global area of 32 (Delta = -0.15,
 # prediction 0.21). Both sides of 1 are clear at this size and a run of 300 steps takes about 2 s.
-BASE = dict(P=256, K=1, kappa_s=0.4, mask_ratio=0.5, z="const", eta=1.0, steps=300, record_every=2,
-            partition="grid")
+BASE = dict(
+    P=256,
+    K=1,
+    kappa_s=0.4,
+    mask_ratio=0.5,
+    z="const",
+    eta=1.0,
+    steps=300,
+    record_every=2,
+    partition="grid",
+)
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +35,9 @@ def runs():
 
 
 def _locals(cfg):
-    return [int(area[0]) for area in cfg.areas[0][1:]]  # one patch per local area (patches of an area are identical)
+    return [
+        int(area[0]) for area in cfg.areas[0][1:]
+    ]  # one patch per local area (patches of an area are identical)
 
 
 def test_sign_of_delta(runs):
@@ -103,7 +114,16 @@ def test_meta_config_is_enough(runs):
 
 # ---------------------------------------------------------------------------------------- synthetic trajectories
 
-SYN = MIMConfig(P=16, K=1, kappa_c=0.75, kappa_s=0.25, mask_ratio=0.5, partition="grid", steps=100, record_every=1)
+SYN = MIMConfig(
+    P=16,
+    K=1,
+    kappa_c=0.75,
+    kappa_s=0.25,
+    mask_ratio=0.5,
+    partition="grid",
+    steps=100,
+    record_every=1,
+)
 
 
 def _synthetic(a_global, a_target, steps, p, att=None, cfg=SYN):
@@ -130,7 +150,9 @@ def test_synthetic_switch_at_known_step():
     assert sw is not None and sw.step == s and sw.stage1_from == 0
     assert sw.A_global == pytest.approx(-0.1 * s, abs=1e-12)  # exact: A_global is linear up to s
     r = phases.rates(t, LOCAL)
-    np.testing.assert_allclose(r.d_global[:s], -0.1, atol=1e-12)  # finite differences of exact lines
+    np.testing.assert_allclose(
+        r.d_global[:s], -0.1, atol=1e-12
+    )  # finite differences of exact lines
     np.testing.assert_allclose(r.d_target[s:], 0.2, atol=1e-12)
     assert phases.classify(t, LOCAL).label == "two-phase"
     rr = phases.initial_rate_ratio(t, LOCAL)
@@ -191,16 +213,28 @@ def test_phase_labels_do_not_depend_on_the_record_interval():
 
     runs = {}
     for every in (10, 80):
-        cfg = MIMConfig(P=64, K=1, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, partition="random", steps=1040,
-                        record_every=every)
+        cfg = MIMConfig(
+            P=64,
+            K=1,
+            kappa_c=0.9,
+            kappa_s=0.4,
+            mask_ratio=0.5,
+            partition="random",
+            steps=1040,
+            record_every=every,
+        )
         t = reduced.mim.simulate(cfg, "mean_field")
         first = ladder.first_step(cfg, "mean_field")
-        runs[every] = ([c.label for c in phases.classify_all(t, cfg=cfg, initial=first)],
-                       [c.label for c in phases.classify_all(t, cfg=cfg)])
+        runs[every] = (
+            [c.label for c in phases.classify_all(t, cfg=cfg, initial=first)],
+            [c.label for c in phases.classify_all(t, cfg=cfg)],
+        )
     fine, coarse = runs[10][0], runs[80][0]
     assert fine.count("two-phase") == 22
     # never a contradiction: a label is the same at both resolutions, or the coarse one cannot resolve Phase I
     assert all(a == b or b == "undetermined" for a, b in zip(fine, coarse))
     assert "one-phase" not in [b for a, b in zip(fine, coarse) if a == "two-phase"]
     # the first recorded interval alone called these two-phase patches one-phase at record_every 80 (the old label)
-    assert [b for a, b in zip(runs[10][1], runs[80][1]) if a == "two-phase"].count("one-phase") == 22
+    assert [b for a, b in zip(runs[10][1], runs[80][1]) if a == "two-phase"].count(
+        "one-phase"
+    ) == 22

@@ -25,22 +25,33 @@ STEPS, EVERY = 60, 7
 
 def config(K: int):
     return ladder.rung_config(theorems.base_config(steps=1000, K=K), 256, 1000).replace(
-        steps=STEPS, record_every=EVERY)
+        steps=STEPS, record_every=EVERY
+    )
 
 
 @pytest.fixture(scope="module")
 def k2():
     """K = 2 mean field: recorded every 7 steps with the every-step rows, and every step."""
     cfg = config(2)
-    return (cfg, reduced.mim.simulate(cfg, "mean_field", every_step=True),
-            reduced.mim.simulate(cfg.replace(record_every=1), "mean_field"))
+    return (
+        cfg,
+        reduced.mim.simulate(cfg, "mean_field", every_step=True),
+        reduced.mim.simulate(cfg.replace(record_every=1), "mean_field"),
+    )
 
 
 def test_step_series_gives_every_step_of_a_closed_form():
     """y <- y - 0.1 y from 1: y_s = 0.9^s. Tolerance: two roundings per step over 30 steps and
     numpy's power (1 ulp) bound the relative error by 61 U64 = 6.8e-15; 1e-14 keeps that margin."""
-    _, _, rec = gd.run(lambda y: y, 0.1, lambda y: {"y": y}, jnp.asarray(1.0), 30, EVERY,
-                       every_step=lambda y: {"v": y})
+    _, _, rec = gd.run(
+        lambda y: y,
+        0.1,
+        lambda y: {"y": y},
+        jnp.asarray(1.0),
+        30,
+        EVERY,
+        every_step=lambda y: {"v": y},
+    )
     steps, values = gd.step_series(recording.recorded_steps(30, EVERY), rec["v"])
     assert steps.tolist() == list(range(1, 31))
     np.testing.assert_allclose(values, 0.9 ** np.arange(1, 31), rtol=1e-14, atol=0)
@@ -105,6 +116,9 @@ def test_a_missing_every_step_reading_is_nan(k2):
     """Without the every-step rows the reading is NaN (tests/test_mim_claims_clusters.py: a NaN
     reading leaves Lemma 5.3 (b,c) not evaluated), never the records' lower value."""
     _, every, _ = k2
-    bare = type(every)(every.steps, {k: v for k, v in every.observables.items()
-                                     if k != "pp_cluster_max_steps"}, every.meta)
+    bare = type(every)(
+        every.steps,
+        {k: v for k, v in every.observables.items() if k != "pp_cluster_max_steps"},
+        every.meta,
+    )
     assert math.isnan(ladder.projected_pp_max(bare, 45.5))

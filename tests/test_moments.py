@@ -1,7 +1,6 @@
 """Moment classes: F as a polynomial in the configuration's moments, the class table, and the class sum against the
 multiset reference (trajectories to 1e-12), truncation and Monte Carlo on top of classes, the exact tie decision."""
 
-import itertools
 import math
 
 import jax
@@ -23,7 +22,11 @@ def _class_variables(counts, C, p):
     types = [(a, b) for a in range(C + 1) for b in range(C + 1 - a)]
     t = np.array([a - b for a, b in types])
     z = np.array([a + b for a, b in types])
-    cols = [C + counts @ t] + [counts @ t**e for e in range(2, p + 1)] + [counts @ (z * t**e) for e in range(p - 1)]
+    cols = (
+        [C + counts @ t]
+        + [counts @ t**e for e in range(2, p + 1)]
+        + [counts @ (z * t**e) for e in range(p - 1)]
+    )
     return np.stack(cols, axis=1)
 
 
@@ -38,8 +41,12 @@ def test_moment_F_equals_per_type_F(p):
         mono = moments.monomials(der.exponents, _class_variables(n, 4, p))
         for theta in ([0.03, 0.4, -0.2], [-0.02, -1.0, 0.7]):
             want = np.asarray(old.compiled_F(*theta, 1.0, math.sqrt(D), 0.01, D, list(n.T)))
-            phi = np.asarray(moments.coefficients(der, jnp.asarray(theta), 1.0, math.sqrt(D), 0.01, D)[0])
-            np.testing.assert_allclose(mono @ phi, want, rtol=0, atol=1e-12 * np.max(np.abs(mono) @ np.abs(phi)))
+            phi = np.asarray(
+                moments.coefficients(der, jnp.asarray(theta), 1.0, math.sqrt(D), 0.01, D)[0]
+            )
+            np.testing.assert_allclose(
+                mono @ phi, want, rtol=0, atol=1e-12 * np.max(np.abs(mono) @ np.abs(phi))
+            )
 
 
 def test_chain_rule_equals_sympy_diff():
@@ -66,13 +73,15 @@ def test_classes_group_the_multisets(D, p):
     want = {}
     for row, weight in zip(map(tuple, _class_variables(n, 4, p)), w):
         want[row] = want.get(row, 0.0) + weight
-    got_w = np.asarray(class_sums.class_weights(cls.log_count, cls.variables[:, p], cls.random_patches, 0.4))
+    got_w = np.asarray(
+        class_sums.class_weights(cls.log_count, cls.variables[:, p], cls.random_patches, 0.4)
+    )
     got = dict(zip(map(tuple, cls.variables), got_w))
     assert set(got) == set(want)
     for key, value in want.items():
         assert got[key] == pytest.approx(value, rel=1e-12)
     assert len(got) <= configurations.count(D, 4)
-    assert math.fsum(np.exp(cls.log_count)) == pytest.approx(3.0 ** cls.random_patches, rel=1e-13)
+    assert math.fsum(np.exp(cls.log_count)) == pytest.approx(3.0**cls.random_patches, rel=1e-13)
 
 
 def test_class_limit_refuses_early():
@@ -90,8 +99,10 @@ def _relative_gap(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
-@pytest.mark.parametrize("p, temperature", [(3, "sqrt_d"), (3, "unit"), (5, "sqrt_d"), (5, "unit"),
-                                            (7, "sqrt_d"), (7, "unit")])
+@pytest.mark.parametrize(
+    "p, temperature",
+    [(3, "sqrt_d"), (3, "unit"), (5, "sqrt_d"), (5, "unit"), (7, "sqrt_d"), (7, "unit")],
+)
 def test_class_trajectory_equals_multiset_reference(p, temperature):
     """GD over moment classes equals GD over every multiset to 1e-12 relative (alpha, gamma, rho, loss).
 
@@ -100,10 +111,14 @@ def test_class_trajectory_equals_multiset_reference(p, temperature):
     (1e-14 to 2e-13 relative, docs/jsl.md); 1e-12 is that loss with a factor 5 margin. The 0-1 error is compared at
     the records where neither form's tie rule is in doubt (`test_class_ties_are_exact` covers the others)."""
     eta = {3: 0.05, 5: 0.01, 7: 0.002}[p]
-    cfg = JSLConfig(D=16, C=4, q=0.5, p=p, temperature=temperature, steps=1500, record_every=100, eta=eta)
+    cfg = JSLConfig(
+        D=16, C=4, q=0.5, p=p, temperature=temperature, steps=1500, record_every=100, eta=eta
+    )
     a = rj.simulate(cfg)
     b = rj.simulate(cfg, enumeration="multisets")
-    assert a.meta["truncation"]["enumeration"] == "classes" and a.meta["truncation"]["configurations"] == 665 - 2 * (p == 3)
+    assert a.meta["truncation"]["enumeration"] == "classes" and a.meta["truncation"][
+        "configurations"
+    ] == 665 - 2 * (p == 3)
     assert np.all(np.isfinite(a.observables["loss"]))
     for name in ("alpha", "gamma", "rho", "loss"):
         assert _relative_gap(a.observables[name], b.observables[name]) <= 1e-12, name
@@ -118,12 +133,20 @@ def test_class_trajectory_equals_multiset_reference(p, temperature):
     exact_records = 0
     for i in range(len(a.steps)):
         theta = jnp.asarray([b.observables[k][i] for k in ("alpha", "gamma", "rho")])
-        F = np.abs(np.asarray(der.compiled_F(*theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))))
+        F = np.abs(
+            np.asarray(der.compiled_F(*theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n)))
+        )
         tol = float(rj.dynamics.tie_tolerance(cfg, theta))  # uniform: the loosest bound
-        tight = np.asarray(rj.dynamics.tie_tolerance(cfg, theta, table.n))  # the multiset rule's own
+        tight = np.asarray(
+            rj.dynamics.tie_tolerance(cfg, theta, table.n)
+        )  # the multiset rule's own
         doubt = float(np.sum(np.asarray(table.w)[(F > 1e-3 * tight) & (F <= tol)]))
         gap = abs(float(a.observables["error"][i]) - float(b.observables["error"][i]))
-        assert gap <= 0.5 * doubt + 1e-13 * float(b.observables["error"][i]) + 1e-13, (i, gap, doubt)
+        assert gap <= 0.5 * doubt + 1e-13 * float(b.observables["error"][i]) + 1e-13, (
+            i,
+            gap,
+            doubt,
+        )
         exact_records += doubt == 0
     assert exact_records >= (1 if temperature == "unit" else 0)
 
@@ -142,9 +165,15 @@ def test_class_ties_are_exact():
     der = moments.derive(4, 5)
     cls = classes.moment_classes(16, 4, 5)
     mpmath.mp.dps = 60
-    sub = {symbolic.alpha: sp.Float(float(theta[0]), 60), symbolic.gamma: sp.Float(float(theta[1]), 60),
-           symbolic.rho: sp.Float(float(theta[2]), 60), symbolic.beta: 1, symbolic.tau: 4, symbolic.nu: sp.Rational(1, 100),
-           symbolic.D: 16}
+    sub = {
+        symbolic.alpha: sp.Float(float(theta[0]), 60),
+        symbolic.gamma: sp.Float(float(theta[1]), 60),
+        symbolic.rho: sp.Float(float(theta[2]), 60),
+        symbolic.beta: 1,
+        symbolic.tau: 4,
+        symbolic.nu: sp.Rational(1, 100),
+        symbolic.D: 16,
+    }
     exact_F = sp.lambdify(list(der.variables), der.F.subs(der.state).subs(sub), "mpmath")
     small = np.flatnonzero(np.abs(F) < 1e-8)
     assert small.size > 10
@@ -155,7 +184,9 @@ def test_class_ties_are_exact():
         zeros += abs(exact) < mpmath.mpf(10) ** -50
     assert 0 < zeros < small.size
     uniform = float(rj.dynamics.tie_tolerance(cfg, theta))
-    assert np.any((np.abs(F) > tol) & (np.abs(F) < uniform))  # decided here, a tie under the uniform rule
+    assert np.any(
+        (np.abs(F) > tol) & (np.abs(F) < uniform)
+    )  # decided here, a tie under the uniform rule
 
 
 def test_truncated_classes_equal_truncated_multisets():
@@ -194,8 +225,13 @@ def test_simulate_falls_back_to_monte_carlo(monkeypatch):
     a much smaller loss difference at these 20 small steps)."""
     cfg = JSLConfig(D=36, C=4, q=0.3, steps=20, record_every=10, eta=0.001, temperature="unit")
     exact = rj.simulate(cfg)
-    monkeypatch.setattr(sums, "choose", lambda cfg: sums.SumChoice("monte_carlo", None, 20_000, 0, float("nan"),
-                                                                      "forced by the test"))
+    monkeypatch.setattr(
+        sums,
+        "choose",
+        lambda cfg: sums.SumChoice(
+            "monte_carlo", None, 20_000, 0, float("nan"), "forced by the test"
+        ),
+    )
     mc = rj.simulate(cfg)
     assert mc.meta["sum_method"] == "monte_carlo" and mc.meta["approximation"] == "monte_carlo_sum"
     se = mc.observables["loss_se_mc"]

@@ -22,12 +22,14 @@ GLM_ETA = 1.0  # logistic regression: curvature <= max eig E[x x^T]/4 ~ (C/L + q
 
 def _configurations(cfg):
     """Independent numpy enumeration of s_j = <w*, X_j> for y = +1 (Assumption 1): rows s (M, D), probabilities (M,)."""
-    assert cfg.partition == "contiguous"  # S_l = {lC, ..., lC + C - 1}, written out here independently of dynsim.jsl.partition
+    assert (
+        cfg.partition == "contiguous"
+    )  # S_l = {lC, ..., lC + C - 1}, written out here independently of dynsim.jsl.partition
     set_of = np.arange(cfg.D) // cfg.C
     prob = {1: cfg.q / 2, -1: cfg.q / 2, 0: 1 - cfg.q}
     S, P = [], []
-    for l in range(cfg.L):
-        others = np.flatnonzero(set_of != l)
+    for ell in range(cfg.L):
+        others = np.flatnonzero(set_of != ell)
         for delta in itertools.product((1, -1, 0), repeat=others.size):
             s = np.ones(cfg.D)
             s[others] = delta
@@ -55,9 +57,15 @@ def test_glm_run_records_a_trajectory(glm_run):
     traj, final, _ = glm_run
     assert traj.meta["level"] == "full" and traj.meta["mode"] == "glm"
     assert list(traj.steps) == [0, 100, 200, 300]
-    assert traj["test_error_seeds"].shape == (4, GLM_SEEDS) and final["W"].shape == (GLM_SEEDS, 9, 9)
+    assert traj["test_error_seeds"].shape == (4, GLM_SEEDS) and final["W"].shape == (
+        GLM_SEEDS,
+        9,
+        9,
+    )
     assert traj["test_error"][0] > 0.3 and traj["test_error"][-1] < 0.1  # it learned something
-    assert np.all(np.diff(traj["loss"]) < 0)  # full-batch GD at a stable eta decreases the training loss
+    assert np.all(
+        np.diff(traj["loss"]) < 0
+    )  # full-batch GD at a stable eta decreases the training loss
 
 
 def test_glm_test_error_matches_its_exact_population_error(glm_run):
@@ -86,7 +94,10 @@ def test_sign_of_count_is_not_the_best_glm():
     cfg = JSLConfig()
     S, P = _configurations(cfg)
     c = np.ones(cfg.D)
-    assert abs(np.sum(P * ((S @ c < 0) + 0.5 * (S @ c == 0))) - reference.glm_error(cfg)) <= 10 * 2187 * U64
+    assert (
+        abs(np.sum(P * ((S @ c < 0) + 0.5 * (S @ c == 0))) - reference.glm_error(cfg))
+        <= 10 * 2187 * U64
+    )
     c[[0, 1, 2]] = 0.99  # the set S_1 = {0, 1, 2} (contiguous layout)
     tied_broken = float(np.sum(P * ((S @ c < 0) + 0.5 * (S @ c == 0))))
     assert tied_broken < reference.glm_error(cfg) - 1e-3
@@ -121,8 +132,12 @@ def test_fig2_labels_match_an_independent_teacher():
     f = np.asarray(fig2.teacher(cfg, jnp.asarray(X), jnp.asarray(w)))
     assert np.all(np.abs(f - f_np) <= 100 * cfg.d * U64 * np.sum(np.abs(z) ** 3, axis=1))
     assert np.array_equal(y, np.where(f_np >= 0, 1.0, -1.0))
-    assert 0.45 < np.mean(y > 0) < 0.55  # f* is odd in X and X is symmetric: balanced labels (|dev| < 0.05 is ~6 s.e.)
-    assert abs(np.mean(X)) < 5 / np.sqrt(X.size) and abs(np.std(X) - 1) < 5 / np.sqrt(X.size)  # N(0, 1) patches (5 s.e.)
+    assert (
+        0.45 < np.mean(y > 0) < 0.55
+    )  # f* is odd in X and X is symmetric: balanced labels (|dev| < 0.05 is ~6 s.e.)
+    assert abs(np.mean(X)) < 5 / np.sqrt(X.size) and abs(np.std(X) - 1) < 5 / np.sqrt(
+        X.size
+    )  # N(0, 1) patches (5 s.e.)
 
 
 def test_fig2_requires_the_grid_partition():
@@ -143,8 +158,12 @@ def test_fig2_run_trains_and_reports_the_association_scores():
     assert traj.meta["mode"] == "fig2" and traj["test_error_seeds"].shape == (3, 2)
     assert traj["test_error"][0] > 0.4
     assert np.all(traj["test_error_seeds"][-1] <= final["linear_error"] + 0.1)
-    assert final["A"].shape == (2, 16, 16) and final["chance"] == pytest.approx(1 / 455, rel=U64 * 16)
+    assert final["A"].shape == (2, 16, 16) and final["chance"] == pytest.approx(
+        1 / 455, rel=U64 * 16
+    )
     assert final["uniform_own_set"] == 0.25
     # at A0 (diagonal sigma_A = 1 on top, off-diagonal N(0, omega^2)): own-set mass (e + 3 + O(omega)) / (e + 15)
-    assert np.allclose(final["own_set_attention_initial"], (np.e + 3) / (np.e + 15), atol=10 * cfg.omega)
+    assert np.allclose(
+        final["own_set_attention_initial"], (np.e + 3) / (np.e + 15), atol=10 * cfg.omega
+    )
     assert np.allclose(final["within_between_ratio_initial"], 1.0, atol=10 * cfg.omega)

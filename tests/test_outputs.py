@@ -32,7 +32,9 @@ def registered():
 def _one_line_error(capsys, *words) -> str:
     """The one error line, last on stderr (after any progress lines), with `words` in it; no traceback."""
     lines = capsys.readouterr().err.strip().splitlines()
-    assert [ln for ln in lines if "error" in ln] == lines[-1:] and "Traceback" not in "".join(lines), lines
+    assert [ln for ln in lines if "error" in ln] == lines[-1:] and "Traceback" not in "".join(
+        lines
+    ), lines
     err = lines[-1]
     assert err.startswith("dynsim: error:"), err
     for w in words:
@@ -55,8 +57,14 @@ WRITERS = [prefix for prefix, p in COMMANDS if any("--out" in a.option_strings f
 
 def test_every_writing_command_is_covered():
     """The table below walks the parser: compare, sweep, check-theorems of every setting, the figures, transfer."""
-    assert {("compare", "jsl"), ("sweep", "mim"), ("check-theorems", "jsl"), ("figure", "jsl-fig4"),
-            ("figure", "mim-phases"), ("transfer", "jsl")} <= set(WRITERS)
+    assert {
+        ("compare", "jsl"),
+        ("sweep", "mim"),
+        ("check-theorems", "jsl"),
+        ("figure", "jsl-fig4"),
+        ("figure", "mim-phases"),
+        ("transfer", "jsl"),
+    } <= set(WRITERS)
 
 
 @pytest.mark.parametrize("prefix", WRITERS + [("rerun", "report.json")], ids=" ".join)
@@ -70,7 +78,9 @@ def test_out_that_is_a_file_is_refused_before_any_work(prefix, tmp_path, capsys)
     _one_line_error(capsys, "--out", str(afile), "existing file")
     assert cli.main([*prefix, "--out", str(afile / "sub" / "x")]) == 2
     _one_line_error(capsys, "--out", str(afile / "sub" / "x"), "is a file")
-    assert time.perf_counter() - t0 < 5  # refused at the start: parsing only, no run (a run takes seconds)
+    assert (
+        time.perf_counter() - t0 < 5
+    )  # refused at the start: parsing only, no run (a run takes seconds)
     assert afile.read_text() == "mine"
 
 
@@ -81,7 +91,9 @@ def test_unwritable_folder_is_refused(tmp_path, capsys, monkeypatch):
     locked.mkdir()
     locked.chmod(0o555)
     real = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode: False if os.fspath(p) == str(locked) else real(p, mode))
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if os.fspath(p) == str(locked) else real(p, mode)
+    )
     try:
         assert cli.main([*TOY, "--out", str(locked / "new" / "deeper")]) == 2
         _one_line_error(capsys, "--out", str(locked), "not writable")
@@ -97,12 +109,16 @@ def test_too_little_disk_is_refused_with_the_estimate(tmp_path, capsys, monkeypa
     (20 // 5 + 2) = 6 records, 1 run: 6 * 2 * 64 * 8 = 6144 B + 4194304 B = 4200448 B."""
     args = cli.parse([*TOY, "--out", str(tmp_path)])
     assert outdir.estimated_bytes(args)[0] == 4200448
-    sweep = cli.parse(["sweep", "toy", "--steps", "20,40", "--record-every", "5", "--d", "3,4,5", "--seeds", "2"])
+    sweep = cli.parse(
+        ["sweep", "toy", "--steps", "20,40", "--record-every", "5", "--d", "3,4,5", "--seeds", "2"]
+    )
     assert outdir.estimated_bytes(sweep)[0] == 4194304 + (40 // 5 + 2) * (2 * 3 * 2) * 2 * 64 * 8
     usage = type("Usage", (), {"free": 4200447})
     monkeypatch.setattr(outdir.shutil, "disk_usage", lambda p: usage)
     assert cli.main([*TOY, "--out", str(tmp_path / "o")]) == 2
-    _one_line_error(capsys, "--out", str(tmp_path / "o"), "4.2 MB free", "need about 4.2 MB", "--steps")
+    _one_line_error(
+        capsys, "--out", str(tmp_path / "o"), "4.2 MB free", "need about 4.2 MB", "--steps"
+    )
     assert not (tmp_path / "o").exists()
     usage.free = 4200448
     assert cli.main([*TOY, "--out", str(tmp_path / "o"), "--no-plot"]) == 0
@@ -121,7 +137,9 @@ def _failing(after: int, exc: BaseException):
         def half(fh):
             fh.write(b"x" * 1000)
             raise exc
+
         return real(path, suffix, half)
+
     return atomic_write
 
 
@@ -142,7 +160,9 @@ def test_compare_on_a_full_disk_keeps_the_old_set(after, tmp_path, capsys, monke
     out = tmp_path / "o"
     assert cli.main([*TOY, "--out", str(out)]) == 0
     before = _snapshot(out)
-    monkeypatch.setattr(tempfiles, "atomic_write", _failing(after, OSError(errno.ENOSPC, "No space left on device")))
+    monkeypatch.setattr(
+        tempfiles, "atomic_write", _failing(after, OSError(errno.ENOSPC, "No space left on device"))
+    )
     capsys.readouterr()
     assert cli.main([*TOY, "--seed", "3", "--out", str(out)]) == 2
     err = _one_line_error(capsys, "no space left on device: " + str(out) + os.sep)
@@ -151,7 +171,9 @@ def test_compare_on_a_full_disk_keeps_the_old_set(after, tmp_path, capsys, monke
     assert output.mismatched(str(out / "report.json")) == []
 
 
-def test_kill_between_the_moves_is_flagged_and_rerun_uses_the_digests(tmp_path, capsys, monkeypatch):
+def test_kill_between_the_moves_is_flagged_and_rerun_uses_the_digests(
+    tmp_path, capsys, monkeypatch
+):
     """Killed after the first file of a new set went into place: the record left there (the old one) no longer
     matches; `mismatched` names the file, and `dynsim rerun` says so and compares with the recorded digest."""
     out = tmp_path / "o"
@@ -159,17 +181,24 @@ def test_kill_between_the_moves_is_flagged_and_rerun_uses_the_digests(tmp_path, 
     real, moved = os.replace, []
 
     def replace(src, dst):
-        if ".dynsim-tmp-" not in os.fspath(dst):  # a move from the stage into place (not a write into the stage)
+        if ".dynsim-tmp-" not in os.fspath(
+            dst
+        ):  # a move from the stage into place (not a write into the stage)
             if moved:
                 raise KeyboardInterrupt  # the kill: after one file of the set moved
             moved.append(dst)
         return real(src, dst)
+
     monkeypatch.setattr(os, "replace", replace)
     assert cli.main([*TOY, "--seed", "3", "--out", str(out)]) == 130
     monkeypatch.setattr(os, "replace", real)
-    assert [os.path.basename(m) for m in moved] == ["compare.png"]  # sorted: the png first, report.json last
+    assert [os.path.basename(m) for m in moved] == [
+        "compare.png"
+    ]  # sorted: the png first, report.json last
     assert output.mismatched(str(out / "report.json")) == ["compare.png"]
-    assert not [n for n in os.listdir(out) if n.startswith(".dynsim-tmp")]  # Ctrl-C: the stage is removed
+    assert not [
+        n for n in os.listdir(out) if n.startswith(".dynsim-tmp")
+    ]  # Ctrl-C: the stage is removed
     capsys.readouterr()
     assert cli.main(["rerun", str(out / "report.json"), "--out", str(tmp_path / "again")]) == 0
     captured = capsys.readouterr()
@@ -209,20 +238,34 @@ def _leftover(folder, host, pid, suffix=".npz.tmp", age=0.0, directory=False) ->
 
 def test_leftovers_of_a_killed_run_are_removed_and_nothing_else(tmp_path):
     host, dead, live = socket.gethostname(), _dead_pid(), os.getppid()
-    points = tmp_path / "points" / "ab"  # a sweep's store: points/<first hex digits of the key>/<key>.npz
+    points = (
+        tmp_path / "points" / "ab"
+    )  # a sweep's store: points/<first hex digits of the key>/<key>.npz
     points.mkdir(parents=True)
-    gone = {_leftover(tmp_path, host, dead), _leftover(tmp_path, host, dead, "", directory=True),
-            _leftover(tmp_path, host, live, ".png.tmp", age=2 * tempfiles.STALE_SECONDS),
-            _leftover(tmp_path, "other-host-1", 77, ".tmp", age=2 * tempfiles.STALE_SECONDS),
-            "points/ab/" + _leftover(points, host, dead)}
-    kept = {_leftover(tmp_path, host, live, ".png.tmp"), _leftover(tmp_path, host, os.getpid()),
-            _leftover(tmp_path, "other-host-1", 77, ".tmp"), "tmpab12cd9.npz.tmp", "mine.txt", "points/ab/p.npz"}
+    gone = {
+        _leftover(tmp_path, host, dead),
+        _leftover(tmp_path, host, dead, "", directory=True),
+        _leftover(tmp_path, host, live, ".png.tmp", age=2 * tempfiles.STALE_SECONDS),
+        _leftover(tmp_path, "other-host-1", 77, ".tmp", age=2 * tempfiles.STALE_SECONDS),
+        "points/ab/" + _leftover(points, host, dead),
+    }
+    kept = {
+        _leftover(tmp_path, host, live, ".png.tmp"),
+        _leftover(tmp_path, host, os.getpid()),
+        _leftover(tmp_path, "other-host-1", 77, ".tmp"),
+        "tmpab12cd9.npz.tmp",
+        "mine.txt",
+        "points/ab/p.npz",
+    }
     for name in {"tmpab12cd9.npz.tmp", "mine.txt", "points/ab/p.npz"}:
         (tmp_path / name).write_bytes(b"user")
     removed = tempfiles.remove_leftovers(str(tmp_path))
     assert {os.path.relpath(p, tmp_path) for p in removed} == gone
-    assert {os.path.relpath(os.path.join(d, n), tmp_path) for d, ds, fs in os.walk(tmp_path) for n in fs + ds} \
-        == kept | {"points", "points/ab"}
+    assert {
+        os.path.relpath(os.path.join(d, n), tmp_path)
+        for d, ds, fs in os.walk(tmp_path)
+        for n in fs + ds
+    } == kept | {"points", "points/ab"}
 
 
 def test_the_next_run_into_the_folder_removes_leftovers(tmp_path, capsys):

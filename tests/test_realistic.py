@@ -16,7 +16,9 @@ from full.jsl.observables import reduction
 U = float(np.finfo(np.float64).eps) / 2  # unit roundoff of float64
 
 # One small problem shared by the tests below (each new shape costs a compile of several seconds).
-CFG = JSLConfig(D=4, C=2, q=0.9, N=96, n_test=80, steps=30, record_every=10, eta=0.05, omega=0.1)  # q = 0.9: test error > 0
+CFG = JSLConfig(
+    D=4, C=2, q=0.9, N=96, n_test=80, steps=30, record_every=10, eta=0.05, omega=0.1
+)  # q = 0.9: test error > 0
 SEEDS = 3
 
 
@@ -47,19 +49,46 @@ def test_run_is_reproducible(runs):
 def test_run_shapes_and_meta(runs):
     traj, final = runs[0]
     R, n_rec = SEEDS, len(traj.steps)
-    for name in ("alpha", "gamma", "rho", "loss", "test_loss", "test_error", "cos_v", "within_attention",
-                 "between_attention", "patch_association", "gamma_std", "rho_std", "own_set_attention", "v_perp"):
+    for name in (
+        "alpha",
+        "gamma",
+        "rho",
+        "loss",
+        "test_loss",
+        "test_error",
+        "cos_v",
+        "within_attention",
+        "between_attention",
+        "patch_association",
+        "gamma_std",
+        "rho_std",
+        "own_set_attention",
+        "v_perp",
+    ):
         assert traj[name].shape == (n_rec,) and traj[f"{name}_se"].shape == (n_rec,)
         assert traj[f"{name}_seeds"].shape == (n_rec, R)
         np.testing.assert_allclose(traj[name], traj[f"{name}_seeds"].mean(axis=1), rtol=0, atol=0)
-    assert final["A"].shape == final["A0"].shape == (R, CFG.D, CFG.D) and final["v"].shape == final["v0"].shape == (R, CFG.d)
+    assert final["A"].shape == final["A0"].shape == (R, CFG.D, CFG.D) and final["v"].shape == final[
+        "v0"
+    ].shape == (R, CFG.d)
     np.testing.assert_array_equal(final["w_star"], np.asarray(data.feature(CFG)))
     m = traj.meta
-    assert (m["level"], m["mode"], m["seeds"], m["replicates"], m["N"], m["n_test"]) == ("full", "realistic", R, R, 96, 80)
+    assert (m["level"], m["mode"], m["seeds"], m["replicates"], m["N"], m["n_test"]) == (
+        "full",
+        "realistic",
+        R,
+        R,
+        96,
+        80,
+    )
     np.testing.assert_array_equal(m["initial_projection"]["alpha"], final["v0"] @ final["w_star"])
     within, between = partition.orbit_masks(CFG)
-    np.testing.assert_array_equal(m["initial_projection"]["gamma"], final["A0"][:, within].mean(axis=1))
-    np.testing.assert_array_equal(m["initial_projection"]["rho"], final["A0"][:, between].mean(axis=1))
+    np.testing.assert_array_equal(
+        m["initial_projection"]["gamma"], final["A0"][:, within].mean(axis=1)
+    )
+    np.testing.assert_array_equal(
+        m["initial_projection"]["rho"], final["A0"][:, between].mean(axis=1)
+    )
     # the recorded start is the returned start
     np.testing.assert_array_equal(traj["alpha_seeds"][0], final["v0"] @ final["w_star"])
 
@@ -129,17 +158,26 @@ def test_gradient_and_one_gd_step_match_plain_loss():
     for mine, ref, each in ((g["A"], gA, per[0]), (g["v"], gv, per[1])):
         tol = (8 * K + cfg.N) * U * np.mean(np.abs(np.asarray(each)), axis=0)
         assert np.all(np.abs(np.asarray(mine) - np.asarray(ref)) <= tol)
-    assert np.all(np.abs(np.asarray(gv)) > 1e3 * (8 * K + cfg.N) * U * np.mean(np.abs(np.asarray(per[1])), axis=0))
+    assert np.all(
+        np.abs(np.asarray(gv))
+        > 1e3 * (8 * K + cfg.N) * U * np.mean(np.abs(np.asarray(per[1])), axis=0)
+    )
     # one GD step of `train`: params - eta grad with the diagonal of A frozen (an update adds <= u |A| more)
     final, rec = jax.jit(lambda p: realistic.train(cfg, p, w, (X, y), (X[:10], y[:10])))(params)
     want_A = np.asarray(A) - cfg.eta * np.asarray(gA) * (1 - np.eye(cfg.D))
     want_v = np.asarray(v) - cfg.eta * np.asarray(gv)
-    tol_A = cfg.eta * (8 * K + cfg.N) * U * np.mean(np.abs(np.asarray(per[0])), axis=0) + 2 * U * np.abs(want_A)
-    tol_v = cfg.eta * (8 * K + cfg.N) * U * np.mean(np.abs(np.asarray(per[1])), axis=0) + 2 * U * np.abs(want_v)
+    tol_A = cfg.eta * (8 * K + cfg.N) * U * np.mean(
+        np.abs(np.asarray(per[0])), axis=0
+    ) + 2 * U * np.abs(want_A)
+    tol_v = cfg.eta * (8 * K + cfg.N) * U * np.mean(
+        np.abs(np.asarray(per[1])), axis=0
+    ) + 2 * U * np.abs(want_v)
     assert np.all(np.abs(np.asarray(final["params"]["A"]) - want_A) <= tol_A)
     assert np.all(np.abs(np.asarray(final["params"]["v"]) - want_v) <= tol_v)
     # the recorded training loss at step 0 is (E) at the start (the same few roundings per sample: 64 u relative)
-    assert abs(float(rec["loss"][0]) - float(plain_loss(cfg, A, v, X, y))) <= 64 * U * float(rec["loss"][0])
+    assert abs(float(rec["loss"][0]) - float(plain_loss(cfg, A, v, X, y))) <= 64 * U * float(
+        rec["loss"][0]
+    )
 
 
 def test_test_error_is_a_direct_count(runs):
@@ -157,7 +195,9 @@ def test_test_error_is_a_direct_count(runs):
         m = np.asarray(y) * F
         count = np.mean(np.where(m < 0, 1.0, np.where(m == 0, 0.5, 0.0)))
         ambiguous = np.sum(np.abs(F) <= 1e-9 * np.abs(F).max())
-        assert abs(traj["test_error_seeds"][-1, r] - count) <= ambiguous / CFG.n_test + 2 * U * count, (r, ambiguous)
+        assert (
+            abs(traj["test_error_seeds"][-1, r] - count) <= ambiguous / CFG.n_test + 2 * U * count
+        ), (r, ambiguous)
         assert 0 < count < 1  # the count is not trivially 0 or 1, so it checks something
 
 
@@ -173,11 +213,17 @@ def test_vmapped_seeds_equal_single_runs(runs):
     single = jax.jit(lambda k: realistic.one_seed(CFG, k, w))
     for r in range(SEEDS):
         p0, p, rec = single(realistic.seed_key(CFG, r))
-        np.testing.assert_allclose(np.asarray(p["params"]["A"]), final["A"][r], rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(np.asarray(p["params"]["v"]), final["v"][r], rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            np.asarray(p["params"]["A"]), final["A"][r], rtol=1e-9, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            np.asarray(p["params"]["v"]), final["v"][r], rtol=1e-9, atol=1e-9
+        )
         np.testing.assert_array_equal(np.asarray(p0["params"]["A"]), final["A0"][r])
         for name in ("alpha", "gamma", "rho", "test_error", "loss"):
-            np.testing.assert_allclose(np.asarray(rec[name]), traj[f"{name}_seeds"][:, r], rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(
+                np.asarray(rec[name]), traj[f"{name}_seeds"][:, r], rtol=1e-9, atol=1e-9
+            )
 
 
 def test_new_observables_against_numpy():
@@ -192,14 +238,24 @@ def test_new_observables_against_numpy():
     sets = partition.set_of(cfg)
     e = np.exp(A / cfg.tau)
     S = e / e.sum(axis=1, keepdims=True)
-    within = np.mean([sum(S[i, j] for j in range(9) if sets[j] == sets[i] and j != i) for i in range(9)])
+    within = np.mean(
+        [sum(S[i, j] for j in range(9) if sets[j] == sets[i] and j != i) for i in range(9)]
+    )
     between = np.mean([sum(S[i, j] for j in range(9) if sets[j] != sets[i]) for i in range(9)])
     g = [A[i, j] for i in range(9) for j in range(9) if sets[i] == sets[j] and i != j]
     b = [A[i, j] for i in range(9) for j in range(9) if sets[i] != sets[j]]
-    assoc = np.mean([set(np.argsort(-A[i])[:3]) == set(np.flatnonzero(sets == sets[i])) for i in range(9)])
+    assoc = np.mean(
+        [set(np.argsort(-A[i])[:3]) == set(np.flatnonzero(sets == sets[i])) for i in range(9)]
+    )
     # rounding: sums of <= 9 terms of size <= 1 (attention) or 81 terms of size <= 4 (stds): 1e-13 is wide
-    for name, want in (("within_attention", within), ("between_attention", between), ("gamma_std", np.std(g)),
-                       ("rho_std", np.std(b)), ("cos_v", v @ w / np.linalg.norm(v)), ("patch_association", assoc)):
+    for name, want in (
+        ("within_attention", within),
+        ("between_attention", between),
+        ("gamma_std", np.std(g)),
+        ("rho_std", np.std(b)),
+        ("cos_v", v @ w / np.linalg.norm(v)),
+        ("patch_association", assoc),
+    ):
         assert abs(float(obs[name]) - want) <= 1e-13, name
     zero = reduction(cfg, jnp.asarray(A), jnp.zeros(5), jnp.asarray(w))
     assert float(zero["cos_v"]) == 0.0
@@ -258,4 +314,3 @@ def test_exact_error_against_numpy(alpha, gamma, rho):
     # the ties are genuine zeros up to rounding and the rest are far from zero
     tol = float(population.tie_tolerance(fj.model_for(cfg), params, w))
     assert np.all(np.abs(F[ties]) <= tol) and np.all(np.abs(F[~ties]) > 1e3 * tol)
-

@@ -22,8 +22,11 @@ def _after(cfg, steps, r):
     key = realistic.seed_key(cfg, r)
     train_set, test_set = realistic.datasets(cfg, key, w_star)
     params0 = realistic.initial_params(cfg, jax.random.fold_in(key, 2), w_star)
-    params, _ = jax.jit(lambda p: realistic.train(cfg.replace(steps=steps, record_every=steps), p,
-                                                  w_star, train_set, test_set))(params0)
+    params, _ = jax.jit(
+        lambda p: realistic.train(
+            cfg.replace(steps=steps, record_every=steps), p, w_star, train_set, test_set
+        )
+    )(params0)
     return params, *train_set
 
 
@@ -41,8 +44,8 @@ def test_sharpness_is_the_most_positive_eigenvalue_of_the_hessian():
     off = np.flatnonzero(~np.eye(cfg.D, dtype=bool))
 
     def loss(z):
-        A_z = A.ravel().at[off].set(z[:off.size]).reshape(A.shape)
-        return realistic.empirical_loss(model, {"params": {"A": A_z, "v": z[off.size:]}}, X, y)
+        A_z = A.ravel().at[off].set(z[: off.size]).reshape(A.shape)
+        return realistic.empirical_loss(model, {"params": {"A": A_z, "v": z[off.size :]}}, X, y)
 
     z0 = jnp.concatenate([A.ravel()[off], params["params"]["v"]])
     ev = np.linalg.eigvalsh(np.asarray(jax.hessian(loss)(z0)))
@@ -54,12 +57,15 @@ def test_sharpness_is_the_most_positive_eigenvalue_of_the_hessian():
 
 def _records(sharpness, rise):
     """Records of one run as `realistic_runs.run` returns them: per-seed (records, seeds) arrays."""
-    return {"sharpness_seeds": np.asarray(sharpness, float),
-            LOSS_RISE + "_seeds": np.asarray(rise, float)}, {}
+    return {
+        "sharpness_seeds": np.asarray(sharpness, float),
+        LOSS_RISE + "_seeds": np.asarray(rise, float),
+    }, {}
 
 
-STABLE = _records([[5.0, 5.0], [10.0, 12.0], [15.0, 19.0]],
-                  [[-1.0, -1.0], [-0.3, -0.2], [-1e-3, 0.0]])
+STABLE = _records(
+    [[5.0, 5.0], [10.0, 12.0], [15.0, 19.0]], [[-1.0, -1.0], [-0.3, -0.2], [-1e-3, 0.0]]
+)
 
 
 def test_stability_premises_are_met_on_a_descending_run_within_the_edge():
@@ -67,12 +73,19 @@ def test_stability_premises_are_met_on_a_descending_run_within_the_edge():
     assert edge.met and edge.measured == pytest.approx(1.9) and descent.met
 
 
-@pytest.mark.parametrize("sharpness, rise, which", [
-    ([[5.0], [21.0]], [[-1.0], [-0.1]], 0),  # eta lambda = 2.1 at one record
-    ([[5.0], [np.nan]], [[-1.0], [-0.1]], 0),  # diverged: not finite counts as past the edge
-    ([[5.0], [10.0]], [[-1.0], [2e-4]], 1),  # one step raised the loss by 2e-4 >> N eps = 2.2e-13
-    ([[5.0], [10.0]], [[-1.0], [np.nan]], 1),  # a loss went non-finite
-])
+@pytest.mark.parametrize(
+    "sharpness, rise, which",
+    [
+        ([[5.0], [21.0]], [[-1.0], [-0.1]], 0),  # eta lambda = 2.1 at one record
+        ([[5.0], [np.nan]], [[-1.0], [-0.1]], 0),  # diverged: not finite counts as past the edge
+        (
+            [[5.0], [10.0]],
+            [[-1.0], [2e-4]],
+            1,
+        ),  # one step raised the loss by 2e-4 >> N eps = 2.2e-13
+        ([[5.0], [10.0]], [[-1.0], [np.nan]], 1),  # a loss went non-finite
+    ],
+)
 def test_stability_premises_come_out_false(sharpness, rise, which):
     premises = cr.stability_premises(CFG, {300: STABLE, 1000: _records(sharpness, rise)})
     assert not premises[which].met and not premises[which].missing

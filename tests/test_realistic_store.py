@@ -12,8 +12,17 @@ from dynsim.jsl import JSLConfig, claims_realistic as cr, realistic_plan, realis
 from dynsim.store import Store
 
 # a ladder of two N at D = 9 small enough to run in seconds (the verdict is not what is tested)
-PLAN = cr.Plan(n_ladder=(64, 128), horizon=20, n_test=64, n_tilde=(8,), transfer_seeds=2,
-               transfer_steps=10, fig2_grid=(), fig2_steps=0, fig2_n=16)
+PLAN = cr.Plan(
+    n_ladder=(64, 128),
+    horizon=20,
+    n_test=64,
+    n_tilde=(8,),
+    transfer_seeds=2,
+    transfer_steps=10,
+    fig2_grid=(),
+    fig2_steps=0,
+    fig2_n=16,
+)
 CFG = JSLConfig(D=9, C=3, q=0.5, nu=1e-4, steps=20)
 ONLY = frozenset({"Theorem 4.2"})
 REAL_SEED = realistic_runs.seed_run
@@ -52,8 +61,9 @@ def test_an_interrupted_ladder_reruns_only_the_unfinished_seeds(tmp_path, monkey
     assert calls == [(64, 0), (64, 1), (128, 0)]
     calls = counting(monkeypatch)
     log = []
-    resumed = cr.realistic_items(CFG, quick=True, seeds=2, plan=PLAN, only=ONLY, store=store,
-                                 log=log.append)
+    resumed = cr.realistic_items(
+        CFG, quick=True, seeds=2, plan=PLAN, only=ONLY, store=store, log=log.append
+    )
     assert calls == [(128, 1)]  # every finished seed is read back, not recomputed
     assert any("2 of 2 seeds read back" in line for line in log)
     assert any("1 of 2 seeds read back" in line for line in log)
@@ -108,10 +118,14 @@ def test_seeds_on_local_dask_workers_equal_the_in_process_seeds(tmp_path):
     same(here[:2], there[:2])
 
 
-@pytest.mark.parametrize("argv,named", [(["--workers", "0"], "workers = 0"),
-                                        (["--security", "x.toml"], "security = 'x.toml'"),
-                                        (["--workers", "2", "--scheduler", "tls://h:1"],
-                                         "are exclusive")])
+@pytest.mark.parametrize(
+    "argv,named",
+    [
+        (["--workers", "0"], "workers = 0"),
+        (["--security", "x.toml"], "security = 'x.toml'"),
+        (["--workers", "2", "--scheduler", "tls://h:1"], "are exclusive"),
+    ],
+)
 def test_bad_executor_options_are_refused_before_any_work(tmp_path, capsys, argv, named):
     code = cli.main(["check-theorems", "jsl", "--quick", "--out", str(tmp_path), *argv])
     err = capsys.readouterr().err
@@ -119,14 +133,20 @@ def test_bad_executor_options_are_refused_before_any_work(tmp_path, capsys, argv
     assert not (tmp_path / "points").exists() or not any((tmp_path / "points").iterdir())
 
 
-@pytest.mark.parametrize("spec,named", [("D=10,C=3", "JSLConfig.D = 10"),
-                                        ("N=4000:1000", "N = 4000:1000"),
-                                        ("T=0", "T = 0"),
-                                        ("eta=fast", "eta = 'fast'"),
-                                        ("D=10,Z=1", "item 'Z=1'")])
+@pytest.mark.parametrize(
+    "spec,named",
+    [
+        ("D=10,C=3", "JSLConfig.D = 10"),
+        ("N=4000:1000", "N = 4000:1000"),
+        ("T=0", "T = 0"),
+        ("eta=fast", "eta = 'fast'"),
+        ("D=10,Z=1", "item 'Z=1'"),
+    ],
+)
 def test_bad_realistic_sizes_are_refused_before_any_work(tmp_path, capsys, spec, named):
-    code = cli.main(["check-theorems", "jsl", "--quick", "--out", str(tmp_path),
-                     "--realistic-sizes", spec])
+    code = cli.main(
+        ["check-theorems", "jsl", "--quick", "--out", str(tmp_path), "--realistic-sizes", spec]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "--realistic-sizes" in err and named in err, err
     assert "Traceback" not in err and not (tmp_path / "points").exists()
@@ -135,9 +155,21 @@ def test_bad_realistic_sizes_are_refused_before_any_work(tmp_path, capsys, spec,
 def test_realistic_sizes_set_the_runs_and_the_estimate_counts_them(tmp_path, capsys):
     """--realistic-sizes reaches the realistic config (the report records it) and the resource
     estimate: refused by --max-time, the message names the chosen ladder's seeds and sizes."""
-    code = cli.main(["check-theorems", "jsl", "--quick", "--out", str(tmp_path), "--only",
-                     "Theorem 4.2", "--max-time", "1s", "--realistic-sizes",
-                     "D=10,C=2,q=0.5,eta=0.02,T=10000000,N=64000:128000"])
+    code = cli.main(
+        [
+            "check-theorems",
+            "jsl",
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--only",
+            "Theorem 4.2",
+            "--max-time",
+            "1s",
+            "--realistic-sizes",
+            "D=10,C=2,q=0.5,eta=0.02,T=10000000,N=64000:128000",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "8 of 8 to run" in err and "128,000" in err and "D 10 x d 10" in err, err
     plan = realistic_plan.with_sizes(realistic_plan.QUICK, "D=10,C=2,q=0.5,eta=0.02,T=100,N=64:128")

@@ -14,7 +14,13 @@ from dynsim.jsl.model import attention
 from reduced.jsl.configurations import set_types
 from tests.conftest import U64
 
-STATES = [None, (0.3, 0.5, -0.2), (0.15, 1.2, -0.4), (-0.2, -1.5, 2.0), (0.25, 1.0, 1.0)]  # None: idealized start
+STATES = [
+    None,
+    (0.3, 0.5, -0.2),
+    (0.15, 1.2, -0.4),
+    (-0.2, -1.5, 2.0),
+    (0.25, 1.0, 1.0),
+]  # None: idealized start
 
 
 def _reduced_at(cfg, state):
@@ -35,8 +41,15 @@ def _full_F(cfg, state):
 
 
 @pytest.mark.parametrize("state", STATES)
-@pytest.mark.parametrize("shape, q, temperature", [((8, 2), 0.3, "sqrt_d"), ((9, 3), 0.5, "unit"),
-                                                   ((8, 4), 0.4, "unit"), ((12, 3), 0.5, "sqrt_d")])
+@pytest.mark.parametrize(
+    "shape, q, temperature",
+    [
+        ((8, 2), 0.3, "sqrt_d"),
+        ((9, 3), 0.5, "unit"),
+        ((8, 4), 0.4, "unit"),
+        ((12, 3), 0.5, "sqrt_d"),
+    ],
+)
 def test_error_equals_full_model_brute_force(shape, q, temperature, state):
     """The reduced `error` against sign(F) of the full D x D model on all L 3^(D-C) configurations.
 
@@ -50,7 +63,9 @@ def test_error_equals_full_model_brute_force(shape, q, temperature, state):
     cfg = JSLConfig(D=D, C=C, q=q, temperature=temperature, nu=1e-3)
     F, w, _ = _full_F(cfg, state)
     absF = np.abs(F)
-    assert not np.any((absF > 1e-12) & (absF < 1e-6)), "the brute force's tie decision would be ambiguous"
+    assert not np.any((absF > 1e-12) & (absF < 1e-6)), (
+        "the brute force's tie decision would be ambiguous"
+    )
     ties = absF <= 1e-12
     brute = np.sum(w * np.where(ties, 0.5, np.where(F < 0, 1.0, 0.0)))
     K = len(set_types(C))
@@ -58,7 +73,9 @@ def test_error_equals_full_model_brute_force(shape, q, temperature, state):
     got = _reduced_at(cfg, state)["error"]
     assert got == pytest.approx(brute, abs=tol)
     if state is None or C == D // 2:
-        assert ties.any()  # exact zeros are present: T = 0 at gamma = rho, or the L = 2 mirror configuration
+        assert (
+            ties.any()
+        )  # exact zeros are present: T = 0 at gamma = rho, or the L = 2 mirror configuration
 
 
 def test_error_at_idealized_start_is_the_glm_error():
@@ -68,7 +85,9 @@ def test_error_at_idealized_start_is_the_glm_error():
     cfg = JSLConfig(D=16, C=4, q=0.5, nu=1e-3, temperature="unit")
     got = _reduced_at(cfg, None)["error"]
     assert got == pytest.approx(reference.glm_error(cfg), rel=1e-13)
-    assert got == pytest.approx(0.0539, abs=5e-5)  # the published value, half a unit in the last digit
+    assert got == pytest.approx(
+        0.0539, abs=5e-5
+    )  # the published value, half a unit in the last digit
 
 
 def _symmetric(counts, C):
@@ -95,7 +114,9 @@ def test_tie_tolerance_separates_exact_zeros(shape, state):
     nonzero |F|) show the classification is robust, not a coincidence of the cut."""
     D, C = shape
     cfg = JSLConfig(D=D, C=C, q=0.5, nu=1e-3, temperature="unit")
-    table = rj.dynamics.Table(cfg, None, "multisets")  # the multiset reference's rule (classes: tests/test_moments.py)
+    table = rj.dynamics.Table(
+        cfg, None, "multisets"
+    )  # the multiset reference's rule (classes: tests/test_moments.py)
     der = rj.symbolic.derive(C, cfg.p)
     types = set_types(C)
     counts = np.asarray(table.n).T.astype(int)  # (M, K)
@@ -103,7 +124,9 @@ def test_tie_tolerance_separates_exact_zeros(shape, state):
         (jnp.asarray(state), np.array([_symmetric(n, C) for n in counts])),
         (jnp.asarray(rj.initial_state(cfg)), C + counts @ np.array([a - b for a, b in types]) == 0),
     ):
-        F = np.abs(np.asarray(der.compiled_F(*theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))))
+        F = np.abs(
+            np.asarray(der.compiled_F(*theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n)))
+        )
         tol = float(rj.dynamics.tie_tolerance(cfg, theta))
         assert zero.any() and (~zero).any()
         assert np.max(F[zero]) * 10 <= tol <= 1e-6 * np.min(F[~zero])
@@ -132,7 +155,9 @@ def test_attention_observables_equal_full_matrix(shape, state):
     for name, value in want.items():
         assert got[name] == pytest.approx(value, abs=16 * U64), name
     diagonal = got["own_set_attention"] - got["within_attention"]
-    assert diagonal + got["within_attention"] + got["between_attention"] == pytest.approx(1.0, abs=8 * U64)
+    assert diagonal + got["within_attention"] + got["between_attention"] == pytest.approx(
+        1.0, abs=8 * U64
+    )
     assert diagonal == pytest.approx(np.mean(np.diag(S)), abs=16 * U64)
     assert got["patch_association"] == float(association.patch_association(jnp.asarray(A), cfg))
 
@@ -140,8 +165,15 @@ def test_attention_observables_equal_full_matrix(shape, state):
 def test_patch_association_ties_fail():
     """Strict Top_C (Definition 2.2 as `dynsim.jsl.association`): gamma = rho or beta = rho is not association."""
     cfg = JSLConfig(D=9, C=3, sigma_A=1.0)
-    cases = {(0.2, 0.0, 0.0): 0.0, (0.2, 0.5, 0.5): 0.0, (0.2, 2.0, 1.0): 0.0, (0.2, 0.5, 0.4): 1.0,
-             (0.2, 2.0, 0.9): 1.0, (0.2, -0.1, -0.2): 1.0, (0.2, -0.2, -0.1): 0.0}
+    cases = {
+        (0.2, 0.0, 0.0): 0.0,
+        (0.2, 0.5, 0.5): 0.0,
+        (0.2, 2.0, 1.0): 0.0,
+        (0.2, 0.5, 0.4): 1.0,
+        (0.2, 2.0, 0.9): 1.0,
+        (0.2, -0.1, -0.2): 1.0,
+        (0.2, -0.2, -0.1): 0.0,
+    }
     for state, want in cases.items():
         assert _reduced_at(cfg, state)["patch_association"] == want, state
 
@@ -151,7 +183,9 @@ def test_tie_tolerance_per_configuration_decides_a_small_genuine_F():
     F = 1.849e-10, nonzero in 60-digit arithmetic. The uniform bound (every patch at |u_i| = D|alpha|, 3.7e-10) called
     it a tie; the per-configuration bound (each patch at its own y_i) is 4.6e-12, still above the computed F's actual
     rounding error (checked against 60 digits for every |F| < 1e-6), so F's sign decides it, as the class sum does."""
-    cfg = JSLConfig(D=12, C=3, q=0.4, p=5, nu=0.01, sigma_A=2.0, temperature="sqrt_d", steps=4, record_every=4)
+    cfg = JSLConfig(
+        D=12, C=3, q=0.4, p=5, nu=0.01, sigma_A=2.0, temperature="sqrt_d", steps=4, record_every=4
+    )
     tr = rj.simulate(cfg, enumeration="multisets")
     theta = jnp.asarray([tr.observables[k][-1] for k in ("alpha", "gamma", "rho")])
     table = rj.dynamics.Table(cfg, None, "multisets")
@@ -160,9 +194,15 @@ def test_tie_tolerance_per_configuration_decides_a_small_genuine_F():
     per = np.asarray(rj.dynamics.tie_tolerance(cfg, theta, table.n))
     uniform = float(rj.dynamics.tie_tolerance(cfg, theta))
     mpmath.mp.dps = 60
-    sub = {rj.symbolic.alpha: sp.Float(float(theta[0]), 60), rj.symbolic.gamma: sp.Float(float(theta[1]), 60),
-           rj.symbolic.rho: sp.Float(float(theta[2]), 60), rj.symbolic.beta: 2, rj.symbolic.tau: sp.sqrt(12),
-           rj.symbolic.nu: sp.Rational(1, 100), rj.symbolic.D: 12}
+    sub = {
+        rj.symbolic.alpha: sp.Float(float(theta[0]), 60),
+        rj.symbolic.gamma: sp.Float(float(theta[1]), 60),
+        rj.symbolic.rho: sp.Float(float(theta[2]), 60),
+        rj.symbolic.beta: 2,
+        rj.symbolic.tau: sp.sqrt(12),
+        rj.symbolic.nu: sp.Rational(1, 100),
+        rj.symbolic.D: 12,
+    }
     exact = sp.lambdify(list(der.n), der.F.subs(sub), "mpmath")
     counts = np.asarray(table.n).T.astype(int)
     small = np.flatnonzero(np.abs(F) < 1e-6)
@@ -170,7 +210,9 @@ def test_tie_tolerance_per_configuration_decides_a_small_genuine_F():
     for i in small:
         e = exact(*[int(v) for v in counts[i]])
         assert abs(F[i] - float(e)) <= per[i]  # the bound holds
-        if abs(e) > mpmath.mpf(10) ** -50:  # genuinely nonzero: decided by its sign under the per-configuration rule
+        if (
+            abs(e) > mpmath.mpf(10) ** -50
+        ):  # genuinely nonzero: decided by its sign under the per-configuration rule
             assert abs(F[i]) > per[i] and np.sign(F[i]) == np.sign(float(e))
             decided += abs(F[i]) <= uniform
     assert decided == 1  # the 1.849e-10 configuration, a tie under the uniform rule

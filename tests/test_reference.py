@@ -26,8 +26,8 @@ def _joint(D, C, q):
     L = D // C
     joint = defaultdict(Fraction)
     for y in (1, -1):
-        for l in range(L):
-            others = [j for j in range(D) if not l * C <= j < (l + 1) * C]
+        for ell in range(L):
+            others = [j for j in range(D) if not ell * C <= j < (ell + 1) * C]
             for deltas in itertools.product((1, -1, 0), repeat=D - C):
                 w = Fraction(1, 2 * L)
                 for dl in deltas:
@@ -43,11 +43,16 @@ def _joint(D, C, q):
 
 def _brute(D, C, q):
     joint = _joint(D, C, q)
-    glm = sum(w * (Fraction(1) if y * sum(s) < 0 else Fraction(1, 2) if sum(s) == 0 else 0) for (s, y), w in joint.items())
+    glm = sum(
+        w * (Fraction(1) if y * sum(s) < 0 else Fraction(1, 2) if sum(s) == 0 else 0)
+        for (s, y), w in joint.items()
+    )
     xs = {s for s, _ in joint}
     bayes = sum(min(joint.get((s, 1), 0), joint.get((s, -1), 0)) for s in xs)
     # -log P(y | s) = log1p(P(s, -y) / P(s, y)): the ratio rounded once, log1p relative error <= the ratio's
-    floor = math.fsum(float(w) * math.log1p(float(joint.get((s, -y), 0) / w)) for (s, y), w in joint.items())
+    floor = math.fsum(
+        float(w) * math.log1p(float(joint.get((s, -y), 0) / w)) for (s, y), w in joint.items()
+    )
     return glm, bayes, floor, sum(joint.values())
 
 
@@ -73,12 +78,29 @@ def test_reference_lines_equal_brute_force(shape, q):
         assert reference.lines(cfg) == {"glm_error": 0.0, "bayes_error": 0.0, "loss_floor": 0.0}
 
 
-@pytest.mark.parametrize("settings, published", [
-    (dict(D=16, C=4, q=0.5), {"glm_error": (0.0539, 5e-5), "bayes_error": (0.0058, 5e-5), "loss_floor": (0.0081, 5e-5)}),
-    (dict(D=36, C=4, q=0.3), {"glm_error": (0.100, 5e-4), "bayes_error": (0.0020, 5e-5), "loss_floor": (0.0028, 5e-5)}),
-    (dict(D=16, C=4, q=0.3), {"glm_error": (0.020, 5e-4), "bayes_error": (0.00076, 5e-6)}),
-    (dict(D=16, C=4, q=0.4), {"glm_error": (0.036, 5e-4), "bayes_error": (0.0024, 5e-5)}),
-])
+@pytest.mark.parametrize(
+    "settings, published",
+    [
+        (
+            dict(D=16, C=4, q=0.5),
+            {
+                "glm_error": (0.0539, 5e-5),
+                "bayes_error": (0.0058, 5e-5),
+                "loss_floor": (0.0081, 5e-5),
+            },
+        ),
+        (
+            dict(D=36, C=4, q=0.3),
+            {
+                "glm_error": (0.100, 5e-4),
+                "bayes_error": (0.0020, 5e-5),
+                "loss_floor": (0.0028, 5e-5),
+            },
+        ),
+        (dict(D=16, C=4, q=0.3), {"glm_error": (0.020, 5e-4), "bayes_error": (0.00076, 5e-6)}),
+        (dict(D=16, C=4, q=0.4), {"glm_error": (0.036, 5e-4), "bayes_error": (0.0024, 5e-5)}),
+    ],
+)
 def test_published_reference_numbers(settings, published):
     """docs/derivations/jsl.md §5 (Default A, Default B, the q = 0.3 and 0.4 variants of A), an independent numpy
     computation printed to 2-4 digits: the tolerance is half a unit in the last printed digit."""
@@ -87,8 +109,15 @@ def test_published_reference_numbers(settings, published):
         assert got[name] == pytest.approx(value, abs=tol), name
 
 
-@pytest.mark.parametrize("settings", [dict(D=196, C=4, q=0.3), dict(D=196, C=4, q=0.05), dict(D=100, C=4, q=1.0),
-                                      dict(D=64, C=16, q=0.5)])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(D=196, C=4, q=0.3),
+        dict(D=196, C=4, q=0.05),
+        dict(D=100, C=4, q=1.0),
+        dict(D=64, C=16, q=0.5),
+    ],
+)
 def test_reference_orderings_at_large_sizes(settings):
     """Large settings, beyond brute force: Bayes <= GLM (Bayes is optimal), the floor is at least 2 log 2 times the
     Bayes error (binary entropy h(p) >= 2 p log 2 for p <= 1/2, concavity), and everything is a probability/entropy."""

@@ -69,7 +69,9 @@ def _point(cfg):
     """A (off the orbit symmetry, softmax far from uniform) and v with parts along w* and off it."""
     w = data.feature(cfg)
     k_A, k_v = jax.random.split(jax.random.key(5))
-    A = jnp.where(jnp.eye(cfg.D, dtype=bool), cfg.sigma_A, 2.0 * jax.random.normal(k_A, (cfg.D, cfg.D)))
+    A = jnp.where(
+        jnp.eye(cfg.D, dtype=bool), cfg.sigma_A, 2.0 * jax.random.normal(k_A, (cfg.D, cfg.D))
+    )
     v = 0.3 * w + 0.4 * jax.random.normal(k_v, (cfg.d,))
     return {"params": {"A": A, "v": v}}, w
 
@@ -85,18 +87,25 @@ def test_projections_and_gradient_equal_the_literal_batch():
     X, y = data.sample(jax.random.key(9), cfg, cfg.N, w)
     v = params["params"]["v"]
     alpha, r, u = sampling.split_v(v, w)
-    assert abs(float(jnp.dot(u, w))) < 4 * cfg.d * U and abs(float(jnp.linalg.norm(u)) - 1) < 4 * cfg.d * U  # as below
+    assert (
+        abs(float(jnp.dot(u, w))) < 4 * cfg.d * U
+        and abs(float(jnp.linalg.norm(u)) - 1) < 4 * cfg.d * U
+    )  # as below
     s, g = X @ w, (X @ u) / cfg.sigma
     proj = alpha * s + cfg.sigma * r * g
     np.testing.assert_allclose(proj, X @ v, rtol=0, atol=1e-14)
     lit = jax.grad(lambda p: realistic.empirical_loss(model, p, X, y))(params)["params"]
-    gA, G = jax.grad(lambda A, pr: sampling.projections_loss(model, A, y, pr), argnums=(0, 1))(params["params"]["A"], proj)
+    gA, G = jax.grad(lambda A, pr: sampling.projections_loss(model, A, y, pr), argnums=(0, 1))(
+        params["params"]["A"], proj
+    )
     scale = float(jnp.max(jnp.abs(lit["v"])))
     np.testing.assert_allclose(gA, lit["A"], rtol=0, atol=1e-12 * float(jnp.max(jnp.abs(lit["A"]))))
     assert abs(float(jnp.dot(lit["v"], w) - jnp.sum(G * s))) < 1e-12 * scale
     assert abs(float(jnp.dot(lit["v"], u) - cfg.sigma * jnp.sum(G * g))) < 1e-12 * scale
     rest = lit["v"] - jnp.dot(lit["v"], w) * w - jnp.dot(lit["v"], u) * u
-    assert float(jnp.linalg.norm(rest)) > 1e-3 * scale  # the part drawn as sigma |G| P h is really there
+    assert (
+        float(jnp.linalg.norm(rest)) > 1e-3 * scale
+    )  # the part drawn as sigma |G| P h is really there
 
 
 def _statistics(cfg, params, w, grad_fn, key, M):
@@ -133,17 +142,22 @@ def test_sampled_gradient_has_the_law_of_the_literal_batch_gradient():
     def without_norm(model, p, k):  # the h term without its factor |G|_F: a wrong law along c
         y, s, g, h = sampling.draw(k, cfg, cfg.N, w.dtype)
         alpha, r, u = sampling.split_v(p["params"]["v"], w)
-        loss, (gA, G) = jax.value_and_grad(lambda A, pr: sampling.projections_loss(model, A, y, pr), argnums=(0, 1))(
-            p["params"]["A"], alpha * s + cfg.sigma * r * g)
+        loss, (gA, G) = jax.value_and_grad(
+            lambda A, pr: sampling.projections_loss(model, A, y, pr), argnums=(0, 1)
+        )(p["params"]["A"], alpha * s + cfg.sigma * r * g)
         rest = h - jnp.dot(h, w) * w - jnp.dot(h, u) * u
-        return loss, {"params": {"A": gA, "v": jnp.sum(G * s) * w + cfg.sigma * (jnp.sum(G * g) * u + rest)}}
+        return loss, {
+            "params": {"A": gA, "v": jnp.sum(G * s) * w + cfg.sigma * (jnp.sum(G * g) * u + rest)}
+        }
 
     a = _statistics(cfg, params, w, literal, jax.random.key(2), M)
     b = _statistics(cfg, params, w, drawn, jax.random.key(3), M)
     for i in range(a.shape[1]):
         assert stats.ks_2samp(a[:, i], b[:, i]).pvalue > 1e-6, i
     wrong = _statistics(cfg, params, w, without_norm, jax.random.key(3), M)
-    assert stats.ks_2samp(a[:, 3], wrong[:, 3]).pvalue < 1e-6  # power: the same test sees the wrong law
+    assert (
+        stats.ks_2samp(a[:, 3], wrong[:, 3]).pvalue < 1e-6
+    )  # power: the same test sees the wrong law
 
 
 def test_split_v_on_the_feature_line():

@@ -27,8 +27,10 @@ def _huge_header(path):
 
 def _bomb(path):
     """A point whose `summary` member is a whole, valid npy of BOMB_BYTES of zeros, deflated."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf, \
-            zf.open("summary.npy", "w", force_zip64=True) as member:
+    with (
+        zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf,
+        zf.open("summary.npy", "w", force_zip64=True) as member,
+    ):
         header = np.lib.format.header_data_from_array_1_0(np.zeros(1))
         header["shape"] = (BOMB_BYTES // 8,)
         np.lib.format.write_array_header_1_0(member, header)
@@ -56,7 +58,9 @@ def test_a_crafted_point_is_rejected_without_allocating(tmp_path, craft):
     # fail to allocate 8 TB; 4 MiB is the file's size plus room for zipfile's and numpy's bookkeeping
     assert peak < 4 * 2**20, peak
     assert not (tmp_path / "points" / KEY[:2] / f"{KEY}.npz").exists()
-    assert (tmp_path / "points" / KEY[:2] / f"{KEY}.npz.corrupt").exists()  # moved aside, as any corrupt point
+    assert (
+        tmp_path / "points" / KEY[:2] / f"{KEY}.npz.corrupt"
+    ).exists()  # moved aside, as any corrupt point
 
 
 def test_a_real_point_still_loads(tmp_path):

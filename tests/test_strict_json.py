@@ -19,18 +19,42 @@ def _refuse(token: str):
 
 def test_a_diverged_reports_json_parses_strictly(tmp_path):
     # eta = 1000 on D = 9: both levels overflow within the first 100 steps
-    main(["compare", "jsl", "--eta", "1000", "--steps", "300", "--record-every", "100", "--no-plot",
-          "--out", str(tmp_path)])
+    main(
+        [
+            "compare",
+            "jsl",
+            "--eta",
+            "1000",
+            "--steps",
+            "300",
+            "--record-every",
+            "100",
+            "--no-plot",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     with open(tmp_path / "report.json") as fh:
         text = fh.read()
     report = json.loads(text, parse_constant=_refuse)
     assert "null" in text
     steps = re.findall(r'"nonfinite_from_step": (\d+)', text)  # one per level
-    assert len(steps) == 2 and all(0 < int(s) < 100 for s in steps)  # the step it happened, not the next record (100)
+    assert len(steps) == 2 and all(
+        0 < int(s) < 100 for s in steps
+    )  # the step it happened, not the next record (100)
     assert report["invocation"]["command_line"][:3] == ["dynsim", "compare", "jsl"]
 
 
 def test_strict_json_writes_null_and_refuses_what_slips_through():
-    data = {"nan": math.nan, "inf": [np.float32(np.inf), -math.inf], "ok": np.arange(2), "x": np.float64(0.5)}
-    assert json.loads(strict_json(data), parse_constant=_refuse) == {"nan": None, "inf": [None, None], "ok": [0, 1],
-                                                                      "x": 0.5}
+    data = {
+        "nan": math.nan,
+        "inf": [np.float32(np.inf), -math.inf],
+        "ok": np.arange(2),
+        "x": np.float64(0.5),
+    }
+    assert json.loads(strict_json(data), parse_constant=_refuse) == {
+        "nan": None,
+        "inf": [None, None],
+        "ok": [0, 1],
+        "x": 0.5,
+    }

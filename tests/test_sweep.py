@@ -23,7 +23,10 @@ from dynsim.store import Store
 from reduced.jsl import dynamics, many, sums, tables
 
 BASE = dict(D=9, C=3, steps=600, record_every=50, nu=0.02)
-AXES = {"q": [0.2, 0.4], "eta": [0.05, 0.1]}  # with nu = 0.02 != the group's static 0: every number is traced
+AXES = {
+    "q": [0.2, 0.4],
+    "eta": [0.05, 0.1],
+}  # with nu = 0.02 != the group's static 0: every number is traced
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -40,16 +43,27 @@ def test_sweep_points_equal_single_runs(tmp_path):
         report = dynsim.compare(single, swept)
         assert report.passed, report.table()
         np.testing.assert_array_equal(single["patch_association"], swept["patch_association"])
-        assert row["reduced_final_loss"] == pytest.approx(float(single["loss"][-1]), rel=1e-12, abs=0)  # rounding
-        assert row["sum_method"] == "full" and row["configurations"] == dynamics.configurations.count(9, 3)
+        assert row["reduced_final_loss"] == pytest.approx(
+            float(single["loss"][-1]), rel=1e-12, abs=0
+        )  # rounding
+        assert row["sum_method"] == "full" and row[
+            "configurations"
+        ] == dynamics.configurations.count(9, 3)
 
 
 def test_mim_sweep_point_equals_single_run(tmp_path):
     """A MIM sweep point is `reduced.mim.simulate` of its config (same program): equal to the last bit."""
-    res = dynsim.sweep("mim", {"mask_ratio": [0.5, 0.75]}, base=dict(P=16, steps=40, record_every=10), out=str(tmp_path))
+    res = dynsim.sweep(
+        "mim",
+        {"mask_ratio": [0.5, 0.75]},
+        base=dict(P=16, steps=40, record_every=10),
+        out=str(tmp_path),
+    )
     store = Store(str(tmp_path))
     for row in res.rows:
-        single = reduced.mim.simulate(MIMConfig(P=16, steps=40, record_every=10, mask_ratio=row["mask_ratio"]))
+        single = reduced.mim.simulate(
+            MIMConfig(P=16, steps=40, record_every=10, mask_ratio=row["mask_ratio"])
+        )
         swept = store.load(row["key"], trajectories=True)["trajectories"]["reduced"]
         np.testing.assert_array_equal(single["fp_corr"], swept["fp_corr"])
         assert row["reduced_final_loss"] == float(single["loss"][-1])
@@ -60,19 +74,31 @@ def test_resume_after_rerun_and_force(tmp_path):
     again = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path))
     assert again.computed == [] and sorted(again.reused) == sorted(first.computed)
     assert again.rows == first.rows
-    forced = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path), force=True)
+    forced = dynsim.sweep(
+        "jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path), force=True
+    )
     assert sorted(forced.computed) == sorted(first.computed)
     # a different option is a different point: nothing reused
-    other = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path),
-                         options={"max_configurations": 10**6})
-    assert len(other.computed) == 2  # one run per q: the reduced level's full sum does not depend on the seed
+    other = dynsim.sweep(
+        "jsl",
+        {"q": [0.2, 0.3]},
+        base=BASE,
+        seeds=2,
+        out=str(tmp_path),
+        options={"max_configurations": 10**6},
+    )
+    assert (
+        len(other.computed) == 2
+    )  # one run per q: the reduced level's full sum does not depend on the seed
 
 
 def test_corrupt_point_is_recomputed(tmp_path):
     first = dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path))
     store = Store(str(tmp_path))
     bad = first.rows[1]["key"]
-    with open(store.path(bad), "r+b") as fh:  # flip bytes in the middle: the zip or the digest no longer matches
+    with open(
+        store.path(bad), "r+b"
+    ) as fh:  # flip bytes in the middle: the zip or the digest no longer matches
         fh.seek(os.path.getsize(store.path(bad)) // 2)
         fh.write(b"\x00garbage\x00")
     truncated = first.rows[2]["key"]
@@ -109,14 +135,19 @@ def test_kill9_then_resume_gives_the_uninterrupted_table(tmp_path):
     proc.wait()
     before = {p.stem for p in points.glob("*/*.npz")}
     assert 2 <= len(before) < 6, f"the kill came too late or too early: {len(before)} points stored"
-    axes, base = {"q": [0.15, 0.2, 0.25, 0.3, 0.35, 0.4]}, dict(D=9, C=3, steps=40000, record_every=1000)
+    axes, base = (
+        {"q": [0.15, 0.2, 0.25, 0.3, 0.35, 0.4]},
+        dict(D=9, C=3, steps=40000, record_every=1000),
+    )
     resumed = dynsim.sweep("jsl", axes, base=base, out=str(killed), chunk_size=1, batch_size=1)
     assert set(resumed.reused) == before  # every point stored before the kill is reused ...
     assert not set(resumed.computed) & before  # ... and none is computed twice
     assert len(resumed.computed) + len(before) == 6
     dynsim.sweep("jsl", axes, base=base, out=str(clean), chunk_size=1, batch_size=1)
     assert (killed / "table.csv").read_text() == (clean / "table.csv").read_text()
-    assert not [p for p in points.glob("*/*") if p.name.endswith(".tmp")]  # no partial file (.dynsim-tmp-*.tmp)
+    assert not [
+        p for p in points.glob("*/*") if p.name.endswith(".tmp")
+    ]  # no partial file (.dynsim-tmp-*.tmp)
 
 
 def test_several_devices_give_the_same_numbers(tmp_path):
@@ -139,8 +170,14 @@ def test_several_devices_give_the_same_numbers(tmp_path):
     for devices in (1, 2):
         env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
         path = tmp_path / f"d{devices}.npy"
-        got = subprocess.run([sys.executable, "-c", script, str(path)], env=env, cwd=ROOT, capture_output=True,
-                             text=True, check=True)
+        got = subprocess.run(
+            [sys.executable, "-c", script, str(path)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert got.stdout.strip() == str(devices)
         outs.append(np.load(path))
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-13, atol=0)
@@ -162,7 +199,9 @@ def test_choice_full_truncated_monte_carlo():
 
 def _full_loss_at(cfg, states):
     table = tables.table(cfg, None).weights
-    return np.array([float(dynamics.loss_and_gradients(cfg, np.asarray(s), table)[0]) for s in states])
+    return np.array(
+        [float(dynamics.loss_and_gradients(cfg, np.asarray(s), table)[0]) for s in states]
+    )
 
 
 def test_truncation_bound_holds_against_full_enumeration():
@@ -184,7 +223,10 @@ def test_monte_carlo_standard_error_covers_the_exact_loss():
     so the CLT is accurate)."""
     cfg = JSLConfig(D=16, C=4, q=0.3, steps=600, record_every=100)
     (t,) = many.simulate_group([cfg], {"max_configurations": 10, "mc_samples": 20000}, 1)
-    assert t.meta["truncation"]["method"] == "monte_carlo" and t.meta["approximation"] == "monte_carlo_sum"
+    assert (
+        t.meta["truncation"]["method"] == "monte_carlo"
+        and t.meta["approximation"] == "monte_carlo_sum"
+    )
     states = np.stack([t["alpha"], t["gamma"], t["rho"]], axis=1)
     z = stats.norm.ppf(1 - 0.001 / (2 * len(states)))
     dev = np.abs(_full_loss_at(cfg, states) - t["loss"]) / t["loss_se_mc"]
@@ -209,7 +251,9 @@ def test_invalid_sweeps_name_the_parameter(tmp_path):
         dynsim.sweep("jsl", {"q": [0.1]}, options={"approximation": "pp_frozen"})
     # a point a level cannot run is refused before any work (nothing stored)
     with pytest.raises(ValueError, match="mode='exact' would enumerate"):
-        dynsim.sweep("jsl", {"q": [0.1, 0.2]}, base=dict(D=36, C=4), level="both", out=str(tmp_path))
+        dynsim.sweep(
+            "jsl", {"q": [0.1, 0.2]}, base=dict(D=36, C=4), level="both", out=str(tmp_path)
+        )
     with pytest.raises(ValueError, match="mc_samples = 0"):
         dynsim.sweep("jsl", {"q": [0.1, 0.2]}, options={"mc_samples": 0}, out=str(tmp_path))
     assert not list(tmp_path.glob("points/*/*.npz"))
@@ -225,8 +269,16 @@ def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
     import full.jsl
     from dynsim.tolerances import rounding_tolerance
 
-    res = dynsim.sweep("jsl", {"q": [0.2, 0.4], "eta": [0.05, 0.1]}, base=dict(BASE, N=64, steps=200), seeds=2, level="full",
-                       options={"mode": mode, "replicates": replicates}, out=str(tmp_path), batch_size=4)
+    res = dynsim.sweep(
+        "jsl",
+        {"q": [0.2, 0.4], "eta": [0.05, 0.1]},
+        base=dict(BASE, N=64, steps=200),
+        seeds=2,
+        level="full",
+        options={"mode": mode, "replicates": replicates},
+        out=str(tmp_path),
+        batch_size=4,
+    )
     store = Store(str(tmp_path))
     first, last = res.rows[0], res.rows[-1]
     assert len(res.rows) == 8 and all(first[k] != last[k] for k in ("q", "eta", "seed"))
@@ -234,12 +286,16 @@ def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
         cfg = JSLConfig(**dict(BASE, N=64, steps=200), q=row["q"], eta=row["eta"], seed=row["seed"])
         single = full.jsl.simulate(cfg, mode=mode, replicates=replicates)
         swept = store.load(row["key"], trajectories=True)["trajectories"]["full"]
-        assert "nonfinite_from_step" not in single.meta  # a run that stays finite (N = 32 at eta 0.1 diverged)
+        assert (
+            "nonfinite_from_step" not in single.meta
+        )  # a run that stays finite (N = 32 at eta 0.1 diverged)
         assert sorted(single.observables) == sorted(swept.observables)
         terms = single.meta["configurations"] or single.meta["batch_size"]
         for name in single.observables:
             x, y = np.asarray(single[name], float), np.asarray(swept[name], float)
-            tol = rounding_tolerance(single.steps.astype(float), float(np.max(np.abs(x))), terms, "float64")
+            tol = rounding_tolerance(
+                single.steps.astype(float), float(np.max(np.abs(x))), terms, "float64"
+            )
             assert np.all(np.abs(x - y) <= tol), (name, np.max(np.abs(x - y)))
             assert np.max(np.abs(x - y)) < 1e-12  # and in plain numbers: ulps, not a different run
 
@@ -249,7 +305,9 @@ def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
     used to count as 'not wrong')."""
     from dynsim.cli import main
 
-    res = dynsim.sweep("jsl", {"eta": [0.05, 5.0]}, base=dict(BASE, temperature="unit", q=0.5), out=str(tmp_path))
+    res = dynsim.sweep(
+        "jsl", {"eta": [0.05, 5.0]}, base=dict(BASE, temperature="unit", q=0.5), out=str(tmp_path)
+    )
     ok, bad = res.rows
     assert ok["reduced_nonfinite_from_step"] is None and 0 <= ok["reduced_final_error"] <= 1
     # the step the state stopped being finite (a single run says the same), not the next record (50)
@@ -257,27 +315,70 @@ def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
         single = reduced.jsl.simulate(JSLConfig(**dict(BASE, temperature="unit", q=0.5, eta=5.0)))
     assert 0 < bad["reduced_nonfinite_from_step"] == single.meta["nonfinite_from_step"] < 50
     assert math.isnan(bad["reduced_final_error"])
-    assert main(["sweep", "jsl", "--D", "9", "--C", "3", "--steps", "600", "--record-every", "50", "--nu", "0.02",
-                 "--temperature", "unit", "--q", "0.5", "--eta", "0.05,5", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "jsl",
+                "--D",
+                "9",
+                "--C",
+                "3",
+                "--steps",
+                "600",
+                "--record-every",
+                "50",
+                "--nu",
+                "0.02",
+                "--temperature",
+                "unit",
+                "--q",
+                "0.5",
+                "--eta",
+                "0.05,5",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert "1 points diverged" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("setting, axes, base", [
-    ("jsl", {"q": [0.2, 0.4]}, dict(BASE, steps=20, record_every=10)),
-    ("mim", {"eta": [0.5, 1.0]}, dict(P=9, kappa_c=0.7, kappa_s=0.3, steps=20, record_every=10)),
-])
+@pytest.mark.parametrize(
+    "setting, axes, base",
+    [
+        ("jsl", {"q": [0.2, 0.4]}, dict(BASE, steps=20, record_every=10)),
+        (
+            "mim",
+            {"eta": [0.5, 1.0]},
+            dict(P=9, kappa_c=0.7, kappa_s=0.3, steps=20, record_every=10),
+        ),
+    ],
+)
 def test_heatmap_names_are_checked_before_any_work(tmp_path, setting, axes, base):
     """The summaries a setting declares (`SweepSpec.level_summaries`, `point_summaries`) are every column its rows
     hold, so a --heatmap outside them is refused before any point runs (issue 16: it was, after all of them)."""
     spec = dynsim.sweeps.spec_of(setting)
-    known = ({p + n for p in ("reduced_", "full_") for n in spec.level_summaries} | set(spec.point_summaries)
-             | set(axes) | {"seed", "seeded", "dtype", "key"})
+    known = (
+        {p + n for p in ("reduced_", "full_") for n in spec.level_summaries}
+        | set(spec.point_summaries)
+        | set(axes)
+        | {"seed", "seeded", "dtype", "key"}
+    )
     res = dynsim.sweep(setting, axes, base=base, level="both")
     assert set(res.columns) <= known, sorted(set(res.columns) - known)
     assert {"reduced_final_loss", "full_final_loss", "verdict"} <= set(res.columns)
     out = tmp_path / "store"
     with pytest.raises(ValueError, match="heatmap = nonexistent is invalid"):
-        dynsim.sweep(setting, axes, base=base, level="both", heatmaps=["final_loss", "nonexistent"], out=str(out))
+        dynsim.sweep(
+            setting,
+            axes,
+            base=base,
+            level="both",
+            heatmaps=["final_loss", "nonexistent"],
+            out=str(out),
+        )
     assert not list(out.glob("points/*/*"))  # nothing ran
     # a declared name that this level does not give is refused too: full_ summaries in a reduced-only sweep
     with pytest.raises(ValueError, match="heatmap = full_final_loss is invalid"):

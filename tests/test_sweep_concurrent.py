@@ -19,8 +19,26 @@ from dynsim.trajectory import TEMP_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 # 8 points of one compiled group, one per chunk: each process claims one point at a time (~0.8 s each)
-ARGS = ["sweep", "jsl", "--D", "9", "--C", "3", "--q", "0.15,0.2,0.25,0.3", "--eta", "0.05,0.1", "--steps", "60000",
-        "--record-every", "6000", "--chunk-size", "1", "--batch-size", "1"]
+ARGS = [
+    "sweep",
+    "jsl",
+    "--D",
+    "9",
+    "--C",
+    "3",
+    "--q",
+    "0.15,0.2,0.25,0.3",
+    "--eta",
+    "0.05,0.1",
+    "--steps",
+    "60000",
+    "--record-every",
+    "6000",
+    "--chunk-size",
+    "1",
+    "--batch-size",
+    "1",
+]
 
 
 def _dead_pid() -> int:
@@ -29,7 +47,9 @@ def _dead_pid() -> int:
     return child.pid
 
 
-def _lock(directory: Path, key: str, pid: int, host: str = socket.gethostname(), age: float = 0.0) -> Path:
+def _lock(
+    directory: Path, key: str, pid: int, host: str = socket.gethostname(), age: float = 0.0
+) -> Path:
     path = directory / f"{key}.lock"
     path.write_text(json.dumps({"pid": pid, "host": host, "started": time.time() - age}))
     os.utime(path, (time.time() - age, time.time() - age))
@@ -39,33 +59,56 @@ def _lock(directory: Path, key: str, pid: int, host: str = socket.gethostname(),
 def test_two_concurrent_sweeps_compute_each_point_once(tmp_path):
     store = tmp_path / "shared"
     command = [sys.executable, "-m", "dynsim.cli", *ARGS, "--out", str(store)]
-    first, second = (subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                     for _ in range(2))
+    first, second = (
+        subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    )
     outs = [p.communicate(timeout=300) for p in (first, second)]
     assert [p.returncode for p in (first, second)] == [0, 0], [err[-2000:] for _, err in outs]
-    counts = [re.search(r"8 points: (\d+) computed now, (\d+) reused", out).groups() for out, _ in outs]
+    counts = [
+        re.search(r"8 points: (\d+) computed now, (\d+) reused", out).groups() for out, _ in outs
+    ]
     computed = [int(c) for c, _ in counts]
-    assert sum(computed) == 8, (counts, [err[-2000:] for _, err in outs])  # each point once, by one of them
-    assert min(computed) >= 1, counts  # they split the work (started together: 6 s of runs, ~0.8 s a point)
+    assert sum(computed) == 8, (
+        counts,
+        [err[-2000:] for _, err in outs],
+    )  # each point once, by one of them
+    assert min(computed) >= 1, (
+        counts
+    )  # they split the work (started together: 6 s of runs, ~0.8 s a point)
     assert all(int(c) + int(r) == 8 for c, r in counts)
     tables = [out.splitlines()[:-1] for out, _ in outs]  # the last line says what each computed
     assert tables[0] == tables[1] and len(tables[0]) >= 9
     assert len(list(store.glob("points/*/*.npz"))) == 8
-    assert not list(store.glob("locks/*")) and not list(store.glob(f"**/{TEMP_PREFIX}*"))  # every lock released, no temp left
+    assert not list(store.glob("locks/*")) and not list(
+        store.glob(f"**/{TEMP_PREFIX}*")
+    )  # every lock released, no temp left
 
 
 def test_lock_of_a_dead_process_does_not_block(tmp_path):
     axes, base = {"q": [0.2, 0.3]}, dict(D=9, C=3, steps=400, record_every=100)
-    keys = [r["key"] for r in dynsim.sweep("jsl", axes, base=base, out=str(tmp_path / "first")).rows]
+    keys = [
+        r["key"] for r in dynsim.sweep("jsl", axes, base=base, out=str(tmp_path / "first")).rows
+    ]
     held = tmp_path / "second" / "locks"
     held.mkdir(parents=True)
-    stale = [_lock(held, keys[0], _dead_pid()), _lock(held, keys[1], os.getpid(), host="elsewhere",
-                                                       age=locks.STALE_SECONDS + 60)]
+    stale = [
+        _lock(held, keys[0], _dead_pid()),
+        _lock(held, keys[1], os.getpid(), host="elsewhere", age=locks.STALE_SECONDS + 60),
+    ]
     done: list = []
-    runner = threading.Thread(target=lambda: done.append(dynsim.sweep("jsl", axes, base=base,
-                                                                      out=str(tmp_path / "second"))), daemon=True)
+    runner = threading.Thread(
+        target=lambda: done.append(
+            dynsim.sweep("jsl", axes, base=base, out=str(tmp_path / "second"))
+        ),
+        daemon=True,
+    )
     runner.start()
-    runner.join(timeout=120)  # a blocked sweep would wait forever (it polls every second); the run takes seconds
+    runner.join(
+        timeout=120
+    )  # a blocked sweep would wait forever (it polls every second); the run takes seconds
     assert done and sorted(done[0].computed) == sorted(keys)  # both taken over and computed
     assert not any(p.exists() for p in stale) and not list(held.iterdir())
 
@@ -74,11 +117,17 @@ def test_which_locks_are_stale(tmp_path):
     with locks.Locks(str(tmp_path)) as mine:
         directory = Path(mine.directory)
         live_here = _lock(directory, "a" * 64, os.getppid())  # the parent of this process: alive
-        live_elsewhere = _lock(directory, "b" * 64, _dead_pid(), host="elsewhere", age=10)  # pid means nothing there
-        silent = _lock(directory, "c" * 64, os.getppid(), age=locks.STALE_SECONDS + 1)  # pid reused, owner gone
+        live_elsewhere = _lock(
+            directory, "b" * 64, _dead_pid(), host="elsewhere", age=10
+        )  # pid means nothing there
+        silent = _lock(
+            directory, "c" * 64, os.getppid(), age=locks.STALE_SECONDS + 1
+        )  # pid reused, owner gone
         dead_here = _lock(directory, "d" * 64, _dead_pid())
         torn = directory / f"{'e' * 64}.lock"
-        torn.write_text("")  # killed between creating and writing its lock; fresh: maybe being written now
+        torn.write_text(
+            ""
+        )  # killed between creating and writing its lock; fresh: maybe being written now
         old_torn = directory / f"{'9' * 64}.lock"
         old_torn.write_text("")  # the same, older than UNWRITTEN_SECONDS: its writer is gone
         when = time.time() - locks.UNWRITTEN_SECONDS - 5
@@ -86,10 +135,18 @@ def test_which_locks_are_stale(tmp_path):
         assert mine.claim("9" * 64) and json.loads(old_torn.read_text())["pid"] == os.getpid()
         assert not mine.claim("a" * 64) and not mine.claim("b" * 64) and not mine.claim("e" * 64)
         assert mine.claim("c" * 64) and mine.claim("d" * 64) and mine.claim("f" * 64)
-        assert json.loads(silent.read_text())["pid"] == os.getpid() == json.loads(dead_here.read_text())["pid"]
+        assert (
+            json.loads(silent.read_text())["pid"]
+            == os.getpid()
+            == json.loads(dead_here.read_text())["pid"]
+        )
         assert live_here.exists() and live_elsewhere.exists()
-        assert not mine.claim("c" * 64)  # a live process's own lock: a second claim is refused like any other
-    assert not silent.exists() and not dead_here.exists() and live_here.exists()  # released on exit, others kept
+        assert not mine.claim(
+            "c" * 64
+        )  # a live process's own lock: a second claim is refused like any other
+    assert (
+        not silent.exists() and not dead_here.exists() and live_here.exists()
+    )  # released on exit, others kept
 
 
 def test_leftover_temporary_files_are_removed(tmp_path):
@@ -98,12 +155,18 @@ def test_leftover_temporary_files_are_removed(tmp_path):
     old = time.time() - locks.TEMP_AGE_SECONDS - 60
     ours = TEMP_PREFIX + "a1b2c3d4"
     names = {  # (folder, name): modification time
-        (folder, ours + ".npz.tmp"): old, (folder, "tmpa1b2c3d4.npz.tmp"): old,  # mkstemp's plain name, in points/
-        (tmp_path, ours + ".png"): old, (tmp_path, ours + ".tmp"): old,
+        (folder, ours + ".npz.tmp"): old,
+        (folder, "tmpa1b2c3d4.npz.tmp"): old,  # mkstemp's plain name, in points/
+        (tmp_path, ours + ".png"): old,
+        (tmp_path, ours + ".tmp"): old,
         (tmp_path / "locks", f"{'0' * 64}.lock.{'f' * 32}.stale"): old,
         (folder, TEMP_PREFIX + "q1w2e3r4.npz.tmp"): time.time(),  # being written now
-        (tmp_path, "tmpz_9y8x7w.png"): old, (tmp_path, "mytmp_notes.tmp"): old,  # not ours: --out may be shared
-        (tmp_path / "data", ours + ".png"): old,  # outside the store's layout: not walked (--out may be a big folder)
+        (tmp_path, "tmpz_9y8x7w.png"): old,
+        (tmp_path, "mytmp_notes.tmp"): old,  # not ours: --out may be shared
+        (
+            tmp_path / "data",
+            ours + ".png",
+        ): old,  # outside the store's layout: not walked (--out may be a big folder)
     }
     for (where, name), when in names.items():
         where.mkdir(exist_ok=True)

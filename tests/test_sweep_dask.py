@@ -34,14 +34,25 @@ def test_local_cluster_refuses_a_client_without_its_credentials(tmp_path):
         with Client(cluster, security=security) as client:  # the sweep's own client: admitted
             assert client.submit(operator.add, 1, 2).result() == 3
             pids = [os.getpid(), *client.run(os.getpid).values()]
-        listening = [c.laddr for pid in pids for c in psutil.Process(pid).net_connections("inet")
-                     if c.status == psutil.CONN_LISTEN]
-        assert len(listening) >= 3 and {a.ip for a in listening} == {"127.0.0.1"}, listening  # scheduler, worker, nanny
+        listening = [
+            c.laddr
+            for pid in pids
+            for c in psutil.Process(pid).net_connections("inet")
+            if c.status == psutil.CONN_LISTEN
+        ]
+        assert len(listening) >= 3 and {a.ip for a in listening} == {"127.0.0.1"}, (
+            listening
+        )  # scheduler, worker, nanny
         # another local user: plain TCP, or TLS with credentials of their own; refused in the TLS handshake
-        for intruder, credentials in [(address.replace("tls://", "tcp://"), None), (address, Security.temporary())]:
+        for intruder, credentials in [
+            (address.replace("tls://", "tcp://"), None),
+            (address, Security.temporary()),
+        ]:
             with pytest.raises(OSError):  # CommClosedError, or a time-out connecting
                 Client(intruder, security=credentials, timeout=5)
-        http = cluster.scheduler_info["services"]["dashboard"]  # Dask's HTTP server, started anyway: no routes
+        http = cluster.scheduler_info["services"][
+            "dashboard"
+        ]  # Dask's HTTP server, started anyway: no routes
         for route in ("/status", "/info/main/workers.html", "/json/identity.json"):
             with pytest.raises(urllib.error.HTTPError, match="404"):
                 urllib.request.urlopen(f"http://127.0.0.1:{http}{route}", timeout=5)
@@ -50,28 +61,54 @@ def test_local_cluster_refuses_a_client_without_its_credentials(tmp_path):
         (tmp_path / "ca.pem").write_text(security.tls_ca_file)
         (tmp_path / "me.pem").write_text(security.tls_client_cert)
         (tmp_path / "me.key").write_text(security.tls_client_key)
-        (tmp_path / "tls.toml").write_text('tls_ca_file = "ca.pem"\ntls_client_cert = "me.pem"\n'
-                                           'tls_client_key = "me.key"\n')
-        res = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=dict(D=9, C=3, steps=100, record_every=50), out=None,
-                           scheduler=address, security=str(tmp_path / "tls.toml"))
+        (tmp_path / "tls.toml").write_text(
+            'tls_ca_file = "ca.pem"\ntls_client_cert = "me.pem"\ntls_client_key = "me.key"\n'
+        )
+        res = dynsim.sweep(
+            "jsl",
+            {"q": [0.2, 0.3]},
+            base=dict(D=9, C=3, steps=100, record_every=50),
+            out=None,
+            scheduler=address,
+            security=str(tmp_path / "tls.toml"),
+        )
         assert len(res.computed) == 2
     finally:
         cluster.close()
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--security", "tls.toml"], "security = 'tls.toml' is invalid without a scheduler"),
-    (["--scheduler", "tcp://127.0.0.1:1", "--security", "tls.toml"], "a secured scheduler's address starts with tls"),
-    (["--scheduler", "tls://127.0.0.1:1", "--security", "missing.toml"], "cannot read it as TOML"),
-    (["--scheduler", "tls://127.0.0.1:1", "--security", "bad.toml"], "unknown ['tls_key'], missing ['tls_client_cert']"),
-    (["--scheduler", "tls://127.0.0.1:1", "--security", "absent.toml"], "tls_client_cert = 'nowhere.pem' is not a"),
-    (["--dashboard"], "dashboard = True is invalid without workers"),
-])
-def test_security_options_are_checked_before_any_work(tmp_path, monkeypatch, capsys, extra, message):
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--security", "tls.toml"], "security = 'tls.toml' is invalid without a scheduler"),
+        (
+            ["--scheduler", "tcp://127.0.0.1:1", "--security", "tls.toml"],
+            "a secured scheduler's address starts with tls",
+        ),
+        (
+            ["--scheduler", "tls://127.0.0.1:1", "--security", "missing.toml"],
+            "cannot read it as TOML",
+        ),
+        (
+            ["--scheduler", "tls://127.0.0.1:1", "--security", "bad.toml"],
+            "unknown ['tls_key'], missing ['tls_client_cert']",
+        ),
+        (
+            ["--scheduler", "tls://127.0.0.1:1", "--security", "absent.toml"],
+            "tls_client_cert = 'nowhere.pem' is not a",
+        ),
+        (["--dashboard"], "dashboard = True is invalid without workers"),
+    ],
+)
+def test_security_options_are_checked_before_any_work(
+    tmp_path, monkeypatch, capsys, extra, message
+):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tls.toml").write_text('tls_ca_file = "tls.toml"\ntls_client_cert = "tls.toml"\n')
     (tmp_path / "bad.toml").write_text('tls_ca_file = "tls.toml"\ntls_key = "tls.toml"\n')
-    (tmp_path / "absent.toml").write_text('tls_ca_file = "tls.toml"\ntls_client_cert = "nowhere.pem"\n')
+    (tmp_path / "absent.toml").write_text(
+        'tls_ca_file = "tls.toml"\ntls_client_cert = "nowhere.pem"\n'
+    )
     assert main(["sweep", "jsl", "--q", "0.2,0.3", "--out", "o", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("dynsim: error: ") and message in err[0], err
@@ -80,9 +117,25 @@ def test_security_options_are_checked_before_any_work(tmp_path, monkeypatch, cap
 
 def test_a_scheduler_that_cannot_be_reached_is_one_line(tmp_path, capsys):
     # TLS without credentials fails at once; a refused TCP port would retry for Dask's connect time-out (30 s)
-    assert main(["sweep", "jsl", "--q", "0.2", "--out", str(tmp_path), "--scheduler", "tls://127.0.0.1:1"]) == 2
+    assert (
+        main(
+            [
+                "sweep",
+                "jsl",
+                "--q",
+                "0.2",
+                "--out",
+                str(tmp_path),
+                "--scheduler",
+                "tls://127.0.0.1:1",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("dynsim: error: scheduler = 'tls://127.0.0.1:1' is invalid: cannot connect"), err
+    assert err[-1].startswith(
+        "dynsim: error: scheduler = 'tls://127.0.0.1:1' is invalid: cannot connect"
+    ), err
     assert "Traceback" not in "".join(err)
 
 
@@ -91,7 +144,9 @@ def test_killed_worker_points_are_recomputed_elsewhere_once(tmp_path):
 
     store = tmp_path / "dask"
     killed: dict = {}
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
     client = Client(cluster)
 
     def kill_a_busy_worker():
@@ -109,22 +164,51 @@ def test_killed_worker_points_are_recomputed_elsewhere_once(tmp_path):
     try:
         killer.start()
         with pytest.warns(UserWarning, match="not authenticated"):  # a tcp:// scheduler: said so
-            res = dynsim.sweep("jsl", AXES, base=BASE, out=str(store), scheduler=cluster.scheduler_address,
-                               chunk_size=1, batch_size=1)
+            res = dynsim.sweep(
+                "jsl",
+                AXES,
+                base=BASE,
+                out=str(store),
+                scheduler=cluster.scheduler_address,
+                chunk_size=1,
+                batch_size=1,
+            )
         killer.join(timeout=5)
     finally:
         client.close()
         cluster.close()
-    assert "pid" in killed and killed["stored_before"] < len(AXES["q"]), killed  # the kill came mid-sweep
-    assert len(res.computed) == len(set(res.computed)) == len(AXES["q"])  # every point once: none lost or doubled
-    local = dynsim.sweep("jsl", AXES, base=BASE, out=str(tmp_path / "local"), chunk_size=1, batch_size=1)
+    assert "pid" in killed and killed["stored_before"] < len(AXES["q"]), (
+        killed
+    )  # the kill came mid-sweep
+    assert (
+        len(res.computed) == len(set(res.computed)) == len(AXES["q"])
+    )  # every point once: none lost or doubled
+    local = dynsim.sweep(
+        "jsl", AXES, base=BASE, out=str(tmp_path / "local"), chunk_size=1, batch_size=1
+    )
     assert (store / "table.csv").read_text() == (tmp_path / "local" / "table.csv").read_text()
     assert res.rows == local.rows
 
 
 def test_cli_workers_2_gives_the_in_process_table(tmp_path, capsys):
-    args = ["sweep", "jsl", "--D", "9", "--C", "3", "--q", "0.2,0.3", "--eta", "0.05,0.1", "--steps", "400",
-            "--record-every", "100", "--chunk-size", "2"]
+    args = [
+        "sweep",
+        "jsl",
+        "--D",
+        "9",
+        "--C",
+        "3",
+        "--q",
+        "0.2,0.3",
+        "--eta",
+        "0.05,0.1",
+        "--steps",
+        "400",
+        "--record-every",
+        "100",
+        "--chunk-size",
+        "2",
+    ]
     assert main(args + ["--out", str(tmp_path / "a")]) == 0
     assert main(args + ["--out", str(tmp_path / "b"), "--workers", "2"]) == 0
     assert (tmp_path / "a" / "table.csv").read_text() == (tmp_path / "b" / "table.csv").read_text()
@@ -149,29 +233,50 @@ def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypa
     def ctrl_c_when_both_workers_sleep(sent: list) -> None:
         me = psutil.Process()
         deadline = time.time() + 60
-        while time.time() < deadline and len([c for c in me.children(recursive=True)
-                                              if "resource_tracker" not in " ".join(c.cmdline())]) < 2:
+        while (
+            time.time() < deadline
+            and len(
+                [
+                    c
+                    for c in me.children(recursive=True)
+                    if "resource_tracker" not in " ".join(c.cmdline())
+                ]
+            )
+            < 2
+        ):
             time.sleep(0.1)
-        time.sleep(2.0)  # the client is up and both 60 s sleeps are submitted (milliseconds after the workers)
+        time.sleep(
+            2.0
+        )  # the client is up and both 60 s sleeps are submitted (milliseconds after the workers)
         sent.append(time.time())
         _thread.interrupt_main()
 
     def interrupted_sweep() -> list:
-        monkeypatch.setattr(executors, "compute_chunk", time.sleep)  # stdlib: a worker imports it by name
+        monkeypatch.setattr(
+            executors, "compute_chunk", time.sleep
+        )  # stdlib: a worker imports it by name
         keep, sent = Keep(), []
         logger = logging.getLogger("distributed")
         level = logger.level
-        logger.setLevel(logging.INFO)  # Dask's default; the CLI run in-process by an earlier test raised it
+        logger.setLevel(
+            logging.INFO
+        )  # Dask's default; the CLI run in-process by an earlier test raised it
         logger.addHandler(keep)
         try:
-            threading.Thread(target=ctrl_c_when_both_workers_sleep, args=(sent,), daemon=True).start()
+            threading.Thread(
+                target=ctrl_c_when_both_workers_sleep, args=(sent,), daemon=True
+            ).start()
             with pytest.raises(KeyboardInterrupt):
                 next(executors.run([(60.0,), (60.0,)], workers=2))
         finally:
             logger.removeHandler(keep)
             logger.setLevel(level)
         assert sent, "the interrupt was not sent"
-        return [r.getMessage() for r in keep.records if r.created >= sent[0] and r.levelno >= logging.INFO]
+        return [
+            r.getMessage()
+            for r in keep.records
+            if r.created >= sent[0] and r.levelno >= logging.INFO
+        ]
 
     assert interrupted_sweep() == []
     monkeypatch.setattr(executors, "_dask_quiet", contextlib.nullcontext)

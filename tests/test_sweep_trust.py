@@ -26,14 +26,46 @@ def test_an_event_cut_by_the_horizon_is_censored_not_a_fraction_of_it(tmp_path, 
     store = Store(str(tmp_path))
     runs = [store.load(r["key"], trajectories=True)["trajectories"]["reduced"] for r in res.rows]
     # the artefact, computed by hand: the first record with gamma > the run's max |rho| is a fixed fraction of --steps
-    literal = [int(t.steps[np.argmax(np.asarray(t["gamma"]) > np.abs(t["rho"]).max())]) for t in runs]
+    literal = [
+        int(t.steps[np.argmax(np.asarray(t["gamma"]) > np.abs(t["rho"]).max())]) for t in runs
+    ]
     assert literal[1] == 2 * literal[0] > 0
-    assert [events.detect(t).T1_gamma_rho for t in runs] == [None, None]  # detect does not report it
+    assert [events.detect(t).T1_gamma_rho for t in runs] == [
+        None,
+        None,
+    ]  # detect does not report it
     for row in res.rows:
         for name in ("T1_gamma_rho", "T1_attention", "T3"):
-            assert row["reduced_" + name] is None and row[f"reduced_{name}_censored"] == row["steps"], name
-    assert main(["sweep", "jsl", "--D", "16", "--C", "4", "--q", "0.2", "--eta", "0.01", "--temperature", "unit",
-                 "--nu", "0.001", "--record-every", "200", "--steps", "5000,10000", "--out", str(tmp_path)]) == 0
+            assert (
+                row["reduced_" + name] is None and row[f"reduced_{name}_censored"] == row["steps"]
+            ), name
+    assert (
+        main(
+            [
+                "sweep",
+                "jsl",
+                "--D",
+                "16",
+                "--C",
+                "4",
+                "--q",
+                "0.2",
+                "--eta",
+                "0.01",
+                "--temperature",
+                "unit",
+                "--nu",
+                "0.001",
+                "--record-every",
+                "200",
+                "--steps",
+                "5000,10000",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert ">= 5000" in out and ">= 10000" in out and "2 points with an event censored" in out
 
@@ -42,23 +74,39 @@ def test_a_reached_event_does_not_depend_on_the_horizon(tmp_path):
     res = dynsim.sweep("jsl", {"steps": [4000, 8000]}, base=REACHED, out=str(tmp_path))
     short, long = res.rows
     assert short["reduced_T1_attention"] == long["reduced_T1_attention"] == 2000
-    assert short["reduced_T1_attention_censored"] is None and long["reduced_T1_attention_censored"] is None
-    assert short["reduced_T0"] == long["reduced_T0"] is not None  # T0's peak window ends at T1: settled
+    assert (
+        short["reduced_T1_attention_censored"] is None
+        and long["reduced_T1_attention_censored"] is None
+    )
+    assert (
+        short["reduced_T0"] == long["reduced_T0"] is not None
+    )  # T0's peak window ends at T1: settled
 
 
 def test_an_oscillating_point_is_flagged_and_a_smooth_one_is_not(tmp_path):
     res = dynsim.sweep("jsl", {"eta": [0.02, 0.04]}, base=OSCILLATING, out=str(tmp_path))
     store = Store(str(tmp_path))
     smooth, wild = res.rows
-    loss = {r["eta"]: np.asarray(store.load(r["key"], trajectories=True)["trajectories"]["reduced"]["loss"], float)
-            for r in res.rows}
+    loss = {
+        r["eta"]: np.asarray(
+            store.load(r["key"], trajectories=True)["trajectories"]["reduced"]["loss"], float
+        )
+        for r in res.rows
+    }
     # plain evidence, independent of the flags: the smooth loss never rises by a visible amount, the other does
     # by far more than any rounding (the loss is O(1); rounding is O(1e-13))
     assert np.max(np.diff(loss[0.02])) < 1e-10 and np.max(np.diff(loss[0.04])) > 1e-3
     assert not smooth["reduced_unstable"] and not smooth["reduced_non_monotone"]
     assert smooth["reduced_loss_sign_changes"] == 0
-    assert wild["reduced_unstable"] and wild["reduced_non_monotone"] and wild["reduced_loss_sign_changes"] >= 3
-    assert smooth["reduced_nonfinite_from_step"] is None and wild["reduced_nonfinite_from_step"] is None
+    assert (
+        wild["reduced_unstable"]
+        and wild["reduced_non_monotone"]
+        and wild["reduced_loss_sign_changes"] >= 3
+    )
+    assert (
+        smooth["reduced_nonfinite_from_step"] is None
+        and wild["reduced_nonfinite_from_step"] is None
+    )
 
 
 def test_a_point_does_not_depend_on_its_batch_companions():
@@ -86,11 +134,16 @@ def test_a_point_does_not_depend_on_batch_size_unless_flagged(tmp_path):
     stable_equal = 0
     for r1, r3 in zip(one.rows, three.rows):
         assert r1["key"] == r3["key"] and r1["reduced_unstable"] == r3["reduced_unstable"]
-        t1, t3 = (s.load(r["key"], trajectories=True)["trajectories"]["reduced"] for s, r in zip(stores, (r1, r3)))
+        t1, t3 = (
+            s.load(r["key"], trajectories=True)["trajectories"]["reduced"]
+            for s, r in zip(stores, (r1, r3))
+        )
         within = True
         for name in t1.observables:
             x, y = np.asarray(t1[name], float), np.asarray(t3[name], float)
-            tol = rounding_tolerance(t1.steps.astype(float), float(np.max(np.abs(x))), term_count(t1), "float64")
+            tol = rounding_tolerance(
+                t1.steps.astype(float), float(np.max(np.abs(x))), term_count(t1), "float64"
+            )
             within &= bool(np.all(np.abs(x - y) <= tol))
         assert within or r1["reduced_unstable"], (r1["q"], r1["eta"])
         stable_equal += within and not r1["reduced_unstable"]
@@ -98,11 +151,16 @@ def test_a_point_does_not_depend_on_batch_size_unless_flagged(tmp_path):
 
 
 def test_heatmap_cells_by_category():
-    row = {"reduced_T1": 100, "reduced_T1_censored": None, "reduced_unstable": False,
-           "reduced_nonfinite_from_step": None}
+    row = {
+        "reduced_T1": 100,
+        "reduced_T1_censored": None,
+        "reduced_unstable": False,
+        "reduced_nonfinite_from_step": None,
+    }
     assert plots.cell([row, dict(row, reduced_T1=300)], "reduced_T1") == ("value", 200.0, None)
-    assert plots.cell([row, dict(row, reduced_T1=None, reduced_T1_censored=5000)], "reduced_T1") == \
-        ("censored", pytest.approx(np.nan, nan_ok=True), 5000)
+    assert plots.cell(
+        [row, dict(row, reduced_T1=None, reduced_T1_censored=5000)], "reduced_T1"
+    ) == ("censored", pytest.approx(np.nan, nan_ok=True), 5000)
     assert plots.cell([row, dict(row, reduced_unstable=True)], "reduced_T1")[0] == "unstable"
     assert plots.cell([dict(row, reduced_nonfinite_from_step=50)], "reduced_T1")[0] == "diverged"
     assert plots.cell([dict(row, reduced_T1=None)], "reduced_T1")[0] == "missing"

@@ -30,44 +30,72 @@ def runs(monkeypatch):
 
 def test_a_deterministic_level_runs_once_per_point_for_every_seed(tmp_path, runs):
     res = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=3, out=str(tmp_path))
-    assert [(r["q"], r["seed"]) for r in res.rows] == [(q, s) for q in (0.2, 0.3) for s in (0, 1, 2)]
+    assert [(r["q"], r["seed"]) for r in res.rows] == [
+        (q, s) for q in (0.2, 0.3) for s in (0, 1, 2)
+    ]
     assert sum(n for _, n in runs) == 2 and len(res.computed) == 2  # one run per q, no padding
     for i in (0, 3):
-        first, *others = res.rows[i:i + 3]
+        first, *others = res.rows[i : i + 3]
         assert first["seeded"] is False
-        assert all(o["key"] == first["key"] and o["reduced_final_loss"] == first["reduced_final_loss"] for o in others)
+        assert all(
+            o["key"] == first["key"] and o["reduced_final_loss"] == first["reduced_final_loss"]
+            for o in others
+        )
     again = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=4, out=str(tmp_path))
-    assert again.computed == [] and len(again.rows) == 8  # a fourth seed is the same run: nothing to compute
+    assert (
+        again.computed == [] and len(again.rows) == 8
+    )  # a fourth seed is the same run: nothing to compute
 
 
 def test_a_seeded_sum_runs_every_seed(tmp_path, runs):
     """A Monte Carlo configuration sum draws its sample from the seed: every seed is its own run."""
-    res = dynsim.sweep("jsl", {"q": [0.3]}, base=BASE, seeds=3, options={"max_configurations": 10, "mc_samples": 500},
-                       out=str(tmp_path))
+    res = dynsim.sweep(
+        "jsl",
+        {"q": [0.3]},
+        base=BASE,
+        seeds=3,
+        options={"max_configurations": 10, "mc_samples": 500},
+        out=str(tmp_path),
+    )
     assert sum(n for _, n in runs) == 3 and len(res.computed) == 3
-    assert all(r["seeded"] for r in res.rows) and len({r["reduced_final_loss"] for r in res.rows}) == 3
+    assert (
+        all(r["seeded"] for r in res.rows) and len({r["reduced_final_loss"] for r in res.rows}) == 3
+    )
 
 
 @pytest.mark.parametrize("mode, computed", [("exact", 2), ("sampled", 4)])
 def test_the_full_level_runs_a_seed_only_where_it_draws(tmp_path, mode, computed):
-    res = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=dict(BASE, N=32), seeds=2, level="full",
-                       options={"mode": mode, "replicates": 2 if mode == "sampled" else None}, out=str(tmp_path))
+    res = dynsim.sweep(
+        "jsl",
+        {"q": [0.2, 0.3]},
+        base=dict(BASE, N=32),
+        seeds=2,
+        level="full",
+        options={"mode": mode, "replicates": 2 if mode == "sampled" else None},
+        out=str(tmp_path),
+    )
     assert len(res.computed) == computed and len(res.rows) == 4
 
 
-@pytest.mark.parametrize("points, batch, width", [(2, 8, 2), (8, 8, 8), (10, 8, 5), (16, 8, 8), (17, 8, 6),
-                                                  (5, 1, 1), (3, 2, 2)])
+@pytest.mark.parametrize(
+    "points, batch, width",
+    [(2, 8, 2), (8, 8, 8), (10, 8, 5), (16, 8, 8), (17, 8, 6), (5, 1, 1), (3, 2, 2)],
+)
 def test_a_batch_is_as_narrow_as_its_points_allow(points, batch, width):
     assert tasks.balanced_batch(points, batch) == width
     batches = -(-points // batch)
-    assert -(-points // width) == batches and batches * width - points < batches  # padded: fewer than the batches
+    assert (
+        -(-points // width) == batches and batches * width - points < batches
+    )  # padded: fewer than the batches
 
 
 def test_a_small_group_is_padded_only_to_its_size(tmp_path, runs):
     dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, out=str(tmp_path), batch_size=8)
     assert runs == [(2, 2)]  # one batch of the 2 points, not 8 with 6 copies
     runs.clear()
-    dynsim.sweep("jsl", {"q": [0.1, 0.15, 0.2, 0.25, 0.35]}, base=BASE, out=str(tmp_path / "b"), batch_size=4)
+    dynsim.sweep(
+        "jsl", {"q": [0.1, 0.15, 0.2, 0.25, 0.35]}, base=BASE, out=str(tmp_path / "b"), batch_size=4
+    )
     assert runs == [(3, 6)]  # 5 points in 2 batches of 3 (1 copy), not 2 of 4 (3 copies)
 
 
@@ -77,5 +105,7 @@ def test_off_a_terminal_each_chunk_logs_one_plain_line(tmp_path, capsys):
     pattern = r"sweep jsl \(reduced\): (\d)/3 runs, \d+ s elapsed, ~(\d+|nan) s left"
     done = [re.fullmatch(pattern, line) for line in lines]
     assert all(done) and [int(m.group(1)) for m in done] == [2, 3], lines
-    dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path / "b"), show_progress=False)
+    dynsim.sweep(
+        "jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path / "b"), show_progress=False
+    )
     assert capsys.readouterr().err == ""

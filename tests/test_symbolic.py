@@ -43,10 +43,10 @@ def _realize(cfg, counts, rng):
     s = np.zeros(cfg.D)
     s[sets[0]] = 1.0
     kinds = [k for k, c in enumerate(counts) for _ in range(c)]
-    for l, k in zip(range(1, cfg.L), kinds):
+    for ell, k in zip(range(1, cfg.L), kinds):
         a, b = set_types(cfg.C)[k]
         vals = np.array([1.0] * a + [-1.0] * b + [0.0] * (cfg.C - a - b))
-        s[sets[l]] = rng.permutation(vals)
+        s[sets[ell]] = rng.permutation(vals)
     return s
 
 
@@ -72,10 +72,22 @@ def test_per_configuration_loss_equals_full_model(temperature):
             noise = rng.normal(size=(cfg.D, cfg.d)) * cfg.sigma
             noise -= np.outer(noise @ w_star, w_star)
             X = s[:, None] * w_star + noise
-            F = model.forward(jnp.asarray(A), jnp.asarray(X @ (alpha * w_star)), tau=cfg.tau, p=cfg.p, nu=cfg.nu)
+            F = model.forward(
+                jnp.asarray(A), jnp.asarray(X @ (alpha * w_star)), tau=cfg.tau, p=cfg.p, nu=cfg.nu
+            )
             want = float(model.logistic_loss(F))
-            got = float(der.compiled(alpha, gamma, rho, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D,
-                                     [float(c) for c in counts])[0])
+            got = float(
+                der.compiled(
+                    alpha,
+                    gamma,
+                    rho,
+                    cfg.sigma_A,
+                    cfg.tau,
+                    cfg.nu,
+                    cfg.D,
+                    [float(c) for c in counts],
+                )[0]
+            )
             # softplus(-F) ~ exp(-F) for large F: a relative error e of F becomes |F| e in the loss.
             assert got == pytest.approx(want, rel=1e-13 * max(1.0, abs(float(F))), abs=1e-300)
 
@@ -93,7 +105,17 @@ def test_uniform_attention_gradient_is_exactly_zero_symbolically(C):
 
 def test_render_shows_definitions_and_gradients():
     text = S.render(3, 3)
-    for piece in ("Lambda =", "Gamma =", "Xi =", "T =", "m_signal =", "F =", "softplus(-F)",
-                  "d loss / d alpha", "d loss / d gamma", "d loss / d rho"):
+    for piece in (
+        "Lambda =",
+        "Gamma =",
+        "Xi =",
+        "T =",
+        "m_signal =",
+        "F =",
+        "softplus(-F)",
+        "d loss / d alpha",
+        "d loss / d gamma",
+        "d loss / d rho",
+    ):
         assert piece in text
     assert "\\frac" in S.render(3, 3, latex=True)

@@ -40,17 +40,33 @@ def test_reduction_is_exact_against_independent_arithmetic():
 
 
 def test_compare_from_the_cli_agrees(tmp_path):
-    assert cli.main(["compare", "toy", "--d", "5", "--eta", "0.2", "--steps", "40", "--out", str(tmp_path)]) == 0
+    assert (
+        cli.main(
+            ["compare", "toy", "--d", "5", "--eta", "0.2", "--steps", "40", "--out", str(tmp_path)]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["passed"] and report["kind"] == "rounding"
-    assert set(report["errors"]) == {"overlap", "norm2", "loss"}  # the setting's Checks.compared, not JSL's or MIM's
-    assert report["reduced_meta"]["setting"] == "ToyConfig" and report["full_meta"]["level"] == "full"
-    assert (tmp_path / "compare.png").stat().st_size > 0 and (tmp_path / "trajectories.npz").exists()
+    assert set(report["errors"]) == {
+        "overlap",
+        "norm2",
+        "loss",
+    }  # the setting's Checks.compared, not JSL's or MIM's
+    assert (
+        report["reduced_meta"]["setting"] == "ToyConfig" and report["full_meta"]["level"] == "full"
+    )
+    assert (tmp_path / "compare.png").stat().st_size > 0 and (
+        tmp_path / "trajectories.npz"
+    ).exists()
 
 
 def test_compare_negative_control_disagrees(tmp_path, capsys):
     """A reduced level off by 1e-6 a step must be caught: exit 1 and DISAGREE on the overlap."""
-    assert cli.main(["compare", "toy-broken", "--steps", "40", "--out", str(tmp_path), "--no-plot"]) == 1
+    assert (
+        cli.main(["compare", "toy-broken", "--steps", "40", "--out", str(tmp_path), "--no-plot"])
+        == 1
+    )
     report = json.loads((tmp_path / "report.json").read_text())
     assert not report["errors"]["overlap"]["passed"]
     assert "DISAGREE" in capsys.readouterr().out
@@ -64,7 +80,18 @@ def test_invalid_option_is_one_line_exit_2(tmp_path, capsys):
 
 def test_two_point_sweep_from_the_cli(tmp_path, capsys):
     out = tmp_path / "sw"
-    args = ["sweep", "toy", "--eta", "0.1,0.2", "--steps", "30", "--level", "both", "--out", str(out)]
+    args = [
+        "sweep",
+        "toy",
+        "--eta",
+        "0.1,0.2",
+        "--steps",
+        "30",
+        "--level",
+        "both",
+        "--out",
+        str(out),
+    ]
     assert cli.main(args) == 0
     rows = list(csv.DictReader((out / "table.csv").open()))
     assert [float(r["eta"]) for r in rows] == [0.1, 0.2]
@@ -72,19 +99,37 @@ def test_two_point_sweep_from_the_cli(tmp_path, capsys):
     # the final loss is (1 - eta)^(2T) L(0) in exact arithmetic
     L0 = float(levels.reduced(ToyConfig(steps=1))["loss"][0])
     for r in rows:
-        assert float(r["reduced_final_loss"]) == pytest.approx((1 - float(r["eta"])) ** 60 * L0, rel=1e-10)
+        assert float(r["reduced_final_loss"]) == pytest.approx(
+            (1 - float(r["eta"])) ** 60 * L0, rel=1e-10
+        )
     assert cli.main(args) == 0  # resumed: nothing recomputed
     assert "0 computed now, 2 reused" in capsys.readouterr().out
 
 
 def test_check_theorems_holds_and_its_negative_control_fails(tmp_path):
     assert cli.main(["check-theorems", "toy", "--eta", "0.5", "--out", str(tmp_path / "a")]) == 0
-    assert cli.main(["check-theorems", "toy", "--eta", "2.5", "--out", str(tmp_path / "b"), "--json"]) == 1
+    assert (
+        cli.main(["check-theorems", "toy", "--eta", "2.5", "--out", str(tmp_path / "b"), "--json"])
+        == 1
+    )
     saved = json.loads((tmp_path / "b" / "theorems.json").read_text())
     claims = saved["claims"]
-    assert claims[0]["verdict"] == "fails" and claims[0]["measured"] > 0 and saved["config"]["eta"] == 2.5
-    contract = {"claim", "statement", "reading", "regime", "threshold", "derivation", "measured", "verdict",
-                "negative_control"}
+    assert (
+        claims[0]["verdict"] == "fails"
+        and claims[0]["measured"] > 0
+        and saved["config"]["eta"] == 2.5
+    )
+    contract = {
+        "claim",
+        "statement",
+        "reading",
+        "regime",
+        "threshold",
+        "derivation",
+        "measured",
+        "verdict",
+        "negative_control",
+    }
     assert contract <= set(claims[0])
 
 
@@ -102,13 +147,38 @@ def test_entry_point_discovery_in_a_fresh_process(tmp_path):
     dist = tmp_path / "site" / "dynsim_toy-0.1.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dynsim-toy\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[dynsim.settings]\ntoy = tests.toy_setting.setting:SETTING\n")
+    (dist / "entry_points.txt").write_text(
+        "[dynsim.settings]\ntoy = tests.toy_setting.setting:SETTING\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)])}
     out = tmp_path / "o"
-    proc = subprocess.run([sys.executable, "-m", "dynsim.cli", "compare", "toy", "--steps", "20", "--no-plot",
-                           "--out", str(out)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dynsim.cli",
+            "compare",
+            "toy",
+            "--steps",
+            "20",
+            "--no-plot",
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "verdict: AGREE" in proc.stdout
-    listed = subprocess.run([sys.executable, "-m", "dynsim.cli", "sweep", "--help"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)
+    listed = subprocess.run(
+        [sys.executable, "-m", "dynsim.cli", "sweep", "--help"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "toy" in listed.stdout and "jsl" in listed.stdout and "mim" in listed.stdout

@@ -10,8 +10,11 @@ from dynsim.trajectory import load_many, save_many
 
 
 def test_roundtrip(tmp_path):
-    t = Trajectory(np.array([0, 5]), {"alpha": np.array([0.1, 0.2]), "pp": np.ones((2, 3, 3))},
-                   {"level": "reduced", "config": {"D": 9}, "x": np.float64(1.5)})
+    t = Trajectory(
+        np.array([0, 5]),
+        {"alpha": np.array([0.1, 0.2]), "pp": np.ones((2, 3, 3))},
+        {"level": "reduced", "config": {"D": 9}, "x": np.float64(1.5)},
+    )
     path = tmp_path / "t.npz"
     t.save(path)
     u = Trajectory.load(path)
@@ -20,12 +23,18 @@ def test_roundtrip(tmp_path):
     save_many(tmp_path / "m.npz", {"reduced": t, "full": u})
     both = load_many(tmp_path / "m.npz")
     assert set(both) == {"reduced", "full"} and np.array_equal(both["full"]["alpha"], t["alpha"])
-    assert sorted(os.listdir(tmp_path)) == ["m.npz", "t.npz"]  # no temporary file (.dynsim-tmp-*) left
+    assert sorted(os.listdir(tmp_path)) == [
+        "m.npz",
+        "t.npz",
+    ]  # no temporary file (.dynsim-tmp-*) left
 
 
 def _traj(**meta):
-    return Trajectory(np.array([0, 5]), {"alpha": np.array([0.1, np.nan]), "pp": np.ones((2, 3, 3))},
-                      {"level": "reduced", "mode": "gd", **meta})
+    return Trajectory(
+        np.array([0, 5]),
+        {"alpha": np.array([0.1, np.nan]), "pp": np.ones((2, 3, 3))},
+        {"level": "reduced", "mode": "gd", **meta},
+    )
 
 
 def test_membership_equality_and_repr():
@@ -37,7 +46,11 @@ def test_membership_equality_and_repr():
     u = _traj()
     u.observables["alpha"] = np.array([0.1, 0.2])
     assert t != u
-    r = repr(Trajectory(np.arange(1000), {f"o{i}": np.zeros((1000, 50)) for i in range(12)}, {"level": "full"}))
+    r = repr(
+        Trajectory(
+            np.arange(1000), {f"o{i}": np.zeros((1000, 50)) for i in range(12)}, {"level": "full"}
+        )
+    )
     assert len(r) < 300 and "1000 records" in r and "4 more" in r and "\n" not in r
 
 
@@ -47,7 +60,9 @@ def test_load_reads_one_trajectory_of_a_many_file(tmp_path):
     assert Trajectory.load(tmp_path / "m.npz", "full") == _traj(level2="x")
     with pytest.raises(ValueError, match=r"\['reduced', 'full'\]"):
         Trajectory.load(tmp_path / "m.npz", "fulll")
-    both = Trajectory.load(tmp_path / "m.npz")  # several: a list in the saved order, indexable by name
+    both = Trajectory.load(
+        tmp_path / "m.npz"
+    )  # several: a list in the saved order, indexable by name
     assert isinstance(both, list) and both.names == ["reduced", "full"] and len(both) == 2
     assert both[0] == _traj() and both["full"] == both[1] == _traj(level2="x") and "full" in both
     assert all(isinstance(t, Trajectory) for t in both) and both.as_dict()["reduced"] == _traj()
@@ -109,7 +124,9 @@ def test_mapping_api():
     """Issue 14: a Trajectory behaves as a read-only mapping of its observables."""
     t = _traj()
     assert list(t) == ["alpha", "pp"] == list(t.keys()) and len(t) == 2
-    assert dict(t.items())["pp"].shape == (2, 3, 3) and t.get("beta") is None and t.get("beta", 7) == 7
+    assert (
+        dict(t.items())["pp"].shape == (2, 3, 3) and t.get("beta") is None and t.get("beta", 7) == 7
+    )
     assert np.array_equal(t.get("pp"), np.ones((2, 3, 3))) and len(list(t.values())) == 2
     with pytest.raises(KeyError):
         t["beta"]
@@ -148,7 +165,9 @@ def test_npz_bytes_are_deterministic(tmp_path):
     atomic_savez(str(tmp_path / "c.npz"), {"x": np.zeros(10000)}, compressed=True)
     with np.load(tmp_path / "c.npz") as f:
         assert np.array_equal(f["x"], np.zeros(10000))
-    assert (tmp_path / "c.npz").stat().st_size < 10000  # 80,000 bytes of zeros deflate to a few hundred
+    assert (
+        tmp_path / "c.npz"
+    ).stat().st_size < 10000  # 80,000 bytes of zeros deflate to a few hundred
 
 
 def test_x64_opt_out_by_environment_and_function():
@@ -158,16 +177,28 @@ def test_x64_opt_out_by_environment_and_function():
     import subprocess
     import sys
 
-    code = ("import jax, dynsim, reduced.jsl\n"
-            "print(jax.config.jax_enable_x64)\n"
-            "try:\n    reduced.jsl.simulate(dynsim.JSLConfig(steps=2))\n"
-            "except ValueError as e:\n    print('refused', 'jax_enable_x64' in str(e))\n"
-            "dynsim.enable_x64()\n"
-            "print(jax.config.jax_enable_x64, reduced.jsl.simulate(dynsim.JSLConfig(steps=2))['alpha'].dtype)\n")
+    code = (
+        "import jax, dynsim, reduced.jsl\n"
+        "print(jax.config.jax_enable_x64)\n"
+        "try:\n    reduced.jsl.simulate(dynsim.JSLConfig(steps=2))\n"
+        "except ValueError as e:\n    print('refused', 'jax_enable_x64' in str(e))\n"
+        "dynsim.enable_x64()\n"
+        "print(jax.config.jax_enable_x64, reduced.jsl.simulate(dynsim.JSLConfig(steps=2))['alpha'].dtype)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
-    out = subprocess.run([sys.executable, "-c", code], env={**env, "DYNSIM_X64": "0"}, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "DYNSIM_X64": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out == ["False", "refused", "True", "True", "float64"]
-    default = subprocess.run([sys.executable, "-c", "import jax, dynsim; print(jax.config.jax_enable_x64)"], env=env,
-                             capture_output=True, text=True, check=True).stdout.strip()
+    default = subprocess.run(
+        [sys.executable, "-c", "import jax, dynsim; print(jax.config.jax_enable_x64)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert default == "True"

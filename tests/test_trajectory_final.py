@@ -18,11 +18,23 @@ from reduced.mim import flow
 
 # the smallest MIM configs of the existing tests (tests/test_mim.py, tests/test_mim_joint.py)
 K1 = MIMConfig(P=9, kappa_c=0.6, kappa_s=0.3, mask_ratio=0.5, steps=60, record_every=10)
-K2 = MIMConfig(P=9, K=2, kappa_c=0.7, kappa_s=0.3, partition="random", mask_ratio=0.5, steps=30,
-               record_every=10, seed=3)
-REDUCED = {"gd, K = 1": (K1, {}), "joint types, K = 2": (K2, {}),
-           "joint cells, K = 2": (K2, {"approximation": "mean_field"}),
-           "flow, K = 1": (K1, {"method": "flow", "saves": 8})}
+K2 = MIMConfig(
+    P=9,
+    K=2,
+    kappa_c=0.7,
+    kappa_s=0.3,
+    partition="random",
+    mask_ratio=0.5,
+    steps=30,
+    record_every=10,
+    seed=3,
+)
+REDUCED = {
+    "gd, K = 1": (K1, {}),
+    "joint types, K = 2": (K2, {}),
+    "joint cells, K = 2": (K2, {"approximation": "mean_field"}),
+    "flow, K = 1": (K1, {"method": "flow", "saves": 8}),
+}
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +53,10 @@ def reloaded(t: Trajectory, folder) -> list[Trajectory]:
     """`t` written and read back in both file forms: Trajectory.save and the CLI's trajectories.npz."""
     t.save(folder / "one.npz")
     save_many(folder / "trajectories.npz", {"reduced": t, "full": t}, compressed=True)
-    return [Trajectory.load(folder / "one.npz"), Trajectory.load(folder / "trajectories.npz", "full")]
+    return [
+        Trajectory.load(folder / "one.npz"),
+        Trajectory.load(folder / "trajectories.npz", "full"),
+    ]
 
 
 def assert_same_final(t: Trajectory, u: Trajectory) -> None:
@@ -65,7 +80,9 @@ def test_reduced_final_state_is_saved_and_loaded_bit_for_bit(run, tmp_path):
     for u in reloaded(t, tmp_path):
         assert_same_final(t, u)
     if options.get("method") == "flow":
-        assert not hasattr(flow.tracing, "table")  # the table was handed to the solve for the call only
+        assert not hasattr(
+            flow.tracing, "table"
+        )  # the table was handed to the solve for the call only
 
 
 def test_full_final_q_and_basis_are_saved_and_loaded_bit_for_bit(trained, tmp_path):
@@ -112,13 +129,19 @@ def test_diversity_reads_a_loaded_reduced_run(cells, tmp_path):
 
 def test_files_without_final_arrays_load_with_final_empty(cells, tmp_path):
     """The format before `final`: steps, meta and obs/<name> (one trajectory), <prefix>/... (several)."""
-    old = {"steps": cells.steps, "meta": np.array('{"level": "reduced"}'),
-           **{f"obs/{k}": v for k, v in cells.observables.items()}}
+    old = {
+        "steps": cells.steps,
+        "meta": np.array('{"level": "reduced"}'),
+        **{f"obs/{k}": v for k, v in cells.observables.items()},
+    }
     with open(tmp_path / "one.npz", "wb") as fh:
         write_npz(fh, old)
     with open(tmp_path / "many.npz", "wb") as fh:
         write_npz(fh, {f"reduced/{k}": v for k, v in old.items()})
-    for u in (Trajectory.load(tmp_path / "one.npz"), Trajectory.load(tmp_path / "many.npz", "reduced")):
+    for u in (
+        Trajectory.load(tmp_path / "one.npz"),
+        Trajectory.load(tmp_path / "many.npz", "reduced"),
+    ):
         assert u.final == {} and u.keys() == cells.keys()
         for name, value in cells.items():
             np.testing.assert_array_equal(u[name], value, strict=True)
@@ -126,12 +149,18 @@ def test_files_without_final_arrays_load_with_final_empty(cells, tmp_path):
 
 def test_derived_trajectories_keep_final(cells):
     per_class = reduced.mim.simulate(K1)
-    stripped = Trajectory(per_class.steps, {k: v for k, v in per_class.items() if k != "fp_corr"},
-                          per_class.meta, per_class.final)
+    stripped = Trajectory(
+        per_class.steps,
+        {k: v for k, v in per_class.items() if k != "fp_corr"},
+        per_class.meta,
+        per_class.final,
+    )
     expanded = records.with_per_patch(stripped, K1)  # fp_corr rebuilt from fp_class
     assert "fp_corr" in expanded and expanded is not stripped
-    assert_same_final(per_class, Trajectory(per_class.steps, per_class.observables,
-                                            per_class.meta, expanded.final))
+    assert_same_final(
+        per_class,
+        Trajectory(per_class.steps, per_class.observables, per_class.meta, expanded.final),
+    )
     thinned = cells.thinned(1)
     assert thinned.steps.size < cells.steps.size  # a new trajectory, some records dropped
     assert_same_final(cells, Trajectory(cells.steps, cells.observables, cells.meta, thinned.final))

@@ -29,7 +29,9 @@ def test_downstream_feature_is_unit_with_the_requested_overlap(overlap):
     assert abs(w @ w_star - overlap) <= tol
     # the part orthogonal to w* has norm sqrt(1 - overlap^2); the cancellation in w - overlap w* only adds absolute error
     assert abs(np.linalg.norm(w - overlap * w_star) - np.sqrt(1 - overlap**2)) <= tol
-    if abs(overlap) < 1:  # a genuinely new direction, seeded: the same key gives the same w~, another key another
+    if (
+        abs(overlap) < 1
+    ):  # a genuinely new direction, seeded: the same key gives the same w~, another key another
         again = np.asarray(transfer.downstream_feature(cfg, overlap))
         other = np.asarray(transfer.downstream_feature(cfg, overlap, jax.random.key(7)))
         assert np.array_equal(w, again) and not np.allclose(w, other)
@@ -45,7 +47,9 @@ def test_downstream_feature_needs_a_second_dimension():
     cfg = JSLConfig(D=4, C=2, d=1)
     with pytest.raises(ValueError, match="d = 1"):
         transfer.downstream_feature(cfg, 0.5)
-    assert np.allclose(np.asarray(transfer.downstream_feature(cfg, -1.0)), -np.asarray(data.feature(cfg)))
+    assert np.allclose(
+        np.asarray(transfer.downstream_feature(cfg, -1.0)), -np.asarray(data.feature(cfg))
+    )
 
 
 def test_mask_trick_equals_training_on_the_first_samples_alone():
@@ -61,20 +65,30 @@ def test_mask_trick_equals_training_on_the_first_samples_alone():
     key = jax.random.key(3)
     train = data.sample(jax.random.fold_in(key, 1), cfg, 64, w)
     test = data.sample(jax.random.fold_in(key, 2), cfg, cfg.n_test, w)
-    A = cfg.sigma_A * np.eye(cfg.D) + 0.5 * partition.orbit_masks(cfg)[0] - 0.2 * partition.orbit_masks(cfg)[1]
+    A = (
+        cfg.sigma_A * np.eye(cfg.D)
+        + 0.5 * partition.orbit_masks(cfg)[0]
+        - 0.2 * partition.orbit_masks(cfg)[1]
+    )
     v0 = cfg.omega * jax.random.normal(jax.random.fold_in(key, 3), (cfg.d,))
     steps = 200
     for n in (13,):  # not a power of two: the reduction trees of 13 and 64 terms differ
         mask = (jnp.arange(64) < n).astype(float)
         subset = (train[0][:n], train[1][:n])
-        vm, rm = transfer.finetune_v(cfg, A, v0, train, test, steps=steps, eta=cfg.eta, weights=mask, record_every=50)
-        vs, rs = transfer.finetune_v(cfg, A, v0, subset, test, steps=steps, eta=cfg.eta, record_every=50)
+        vm, rm = transfer.finetune_v(
+            cfg, A, v0, train, test, steps=steps, eta=cfg.eta, weights=mask, record_every=50
+        )
+        vs, rs = transfer.finetune_v(
+            cfg, A, v0, subset, test, steps=steps, eta=cfg.eta, record_every=50
+        )
         tol = 10 * steps * n * U64 * max(1.0, float(np.abs(vs).max()))
         assert np.abs(np.asarray(vm - vs)).max() <= tol
         assert np.abs(np.asarray(rm["loss"] - rs["loss"])).max() <= tol
         assert np.array_equal(np.asarray(rm["test_error"]), np.asarray(rs["test_error"]))
         assert float(np.linalg.norm(vs)) > 10 * cfg.omega * np.sqrt(cfg.d)  # v really moved
-        Wm, gm = glm.train_glm(cfg, train, test, steps=steps, eta=1.0, key=key, weights=mask, record_every=50)
+        Wm, gm = glm.train_glm(
+            cfg, train, test, steps=steps, eta=1.0, key=key, weights=mask, record_every=50
+        )
         Ws, gs = glm.train_glm(cfg, subset, test, steps=steps, eta=1.0, key=key, record_every=50)
         tol = 10 * steps * n * U64 * max(1.0, float(np.abs(Ws).max()))
         assert np.abs(np.asarray(Wm - Ws)).max() <= tol
@@ -96,8 +110,12 @@ def idealized_pretrained():
     red = rj.simulate(cfg)
     gamma, rho = float(red["gamma"][-1]), float(red["rho"][-1])
     within, between = partition.orbit_masks(cfg)
-    return {"A": cfg.sigma_A * np.eye(cfg.D) + gamma * within + rho * between, "A0": cfg.sigma_A * np.eye(cfg.D),
-            "gamma": gamma, "rho": rho}
+    return {
+        "A": cfg.sigma_A * np.eye(cfg.D) + gamma * within + rho * between,
+        "A0": cfg.sigma_A * np.eye(cfg.D),
+        "gamma": gamma,
+        "rho": rho,
+    }
 
 
 def test_pretrained_attention_transfers_better_than_initial_attention(idealized_pretrained):
@@ -107,7 +125,9 @@ def test_pretrained_attention_transfers_better_than_initial_attention(idealized_
     test is deterministic; if the two learners were equally good it would pass with probability <= 1%."""
     pre = idealized_pretrained
     assert pre["gamma"] > 0 > pre["rho"]  # the reduced run did learn patch association
-    res = transfer.transfer(SMALL, pretrained=pre, n_tilde=(8, 16), seeds=8, steps=300, record_every=100)
+    res = transfer.transfer(
+        SMALL, pretrained=pre, n_tilde=(8, 16), seeds=8, steps=300, record_every=100
+    )
     t_crit = stats.t.ppf(1 - 0.01 / 2, df=7)
     diff = res.final["initial"] - res.final["pretrained"]  # (seeds, 2)
     t = diff.mean(axis=0) / (diff.std(axis=0, ddof=1) / np.sqrt(8))

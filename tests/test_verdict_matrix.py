@@ -29,54 +29,175 @@ FLOW = dict(C=4, eta=0.005, temperature="unit", record_every=100)
 
 # (claim, scenario, expected verdict, test proving it as "file::test")
 PAST_THE_EDGE = (
-    "test_realistic_stability.py::test_theorem_4_2_and_lemma_4_2_are_not_applicable_past_the_edge")
+    "test_realistic_stability.py::test_theorem_4_2_and_lemma_4_2_are_not_applicable_past_the_edge"
+)
 MATRIX = [
-    ("Lemma 4.1", "idealized start, full exact run D = 8", HOLDS, "test_verdict_matrix.py::test_lemma_4_1"),
-    ("Lemma 4.1", "A0 on the orbits of a shuffled partition", NA, "test_verdict_matrix.py::test_lemma_4_1"),
-    ("Lemma 4.3", "D = 36, nu = 1e-4", HOLDS, "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
-    ("Lemma 4.3", "D = 28, q = 2/3, nu = 1e-4", FAILS, "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
-    ("Lemma 4.3", "D = 36, nu = 0.01: no Event I", NA, "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
-    (ci.COROLLARY, "D = 36, nu = 1e-4", HOLDS, "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
-    (ci.COROLLARY, "D = 20, q = 0.9: anti-association", FAILS,
-     "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
-    (ci.COROLLARY, "D = 36, nu = 0.01: no Event I", NA, "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary"),
-    ("Theorem 4.1", "quick ladder D = 32, 36, 40, t = 1e6", HOLDS, "test_verdict_matrix.py::test_theorem_4_1"),
-    ("Theorem 4.1", "q(D - C) = 14.4 at D = 20, 24, 28: anti-association", FAILS,
-     "test_verdict_matrix.py::test_theorem_4_1"),
-    ("Theorem 4.1", "quick ladder, steps = 1: not past the horizon", NA, "test_verdict_matrix.py::test_theorem_4_1"),
-    ("Theorem 4.1", "q fixed at 0.5: q(D - C) not kept", NA,
-     "test_jsl_claims.py::test_theorem_4_1_not_applicable_at_fixed_q"),
-    ("Theorem 3.1", "D = 24, C = 3, q = 0.5, monotone phi", HOLDS, "test_verdict_matrix.py::test_theorem_3_1"),
-    ("Theorem 3.1", "phi arbitrary (literal-phi GLM)", FAILS, "test_verdict_matrix.py::test_theorem_3_1"),
-    ("Theorem 3.1", "D = 16, C = 4: q(D - C) < C^2", NA, "test_verdict_matrix.py::test_theorem_3_1"),
-    ("Lemma 4.2 (realistic)", "N = 8000, 1500 steps", HOLDS,
-     "test_jsl_claims_realistic.py::test_lemma_4_2_holds_in_regime"),
-    ("Lemma 4.2 (realistic)", "shuffled labels", FAILS,
-     "test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels"),
-    ("Theorem 4.2", "N = 500, 8000", HOLDS, "test_jsl_claims_realistic.py::test_theorem_4_2_holds_in_regime"),
-    ("Theorem 4.2", "N = 500 only", FAILS, "test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples"),
+    (
+        "Lemma 4.1",
+        "idealized start, full exact run D = 8",
+        HOLDS,
+        "test_verdict_matrix.py::test_lemma_4_1",
+    ),
+    (
+        "Lemma 4.1",
+        "A0 on the orbits of a shuffled partition",
+        NA,
+        "test_verdict_matrix.py::test_lemma_4_1",
+    ),
+    (
+        "Lemma 4.3",
+        "D = 36, nu = 1e-4",
+        HOLDS,
+        "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary",
+    ),
+    (
+        "Lemma 4.3",
+        "D = 28, q = 2/3, nu = 1e-4",
+        FAILS,
+        "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary",
+    ),
+    (
+        "Lemma 4.3",
+        "D = 36, nu = 0.01: no Event I",
+        NA,
+        "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary",
+    ),
+    (
+        ci.COROLLARY,
+        "D = 36, nu = 1e-4",
+        HOLDS,
+        "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary",
+    ),
+    (
+        ci.COROLLARY,
+        "D = 20, q = 0.9: anti-association",
+        FAILS,
+        "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary",
+    ),
+    (
+        ci.COROLLARY,
+        "D = 36, nu = 0.01: no Event I",
+        NA,
+        "test_verdict_matrix.py::test_lemma_4_3_and_its_corollary",
+    ),
+    (
+        "Theorem 4.1",
+        "quick ladder D = 32, 36, 40, t = 1e6",
+        HOLDS,
+        "test_verdict_matrix.py::test_theorem_4_1",
+    ),
+    (
+        "Theorem 4.1",
+        "q(D - C) = 14.4 at D = 20, 24, 28: anti-association",
+        FAILS,
+        "test_verdict_matrix.py::test_theorem_4_1",
+    ),
+    (
+        "Theorem 4.1",
+        "quick ladder, steps = 1: not past the horizon",
+        NA,
+        "test_verdict_matrix.py::test_theorem_4_1",
+    ),
+    (
+        "Theorem 4.1",
+        "q fixed at 0.5: q(D - C) not kept",
+        NA,
+        "test_jsl_claims.py::test_theorem_4_1_not_applicable_at_fixed_q",
+    ),
+    (
+        "Theorem 3.1",
+        "D = 24, C = 3, q = 0.5, monotone phi",
+        HOLDS,
+        "test_verdict_matrix.py::test_theorem_3_1",
+    ),
+    (
+        "Theorem 3.1",
+        "phi arbitrary (literal-phi GLM)",
+        FAILS,
+        "test_verdict_matrix.py::test_theorem_3_1",
+    ),
+    (
+        "Theorem 3.1",
+        "D = 16, C = 4: q(D - C) < C^2",
+        NA,
+        "test_verdict_matrix.py::test_theorem_3_1",
+    ),
+    (
+        "Lemma 4.2 (realistic)",
+        "N = 8000, 1500 steps",
+        HOLDS,
+        "test_jsl_claims_realistic.py::test_lemma_4_2_holds_in_regime",
+    ),
+    (
+        "Lemma 4.2 (realistic)",
+        "shuffled labels",
+        FAILS,
+        "test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels",
+    ),
+    (
+        "Theorem 4.2",
+        "N = 500, 8000",
+        HOLDS,
+        "test_jsl_claims_realistic.py::test_theorem_4_2_holds_in_regime",
+    ),
+    (
+        "Theorem 4.2",
+        "N = 500 only",
+        FAILS,
+        "test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples",
+    ),
     ("Theorem 4.2", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
     ("Lemma 4.2 (realistic)", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
-    ("Theorem 5.1 (paired)", "associated A (gamma = 3, rho = -1)", HOLDS,
-     "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A"),
-    ("Theorem 5.1 (paired)", "anti-associated A (gamma = -1, rho = 0.3)", FAILS,
-     "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_an_anti_associated_A"),
-    ("Theorem 5.1 (o(1))", "associated A (gamma = 3, rho = -1)", HOLDS,
-     "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A"),
-    ("Theorem 5.1 (o(1))", "anti-associated A (gamma = -1, rho = 0.3)", FAILS,
-     "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_an_anti_associated_A"),
-    ("Figure 2", "left the plateau at chance association", HOLDS,
-     "test_jsl_claims_realistic.py::test_figure_2_judgement_fails_on_an_associated_learner"),
-    ("Figure 2", "left the plateau with association", FAILS,
-     "test_jsl_claims_realistic.py::test_figure_2_judgement_fails_on_an_associated_learner"),
+    (
+        "Theorem 5.1 (paired)",
+        "associated A (gamma = 3, rho = -1)",
+        HOLDS,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A",
+    ),
+    (
+        "Theorem 5.1 (paired)",
+        "anti-associated A (gamma = -1, rho = 0.3)",
+        FAILS,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_an_anti_associated_A",
+    ),
+    (
+        "Theorem 5.1 (o(1))",
+        "associated A (gamma = 3, rho = -1)",
+        HOLDS,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A",
+    ),
+    (
+        "Theorem 5.1 (o(1))",
+        "anti-associated A (gamma = -1, rho = 0.3)",
+        FAILS,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_an_anti_associated_A",
+    ),
+    (
+        "Figure 2",
+        "left the plateau at chance association",
+        HOLDS,
+        "test_jsl_claims_realistic.py::test_figure_2_judgement_fails_on_an_associated_learner",
+    ),
+    (
+        "Figure 2",
+        "left the plateau with association",
+        FAILS,
+        "test_jsl_claims_realistic.py::test_figure_2_judgement_fails_on_an_associated_learner",
+    ),
 ]
 
 # claim -> outcomes it cannot reach, and why (docs/claims.md says the same)
 UNREACHABLE = {
     "Lemma 4.1": {FAILS: "an exact symmetry: from a start on the manifold only a defect breaks it"},
-    "Theorem 5.1 (paired)": {NA: "the downstream task is built with the pretraining's sets by construction"},
-    "Theorem 5.1 (o(1))": {NA: "the downstream task is built with the pretraining's sets by construction"},
-    "Figure 2": {NA: "a search that never leaves the linear plateau is 'not evaluated', not a premise"},
+    "Theorem 5.1 (paired)": {
+        NA: "the downstream task is built with the pretraining's sets by construction"
+    },
+    "Theorem 5.1 (o(1))": {
+        NA: "the downstream task is built with the pretraining's sets by construction"
+    },
+    "Figure 2": {
+        NA: "a search that never leaves the linear plateau is 'not evaluated', not a premise"
+    },
 }
 
 
@@ -90,7 +211,11 @@ def test_every_claim_has_its_three_rows():
     for claim, _, _, where in MATRIX:
         assert claim in theorems.CLAIMS, claim
         path, test = where.split("::")
-        names = {n.name for n in ast.walk(ast.parse((here / path).read_text())) if isinstance(n, ast.FunctionDef)}
+        names = {
+            n.name
+            for n in ast.walk(ast.parse((here / path).read_text()))
+            if isinstance(n, ast.FunctionDef)
+        }
         assert test in names, where
 
 
@@ -102,10 +227,14 @@ def _anti_associated_ladder_config(D: int) -> JSLConfig:
 @pytest.fixture(scope="module")
 def points():
     """The flow runs of the scenarios (module docstring); t = eta T as short as each verdict allows."""
-    return {"in": ladder.run_point(JSLConfig(D=36, q=0.5, nu=1e-4, steps=2_000_000, **FLOW)),  # t = 1e4
-            "lemma_false": ladder.run_point(JSLConfig(D=28, q=2 / 3, nu=1e-4, steps=2_000_000, **FLOW)),
-            "no_event_i": ladder.run_point(JSLConfig(D=36, q=0.5, nu=0.01, steps=20_000, **FLOW)),  # t = 100
-            "anti": [ladder.run_point(_anti_associated_ladder_config(D)) for D in (20, 24, 28)]}
+    return {
+        "in": ladder.run_point(JSLConfig(D=36, q=0.5, nu=1e-4, steps=2_000_000, **FLOW)),  # t = 1e4
+        "lemma_false": ladder.run_point(JSLConfig(D=28, q=2 / 3, nu=1e-4, steps=2_000_000, **FLOW)),
+        "no_event_i": ladder.run_point(
+            JSLConfig(D=36, q=0.5, nu=0.01, steps=20_000, **FLOW)
+        ),  # t = 100
+        "anti": [ladder.run_point(_anti_associated_ladder_config(D)) for D in (20, 24, 28)],
+    }
 
 
 def test_lemma_4_1():
@@ -142,16 +271,27 @@ def test_lemma_4_3_guard_does_not_pass_when_its_quantity_is_missing(points):
 
 def test_theorem_4_1(points):
     judged = JSLConfig(D=36, q=0.5, nu=1e-4, **{**FLOW, "record_every": 100})
-    quick = {steps: [ladder.run_point(ladder.ladder_config(judged.replace(steps=steps), D))
-                     for D in ladder.QUICK_LADDER] for steps in (1, 200_000_000)}
+    quick = {
+        steps: [
+            ladder.run_point(ladder.ladder_config(judged.replace(steps=steps), D))
+            for D in ladder.QUICK_LADDER
+        ]
+        for steps in (1, 200_000_000)
+    }
     held = ci.theorem_4_1(quick[200_000_000], judged)
-    assert held.verdict == HOLDS, (held.regime, held.details["trend_text"], held.details.get("conditions"))
+    assert held.verdict == HOLDS, (
+        held.regime,
+        held.details["trend_text"],
+        held.details.get("conditions"),
+    )
     short = ci.theorem_4_1(quick[1], judged.replace(steps=1))
     assert short.verdict == NA and "past the horizon" in short.why()
     anti = ci.theorem_4_1(points["anti"], _anti_associated_ladder_config(20))
     assert [p.patch_association for p in points["anti"]] == [0.0, 0.0, 1.0]
     assert anti.verdict == FAILS and anti.at == "not associated at D = 20, 24", anti.why()
-    assert anti.premises[1].met  # past the horizon at every size: the failure is the dynamics', not the run's
+    assert anti.premises[
+        1
+    ].met  # past the horizon at every size: the failure is the dynamics', not the run's
     with pytest.raises(ValueError, match="at least 3 distinct sizes"):
         ci.theorem_4_1(points["anti"][:2], _anti_associated_ladder_config(20))
 
@@ -160,8 +300,10 @@ def test_theorem_4_1_horizon_guard_does_not_pass_when_a_change_is_missing(points
     """A NaN gap change at any size, first or not, leaves the horizon premise not measured: never a verdict."""
     pts = points["anti"]
     for i in range(len(pts)):
-        broken = [dataclasses.replace(p, error_fstar_earlier=float("nan")) if j == i else p
-                  for j, p in enumerate(pts)]
+        broken = [
+            dataclasses.replace(p, error_fstar_earlier=float("nan")) if j == i else p
+            for j, p in enumerate(pts)
+        ]
         assert ci.theorem_4_1(broken, _anti_associated_ladder_config(20)).verdict == "not evaluated"
 
 
@@ -171,7 +313,9 @@ def test_theorem_3_1():
     assert claim.verdict == HOLDS and claim.measured >= 0.125 and lit.value < 0.125
     arbitrary, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2, phi="arbitrary")
     assert arbitrary.verdict == FAILS and arbitrary.measured < 0.125
-    small, _ = claims_glm.theorem_3_1(JSLConfig(D=16, C=4, q=0.5, steps=50, N=300, n_test=1024), quick=True, seeds=2)
+    small, _ = claims_glm.theorem_3_1(
+        JSLConfig(D=16, C=4, q=0.5, steps=50, N=300, n_test=1024), quick=True, seeds=2
+    )
     assert small.verdict == NA and small.measured < 0.125
 
 
@@ -181,7 +325,9 @@ def test_only_runs_what_the_asked_claims_need(points, monkeypatch):
     cfg = JSLConfig(D=36, q=0.5, nu=0.01, steps=20_000, **FLOW)
     only = frozenset({"Lemma 4.3"})
     made = []
-    monkeypatch.setattr(ci, "run_point", lambda c, *a, **k: made.append(c.D) or points["no_event_i"])
+    monkeypatch.setattr(
+        ci, "run_point", lambda c, *a, **k: made.append(c.D) or points["no_event_i"]
+    )
     items = theorems.check_theorems(cfg, quick=True, seeds=2, only=only)
     assert made == [36] and theorems.runs(cfg, quick=True, seeds=2, only=only) == 1
     assert [getattr(i, "claim", None) for i in items] == ["Lemma 4.3"] and items[0].verdict == NA
@@ -194,6 +340,10 @@ def test_event_i_rise_counts_only_a_rise_before_the_first_fall():
     """The premise 'Event I happened' reads alpha before it first falls: a start above the plateau that falls and
     later rises (Event III) has no Event I; alpha(0) = 0 cannot be measured (NaN: the claim is not evaluated)."""
     assert ladder.event_i_rise(np.array([0.1, 0.09, 0.05, 0.2, 0.3]), None) == 0.0
-    assert ladder.event_i_rise(np.array([0.01, 0.02, 0.07, 0.06, 0.5]), None) == pytest.approx(6.0, rel=1e-12)
-    assert ladder.event_i_rise(np.array([0.01, 0.03, 0.02, 0.5]), 1) == pytest.approx(2.0, rel=1e-12)
+    assert ladder.event_i_rise(np.array([0.01, 0.02, 0.07, 0.06, 0.5]), None) == pytest.approx(
+        6.0, rel=1e-12
+    )
+    assert ladder.event_i_rise(np.array([0.01, 0.03, 0.02, 0.5]), 1) == pytest.approx(
+        2.0, rel=1e-12
+    )
     assert np.isnan(ladder.event_i_rise(np.array([0.0, 1.0]), None))

@@ -37,8 +37,10 @@ def scenario(name: str) -> tuple:
         return (ladder.run_rung(theorems.negative_base(BASE), 256, 1000, quiet, beside=False),)
     if name == "gamma = 0.95":
         # T scaled by 0.5/0.95; the premise is read from the configs, the runs only need to exist
-        return tuple(ladder.run_rung(BASE.replace(mask_ratio=0.95), P, 100, quiet, beside=False)
-                     for P in (64, 144, 256))
+        return tuple(
+            ladder.run_rung(BASE.replace(mask_ratio=0.95), P, 100, quiet, beside=False)
+            for P in (64, 144, 256)
+        )
     raise KeyError(name)
 
 
@@ -47,16 +49,19 @@ def judged(name: str, claim: str):
     return theorems._LADDER_CLAIMS[claim](list(scenario(name)), theorems.EPS)
 
 
-MATRIX = [(c, "in regime", HOLDS) for c in theorems.CLAIMS] + [
-    (c, "short", FAILS) for c in theorems.CLAIMS] + [
-    ("F.3 two-phase", "Delta < 0", NOT_APPLICABLE),
-    ("Lemma 5.3 switch", "Delta < 0", NOT_APPLICABLE),
-    ("Lemma 5.3 (b,c) small", "Delta < 0", NOT_APPLICABLE),
-    ("Thm 4.1 loss gap", "gamma = 0.95", NOT_APPLICABLE),
-    ("rate ratio side", "gamma = 0.95", NOT_APPLICABLE),
-    ("Sec. 5.4 PP small", "gamma = 0.95", NOT_APPLICABLE),
-    ("App. E global one-phase", "gamma = 0.95", NOT_APPLICABLE),
-]
+MATRIX = (
+    [(c, "in regime", HOLDS) for c in theorems.CLAIMS]
+    + [(c, "short", FAILS) for c in theorems.CLAIMS]
+    + [
+        ("F.3 two-phase", "Delta < 0", NOT_APPLICABLE),
+        ("Lemma 5.3 switch", "Delta < 0", NOT_APPLICABLE),
+        ("Lemma 5.3 (b,c) small", "Delta < 0", NOT_APPLICABLE),
+        ("Thm 4.1 loss gap", "gamma = 0.95", NOT_APPLICABLE),
+        ("rate ratio side", "gamma = 0.95", NOT_APPLICABLE),
+        ("Sec. 5.4 PP small", "gamma = 0.95", NOT_APPLICABLE),
+        ("App. E global one-phase", "gamma = 0.95", NOT_APPLICABLE),
+    ]
+)
 
 
 @pytest.mark.parametrize("claim,name,verdict", MATRIX, ids=[f"{c} | {n}" for c, n, _ in MATRIX])
@@ -93,8 +98,9 @@ def test_switch_verdict_does_not_depend_on_the_number_of_rungs():
     assert 0 < min(offsets) and max(offsets) < math.log(theorems.SWITCH_BAND) / 2
 
 
-@pytest.mark.parametrize("change", [{"mask_ratio": 0.05}, {"eta": 0.01}],
-                         ids=["gamma 0.05", "eta 0.01"])
+@pytest.mark.parametrize(
+    "change", [{"mask_ratio": 0.05}, {"eta": 0.01}], ids=["gamma 0.05", "eta 0.01"]
+)
 def test_T_scaled_with_gamma_and_eta_trains_as_far_as_the_defaults(change):
     """T = steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta): the rescaled problem reaches the loss
     gap at P = 256 (with T not scaled, 436 steps, gamma = 0.05 or eta = 0.01 ends far above eps)."""
@@ -134,8 +140,9 @@ def test_random_tie_breaking_scores_a_uniform_map_above_zero():
 
 def test_only_judges_the_asked_claims_and_skips_the_measurements_runs():
     seen = []
-    out = theorems.check_theorems(ladder_sizes=(256,), only=frozenset({"Thm 4.1 loss gap"}),
-                                  log=seen.append)
+    out = theorems.check_theorems(
+        ladder_sizes=(256,), only=frozenset({"Thm 4.1 loss gap"}), log=seen.append
+    )
     assert [c.claim for c in out] == ["Thm 4.1 loss gap"] and out[0].verdict == HOLDS
     # one rung, and neither the Delta < 0 run nor the Section 6 model
     assert len(seen) == 1 and theorems.runs(True, frozenset({"F.3 two-phase"})) == 3

@@ -26,26 +26,54 @@ from dynsim import __version__
 from dynsim.setting import Ref
 
 from . import configfile, generic, sweep
-from .options import EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID, Parser, UsageError, without
+from .options import (
+    EXIT_AGREE,
+    EXIT_DISAGREE,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    Parser,
+    UsageError,
+    without,
+)
 
-__all__ = ["main", "main_entry", "build_parser", "UsageError", "EXIT_AGREE", "EXIT_DISAGREE", "EXIT_INVALID",
-           "EXIT_INTERRUPTED"]
+__all__ = [
+    "main",
+    "main_entry",
+    "build_parser",
+    "UsageError",
+    "EXIT_AGREE",
+    "EXIT_DISAGREE",
+    "EXIT_INVALID",
+    "EXIT_INTERRUPTED",
+]
 
 VERB_HELP = {
-    "compare": ("run both levels and compare them",
-                "Run the reduced dynamics and full-matrix GD on one problem, compare them observable by observable, "
-                "print a table and write report.json, trajectories.npz and compare.png. Exit 0 on agreement, 1 on "
-                "disagreement, 2 on invalid input."),
+    "compare": (
+        "run both levels and compare them",
+        "Run the reduced dynamics and full-matrix GD on one problem, compare them observable by observable, "
+        "print a table and write report.json, trajectories.npz and compare.png. Exit 0 on agreement, 1 on "
+        "disagreement, 2 on invalid input.",
+    ),
     "figure": ("reproduce a figure of a paper (PNG + data as npz)", None),
     "check-theorems": ("evaluate each lemma and theorem on runs", None),
     "sweep": ("run a grid of configurations: table, phase diagrams, resumable", sweep.DESCRIPTION),
     "derive": ("print the symbolic reduced loss and its gradients", None),
 }
-ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive", "rerun")  # verbs in `dynsim --help`
-RERUN_HELP = ("run a recorded command again (bit for bit)",
-              "Run the command recorded in a report (report.json of compare, theorems.json of check-theorems) again, "
-              "with the same options, into --out, and compare the new trajectories.npz with the original byte for "
-              "byte. Exit: the command's own code, or 1 when trajectories.npz differs; 2 on invalid input.")
+ORDER = (
+    "compare",
+    "figure",
+    "transfer",
+    "check-theorems",
+    "sweep",
+    "derive",
+    "rerun",
+)  # verbs in `dynsim --help`
+RERUN_HELP = (
+    "run a recorded command again (bit for bit)",
+    "Run the command recorded in a report (report.json of compare, theorems.json of check-theorems) again, "
+    "with the same options, into --out, and compare the new trajectories.npz with the original byte for "
+    "byte. Exit: the command's own code, or 1 when trajectories.npz differs; 2 on invalid input.",
+)
 # what only a run needs, loaded then: --help and --version import none of it
 DEFAULT_OUT, CHECK_OUT = Ref("dynsim.cli.output:default_out"), Ref("dynsim.cli.outdir:check")
 WRITE_ERROR, INTERRUPTED = Ref("dynsim.cli.outdir:write_error"), Ref("dynsim.progress:interrupted")
@@ -72,9 +100,12 @@ def build_parser(argv: Optional[list[str]] = None) -> Parser:
     `argv`, only what parsing it reads is built in full: every verb, the names under its verb (with their help
     lines) and the options of the command it names."""
     verb, target = _named(argv) if argv is not None else (None, None)
-    parser = Parser(prog="dynsim", allow_abbrev=False,
-                    description="Run the reduced and the full-matrix training dynamics of a one-layer transformer "
-                                "and compare them.")
+    parser = Parser(
+        prog="dynsim",
+        allow_abbrev=False,
+        description="Run the reduced and the full-matrix training dynamics of a one-layer transformer "
+        "and compare them.",
+    )
     parser.add_argument("--version", action="version", version=f"dynsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     commands = _commands(sweeps=argv is None or verb == "sweep")
@@ -91,13 +122,19 @@ def build_parser(argv: Optional[list[str]] = None) -> Parser:
         for s, c in mine:
             kw = {"help": c.help} if c.help else {}
             if argv is not None and c.name != target:
-                names.add_parser(c.name, **kw)  # never parsed: its help line is all `dynsim VERB --help` shows
+                names.add_parser(
+                    c.name, **kw
+                )  # never parsed: its help line is all `dynsim VERB --help` shows
                 continue
-            p = names.add_parser(c.name, allow_abbrev=False, description=c.description or None, **kw)
+            p = names.add_parser(
+                c.name, allow_abbrev=False, description=c.description or None, **kw
+            )
             c.add_arguments(p, s)
             configfile.add_options(p)
             resources.add_options(p)
-            p.set_defaults(run=c.ref("run"), setting_record=s, command_parser=p, estimate=c.ref("estimate"))
+            p.set_defaults(
+                run=c.ref("run"), setting_record=s, command_parser=p, estimate=c.ref("estimate")
+            )
     add_rerun(sub)
     return parser
 
@@ -105,9 +142,15 @@ def build_parser(argv: Optional[list[str]] = None) -> Parser:
 def add_rerun(sub) -> None:
     """The `rerun` verb (no setting: the report names it); its work is `dynsim.cli.rerun.run`."""
     p = sub.add_parser("rerun", allow_abbrev=False, help=RERUN_HELP[0], description=RERUN_HELP[1])
-    p.add_argument("report", metavar="REPORT.json", help="report.json (or theorems.json) a command wrote")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="output folder of the rerun (default: rerun/ beside the report); never the report's own")
+    p.add_argument(
+        "report", metavar="REPORT.json", help="report.json (or theorems.json) a command wrote"
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="output folder of the rerun (default: rerun/ beside the report); never the report's own",
+    )
     p.set_defaults(run=Ref("dynsim.cli.rerun:run"), target=None, entry=main)
 
 
@@ -137,14 +180,19 @@ def main(argv=None) -> int:
             return EXIT_AGREE
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = DEFAULT_OUT(args)
-        if getattr(args, "estimate", None) is not None:  # issue 16: refuse what does not fit before any work
+        if (
+            getattr(args, "estimate", None) is not None
+        ):  # issue 16: refuse what does not fit before any work
             resources.check(args.estimate(args), args.max_memory, args.max_time)
         if getattr(args, "out", None) is not None:
             CHECK_OUT(args)  # a folder, writable, with room for the outputs: before any work
         with interrupt.watch():
             return args.run(args)
     except (UsageError, ValueError) as exc:
-        print(f"dynsim: error: {exc}" if not str(exc).startswith("dynsim: error") else f"{exc}", file=sys.stderr)
+        print(
+            f"dynsim: error: {exc}" if not str(exc).startswith("dynsim: error") else f"{exc}",
+            file=sys.stderr,
+        )
         return EXIT_INVALID
     except KeyboardInterrupt:
         print(interrupt.MESSAGE, file=sys.stderr)
@@ -157,7 +205,9 @@ def main(argv=None) -> int:
             raise
         print(f"dynsim: error: {WRITE_ERROR(exc)}", file=sys.stderr)
         return EXIT_INVALID
-    except Exception as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
+    except (
+        Exception
+    ) as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
         if not INTERRUPTED(exc):
             raise
         print(interrupt.MESSAGE, file=sys.stderr)

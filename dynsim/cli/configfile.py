@@ -26,15 +26,26 @@ NOT_PRINTED = frozenset({"out", "config", "print_config", "help", "json", "no_pl
 def add_options(parser: argparse.ArgumentParser) -> None:
     """--config FILE.toml and --print-config."""
     g = parser.add_argument_group("config file")
-    g.add_argument("--config", default=None, metavar="FILE.toml",
-                   help="read options from a TOML file (keys: option names, e.g. D = 16, q = 0.5, mode = \"exact\"); "
-                        "options on the command line override it")
-    g.add_argument("--print-config", action="store_true",
-                   help="print this command's resolved options as TOML (a file for --config) and exit")
+    g.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE.toml",
+        help='read options from a TOML file (keys: option names, e.g. D = 16, q = 0.5, mode = "exact"); '
+        "options on the command line override it",
+    )
+    g.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print this command's resolved options as TOML (a file for --config) and exit",
+    )
 
 
 def _actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    return {a.dest: a for a in parser._actions if a.option_strings and a.dest not in ("help", "config", "print_config")}
+    return {
+        a.dest: a
+        for a in parser._actions
+        if a.option_strings and a.dest not in ("help", "config", "print_config")
+    }
 
 
 def _is_flag(action: argparse.Action) -> bool:
@@ -55,7 +66,9 @@ def _text(value: Any, action: argparse.Action, where: str) -> str:
         return ",".join(v if isinstance(v, str) else repr(v) for v in value)
     if isinstance(value, (list, dict)):
         return json.dumps(value)
-    raise UsageError(f"{where} = {value!r} is invalid: {type(value).__name__} values are not options")
+    raise UsageError(
+        f"{where} = {value!r} is invalid: {type(value).__name__} values are not options"
+    )
 
 
 def tokens(parser: argparse.ArgumentParser, path: str) -> list[str]:
@@ -73,13 +86,17 @@ def tokens(parser: argparse.ArgumentParser, path: str) -> list[str]:
         dest = key.replace("-", "_")
         where = f"{path}: {key}"
         if dest not in actions:
-            raise UsageError(f"{where} is not an option of `{parser.prog}`; the keys it takes: "
-                             + ", ".join(sorted(actions)))
+            raise UsageError(
+                f"{where} is not an option of `{parser.prog}`; the keys it takes: "
+                + ", ".join(sorted(actions))
+            )
         action = actions[dest]
         option = max(action.option_strings, key=len)
         if _is_flag(action):
             if not isinstance(value, bool):
-                raise UsageError(f"{where} = {value!r} is invalid: {option} is a flag, give true or false")
+                raise UsageError(
+                    f"{where} = {value!r} is invalid: {option} is a flag, give true or false"
+                )
             if value == isinstance(action, argparse._StoreTrueAction):
                 out.append(option)
             continue
@@ -94,7 +111,13 @@ def _toml(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+        return (
+            "nan"
+            if math.isnan(value)
+            else ("inf" if value > 0 else "-inf")
+            if math.isinf(value)
+            else repr(value)
+        )
     if isinstance(value, str):
         return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
     if isinstance(value, (list, tuple)):
@@ -106,8 +129,11 @@ def _toml(value: Any) -> str:
 
 def _printable(value: Any, action: argparse.Action) -> Any:
     """The value --print-config writes for `action`: a one-item list of a list option as its item."""
-    if isinstance(value, list) and len(value) == 1 and (getattr(action.type, "comma_list", False)
-                                                       or getattr(action.type, "one_item", False)):
+    if (
+        isinstance(value, list)
+        and len(value) == 1
+        and (getattr(action.type, "comma_list", False) or getattr(action.type, "one_item", False))
+    ):
         return value[0]
     return value
 
@@ -125,8 +151,10 @@ def render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
         for f in dataclasses.fields(cls):
             if f.name in actions and f.name not in values:
                 values[f.name] = getattr(args, "config_defaults", {}).get(f.name, f.default)
-    lines = [f"# dynsim {' '.join(getattr(args, 'argv', []))}",
-             "# every option of this run: dynsim ... --config THIS_FILE runs it again"]
+    lines = [
+        f"# dynsim {' '.join(getattr(args, 'argv', []))}",
+        "# every option of this run: dynsim ... --config THIS_FILE runs it again",
+    ]
     for dest in actions:
         if dest in NOT_PRINTED or dest not in values:
             continue

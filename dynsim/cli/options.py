@@ -26,7 +26,9 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.register("type", int, resources.integer)  # every type=int option within int64 (issue 16)
+        self.register(
+            "type", int, resources.integer
+        )  # every type=int option within int64 (issue 16)
 
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
@@ -45,8 +47,13 @@ def field_help(setting, f: dataclasses.Field) -> str:
     return setting.field_help.get(f.name) or f.metadata.get("help") or f.name.replace("_", " ")
 
 
-def config_options(parser: argparse.ArgumentParser, setting, defaults: Optional[dict] = None,
-                   why: Optional[str] = None, exclude: Optional[dict] = None) -> None:
+def config_options(
+    parser: argparse.ArgumentParser,
+    setting,
+    defaults: Optional[dict] = None,
+    why: Optional[str] = None,
+    exclude: Optional[dict] = None,
+) -> None:
     """One option per field of `setting.config`. A command that needs other defaults than the config's (a paper's
     figure, a theorem's regime) gives them in `defaults` and says `why`: --help shows both values and the reason
     (issue 14: one default per field everywhere, unless a command says otherwise). A field the command sets itself is
@@ -54,23 +61,42 @@ def config_options(parser: argparse.ArgumentParser, setting, defaults: Optional[
     cls = setting.config
     defaults, exclude = defaults or {}, exclude or {}
     if defaults and not why:
-        raise TypeError(f"config_options: defaults {sorted(defaults)} differ from {cls.__name__}'s: say why")
+        raise TypeError(
+            f"config_options: defaults {sorted(defaults)} differ from {cls.__name__}'s: say why"
+        )
     hints = typing.get_type_hints(cls)
-    notes = ([f"This command's defaults differ from {cls.__name__}'s for {', '.join(defaults)}: {why}."]
-             if defaults else [])
-    notes += [f"Set by this command, not options: " + "; ".join(f"{k} ({v})" for k, v in exclude.items()) + "."
-              ] if exclude else []
-    group = parser.add_argument_group(f"{setting.name.upper()} configuration (one option per {cls.__name__} field)",
-                                      " ".join(notes) or None)
+    notes = (
+        [f"This command's defaults differ from {cls.__name__}'s for {', '.join(defaults)}: {why}."]
+        if defaults
+        else []
+    )
+    notes += (
+        [
+            "Set by this command, not options: "
+            + "; ".join(f"{k} ({v})" for k, v in exclude.items())
+            + "."
+        ]
+        if exclude
+        else []
+    )
+    group = parser.add_argument_group(
+        f"{setting.name.upper()} configuration (one option per {cls.__name__} field)",
+        " ".join(notes) or None,
+    )
     for f in dataclasses.fields(cls):
         if f.name in exclude:
             continue
         default = "derived" if f.default is None else f.default
         if f.name in defaults and defaults[f.name] != f.default:
             default = f"{defaults[f.name]} here; {cls.__name__}'s: {default}"
-        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=field_kind(setting, f, hints),
-                           choices=setting.field_choices.get(f.name), default=argparse.SUPPRESS,
-                           help=f"{field_help(setting, f)} (default: {default})")
+        group.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
+            type=field_kind(setting, f, hints),
+            choices=setting.field_choices.get(f.name),
+            default=argparse.SUPPRESS,
+            help=f"{field_help(setting, f)} (default: {default})",
+        )
     parser.set_defaults(config_defaults=defaults, config_class=cls)
 
 
@@ -87,7 +113,11 @@ def values(args: argparse.Namespace) -> dict:
     built): the config's defaults, the command's, then the options given (a sweep's are lists)."""
     cls = args.config_class
     out = {f.name: f.default for f in dataclasses.fields(cls)}
-    return {**out, **getattr(args, "config_defaults", {}), **{k: v for k, v in vars(args).items() if k in out}}
+    return {
+        **out,
+        **getattr(args, "config_defaults", {}),
+        **{k: v for k, v in vars(args).items() if k in out},
+    }
 
 
 def json_option(text: str) -> Any:
@@ -103,7 +133,9 @@ def int_list(text: str) -> list[int]:
     try:
         values = [resources.integer(x) for x in text.split(",") if x.strip()]
     except (ValueError, argparse.ArgumentTypeError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of integers"
+        ) from None
     if not values:
         raise argparse.ArgumentTypeError("the list is empty")
     return values
@@ -111,18 +143,26 @@ def int_list(text: str) -> list[int]:
 
 int_list.comma_list = True  # a --config list value is written as its comma-separated text
 
+
 def list_of(kind):
     """An argparse type: one value of `kind` or a comma-separated list of them."""
+
     def parse(text: str) -> list:
         items = [x.strip() for x in text.split(",")]
         if not items or any(x == "" for x in items):
-            raise argparse.ArgumentTypeError(f"{text!r} is not a value or a comma-separated list of values")
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a value or a comma-separated list of values"
+            )
         try:
             return [kind(x) for x in items]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r}: every item must be {kind.__name__}") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: every item must be {kind.__name__}"
+            ) from None
         except argparse.ArgumentTypeError as exc:  # the item's own message (e.g. out of range)
-            raise argparse.ArgumentTypeError(f"{text!r}: every item must be {kind.__name__}: {exc}") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: every item must be {kind.__name__}: {exc}"
+            ) from None
 
     parse.__name__ = f"list of {kind.__name__}"
     parse.comma_list = True  # a --config list value is written as its comma-separated text
@@ -131,6 +171,7 @@ def list_of(kind):
 
 def one_item_list(kind):
     """An argparse type: one value of `kind` (a field with its own syntax), as a one-item list (a sweep's axis)."""
+
     def parse(text: str) -> list:
         return [kind(text)]
 
@@ -141,19 +182,31 @@ def one_item_list(kind):
 
 def cluster_options(group, what: str, default: str) -> None:
     """--scheduler, --security, --workers: where `what` run (`dynsim.sweeps.executors`)."""
-    group.add_argument("--scheduler", default=None, metavar="tls://HOST:PORT",
-                       help=f"run {what} on this existing Dask scheduler (a SLURM cluster "
-                            "through dask-jobqueue: docs/sweeps.md §6); with --security FILE "
-                            "for a TLS one (a tcp:// scheduler is unauthenticated: a warning says "
-                            "so)")
-    group.add_argument("--security", default=None, metavar="FILE",
-                       help="TOML file with tls_ca_file, tls_client_cert (and tls_client_key): "
-                            "the --scheduler's TLS credentials, paths relative to FILE "
-                            "(docs/sweeps.md §6)")
-    group.add_argument("--workers", type=int, default=None,
-                       help=f"run {what} on a private local Dask cluster of this many worker "
-                            "processes: TLS with temporary credentials, listening on 127.0.0.1 "
-                            f"only (default: {default})")
+    group.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tls://HOST:PORT",
+        help=f"run {what} on this existing Dask scheduler (a SLURM cluster "
+        "through dask-jobqueue: docs/sweeps.md §6); with --security FILE "
+        "for a TLS one (a tcp:// scheduler is unauthenticated: a warning says "
+        "so)",
+    )
+    group.add_argument(
+        "--security",
+        default=None,
+        metavar="FILE",
+        help="TOML file with tls_ca_file, tls_client_cert (and tls_client_key): "
+        "the --scheduler's TLS credentials, paths relative to FILE "
+        "(docs/sweeps.md §6)",
+    )
+    group.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help=f"run {what} on a private local Dask cluster of this many worker "
+        "processes: TLS with temporary credentials, listening on 127.0.0.1 "
+        f"only (default: {default})",
+    )
 
 
 def axis_options(parser: argparse.ArgumentParser, setting) -> None:
@@ -161,8 +214,10 @@ def axis_options(parser: argparse.ArgumentParser, setting) -> None:
     syntax (a setting's field parser) takes one value."""
     cls = setting.config
     hints = typing.get_type_hints(cls)
-    group = parser.add_argument_group(f"{setting.name.upper()} configuration: each {cls.__name__} field takes one "
-                                      "value or a comma-separated list (a list is a swept axis)")
+    group = parser.add_argument_group(
+        f"{setting.name.upper()} configuration: each {cls.__name__} field takes one "
+        "value or a comma-separated list (a list is a swept axis)"
+    )
     for f in dataclasses.fields(cls):
         kind = field_kind(setting, f, hints)
         if f.name in setting.field_parsers:
@@ -170,8 +225,13 @@ def axis_options(parser: argparse.ArgumentParser, setting) -> None:
         else:
             typ, extra = list_of(kind), ""
         default = "derived" if f.default is None else f.default
-        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=typ, default=argparse.SUPPRESS,
-                           help=f"{field_help(setting, f)}{extra} (default: {default})")
+        group.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
+            type=typ,
+            default=argparse.SUPPRESS,
+            help=f"{field_help(setting, f)}{extra} (default: {default})",
+        )
     parser.set_defaults(config_class=cls)
 
 
@@ -190,42 +250,69 @@ def without(argv: list[str], option: str) -> list[str]:
 
 def only_option(group, names) -> None:
     """--only NAME[,NAME...]: judge only these claims, running only what they need."""
-    group.add_argument("--only", default=None, metavar="CLAIM[,CLAIM...]",
-                       help="judge only these claims and run only what they need (names as in the table, "
-                            "case-insensitive; quote names with spaces): " + ", ".join(names))
+    group.add_argument(
+        "--only",
+        default=None,
+        metavar="CLAIM[,CLAIM...]",
+        help="judge only these claims and run only what they need (names as in the table, "
+        "case-insensitive; quote names with spaces): " + ", ".join(names),
+    )
 
 
 def out_options(group, help: str = "output directory") -> None:
     """--out DIR; left out, `dynsim.cli.output.default_out` gives each command its own folder under ./dynsim-out
     (issue 14: three README commands wrote into one folder and replaced each other's files)."""
-    group.add_argument("--out", default=None, metavar="DIR",
-                       help=f"{help} (default: ./{OUT_ROOT}/COMMAND-NAME, e.g. ./{OUT_ROOT}/compare-jsl; "
-                            "compare adds the mode when it is not exact: compare-jsl-realistic)")
+    group.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help=f"{help} (default: ./{OUT_ROOT}/COMMAND-NAME, e.g. ./{OUT_ROOT}/compare-jsl; "
+        "compare adds the mode when it is not exact: compare-jsl-realistic)",
+    )
 
 
 def seeds_option(group, default, use: str, option: str = "--seeds") -> None:
     """--seeds N, with one meaning in every command (issue 14): N independent runs, each with its own random draws
     (data, initialization, batches) derived from --seed; `use` says what the command does with them."""
     shown = "derived" if default is None else default
-    group.add_argument(option, type=int, default=default, metavar="N",
-                       help=f"number of independent runs, each with its own random draws derived from --seed; {use} "
-                            f"(default: {shown})")
+    group.add_argument(
+        option,
+        type=int,
+        default=default,
+        metavar="N",
+        help=f"number of independent runs, each with its own random draws derived from --seed; {use} "
+        f"(default: {shown})",
+    )
 
 
 def report_options(group) -> None:
     """--json and --no-plot of every `compare`."""
-    group.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    group.add_argument(
+        "--json", action="store_true", help="print the report as JSON instead of the table"
+    )
     group.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
-    group.add_argument("--strict", action="store_true",
-                       help="exit 1 when a named reduced approximation (pp_frozen, mean_field) misses its stated "
-                            "tolerance; without it that gap is reported (verdict: APPROXIMATION GAP) and the exit is 0")
+    group.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a named reduced approximation (pp_frozen, mean_field) misses its stated "
+        "tolerance; without it that gap is reported (verdict: APPROXIMATION GAP) and the exit is 0",
+    )
 
 
 def method_options(group) -> None:
     """--method and --t-max of `compare` (docs/flow.md)."""
-    group.add_argument("--method", choices=("gd", "flow"), default="gd",
-                       help="reduced level: gd (the recurrence, exact against full GD) or flow (the gradient-flow ODE, "
-                            "eta -> 0 limit, compared with full GD as an approximation: they differ by O(eta)) "
-                            "(default: gd)")
-    group.add_argument("--t-max", type=float, default=None, metavar="T",
-                       help="--method flow: end time of the flow in units of eta * steps (default: eta * steps)")
+    group.add_argument(
+        "--method",
+        choices=("gd", "flow"),
+        default="gd",
+        help="reduced level: gd (the recurrence, exact against full GD) or flow (the gradient-flow ODE, "
+        "eta -> 0 limit, compared with full GD as an approximation: they differ by O(eta)) "
+        "(default: gd)",
+    )
+    group.add_argument(
+        "--t-max",
+        type=float,
+        default=None,
+        metavar="T",
+        help="--method flow: end time of the flow in units of eta * steps (default: eta * steps)",
+    )

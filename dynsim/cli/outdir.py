@@ -17,12 +17,30 @@ from .options import UsageError
 from .output import log
 
 # Failures of a write the user can act on (room, permissions, a file where a folder goes): one line, exit 2.
-WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR,
-                          errno.EEXIST, errno.EISDIR, errno.EFBIG, errno.ENAMETOOLONG})
-FIXED_BYTES = 4 << 20  # figures and JSON: measured compare.png 97-152 kB, report.json 6-10 kB (compare jsl / mim)
+WRITE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOTDIR,
+        errno.EEXIST,
+        errno.EISDIR,
+        errno.EFBIG,
+        errno.ENAMETOOLONG,
+    }
+)
+FIXED_BYTES = (
+    4 << 20
+)  # figures and JSON: measured compare.png 97-152 kB, report.json 6-10 kB (compare jsl / mim)
 VALUES_PER_RECORD = 64  # per level, run and record: compare jsl records 79 float64 a record at D = 16 (7.6 kB npz of
 #                         6 records x 2 levels); MIM's per-patch P x P arrays hold more: the estimate is a floor
-RECORDING_VERBS = ("compare", "sweep", "figure")  # commands that write recorded trajectories (check-theorems and
+RECORDING_VERBS = (
+    "compare",
+    "sweep",
+    "figure",
+)  # commands that write recorded trajectories (check-theorems and
 #                                                   transfer write a summary)
 
 
@@ -42,17 +60,24 @@ def estimated_bytes(args) -> tuple[int, str]:
     if cls is None or args.command not in RECORDING_VERBS:
         return FIXED_BYTES, "figures and JSON"
     values = {f.name: _value(args, f) for f in dataclasses.fields(cls)}
-    grid = args.command == "sweep"  # a sweep's fields are lists (its axes); elsewhere a list is one value (MIM's z)
+    grid = (
+        args.command == "sweep"
+    )  # a sweep's fields are lists (its axes); elsewhere a list is one value (MIM's z)
     as_list = {k: v if grid and isinstance(v, list) else [v] for k, v in values.items()}
     steps = max((s for s in as_list.get("steps", [None]) if isinstance(s, int)), default=0)
-    every = min((e for e in as_list.get("record_every", [None]) if isinstance(e, int) and e > 0), default=1)
+    every = min(
+        (e for e in as_list.get("record_every", [None]) if isinstance(e, int) and e > 0), default=1
+    )
     records = steps // every + 2
     runs = math.prod(len(v) for v in as_list.values())
     for name in ("seeds", "replicates"):
         n = getattr(args, name, None)
         runs *= n if isinstance(n, int) and n > 0 else 1
     need = FIXED_BYTES + records * runs * 2 * VALUES_PER_RECORD * 8
-    return need, f"{records} records x {runs} runs x 2 levels x {VALUES_PER_RECORD} values x 8 B + figures"
+    return (
+        need,
+        f"{records} records x {runs} runs x 2 levels x {VALUES_PER_RECORD} values x 8 B + figures",
+    )
 
 
 def human(n: float) -> str:
@@ -71,20 +96,28 @@ def check(args, option: str = "--out") -> None:
     path = os.path.abspath(raw)
     bad = f"{option} = {raw!r} is invalid:"
     if os.path.lexists(path) and not os.path.isdir(path):
-        raise UsageError(f"{bad} it is an existing file, not a folder; give a folder (new or existing)")
+        raise UsageError(
+            f"{bad} it is an existing file, not a folder; give a folder (new or existing)"
+        )
     parent = path
     while not os.path.lexists(parent):
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
-        raise UsageError(f"{bad} {parent!r} is a file, so the folder cannot be created there; give another folder")
+        raise UsageError(
+            f"{bad} {parent!r} is a file, so the folder cannot be created there; give another folder"
+        )
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{bad} {parent!r} is not writable (no permission, or a read-only file system); give a "
-                         "writable folder")
+        raise UsageError(
+            f"{bad} {parent!r} is not writable (no permission, or a read-only file system); give a "
+            "writable folder"
+        )
     need, how = estimated_bytes(args)
     free = shutil.disk_usage(parent).free
     if free < need:
-        raise UsageError(f"{bad} {human(free)} free on its file system, and the outputs need about {human(need)} "
-                         f"({how}); free space, give another folder, or lower --steps / raise --record-every")
+        raise UsageError(
+            f"{bad} {human(free)} free on its file system, and the outputs need about {human(need)} "
+            f"({how}); free space, give another folder, or lower --steps / raise --record-every"
+        )
     removed = tempfiles.remove_leftovers(path)
     if removed:
         log(f"removed {len(removed)} temporary file(s) a killed run left in {raw}")

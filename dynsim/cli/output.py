@@ -18,8 +18,18 @@ from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
 # declared with the options, which --help reads without this module's imports; named here for the commands
-from .options import (EXIT_AGREE, EXIT_DISAGREE, EXIT_INTERRUPTED, EXIT_INVALID, OUT_ROOT,  # noqa: F401
-                      method_options, only_option, out_options, report_options, seeds_option)
+from .options import (  # noqa: F401
+    EXIT_AGREE,
+    EXIT_DISAGREE,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    OUT_ROOT,
+    method_options,
+    only_option,
+    out_options,
+    report_options,
+    seeds_option,
+)
 
 
 def log(msg: str) -> None:
@@ -45,9 +55,12 @@ def invocation(args) -> dict:
         except TypeError:
             v = str(v)
         options[k] = v
-    return {"command_line": ["dynsim", *getattr(args, "argv", [])],
-            "effective_argv": list(getattr(args, "effective_argv", getattr(args, "argv", []))),
-            "options": options, "versions": environment.versions()}
+    return {
+        "command_line": ["dynsim", *getattr(args, "argv", [])],
+        "effective_argv": list(getattr(args, "effective_argv", getattr(args, "argv", []))),
+        "options": options,
+        "versions": environment.versions(),
+    }
 
 
 def size(path) -> str:
@@ -61,7 +74,9 @@ def size(path) -> str:
 
 def wrote(out: str, names) -> str:
     """The output line of a figure command: "wrote OUT/a.png (162.7 kB), OUT/a.npz (3.2 MB), ..."."""
-    return "wrote " + ", ".join(f"{os.path.join(out, n)} ({size(os.path.join(out, n))})" for n in names)
+    return "wrote " + ", ".join(
+        f"{os.path.join(out, n)} ({size(os.path.join(out, n))})" for n in names
+    )
 
 
 def warn_unread(args, unread: dict[str, str]) -> None:
@@ -69,7 +84,9 @@ def warn_unread(args, unread: dict[str, str]) -> None:
     field -> why (issue 14: no silently ignored option)."""
     for field, why in unread.items():
         if field in vars(args):
-            log(f"warning: --{field.replace('_', '-')} = {getattr(args, field)} is not read here: {why}")
+            log(
+                f"warning: --{field.replace('_', '-')} = {getattr(args, field)} is not read here: {why}"
+            )
 
 
 def write_npz(path: str, arrays: dict) -> None:
@@ -130,7 +147,9 @@ class Staged:
 
     def __exit__(self, kind, exc, tb) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
-        if isinstance(exc, OSError) and str(exc.filename).startswith(self.dir + os.sep):  # name the file's own place
+        if isinstance(exc, OSError) and str(exc.filename).startswith(
+            self.dir + os.sep
+        ):  # name the file's own place
             where = os.path.join(self.out, os.path.relpath(exc.filename, self.dir))
             raise OSError(exc.errno, exc.strerror, where) from exc
 
@@ -148,8 +167,11 @@ def mismatched(record_path: str) -> list[str]:
     holding parts of two runs); [] when all match."""
     files = recorded_files(record_path)
     folder = os.path.dirname(os.path.abspath(record_path))
-    return [n for n, digest in files.items()
-            if not os.path.isfile(os.path.join(folder, n)) or sha256(os.path.join(folder, n)) != digest]
+    return [
+        n
+        for n, digest in files.items()
+        if not os.path.isfile(os.path.join(folder, n)) or sha256(os.path.join(folder, n)) != digest
+    ]
 
 
 def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list) -> int:
@@ -169,14 +191,21 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
         print(report.table())
         for line in extra:
             print(line)
-        print(wrote(args.out, ["report.json", "trajectories.npz"] + ([] if args.no_plot else ["compare.png"])))
+        print(
+            wrote(
+                args.out,
+                ["report.json", "trajectories.npz"] + ([] if args.no_plot else ["compare.png"]),
+            )
+        )
     if report.verdict == "APPROXIMATION GAP" and not args.strict:
         print("the approximation's gap is reported, not a failure (exit 0; --strict exits 1 on it)")
         return EXIT_AGREE
     return EXIT_AGREE if report.passed else EXIT_DISAGREE
 
 
-def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = None, unit: str = "runs") -> int:
+def run_claims(
+    args, total: int, evaluate, config: dict, extra: dict | None = None, unit: str = "runs"
+) -> int:
     """`check-theorems`: evaluate the claims (`evaluate(log)` -> [Claim | Measurement]) under a progress bar of
     `total` units (the evaluator moves it with `progress.advance` per finished run, or compiled runs per step when
     unit="steps"), write theorems.json ({"config", "claims", "measurements", "timings", **extra}) to --out, print
@@ -186,8 +215,10 @@ def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = No
     timings: dict = {}
     found = run_logged("claims", total, lambda: evaluate(log), timings, "seconds", unit=unit)
     data = claims_mod.to_dict(found, config)
-    write_json(os.path.join(args.out, "theorems.json"), {**data, "timings": timings, **(extra or {}),
-                                                         "invocation": invocation(args)})
+    write_json(
+        os.path.join(args.out, "theorems.json"),
+        {**data, "timings": timings, **(extra or {}), "invocation": invocation(args)},
+    )
     print(claims_mod.to_json(found, config) if args.json else claims_mod.table(found))
     return claims_mod.exit_code(found)
 
@@ -195,7 +226,9 @@ def run_claims(args, total: int, evaluate, config: dict, extra: dict | None = No
 def check_confidence(confidence: float) -> None:
     """--confidence lies strictly between 0 and 1."""
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"--confidence = {confidence} is invalid: must lie strictly between 0 and 1")
+        raise ValueError(
+            f"--confidence = {confidence} is invalid: must lie strictly between 0 and 1"
+        )
 
 
 def default_out(args) -> str:

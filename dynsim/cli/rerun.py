@@ -27,8 +27,10 @@ def recorded(path: str) -> dict:
         raise UsageError(f"REPORT = {path!r} is invalid: not a JSON report ({exc})") from None
     inv = data.get("invocation") if isinstance(data, dict) else None
     if not isinstance(inv, dict) or not isinstance(inv.get("effective_argv"), list):
-        raise UsageError(f"REPORT = {path!r} is invalid: it records no command line (no \"invocation\" with "
-                         "\"effective_argv\"; reports of dynsim 0.1.0 from before `rerun` existed do not)")
+        raise UsageError(
+            f'REPORT = {path!r} is invalid: it records no command line (no "invocation" with '
+            '"effective_argv"; reports of dynsim 0.1.0 from before `rerun` existed do not)'
+        )
     return inv
 
 
@@ -38,19 +40,31 @@ def run(args) -> int:
     source = os.path.dirname(os.path.abspath(args.report))
     out = args.out if args.out is not None else os.path.join(source, "rerun")
     if os.path.abspath(out) == source:
-        raise UsageError(f"--out = {out!r} is invalid: it is the report's own folder, whose files the rerun would "
-                         "replace; give another folder")
+        raise UsageError(
+            f"--out = {out!r} is invalid: it is the report's own folder, whose files the rerun would "
+            "replace; give another folder"
+        )
     argv = without(without(inv["effective_argv"], "--out"), "--config") + ["--out", out]
     if inv.get("versions") not in (None, environment.versions()):
-        changed = {k: (v, environment.versions().get(k)) for k, v in inv["versions"].items()
-                   if environment.versions().get(k) != v}
-        print(f"dynsim rerun: warning: the packages differ from the recorded run ({changed}); the numbers may "
-              "differ in the last bits", file=sys.stderr, flush=True)
+        changed = {
+            k: (v, environment.versions().get(k))
+            for k, v in inv["versions"].items()
+            if environment.versions().get(k) != v
+        }
+        print(
+            f"dynsim rerun: warning: the packages differ from the recorded run ({changed}); the numbers may "
+            "differ in the last bits",
+            file=sys.stderr,
+            flush=True,
+        )
     print(f"dynsim rerun: dynsim {' '.join(argv)}", flush=True)
     mixed = output.mismatched(args.report)
     if mixed:
-        print(f"dynsim rerun: warning: {', '.join(mixed)} beside {args.report} differ from the digests it records: "
-              "that folder holds files of another run; comparing with the recorded digests", file=sys.stderr)
+        print(
+            f"dynsim rerun: warning: {', '.join(mixed)} beside {args.report} differ from the digests it records: "
+            "that folder holds files of another run; comparing with the recorded digests",
+            file=sys.stderr,
+        )
     code = args.entry(argv)
     old, new = os.path.join(source, "trajectories.npz"), os.path.join(out, "trajectories.npz")
     digest = output.recorded_files(args.report).get("trajectories.npz")
@@ -60,8 +74,10 @@ def run(args) -> int:
         else:
             with open(old, "rb") as a, open(new, "rb") as b:
                 same, how = a.read() == b.read(), "byte comparison"
-        print(f"dynsim rerun: {new} is {'identical to' if same else 'DIFFERENT from'} {old}"
-              + ("" if same else f" ({how})"))
+        print(
+            f"dynsim rerun: {new} is {'identical to' if same else 'DIFFERENT from'} {old}"
+            + ("" if same else f" ({how})")
+        )
         if not same:
             return 1
     return code

@@ -8,13 +8,15 @@ from dynsim.setting import Command, Setting
 
 from . import options
 
-DESCRIPTION = ("Run every point of a grid at one level and summarize each: event times, final loss and error, and "
-               "with --level both the checker's verdict and largest error. Finished points are stored in --out (keyed "
-               "by a versioned hash of their configuration) and skipped when the command runs again, so an "
-               "interrupted sweep resumes where it stopped. Writes table.csv, sweep.json, heatmap-*.png and points/. "
-               "Several sweeps may share one --out: they split the points (claims in locks/) and each prints the "
-               "whole table. Exit 0 when done (and, with --level both, every point agrees), 1 when a point disagrees, 2 on invalid "
-               "input, 130 when interrupted (143 by SIGTERM).")
+DESCRIPTION = (
+    "Run every point of a grid at one level and summarize each: event times, final loss and error, and "
+    "with --level both the checker's verdict and largest error. Finished points are stored in --out (keyed "
+    "by a versioned hash of their configuration) and skipped when the command runs again, so an "
+    "interrupted sweep resumes where it stopped. Writes table.csv, sweep.json, heatmap-*.png and points/. "
+    "Several sweeps may share one --out: they split the points (claims in locks/) and each prints the "
+    "whole table. Exit 0 when done (and, with --level both, every point agrees), 1 when a point disagrees, 2 on invalid "
+    "input, 130 when interrupted (143 by SIGTERM)."
+)
 
 
 def sweep_arguments(parser, setting: Setting) -> None:
@@ -23,32 +25,78 @@ def sweep_arguments(parser, setting: Setting) -> None:
     options.axis_options(parser, setting)
     run = parser.add_argument_group("sweep")
     options.seeds_option(run, 1, "each grid point runs at seed, seed+1, ..., one row per seed")
-    run.add_argument("--level", choices=("reduced", "full", "both"), default="reduced",
-                     help="reduced dynamics, full-matrix GD, or both and the checker (default: reduced)")
-    run.add_argument("--out", default="dynsim-sweep", metavar="DIR",
-                     help="results store and outputs (default: ./dynsim-sweep)")
-    run.add_argument("--resume", action="store_true",
-                     help="skip the points already stored in --out (the default; the flag only says so)")
-    run.add_argument("--force", action="store_true", help="recompute points already stored (default: resume)")
-    run.add_argument("--chunk-size", type=int, default=16,
-                     help="points per unit of work, written when it finishes: the most an interruption loses "
-                          "(default: 16)")
-    run.add_argument("--batch-size", type=int, default=8,
-                     help="points per vmapped batch inside a chunk; bounds memory (default: 8)")
+    run.add_argument(
+        "--level",
+        choices=("reduced", "full", "both"),
+        default="reduced",
+        help="reduced dynamics, full-matrix GD, or both and the checker (default: reduced)",
+    )
+    run.add_argument(
+        "--out",
+        default="dynsim-sweep",
+        metavar="DIR",
+        help="results store and outputs (default: ./dynsim-sweep)",
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip the points already stored in --out (the default; the flag only says so)",
+    )
+    run.add_argument(
+        "--force", action="store_true", help="recompute points already stored (default: resume)"
+    )
+    run.add_argument(
+        "--chunk-size",
+        type=int,
+        default=16,
+        help="points per unit of work, written when it finishes: the most an interruption loses "
+        "(default: 16)",
+    )
+    run.add_argument(
+        "--batch-size",
+        type=int,
+        default=8,
+        help="points per vmapped batch inside a chunk; bounds memory (default: 8)",
+    )
     options.cluster_options(run, "the chunks", "in this process")
-    run.add_argument("--dashboard", action="store_true",
-                     help="with --workers: start the Dask dashboard, on 127.0.0.1 only (any user of this machine can "
-                          "read it); its address is printed. Needs bokeh (default: no dashboard)")
-    run.add_argument("--heatmap", type=options.list_of(str), default=None, metavar="NAME,...",
-                     help="summaries to draw as heatmaps over two swept axes (default: "
-                          + ", ".join(spec.heatmaps) + " of the level run)")
-    run.add_argument("--heatmap-axes", type=options.list_of(str), default=None, metavar="X,Y",
-                     help="the two swept axes of the heatmaps (default: the first two with several values)")
+    run.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="with --workers: start the Dask dashboard, on 127.0.0.1 only (any user of this machine can "
+        "read it); its address is printed. Needs bokeh (default: no dashboard)",
+    )
+    run.add_argument(
+        "--heatmap",
+        type=options.list_of(str),
+        default=None,
+        metavar="NAME,...",
+        help="summaries to draw as heatmaps over two swept axes (default: "
+        + ", ".join(spec.heatmaps)
+        + " of the level run)",
+    )
+    run.add_argument(
+        "--heatmap-axes",
+        type=options.list_of(str),
+        default=None,
+        metavar="X,Y",
+        help="the two swept axes of the heatmaps (default: the first two with several values)",
+    )
     levels = parser.add_argument_group("levels")
-    levels.add_argument("--mode", choices=spec.modes, default=spec.modes[0],
-                        help=f"full level: as in `dynsim compare` (default: {spec.modes[0]})")
-    levels.add_argument("--replicates", type=int, default=None, help="full level in --mode sampled (default: 8)")
-    levels.add_argument("--confidence", type=float, default=0.999, help="checker's Monte Carlo band (default: 0.999)")
+    levels.add_argument(
+        "--mode",
+        choices=spec.modes,
+        default=spec.modes[0],
+        help=f"full level: as in `dynsim compare` (default: {spec.modes[0]})",
+    )
+    levels.add_argument(
+        "--replicates", type=int, default=None, help="full level in --mode sampled (default: 8)"
+    )
+    levels.add_argument(
+        "--confidence",
+        type=float,
+        default=0.999,
+        help="checker's Monte Carlo band (default: 0.999)",
+    )
     if spec.add_arguments is not None:
         spec.add_arguments(levels)
 
@@ -57,6 +105,14 @@ def commands(setting: Setting) -> list[Command]:
     """`sweep NAME` for a setting that declares a sweep."""
     if not setting.declares("sweep"):
         return []
-    return [Command("sweep", setting.name, sweep_arguments, "dynsim.cli.sweep_run:run",
-                    help=setting.sweep.example or setting.description, description=DESCRIPTION,
-                    estimate="dynsim.cli.sweep_run:estimate")]
+    return [
+        Command(
+            "sweep",
+            setting.name,
+            sweep_arguments,
+            "dynsim.cli.sweep_run:run",
+            help=setting.sweep.example or setting.description,
+            description=DESCRIPTION,
+            estimate="dynsim.cli.sweep_run:estimate",
+        )
+    ]

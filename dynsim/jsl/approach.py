@@ -41,26 +41,46 @@ class Approach:
     N: list[int]
     seeds: int
     reports: list[Report]  # one checker report per N (statistical mode)
-    max_abs: dict[str, list[float]]  # observable -> max over steps of |realistic mean - reduced|, per N
+    max_abs: dict[
+        str, list[float]
+    ]  # observable -> max over steps of |realistic mean - reduced|, per N
     max_z: dict[str, list[float]]  # the same in units of the seed-to-seed standard error
-    slope: dict[str, Optional[float]]  # least-squares slope of log max_abs against log N (None with one N)
+    slope: dict[
+        str, Optional[float]
+    ]  # least-squares slope of log max_abs against log N (None with one N)
 
     def table(self) -> str:
-        lines = [f"Theorem 4.2: realistic (E) seed mean ({self.seeds} seeds) against reduced (P) from the projected starts",
-                 "max over steps of |realistic - reduced| (and in units of the standard error of the seed mean):"]
-        head = f"{'observable':<18}" + "".join(f"{'N=' + str(n):>22}" for n in self.N) + f"{'slope in N':>12}"
+        lines = [
+            f"Theorem 4.2: realistic (E) seed mean ({self.seeds} seeds) against reduced (P) from the projected starts",
+            "max over steps of |realistic - reduced| (and in units of the standard error of the seed mean):",
+        ]
+        head = (
+            f"{'observable':<18}"
+            + "".join(f"{'N=' + str(n):>22}" for n in self.N)
+            + f"{'slope in N':>12}"
+        )
         lines += [head, "-" * len(head)]
         for name in self.max_abs:
-            cells = "".join(f"{a:>12.3e} ({z:>6.1f}se)" for a, z in zip(self.max_abs[name], self.max_z[name]))
+            cells = "".join(
+                f"{a:>12.3e} ({z:>6.1f}se)" for a, z in zip(self.max_abs[name], self.max_z[name])
+            )
             slope = self.slope[name]
             lines.append(f"{name:<18}{cells}{'' if slope is None else f'{slope:>12.2f}':>12}")
-        lines.append("slope: d log(max deviation) / d log N; Monte Carlo noise alone gives about -0.5, "
-                     "and 0 means no approach")
+        lines.append(
+            "slope: d log(max deviation) / d log N; Monte Carlo noise alone gives about -0.5, "
+            "and 0 means no approach"
+        )
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"N": self.N, "seeds": self.seeds, "max_abs": self.max_abs, "max_z": self.max_z, "slope": self.slope,
-                "reports": [r.to_dict() for r in self.reports]}
+        return {
+            "N": self.N,
+            "seeds": self.seeds,
+            "max_abs": self.max_abs,
+            "max_z": self.max_z,
+            "slope": self.slope,
+            "reports": [r.to_dict() for r in self.reports],
+        }
 
     def to_json(self) -> str:
         return strict_json(self.to_dict())
@@ -80,8 +100,13 @@ def slope(N: Sequence[int], values: Sequence[float]) -> Optional[float]:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def approach(cfg: JSLConfig, N_values: Optional[Sequence[int]] = None, seeds: int = 8,
-             confidence: float = 0.999, runs: Optional[dict] = None) -> Approach:
+def approach(
+    cfg: JSLConfig,
+    N_values: Optional[Sequence[int]] = None,
+    seeds: int = 8,
+    confidence: float = 0.999,
+    runs: Optional[dict] = None,
+) -> Approach:
     """Run realistic (E) at each N (default `ladder(cfg.N)`) and the reduced dynamics; measure how they approach.
 
     `runs`, if given, is filled with {N: (reduced, full)} trajectories.

@@ -1,5 +1,4 @@
-"""The options of `dynsim compare jsl`, declared without the levels: `--help` reads them from here.
-"""
+"""The options of `dynsim compare jsl`, declared without the levels: `--help` reads them from here."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ def compare_arguments(parser, setting) -> None:
         choices=("exact", "sampled", "realistic"),
         default="exact",
         help="full level: exact population loss by enumeration; a fresh batch of N samples each "
-             "step; "
+        "step; "
         "or realistic (E): N fixed samples, random start (omega), held-out test set (default: "
         "exact)",
     )

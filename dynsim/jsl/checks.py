@@ -12,8 +12,10 @@ RESIDUALS = {
     "rho_spread": "Lemma 4.1: max - min of the between-set entries of A",
     "v_perp": "Lemma 4.2: norm of the part of v orthogonal to w*",
 }
-EXACT_NOTES = {"v_perp": "; in exact mode v's gradient lies in span(w*) by construction, so this measures "
-                         "rounding only: mode 'sampled' tests Lemma 4.2 with real noise"}
+EXACT_NOTES = {
+    "v_perp": "; in exact mode v's gradient lies in span(w*) by construction, so this measures "
+    "rounding only: mode 'sampled' tests Lemma 4.2 with real noise"
+}
 
 
 def truncation_allowance(a, b, common: np.ndarray) -> dict[str, np.ndarray]:
@@ -35,5 +37,10 @@ def truncation_allowance(a, b, common: np.ndarray) -> dict[str, np.ndarray]:
     return {}
 
 
-CHECKS = Checks(compared=("alpha", "gamma", "rho", "loss", "own_set_attention"), residuals=RESIDUALS,
-                residual_scale=("alpha", "gamma", "rho"), exact_notes=EXACT_NOTES, allowance=truncation_allowance)
+CHECKS = Checks(
+    compared=("alpha", "gamma", "rho", "loss", "own_set_attention"),
+    residuals=RESIDUALS,
+    residual_scale=("alpha", "gamma", "rho"),
+    exact_notes=EXACT_NOTES,
+    allowance=truncation_allowance,
+)

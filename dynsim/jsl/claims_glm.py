@@ -34,10 +34,14 @@ def regime_violations(cfg: JSLConfig) -> list[str]:
     m = cfg.q * (cfg.D - cfg.C)
     out = []
     if m < cfg.C:
-        out.append(f"q(D-C) = {m:g} < C = {cfg.C} (fewer random nonzero patches than signal patches)")
+        out.append(
+            f"q(D-C) = {m:g} < C = {cfg.C} (fewer random nonzero patches than signal patches)"
+        )
     if m < cfg.C**2:
-        out.append(f"q(D-C) = {m:g} < C^2 = {cfg.C**2} (the random count's standard deviation sqrt(q(D-C)) is below "
-                   f"the signal C: a linear rule separates)")
+        out.append(
+            f"q(D-C) = {m:g} < C^2 = {cfg.C**2} (the random count's standard deviation sqrt(q(D-C)) is below "
+            f"the signal C: a linear rule separates)"
+        )
     return out
 
 
@@ -45,8 +49,13 @@ def trained_errors(cfg: JSLConfig, seeds: int, steps: int) -> np.ndarray:
     """P[f* g <= 0] of each seed's trained GLM (`full.jsl.glm.run_glm`) on n_test fresh samples."""
     _, final = glm.run_glm(cfg, seeds=seeds, steps=steps, eta=GLM_ETA)
     w_star = jnp.asarray(final["w_star"])
-    X, _ = data.sample(jax.random.fold_in(jax.random.key(cfg.seed), 0x3131), cfg, cfg.n_test, w_star,
-                       jnp.dtype(cfg.dtype))
+    X, _ = data.sample(
+        jax.random.fold_in(jax.random.key(cfg.seed), 0x3131),
+        cfg,
+        cfg.n_test,
+        w_star,
+        jnp.dtype(cfg.dtype),
+    )
     f = f_star(cfg, data.signs(X, w_star))
     return np.array([float(jnp.mean(f * glm.logits(jnp.asarray(W), X) <= 0)) for W in final["W"]])
 
@@ -58,15 +67,24 @@ def runs(cfg: JSLConfig, quick: bool) -> int:
 PHI_CLASSES = ("monotone", "arbitrary")
 
 
-def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: LOG = lambda s: None,
-                phi: str = "monotone") -> list:
+def theorem_3_1(
+    cfg: JSLConfig,
+    *,
+    quick: bool,
+    seeds: int = 2,
+    sizes=(),
+    log: LOG = lambda s: None,
+    phi: str = "monotone",
+) -> list:
     """Theorem 3.1 with monotone phi, scored against f*, at cfg (claim), and the literal-phi counterexample (measurement).
 
     phi="arbitrary" is the negative control: the class then holds the literal-phi GLM too, whose exact error is
     P[f* = 0] (`literal_phi_error`, tested by enumeration), below 1/8 wherever the Bayes error is, so the claim fails."""
     if phi not in PHI_CLASSES:
         raise ValueError(f"phi = {phi!r} is invalid: must be one of {PHI_CLASSES}")
-    run_cfg = cfg.replace(N=min(cfg.N, QUICK_N), n_test=min(cfg.n_test, QUICK_N_TEST)) if quick else cfg
+    run_cfg = (
+        cfg.replace(N=min(cfg.N, QUICK_N), n_test=min(cfg.n_test, QUICK_N_TEST)) if quick else cfg
+    )
     steps = min(cfg.steps, GLM_STEPS)
     log(f"GLM (Theorem 3.1): {seeds} seeds, {steps} steps at eta {GLM_ETA}, N = {run_cfg.N} ...")
     errs = trained_errors(run_cfg, seeds, steps)
@@ -74,44 +92,71 @@ def theorem_3_1(cfg: JSLConfig, *, quick: bool, seeds: int = 2, sizes=(), log: L
     # binomial standard error of one test set of n_test, averaged over seeds (independent test sets per seed share X
     # here, so the seed spread is added): conservative
     mean = float(np.mean(errs))
-    se = math.sqrt(mean * (1 - mean) / run_cfg.n_test + (np.var(errs, ddof=1) / seeds if seeds > 1 else 0.0))
+    se = math.sqrt(
+        mean * (1 - mean) / run_cfg.n_test + (np.var(errs, ddof=1) / seeds if seeds > 1 else 0.0)
+    )
     exact = reference.glm_error_fstar(cfg)
     best_trained = mean - Z_ONE_SIDED_95 * se
     measured = min(best_trained, exact)
     if phi == "arbitrary":
-        measured = min(measured, reference.bayes_error_fstar(cfg))  # the literal-phi GLM's exact error
+        measured = min(
+            measured, reference.bayes_error_fstar(cfg)
+        )  # the literal-phi GLM's exact error
     rungs = {D: ladder_config(cfg, D) for D in sizes}
-    glm_by_D = {D: reference.glm_error_fstar(c) for D, c in rungs.items()}  # exact sign-of-count error against f*
+    glm_by_D = {
+        D: reference.glm_error_fstar(c) for D, c in rungs.items()
+    }  # exact sign-of-count error against f*
     in_regime = {D: not regime_violations(c) for D, c in rungs.items()}
     ladder_ok = all(glm_by_D[D] >= 0.125 for D in sizes if in_regime[D])
     claim = judge(
-        "Theorem 3.1", reading_class="literal",
+        "Theorem 3.1",
+        reading_class="literal",
         statement="for any GLM g(X) = phi(sum_j <w_j, X_j>), P[f* g <= 0] >= 1/8",
-        reading=("MONOTONE phi only (with phi arbitrary the statement is false at every size: see the measurement "
-                 "'Theorem 3.1 literal phi'); " if phi == "monotone" else "NEGATIVE CONTROL: phi ARBITRARY, the "
-                 "literal-phi GLM w_j = 3^j w*, phi = f* o decode (exact error P[f* = 0]) among the candidates; ")
-                + "scored against f* (f* g = 0 fails). The best monotone-link GLM found: "
-                f"min of (a) the sign-of-count GLM g = sum_j <w*, X_j> (exact error) and (b) GD-trained logistic "
-                f"regression on the D*d patch coordinates (budget: {steps} steps at eta {GLM_ETA}, {seeds} seeds, "
-                f"N = {run_cfg.N} samples, tested on {run_cfg.n_test} fresh ones), at its one-sided 95% lower bound",
+        reading=(
+            "MONOTONE phi only (with phi arbitrary the statement is false at every size: see the measurement "
+            "'Theorem 3.1 literal phi'); "
+            if phi == "monotone"
+            else "NEGATIVE CONTROL: phi ARBITRARY, the "
+            "literal-phi GLM w_j = 3^j w*, phi = f* o decode (exact error P[f* = 0]) among the candidates; "
+        )
+        + "scored against f* (f* g = 0 fails). The best monotone-link GLM found: "
+        f"min of (a) the sign-of-count GLM g = sum_j <w*, X_j> (exact error) and (b) GD-trained logistic "
+        f"regression on the D*d patch coordinates (budget: {steps} steps at eta {GLM_ETA}, {seeds} seeds, "
+        f"N = {run_cfg.N} samples, tested on {run_cfg.n_test} fresh ones), at its one-sided 95% lower bound",
         regime=f"D={cfg.D}, C={cfg.C}, q={cfg.q}: asymptotic in the paper (q = poly(C)/D); at a finite size it needs "
-               f"q(D-C) >= C and q(D-C) >= C^2",
-        measured=measured, relation=">=", threshold=0.125, at=f"D = {cfg.D}",
+        f"q(D-C) >= C and q(D-C) >= C^2",
+        measured=measured,
+        relation=">=",
+        threshold=0.125,
+        at=f"D = {cfg.D}",
         derivation="1/8: the theorem's constant; the trained GLM's error enters at mean - 1.645 s.e. (binomial over "
-                   "the test set plus the spread over seeds), so a GLM that beats 1/8 within sampling error fails it",
+        "the test set plus the spread over seeds), so a GLM that beats 1/8 within sampling error fails it",
         negative_control="phi arbitrary (the literal-phi GLM admitted: error P[f* = 0] < 1/8) fails "
-                         "(tests/test_jsl_claims.py::test_theorem_3_1_fails_with_phi_arbitrary); a size outside the "
-                         "regime, D=16, C=4, q=0.5 (sign-of-count error 0.080 < 1/8), is 'not applicable' "
-                         "(::test_theorem_3_1_not_applicable_where_a_glm_beats_one_eighth)",
-        regime_violations=regime_violations(cfg) + ([] if steps >= GLM_STEPS else [
-            f"the GLM search was cut to {steps} training steps by --steps (its budget is {GLM_STEPS}): a search that "
-            "short cannot support 'no GLM does better'"]),
+        "(tests/test_jsl_claims.py::test_theorem_3_1_fails_with_phi_arbitrary); a size outside the "
+        "regime, D=16, C=4, q=0.5 (sign-of-count error 0.080 < 1/8), is 'not applicable' "
+        "(::test_theorem_3_1_not_applicable_where_a_glm_beats_one_eighth)",
+        regime_violations=regime_violations(cfg)
+        + (
+            []
+            if steps >= GLM_STEPS
+            else [
+                f"the GLM search was cut to {steps} training steps by --steps (its budget is {GLM_STEPS}): a search that "
+                "short cannot support 'no GLM does better'"
+            ]
+        ),
         conditions={"sign-of-count GLM >= 1/8 at every in-regime ladder size (exact)": ladder_ok},
-        details={"trained_errors_fstar": errs.tolist(), "trained_mean": mean, "trained_se": se,
-                 "sign_of_count_error_fstar": exact, "sign_of_count_error_y": reference.glm_error(cfg),
-                 "bayes_error_fstar": reference.bayes_error_fstar(cfg),
-                 # the ladder's sizes: exact sign-of-count error against f* and whether each is in the regime
-                 "sign_of_count_error_fstar_by_D": glm_by_D, "in_regime_by_D": in_regime})
+        details={
+            "trained_errors_fstar": errs.tolist(),
+            "trained_mean": mean,
+            "trained_se": se,
+            "sign_of_count_error_fstar": exact,
+            "sign_of_count_error_y": reference.glm_error(cfg),
+            "bayes_error_fstar": reference.bayes_error_fstar(cfg),
+            # the ladder's sizes: exact sign-of-count error against f* and whether each is in the regime
+            "sign_of_count_error_fstar_by_D": glm_by_D,
+            "in_regime_by_D": in_regime,
+        },
+    )
     return [claim, literal_phi_report(cfg)]
 
 
@@ -128,7 +173,10 @@ def literal_phi_error(cfg: JSLConfig) -> float:
 
 def literal_phi_report(cfg: JSLConfig) -> Measurement:
     """The literal-phi counterexample's error: P[f* = 0] exactly (the decoded GLM is f* itself)."""
-    return Measurement("Theorem 3.1 literal phi", "with phi arbitrary, w_j = 3^j w* and phi = f* o decode give "
-                       "P[f* g <= 0] = P[f* = 0] (< 1/8 here), so the statement needs monotone phi "
-                       "(tests/test_jsl_claims.py::test_literal_phi_glm_beats_one_eighth)",
-                       reference.bayes_error_fstar(cfg))
+    return Measurement(
+        "Theorem 3.1 literal phi",
+        "with phi arbitrary, w_j = 3^j w* and phi = f* o decode give "
+        "P[f* g <= 0] = P[f* = 0] (< 1/8 here), so the statement needs monotone phi "
+        "(tests/test_jsl_claims.py::test_literal_phi_glm_beats_one_eighth)",
+        reference.bayes_error_fstar(cfg),
+    )

@@ -25,13 +25,21 @@ from .config import JSLConfig
 from .ladder import LADDER, QUICK_LADDER, Point, at_size, ladder_config, run_point
 
 JUDGED_TEMPERATURE = "unit"
-TEMPERATURE_REASON = ("judged at unit temperature: the paper's Lambda, Gamma, Xi (Section 4.1) are printed without "
-                      "1/sqrt(d), and at sqrt_d A moves d times slower and can anti-associate at small sizes (D=8, "
-                      "C=2, q=0.5: gamma < rho from step ~20); sqrt_d is reported beside as measurements")
-LEMMA_4_1_MAX_ROWS = 2_500  # full exact runs enumerate L 3^(D-C) rows: D = 8, C = 4 has 162, D = 9, C = 3 has 2,187
-LEMMA_4_1_MAX_STEPS = 60_000  # Lemma 4.1's full-matrix GD run takes min(steps, this): an exact symmetry, any horizon
+TEMPERATURE_REASON = (
+    "judged at unit temperature: the paper's Lambda, Gamma, Xi (Section 4.1) are printed without "
+    "1/sqrt(d), and at sqrt_d A moves d times slower and can anti-associate at small sizes (D=8, "
+    "C=2, q=0.5: gamma < rho from step ~20); sqrt_d is reported beside as measurements"
+)
+LEMMA_4_1_MAX_ROWS = (
+    2_500  # full exact runs enumerate L 3^(D-C) rows: D = 8, C = 4 has 162, D = 9, C = 3 has 2,187
+)
+LEMMA_4_1_MAX_STEPS = (
+    60_000  # Lemma 4.1's full-matrix GD run takes min(steps, this): an exact symmetry, any horizon
+)
 CONFIDENCE = 0.95
-HORIZON_CHANGE = 0.1  # a stated convention: past the horizon when t/10 -> t moved the gap by at most 10% (the
+HORIZON_CHANGE = (
+    0.1  # a stated convention: past the horizon when t/10 -> t moved the gap by at most 10% (the
+)
 # ladder's gaps differ by 15-20% per step, measured; a run still moving faster would not be at its T -> inf end)
 
 
@@ -42,10 +50,14 @@ def ladder_sizes(quick: bool, sizes=None) -> tuple[int, ...]:
         return QUICK_LADDER if quick else LADDER
     out = tuple(sorted(set(int(D) for D in sizes)))
     if len(out) < 3:
-        raise ValueError(f"sizes = {list(sizes)} is invalid: Theorem 4.1's trend needs at least 3 distinct sizes D")
+        raise ValueError(
+            f"sizes = {list(sizes)} is invalid: Theorem 4.1's trend needs at least 3 distinct sizes D"
+        )
     if out[-1] > ladder.MAX_FLOW_D:
-        raise ValueError(f"sizes = {list(sizes)} is invalid: the ladder's flow needs an exact class sum, D <= "
-                         f"{ladder.MAX_FLOW_D}")
+        raise ValueError(
+            f"sizes = {list(sizes)} is invalid: the ladder's flow needs an exact class sum, D <= "
+            f"{ladder.MAX_FLOW_D}"
+        )
     return out
 
 
@@ -56,7 +68,9 @@ def lemma_4_1_config(cfg: JSLConfig) -> JSLConfig:
         cfg = cfg.replace(steps=LEMMA_4_1_MAX_STEPS)
     if population.exact_count(cfg) <= LEMMA_4_1_MAX_ROWS:
         return cfg
-    k = max(k for k in range(2, cfg.L + 1) if k * 3 ** ((k - 1) * cfg.C) <= LEMMA_4_1_MAX_ROWS or k == 2)
+    k = max(
+        k for k in range(2, cfg.L + 1) if k * 3 ** ((k - 1) * cfg.C) <= LEMMA_4_1_MAX_ROWS or k == 2
+    )
     return at_size(cfg, k * cfg.C, partition="contiguous")
 
 
@@ -67,36 +81,64 @@ def lemma_4_1(cfg: JSLConfig, init=None, label: str = "") -> Claim:
     progress.advance()
     spread = float(max(np.max(exact["gamma_spread"]), np.max(exact["rho_spread"])))
     scale = max(float(np.max(np.abs(exact[k]))) for k in ("alpha", "gamma", "rho"))
-    tol = float(rounding_tolerance(np.array([float(run_cfg.steps)]), scale, term_count(exact), run_cfg.dtype)[0])
+    tol = float(
+        rounding_tolerance(
+            np.array([float(run_cfg.steps)]), scale, term_count(exact), run_cfg.dtype
+        )[0]
+    )
     moved = float(np.max(np.abs(exact["gamma"] - exact["rho"])))
     start = float(max(exact["gamma_spread"][0], exact["rho_spread"][0]))
     return judge(
-        "Lemma 4.1" + label, reading_class="literal",
+        "Lemma 4.1" + label,
+        reading_class="literal",
         statement="A^(t) has diagonal beta = sigma_A, within-set entries gamma^(t) and between-set entries rho^(t)",
         reading=f"max over recorded t <= T of the spread (max - min) of A_ij over each orbit, on a full-matrix exact run "
-                f"(every off-diagonal A_ij free, (P) summed over all {term_count(exact):,} configurations), "
-                f"from {'the given A0' if init else 'the idealized start A = sigma_A I, v = alpha0 w*'}",
+        f"(every off-diagonal A_ij free, (P) summed over all {term_count(exact):,} configurations), "
+        f"from {'the given A0' if init else 'the idealized start A = sigma_A I, v = alpha0 w*'}",
         regime=f"an exact symmetry, valid at every size: run at D={run_cfg.D}, C={run_cfg.C}, q={run_cfg.q}, "
-               f"{run_cfg.temperature} temperature, T={run_cfg.steps} steps"
-               + ("" if run_cfg.D == cfg.D else f" (D={cfg.D} has {population.exact_count(cfg):,} rows, more than "
-                                               f"{LEMMA_4_1_MAX_ROWS:,})")
-               + ("" if run_cfg.steps == cfg.steps else f" (steps capped at {LEMMA_4_1_MAX_STEPS:,} for this GD run)"),
-        premises=[Premise("the start is on the lemma's manifold (A0 constant on the data's orbits)", start, "<=",
-                          tol, "spread of A0 over each orbit")],
-        measured=spread, relation="<=", threshold=tol,
+        f"{run_cfg.temperature} temperature, T={run_cfg.steps} steps"
+        + (
+            ""
+            if run_cfg.D == cfg.D
+            else f" (D={cfg.D} has {population.exact_count(cfg):,} rows, more than "
+            f"{LEMMA_4_1_MAX_ROWS:,})"
+        )
+        + (
+            ""
+            if run_cfg.steps == cfg.steps
+            else f" (steps capped at {LEMMA_4_1_MAX_STEPS:,} for this GD run)"
+        ),
+        premises=[
+            Premise(
+                "the start is on the lemma's manifold (A0 constant on the data's orbits)",
+                start,
+                "<=",
+                tol,
+                "spread of A0 over each orbit",
+            )
+        ],
+        measured=spread,
+        relation="<=",
+        threshold=tol,
         derivation="the checker's float rounding tolerance at step T (SAFETY (T+1) sqrt(M) u max(1, scale), "
-                   "dynsim.checker.rounding_tolerance): exact arithmetic gives 0",
+        "dynsim.checker.rounding_tolerance): exact arithmetic gives 0",
         negative_control="an exact symmetry: from a start on the manifold only a defect can make it fail (docs/"
-                         "claims.md); an A0 constant on the orbits of a shuffled partition is off the manifold: not "
-                         "applicable (tests/test_verdict_matrix.py)",
-        details={"max_gamma_spread": float(np.max(exact["gamma_spread"])),
-                 "max_rho_spread": float(np.max(exact["rho_spread"])), "max_abs_gamma_minus_rho": moved,
-                 "D": run_cfg.D})
+        "claims.md); an A0 constant on the orbits of a shuffled partition is off the manifold: not "
+        "applicable (tests/test_verdict_matrix.py)",
+        details={
+            "max_gamma_spread": float(np.max(exact["gamma_spread"])),
+            "max_rho_spread": float(np.max(exact["rho_spread"])),
+            "max_abs_gamma_minus_rho": moved,
+            "D": run_cfg.D,
+        },
+    )
 
 
-LEMMA_4_3_STATEMENT = ("gamma^(t+1) = gamma^(t) + eta polylog(d) (alpha^(t))^p Gamma^(t) (G^(t))^(p-1); |rho^(t+1)| "
-                       "<= |rho^(t)| + eta polylog(d) (alpha^(t))^p (1/D + (1/D) Gamma^(t) (G^(t))^(p-1)), for t <= T, "
-                       "under Parametrization 3.1 (Lemma 4.3)")
+LEMMA_4_3_STATEMENT = (
+    "gamma^(t+1) = gamma^(t) + eta polylog(d) (alpha^(t))^p Gamma^(t) (G^(t))^(p-1); |rho^(t+1)| "
+    "<= |rho^(t)| + eta polylog(d) (alpha^(t))^p (1/D + (1/D) Gamma^(t) (G^(t))^(p-1)), for t <= T, "
+    "under Parametrization 3.1 (Lemma 4.3)"
+)
 COROLLARY = "Lemma 4.3 corollary"
 CLAIMS = ("Lemma 4.1", "Lemma 4.3", COROLLARY, "Theorem 4.1", "Theorem 3.1")
 
@@ -105,11 +147,21 @@ def event_i_premises(point: Point) -> list[Premise]:
     """The premises of Lemma 4.3 and its corollary, each a measurement that can come out false: Event I happened
     (alpha rose from its start: the idealized start alpha0 = nu^(1/(p-1)) lies below the Event-I plateau), Event I
     completed (T0 detected: alpha reached 95% of its peak before T), and the run reached T."""
-    return [Premise("Event I happened: alpha rose from alpha(0)", point.alpha_rise, ">", 0.0,
-                    "(alpha at its first peak before T1 - alpha(0)) / alpha(0)"),
-            flag("Event I completed: T0 detected", point.events.get("T0") is not None,
-                 f"events.detect: T0 = {point.events.get('T0')}"),
-            flag(f"the run reached T = {point.steps}", point.reached, "the solver's last save")]
+    return [
+        Premise(
+            "Event I happened: alpha rose from alpha(0)",
+            point.alpha_rise,
+            ">",
+            0.0,
+            "(alpha at its first peak before T1 - alpha(0)) / alpha(0)",
+        ),
+        flag(
+            "Event I completed: T0 detected",
+            point.events.get("T0") is not None,
+            f"events.detect: T0 = {point.events.get('T0')}",
+        ),
+        flag(f"the run reached T = {point.steps}", point.reached, "the solver's last save"),
+    ]
 
 
 def _where(point: Point, step: int, eta: float) -> str:
@@ -120,60 +172,90 @@ def lemma_4_3(point: Point, eta: float) -> Claim:
     """Lemma 4.3's first half, falsifiable without its polylog factors: d gamma > 0 at every recorded t <= T."""
     ev = point.events
     return judge(
-        "Lemma 4.3", reading_class=LITERAL, statement=LEMMA_4_3_STATEMENT,
+        "Lemma 4.3",
+        reading_class=LITERAL,
+        statement=LEMMA_4_3_STATEMENT,
         reading="min over ALL recorded t <= T, t = 0 included (the lemma is stated for every t <= T, Event I too), of "
-                "the exact per-entry increment d gamma = -eta/(D(C-1)) dL/dgamma "
-                "(reduced level, idealized start, (P)); the lemma's right-hand side is positive (polylog, alpha^p, Gamma, "
-                "G > 0), so d gamma > 0 at every step is what it implies without its unspecified polylog factors. "
-                "The implied polylog factor d gamma / (eta alpha^p Gamma G^(p-1)) and |d rho|/d gamma over time are "
-                "reported (details), not judged: the lemma leaves their constants open",
+        "the exact per-entry increment d gamma = -eta/(D(C-1)) dL/dgamma "
+        "(reduced level, idealized start, (P)); the lemma's right-hand side is positive (polylog, alpha^p, Gamma, "
+        "G > 0), so d gamma > 0 at every step is what it implies without its unspecified polylog factors. "
+        "The implied polylog factor d gamma / (eta alpha^p Gamma G^(p-1)) and |d rho|/d gamma over time are "
+        "reported (details), not judged: the lemma leaves their constants open",
         regime=f"D={point.D}, q={point.q:.4g}, {point.temperature} temperature, T={point.steps} steps; events "
-               f"{ev}; judged up to t = eta T = {point.steps * eta:g} only: the lemma claims every T >= "
-               f"poly(d)/eta, so a longer --steps is a stronger test (gamma can turn down late, docs/jsl.md 12); "
-               f"{TEMPERATURE_REASON}",
+        f"{ev}; judged up to t = eta T = {point.steps * eta:g} only: the lemma claims every T >= "
+        f"poly(d)/eta, so a longer --steps is a stronger test (gamma can turn down late, docs/jsl.md 12); "
+        f"{TEMPERATURE_REASON}",
         premises=event_i_premises(point),
-        measured=point.min_d_gamma, relation=">", threshold=0.0, at=_where(point, point.min_d_gamma_step, eta),
+        measured=point.min_d_gamma,
+        relation=">",
+        threshold=0.0,
+        at=_where(point, point.min_d_gamma_step, eta),
         derivation="0: the lemma's increment of gamma is a product of positive factors",
         negative_control="D = 28, C = 4, q = 2/3, nu = 1e-4 (Event I happens; d gamma < 0 on the Event-II plateau) "
-                         "fails; nu = 0.01 at D = 36 (alpha0 = 0.1 above the plateau: no Event I) is not applicable "
-                         "(tests/test_verdict_matrix.py)",
-        details={"min_d_gamma_at_step": point.min_d_gamma_step,
-                 "recorded_steps_with_d_gamma_not_positive": point.steps_d_gamma_not_positive,
-                 "d_alpha_at_start": point.d_alpha_at_start, "alpha_rise": point.alpha_rise,
-                 "implied_polylog_factor_min_max": list(point.polylog_implied),
-                 "max_ratio_abs_d_rho_over_d_gamma": point.max_ratio, "ratio_at_t0": point.ratio_at_start,
-                 "D_times_max_ratio": point.D * point.max_ratio, "events": ev})
+        "fails; nu = 0.01 at D = 36 (alpha0 = 0.1 above the plateau: no Event I) is not applicable "
+        "(tests/test_verdict_matrix.py)",
+        details={
+            "min_d_gamma_at_step": point.min_d_gamma_step,
+            "recorded_steps_with_d_gamma_not_positive": point.steps_d_gamma_not_positive,
+            "d_alpha_at_start": point.d_alpha_at_start,
+            "alpha_rise": point.alpha_rise,
+            "implied_polylog_factor_min_max": list(point.polylog_implied),
+            "max_ratio_abs_d_rho_over_d_gamma": point.max_ratio,
+            "ratio_at_t0": point.ratio_at_start,
+            "D_times_max_ratio": point.D * point.max_ratio,
+            "events": ev,
+        },
+    )
 
 
 def corollary(point: Point, eta: float) -> Claim:
     """The corollary of Lemma 4.3 (Section 4.1): gamma(t) >= rho(t) at every recorded t (patch association at any t)."""
     return judge(
-        COROLLARY, reading_class=LITERAL,
+        COROLLARY,
+        reading_class=LITERAL,
         statement="Since gamma^(0) = rho^(0) = 0, this implies that gamma^(t) >= rho^(t) for all t >= 0 (Section 4.1, "
-                  "after Lemma 4.3; 'we have patch association for any time t')",
+        "after Lemma 4.3; 'we have patch association for any time t')",
         reading="min over every recorded t <= T, t = 0 included, of gamma(t) - rho(t) on the reduced level (idealized "
-                "start, (P)): gamma >= rho is Top_C = own set on every row (Definition 2.2 on the Lemma 4.1 manifold)",
+        "start, (P)): gamma >= rho is Top_C = own set on every row (Definition 2.2 on the Lemma 4.1 manifold)",
         regime=f"D={point.D}, q={point.q:.4g}, {point.temperature} temperature, T={point.steps} steps; "
-               f"{TEMPERATURE_REASON}",
+        f"{TEMPERATURE_REASON}",
         premises=event_i_premises(point),
-        measured=point.min_gamma_minus_rho, relation=">=", threshold=0.0,
+        measured=point.min_gamma_minus_rho,
+        relation=">=",
+        threshold=0.0,
         at=_where(point, point.min_gamma_minus_rho_step, eta),
         derivation="0: the statement's own inequality; gamma(0) = rho(0) = 0 exactly, so rounding cannot make a "
-                   "negative difference at t = 0, and any later gamma < rho is a crossing, not rounding",
+        "negative difference at t = 0, and any later gamma < rho is a crossing, not rounding",
         negative_control="q = 0.9 at D = 20 or 36, nu = 1e-4 (the flow ends anti-associated: gamma - rho = -4.6 "
-                         "and -4.7 at t = 1e6) fails (tests/test_verdict_matrix.py)",
-        details={"min_gamma_minus_rho_at_step": point.min_gamma_minus_rho_step})
+        "and -4.7 at t = 1e6) fails (tests/test_verdict_matrix.py)",
+        details={"min_gamma_minus_rho_at_step": point.min_gamma_minus_rho_step},
+    )
 
 
 def ratio_scaling(points: list[Point]) -> Measurement:
     """The D-scaling of Lemma 4.3's max |d rho|/d gamma over the ladder (a trend with its interval, >= 3 sizes)."""
     pts = [(p.D, p.max_ratio) for p in points if np.isfinite(p.max_ratio) and p.max_ratio > 0]
-    trend = trends.fit([d for d, _ in pts], [r for _, r in pts], logx=True, logy=True) if len(pts) >= 3 else None
-    why = f" ({len(pts)} sizes with the increments evaluated: a slope needs >= 3)" if trend is None else ""
-    return Measurement("Lemma 4.3 ratio scaling", "max over recorded t of |d rho|/d gamma per D of the ladder (the "
-                       "lemma's bound is polylog(d)(1 + 1/(Gamma G^(p-1)))/D); log-log slope with its 95% interval"
-                       + why, dict(pts), {"trend": trend.to_dict() if trend else None,
-                                          "trend_text": trend.describe() if trend else why.strip(" ()")})
+    trend = (
+        trends.fit([d for d, _ in pts], [r for _, r in pts], logx=True, logy=True)
+        if len(pts) >= 3
+        else None
+    )
+    why = (
+        f" ({len(pts)} sizes with the increments evaluated: a slope needs >= 3)"
+        if trend is None
+        else ""
+    )
+    return Measurement(
+        "Lemma 4.3 ratio scaling",
+        "max over recorded t of |d rho|/d gamma per D of the ladder (the "
+        "lemma's bound is polylog(d)(1 + 1/(Gamma G^(p-1)))/D); log-log slope with its 95% interval"
+        + why,
+        dict(pts),
+        {
+            "trend": trend.to_dict() if trend else None,
+            "trend_text": trend.describe() if trend else why.strip(" ()"),
+        },
+    )
 
 
 def horizon_premise(points: list[Point], eta: float) -> Premise:
@@ -181,11 +263,18 @@ def horizon_premise(points: list[Point], eta: float) -> Premise:
     decade of time (t/10 to t) moved the gap to Bayes by at most HORIZON_CHANGE. A measurement that can come out false
     (a short run), read whatever the Event-II marker says: an anti-associated end state is judged, not excused."""
     changes = [p.gap_change if p.reached else math.inf for p in points]
-    worst = points[int(np.argmax(changes))]  # a NaN change is the max: the premise is then not measured
+    worst = points[
+        int(np.argmax(changes))
+    ]  # a NaN change is the max: the premise is then not measured
     measured = math.nan if any(math.isnan(c) for c in changes) else max(changes)
-    return Premise(f"past the horizon at every size (t = eta T = {points[0].steps * eta:g})", measured, "<=",
-                   HORIZON_CHANGE, f"largest |gap(t) - gap(t/10)| / gap(t), at D = {worst.D}"
-                   + ("" if all(p.reached for p in points) else "; a solver stopped before T"))
+    return Premise(
+        f"past the horizon at every size (t = eta T = {points[0].steps * eta:g})",
+        measured,
+        "<=",
+        HORIZON_CHANGE,
+        f"largest |gap(t) - gap(t/10)| / gap(t), at D = {worst.D}"
+        + ("" if all(p.reached for p in points) else "; a solver stopped before T"),
+    )
 
 
 def count_premise(points: list[Point], C: int) -> Premise:
@@ -193,8 +282,13 @@ def count_premise(points: list[Point], C: int) -> Premise:
     fixed q the Bayes error and the converged gap grow with D, which says nothing about the theorem."""
     counts = [p.q * (p.D - C) for p in points]
     spread = max(counts) / min(counts) - 1 if min(counts) > 0 else math.inf
-    return Premise("q(D - C) the same at every size (q = poly(C)/D)", spread, "<=", 1e-9,
-                   "max/min of q(D - C) over the ladder, minus 1 (1e-9: rounding of q)")
+    return Premise(
+        "q(D - C) the same at every size (q = poly(C)/D)",
+        spread,
+        "<=",
+        1e-9,
+        "max/min of q(D - C) over the ladder, minus 1 (1e-9: rounding of q)",
+    )
 
 
 def theorem_4_1(points: list[Point], cfg: JSLConfig, confidence: float = CONFIDENCE) -> Claim:
@@ -206,84 +300,144 @@ def theorem_4_1(points: list[Point], cfg: JSLConfig, confidence: float = CONFIDE
     gaps = [p.gap_fstar for p in points]
     trend = trends.fit(D, [max(g, 1e-300) for g in gaps], logy=True, confidence=confidence)
     # Monte Carlo points: each step's order must survive 2.58 standard errors on either side (99% one-sided each)
-    decreasing = all(b.gap_fstar + 2.58 * b.error_fstar_se < a.gap_fstar - 2.58 * a.error_fstar_se
-                     for a, b in zip(points, points[1:]))
+    decreasing = all(
+        b.gap_fstar + 2.58 * b.error_fstar_se < a.gap_fstar - 2.58 * a.error_fstar_se
+        for a, b in zip(points, points[1:])
+    )
     not_associated = [p.D for p in points if p.patch_association != 1.0]
     return judge(
-        "Theorem 4.1", reading_class=ORDER,
+        "Theorem 4.1",
+        reading_class=ORDER,
         statement="(idealized, population) w.h.p. Top_C{A_ij^(T)}_j = S_l for every i in S_l, and "
-                  "P[f* F > 0] >= 1 - o(1)",
+        "P[f* F > 0] >= 1 - o(1)",
         reading="per ladder size D: patch association at T (Top_C of every row = own set, i.e. gamma > rho), read "
-                "at every size whatever the Event-II marker says; and P[f* F <= 0] at T (f* = C(1 + N+ - N-); "
-                "f* = 0 and F = 0 count as failures) minus "
-                "the Bayes error against f* (P[f* = 0]: no F does better), on the gradient flow of (P) (the eta -> 0 "
-                "limit of GD) to t = eta T; o(1) read as this gap decreasing in D: the slope of log gap against D, "
-                "whose upper confidence end must be < 0, with the gap decreasing at every step of the ladder. "
-                "Error against y in details",
+        "at every size whatever the Event-II marker says; and P[f* F <= 0] at T (f* = C(1 + N+ - N-); "
+        "f* = 0 and F = 0 count as failures) minus "
+        "the Bayes error against f* (P[f* = 0]: no F does better), on the gradient flow of (P) (the eta -> 0 "
+        "limit of GD) to t = eta T; o(1) read as this gap decreasing in D: the slope of log gap against D, "
+        "whose upper confidence end must be < 0, with the gap decreasing at every step of the ladder. "
+        "Error against y in details",
         regime=f"ladder D = {', '.join(map(str, D))}, C = {cfg.C}, q(D - C) = {cfg.q * (cfg.D - cfg.C):g} kept "
-               f"(q = {', '.join(f'{p.q:.3g}' for p in points)}: the paper's q = poly(C)/D; at fixed q the converged "
-               f"gap grows with D), t = eta T = {points[0].steps * cfg.eta:g} at every size; {TEMPERATURE_REASON}",
+        f"(q = {', '.join(f'{p.q:.3g}' for p in points)}: the paper's q = poly(C)/D; at fixed q the converged "
+        f"gap grows with D), t = eta T = {points[0].steps * cfg.eta:g} at every size; {TEMPERATURE_REASON}",
         premises=[count_premise(points, cfg.C), horizon_premise(points, cfg.eta)],
-        measured=trend.slope_high, relation="<", threshold=0.0,
-        at=(f"not associated at D = {', '.join(map(str, not_associated))}" if not_associated else ""),
+        measured=trend.slope_high,
+        relation="<",
+        threshold=0.0,
+        at=(
+            f"not associated at D = {', '.join(map(str, not_associated))}" if not_associated else ""
+        ),
         derivation=f"0: a gap decreasing in D has a negative slope; the {confidence:.0%} Student-t interval of the OLS "
-                   f"slope of log gap on D over {len(D)} sizes (dynsim.trends.fit; log: the gap is positive and "
-                   f"measured to fall by a near-constant factor per size) must lie below 0; the per-step decrease "
-                   f"must survive 2.58 Monte Carlo standard errors on each side where the f* error is sampled",
+        f"slope of log gap on D over {len(D)} sizes (dynsim.trends.fit; log: the gap is positive and "
+        f"measured to fall by a near-constant factor per size) must lie below 0; the per-step decrease "
+        f"must survive 2.58 Monte Carlo standard errors on each side where the f* error is sampled",
         negative_control="q(D - C) = 14.4 at D = 20, 24, 28 (q = 0.9, 0.72, 0.6; the flow converges to "
-                         "anti-association at D = 20, 24) fails on association; q fixed at 0.5 instead of q(D - C) (the converged gap grows with D) and steps = 1 "
-                         "(not past the horizon) are not applicable (tests/test_verdict_matrix.py, "
-                         "tests/test_jsl_claims.py::test_theorem_4_1_not_applicable_at_fixed_q)",
-        conditions={"patch association at T at every size": not not_associated,
-                    "gap decreasing at every step of the ladder (beyond Monte Carlo error)": decreasing},
-        details={"trend": trend.to_dict(), "trend_text": trend.describe(),
-                 "points": [{k: v for k, v in p.to_dict().items() if k in (
-                     "D", "q", "error_fstar", "error_fstar_se", "error_fstar_earlier", "gap_change", "error_y",
-                     "gap_fstar", "patch_association", "sum_method", "seconds", "lines", "events",
-                     "min_gamma_minus_rho")} for p in points]})
+        "anti-association at D = 20, 24) fails on association; q fixed at 0.5 instead of q(D - C) (the converged gap grows with D) and steps = 1 "
+        "(not past the horizon) are not applicable (tests/test_verdict_matrix.py, "
+        "tests/test_jsl_claims.py::test_theorem_4_1_not_applicable_at_fixed_q)",
+        conditions={
+            "patch association at T at every size": not not_associated,
+            "gap decreasing at every step of the ladder (beyond Monte Carlo error)": decreasing,
+        },
+        details={
+            "trend": trend.to_dict(),
+            "trend_text": trend.describe(),
+            "points": [
+                {
+                    k: v
+                    for k, v in p.to_dict().items()
+                    if k
+                    in (
+                        "D",
+                        "q",
+                        "error_fstar",
+                        "error_fstar_se",
+                        "error_fstar_earlier",
+                        "gap_change",
+                        "error_y",
+                        "gap_fstar",
+                        "patch_association",
+                        "sum_method",
+                        "seconds",
+                        "lines",
+                        "events",
+                        "min_gamma_minus_rho",
+                    )
+                }
+                for p in points
+            ],
+        },
+    )
 
 
 def temperature_report(point: Point) -> Measurement:
     """The judged point at the other temperature: errors, association and Lemma 4.3's smallest increment."""
-    return Measurement(f"{point.temperature} temperature at D={point.D}",
-                       "the claims' quantities at the temperature not judged (reported, not judged)",
-                       {"error_fstar": point.error_fstar, "error_y": point.error_y,
-                        "patch_association": point.patch_association, "min_d_gamma": point.min_d_gamma,
-                        "max_ratio": point.max_ratio}, {"events": point.events, "lines": point.lines})
+    return Measurement(
+        f"{point.temperature} temperature at D={point.D}",
+        "the claims' quantities at the temperature not judged (reported, not judged)",
+        {
+            "error_fstar": point.error_fstar,
+            "error_y": point.error_y,
+            "patch_association": point.patch_association,
+            "min_d_gamma": point.min_d_gamma,
+            "max_ratio": point.max_ratio,
+        },
+        {"events": point.events, "lines": point.lines},
+    )
 
 
 def events_report(point: Point) -> Measurement:
     """Event times of the judged point (no setting makes them fail: reported)."""
-    return Measurement(f"events at D={point.D} ({point.temperature})", "T0, T1, T3 (dynsim.jsl.events.detect)",
-                       point.events, {"steps": point.steps})
+    return Measurement(
+        f"events at D={point.D} ({point.temperature})",
+        "T0, T1, T3 (dynsim.jsl.events.detect)",
+        point.events,
+        {"steps": point.steps},
+    )
 
 
 def lines_report(point: Point) -> Measurement:
     """The exact reference lines at the judged point (against y and f*)."""
-    return Measurement(f"reference lines at D={point.D}", "exact: GLM (sign of count) and Bayes errors against y "
-                       "and f*, loss floor (dynsim.jsl.reference)", point.lines)
+    return Measurement(
+        f"reference lines at D={point.D}",
+        "exact: GLM (sign of count) and Bayes errors against y "
+        "and f*, loss floor (dynsim.jsl.reference)",
+        point.lines,
+    )
 
 
 def needs(only) -> dict[str, bool]:
     """Which runs the asked claims need (`only`: None for every claim, see `dynsim.claims.parse_only`)."""
     every = only is None
-    return {"ladder": wanted(only, "Theorem 4.1"), "judged": wanted(only, "Lemma 4.3", COROLLARY),
-            "lemma_4_1": wanted(only, "Lemma 4.1"), "glm": wanted(only, "Theorem 3.1"), "reports": every}
+    return {
+        "ladder": wanted(only, "Theorem 4.1"),
+        "judged": wanted(only, "Lemma 4.3", COROLLARY),
+        "lemma_4_1": wanted(only, "Lemma 4.1"),
+        "glm": wanted(only, "Theorem 3.1"),
+        "reports": every,
+    }
 
 
 def runs(cfg: JSLConfig, quick: bool, sizes=None, only=None) -> int:
     """Runs `idealized_items` makes (for the progress bar)."""
     Ds, need = ladder_sizes(quick, sizes), needs(only)
     judged_extra = need["judged"] and (not need["ladder"] or cfg.D not in Ds)
-    return (len(Ds) * need["ladder"] + judged_extra + need["reports"] + need["lemma_4_1"]
-            + claims_glm.runs(cfg, quick) * need["glm"])
+    return (
+        len(Ds) * need["ladder"]
+        + judged_extra
+        + need["reports"]
+        + need["lemma_4_1"]
+        + claims_glm.runs(cfg, quick) * need["glm"]
+    )
 
 
 def check_judged(cfg: JSLConfig) -> None:
     """The judged point runs the same flow as the ladder: a ValueError naming D when its exact sum is too large."""
     if cfg.D > ladder.MAX_FLOW_D:
-        raise ValueError(f"JSLConfig.D = {cfg.D} is invalid for check-theorems: the judged point runs the gradient "
-                         f"flow on the exact class sum, up to D = {ladder.MAX_FLOW_D}")
+        raise ValueError(
+            f"JSLConfig.D = {cfg.D} is invalid for check-theorems: the judged point runs the gradient "
+            f"flow on the exact class sum, up to D = {ladder.MAX_FLOW_D}"
+        )
 
 
 def ladder_configs(cfg: JSLConfig, quick: bool, sizes=None) -> list[JSLConfig]:
@@ -294,8 +448,9 @@ def ladder_configs(cfg: JSLConfig, quick: bool, sizes=None) -> list[JSLConfig]:
     return [ladder_config(judged, D) for D in ladder_sizes(quick, sizes)]
 
 
-def idealized_items(cfg: JSLConfig, *, quick: bool, seeds: int = 2, log: LOG = lambda s: None,
-                    sizes=None, only=None) -> list:
+def idealized_items(
+    cfg: JSLConfig, *, quick: bool, seeds: int = 2, log: LOG = lambda s: None, sizes=None, only=None
+) -> list:
     """Lemma 4.1, Lemma 4.3 and its corollary, Theorem 4.1, Theorem 3.1 (claims) and the measurements beside them;
     `sizes`: the ladder of D (default `ladder_sizes(quick)`); `only`: the claims asked for (None: all), each run
     made only when an asked claim needs it."""
@@ -305,8 +460,10 @@ def idealized_items(cfg: JSLConfig, *, quick: bool, seeds: int = 2, log: LOG = l
     need = needs(only)
     points = []
     for c in configs if need["ladder"] else ():
-        log(f"reduced (P) gradient flow at D = {c.D}, q = {c.q:.4g}, to t = eta T = {c.eta * c.steps:g}, "
-            f"{JUDGED_TEMPERATURE} temperature ...")
+        log(
+            f"reduced (P) gradient flow at D = {c.D}, q = {c.q:.4g}, to t = eta T = {c.eta * c.steps:g}, "
+            f"{JUDGED_TEMPERATURE} temperature ..."
+        )
         points.append(run_point(c))
     items: list = []
     if need["lemma_4_1"]:
@@ -327,8 +484,12 @@ def idealized_items(cfg: JSLConfig, *, quick: bool, seeds: int = 2, log: LOG = l
         other = "sqrt_d" if JUDGED_TEMPERATURE == "unit" else "unit"
         log(f"reduced (P) at D = {cfg.D}, {other} temperature (reported) ...")
         other_point = run_point(cfg.replace(temperature=other))
-        items += [ratio_scaling(points + ([at_cfg] if at_cfg.D not in sizes else [])),
-                  temperature_report(other_point), events_report(at_cfg), lines_report(at_cfg)]
+        items += [
+            ratio_scaling(points + ([at_cfg] if at_cfg.D not in sizes else [])),
+            temperature_report(other_point),
+            events_report(at_cfg),
+            lines_report(at_cfg),
+        ]
     if only is not None:
         items = [i for i in items if not isinstance(i, Claim) or i.claim in only]
     return items

@@ -16,26 +16,35 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from dynsim import progress, recording, trends
-from dynsim.claims import LITERAL, LOG, ORDER, Claim, Measurement, judge, not_evaluated, wanted
+from dynsim.claims import LOG, ORDER, Claim, Measurement, judge, not_evaluated, wanted
 from dynsim.store import Store
 from full.jsl import fig2, transfer
 
 from . import realistic_runs, reference
-from .association import chance
 from .config import JSLConfig
 from .realistic_plan import Plan, plan_for, realistic_config, separation
 from .stability import stability_premises
 
 
-THEOREM_5_1 = ("Let A^ be the attention matrix obtained after pre-training as in subsection 4.2. Assume that we run GD "
-               "for T iterations on (E~) to fine-tune the value vector. Using N~ <= polylog(D) samples, the model (T) "
-               "transfers to D~ i.e. P_D~[f*(X) F_{A^, v~(T)}(X) > 0] >= 1 - o(1). (Theorem 5.1)")
+THEOREM_5_1 = (
+    "Let A^ be the attention matrix obtained after pre-training as in subsection 4.2. Assume that we run GD "
+    "for T iterations on (E~) to fine-tune the value vector. Using N~ <= polylog(D) samples, the model (T) "
+    "transfers to D~ i.e. P_D~[f*(X) F_{A^, v~(T)}(X) > 0] >= 1 - o(1). (Theorem 5.1)"
+)
 PAIRED_CONFIDENCE = 0.99  # one-sided, Theorem 5.1 paired and absolute readings
 RELAXATIONS = 10  # Lemma 4.2's prediction needs T >= this many relaxation times (the start's off-line part: e^-10)
-FIG2_DEFAULTS = dict(D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, omega=0.01, record_every=100)
+FIG2_DEFAULTS = dict(
+    D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, omega=0.01, record_every=100
+)
 
 
-CLAIMS = ("Lemma 4.2 (realistic)", "Theorem 4.2", "Theorem 5.1 (paired)", "Theorem 5.1 (o(1))", "Figure 2")
+CLAIMS = (
+    "Lemma 4.2 (realistic)",
+    "Theorem 4.2",
+    "Theorem 5.1 (paired)",
+    "Theorem 5.1 (o(1))",
+    "Figure 2",
+)
 
 
 def n_ladder(plan: Plan, only) -> tuple[int, ...]:
@@ -50,12 +59,17 @@ def total_runs(quick: bool, only=None, plan: Optional[Plan] = None) -> int:
     """Progress units `realistic_items` advances: one per N of the ladder, the shuffled control, transfer, Figure 2."""
     plan = plan or plan_for(quick)
     Ns = n_ladder(plan, only)
-    return (len(Ns) + (only is None) + wanted(only, *CLAIMS[2:4])
-            + len(plan.fig2_grid) * wanted(only, "Figure 2"))
+    return (
+        len(Ns)
+        + (only is None)
+        + wanted(only, *CLAIMS[2:4])
+        + len(plan.fig2_grid) * wanted(only, "Figure 2")
+    )
 
 
-def pending_seeds(cfg: JSLConfig, quick: bool, seeds: int, only,
-                  root: Optional[str], plan: Optional[Plan] = None) -> tuple[list, int]:
+def pending_seeds(
+    cfg: JSLConfig, quick: bool, seeds: int, only, root: Optional[str], plan: Optional[Plan] = None
+) -> tuple[list, int]:
     """The N of each realistic seed `realistic_items` would compute that is not stored under `root`
     (None: nothing stored), and how many seeds the claims need in all."""
     plan = plan or plan_for(quick)
@@ -65,13 +79,18 @@ def pending_seeds(cfg: JSLConfig, quick: bool, seeds: int, only,
 
 
 def _sizes(rc: JSLConfig, seeds: int) -> str:
-    return (f"realistic problem (E) at D={rc.D}, C={rc.C}, d={rc.d}, q={rc.q}, p={rc.p}, nu={rc.nu}, unit temperature, "
-            f"eta={rc.eta}, omega={rc.omega}, T={rc.steps} steps, {seeds} seeds, test on {rc.n_test}")
+    return (
+        f"realistic problem (E) at D={rc.D}, C={rc.C}, d={rc.d}, q={rc.q}, p={rc.p}, nu={rc.nu}, unit temperature, "
+        f"eta={rc.eta}, omega={rc.omega}, T={rc.steps} steps, {seeds} seeds, test on {rc.n_test}"
+    )
 
 
 LEMMA_4_2 = "Lemma 4.2 (realistic)"
-def lemma_4_2(rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False,
-              premises: tuple = ()) -> Claim:
+
+
+def lemma_4_2(
+    rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False, premises: tuple = ()
+) -> Claim:
     """Lemma 4.2 on a realistic run: tan(v, w*) at T within the sampling prediction bound_c (realistic_runs)."""
     bound = np.asarray(final["bound"])
     relaxation = np.asarray(final["relaxation_steps"])
@@ -81,26 +100,36 @@ def lemma_4_2(rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False,
     ratio = np.asarray(final["tangent"]) / allowed
     relax = float(np.median(relaxation))
     return judge(
-        LEMMA_4_2, reading_class="literal", statement="For all t in [T], there exists alpha^(t) in R such that v^(t) = alpha^(t) w*. (Lemma 4.2, "
+        LEMMA_4_2,
+        reading_class="literal",
+        statement="For all t in [T], there exists alpha^(t) in R such that v^(t) = alpha^(t) w*. (Lemma 4.2, "
         "stated for the idealized population GD; read here on the realistic run (E), up to sampling noise)",
         reading=f"tan(T) = |v - alpha w*| / |alpha| at T per seed, divided by its sampling prediction (or by 1 where "
-                f"that prediction is >= 1, undefined, or not yet applicable: T < {RELAXATIONS} relaxation times; 'on "
-                f"the line' then means within 45 degrees); the max over seeds"
-                + (" (training labels SHUFFLED)" if shuffled else ""),
-        regime=_sizes(rc, seeds) + f", N = {rc.N}; the prediction assumes the off-line component has equilibrated "
-               f"(relaxation 1/(eta sigma^2 h) = {relax:.3g} steps, median over seeds; T >= {RELAXATIONS} of them "
-               f"leaves e^-{RELAXATIONS} of the start's off-line part)",
-        measured=float(np.max(ratio)), relation="<=", threshold=1.0, at=f"seed {int(np.argmax(ratio))}, N = {rc.N}",
+        f"that prediction is >= 1, undefined, or not yet applicable: T < {RELAXATIONS} relaxation times; 'on "
+        f"the line' then means within 45 degrees); the max over seeds"
+        + (" (training labels SHUFFLED)" if shuffled else ""),
+        regime=_sizes(rc, seeds)
+        + f", N = {rc.N}; the prediction assumes the off-line component has equilibrated "
+        f"(relaxation 1/(eta sigma^2 h) = {relax:.3g} steps, median over seeds; T >= {RELAXATIONS} of them "
+        f"leaves e^-{RELAXATIONS} of the start's off-line part)",
+        measured=float(np.max(ratio)),
+        relation="<=",
+        threshold=1.0,
+        at=f"seed {int(np.argmax(ratio))}, N = {rc.N}",
         premises=premises,
         derivation=f"sampling argument of dynsim.jsl.realistic_runs: the noise part of the N-sample v-gradient on the "
-                   f"line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), balanced by the off-line curvature sigma^2 h; "
-                   f"bound = |G|_F sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = {realistic_runs.LEMMA_4_2_CONFIDENCE} "
-                   f"per seed, capped at 1",
+        f"line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), balanced by the off-line curvature sigma^2 h; "
+        f"bound = |G|_F sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = {realistic_runs.LEMMA_4_2_CONFIDENCE} "
+        f"per seed, capped at 1",
         negative_control="shuffled training labels (v is then not on the line: tan >> 1) or a 1-step run (v has "
-                         "barely left its random start); tests/test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels, "
-                         "::test_no_trained_claim_holds_after_one_step",
-        details={"tangent": np.asarray(final["tangent"]).tolist(), "bound": bound.tolist(),
-                 "relaxation_steps": np.asarray(final["relaxation_steps"]).tolist()})
+        "barely left its random start); tests/test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels, "
+        "::test_no_trained_claim_holds_after_one_step",
+        details={
+            "tangent": np.asarray(final["tangent"]).tolist(),
+            "bound": bound.tolist(),
+            "relaxation_steps": np.asarray(final["relaxation_steps"]).tolist(),
+        },
+    )
 
 
 def _associated(obs: dict) -> np.ndarray:
@@ -114,15 +143,24 @@ def horizon_measurement(rc: JSLConfig, ladder: dict, marks: np.ndarray) -> Measu
     for N, (obs, _) in ladder.items():
         every = np.all(_associated(obs), axis=1)
         reached = np.flatnonzero(every)
-        lost = np.flatnonzero(~every[reached[0]:]) + reached[0] if reached.size else np.array([], int)
-        out[N] = {"all_seeds_associated_from": int(marks[reached[0]]) if reached.size else None,
-                  "association_lost_at": int(marks[lost[0]]) if lost.size else None,
-                  "fraction_associated_by_step": np.mean(_associated(obs), axis=1).tolist(),
-                  "train_loss_T": float(obs["loss"][-1]), "test_loss_T": float(obs["test_loss"][-1]),
-                  "min_test_loss_step": int(marks[int(np.argmin(obs["test_loss"]))])}
-    return Measurement("Theorem 4.2 overfitting horizon", f"per N, the first recorded step with every seed associated "
-                       f"and the first later step at which a seed loses association (T = {rc.steps})",
-                       {str(k): v["association_lost_at"] for k, v in out.items()}, {"per_N": out, "steps": marks.tolist()})
+        lost = (
+            np.flatnonzero(~every[reached[0] :]) + reached[0] if reached.size else np.array([], int)
+        )
+        out[N] = {
+            "all_seeds_associated_from": int(marks[reached[0]]) if reached.size else None,
+            "association_lost_at": int(marks[lost[0]]) if lost.size else None,
+            "fraction_associated_by_step": np.mean(_associated(obs), axis=1).tolist(),
+            "train_loss_T": float(obs["loss"][-1]),
+            "test_loss_T": float(obs["test_loss"][-1]),
+            "min_test_loss_step": int(marks[int(np.argmin(obs["test_loss"]))]),
+        }
+    return Measurement(
+        "Theorem 4.2 overfitting horizon",
+        f"per N, the first recorded step with every seed associated "
+        f"and the first later step at which a seed loses association (T = {rc.steps})",
+        {str(k): v["association_lost_at"] for k, v in out.items()},
+        {"per_N": out, "steps": marks.tolist()},
+    )
 
 
 def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
@@ -134,90 +172,139 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
     # the exact sign-of-count error against f* (reference.glm_error_fstar: T = 0 counts as a failure); the test
     # points' own GLM error is reported beside it (rounding in <X_j, w*> breaks most T = 0 ties at random there)
     glm_fstar = reference.glm_error_fstar(rc)
-    trend = trends.fit(Ns, frac, logx=True) if len(Ns) >= 3 else None  # 2 points: an infinite interval
+    trend = (
+        trends.fit(Ns, frac, logx=True) if len(Ns) >= 3 else None
+    )  # 2 points: an infinite interval
     return judge(
-        "Theorem 4.2", reading_class="order", statement="Assume that we run GD on (E) for T iterations with parameters set as in Parametrization 3.1. "
+        "Theorem 4.2",
+        reading_class="order",
+        statement="Assume that we run GD on (E) for T iterations with parameters set as in Parametrization 3.1. "
         "Assume that the number of samples is N = poly(d). With high probability, the model 1. learns patch "
         "association i.e. for all l in [L] and i in S_l, Top_C{A_ij^(T)}_j = S_l. 2. fits the labeling function i.e. "
         "P_D[f*(X) F(X) > 0] >= 1 - o(1). (Theorem 4.2)",
         reading="fraction of seeds whose A is associated on EVERY row (Top_C of each row = own set) at T, at the "
-                "largest N of the ladder (the w.h.p. proxy), with two conditions: the fraction does not decrease along "
-                "the N ladder, and the f*-error at the largest N is below the exact f*-error of the sign-of-count GLM "
-                "(labels f*, f* = 0 and T = 0 counted as errors; the error against y is in details)",
+        "largest N of the ladder (the w.h.p. proxy), with two conditions: the fraction does not decrease along "
+        "the N ladder, and the f*-error at the largest N is below the exact f*-error of the sign-of-count GLM "
+        "(labels f*, f* = 0 and T = 0 counted as errors; the error against y is in details)",
         regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is "
-               f"capped: the overfitting horizon is reported beside",
-        measured=frac[-1], relation=">=", threshold=1.0, at=f"N = {Ns[-1]}, T = {rc.steps}",
+        f"capped: the overfitting horizon is reported beside",
+        measured=frac[-1],
+        relation=">=",
+        threshold=1.0,
+        at=f"N = {Ns[-1]}, T = {rc.steps}",
         premises=stability_premises(rc, ladder),
         derivation=f"w.h.p. read on {seeds} seeds: every seed associated (a failure frequency 1/{seeds} or more "
-                   f"rejects it); the f*-error line is the exact error of the GLM of Theorem 3.1 that knows w* (sign of "
-                   f"the count, reference.glm_error_fstar = {glm_fstar:.4g})",
+        f"rejects it); the f*-error line is the exact error of the GLM of Theorem 3.1 that knows w* (sign of "
+        f"the count, reference.glm_error_fstar = {glm_fstar:.4g})",
         negative_control="a 1-step run, or a ladder whose largest N is too small for association by T; "
-                         "tests/test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples, "
-                         "::test_no_trained_claim_holds_after_one_step",
-        conditions={"fraction non-decreasing in N": bool(np.all(np.diff(frac) >= 0)),
-                    "f*-error below the GLM's": err_fstar < glm_fstar},
-        details={"N": Ns, "fraction_associated_at_T": frac, "trend": trend.describe() if trend else "needs >= 3 sizes",
-                 "trend_fit": trend.to_dict() if trend else None,
-                 "f_star_error_T": [float(np.mean(ladder[N][1]["f_star_error"])) for N in Ns],
-                 "y_error_T": [float(ladder[N][0]["test_error"][-1]) for N in Ns],
-                 "glm_f_star_error_exact": glm_fstar,
-                 "glm_f_star_error_test_points": float(np.mean(big["glm_f_star_error"])),
-                 "glm_y_error_exact": reference.glm_error(rc),
-                 "bayes_y_error": reference.bayes_error(rc)})
+        "tests/test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples, "
+        "::test_no_trained_claim_holds_after_one_step",
+        conditions={
+            "fraction non-decreasing in N": bool(np.all(np.diff(frac) >= 0)),
+            "f*-error below the GLM's": err_fstar < glm_fstar,
+        },
+        details={
+            "N": Ns,
+            "fraction_associated_at_T": frac,
+            "trend": trend.describe() if trend else "needs >= 3 sizes",
+            "trend_fit": trend.to_dict() if trend else None,
+            "f_star_error_T": [float(np.mean(ladder[N][1]["f_star_error"])) for N in Ns],
+            "y_error_T": [float(ladder[N][0]["test_error"][-1]) for N in Ns],
+            "glm_f_star_error_exact": glm_fstar,
+            "glm_f_star_error_test_points": float(np.mean(big["glm_f_star_error"])),
+            "glm_y_error_exact": reference.glm_error(rc),
+            "bayes_y_error": reference.bayes_error(rc),
+        },
+    )
 
 
 def _upper(x: np.ndarray, confidence: float) -> tuple[float, float]:
     """(mean, one-sided upper margin t_c(R-1) s / sqrt(R)) over seeds."""
     R = x.size
-    return float(np.mean(x)), float(student_t.ppf(confidence, R - 1) * np.std(x, ddof=1) / math.sqrt(R))
+    return float(np.mean(x)), float(
+        student_t.ppf(confidence, R - 1) * np.std(x, ddof=1) / math.sqrt(R)
+    )
 
 
-def theorem_5_1(rc: JSLConfig, pretrained: dict, plan: Plan, label: str = "pretrained on the largest N") -> list[Claim]:
+def theorem_5_1(
+    rc: JSLConfig, pretrained: dict, plan: Plan, label: str = "pretrained on the largest N"
+) -> list[Claim]:
     """Theorem 5.1 read twice: the pretrained A beats A at init (paired), and its error at N~ <= polylog is o(1)."""
     # transfer reads neither N nor steps of the pretraining config: fixing them shares one compiled program
-    res = transfer.transfer(rc.replace(N=1, steps=0, record_every=1), pretrained=pretrained, n_tilde=plan.n_tilde,
-                            seeds=plan.transfer_seeds,
-                            steps=plan.transfer_steps, record_every=plan.transfer_steps)
+    res = transfer.transfer(
+        rc.replace(N=1, steps=0, record_every=1),
+        pretrained=pretrained,
+        n_tilde=plan.n_tilde,
+        seeds=plan.transfer_seeds,
+        steps=plan.transfer_steps,
+        record_every=plan.transfer_steps,
+    )
     i = int(np.argmin(res.n_tilde))
     a, b = res.final["pretrained"][:, i], res.final["initial"][:, i]
     diff_mean, margin = _upper(a - b, PAIRED_CONFIDENCE)
     mean_a, margin_a = _upper(a, PAIRED_CONFIDENCE)
     glm_line = reference.glm_error(rc)
     associated = res.association["pretrained"] == 1.0  # every row: Top_C = own set (Definition 2.2)
-    regime = (f"downstream task: new unit feature (overlap 0), same sets, v fine-tuned from N(0, omega^2) on N~ = "
-              f"{res.n_tilde[i]} samples (<= polylog(D)) for {plan.transfer_steps} steps, A frozen {label}; "
-              f"{plan.transfer_seeds} seeds; D={rc.D}, C={rc.C}, q={rc.q}; errors against y, not f* "
-              f"(full.jsl.transfer scores y; the statement is about f*, which differs from y where random sets outvote the "
-              f"signal set)")
-    details = {"N_tilde": res.n_tilde, "error_pretrained": res.mean["pretrained"].tolist(),
-               "error_initial": res.mean["initial"].tolist(), "error_glm_baseline": res.mean["glm"].tolist(),
-               "association": res.association, "own_set_attention": res.own_set_attention, **res.reference}
-    control = ("an anti-associated A (gamma = -1, rho = 0.3 by construction: it changes A but learns no "
-               "association) fails both readings; A at initialization, or A pretrained by a 1-step run, fails; "
-               "tests/test_verdict_matrix.py, tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init")
+    regime = (
+        f"downstream task: new unit feature (overlap 0), same sets, v fine-tuned from N(0, omega^2) on N~ = "
+        f"{res.n_tilde[i]} samples (<= polylog(D)) for {plan.transfer_steps} steps, A frozen {label}; "
+        f"{plan.transfer_seeds} seeds; D={rc.D}, C={rc.C}, q={rc.q}; errors against y, not f* "
+        f"(full.jsl.transfer scores y; the statement is about f*, which differs from y where random sets outvote the "
+        f"signal set)"
+    )
+    details = {
+        "N_tilde": res.n_tilde,
+        "error_pretrained": res.mean["pretrained"].tolist(),
+        "error_initial": res.mean["initial"].tolist(),
+        "error_glm_baseline": res.mean["glm"].tolist(),
+        "association": res.association,
+        "own_set_attention": res.own_set_attention,
+        **res.reference,
+    }
+    control = (
+        "an anti-associated A (gamma = -1, rho = 0.3 by construction: it changes A but learns no "
+        "association) fails both readings; A at initialization, or A pretrained by a 1-step run, fails; "
+        "tests/test_verdict_matrix.py, tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init"
+    )
     # what the theorem transfers is patch association (Section 5: 'any algorithm without patch association needs a
     # large number of samples'): an A that beats A at init without it is not the theorem's mechanism
     conditions = {"the pretrained A is associated on every row (Definition 2.2)": associated}
     paired = judge(
-        "Theorem 5.1 (paired)", reading_class="order", statement=THEOREM_5_1 + " (read against A at initialization)",
+        "Theorem 5.1 (paired)",
+        reading_class="order",
+        statement=THEOREM_5_1 + " (read against A at initialization)",
         reading="paired difference over seeds (same samples and v0) of the test error, pretrained A minus A at init, at "
-                "the smallest N~, plus its one-sided upper margin; and the pretrained A associated on every row (A "
-                "at init is a weak baseline where its diagonal dominates: an A that merely changed could beat it)",
+        "the smallest N~, plus its one-sided upper margin; and the pretrained A associated on every row (A "
+        "at init is a weak baseline where its diagonal dominates: an A that merely changed could beat it)",
         regime=regime,
-        measured=diff_mean + margin, relation="<", threshold=0.0, conditions=conditions,
+        measured=diff_mean + margin,
+        relation="<",
+        threshold=0.0,
+        conditions=conditions,
         at=f"N~ = {res.n_tilde[i]}",
         derivation=f"one-sided {PAIRED_CONFIDENCE:.0%} paired t bound (t quantile on {plan.transfer_seeds - 1} dof): "
-                   f"the upper bound of the mean difference must be below 0", negative_control=control, details=details)
+        f"the upper bound of the mean difference must be below 0",
+        negative_control=control,
+        details=details,
+    )
     absolute = judge(
-        "Theorem 5.1 (o(1))", reading_class="order", statement=THEOREM_5_1,
+        "Theorem 5.1 (o(1))",
+        reading_class="order",
+        statement=THEOREM_5_1,
         reading="pretrained-A test error at the smallest N~ (mean over seeds plus its one-sided upper margin), against "
-                "the exact error of the best sign-of-count GLM of the same task", regime=regime,
-        measured=mean_a + margin_a, relation="<", threshold=glm_line, conditions=conditions,
+        "the exact error of the best sign-of-count GLM of the same task",
+        regime=regime,
+        measured=mean_a + margin_a,
+        relation="<",
+        threshold=glm_line,
+        conditions=conditions,
         at=f"N~ = {res.n_tilde[i]}",
         derivation=f"o(1) at one size read as below the exact GLM line {glm_line:.4g} (reference.glm_error: the "
-                   f"Event-I error, the class Theorem 3.1 bounds by 1/8 asymptotically); one-sided "
-                   f"{PAIRED_CONFIDENCE:.0%} t margin over {plan.transfer_seeds} seeds",
-        negative_control=control, details=details)
+        f"Event-I error, the class Theorem 3.1 bounds by 1/8 asymptotically); one-sided "
+        f"{PAIRED_CONFIDENCE:.0%} t margin over {plan.transfer_seeds} seeds",
+        negative_control=control,
+        details=details,
+    )
     return [paired, absolute]
 
 
@@ -225,40 +312,72 @@ def figure_2(plan: Plan, steps: int, seed: int, log: LOG) -> list:
     """Figure 2: a bounded (eta, omega) search of `steps` steps; judged only where the learner leaves the linear plateau."""
     points, left = [], None
     for eta, omega in plan.fig2_grid:
-        cfg = JSLConfig(**{**FIG2_DEFAULTS, "eta": eta, "omega": omega}, N=plan.fig2_n, n_test=plan.fig2_n,
-                        steps=steps, seed=seed)
+        cfg = JSLConfig(
+            **{**FIG2_DEFAULTS, "eta": eta, "omega": omega},
+            N=plan.fig2_n,
+            n_test=plan.fig2_n,
+            steps=steps,
+            seed=seed,
+        )
         log(f"Figure 2: eta {eta}, omega {omega}, {steps} steps ...")
         traj, final = fig2.run_fig2(cfg, seeds=2)
         err, lin = float(traj["test_error"][-1]), float(np.mean(final["linear_error"]))
         se = math.sqrt(lin * (1 - lin) / (2 * cfg.n_test))
-        point = {"eta": eta, "omega": omega, "test_error": err, "linear_error": lin,
-                 "left_plateau": bool(err < lin - 3 * se),
-                 "max_abs_A_minus_A0": float(np.max(np.abs(final["A"] - final["A0"]))),
-                 "own_set_attention": float(np.mean(final["own_set_attention"])),
-                 "own_set_attention_initial": float(np.mean(final["own_set_attention_initial"])),
-                 "patch_association": float(np.mean(final["patch_association"])), "chance": final["chance"]}
+        point = {
+            "eta": eta,
+            "omega": omega,
+            "test_error": err,
+            "linear_error": lin,
+            "left_plateau": bool(err < lin - 3 * se),
+            "max_abs_A_minus_A0": float(np.max(np.abs(final["A"] - final["A0"]))),
+            "own_set_attention": float(np.mean(final["own_set_attention"])),
+            "own_set_attention_initial": float(np.mean(final["own_set_attention_initial"])),
+            "patch_association": float(np.mean(final["patch_association"])),
+            "chance": final["chance"],
+        }
         points.append(point)
         if point["left_plateau"] and left is None:
             left = point
         progress.advance()
-    search = Measurement("Figure 2 search", f"(eta, omega) grid at D=16, C=4, d=8, N = n_test = {plan.fig2_n}, "
-                         f"{steps} steps, 2 seeds: test error, linear rule, movement of A, association",
-                         len(points), {"points": points})
-    statement = ("Consider the case where all the patches X_j are i.i.d. standard Gaussian and f* is a one-hidden "
-                 "layer CNN with cubic activation. [...] one-layer ViT reaches small test error on the binary "
-                 "classification task. However, P^T P does not match the convolution pattern encoded in f*. (Section 2, "
-                 "Figure 2)")
+    search = Measurement(
+        "Figure 2 search",
+        f"(eta, omega) grid at D=16, C=4, d=8, N = n_test = {plan.fig2_n}, "
+        f"{steps} steps, 2 seeds: test error, linear rule, movement of A, association",
+        len(points),
+        {"points": points},
+    )
+    statement = (
+        "Consider the case where all the patches X_j are i.i.d. standard Gaussian and f* is a one-hidden "
+        "layer CNN with cubic activation. [...] one-layer ViT reaches small test error on the binary "
+        "classification task. However, P^T P does not match the convolution pattern encoded in f*. (Section 2, "
+        "Figure 2)"
+    )
     if left is None:
-        why = ("not reached: no point of the bounded search left the linear plateau (test error not below the "
-               "linear rule's by 3 binomial standard errors), so neither half is tested") if points else (
-               "not searched: this plan (--quick) runs no Figure 2 search (docs/jsl.md §13 has the default search)")
-        return [search, not_evaluated(
-            "Figure 2", why, reading_class="literal",
-            statement=statement, reading="patch association where the test error is below the linear plateau",
-            regime=search.description, derivation="plateau: error < linear-rule error - 3 sqrt(e(1-e)/n)",
-            negative_control="the judgement it would apply fails on a learner that left the plateau with patch "
-                             "association: tests/test_jsl_claims_realistic.py::"
-                             "test_figure_2_judgement_fails_on_an_associated_learner")]
+        why = (
+            (
+                "not reached: no point of the bounded search left the linear plateau (test error not below the "
+                "linear rule's by 3 binomial standard errors), so neither half is tested"
+            )
+            if points
+            else (
+                "not searched: this plan (--quick) runs no Figure 2 search (docs/jsl.md §13 has the default search)"
+            )
+        )
+        return [
+            search,
+            not_evaluated(
+                "Figure 2",
+                why,
+                reading_class="literal",
+                statement=statement,
+                reading="patch association where the test error is below the linear plateau",
+                regime=search.description,
+                derivation="plateau: error < linear-rule error - 3 sqrt(e(1-e)/n)",
+                negative_control="the judgement it would apply fails on a learner that left the plateau with patch "
+                "association: tests/test_jsl_claims_realistic.py::"
+                "test_figure_2_judgement_fails_on_an_associated_learner",
+            ),
+        ]
     return [search, figure_2_claim(left, search.description, statement)]
 
 
@@ -268,21 +387,34 @@ def figure_2_claim(left: dict, regime: str, statement: str = "Figure 2", seeds: 
     p = left["chance"]
     D = FIG2_DEFAULTS["D"]
     return judge(
-        "Figure 2", reading_class="literal", statement=statement,
+        "Figure 2",
+        reading_class="literal",
+        statement=statement,
         reading="mean patch association at the first search point that left the linear plateau (small error half: "
-                "left the plateau; no-association half: association at the level of random rankings)",
-        regime=regime, measured=left["patch_association"], relation="<=",
+        "left the plateau; no-association half: association at the level of random rankings)",
+        regime=regime,
+        measured=left["patch_association"],
+        relation="<=",
         threshold=p + 3 * math.sqrt(p * (1 - p) / (D * seeds)),
         derivation=f"chance 1/binom(D-1, C-1) plus 3 binomial standard errors over D rows x {seeds} seeds",
         negative_control="a learner that left the plateau WITH patch association (every row associated, as on the "
-                         "idealized JSL data) fails: tests/test_jsl_claims_realistic.py::"
-                         "test_figure_2_judgement_fails_on_an_associated_learner",
-        details=left)
+        "idealized JSL data) fails: tests/test_jsl_claims_realistic.py::"
+        "test_figure_2_judgement_fails_on_an_associated_learner",
+        details=left,
+    )
 
 
-def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambda s: None,
-                    plan: Optional[Plan] = None, only=None, store: Optional[Store] = None,
-                    executor: Optional[dict] = None) -> list:
+def realistic_items(
+    cfg: JSLConfig,
+    *,
+    quick: bool,
+    seeds: int,
+    log: LOG = lambda s: None,
+    plan: Optional[Plan] = None,
+    only=None,
+    store: Optional[Store] = None,
+    executor: Optional[dict] = None,
+) -> list:
     """Every realistic-run claim and measurement of JSL (module docstring); `plan` overrides the sizes (tests);
     `only`: the claims asked for (None: all), each run made only when an asked claim needs it;
     `store`: a `dynsim.store.Store` holding each seed of the realistic runs (the N ladder and the
@@ -302,8 +434,11 @@ def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambd
         big = rc.replace(N=plan.n_ladder[-1])
         final = ladder[plan.n_ladder[-1]][1]
         if wanted(only, LEMMA_4_2):
-            items.append(lemma_4_2(big, final, seeds, premises=stability_premises(
-                big, {big.N: ladder[big.N]})))
+            items.append(
+                lemma_4_2(
+                    big, final, seeds, premises=stability_premises(big, {big.N: ladder[big.N]})
+                )
+            )
         if wanted(only, "Theorem 4.2"):
             marks = np.asarray(recording.recorded_steps(rc.steps, rc.record_every))
             items += [theorem_4_2(rc, ladder, seeds), horizon_measurement(rc, ladder, marks)]
@@ -313,17 +448,24 @@ def realistic_items(cfg: JSLConfig, *, quick: bool, seeds: int, log: LOG = lambd
             log(f"realistic: shuffled labels at N = {small.N} (Lemma 4.2 control reported) ...")
             shuffled = run(small, seeds, shuffle=True)
             progress.advance()
-            items.append(Measurement("Lemma 4.2 shuffled-label control", "max over seeds of tan/bound with "
-                                     f"shuffled labels at N = {small.N} (must exceed 1)",
-                                     lemma_4_2(small, shuffled[1], seeds, shuffled=True).measured))
+            items.append(
+                Measurement(
+                    "Lemma 4.2 shuffled-label control",
+                    "max over seeds of tan/bound with "
+                    f"shuffled labels at N = {small.N} (must exceed 1)",
+                    lemma_4_2(small, shuffled[1], seeds, shuffled=True).measured,
+                )
+            )
         if wanted(only, *CLAIMS[2:4]):
             log("transfer (Theorem 5.1) ...")
             if np.all(np.isfinite(final["A"][:1])):
                 items += theorem_5_1(big, {"A": final["A"][:1], "A0": final["A0"][:1]}, plan)
             else:
                 why = "the realistic pretraining diverged (non-finite A): nothing to transfer"
-                items += [not_evaluated(name, why, statement=THEOREM_5_1, reading_class=ORDER)
-                          for name in CLAIMS[2:4]]
+                items += [
+                    not_evaluated(name, why, statement=THEOREM_5_1, reading_class=ORDER)
+                    for name in CLAIMS[2:4]
+                ]
             progress.advance()
     if wanted(only, "Figure 2"):
         items += figure_2(plan, min(cfg.steps, plan.fig2_steps), cfg.seed, log)

@@ -14,25 +14,53 @@ from full.jsl import transfer
 from . import association, partition, plotting, reference
 
 # Recipes (docs/jsl.md): Figure 4 and transfer follow docs/derivations/jsl.md §6 (D=16, C=4, q=0.5, unit temperature).
-FIG4_DEFAULTS = dict(D=16, C=4, q=0.5, nu=1e-3, temperature="unit", eta=0.02, N=20000, n_test=20000, omega=0.01,
-                     steps=10000, record_every=100)
+FIG4_DEFAULTS = dict(
+    D=16,
+    C=4,
+    q=0.5,
+    nu=1e-3,
+    temperature="unit",
+    eta=0.02,
+    N=20000,
+    n_test=20000,
+    omega=0.01,
+    steps=10000,
+    record_every=100,
+)
 # Figure 2: the measured setting (d=8; eta=0.05 diverged, 0.005 is stable), docs/jsl.md §10.
-FIG2_DEFAULTS = dict(D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, N=2048, n_test=2048, omega=0.01,
-                     steps=20000, record_every=100)
+FIG2_DEFAULTS = dict(
+    D=16,
+    C=4,
+    d=8,
+    nu=1e-3,
+    temperature="unit",
+    eta=0.005,
+    N=2048,
+    n_test=2048,
+    omega=0.01,
+    steps=20000,
+    record_every=100,
+)
 # Transfer: the Figure 4 recipe pretrained longer on fewer samples. At N=20000 and 10,000 steps the pretrained A
 # has patch association but small entries (gap 0.056 vs 0.063 at N~=8); at N=4000 and 50,000 steps the orbit means
 # approach the idealized gamma ~ 1, rho ~ -0.35 (docs/derivations/jsl.md §6), which is what the transfer needs.
 TRANSFER_DEFAULTS = dict(FIG4_DEFAULTS, N=4000, steps=50000, record_every=500)
 # Figure 2's data are N(0, I_d) patches labelled by a CNN teacher (full/jsl/fig2.py): q (the feature probability)
 # and sigma (the noise of Assumption 1) are not read, so the command does not list them.
-FIG2_UNREAD = {"q": "the patches carry no feature w*: a CNN teacher labels N(0, I_d) patches",
-               "sigma": "the patches are N(0, I_d), with no noise of Assumption 1"}
+FIG2_UNREAD = {
+    "q": "the patches carry no feature w*: a CNN teacher labels N(0, I_d) patches",
+    "sigma": "the patches are N(0, I_d), with no noise of Assumption 1",
+}
 
 
 def fig4_arguments(parser, setting) -> None:
     """Options of `figure jsl-fig4`: every JSLConfig field (the Figure 4 recipe), seeds, --out."""
-    options.config_options(parser, setting, FIG4_DEFAULTS,
-                           "Figure 4's recipe (D = 16, C = 4, q = 0.5, unit temperature)")
+    options.config_options(
+        parser,
+        setting,
+        FIG4_DEFAULTS,
+        "Figure 4's recipe (D = 16, C = 4, q = 0.5, unit temperature)",
+    )
     g = parser.add_argument_group("run")
     output.seeds_option(g, 1, "curves are their means, the panels show the first run's A")
     output.out_options(g)
@@ -40,8 +68,13 @@ def fig4_arguments(parser, setting) -> None:
 
 def fig2_arguments(parser, setting) -> None:
     """Options of `figure jsl-fig2`: every JSLConfig field it reads (the measured Figure 2 setting), seeds, --out."""
-    options.config_options(parser, setting, FIG2_DEFAULTS,
-                           "the measured Figure 2 setting (d = 8; eta = 0.05 diverged, 0.005 is stable)", FIG2_UNREAD)
+    options.config_options(
+        parser,
+        setting,
+        FIG2_DEFAULTS,
+        "the measured Figure 2 setting (d = 8; eta = 0.05 diverged, 0.005 is stable)",
+        FIG2_UNREAD,
+    )
     g = parser.add_argument_group("run")
     output.seeds_option(g, 4, "at least 2; curves are their means with a standard error")
     output.out_options(g)
@@ -49,17 +82,46 @@ def fig2_arguments(parser, setting) -> None:
 
 def transfer_arguments(parser, setting) -> None:
     """Options of `transfer jsl`: every JSLConfig field (the pretraining), the downstream task, --out."""
-    options.config_options(parser, setting, TRANSFER_DEFAULTS, "the Figure 4 recipe pretrained longer (50,000 steps) on "
-                           "fewer samples (N = 4000), which the transfer needs")
+    options.config_options(
+        parser,
+        setting,
+        TRANSFER_DEFAULTS,
+        "the Figure 4 recipe pretrained longer (50,000 steps) on "
+        "fewer samples (N = 4000), which the transfer needs",
+    )
     g = parser.add_argument_group("transfer")
-    g.add_argument("--overlap", type=float, default=0.0, help="<w~, w*> of the downstream feature, in [-1, 1] "
-                                                              "(default: 0)")
-    g.add_argument("--n-tilde", type=options.int_list, default=None, metavar="N1,N2,...",
-                   help="downstream sample sizes (default: 8,16,32,64,128,256)")
-    output.seeds_option(g, 8, "of the fine-tuning at each N~ (the pretraining is one run), averaged with a standard "
-                              "error", option="--finetune-seeds")
-    g.add_argument("--finetune-steps", type=int, default=None, help="GD steps of the fine-tuning (default: the library's)")
-    g.add_argument("--finetune-eta", type=float, default=None, help="fine-tuning learning rate (default: the library's)")
+    g.add_argument(
+        "--overlap",
+        type=float,
+        default=0.0,
+        help="<w~, w*> of the downstream feature, in [-1, 1] (default: 0)",
+    )
+    g.add_argument(
+        "--n-tilde",
+        type=options.int_list,
+        default=None,
+        metavar="N1,N2,...",
+        help="downstream sample sizes (default: 8,16,32,64,128,256)",
+    )
+    output.seeds_option(
+        g,
+        8,
+        "of the fine-tuning at each N~ (the pretraining is one run), averaged with a standard "
+        "error",
+        option="--finetune-seeds",
+    )
+    g.add_argument(
+        "--finetune-steps",
+        type=int,
+        default=None,
+        help="GD steps of the fine-tuning (default: the library's)",
+    )
+    g.add_argument(
+        "--finetune-eta",
+        type=float,
+        default=None,
+        help="fine-tuning learning rate (default: the library's)",
+    )
     output.out_options(g)
 
 
@@ -70,50 +132,109 @@ def run_figure(args, name: str) -> int:
     if name == "jsl-fig2":
         full.jsl.fig2.check(cfg)
         if args.seeds < 2:
-            raise ValueError(f"--seeds = {args.seeds} is invalid for jsl-fig2: must be >= 2 (the standard error needs two runs)")
+            raise ValueError(
+                f"--seeds = {args.seeds} is invalid for jsl-fig2: must be >= 2 (the standard error needs two runs)"
+            )
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     mask = partition.same_set_mask(cfg).astype(float)
     if name == "jsl-fig4":
-        output.log(f"realistic (E): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps, {args.seeds} seed(s) ...")
-        traj, final = output.run_logged("realistic", cfg.steps, lambda: full.jsl.realistic.run(cfg, seeds=args.seeds),
-                                  timings, "seconds")
+        output.log(
+            f"realistic (E): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps, {args.seeds} seed(s) ..."
+        )
+        traj, final = output.run_logged(
+            "realistic",
+            cfg.steps,
+            lambda: full.jsl.realistic.run(cfg, seeds=args.seeds),
+            timings,
+            "seconds",
+        )
         lines = reference.lines(cfg)
         A = np.asarray(final["A"][0])
+
         def draw(path):
-            plotting.figure4(mask, A, traj.steps, traj["test_error"], traj["cos_v"], path, references=lines,
-                             test_error_se=traj.observables.get("test_error_se"),
-                             cos_v_se=traj.observables.get("cos_v_se"), n_test=cfg.n_test,
-                             title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
-                                   f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)")
-        summary = {"test_error_at_T": float(traj["test_error"][-1]), "cos_v_at_T": float(traj["cos_v"][-1]),
-                   "patch_association_at_T": float(traj["patch_association"][-1]), **lines}
+            plotting.figure4(
+                mask,
+                A,
+                traj.steps,
+                traj["test_error"],
+                traj["cos_v"],
+                path,
+                references=lines,
+                test_error_se=traj.observables.get("test_error_se"),
+                cos_v_se=traj.observables.get("cos_v_se"),
+                n_test=cfg.n_test,
+                title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
+                f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)",
+            )
+
+        summary = {
+            "test_error_at_T": float(traj["test_error"][-1]),
+            "cos_v_at_T": float(traj["cos_v"][-1]),
+            "patch_association_at_T": float(traj["patch_association"][-1]),
+            **lines,
+        }
     else:
-        output.log(f"Figure 2 data (CNN teacher on Gaussian patches): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps ...")
-        traj, final = output.run_logged("realistic", cfg.steps, lambda: full.jsl.fig2.run_fig2(cfg, seeds=args.seeds),
-                                  timings, "seconds")
+        output.log(
+            f"Figure 2 data (CNN teacher on Gaussian patches): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps ..."
+        )
+        traj, final = output.run_logged(
+            "realistic",
+            cfg.steps,
+            lambda: full.jsl.fig2.run_fig2(cfg, seeds=args.seeds),
+            timings,
+            "seconds",
+        )
         lines = {}
         A = np.asarray(final["A"][0])
         chance = association.chance(cfg)
+
         def draw(path):
-            plotting.figure2(mask, A, traj.steps, traj["test_error"], traj["patch_association"], path, chance=chance,
-                             n_test=cfg.n_test, test_error_se=traj.observables.get("test_error_se"),
-                             association_se=traj.observables.get("patch_association_se"),
-                             title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
-                                   f"temperature={cfg.temperature} eta={cfg.eta}")
-        summary = {"test_error_at_T": float(traj["test_error"][-1]),
-                   "patch_association_at_T": float(traj["patch_association"][-1]), "patch_association_chance": chance}
-    with output.Staged(args.out) as stage:  # one set: the .json, moved last, records the others' digests
+            plotting.figure2(
+                mask,
+                A,
+                traj.steps,
+                traj["test_error"],
+                traj["patch_association"],
+                path,
+                chance=chance,
+                n_test=cfg.n_test,
+                test_error_se=traj.observables.get("test_error_se"),
+                association_se=traj.observables.get("patch_association_se"),
+                title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
+                f"temperature={cfg.temperature} eta={cfg.eta}",
+            )
+
+        summary = {
+            "test_error_at_T": float(traj["test_error"][-1]),
+            "patch_association_at_T": float(traj["patch_association"][-1]),
+            "patch_association_chance": chance,
+        }
+    with output.Staged(
+        args.out
+    ) as stage:  # one set: the .json, moved last, records the others' digests
         draw(stage.path(f"{name}.png"))
         save_many(stage.path(f"{name}.npz"), {"realistic": traj}, compressed=True)
-        atomic_savez(stage.path(f"{name}-final.npz"), {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}},
-                     compressed=True)
-        stage.commit(f"{name}.json", {"summary": summary, "timings": timings, "meta": traj.meta,
-                                      "invocation": output.invocation(args)})
+        atomic_savez(
+            stage.path(f"{name}-final.npz"),
+            {"mask": mask, **{k: np.asarray(v) for k, v in final.items()}},
+            compressed=True,
+        )
+        stage.commit(
+            f"{name}.json",
+            {
+                "summary": summary,
+                "timings": timings,
+                "meta": traj.meta,
+                "invocation": output.invocation(args),
+            },
+        )
     for k, v in summary.items():
         print(f"{k:<28} {v:.4g}")
-    print(output.wrote(args.out, [f"{name}.png", f"{name}.npz", f"{name}-final.npz", f"{name}.json"])
-          + " (npz: the trajectory; -final.npz: mask, A, v)")
+    print(
+        output.wrote(args.out, [f"{name}.png", f"{name}.npz", f"{name}-final.npz", f"{name}.json"])
+        + " (npz: the trajectory; -final.npz: mask, A, v)"
+    )
     return output.EXIT_AGREE
 
 
@@ -131,19 +252,43 @@ def run_transfer(args) -> int:
     transfer.check(cfg, **kwargs)  # every transfer argument, before the pretraining
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
-    output.log(f"pretraining (realistic, N={cfg.N}, {cfg.steps} steps), then fine-tuning v on a new feature ...")
-    result = output.run_logged("pretrain", cfg.steps, lambda: transfer.transfer(cfg, **kwargs), timings, "seconds")
+    output.log(
+        f"pretraining (realistic, N={cfg.N}, {cfg.steps} steps), then fine-tuning v on a new feature ..."
+    )
+    result = output.run_logged(
+        "pretrain", cfg.steps, lambda: transfer.transfer(cfg, **kwargs), timings, "seconds"
+    )
     lines = reference.lines(cfg)
-    labels = {"pretrained": "(a) pretrained A, fine-tune v", "initial": "(b) A at initialization, fine-tune v",
-              "glm": "(c) GLM baseline"}
+    labels = {
+        "pretrained": "(a) pretrained A, fine-tune v",
+        "initial": "(b) A at initialization, fine-tune v",
+        "glm": "(c) GLM baseline",
+    }
     curves = {labels[k]: (result.mean[k], result.se[k]) for k in labels}
-    with output.Staged(args.out) as stage:  # one set: transfer.json, moved last, records the figure's digest
-        plotting.transfer_plot(result.n_tilde, curves, stage.path("transfer.png"), references=lines,
-                               title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
-                                     f"{args.finetune_seeds} fine-tuning seeds")
-        stage.commit("transfer.json", {**result.to_dict(), "reference_lines": lines, "timings": timings,
-                                       "invocation": output.invocation(args)})
+    with output.Staged(
+        args.out
+    ) as stage:  # one set: transfer.json, moved last, records the figure's digest
+        plotting.transfer_plot(
+            result.n_tilde,
+            curves,
+            stage.path("transfer.png"),
+            references=lines,
+            title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
+            f"{args.finetune_seeds} fine-tuning seeds",
+        )
+        stage.commit(
+            "transfer.json",
+            {
+                **result.to_dict(),
+                "reference_lines": lines,
+                "timings": timings,
+                "invocation": output.invocation(args),
+            },
+        )
     print(result.table())
-    print("reference lines (exact, for the downstream feature): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()))
+    print(
+        "reference lines (exact, for the downstream feature): "
+        + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items())
+    )
     print(output.wrote(args.out, ["transfer.png", "transfer.json"]))
     return output.EXIT_AGREE

@@ -30,7 +30,9 @@ class JSLConfig:
     C: int = 3  # patches per set S_l; L = D / C sets
     p: int = 3  # activation sigma(x) = x^p + nu x, p odd >= 3
     q: float = 0.3  # probability that a random-set patch carries +-w* (q/2 each)
-    nu: float = 0.01  # linear part of the activation (nu = 0 makes alpha0 = 0 a fixed point: nothing moves)
+    nu: float = (
+        0.01  # linear part of the activation (nu = 0 makes alpha0 = 0 a fixed point: nothing moves)
+    )
     sigma_A: float = 1.0  # the fixed diagonal beta of A
     eta: float = 0.05  # learning rate
     steps: int = 20000  # gradient-descent steps
@@ -49,7 +51,9 @@ class JSLConfig:
     # traced by jit and vmap; one compiled program serves every value of them at one shape.
     NUMBERS: ClassVar[tuple[str, ...]] = ("q", "nu", "eta", "sigma_A", "sigma", "omega")
     # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
-    FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType({"eta": 1.0, "steps": 0, "record_every": 1})
+    FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"eta": 1.0, "steps": 0, "record_every": 1}
+    )
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -58,7 +62,9 @@ class JSLConfig:
         if self.sigma is None:
             object.__setattr__(self, "sigma", 1.0 / math.sqrt(self.d))
         if self.partition is None:
-            object.__setattr__(self, "partition", "grid" if grid_fits(self.D, self.C) else "contiguous")
+            object.__setattr__(
+                self, "partition", "grid" if grid_fits(self.D, self.C) else "contiguous"
+            )
 
     @property
     def L(self) -> int:
@@ -101,23 +107,46 @@ def _validate(c: JSLConfig) -> None:
         if not _is_real(getattr(c, name)):
             _fail(name, getattr(c, name), "must be a finite real number")
     if c.C < 2:
-        _fail("C", c.C, "must be >= 2 (with C = 1 a set has no within-set pair, so gamma does not exist)")
+        _fail(
+            "C",
+            c.C,
+            "must be >= 2 (with C = 1 a set has no within-set pair, so gamma does not exist)",
+        )
     if c.D < 1 or c.D % c.C:
         _fail("D", c.D, f"must be a positive multiple of C = {c.C}")
     if c.D // c.C < 2:
         _fail("D", c.D, f"needs at least L = D/C = 2 sets; D/C = {c.D // c.C} with C = {c.C}")
     if c.p < 3 or c.p % 2 == 0 or c.p > MAX_P:
-        _fail("p", c.p, f"must be an odd integer >= 3 and <= {MAX_P} (the activation x^p + nu x must be odd; beyond "
-                        f"{MAX_P} x^p overflows float64 from |x| = 2 on)")
+        _fail(
+            "p",
+            c.p,
+            f"must be an odd integer >= 3 and <= {MAX_P} (the activation x^p + nu x must be odd; beyond "
+            f"{MAX_P} x^p overflows float64 from |x| = 2 on)",
+        )
     if not 0.0 <= c.q <= 1.0:
         _fail("q", c.q, "must lie in [0, 1]")
     if c.nu < 0:
         _fail("nu", c.nu, "must be >= 0")
     if c.sigma_A <= 0:
-        _fail("sigma_A", c.sigma_A, "must be > 0: with sigma_A = 0 the idealized attention starts uniform "
-              "and its gradient is exactly zero there, so attention can never leave uniform")
-    lower_bounds(_fail, c, {"eta": (0, True), "steps": (0, False), "record_every": (1, False), "N": (1, False),
-                            "n_test": (1, False), "omega": (0, False), "seed": (0, False)})
+        _fail(
+            "sigma_A",
+            c.sigma_A,
+            "must be > 0: with sigma_A = 0 the idealized attention starts uniform "
+            "and its gradient is exactly zero there, so attention can never leave uniform",
+        )
+    lower_bounds(
+        _fail,
+        c,
+        {
+            "eta": (0, True),
+            "steps": (0, False),
+            "record_every": (1, False),
+            "N": (1, False),
+            "n_test": (1, False),
+            "omega": (0, False),
+            "seed": (0, False),
+        },
+    )
     if c.d is not None and (not _is_int(c.d) or c.d < 1):
         _fail("d", c.d, "must be an integer >= 1 (or None for d = D)")
     if c.sigma is not None and (not _is_real(c.sigma) or c.sigma < 0):
@@ -127,8 +156,12 @@ def _validate(c: JSLConfig) -> None:
     if c.partition is not None and c.partition not in PARTITIONS:
         _fail("partition", c.partition, f"must be one of {', '.join(PARTITIONS)}")
     if c.partition == "grid" and not grid_fits(c.D, c.C):
-        _fail("partition", c.partition, f"'grid' needs D and C perfect squares with sqrt(C) dividing sqrt(D) "
-              f"(D = {c.D}, C = {c.C}); use 'contiguous' or 'random'")
+        _fail(
+            "partition",
+            c.partition,
+            f"'grid' needs D and C perfect squares with sqrt(C) dividing sqrt(D) "
+            f"(D = {c.D}, C = {c.C}); use 'contiguous' or 'random'",
+        )
     if c.dtype not in DTYPES:
         _fail("dtype", c.dtype, f"must be one of {', '.join(DTYPES)}")
 

@@ -23,15 +23,15 @@ REQUIRED = ("alpha", "gamma", "rho", "loss", "within_attention", "between_attent
 
 DEFINITIONS = {
     "T0": "end of Event I: first recorded step with alpha >= alpha_0 + alpha_fraction (peak - alpha_0), "
-          "peak = max alpha over the recorded steps up to T1_attention (the whole run if T1 is not reached; then "
-          "not reached while alpha's peak is the last record: alpha still rising, its peak would be the horizon's)",
+    "peak = max alpha over the recorded steps up to T1_attention (the whole run if T1 is not reached; then "
+    "not reached while alpha's peak is the last record: alpha still rising, its peak would be the horizon's)",
     "T1_attention": "end of Event II (docs/derivations/jsl.md §5): first recorded step with within_attention > between_attention, "
-                    "i.e. (C-1) Gamma > (D-C) Xi",
+    "i.e. (C-1) Gamma > (D-C) Xi",
     "T1_gamma_rho": "end of Event II, the paper's literal criterion (Section 4.1): first recorded step t before the "
-                    "last with gamma > max over the whole recorded run of |rho|, |rho| having reached that max at or "
-                    "before t (else a still-growing |rho| would put the crossing at a fixed fraction of the horizon)",
+    "last with gamma > max over the whole recorded run of |rho|, |rho| having reached that max at or "
+    "before t (else a still-growing |rho| would put the crossing at a fixed fraction of the horizon)",
     "T3": "end of Event III: first recorded step >= max(T0, T1_attention) with loss - floor <= "
-          "loss_margin (loss(T0) - floor); loss = test_loss if recorded, else loss",
+    "loss_margin (loss(T0) - floor); loss = test_loss if recorded, else loss",
 }
 
 
@@ -76,8 +76,10 @@ def _default_floor(traj) -> float:
     config = (traj.meta.get("config") if isinstance(traj.meta, dict) else None) or {}
     lacking = [k for k in ("D", "C", "q") if k not in config]
     if lacking:
-        raise ValueError(f"floor = None needs {lacking} in traj.meta['config'] to compute reference.loss_floor; "
-                         "pass floor= explicitly")
+        raise ValueError(
+            f"floor = None needs {lacking} in traj.meta['config'] to compute reference.loss_floor; "
+            "pass floor= explicitly"
+        )
     fields = {f.name for f in dataclasses.fields(JSLConfig)}
     return reference.loss_floor(JSLConfig(**{k: v for k, v in config.items() if k in fields}))
 
@@ -90,7 +92,9 @@ def _record_every(traj) -> int:
     return int(gaps.max()) if gaps.size else 0
 
 
-def detect(traj, *, alpha_fraction: float = 0.95, loss_margin: float = 0.1, floor: Optional[float] = None) -> Events:
+def detect(
+    traj, *, alpha_fraction: float = 0.95, loss_margin: float = 0.1, floor: Optional[float] = None
+) -> Events:
     """Times of Events I-III (Section 4.1) on a Trajectory that records alpha, gamma, rho, loss and within/between attention."""
     if not 0.0 < alpha_fraction <= 1.0:
         raise ValueError(f"alpha_fraction = {alpha_fraction!r} is invalid: must lie in (0, 1]")
@@ -98,7 +102,9 @@ def detect(traj, *, alpha_fraction: float = 0.95, loss_margin: float = 0.1, floo
         raise ValueError(f"loss_margin = {loss_margin!r} is invalid: must lie in (0, 1)")
     missing = [name for name in REQUIRED if name not in traj.observables]
     if missing:
-        raise ValueError(f"traj ({traj.level}) lacks the observables {missing}; detect needs {list(REQUIRED)}")
+        raise ValueError(
+            f"traj ({traj.level}) lacks the observables {missing}; detect needs {list(REQUIRED)}"
+        )
     if traj.steps.size == 0:
         raise ValueError("traj has no recorded step")
     if floor is None:
@@ -113,7 +119,9 @@ def detect(traj, *, alpha_fraction: float = 0.95, loss_margin: float = 0.1, floo
     # counted only once |rho| has reached its max and before the last record: with |rho| still growing at the end, the
     # max is the last record's and the crossing sits at a fixed fraction of the horizon (0.28 x steps at q = 0.2)
     index = np.arange(steps.size)
-    i1_literal = _first((gamma > rho_max_abs) & (index >= int(np.nanargmax(np.abs(rho)))) & (index < steps.size - 1))
+    i1_literal = _first(
+        (gamma > rho_max_abs) & (index >= int(np.nanargmax(np.abs(rho)))) & (index < steps.size - 1)
+    )
 
     alpha_0 = float(alpha[0])
     window = alpha if i1 is None else alpha[: i1 + 1]
@@ -135,15 +143,29 @@ def detect(traj, *, alpha_fraction: float = 0.95, loss_margin: float = 0.1, floo
         return None if i is None else int(steps[i])
 
     return Events(
-        T0=at(i0), T1_attention=at(i1), T1_gamma_rho=at(i1_literal), T3=at(i3),
-        alpha_0=alpha_0, alpha_peak=alpha_peak, alpha_threshold=float(alpha_threshold), rho_max_abs=rho_max_abs,
-        loss_name=loss_name, loss_at_T0=loss_at_T0, floor=float(floor), loss_threshold=loss_threshold,
-        alpha_fraction=float(alpha_fraction), loss_margin=float(loss_margin),
-        record_every=_record_every(traj), last_step=int(steps[-1]), level=traj.level,
+        T0=at(i0),
+        T1_attention=at(i1),
+        T1_gamma_rho=at(i1_literal),
+        T3=at(i3),
+        alpha_0=alpha_0,
+        alpha_peak=alpha_peak,
+        alpha_threshold=float(alpha_threshold),
+        rho_max_abs=rho_max_abs,
+        loss_name=loss_name,
+        loss_at_T0=loss_at_T0,
+        floor=float(floor),
+        loss_threshold=loss_threshold,
+        alpha_fraction=float(alpha_fraction),
+        loss_margin=float(loss_margin),
+        record_every=_record_every(traj),
+        last_step=int(steps[-1]),
+        level=traj.level,
     )
 
 
-def compare_events(a, b, *, labels: Optional[tuple[str, str]] = None, **detect_kwargs) -> dict[str, Any]:
+def compare_events(
+    a, b, *, labels: Optional[tuple[str, str]] = None, **detect_kwargs
+) -> dict[str, Any]:
     """Event times at two levels: {event: {"a", "b", "difference" = b - a}} (None where either is not reached).
 
     a and b are Events, or Trajectories (then `detect(traj, **detect_kwargs)` is applied). Also returned: the
@@ -176,10 +198,16 @@ def table(a, b=None, labels: Optional[tuple[str, str]] = None) -> str:
     lines = [head, "-" * len(head)]
     for name in EVENTS:
         row = cmp[name]
-        lines.append(f"{name:<14} {cell(row['a']):>12} {cell(row['b']):>12} {cell(row['difference']):>12}")
-    lines.append(f"times are first recorded steps: resolution {cmp['resolution']:,} steps; '-' = not reached")
-    lines.append(f"thresholds ({la} / {lb}): alpha_fraction {da['alpha_fraction']:g} / {db['alpha_fraction']:g}, "
-                 f"loss_margin {da['loss_margin']:g} / {db['loss_margin']:g}, floor {da['floor']:.4g} / {db['floor']:.4g} "
-                 f"({da['loss_name']} / {db['loss_name']})")
+        lines.append(
+            f"{name:<14} {cell(row['a']):>12} {cell(row['b']):>12} {cell(row['difference']):>12}"
+        )
+    lines.append(
+        f"times are first recorded steps: resolution {cmp['resolution']:,} steps; '-' = not reached"
+    )
+    lines.append(
+        f"thresholds ({la} / {lb}): alpha_fraction {da['alpha_fraction']:g} / {db['alpha_fraction']:g}, "
+        f"loss_margin {da['loss_margin']:g} / {db['loss_margin']:g}, floor {da['floor']:.4g} / {db['floor']:.4g} "
+        f"({da['loss_name']} / {db['loss_name']})"
+    )
     lines.extend(f"{name}: {text}" for name, text in DEFINITIONS.items())
     return "\n".join(lines)

@@ -33,12 +33,21 @@ from reduced.jsl import dynamics, fstar, sums, tables
 from . import events, reference
 from .config import JSLConfig
 
-LADDER = (36, 40, 44, 48)  # Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 5-21 s each (docs/jsl.md 12)
+LADDER = (
+    36,
+    40,
+    44,
+    48,
+)  # Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 5-21 s each (docs/jsl.md 12)
 QUICK_LADDER = (32, 36, 40)  # CI-sized: seconds per point
 MAX_FLOW_D = 64  # the flow needs an exact class sum: D = 56 took 82 s and 3.4 GB, D = 64 has 15.1 million classes
 HORIZON_DECADE = 10.0  # the error is read at t and at t / HORIZON_DECADE (is the run past the theorem's horizon?)
-LEMMA_4_3_MAX_CLASSES = 1_000_000  # Lemma 4.3's increments are evaluated at every recorded step up to this sum size
-FSTAR_MAX_CLASSES = 5_000_000  # above this the f* error uses a Monte Carlo sample (`reduced.jsl.fstar`)
+LEMMA_4_3_MAX_CLASSES = (
+    1_000_000  # Lemma 4.3's increments are evaluated at every recorded step up to this sum size
+)
+FSTAR_MAX_CLASSES = (
+    5_000_000  # above this the f* error uses a Monte Carlo sample (`reduced.jsl.fstar`)
+)
 FSTAR_SAMPLES = 1_000_000
 
 
@@ -56,12 +65,16 @@ def ladder_config(judged: JSLConfig, D: int) -> JSLConfig:
     """The ladder point D of the judged config: q scaled by `ladder_q` (the paper's q = poly(C)/D), the rest kept.
     A ValueError names D when the scaled q leaves (0, 1]."""
     if D <= judged.C:
-        raise ValueError(f"ladder size D = {D} is invalid for C = {judged.C}: must be > C (a random set besides the "
-                         "signal set)")
+        raise ValueError(
+            f"ladder size D = {D} is invalid for C = {judged.C}: must be > C (a random set besides the "
+            "signal set)"
+        )
     q = ladder_q(judged, D)
     if not 0.0 < q <= 1.0:
-        raise ValueError(f"ladder size D = {D} is invalid for C = {judged.C}: keeping q (D - C) = "
-                         f"{judged.q * (judged.D - judged.C):g} needs q = {q:.4g}, outside (0, 1]; use larger sizes")
+        raise ValueError(
+            f"ladder size D = {D} is invalid for C = {judged.C}: keeping q (D - C) = "
+            f"{judged.q * (judged.D - judged.C):g} needs q = {q:.4g}, outside (0, 1]; use larger sizes"
+        )
     return at_size(judged, D, q=q)
 
 
@@ -86,16 +99,27 @@ class Point:
     events: dict
     alpha_peaked: bool  # alpha reached its maximum before the last recorded step: Event I is over
     seconds: float
-    loss_tail: float = math.nan  # share of the run's loss decrease made in its last tenth (`loss_tail`)
+    loss_tail: float = (
+        math.nan
+    )  # share of the run's loss decrease made in its last tenth (`loss_tail`)
     q: float = math.nan
     error_fstar_earlier: float = math.nan  # P[f* F <= 0] at t / HORIZON_DECADE
     method: str = "flow"  # "flow" (t = eta * steps) or "gd"
     reached: bool = True  # the run got to T (a flow solver that stops early drops the later saves)
-    alpha_rise: float = math.nan  # alpha's rise before it first falls, over alpha(0) (`event_i_rise`): > 0 iff Event I
-    min_gamma_minus_rho: float = math.nan  # min over recorded t of gamma - rho (the corollary gamma >= rho)
+    alpha_rise: float = (
+        math.nan
+    )  # alpha's rise before it first falls, over alpha(0) (`event_i_rise`): > 0 iff Event I
+    min_gamma_minus_rho: float = (
+        math.nan
+    )  # min over recorded t of gamma - rho (the corollary gamma >= rho)
     min_gamma_minus_rho_step: int = -1
-    polylog_implied: tuple = (math.nan, math.nan)  # min, max over t of d gamma / (eta alpha^p Gamma G^(p-1))
-    d_alpha_at_start: float = math.nan  # the GD increment of alpha at t = 0 (> 0: Event I starts with a rise)
+    polylog_implied: tuple = (
+        math.nan,
+        math.nan,
+    )  # min, max over t of d gamma / (eta alpha^p Gamma G^(p-1))
+    d_alpha_at_start: float = (
+        math.nan
+    )  # the GD increment of alpha at t = 0 (> 0: Event I starts with a rise)
 
     @property
     def gap_fstar(self) -> float:
@@ -109,13 +133,20 @@ class Point:
         return abs(self.error_fstar_earlier - self.error_fstar) / gap if gap > 0 else math.inf
 
     def to_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "gap_fstar": self.gap_fstar, "gap_change": self.gap_change}
+        return {
+            **dataclasses.asdict(self),
+            "gap_fstar": self.gap_fstar,
+            "gap_change": self.gap_change,
+        }
 
 
 def lines(cfg: JSLConfig) -> dict[str, float]:
     """The exact reference lines against y (`reference.lines`) and against f*."""
-    return {**reference.lines(cfg), "glm_error_fstar": reference.glm_error_fstar(cfg),
-            "bayes_error_fstar": reference.bayes_error_fstar(cfg)}
+    return {
+        **reference.lines(cfg),
+        "glm_error_fstar": reference.glm_error_fstar(cfg),
+        "bayes_error_fstar": reference.bayes_error_fstar(cfg),
+    }
 
 
 def increments(cfg: JSLConfig, traj, max_nonzero: Optional[int]) -> np.ndarray:
@@ -135,8 +166,11 @@ def _gradients_jit(cfg: JSLConfig, table, states):
 
 def lemma_4_3_rate(cfg: JSLConfig, alpha, gamma, rho) -> np.ndarray:
     """eta alpha^p Gamma G^(p-1), G = D (Lambda + (C-1) Gamma): Lemma 4.3's gamma increment without its polylog(d)."""
-    lam, gam, _ = np.asarray(jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(
-        jnp.asarray(np.stack([alpha, gamma, rho], axis=1), cfg.dtype))).T
+    lam, gam, _ = np.asarray(
+        jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(
+            jnp.asarray(np.stack([alpha, gamma, rho], axis=1), cfg.dtype)
+        )
+    ).T
     G = cfg.D * (lam + (cfg.C - 1) * gam)
     return cfg.eta * np.asarray(alpha) ** cfg.p * gam * G ** (cfg.p - 1)
 
@@ -164,8 +198,12 @@ def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
 def flow_times(cfg: JSLConfig) -> np.ndarray:
     """Save times of a point's flow: 0, 100 log-spaced times from min(eta, t) to t = eta * steps, and t / 10."""
     t = cfg.eta * cfg.steps
-    ts = np.unique(np.concatenate([[0.0], np.geomspace(min(cfg.eta, t), t, 100)[:-1], [t / HORIZON_DECADE, t]]))
-    keep = np.concatenate([[True], np.diff(ts) > 1e-9 * t])  # geomspace's rounding can repeat a time (steps = 1)
+    ts = np.unique(
+        np.concatenate([[0.0], np.geomspace(min(cfg.eta, t), t, 100)[:-1], [t / HORIZON_DECADE, t]])
+    )
+    keep = np.concatenate(
+        [[True], np.diff(ts) > 1e-9 * t]
+    )  # geomspace's rounding can repeat a time (steps = 1)
     keep[-1] = True  # t itself, exactly
     return np.concatenate([ts[:-1][keep[:-1] & (ts[:-1] < t * (1 - 1e-9))], [t]])
 
@@ -177,10 +215,14 @@ def run(cfg: JSLConfig, method: str = "flow"):
     if method != "flow":
         raise ValueError(f"method = {method!r} is invalid: must be 'flow' or 'gd'")
     if cfg.steps < 1:
-        raise ValueError(f"JSLConfig.steps = {cfg.steps} is invalid for a claim: must be >= 1 (the flow runs to "
-                         "t = eta * steps)")
+        raise ValueError(
+            f"JSLConfig.steps = {cfg.steps} is invalid for a claim: must be >= 1 (the flow runs to "
+            "t = eta * steps)"
+        )
     if cfg.D > MAX_FLOW_D:
-        raise ValueError(f"ladder size D = {cfg.D} is invalid: the flow needs an exact class sum, up to D = {MAX_FLOW_D}")
+        raise ValueError(
+            f"ladder size D = {cfg.D} is invalid: the flow needs an exact class sum, up to D = {MAX_FLOW_D}"
+        )
     return reduced.jsl.simulate(cfg, method="flow", times=flow_times(cfg))
 
 
@@ -192,14 +234,21 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
     trunc = traj.meta["truncation"]
     theta = np.array([traj["alpha"][-1], traj["gamma"][-1], traj["rho"][-1]])
     size = tables.size(cfg, None, limit=FSTAR_MAX_CLASSES)
-    signed = fstar.signed_table(cfg) if size is not None else \
-        fstar.sampled_signed(cfg, jax.random.fold_in(sums.mc_key(cfg), 11), FSTAR_SAMPLES)
+    signed = (
+        fstar.signed_table(cfg)
+        if size is not None
+        else fstar.sampled_signed(cfg, jax.random.fold_in(sums.mc_key(cfg), 11), FSTAR_SAMPLES)
+    )
     err, se = fstar.error(cfg, theta, signed)
     steps = np.asarray(traj.steps)
-    k = int(np.searchsorted(steps, steps[-1] / HORIZON_DECADE, side="right")) - 1  # the record at or before T / 10
+    k = (
+        int(np.searchsorted(steps, steps[-1] / HORIZON_DECADE, side="right")) - 1
+    )  # the record at or before T / 10
     earlier = np.array([traj["alpha"][k], traj["gamma"][k], traj["rho"][k]])
     err_earlier = fstar.error(cfg, earlier, signed)[0]
-    sum_method = traj.meta.get("sum_method", "full" if trunc.get("max_nonzero") is None else "truncated")
+    sum_method = traj.meta.get(
+        "sum_method", "full" if trunc.get("max_nonzero") is None else "truncated"
+    )
     min_dg = max_ratio = ratio0 = d_alpha0 = math.nan
     polylog = (math.nan, math.nan)
     at_min, not_positive = -1, 0
@@ -221,9 +270,32 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
     t1 = ev.times()["T1_attention"]
     t1_index = None if t1 is None else int(np.searchsorted(steps, t1))
     progress.advance()
-    return Point(cfg.D, cfg.temperature, cfg.steps, err, se, float(traj["error"][-1]),
-                 float(traj["patch_association"][-1]), lines(cfg), sum_method, min_dg, at_min, not_positive, max_ratio, ratio0,
-                 {k: v for k, v in ev.times().items()}, bool(np.argmax(traj["alpha"]) < traj.steps.size - 1),
-                 time.perf_counter() - t0, loss_tail(traj.steps, traj["loss"]), cfg.q, err_earlier, method,
-                 reached, event_i_rise(traj["alpha"], t1_index), float(np.min(gap)),
-                 int(steps[int(np.argmin(gap))]), polylog, d_alpha0)
+    return Point(
+        cfg.D,
+        cfg.temperature,
+        cfg.steps,
+        err,
+        se,
+        float(traj["error"][-1]),
+        float(traj["patch_association"][-1]),
+        lines(cfg),
+        sum_method,
+        min_dg,
+        at_min,
+        not_positive,
+        max_ratio,
+        ratio0,
+        {k: v for k, v in ev.times().items()},
+        bool(np.argmax(traj["alpha"]) < traj.steps.size - 1),
+        time.perf_counter() - t0,
+        loss_tail(traj.steps, traj["loss"]),
+        cfg.q,
+        err_earlier,
+        method,
+        reached,
+        event_i_rise(traj["alpha"], t1_index),
+        float(np.min(gap)),
+        int(steps[int(np.argmin(gap))]),
+        polylog,
+        d_alpha0,
+    )

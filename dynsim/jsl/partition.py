@@ -21,14 +21,14 @@ def sets(cfg: JSLConfig) -> np.ndarray:
     side, block = math.isqrt(D), math.isqrt(C)
     rows, cols = np.divmod(np.arange(D), side)
     block_id = (rows // block) * (side // block) + cols // block
-    return np.stack([np.flatnonzero(block_id == l) for l in range(L)])
+    return np.stack([np.flatnonzero(block_id == ell) for ell in range(L)])
 
 
 def set_of(cfg: JSLConfig) -> np.ndarray:
     """For every patch i, the index l of the set S_l that contains it, shape (D,)."""
     out = np.empty(cfg.D, dtype=int)
-    for l, members in enumerate(sets(cfg)):
-        out[members] = l
+    for ell, members in enumerate(sets(cfg)):
+        out[members] = ell
     return out
 
 

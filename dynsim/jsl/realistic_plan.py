@@ -39,14 +39,34 @@ class Plan:
 # kept to t = 1000).
 # Transfer: N~ = 8, 32, 128 (the first below the exact GLM line at this size is 128), 24 seeds: at
 # 8 the paired difference (-0.03) was within its 99% margin, at 24 it is not.
-FULL = Plan(n_ladder=(1000, 4000, 16000), horizon=37_500, n_test=4096, n_tilde=(8, 32, 128),
-            transfer_seeds=24, transfer_steps=2000,
-            fig2_grid=((0.005, 0.01), (0.02, 0.01), (0.005, 0.1), (0.001, 0.3)),
-            fig2_steps=4000, fig2_n=2048, D=10, C=2, q=0.5, eta=0.02)
+FULL = Plan(
+    n_ladder=(1000, 4000, 16000),
+    horizon=37_500,
+    n_test=4096,
+    n_tilde=(8, 32, 128),
+    transfer_seeds=24,
+    transfer_steps=2000,
+    fig2_grid=((0.005, 0.01), (0.02, 0.01), (0.005, 0.1), (0.001, 0.3)),
+    fig2_steps=4000,
+    fig2_n=2048,
+    D=10,
+    C=2,
+    q=0.5,
+    eta=0.02,
+)
 # --quick: the CI-sized D = 9, C = 3 below the separation size (every seed associated by step 1500
 # at N = 8000), the judged point's q
-QUICK = Plan(n_ladder=(500, 8000), horizon=2000, n_test=2048, n_tilde=(8,), transfer_seeds=8,
-             transfer_steps=2000, fig2_grid=(), fig2_steps=0, fig2_n=256)  # no Figure 2 search
+QUICK = Plan(
+    n_ladder=(500, 8000),
+    horizon=2000,
+    n_test=2048,
+    n_tilde=(8,),
+    transfer_seeds=8,
+    transfer_steps=2000,
+    fig2_grid=(),
+    fig2_steps=0,
+    fig2_n=256,
+)  # no Figure 2 search
 
 
 def realistic_config(cfg: JSLConfig, plan: Plan) -> JSLConfig:
@@ -55,13 +75,32 @@ def realistic_config(cfg: JSLConfig, plan: Plan) -> JSLConfig:
     plan.horizon), 9 records."""
     q = cfg.q if plan.q is None else plan.q
     steps = min(cfg.steps, plan.horizon)
-    return JSLConfig(D=plan.D, C=plan.C, p=cfg.p, q=q, nu=cfg.nu, sigma_A=cfg.sigma_A, eta=plan.eta,
-                     temperature="unit", omega=cfg.omega, seed=cfg.seed, steps=steps,
-                     record_every=max(1, steps // 8), n_test=plan.n_test, dtype=cfg.dtype)
+    return JSLConfig(
+        D=plan.D,
+        C=plan.C,
+        p=cfg.p,
+        q=q,
+        nu=cfg.nu,
+        sigma_A=cfg.sigma_A,
+        eta=plan.eta,
+        temperature="unit",
+        omega=cfg.omega,
+        seed=cfg.seed,
+        steps=steps,
+        record_every=max(1, steps // 8),
+        n_test=plan.n_test,
+        dtype=cfg.dtype,
+    )
 
 
-SIZE_KEYS = {"D": ("D", int), "C": ("C", int), "q": ("q", float), "eta": ("eta", float),
-             "T": ("horizon", int), "N": ("n_ladder", None)}
+SIZE_KEYS = {
+    "D": ("D", int),
+    "C": ("C", int),
+    "q": ("q", float),
+    "eta": ("eta", float),
+    "T": ("horizon", int),
+    "N": ("n_ladder", None),
+}
 
 
 def with_sizes(plan: Plan, spec: Optional[str]) -> Plan:
@@ -76,11 +115,13 @@ def with_sizes(plan: Plan, spec: Optional[str]) -> Plan:
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or key not in SIZE_KEYS:
-            raise ValueError(f"{where} item {item!r} is invalid: write KEY=VALUE with KEY one of "
-                             f"{', '.join(SIZE_KEYS)}")
+            raise ValueError(
+                f"{where} item {item!r} is invalid: write KEY=VALUE with KEY one of "
+                f"{', '.join(SIZE_KEYS)}"
+            )
         field, kind = SIZE_KEYS[key]
         try:
-            parsed = (tuple(int(n) for n in value.split(":")) if kind is None else kind(value))
+            parsed = tuple(int(n) for n in value.split(":")) if kind is None else kind(value)
         except ValueError:
             what = {None: "integers joined by ':'", int: "an integer", float: "a number"}[kind]
             raise ValueError(f"{where} {key} = {value!r} is invalid: must be {what}") from None
@@ -88,8 +129,9 @@ def with_sizes(plan: Plan, spec: Optional[str]) -> Plan:
     new = dataclasses.replace(plan, **changes)
     if any(n < 1 for n in new.n_ladder) or list(new.n_ladder) != sorted(set(new.n_ladder)):
         ladder = ":".join(map(str, new.n_ladder))
-        raise ValueError(f"{where} N = {ladder} is invalid: must be increasing integers >= 1 "
-                         "(the N ladder)")
+        raise ValueError(
+            f"{where} N = {ladder} is invalid: must be increasing integers >= 1 (the N ladder)"
+        )
     if new.horizon < 1:
         raise ValueError(f"{where} T = {new.horizon} is invalid: must be >= 1 (GD steps)")
     try:
@@ -107,13 +149,17 @@ def plan_for(quick: bool, spec: Optional[str] = None) -> Plan:
 def describe_sizes(plan: Plan) -> str:
     """The plan's realistic sizes as a --realistic-sizes value (q empty: the judged point's)."""
     q = "" if plan.q is None else f"q={plan.q:g},"
-    return (f"D={plan.D},C={plan.C},{q}eta={plan.eta:g},T={plan.horizon},"
-            f"N={':'.join(map(str, plan.n_ladder))}")
+    return (
+        f"D={plan.D},C={plan.C},{q}eta={plan.eta:g},T={plan.horizon},"
+        f"N={':'.join(map(str, plan.n_ladder))}"
+    )
 
 
 def separation(rc: JSLConfig) -> str:
     """Whether rc is at dynsim's reading of the size where Theorem 3.1's transformer/GLM separation
     exists (q(D - C) >= C^2, docs/jsl.md §12: the paper states no threshold), in words."""
     where = "at" if rc.q * (rc.D - rc.C) >= rc.C**2 else "below"
-    return (f"q(D - C) = {rc.q * (rc.D - rc.C):g} vs C^2 = {rc.C**2}: {where} the separation size "
-            f"(dynsim's reading of Theorem 3.1's regime, q(D - C) >= C^2)")
+    return (
+        f"q(D - C) = {rc.q * (rc.D - rc.C):g} vs C^2 = {rc.C**2}: {where} the separation size "
+        f"(dynsim's reading of Theorem 3.1's regime, q(D - C) >= C^2)"
+    )

@@ -87,10 +87,17 @@ def _one_seed(cfg: JSLConfig, shuffle, key, w_star):
     g_norm, h = on_line_curvature(cfg, A, alpha, X @ w_star, y_train)
     X_test, _ = test
     s_test = data.signs(X_test, w_star)
-    final = {"A": A, "A0": params0["params"]["A"], "v": v, "alpha": alpha, "tangent": tangent(v, w_star),
-             "f_star_error": f_star_error(cfg, model_for(cfg).apply(params, X_test), s_test),
-             "glm_f_star_error": f_star_error(cfg, jnp.sum(s_test, axis=-1), s_test),
-             "grad_norm": g_norm, "curvature": h}
+    final = {
+        "A": A,
+        "A0": params0["params"]["A"],
+        "v": v,
+        "alpha": alpha,
+        "tangent": tangent(v, w_star),
+        "f_star_error": f_star_error(cfg, model_for(cfg).apply(params, X_test), s_test),
+        "glm_f_star_error": f_star_error(cfg, jnp.sum(s_test, axis=-1), s_test),
+        "grad_norm": g_norm,
+        "curvature": h,
+    }
     return rec, final
 
 
@@ -103,8 +110,10 @@ def seed_run(cfg: JSLConfig, r: int, shuffle: bool = False) -> tuple[dict, dict]
     on a Dask worker (`dynsim.sweeps.executors`)."""
     w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
     rec, final = _seed_jit(cfg, jnp.asarray(bool(shuffle)), realistic.seed_key(cfg, r), w_star)
-    return ({k: np.asarray(v) for k, v in rec.items()},
-            {k: np.asarray(v) for k, v in final.items()})
+    return (
+        {k: np.asarray(v) for k, v in rec.items()},
+        {k: np.asarray(v) for k, v in final.items()},
+    )
 
 
 def combine(cfg: JSLConfig, per_seed: list) -> tuple[dict, dict]:
@@ -113,8 +122,9 @@ def combine(cfg: JSLConfig, per_seed: list) -> tuple[dict, dict]:
     records = {k: np.stack([rec[k] for rec, _ in per_seed]) for k in per_seed[0][0]}
     final = {k: np.stack([fin[k] for _, fin in per_seed]) for k in per_seed[0][1]}
     quantile = float(np.sqrt(chi2.ppf(LEMMA_4_2_CONFIDENCE, cfg.d - 1)))
-    final["bound"] = (final["grad_norm"] * quantile
-                      / (cfg.sigma * final["curvature"] * np.abs(final["alpha"])))
+    final["bound"] = (
+        final["grad_norm"] * quantile / (cfg.sigma * final["curvature"] * np.abs(final["alpha"]))
+    )
     final["relaxation_steps"] = 1.0 / (cfg.eta * cfg.sigma**2 * final["curvature"])
     return seed_statistics(records), final
 
@@ -132,11 +142,17 @@ def run(cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dic
 def run_key(cfg: JSLConfig, r: int, shuffle: bool) -> str:
     """The store key of seed r of `run(cfg, ..., shuffle=shuffle)`: every field of cfg, the seed
     index, the shuffle, the confidence and RUN_VERSION."""
-    return store_mod.point_key({"setting": "jsl", "run": "realistic_runs.seed_run",
-                                "run_version": RUN_VERSION, "config": cfg.to_dict(),
-                                "seed_index": r,
-                                "shuffle": bool(shuffle),
-                                "lemma_4_2_confidence": LEMMA_4_2_CONFIDENCE})
+    return store_mod.point_key(
+        {
+            "setting": "jsl",
+            "run": "realistic_runs.seed_run",
+            "run_version": RUN_VERSION,
+            "config": cfg.to_dict(),
+            "seed_index": r,
+            "shuffle": bool(shuffle),
+            "lemma_4_2_confidence": LEMMA_4_2_CONFIDENCE,
+        }
+    )
 
 
 def _packed(arrays: dict) -> Trajectory:
@@ -149,9 +165,15 @@ def compute_seed(cfg: dict, r: int, shuffle: bool) -> tuple[int, dict, dict]:
     return (r, *seed_run(JSLConfig(**cfg), r, shuffle))
 
 
-def run_stored(store, cfg: JSLConfig, seeds: int, *, shuffle: bool = False,
-               executor: Optional[dict] = None,
-               log: Callable[[str], None] = lambda s: None) -> tuple[dict, dict, int]:
+def run_stored(
+    store,
+    cfg: JSLConfig,
+    seeds: int,
+    *,
+    shuffle: bool = False,
+    executor: Optional[dict] = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> tuple[dict, dict, int]:
     """`run`, each seed read from `store` (a `dynsim.store.Store`) when it holds it, else computed
     and written there (atomically) as soon as it finishes: an interruption loses only the seeds
     still running. `executor`: where the missing seeds run, `dynsim.sweeps.executors.run`'s
@@ -168,14 +190,19 @@ def run_stored(store, cfg: JSLConfig, seeds: int, *, shuffle: bool = False,
     todo = [(cfg.to_dict(), r, bool(shuffle)) for r in range(seeds) if r not in got]
     start = time.perf_counter()
     for done, (r, records, final) in enumerate(
-            executors.run(todo, fn=compute_seed, log=log, **(executor or {})), 1):
-        store.save(run_key(cfg, r, shuffle), {"config": cfg.to_dict(), "seed_index": r,
-                                              "shuffle": bool(shuffle)},
-                   {"records": _packed(records), "final": _packed(final)})
+        executors.run(todo, fn=compute_seed, log=log, **(executor or {})), 1
+    ):
+        store.save(
+            run_key(cfg, r, shuffle),
+            {"config": cfg.to_dict(), "seed_index": r, "shuffle": bool(shuffle)},
+            {"records": _packed(records), "final": _packed(final)},
+        )
         got[r] = (records, final)
         elapsed, left = time.perf_counter() - start, len(todo) - done
-        log(f"  N = {cfg.N}: seed {r} stored, {done} of {len(todo)} in {elapsed:.0f} s"
-            + (f", about {elapsed / done * left:.0f} s for the {left} left" if left else ""))
+        log(
+            f"  N = {cfg.N}: seed {r} stored, {done} of {len(todo)} in {elapsed:.0f} s"
+            + (f", about {elapsed / done * left:.0f} s for the {left} left" if left else "")
+        )
     return (*combine(cfg, [got[r] for r in range(seeds)]), loaded)
 
 
@@ -188,11 +215,14 @@ def runner(store, log: Callable[[str], None], executor: Optional[dict] = None) -
         return run
 
     def stored(rc: JSLConfig, seeds: int, shuffle: bool = False):
-        records, final, loaded = run_stored(store, rc, seeds, shuffle=shuffle, executor=executor,
-                                            log=log)
+        records, final, loaded = run_stored(
+            store, rc, seeds, shuffle=shuffle, executor=executor, log=log
+        )
         if loaded:
-            log(f"  {loaded} of {seeds} seeds read back from the store {store.root} (finished "
-                "earlier)")
+            log(
+                f"  {loaded} of {seeds} seeds read back from the store {store.root} (finished "
+                "earlier)"
+            )
         return records, final
 
     return stored

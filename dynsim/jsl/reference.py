@@ -93,14 +93,17 @@ def loss_floor(cfg: JSLConfig) -> float:
     relative <= e, unlike log near 1), so each positive term errs by relative <= 4u; math.fsum adds them with one more rounding.
     """
     _check(cfg)
-    terms = [num / den * math.log1p(j / (1 + i))
-             for i, j, num, den in _set_count_weights(cfg) if j]
+    terms = [num / den * math.log1p(j / (1 + i)) for i, j, num, den in _set_count_weights(cfg) if j]
     return math.fsum(terms)
 
 
 def lines(cfg: JSLConfig) -> dict[str, float]:
     """The three reference lines: {"glm_error", "bayes_error", "loss_floor"}."""
-    return {"glm_error": glm_error(cfg), "bayes_error": bayes_error(cfg), "loss_floor": loss_floor(cfg)}
+    return {
+        "glm_error": glm_error(cfg),
+        "bayes_error": bayes_error(cfg),
+        "loss_floor": loss_floor(cfg),
+    }
 
 
 def _count_and_sign_weights(cfg: JSLConfig):

@@ -19,7 +19,9 @@ from .claims_idealized import CLAIMS as IDEALIZED_CLAIMS
 
 OBSERVABLES = 24  # numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded up
 DEFAULT_RUNS = 8  # replicates of --mode sampled and seeds of --mode realistic when not given
-DERIVE_SECONDS_PER_TYPE = 0.4  # derive jsl: 10 set types (C = 3) 1.7 s, 45 (C = 8) 10.7 s, 153 (C = 16) 57 s measured
+DERIVE_SECONDS_PER_TYPE = (
+    0.4  # derive jsl: 10 set types (C = 3) 1.7 s, 45 (C = 8) 10.7 s, 153 (C = 16) 57 s measured
+)
 MAX_DERIVE_C = 16  # derive jsl --C: 153 set types took 57 s on 2 CPU cores, and the time grows with (C+1)(C+2)/2
 
 
@@ -42,12 +44,22 @@ def reduced_need(v: dict, opts: dict) -> Need:
         rows, named = max(int(opts["mc_samples"]), 1), {"--mc-samples": opts["mc_samples"]}
     else:
         limit = opts.get("max_configurations") or sums.MAX_CLASSES
-        small = T <= 1000 and D // C <= 10**6  # math.comb of larger ones is itself slow; the limit bounds them
-        rows, named = min(configurations.count(D, C) if small else limit, limit), {"--D": D, "--C": C}
-    return Need(f"reduced sum: {rows:,} configurations x {T + 4} numbers", named, bytes=8.0 * rows * (T + 4),
-                flops=20.0 * rows * T * max(int(v["steps"]), 0), work_options={"--steps": v["steps"]},
-                instead="a smaller --mc-samples or --max-configurations (the Monte Carlo or truncated sum of "
-                        "`dynsim sweep jsl`), or a smaller --D")
+        small = (
+            T <= 1000 and D // C <= 10**6
+        )  # math.comb of larger ones is itself slow; the limit bounds them
+        rows, named = (
+            min(configurations.count(D, C) if small else limit, limit),
+            {"--D": D, "--C": C},
+        )
+    return Need(
+        f"reduced sum: {rows:,} configurations x {T + 4} numbers",
+        named,
+        bytes=8.0 * rows * (T + 4),
+        flops=20.0 * rows * T * max(int(v["steps"]), 0),
+        work_options={"--steps": v["steps"]},
+        instead="a smaller --mc-samples or --max-configurations (the Monte Carlo or truncated sum of "
+        "`dynsim sweep jsl`), or a smaller --D",
+    )
 
 
 def full_need(v: dict, mode: str, runs) -> Need:
@@ -56,39 +68,75 @@ def full_need(v: dict, mode: str, runs) -> Need:
     steps, N, n_test = max(int(v["steps"]), 0), max(int(v["N"]), 1), max(int(v["n_test"]), 1)
     R = DEFAULT_RUNS if runs is None else max(int(runs), 1)
     if mode == "exact":
-        M = min(D // C * 3 ** min(D - C, 40), population.MAX_EXACT_CONFIGURATIONS)  # check_exact refuses beyond
-        return Need(f"exact population: {M:,} configurations x D = {D}", {"--D": D, "--C": C},
-                    bytes=32.0 * M * D, flops=2.0 * M * D * D * steps, instead="--mode sampled or a smaller --D",
-                    work_options={"--steps": steps})
+        M = min(
+            D // C * 3 ** min(D - C, 40), population.MAX_EXACT_CONFIGURATIONS
+        )  # check_exact refuses beyond
+        return Need(
+            f"exact population: {M:,} configurations x D = {D}",
+            {"--D": D, "--C": C},
+            bytes=32.0 * M * D,
+            flops=2.0 * M * D * D * steps,
+            instead="--mode sampled or a smaller --D",
+            work_options={"--steps": steps},
+        )
     if mode == "sampled":
-        return Need(f"sampled batches: replicates {R} x N {N:,} x D {D}", {"--N": N, "--replicates": R},
-                    bytes=64.0 * R * N * D, flops=2.0 * R * N * D * D * steps,
-                    instead="fewer --replicates or a smaller --N", work_options={"--steps": steps})
-    return Need(f"realistic data: seeds {R} x (N + n_test) {N + n_test:,} x D {D} x d {d}",
-                {"--N": N, "--n-test": n_test, "--seeds": R}, bytes=16.0 * R * (N + n_test) * D * d,
-                flops=6.0 * R * N * D * d * steps, instead="fewer --seeds or a smaller --N / --n-test",
-                work_options={"--steps": steps})
+        return Need(
+            f"sampled batches: replicates {R} x N {N:,} x D {D}",
+            {"--N": N, "--replicates": R},
+            bytes=64.0 * R * N * D,
+            flops=2.0 * R * N * D * D * steps,
+            instead="fewer --replicates or a smaller --N",
+            work_options={"--steps": steps},
+        )
+    return Need(
+        f"realistic data: seeds {R} x (N + n_test) {N + n_test:,} x D {D} x d {d}",
+        {"--N": N, "--n-test": n_test, "--seeds": R},
+        bytes=16.0 * R * (N + n_test) * D * d,
+        flops=6.0 * R * N * D * d * steps,
+        instead="fewer --seeds or a smaller --N / --n-test",
+        work_options={"--steps": steps},
+    )
 
 
 def needs(v: dict, level: str, opts: dict) -> list:
     """The Setting's resources hook: one run at `level` with the run options `opts`."""
     mode = opts.get("mode", "exact")
     runs = opts.get("seeds") if mode == "realistic" else opts.get("replicates")
-    runs = 1 if level == "reduced" or mode == "exact" else DEFAULT_RUNS if runs is None else max(int(runs), 1)
+    runs = (
+        1
+        if level == "reduced" or mode == "exact"
+        else DEFAULT_RUNS
+        if runs is None
+        else max(int(runs), 1)
+    )
     main = reduced_need(v, opts) if level == "reduced" else full_need(v, mode, runs)
     named = {"--seeds" if mode == "realistic" else "--replicates": runs} if runs > 1 else {}
-    return [main, record_need(v["steps"], v["record_every"], OBSERVABLES * max(int(runs), 1),
-                              f"{OBSERVABLES} numbers x {runs} runs", named,
-                              f", or fewer {next(iter(named))}" if named else "")]
+    return [
+        main,
+        record_need(
+            v["steps"],
+            v["record_every"],
+            OBSERVABLES * max(int(runs), 1),
+            f"{OBSERVABLES} numbers x {runs} runs",
+            named,
+            f", or fewer {next(iter(named))}" if named else "",
+        ),
+    ]
 
 
 def estimate_compare(args) -> list:
     """`compare jsl`: both levels; --mode realistic over its ladder of N."""
     v = options.values(args)
     if args.mode != "realistic":
-        return needs(v, "reduced", {}) + needs(v, "full", {"mode": args.mode, "replicates": args.replicates})
-    total = sum(args.ladder) if args.ladder else 2 * int(v["N"])  # the default ladder N/16, N/4, N sums below 2 N
-    return needs({**v, "N": total}, "full", {"mode": "realistic", "seeds": args.seeds}) + needs(v, "reduced", {})
+        return needs(v, "reduced", {}) + needs(
+            v, "full", {"mode": args.mode, "replicates": args.replicates}
+        )
+    total = (
+        sum(args.ladder) if args.ladder else 2 * int(v["N"])
+    )  # the default ladder N/16, N/4, N sums below 2 N
+    return needs({**v, "N": total}, "full", {"mode": "realistic", "seeds": args.seeds}) + needs(
+        v, "reduced", {}
+    )
 
 
 def estimate_realistic(args) -> list:
@@ -105,27 +153,40 @@ def estimate_check(args) -> list:
     rc = realistic_config(cfg, plan)
     out = []
     if wanted(only, "Theorem 3.1"):  # the GLM's seeds run side by side (vmapped)
-        N, n_test = ((min(cfg.N, claims_glm.QUICK_N), min(cfg.n_test, claims_glm.QUICK_N_TEST))
-                     if args.quick else (cfg.N, cfg.n_test))
+        N, n_test = (
+            (min(cfg.N, claims_glm.QUICK_N), min(cfg.n_test, claims_glm.QUICK_N_TEST))
+            if args.quick
+            else (cfg.N, cfg.n_test)
+        )
         S = args.seeds
-        out.append(Need(f"GLM (Theorem 3.1): seeds {S} x (N + n_test) {N + n_test:,} x D {cfg.D} "
-                        f"x d {cfg.d}", {"--seeds": S, "--N": N, "--n-test": n_test},
-                        bytes=16.0 * S * (N + n_test) * cfg.D * cfg.d,
-                        flops=6.0 * S * N * cfg.D * cfg.d * min(cfg.steps, claims_glm.GLM_STEPS),
-                        instead="fewer --seeds or a smaller --N / --n-test",
-                        work_options={"--steps": cfg.steps}))
+        out.append(
+            Need(
+                f"GLM (Theorem 3.1): seeds {S} x (N + n_test) {N + n_test:,} x D {cfg.D} "
+                f"x d {cfg.d}",
+                {"--seeds": S, "--N": N, "--n-test": n_test},
+                bytes=16.0 * S * (N + n_test) * cfg.D * cfg.d,
+                flops=6.0 * S * N * cfg.D * cfg.d * min(cfg.steps, claims_glm.GLM_STEPS),
+                instead="fewer --seeds or a smaller --N / --n-test",
+                work_options={"--steps": cfg.steps},
+            )
+        )
     pending, total = pending_seeds(cfg, args.quick, args.seeds, only, args.out, plan)
     if not pending:
         return out
     top = max(pending)
     at_once = max(1, min(int(args.workers or 1), len(pending)))
-    return out + [Need(f"realistic seeds: {len(pending)} of {total} to run ({total - len(pending)} "
-                 f"stored in {args.out}), each N up to {top:,} (+ {rc.n_test:,} test) x D {rc.D} "
-                 f"x d {rc.d}",
-                 {"--seeds": args.seeds}, bytes=16.0 * at_once * (top + rc.n_test) * rc.D * rc.d,
-                 flops=sum(6.0 * N * rc.D * rc.d * rc.steps for N in pending),
-                 instead="fewer --seeds, --quick, or --only the claims wanted",
-                 work_options={"--steps": rc.steps})]
+    return out + [
+        Need(
+            f"realistic seeds: {len(pending)} of {total} to run ({total - len(pending)} "
+            f"stored in {args.out}), each N up to {top:,} (+ {rc.n_test:,} test) x D {rc.D} "
+            f"x d {rc.d}",
+            {"--seeds": args.seeds},
+            bytes=16.0 * at_once * (top + rc.n_test) * rc.D * rc.d,
+            flops=sum(6.0 * N * rc.D * rc.d * rc.steps for N in pending),
+            instead="fewer --seeds, --quick, or --only the claims wanted",
+            work_options={"--steps": rc.steps},
+        )
+    ]
 
 
 def estimate_transfer(args) -> list:
@@ -135,16 +196,25 @@ def estimate_transfer(args) -> list:
     n = sum(max(int(x), 1) for x in args.n_tilde) if args.n_tilde else 8 + 16 + 32 + 64 + 128 + 256
     S = max(int(args.finetune_seeds), 1)
     steps = 2000 if args.finetune_steps is None else max(int(args.finetune_steps), 0)
-    tune = Need(f"fine-tuning data: N~ {n:,} in all x seeds {S} x D {D} x d {d}, three learners",
-                {"--n-tilde": ",".join(map(str, args.n_tilde or [])) or "default", "--finetune-seeds": S},
-                bytes=24.0 * n * S * D * d, flops=18.0 * n * S * D * d * steps,
-                instead="smaller --n-tilde sizes or fewer --finetune-seeds", work_options={"--finetune-steps": steps})
+    tune = Need(
+        f"fine-tuning data: N~ {n:,} in all x seeds {S} x D {D} x d {d}, three learners",
+        {"--n-tilde": ",".join(map(str, args.n_tilde or [])) or "default", "--finetune-seeds": S},
+        bytes=24.0 * n * S * D * d,
+        flops=18.0 * n * S * D * d * steps,
+        instead="smaller --n-tilde sizes or fewer --finetune-seeds",
+        work_options={"--finetune-steps": steps},
+    )
     return needs(v, "full", {"mode": "realistic", "seeds": 1}) + [tune]
 
 
 def estimate_derive(args) -> list:
     """`derive jsl`: sympy's time grows with the set types; --C is bounded (MAX_DERIVE_C), --p by JSLConfig."""
     T = types(max(int(args.C), 1))
-    return [Need(f"symbolic derivation over {T} set types (about {DERIVE_SECONDS_PER_TYPE} s each)", {"--C": args.C},
-                 flops=DERIVE_SECONDS_PER_TYPE * T * FLOP_RATE, instead="a smaller --C")]
-
+    return [
+        Need(
+            f"symbolic derivation over {T} set types (about {DERIVE_SECONDS_PER_TYPE} s each)",
+            {"--C": args.C},
+            flops=DERIVE_SECONDS_PER_TYPE * T * FLOP_RATE,
+            instead="a smaller --C",
+        )
+    ]

@@ -28,9 +28,20 @@ def stability_premises(rc: JSLConfig, runs: dict) -> list[Premise]:
         edge.append(np.max(np.where(np.isfinite(lam), lam, np.inf)))
         worst = np.asarray(records[LOSS_RISE + "_seeds"], float)[-1] / (N * eps)
         rise.append(np.max(np.where(np.isfinite(worst), worst, np.inf)))
-    return [Premise("GD within its stability edge at every record (eta lambda_max)", max(edge), "<",
-                    STABILITY_EDGE, "lambda_max of the training loss's Hessian by Lanczos at every "
-                    "record of every seed"),
-            Premise("GD descends at every step (largest one-step relative rise of the training "
-                    "loss / (N eps))", max(rise), "<=", 1.0,
-                    f"N eps, eps = {eps:.3g}: the rounding bound of a mean of N positive terms")]
+    return [
+        Premise(
+            "GD within its stability edge at every record (eta lambda_max)",
+            max(edge),
+            "<",
+            STABILITY_EDGE,
+            "lambda_max of the training loss's Hessian by Lanczos at every record of every seed",
+        ),
+        Premise(
+            "GD descends at every step (largest one-step relative rise of the training "
+            "loss / (N eps))",
+            max(rise),
+            "<=",
+            1.0,
+            f"N eps, eps = {eps:.3g}: the rounding bound of a mean of N positive terms",
+        ),
+    ]

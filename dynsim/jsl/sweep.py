@@ -48,15 +48,21 @@ def seeded(cfg: JSLConfig, options: dict, level: str) -> bool:
     exact takes only w*'s direction and, for a random partition, the permutation from the seed, and the population
     dynamics are invariant under both (rotation about w*, relabelling the patches): seeds 0 and 1 differ by
     <= 3.4e-16 in every observable (D = 9, C = 3, 300 steps, contiguous and random partitions)."""
-    reduced_seeded = level != "full" and sums.choose(cfg, **reduced_many.sum_options(options)).method == "monte_carlo"
+    reduced_seeded = (
+        level != "full"
+        and sums.choose(cfg, **reduced_many.sum_options(options)).method == "monte_carlo"
+    )
     return reduced_seeded or (level != "reduced" and options.get("mode", "exact") != "exact")
 
 
 def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
     """Points with equal keys share their compiled programs at `level` (reduced, full or both)."""
     mode = options.get("mode", "exact")
-    full_key = (cfg if mode == "realistic" else many.group_key(cfg, mode, options.get("replicates"))) \
-        if level != "reduced" else None
+    full_key = (
+        (cfg if mode == "realistic" else many.group_key(cfg, mode, options.get("replicates")))
+        if level != "reduced"
+        else None
+    )
     return (reduced_many.group_key(cfg, options) if level != "full" else None, full_key)
 
 
@@ -65,7 +71,9 @@ def settled_events(t: Trajectory) -> dict:
     censoring: {event: recorded step or None, event + "_censored": the last recorded step when the event is not
     reached within the run (every longer run finds it later, docs/sweeps.md), else None}. None for both when the run
     is not finite or lacks the observables the events need."""
-    if t.meta.get("nonfinite_from_step") is not None or any(k not in t.observables for k in events.REQUIRED):
+    if t.meta.get("nonfinite_from_step") is not None or any(
+        k not in t.observables for k in events.REQUIRED
+    ):
         return {k: None for e in events.EVENTS for k in (e, e + "_censored")}
     return common.censored(events.detect(t).times(), int(t.steps[-1]))
 
@@ -76,10 +84,17 @@ def level_summary(t: Trajectory) -> dict:
     association (Definition 2.2), (alpha, gamma, rho) and the loss's stability flags (`common.stability`)."""
     last = {k: float(np.asarray(v)[-1]) for k, v in t.observables.items() if np.ndim(v) == 1}
     loss_name = "test_loss" if "test_loss" in t.observables else "loss"
-    return {**settled_events(t), "final_loss": last.get(loss_name), "final_error": last.get("test_error", last.get("error")),
-            "patch_association": last.get("patch_association"), "final_alpha": last.get("alpha"),
-            "final_gamma": last.get("gamma"), "final_rho": last.get("rho"),
-            "nonfinite_from_step": t.meta.get("nonfinite_from_step"), **common.stability(t, loss_name)}
+    return {
+        **settled_events(t),
+        "final_loss": last.get(loss_name),
+        "final_error": last.get("test_error", last.get("error")),
+        "patch_association": last.get("patch_association"),
+        "final_alpha": last.get("alpha"),
+        "final_gamma": last.get("gamma"),
+        "final_rho": last.get("rho"),
+        "nonfinite_from_step": t.meta.get("nonfinite_from_step"),
+        **common.stability(t, loss_name),
+    }
 
 
 def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
@@ -90,34 +105,80 @@ def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
     if red is not None:
         tr = red.meta["truncation"]
         bounds = tr.get("bounds") or {}
-        row.update({"sum_method": tr.get("method", "full" if tr.get("max_nonzero") is None else "truncated"),
-                    "configurations": tr["configurations"], "dropped_probability": tr["dropped_probability"],
-                    "loss_bound": bounds.get("loss"),
-                    "loss_se_mc": float(np.asarray(red["loss_se_mc"])[-1]) if "loss_se_mc" in red.observables else None})
+        row.update(
+            {
+                "sum_method": tr.get(
+                    "method", "full" if tr.get("max_nonzero") is None else "truncated"
+                ),
+                "configurations": tr["configurations"],
+                "dropped_probability": tr["dropped_probability"],
+                "loss_bound": bounds.get("loss"),
+                "loss_se_mc": float(np.asarray(red["loss_se_mc"])[-1])
+                if "loss_se_mc" in red.observables
+                else None,
+            }
+        )
     row.update(common.verdict(report))
     return row
 
 
 def add_arguments(group) -> None:
     """The reduced level's sum options of `dynsim sweep jsl`."""
-    group.add_argument("--max-configurations", type=int, default=None,
-                       help="reduced level: most moment classes summed; above it the sum is truncated or sampled "
-                            "(default: 20,000,000; D = 64, C = 4, p = 3 has 15.1 million)")
-    group.add_argument("--tail-target", type=float, default=None,
-                       help="reduced level: largest probability a truncation may drop (default: 1e-12)")
-    group.add_argument("--mc-samples", type=int, default=None,
-                       help="reduced level: sampled configurations when neither fits (default: 1000000)")
+    group.add_argument(
+        "--max-configurations",
+        type=int,
+        default=None,
+        help="reduced level: most moment classes summed; above it the sum is truncated or sampled "
+        "(default: 20,000,000; D = 64, C = 4, p = 3 has 15.1 million)",
+    )
+    group.add_argument(
+        "--tail-target",
+        type=float,
+        default=None,
+        help="reduced level: largest probability a truncation may drop (default: 1e-12)",
+    )
+    group.add_argument(
+        "--mc-samples",
+        type=int,
+        default=None,
+        help="reduced level: sampled configurations when neither fits (default: 1000000)",
+    )
 
 
-SWEEP = SweepSpec(reduced=reduced_many.simulate_group, full=full_group, group=level_group, check=check, summary=point_summary,
-                  reduced_options=REDUCED_OPTIONS, full_options=FULL_OPTIONS, defaults=DEFAULT_OPTIONS,
-                  heatmaps=("T1_attention", "final_error", "patch_association"),
-                  columns=("final_loss", "final_error", "T1_attention"), extra_columns=("sum_method",),
-                  modes=("exact", "sampled", "realistic"), add_arguments=add_arguments,
-                  example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
-                  traced=tuple(JSLConfig.NUMBERS) + ("seed",), seeded=seeded,
-                  level_summaries=tuple(k for e in events.EVENTS for k in (e, e + "_censored"))
-                  + ("final_loss", "final_error", "patch_association", "final_alpha", "final_gamma", "final_rho",
-                     "nonfinite_from_step") + common.STABILITY,
-                  point_summaries=("sum_method", "configurations", "dropped_probability", "loss_bound", "loss_se_mc")
-                  + common.VERDICT)
+SWEEP = SweepSpec(
+    reduced=reduced_many.simulate_group,
+    full=full_group,
+    group=level_group,
+    check=check,
+    summary=point_summary,
+    reduced_options=REDUCED_OPTIONS,
+    full_options=FULL_OPTIONS,
+    defaults=DEFAULT_OPTIONS,
+    heatmaps=("T1_attention", "final_error", "patch_association"),
+    columns=("final_loss", "final_error", "T1_attention"),
+    extra_columns=("sum_method",),
+    modes=("exact", "sampled", "realistic"),
+    add_arguments=add_arguments,
+    example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
+    traced=tuple(JSLConfig.NUMBERS) + ("seed",),
+    seeded=seeded,
+    level_summaries=tuple(k for e in events.EVENTS for k in (e, e + "_censored"))
+    + (
+        "final_loss",
+        "final_error",
+        "patch_association",
+        "final_alpha",
+        "final_gamma",
+        "final_rho",
+        "nonfinite_from_step",
+    )
+    + common.STABILITY,
+    point_summaries=(
+        "sum_method",
+        "configurations",
+        "dropped_probability",
+        "loss_bound",
+        "loss_se_mc",
+    )
+    + common.VERDICT,
+)

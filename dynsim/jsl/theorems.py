@@ -12,17 +12,30 @@ from . import claims_idealized, claims_realistic
 from .config import JSLConfig
 
 
-CLAIMS = claims_idealized.CLAIMS + claims_realistic.CLAIMS  # every claim's name (`--only` takes these)
+CLAIMS = (
+    claims_idealized.CLAIMS + claims_realistic.CLAIMS
+)  # every claim's name (`--only` takes these)
 
 
 def runs(cfg: JSLConfig, *, quick: bool, seeds: int, sizes=None, only=None, plan=None) -> int:
     """Runs `check_theorems` makes (the progress bar's total)."""
-    return (claims_idealized.runs(cfg, quick, sizes, only)
-            + claims_realistic.total_runs(quick, only, plan))
+    return claims_idealized.runs(cfg, quick, sizes, only) + claims_realistic.total_runs(
+        quick, only, plan
+    )
 
 
-def check_theorems(cfg: JSLConfig, *, quick: bool = False, seeds: int = 4, log: LOG = lambda s: None,
-                   sizes=None, only=None, store=None, executor=None, plan=None) -> list:
+def check_theorems(
+    cfg: JSLConfig,
+    *,
+    quick: bool = False,
+    seeds: int = 4,
+    log: LOG = lambda s: None,
+    sizes=None,
+    only=None,
+    store=None,
+    executor=None,
+    plan=None,
+) -> list:
     """The JSL claims and measurements on cfg: idealized (Theorem 4.1's ladder of D: `sizes`, default
     `claims_idealized.ladder_sizes(quick)`), then realistic. `only`: a set of names from CLAIMS (None: every
     claim); only the runs those claims need are made. `store`: a `dynsim.store.Store` keeping each
@@ -34,7 +47,9 @@ def check_theorems(cfg: JSLConfig, *, quick: bool = False, seeds: int = 4, log: 
     unknown = sorted(set(only or ()) - set(CLAIMS))
     if unknown:
         raise ValueError(f"only = {unknown} is invalid: the JSL claims are {', '.join(CLAIMS)}")
-    items = claims_idealized.idealized_items(cfg, quick=quick, seeds=seeds, log=log, sizes=sizes, only=only)
-    return items + claims_realistic.realistic_items(cfg, quick=quick, seeds=seeds, log=log,
-                                                    only=only, store=store, executor=executor,
-                                                    plan=plan)
+    items = claims_idealized.idealized_items(
+        cfg, quick=quick, seeds=seeds, log=log, sizes=sizes, only=only
+    )
+    return items + claims_realistic.realistic_items(
+        cfg, quick=quick, seeds=seeds, log=log, only=only, store=store, executor=executor, plan=plan
+    )

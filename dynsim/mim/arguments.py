@@ -60,7 +60,7 @@ def compare_arguments(parser, setting) -> None:
         type=int,
         default=None,
         help="independent runs in --mode sampled (default: 8), and independent Monte Carlo draws "
-             "of the "
+        "of the "
         "reduced level with --samples (default: 4)",
     )
     run.add_argument(
@@ -69,7 +69,7 @@ def compare_arguments(parser, setting) -> None:
         default=None,
         metavar="S",
         help="reduced level by Monte Carlo over the masked counts: S count vectors per query (B "
-             "free, "
+        "free, "
         "any K; for the P where the exact enumeration does not fit and mean field is too coarse; "
         "its bias is O(1/S), docs/mim.md §3b) (default: exact)",
     )
@@ -84,7 +84,7 @@ def compare_arguments(parser, setting) -> None:
         type=float,
         default=0.05,
         help="with an approximation: allowed |difference| as a fraction of each observable's "
-             "largest "
+        "largest "
         "magnitude, > 0 (a stated choice, not a derived bound) (default: 0.05)",
     )
     options.out_options(run)

@@ -38,10 +38,17 @@ def delta_star(base: MIMConfig, kappa_cs: Sequence[float]) -> dict:
     lr = np.log(np.array([points[x] for x in d]))
     up = np.flatnonzero((lr[:-1] < 0) & (lr[1:] >= 0))
     if up.size == 0:
-        raise ValueError(f"kappa_cs = {list(kappa_cs)} do not bracket the boundary at P = {base.P}, gamma = "
-                         f"{base.mask_ratio}: the log ratios are {lr.round(3).tolist()} at Delta {d.round(3).tolist()}")
+        raise ValueError(
+            f"kappa_cs = {list(kappa_cs)} do not bracket the boundary at P = {base.P}, gamma = "
+            f"{base.mask_ratio}: the log ratios are {lr.round(3).tolist()} at Delta {d.round(3).tolist()}"
+        )
     i = int(up[0])
     measured = float(d[i] + (d[i + 1] - d[i]) * (-lr[i]) / (lr[i + 1] - lr[i]))
-    return {"P": base.P, "gamma": base.mask_ratio, "measured": measured,
-            "predicted": predicted(base.P, base.masked / base.P), "bracket": (float(d[i]), float(d[i + 1])),
-            "ratios": dict(zip(d.tolist(), np.exp(lr).tolist()))}
+    return {
+        "P": base.P,
+        "gamma": base.mask_ratio,
+        "measured": measured,
+        "predicted": predicted(base.P, base.masked / base.P),
+        "bracket": (float(d[i]), float(d[i + 1])),
+        "ratios": dict(zip(d.tolist(), np.exp(lr).tolist())),
+    }

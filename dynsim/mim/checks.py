@@ -26,11 +26,17 @@ def pp_magnitude(a, b, approx) -> dict[str, Residual]:
     them), so that a missing comparison is said, not silent."""
     out: dict[str, Residual] = {}
     for t in (a, b):
-        missing = [n for n in per_class_only(t) if n in CHECKS.compared] if t.level == "reduced" else []
+        missing = (
+            [n for n in per_class_only(t) if n in CHECKS.compared] if t.level == "reduced" else []
+        )
         if missing:
             out["per_class_only"] = Residual(
-                float(len(missing)), None, None, f"not compared: {', '.join(missing)} recorded per class only (above "
-                "the expansion budget); dynsim.mim.records.with_per_patch(reduced, cfg) expands them for the checker")
+                float(len(missing)),
+                None,
+                None,
+                f"not compared: {', '.join(missing)} recorded per class only (above "
+                "the expansion budget); dynsim.mim.records.with_per_patch(reduced, cfg) expands them for the checker",
+            )
     # B's size from the full run, else from a reduced run with B free (pp_frozen against B free: issue 15)
     full = [t for t in (a, b) if t.level == "full"]
     for t in full or [t for t in (a, b) if "pp_frozen" not in str(t.meta.get("approximation", ""))]:
@@ -42,9 +48,15 @@ def pp_magnitude(a, b, approx) -> dict[str, Residual]:
         if approx is not None and "pp_frozen" in approx:
             what += "; the pp_frozen reduction sets it to 0"
         out["pp_max"] = Residual(pp, None, None, what + "; reported, not judged")
-        out["pp_over_fp"] = Residual(pp / fp if fp > 0 else math.nan, None, None,
-                                     "max |B| / max |A| over the run (the theory: PP small against FP); reported")
+        out["pp_over_fp"] = Residual(
+            pp / fp if fp > 0 else math.nan,
+            None,
+            None,
+            "max |B| / max |A| over the run (the theory: PP small against FP); reported",
+        )
     return out
 
 
-CHECKS = Checks(compared=("loss", "fp_corr", "pp_corr", "area_attention"), skip=frozen_pp, reported=pp_magnitude)
+CHECKS = Checks(
+    compared=("loss", "fp_corr", "pp_corr", "area_attention"), skip=frozen_pp, reported=pp_magnitude
+)

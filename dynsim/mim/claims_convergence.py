@@ -13,9 +13,11 @@ from dynsim.claims import Claim, Measurement, judge
 from . import ladder, phases
 from .premises import CONFIDENCE, EPS, MEAN_FIELD_Q_RATES, mean_field_premise, quick_note, where
 
-STATEMENT_41 = ("Theorem 4.1: for any 0 < eps < 1 ... after T* iterations, L_p(Q^(T*)) - L*_p <= "
-                "eps, and for masked p in P_{k,n} the model pays nearly all attention to the "
-                "unmasked patches of its own area: (1 - Attn_{p -> U_{k,n}}^(T*))^2 <= O(eps)")
+STATEMENT_41 = (
+    "Theorem 4.1: for any 0 < eps < 1 ... after T* iterations, L_p(Q^(T*)) - L*_p <= "
+    "eps, and for masked p in P_{k,n} the model pays nearly all attention to the "
+    "unmasked patches of its own area: (1 - Attn_{p -> U_{k,n}}^(T*))^2 <= O(eps)"
+)
 
 
 def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
@@ -26,32 +28,48 @@ def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
     gaps = [g * r.max_query_loss for g, r in zip(masked, rungs)]
     worst = int(np.nanargmax(gaps)) if not np.all(np.isnan(gaps)) else 0
     return judge(
-        "Thm 4.1 loss gap", reading_class="literal", statement=STATEMENT_41, relation="<=",
+        "Thm 4.1 loss gap",
+        reading_class="literal",
+        statement=STATEMENT_41,
+        relation="<=",
         threshold=eps,
         measured=float(np.max(gaps)),
-        at=f"P = {rungs[worst].cfg.P}" + (f", cluster {dict(rungs[worst].worst)['max_query_loss']}"
-                                          if rungs[worst].cfg.K > 1 else ""),
+        at=f"P = {rungs[worst].cfg.P}"
+        + (
+            f", cluster {dict(rungs[worst].worst)['max_query_loss']}"
+            if rungs[worst].cfg.K > 1
+            else ""
+        ),
         reading="eq. 4.2's per-patch loss L_p = (1/2) E[1{p in M} |F_p - x_p|^2] = (|M|/P) l_p, "
-                "l_p = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2] the loss given p in M, of every "
-                "query class at the last step T(P), minus L*_p = 0 (with the counts at their "
-                "means the own area always has unmasked patches, so the infimum is 0), maximised "
-                "over the ladder; label: the latent z. K > 1: l_p = (1/K) sum_k l_{p,k} (n = "
-                "a_k(p)) of every joint cell, the cluster with the largest l_{p,k} named; the "
-                "largest single (|M|/P) l_{p,k} is reported (max_cluster_loss)",
+        "l_p = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2] the loss given p in M, of every "
+        "query class at the last step T(P), minus L*_p = 0 (with the counts at their "
+        "means the own area always has unmasked patches, so the infimum is 0), maximised "
+        "over the ladder; label: the latent z. K > 1: l_p = (1/K) sum_k l_{p,k} (n = "
+        "a_k(p)) of every joint cell, the cluster with the largest l_{p,k} named; the "
+        "largest single (|M|/P) l_{p,k} is reported (max_cluster_loss)",
         regime=where(rungs) + f"; |Delta| = Omega(1): Delta = {min(r.delta for r in rungs):.3f} "
-                               f"to {max(r.delta for r in rungs):.3f} over the ladder",
+        f"to {max(r.delta for r in rungs):.3f} over the ladder",
         premises=[mean_field_premise(rungs, eps)],
         derivation=f"eps = {eps} is the theorem's own tolerance (any 0 < eps < 1; no hidden "
-                   "constant in item 1); T = steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K, "
-                   "the phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) of "
-                   "docs/derivations/mim-model.md §5-§6",
+        "constant in item 1); T = steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K, "
+        "the phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) of "
+        "docs/derivations/mim-model.md §5-§6",
         negative_control="a too-short run (steps = 2: the gap stays ~0.26) and frozen Q (eta = "
-                         "1e-12 with T not scaled) fail: tests/test_verdict_matrix_mim.py",
-        details={"per_P": {r.cfg.P: g for r, g in zip(rungs, gaps)},
-                 "at_init": {r.cfg.P: g * r.initial_query_loss for g, r in zip(masked, rungs)},
-                 **({"max_cluster_loss": {r.cfg.P: g * r.max_cluster_loss
-                                          for g, r in zip(masked, rungs)}}
-                    if rungs[0].cfg.K > 1 else {})})
+        "1e-12 with T not scaled) fail: tests/test_verdict_matrix_mim.py",
+        details={
+            "per_P": {r.cfg.P: g for r, g in zip(rungs, gaps)},
+            "at_init": {r.cfg.P: g * r.initial_query_loss for g, r in zip(masked, rungs)},
+            **(
+                {
+                    "max_cluster_loss": {
+                        r.cfg.P: g * r.max_cluster_loss for g, r in zip(masked, rungs)
+                    }
+                }
+                if rungs[0].cfg.K > 1
+                else {}
+            ),
+        },
+    )
 
 
 def attention_measurement(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Measurement:
@@ -61,12 +79,14 @@ def attention_measurement(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Mea
     c = rungs[0].cfg
     bound = 1 - math.sqrt(2 * c.K * eps / phases.gamma_of(c))
     return Measurement(
-        "Thm 4.1 attention", f"min over patches and the ladder of Attn_{{p -> U_{{k,a(p)}}}}(T); "
-                             "under mean field l_{p,k} >= (1 - A_n)^2 / 2 and L_p = (|M|/P) "
-                             "(1/K) sum_k l_{p,k}, so the loss gap <= eps implies A_n >= 1 - "
-                             f"sqrt(2 K eps P/|M|) = {bound:.4f}: not an independent claim",
-                             float(np.min(att)),
-        {"per_P": {r.cfg.P: a for r, a in zip(rungs, att)}})
+        "Thm 4.1 attention",
+        f"min over patches and the ladder of Attn_{{p -> U_{{k,a(p)}}}}(T); "
+        "under mean field l_{p,k} >= (1 - A_n)^2 / 2 and L_p = (|M|/P) "
+        "(1/K) sum_k l_{p,k}, so the loss gap <= eps implies A_n >= 1 - "
+        f"sqrt(2 K eps P/|M|) = {bound:.4f}: not an independent claim",
+        float(np.min(att)),
+        {"per_P": {r.cfg.P: a for r, a in zip(rungs, att)}},
+    )
 
 
 def attention_trend(rungs: Sequence[ladder.Rung]) -> Measurement:
@@ -75,16 +95,32 @@ def attention_trend(rungs: Sequence[ladder.Rung]) -> Measurement:
     P, and the slope follows the T schedule (T ~ P^(1 - kappa_s) gives larger P more time)."""
     deficits = [1 - r.min_attention for r in rungs]
     if any(math.isnan(x) for x in deficits):
-        return Measurement("Thm 4.1 deficit against P", "log-log slope of 1 - min Attn(T(P)) over the "
-                           "ladder (not evaluated: a rung diverged)", math.nan, {})
-    tr = trends.fit([r.cfg.P for r in rungs], [max(x, 1e-300) for x in deficits], logx=True,
-                    logy=True, confidence=CONFIDENCE)
-    return Measurement("Thm 4.1 deficit against P",
-                       "log-log slope of the attention deficit 1 - min_p Attn_{p -> U_{k,a(p)}}(T(P)) "
-                       "over the ladder, with its 95% interval: a comparison the paper does not make "
-                       "(Theorem 4.1 bounds the deficit by O(eps) at every P); it follows the T "
-                       "schedule", tr.slope, {"trend": tr.describe(), "fit": tr.to_dict(),
-                                              "per_P": {r.cfg.P: x for r, x in zip(rungs, deficits)}})
+        return Measurement(
+            "Thm 4.1 deficit against P",
+            "log-log slope of 1 - min Attn(T(P)) over the ladder (not evaluated: a rung diverged)",
+            math.nan,
+            {},
+        )
+    tr = trends.fit(
+        [r.cfg.P for r in rungs],
+        [max(x, 1e-300) for x in deficits],
+        logx=True,
+        logy=True,
+        confidence=CONFIDENCE,
+    )
+    return Measurement(
+        "Thm 4.1 deficit against P",
+        "log-log slope of the attention deficit 1 - min_p Attn_{p -> U_{k,a(p)}}(T(P)) "
+        "over the ladder, with its 95% interval: a comparison the paper does not make "
+        "(Theorem 4.1 bounds the deficit by O(eps) at every P); it follows the T "
+        "schedule",
+        tr.slope,
+        {
+            "trend": tr.describe(),
+            "fit": tr.to_dict(),
+            "per_P": {r.cfg.P: x for r, x in zip(rungs, deficits)},
+        },
+    )
 
 
 def pp_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
@@ -94,23 +130,32 @@ def pp_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
     tr = trends.fit([r.cfg.P for r in rungs], ratio, logx=True, logy=True, confidence=CONFIDENCE)
     reached = all(r.min_attention >= 1 - math.sqrt(2 * eps) for r in rungs)
     return judge(
-        "Sec. 5.4 PP small", reading_class="order", relation="<", threshold=0.0,
+        "Sec. 5.4 PP small",
+        reading_class="order",
+        relation="<",
+        threshold=0.0,
         measured=tr.slope_high,
         at=f"slope {tr.slope:.3g}",
         statement="Section 5.4 'All PP correlations are small' and induction hypothesis B.1(d): "
-                  "the projected PP correlations remain nearly zero against the FP correlations' "
-                  "change, |B_{p,q}| small (e.g. O~(P^-c) or o(1)) all the way to T*",
+        "the projected PP correlations remain nearly zero against the FP correlations' "
+        "change, |B_{p,q}| small (e.g. O~(P^-c) or o(1)) all the way to T*",
         reading="max_t max_{p,q} |B_{p,q}| / max_t max_p |A_{p,v_{k,a(p)}}| over each run to T(P), "
-                "B free; judged by the upper end of the log-log slope's interval; the run must "
-                "reach Theorem 4.1's attention bound at every rung (the hypothesis is about the "
-                "whole way to T*)",
-        regime=where(rungs), premises=[mean_field_premise(rungs, MEAN_FIELD_Q_RATES)],
+        "B free; judged by the upper end of the log-log slope's interval; the run must "
+        "reach Theorem 4.1's attention bound at every rung (the hypothesis is about the "
+        "whole way to T*)",
+        regime=where(rungs),
+        premises=[mean_field_premise(rungs, MEAN_FIELD_Q_RATES)],
         assumptions=quick_note(rungs),
-        details={"per_P": dict(zip([r.cfg.P for r in rungs], ratio)), "trend": tr.describe(),
-                 "max_abs_B": {r.cfg.P: r.max_abs_B for r in rungs}, "fit": tr.to_dict()},
+        details={
+            "per_P": dict(zip([r.cfg.P for r in rungs], ratio)),
+            "trend": tr.describe(),
+            "max_abs_B": {r.cfg.P: r.max_abs_B for r in rungs},
+            "fit": tr.to_dict(),
+        },
         derivation=f"decreasing in P with {CONFIDENCE:.0%} confidence (slope's upper end < 0); no "
-                   "constant",
+        "constant",
         negative_control="local areas of a fixed size (6-12 patches at every P: B ~ |A| / (z (1 - "
-                         "gamma) C) stays put) fails, as does steps = 2: tests/test_mim_claims.py::"
-                         "test_pp_fails_with_areas_of_fixed_size, tests/test_verdict_matrix_mim.py",
-        conditions={"every rung reached Theorem 4.1's attention bound": reached})
+        "gamma) C) stays put) fails, as does steps = 2: tests/test_mim_claims.py::"
+        "test_pp_fails_with_areas_of_fixed_size, tests/test_verdict_matrix_mim.py",
+        conditions={"every rung reached Theorem 4.1's attention bound": reached},
+    )

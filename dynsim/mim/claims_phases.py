@@ -12,17 +12,28 @@ from dynsim import trends
 from dynsim.claims import Claim, Premise, judge
 
 from . import ladder, phases
-from .premises import (CONFIDENCE, MEAN_FIELD_Q_RATES, PHASE_MARGIN, delta_premise, margin_premise,
-                       mean_field_premise, where)
+from .premises import (
+    CONFIDENCE,
+    MEAN_FIELD_Q_RATES,
+    PHASE_MARGIN,
+    delta_premise,
+    margin_premise,
+    mean_field_premise,
+    where,
+)
 
-PHASE_DROP = math.log(2.0)  # Phase I must at least halve the global attention: drop of A_global >= log 2 / z
+PHASE_DROP = math.log(
+    2.0
+)  # Phase I must at least halve the global attention: drop of A_global >= log 2 / z
 # "~" read as Attn_1^2 / Attn_n within [1/4, 4]: a level offset of at most log(4) / 2z
 SWITCH_BAND = 4.0
-STATEMENT_53 = ("Lemma 5.3: under the conditions of Theorem 4.1, for Delta > 0 and local p there "
-                "is an iteration T1 at which (a) the dominant effect switches, Attn_1^2 ~ Attn_n, "
-                "i.e. A_{p,v_{k,1}} ~ -(Delta / 2z) log P; (b) all other FP correlations "
-                "A_{p,v_{k,m}}, m not in {1, n}, are small; (c) all projected PP correlations are "
-                "small")
+STATEMENT_53 = (
+    "Lemma 5.3: under the conditions of Theorem 4.1, for Delta > 0 and local p there "
+    "is an iteration T1 at which (a) the dominant effect switches, Attn_1^2 ~ Attn_n, "
+    "i.e. A_{p,v_{k,1}} ~ -(Delta / 2z) log P; (b) all other FP correlations "
+    "A_{p,v_{k,m}}, m not in {1, n}, are small; (c) all projected PP correlations are "
+    "small"
+)
 
 
 def cluster_at(rung: ladder.Rung, reading: str) -> str:
@@ -39,36 +50,49 @@ def two_phase_claim(rung: ladder.Rung) -> Claim:
     drop, where = _smallest(inside or rows, rung)  # no class inside: the premise says so
     c = rung.cfg
     top = max((r["margin"] for r in rows), default=math.nan)
-    margin = Premise(f"(1 - gamma) C_1^2 / (P C_n) >= {PHASE_MARGIN:g} for some local class (a "
-                     "Phase I the ladder can resolve; classes below it are not judged)", top, ">=",
-                     PHASE_MARGIN, f"the largest over the local classes at P = {c.P}")
+    margin = Premise(
+        f"(1 - gamma) C_1^2 / (P C_n) >= {PHASE_MARGIN:g} for some local class (a "
+        "Phase I the ladder can resolve; classes below it are not judged)",
+        top,
+        ">=",
+        PHASE_MARGIN,
+        f"the largest over the local classes at P = {c.P}",
+    )
     return judge(
-        "F.3 two-phase", reading_class="literal", relation=">=", threshold=PHASE_DROP,
-        measured=drop, at=f"P = {c.P}" + where,
+        "F.3 two-phase",
+        reading_class="literal",
+        relation=">=",
+        threshold=PHASE_DROP,
+        measured=drop,
+        at=f"P = {c.P}" + where,
         statement="Theorem 4.1 (F.3): for Delta > 0 and local p the dynamics have two phases: "
-                  "A_{p,v_{k,1}} first decreases (Phase I), then A_{p,v_{k,n}} grows and Attn_n -> "
-                  "1 (Phase II)",
+        "A_{p,v_{k,1}} first decreases (Phase I), then A_{p,v_{k,n}} grows and Attn_n -> "
+        "1 (Phase II)",
         reading="every local patch of every cluster classifies two-phase (phases.classify: "
-                "stage 1 on the first GD step, then Lemma 5.3's switch), and every local class "
-                "(K > 1: every cluster's joint cells) whose own margin (1 - gamma) P^Delta_n = "
-                "(1 - gamma) C_1^2 / (P C_n) is >= 4 has its global FP correlation fallen by at "
-                "least log 2 / z at its switch (Phase I at least halves its global attention); "
-                "the smallest such drop, -inf where one has no switch; classes with a smaller "
-                "margin are reported (details), not judged",
+        "stage 1 on the first GD step, then Lemma 5.3's switch), and every local class "
+        "(K > 1: every cluster's joint cells) whose own margin (1 - gamma) P^Delta_n = "
+        "(1 - gamma) C_1^2 / (P C_n) is >= 4 has its global FP correlation fallen by at "
+        "least log 2 / z at its switch (Phase I at least halves its global attention); "
+        "the smallest such drop, -inf where one has no switch; classes with a smaller "
+        "margin are reported (details), not judged",
         regime=f"reduced, {ladder.JUDGED}, P = {c.P}, T = {c.steps}, Delta = {c.delta:.3f}, gamma "
-               f"= {c.mask_ratio}",
+        f"= {c.mask_ratio}",
         premises=[delta_premise([rung]), margin, mean_field_premise([rung], MEAN_FIELD_Q_RATES)],
         derivation="log 2: a stated definition of a phase (the global attention at least halves "
-                   "before the target takes over); the theory's drop for own area n is (1/2) "
-                   "log((1 - gamma) C_1^2 / (P C_n)) (the size-corrected switch level), which "
-                   f"reaches log 2 where that margin is >= {PHASE_MARGIN:g}",
+        "before the target takes over); the theory's drop for own area n is (1/2) "
+        "log((1 - gamma) C_1^2 / (P C_n)) (the size-corrected switch level), which "
+        f"reaches log 2 where that margin is >= {PHASE_MARGIN:g}",
         negative_control="steps = 2 (no switch) fails; Delta < 0 and (1 - gamma) P^Delta < 4 are "
-                         "not applicable: tests/test_verdict_matrix_mim.py",
+        "not applicable: tests/test_verdict_matrix_mim.py",
         conditions={"all local patches two-phase": frac == 1.0},
-        details={"fraction_two_phase": frac, "switch_step": rung.switch_step,
-                 "classes_judged": len(inside),
-                 "outside_the_margin": [r for r in rows if r["margin"] < PHASE_MARGIN],
-                 "predicted_drop_(1/2)log((1-gamma)P^Delta)": 0.5 * math.log(rung.predicted_ratio)})
+        details={
+            "fraction_two_phase": frac,
+            "switch_step": rung.switch_step,
+            "classes_judged": len(inside),
+            "outside_the_margin": [r for r in rows if r["margin"] < PHASE_MARGIN],
+            "predicted_drop_(1/2)log((1-gamma)P^Delta)": 0.5 * math.log(rung.predicted_ratio),
+        },
+    )
 
 
 def class_drops(rung: ladder.Rung) -> list[dict]:
@@ -76,8 +100,16 @@ def class_drops(rung: ladder.Rung) -> list[dict]:
     C_1^2 / (P C_n) (gamma realised) and Phase-I drop -A_global at its switch (NaN: no switch)."""
     c = rung.cfg
     gamma = phases.gamma_of(c)
-    return [{"k": k, "n": n, "C_n": C, "margin": (1 - gamma) * len(c.areas[k][0]) ** 2 / (c.P * C),
-             "drop": -level} for (k, n, C, level, _) in rung.switches]
+    return [
+        {
+            "k": k,
+            "n": n,
+            "C_n": C,
+            "margin": (1 - gamma) * len(c.areas[k][0]) ** 2 / (c.P * C),
+            "drop": -level,
+        }
+        for (k, n, C, level, _) in rung.switches
+    ]
 
 
 def _smallest(rows: list, rung: ladder.Rung) -> tuple[float, str]:
@@ -96,40 +128,58 @@ def rate_ratio_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     (1 - gamma) P^Delta, at every rung."""
     # a ratio of 0 or NaN (Q never moved) gives -inf or NaN
     with np.errstate(divide="ignore", invalid="ignore"):
-        agree = np.log([r.initial_ratio for r in rungs]) * np.sign(np.log([r.predicted_ratio for r in rungs]))
-    phases_agree = all(set(r.labels) == {"two-phase" if r.predicted_ratio > 1 else "one-phase"} for r in rungs)
+        agree = np.log([r.initial_ratio for r in rungs]) * np.sign(
+            np.log([r.predicted_ratio for r in rungs])
+        )
+    phases_agree = all(
+        set(r.labels) == {"two-phase" if r.predicted_ratio > 1 else "one-phase"} for r in rungs
+    )
     # the "one-phase" label reads the same first interval as the ratio: on that side the target must
     # take off
     took_off = all(r.min_attention >= 0.5 for r in rungs if r.predicted_ratio <= 1)
     worst = int(np.nanargmin(agree)) if not np.all(np.isnan(agree)) else 0
     return judge(
-        "rate ratio side", reading_class="order", relation=">", threshold=0.0,
+        "rate ratio side",
+        reading_class="order",
+        relation=">",
+        threshold=0.0,
         measured=math.nan if any(r.diverged for r in rungs) else float(np.min(agree)),
         at=f"P = {rungs[worst].cfg.P}" + cluster_at(rungs[worst], "initial_ratio"),
         statement="(4.1) derivation: the ratio of the global FP correlation's fall to the target's "
-                  "growth at Q = 0 is ~ (1 - gamma) P^Delta; decoupling dominates exactly when it "
-                  "exceeds 1",
+        "growth at Q = 0 is ~ (1 - gamma) P^Delta; decoupling dominates exactly when it "
+        "exceeds 1",
         reading="one GD step from Q = 0, the representative local patch of every cluster at "
-                "every rung: measured = min over P and the clusters of log(measured ratio) * "
-                "sign(log((1 - gamma) P^Delta)), > 0 when both "
-                "sit on the same side of 1 (the side of the prediction, not sign(Delta)); and "
-                "'decoupling dominates' read on the trained run: every local patch two-phase where "
-                "the prediction exceeds 1, one-phase where it is below",
-        regime=where(rungs), premises=[mean_field_premise(rungs, MEAN_FIELD_Q_RATES)],
+        "every rung: measured = min over P and the clusters of log(measured ratio) * "
+        "sign(log((1 - gamma) P^Delta)), > 0 when both "
+        "sit on the same side of 1 (the side of the prediction, not sign(Delta)); and "
+        "'decoupling dominates' read on the trained run: every local patch two-phase where "
+        "the prediction exceeds 1, one-phase where it is below",
+        regime=where(rungs),
+        premises=[mean_field_premise(rungs, MEAN_FIELD_Q_RATES)],
         derivation="0: the side of 1 is the statement; the factor measured / predicted (~0.7-0.9, "
-                   "the dropped (1 - Attn_1(0)) and other areas' terms) is reported, not judged",
+        "the dropped (1 - Attn_1(0)) and other areas' terms) is reported, not judged",
         negative_control="a problem whose prediction sits just below 1 (P = 1024, gamma = 0.6, "
-                         "kappa = (0.75, 0.4), Delta = 0.122: predicted 0.936, measured 1.005) "
-                         "fails, and so does steps = 2 (no phase label): tests/test_mim_claims.py::"
-                         "test_rate_ratio_fails_just_below_the_boundary, "
-                         "tests/test_verdict_matrix_mim.py",
-        conditions={"phase labels on the prediction's side": phases_agree,
-                    "one-phase side: every patch's own-area attention >= 1/2 at T (the target took "
-                    "off)":
-                    took_off},
-        details={"per_P": {r.cfg.P: {"measured": r.initial_ratio, "predicted": r.predicted_ratio,
-                                     "factor": r.initial_ratio / r.predicted_ratio,
-                                     **_cluster_of(r, "initial_ratio")} for r in rungs}})
+        "kappa = (0.75, 0.4), Delta = 0.122: predicted 0.936, measured 1.005) "
+        "fails, and so does steps = 2 (no phase label): tests/test_mim_claims.py::"
+        "test_rate_ratio_fails_just_below_the_boundary, "
+        "tests/test_verdict_matrix_mim.py",
+        conditions={
+            "phase labels on the prediction's side": phases_agree,
+            "one-phase side: every patch's own-area attention >= 1/2 at T (the target took "
+            "off)": took_off,
+        },
+        details={
+            "per_P": {
+                r.cfg.P: {
+                    "measured": r.initial_ratio,
+                    "predicted": r.predicted_ratio,
+                    "factor": r.initial_ratio / r.predicted_ratio,
+                    **_cluster_of(r, "initial_ratio"),
+                }
+                for r in rungs
+            }
+        },
+    )
 
 
 def _cluster_of(rung: ladder.Rung, reading: str) -> dict:
@@ -138,9 +188,14 @@ def _cluster_of(rung: ladder.Rung, reading: str) -> dict:
 
 
 def _switch_premises(rungs: Sequence[ladder.Rung]) -> list[Premise]:
-    return [delta_premise(rungs), min((margin_premise(r) for r in rungs),
-                                     key=lambda m: (not math.isnan(m.measured), m.measured)),
-            mean_field_premise(rungs, MEAN_FIELD_Q_RATES)]
+    return [
+        delta_premise(rungs),
+        min(
+            (margin_premise(r) for r in rungs),
+            key=lambda m: (not math.isnan(m.measured), m.measured),
+        ),
+        mean_field_premise(rungs, MEAN_FIELD_Q_RATES),
+    ]
 
 
 def switch_claim(rungs: Sequence[ladder.Rung]) -> Claim:
@@ -161,31 +216,41 @@ def switch_claim(rungs: Sequence[ladder.Rung]) -> Claim:
         measured, at = float(abs(offsets[i])), f"{_area(k, n, several)} (C = {C}) at P = {P}"
     levels = [-r.drop_at_switch for r in rungs]
     fitted = len(rungs) > 2 and all(math.isfinite(x) for x in levels)
-    slope = (trends.fit([r.cfg.P for r in rungs], levels, logx=True,
-                        confidence=CONFIDENCE).describe()
-             if len(rungs) > 2 and all(math.isfinite(x) for x in levels) else "not fitted")
+    slope = (
+        trends.fit([r.cfg.P for r in rungs], levels, logx=True, confidence=CONFIDENCE).describe()
+        if fitted
+        else "not fitted"
+    )
     return judge(
-        "Lemma 5.3 switch", reading_class="order", relation="<=",
+        "Lemma 5.3 switch",
+        reading_class="order",
+        relation="<=",
         threshold=math.log(SWITCH_BAND) / 2,
-        measured=measured, at=at, statement=STATEMENT_53 + " [item (a) judged here]",
+        measured=measured,
+        at=at,
+        statement=STATEMENT_53 + " [item (a) judged here]",
         reading="for every local area class of every rung (K > 1: every cluster's local queries, "
-                "one class per joint cell): A_global of that class's query where "
-                "log(|dA_global| / dA_target) crosses 0 (interpolated, phases.switch), against the "
-                "switch condition Attn_1^2 = Attn_n at Q = 0 attentions with that class's sizes, "
-                "-log((1 - gamma) C_1^2 / (P C_n)) / 2z; measured: the largest |offset|; inf when "
-                "a class has no switch",
-        regime=where(rungs), premises=_switch_premises(rungs),
+        "one class per joint cell): A_global of that class's query where "
+        "log(|dA_global| / dA_target) crosses 0 (interpolated, phases.switch), against the "
+        "switch condition Attn_1^2 = Attn_n at Q = 0 attentions with that class's sizes, "
+        "-log((1 - gamma) C_1^2 / (P C_n)) / 2z; measured: the largest |offset|; inf when "
+        "a class has no switch",
+        regime=where(rungs),
+        premises=_switch_premises(rungs),
         derivation="'~' is an order (unspecified constants): read as Attn_1^2 / Attn_n within "
-                   f"[1/{SWITCH_BAND:g}, {SWITCH_BAND:g}] at the switch; at a fixed denominator "
-                   f"Attn_1 ~ e^{{z A_1}}, so an offset d in the level multiplies Attn_1^2 by "
-                   f"e^{{2 z d}}: |d| <= log({SWITCH_BAND:g}) / 2z (z = 1). The leading-order "
-                   "slope -Delta/2 in log P is a derivation, reported in details, not judged",
+        f"[1/{SWITCH_BAND:g}, {SWITCH_BAND:g}] at the switch; at a fixed denominator "
+        f"Attn_1 ~ e^{{z A_1}}, so an offset d in the level multiplies Attn_1^2 by "
+        f"e^{{2 z d}}: |d| <= log({SWITCH_BAND:g}) / 2z (z = 1). The leading-order "
+        "slope -Delta/2 in log P is a derivation, reported in details, not judged",
         negative_control="steps = 2 (no switch at any class) fails; Delta < 0 is not applicable: "
-                         "tests/test_verdict_matrix_mim.py",
-        details={"per_size": _by_size(rows, several),
-                 "representative_levels": dict(zip([r.cfg.P for r in rungs], levels)),
-                 "slope_in_log_P": slope,
-                 "predicted_slope_-Delta/2": -float(np.mean([r.delta for r in rungs])) / 2})
+        "tests/test_verdict_matrix_mim.py",
+        details={
+            "per_size": _by_size(rows, several),
+            "representative_levels": dict(zip([r.cfg.P for r in rungs], levels)),
+            "slope_in_log_P": slope,
+            "predicted_slope_-Delta/2": -float(np.mean([r.delta for r in rungs])) / 2,
+        },
+    )
 
 
 def _area(k: int, n: int, several: bool) -> str:
@@ -203,9 +268,17 @@ def _by_size(rows: list, several: bool = False) -> list[dict]:
     out = []
     for key, g in groups.items():
         _, level, pred = max(g)
-        out.append({"P": key[0], **({"cluster": key[1]} if several else {}), "C_n": key[-1],
-                    "classes": len(g), "level": level, "size_corrected": pred,
-                    "offset": level - pred})
+        out.append(
+            {
+                "P": key[0],
+                **({"cluster": key[1]} if several else {}),
+                "C_n": key[-1],
+                "classes": len(g),
+                "level": level,
+                "size_corrected": pred,
+                "offset": level - pred,
+            }
+        )
     return out
 
 
@@ -219,39 +292,56 @@ def small_claim(rungs: Sequence[ladder.Rung]) -> Claim:
         j = ladder.first_nan_or(per, np.argmax)
         vals.append(per[j])
         worst.append(r.clusters[j])
-    bad = [i for i, r in enumerate(rungs)
-           if not all(math.isfinite(c.drop_at_switch) for c in r.clusters)]
+    bad = [
+        i
+        for i, r in enumerate(rungs)
+        if not all(math.isfinite(c.drop_at_switch) for c in r.clusters)
+    ]
     if any(r.diverged for r in rungs):
         measured = math.nan
     else:
         measured = math.inf if bad else float(np.max(vals))
     i = bad[0] if bad else int(np.nanargmax(vals)) if not np.all(np.isnan(vals)) else 0
     return judge(
-        "Lemma 5.3 (b,c) small", reading_class="order", relation="<=", threshold=1.0,
+        "Lemma 5.3 (b,c) small",
+        reading_class="order",
+        relation="<=",
+        threshold=1.0,
         measured=measured,
-        at=f"P = {rungs[i].cfg.P}" + (f", cluster {worst[i].k}" if rungs[i].cfg.K > 1 else "")
-           + (" (no switch)" if bad else ""),
+        at=f"P = {rungs[i].cfg.P}"
+        + (f", cluster {worst[i].k}" if rungs[i].cfg.K > 1 else "")
+        + (" (no switch)" if bad else ""),
         statement=STATEMENT_53 + " [items (b), (c) judged here; Phase I (C.1): all other FP "
-                                 "correlations and all projected PP correlations stay close to 0]",
+        "correlations and all projected PP correlations stay close to 0]",
         reading="over Phase I (t <= T1, the representative local query's switch, every "
-                "cluster's): max(max_{m not in {1,n}} |A_{p,v_{k,m}}|, max_{k',p,q} "
-                "|B_{k',p,q}|) * (1 - gamma) C_min / |A_{p,v_{k,1}}(T1)| at every rung, the "
-                "largest over the clusters k; B_{k'} is the projected PP correlation (the part of "
-                "B that cluster k''s gradient moved; K = 1: B), read at every GD step up to T1; "
-                "the FP terms at the records and at T1 (interpolated, as A_1(T1) is); inf when a "
-                "cluster has no switch",
-        regime=where(rungs), premises=_switch_premises(rungs),
+        "cluster's): max(max_{m not in {1,n}} |A_{p,v_{k,m}}|, max_{k',p,q} "
+        "|B_{k',p,q}|) * (1 - gamma) C_min / |A_{p,v_{k,1}}(T1)| at every rung, the "
+        "largest over the clusters k; B_{k'} is the projected PP correlation (the part of "
+        "B that cluster k''s gradient moved; K = 1: B), read at every GD step up to T1; "
+        "the FP terms at the records and at T1 (interpolated, as A_1(T1) is); inf when a "
+        "cluster has no switch",
+        regime=where(rungs),
+        premises=_switch_premises(rungs),
         derivation="'small' read against the key comparison of Lemmas 5.1-5.2 "
-                   "(docs/derivations/mim-model.md §6): a PP correlation moves at most 1/(z u_m) "
-                   "times its FP correlation, u_m = (1 - gamma) C_m unmasked patches; Phase I's FP "
-                   "move is |A_1(T1)|, so small means <= 1 on this scale; every projected term "
-                   "B_{k'} (spec §6, eq. 5.1: B sums one per cluster) is read on it",
+        "(docs/derivations/mim-model.md §6): a PP correlation moves at most 1/(z u_m) "
+        "times its FP correlation, u_m = (1 - gamma) C_m unmasked patches; Phase I's FP "
+        "move is |A_1(T1)|, so small means <= 1 on this scale; every projected term "
+        "B_{k'} (spec §6, eq. 5.1: B sums one per cluster) is read on it",
         negative_control="steps = 2 (no switch) fails; Delta < 0 is not applicable: "
-                         "tests/test_verdict_matrix_mim.py",
-        details={"per_P": {r.cfg.P: {"ratio": v, "other_fp": c.phase1_other_fp,
-                                     "max_B": c.phase1_max_B, "A_global_T1": -c.drop_at_switch,
-                                     **({"cluster": c.k} if r.cfg.K > 1 else {})}
-                           for r, v, c in zip(rungs, vals, worst)}})
+        "tests/test_verdict_matrix_mim.py",
+        details={
+            "per_P": {
+                r.cfg.P: {
+                    "ratio": v,
+                    "other_fp": c.phase1_other_fp,
+                    "max_B": c.phase1_max_B,
+                    "A_global_T1": -c.drop_at_switch,
+                    **({"cluster": c.k} if r.cfg.K > 1 else {}),
+                }
+                for r, v, c in zip(rungs, vals, worst)
+            }
+        },
+    )
 
 
 def _small(rung: ladder.Rung, c: ladder.Cluster) -> float:
@@ -271,22 +361,29 @@ def global_claim(rungs: Sequence[ladder.Rung]) -> Claim:
     took_off = all(r.global_min_attention >= 0.5 for r in rungs)
     i = int(np.nanargmax(comp)) if not np.all(np.isnan(comp)) else 0
     return judge(
-        "App. E global one-phase", reading_class="literal", relation="<=", threshold=1.0,
+        "App. E global one-phase",
+        reading_class="literal",
+        relation="<=",
+        threshold=1.0,
         measured=math.nan if any(r.diverged for r in rungs) else float(np.max(comp)),
         at=f"P = {rungs[i].cfg.P}" + cluster_at(rungs[i], "global"),
         statement="Section 5.4 / Appendix E: for p in the global area the target attention is "
-                  "initially higher, its FP correlation has the larger gradient, independently of "
-                  "Delta; the training skips Phase I and moves directly into Phase II",
+        "initially higher, its FP correlation has the larger gradient, independently of "
+        "Delta; the training skips Phase I and moves directly into Phase II",
         reading="the global patches' classes (every cluster's): max over other areas m of "
-                "(-dA_{p,v_m}) / dA_{p,v_1} "
-                "on the first GD step (phases.classify's competitor ratio), max over the ladder; "
-                "and the own-area attention >= 1/2 at T at every rung (Phase II's rapid growth "
-                "happened)",
-        regime=where(rungs), premises=[mean_field_premise(rungs, MEAN_FIELD_Q_RATES)],
+        "(-dA_{p,v_m}) / dA_{p,v_1} "
+        "on the first GD step (phases.classify's competitor ratio), max over the ladder; "
+        "and the own-area attention >= 1/2 at T at every rung (Phase II's rapid growth "
+        "happened)",
+        regime=where(rungs),
+        premises=[mean_field_premise(rungs, MEAN_FIELD_Q_RATES)],
         derivation="1: 'larger gradient' is the statement (no constant); 1/2 is "
-                   "phases.TAKEOFF_LEVEL, the own area holding half of the attention",
+        "phases.TAKEOFF_LEVEL, the own area holding half of the attention",
         negative_control="steps = 2 (the target never takes off) fails: "
-                         "tests/test_verdict_matrix_mim.py",
+        "tests/test_verdict_matrix_mim.py",
         conditions={"global patches' own-area attention >= 1/2 at T": took_off},
-        details={"competitor_ratio": dict(zip([r.cfg.P for r in rungs], comp)),
-                 "min_attention_at_T": {r.cfg.P: r.global_min_attention for r in rungs}})
+        details={
+            "competitor_ratio": dict(zip([r.cfg.P for r in rungs], comp)),
+            "min_attention_at_T": {r.cfg.P: r.global_min_attention for r in rungs},
+        },
+    )

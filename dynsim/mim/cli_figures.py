@@ -23,41 +23,78 @@ ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
 # Not read, so not listed: mim-phases takes its two runs' kappas from --kappa-pos/--kappa-neg (not --kappa-c/-s) and
 # runs the reduced level only (no embedding dimension d, no samples N); mim-attention trains on the exact population
 # loss (no samples N).
-PHASES_UNREAD = {"kappa_c": "the two runs take --kappa-pos and --kappa-neg", "kappa_s": "the same",
-                 "d": "the reduced level has no embedding", "N": "the reduced level's loss is the population loss"}
+PHASES_UNREAD = {
+    "kappa_c": "the two runs take --kappa-pos and --kappa-neg",
+    "kappa_s": "the same",
+    "d": "the reduced level has no embedding",
+    "N": "the reduced level's loss is the population loss",
+}
 ATTENTION_UNREAD = {"N": "the model trains on the exact population loss"}
 # mim-phases.npz keeps the records a log-time axis needs (trajectory.log_spaced): at most PER_DECADE per decade of
 # steps, which draws the same curves (3000 steps: about 80 of 601 records) at a size set by the decades.
 PER_DECADE = 40
-PHASES_DESCRIPTION = ("Reduced MIM dynamics (default approximation: mean_field, which keeps the PP correlations) at "
-                      "kappa = (0.9, 0.4) (Delta = +0.4) and (0.6, 0.4) (Delta = -0.2), side by side on a log-time "
-                      "axis: FP correlations of a local query (target, global, another local area) and of a global "
-                      "query, the predicted switch level -(Delta/2) log P, and the PP correlations. Writes "
-                      "mim-phases.png, mim-phases.npz (the plotted, log-spaced records), mim-phases.json.")
-ATTENTION_DESCRIPTION = ("Train the full MIM model (exact population GD), draw the attention of a local and a global "
-                         "query on the patch grid, and rank the trained attention by the attention diversity of "
-                         "Section 6 (top-k) and the average attention distance against uniform and collapsed "
-                         "attention. Writes mim-attention.png and mim-attention.json.")
+PHASES_DESCRIPTION = (
+    "Reduced MIM dynamics (default approximation: mean_field, which keeps the PP correlations) at "
+    "kappa = (0.9, 0.4) (Delta = +0.4) and (0.6, 0.4) (Delta = -0.2), side by side on a log-time "
+    "axis: FP correlations of a local query (target, global, another local area) and of a global "
+    "query, the predicted switch level -(Delta/2) log P, and the PP correlations. Writes "
+    "mim-phases.png, mim-phases.npz (the plotted, log-spaced records), mim-phases.json."
+)
+ATTENTION_DESCRIPTION = (
+    "Train the full MIM model (exact population GD), draw the attention of a local and a global "
+    "query on the patch grid, and rank the trained attention by the attention diversity of "
+    "Section 6 (top-k) and the average attention distance against uniform and collapsed "
+    "attention. Writes mim-attention.png and mim-attention.json."
+)
 
 
 def phases_arguments(parser, setting) -> None:
     """Options of `figure mim-phases`: every MIMConfig field it reads, the two runs' kappas, the approximation, --out."""
-    options.config_options(parser, setting, PHASES_DEFAULTS,
-                           "the two phases need a large P (1024) and a long log-time horizon", PHASES_UNREAD)
+    options.config_options(
+        parser,
+        setting,
+        PHASES_DEFAULTS,
+        "the two phases need a large P (1024) and a long log-time horizon",
+        PHASES_UNREAD,
+    )
     g = parser.add_argument_group("run")
-    g.add_argument("--kappa-pos", default="0.9,0.4", metavar="KC,KS", help="kappas of the Delta > 0 run (default: 0.9,0.4)")
-    g.add_argument("--kappa-neg", default="0.6,0.4", metavar="KC,KS", help="kappas of the Delta < 0 run (default: 0.6,0.4)")
-    g.add_argument("--approximation", choices=APPROX_CHOICES, default="mean_field",
-                   help="reduced approximation (default: mean_field; none is exact but only feasible for small P)")
+    g.add_argument(
+        "--kappa-pos",
+        default="0.9,0.4",
+        metavar="KC,KS",
+        help="kappas of the Delta > 0 run (default: 0.9,0.4)",
+    )
+    g.add_argument(
+        "--kappa-neg",
+        default="0.6,0.4",
+        metavar="KC,KS",
+        help="kappas of the Delta < 0 run (default: 0.6,0.4)",
+    )
+    g.add_argument(
+        "--approximation",
+        choices=APPROX_CHOICES,
+        default="mean_field",
+        help="reduced approximation (default: mean_field; none is exact but only feasible for small P)",
+    )
     output.out_options(g)
 
 
 def attention_arguments(parser, setting) -> None:
     """Options of `figure mim-attention`: every MIMConfig field it reads, top-k, --out."""
-    options.config_options(parser, setting, ATTENTION_DEFAULTS,
-                           "the attention maps are drawn after training to convergence", ATTENTION_UNREAD)
+    options.config_options(
+        parser,
+        setting,
+        ATTENTION_DEFAULTS,
+        "the attention maps are drawn after training to convergence",
+        ATTENTION_UNREAD,
+    )
     g = parser.add_argument_group("run")
-    g.add_argument("--top-k", type=int, default=None, help="k of the diversity metric (default: min(10, P // 4))")
+    g.add_argument(
+        "--top-k",
+        type=int,
+        default=None,
+        help="k of the diversity metric (default: min(10, P // 4))",
+    )
     output.out_options(g)
 
 
@@ -65,8 +102,10 @@ def run_phases(args) -> int:
     """`dynsim figure mim-phases`: FP and PP trajectories at Delta > 0 and Delta < 0 on a log-time axis."""
     base = options.config(args)
     if base.partitions is not None:
-        raise ValueError("--partitions is invalid for figure mim-phases: explicit areas override the kappas, so both "
-                         "runs would be the same; give the kappas with --kappa-pos and --kappa-neg")
+        raise ValueError(
+            "--partitions is invalid for figure mim-phases: explicit areas override the kappas, so both "
+            "runs would be the same; give the kappas with --kappa-pos and --kappa-neg"
+        )
     approx = approx_option(args.approximation)
     cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
     for cfg in cfgs.values():
@@ -75,35 +114,74 @@ def run_phases(args) -> int:
     timings: dict = {}
     runs, summary, switches = {}, {}, {}
     for label, cfg in cfgs.items():
-        output.log(f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.3f}, {cfg.steps} steps ...")
-        t = output.run_logged(label, cfg.steps, lambda cfg=cfg: reduced.mim.simulate(cfg, approximation=approx), timings,
-                        label)
-        runs[label] = (cfg, t.thinned(PER_DECADE))  # the figure draws, and the npz keeps, the log-spaced records
+        output.log(
+            f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.3f}, {cfg.steps} steps ..."
+        )
+        t = output.run_logged(
+            label,
+            cfg.steps,
+            lambda cfg=cfg: reduced.mim.simulate(cfg, approximation=approx),
+            timings,
+            label,
+        )
+        runs[label] = (
+            cfg,
+            t.thinned(PER_DECADE),
+        )  # the figure draws, and the npz keeps, the log-spaced records
         q = query_patches(cfg)
-        local, glob = phases.classify(t, q["local"], 0, cfg=cfg), phases.classify(t, q["global"], 0, cfg=cfg)
+        local, glob = (
+            phases.classify(t, q["local"], 0, cfg=cfg),
+            phases.classify(t, q["global"], 0, cfg=cfg),
+        )
         ratio = phases.initial_rate_ratio(t, q["local"], 0, cfg=cfg)
-        summary[label] = {"delta": cfg.delta, "local_query": local.to_dict(), "global_query": glob.to_dict(),
-                          "initial_rate_ratio": {"measured": ratio.measured, "predicted": ratio.predicted,
-                                                 "interval": [0, int(t.steps[1]) if t.steps.size > 1 else 0]}}
+        summary[label] = {
+            "delta": cfg.delta,
+            "local_query": local.to_dict(),
+            "global_query": glob.to_dict(),
+            "initial_rate_ratio": {
+                "measured": ratio.measured,
+                "predicted": ratio.predicted,
+                "interval": [0, int(t.steps[1]) if t.steps.size > 1 else 0],
+            },
+        }
         switches[label] = local.switch.step if local.switch is not None else None
-    with output.Staged(args.out) as stage:  # one set: mim-phases.json, moved last, records the others' digests
-        plotting.phases_plot(runs, stage.path("mim-phases.png"), switches,
-                             title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
-                                   f"eta={base.eta}, gamma={base.mask_ratio}")
-        save_many(stage.path("mim-phases.npz"), {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()},
-                  compressed=True)
-        stage.commit("mim-phases.json", {"summary": summary, "timings": timings,
-                                         "configs": {k: c.to_dict() for k, c in cfgs.items()},
-                                         "invocation": output.invocation(args)})
+    with output.Staged(
+        args.out
+    ) as stage:  # one set: mim-phases.json, moved last, records the others' digests
+        plotting.phases_plot(
+            runs,
+            stage.path("mim-phases.png"),
+            switches,
+            title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
+            f"eta={base.eta}, gamma={base.mask_ratio}",
+        )
+        save_many(
+            stage.path("mim-phases.npz"),
+            {("pos" if ">" in k else "neg"): t for k, (_, t) in runs.items()},
+            compressed=True,
+        )
+        stage.commit(
+            "mim-phases.json",
+            {
+                "summary": summary,
+                "timings": timings,
+                "configs": {k: c.to_dict() for k, c in cfgs.items()},
+                "invocation": output.invocation(args),
+            },
+        )
     for label, info in summary.items():
         loc, glo, r = info["local_query"], info["global_query"], info["initial_rate_ratio"]
-        print(f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
-              f"|dA_global|/dA_target over steps {r['interval'][0]}-{r['interval'][1]} = {r['measured']:.3g} "
-              f"(leading order (1 - gamma) P^Delta = {r['predicted']:.3g})")
+        print(
+            f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
+            f"|dA_global|/dA_target over steps {r['interval'][0]}-{r['interval'][1]} = {r['measured']:.3g} "
+            f"(leading order (1 - gamma) P^Delta = {r['predicted']:.3g})"
+        )
         if loc["switch"] is not None:
             sw = loc["switch"]
-            print(f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against -(Delta/2) log P = "
-                  f"{sw['predicted']:.3f}")
+            print(
+                f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against -(Delta/2) log P = "
+                f"{sw['predicted']:.3f}"
+            )
         print(f"  global query {glo['p']}: {glo['label']} ({glo['reason']})")
     print(output.wrote(args.out, ["mim-phases.png", "mim-phases.npz", "mim-phases.json"]))
     return output.EXIT_AGREE
@@ -120,23 +198,50 @@ def run_attention(args) -> int:
         raise ValueError(f"--top-k = {k} is invalid: must lie in [1, P] = [1, {cfg.P}]")
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
-    t = output.run_logged("full", cfg.steps, lambda: full.mim.simulate(cfg, mode="exact"), timings, "seconds")
+    t = output.run_logged(
+        "full", cfg.steps, lambda: full.mim.simulate(cfg, mode="exact"), timings, "seconds"
+    )
     attn, table = attention_table(cfg, t, grid, k)
     q = query_patches(cfg)
-    with output.Staged(args.out) as stage:  # one set: mim-attention.json, moved last, records the others' digests
-        plotting.attention_maps(attn[0], cfg, [q["local"], q["global"]], stage.path("mim-attention.png"),
-                                title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} "
-                                      f"steps); diversity top-{k}: trained "
-                                      f"{table['trained (per cluster)']['diversity'][0]:.3g}, "
-                                      f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0")
-        atomic_savez(stage.path("mim-attention.npz"),
-                     {"attention": attn, "queries": np.array([q["local"], q["global"]]),
-                      "final_Q": t.final["Q"], **many_to_arrays({"full": t})}, compressed=True)
-        stage.commit("mim-attention.json", {"top_k": k, "grid": grid, "metrics": table, "timings": timings,
-                                            "meta": t.meta, "invocation": output.invocation(args)})
+    with output.Staged(
+        args.out
+    ) as stage:  # one set: mim-attention.json, moved last, records the others' digests
+        plotting.attention_maps(
+            attn[0],
+            cfg,
+            [q["local"], q["global"]],
+            stage.path("mim-attention.png"),
+            title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} "
+            f"steps); diversity top-{k}: trained "
+            f"{table['trained (per cluster)']['diversity'][0]:.3g}, "
+            f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0",
+        )
+        atomic_savez(
+            stage.path("mim-attention.npz"),
+            {
+                "attention": attn,
+                "queries": np.array([q["local"], q["global"]]),
+                "final_Q": t.final["Q"],
+                **many_to_arrays({"full": t}),
+            },
+            compressed=True,
+        )
+        stage.commit(
+            "mim-attention.json",
+            {
+                "top_k": k,
+                "grid": grid,
+                "metrics": table,
+                "timings": timings,
+                "meta": t.meta,
+                "invocation": output.invocation(args),
+            },
+        )
     print(f"{'attention':<24} {'diversity (top-' + str(k) + ')':>18} {'avg distance':>14}")
     for name, v in table.items():
-        print(f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}")
+        print(
+            f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}"
+        )
     print(output.wrote(args.out, ["mim-attention.png", "mim-attention.npz", "mim-attention.json"]))
     return output.EXIT_AGREE
 
@@ -151,6 +256,10 @@ def attention_table(cfg, t, grid: tuple[int, int], k: int) -> tuple[np.ndarray, 
     collapsed = np.zeros((1, cfg.P, cfg.P))
     collapsed[0, :, :k] = 1.0 / k  # every query on the same k patches
     rows = {"trained (per cluster)": attn, "uniform": uniform, "collapsed": collapsed}
-    return attn, {name: {"diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
-                         "average_distance": metrics.average_attention_distance(a, grid).tolist()}
-                  for name, a in rows.items()}
+    return attn, {
+        name: {
+            "diversity": metrics.attention_diversity(a, grid, k=k).tolist(),
+            "average_distance": metrics.average_attention_distance(a, grid).tolist(),
+        }
+        for name, a in rows.items()
+    }

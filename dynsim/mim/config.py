@@ -27,9 +27,13 @@ class MIMConfig:
 
     P: int = 16  # number of patches
     K: int = 1  # number of clusters, drawn uniformly
-    kappa_c: Optional[float] = 0.75  # global area size about P^kappa_c (Assumption 2.2; see partition.py)
+    kappa_c: Optional[float] = (
+        0.75  # global area size about P^kappa_c (Assumption 2.2; see partition.py)
+    )
     kappa_s: Optional[float] = 0.25  # local area sizes about P^kappa_s
-    mask_ratio: float = 0.75  # gamma: round(mask_ratio P) patches are masked (Definition 2.5; MAE's 75%)
+    mask_ratio: float = (
+        0.75  # gamma: round(mask_ratio P) patches are masked (Definition 2.5; MAE's 75%)
+    )
     z: Any = "const"  # latent law: "const" (z = 1), [(value, prob), ...] (exact), ("uniform", L, U) (sampled)
     eta: float = 1.0  # learning rate
     steps: int = 400  # gradient-descent steps
@@ -45,7 +49,9 @@ class MIMConfig:
     # traced by jit; every other field changes the areas, the query classes or a table.
     NUMBERS: ClassVar[tuple[str, ...]] = ("eta",)
     # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
-    FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType({"eta": 1.0, "steps": 0, "record_every": 1})
+    FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"eta": 1.0, "steps": 0, "record_every": 1}
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "z", _normalize_z(self.z))
@@ -80,7 +86,11 @@ class MIMConfig:
         """(kappa_c, kappa_s) of the realised areas: log|P_{k,1}| / log P and log(mean local size) / log P, cluster means."""
         logP = math.log(self.P)
         c = [math.log(len(a[0])) / logP for a in self.areas]
-        s = [math.log(sum(len(x) for x in a[1:]) / (len(a) - 1)) / logP for a in self.areas if len(a) > 1]
+        s = [
+            math.log(sum(len(x) for x in a[1:]) / (len(a) - 1)) / logP
+            for a in self.areas
+            if len(a) > 1
+        ]
         return sum(c) / len(c), (sum(s) / len(s) if s else float("nan"))
 
     @property
@@ -103,8 +113,10 @@ def _fail(field: str, value: Any, allowed: str) -> None:
     raise ValueError(f"MIMConfig.{field} = {value!r} is invalid: {allowed}")
 
 
-Z_HELP = ('"const" (z = 1), a list of (value, probability) pairs with values > 0 and probabilities > 0 summing '
-          'to 1 (exact), or ("uniform", L, U) with 0 < L <= U (sampled)')
+Z_HELP = (
+    '"const" (z = 1), a list of (value, probability) pairs with values > 0 and probabilities > 0 summing '
+    'to 1 (exact), or ("uniform", L, U) with 0 < L <= U (sampled)'
+)
 
 
 def _normalize_z(z: Any) -> Any:
@@ -123,9 +135,13 @@ def _normalize_z(z: Any) -> Any:
         pairs = tuple((float(v), float(p)) for v, p in z)
     except (TypeError, ValueError):
         _fail("z", z, Z_HELP)
-    if not pairs or any(not (math.isfinite(v) and v > 0 and math.isfinite(p) and p > 0) for v, p in pairs):
+    if not pairs or any(
+        not (math.isfinite(v) and v > 0 and math.isfinite(p) and p > 0) for v, p in pairs
+    ):
         _fail("z", z, Z_HELP)
-    if abs(sum(p for _, p in pairs) - 1.0) > 1e-12:  # a few roundings of numbers <= 1 stay far below 1e-12
+    if (
+        abs(sum(p for _, p in pairs) - 1.0) > 1e-12
+    ):  # a few roundings of numbers <= 1 stay far below 1e-12
         _fail("z", z, Z_HELP + f"; the probabilities sum to {sum(p for _, p in pairs)!r}")
     if len({v for v, _ in pairs}) != len(pairs):
         _fail("z", z, Z_HELP + "; each value once")
@@ -134,9 +150,15 @@ def _normalize_z(z: Any) -> Any:
 
 def _normalize_partitions(parts: Any) -> tuple:
     try:
-        return tuple(tuple(tuple(sorted(int(q) for q in area)) for area in cluster) for cluster in parts)
+        return tuple(
+            tuple(tuple(sorted(int(q) for q in area)) for area in cluster) for cluster in parts
+        )
     except (TypeError, ValueError):
-        _fail("partitions", parts, "must be one list of areas per cluster, each area a list of integer patch indices")
+        _fail(
+            "partitions",
+            parts,
+            "must be one list of areas per cluster, each area a list of integer patch indices",
+        )
 
 
 def _validate(c: MIMConfig) -> None:
@@ -147,15 +169,32 @@ def _validate(c: MIMConfig) -> None:
         if not _is_real(getattr(c, name)):
             _fail(name, getattr(c, name), "must be a finite real number")
     if c.P < 4:
-        _fail("P", c.P, "must be >= 4 (a global area, a local one and at least one masked and one unmasked patch)")
+        _fail(
+            "P",
+            c.P,
+            "must be >= 4 (a global area, a local one and at least one masked and one unmasked patch)",
+        )
     if c.K < 1:
         _fail("K", c.K, "must be >= 1")
     if not 0.0 < c.mask_ratio < 1.0:
         _fail("mask_ratio", c.mask_ratio, "must lie strictly between 0 and 1")
     if not 1 <= c.masked <= c.P - 1:
-        _fail("mask_ratio", c.mask_ratio, f"round(mask_ratio P) = {c.masked} must lie in [1, P - 1] = [1, {c.P - 1}]")
-    lower_bounds(_fail, c, {"eta": (0, True), "steps": (0, False), "record_every": (1, False), "N": (1, False),
-                            "seed": (0, False)})
+        _fail(
+            "mask_ratio",
+            c.mask_ratio,
+            f"round(mask_ratio P) = {c.masked} must lie in [1, P - 1] = [1, {c.P - 1}]",
+        )
+    lower_bounds(
+        _fail,
+        c,
+        {
+            "eta": (0, True),
+            "steps": (0, False),
+            "record_every": (1, False),
+            "N": (1, False),
+            "seed": (0, False),
+        },
+    )
     if c.dtype not in DTYPES:
         _fail("dtype", c.dtype, f"must be one of {', '.join(DTYPES)}")
     if c.partition not in PARTITIONS:
@@ -166,29 +205,49 @@ def _validate(c: MIMConfig) -> None:
             if not _is_real(v) or not 0.0 < v < 1.0:
                 _fail(name, v, "must lie strictly between 0 and 1 (or give explicit `partitions`)")
         if c.kappa_s >= c.kappa_c:
-            _fail("kappa_s", c.kappa_s, f"must be < kappa_c = {c.kappa_c} (local areas are smaller than the global one)")
+            _fail(
+                "kappa_s",
+                c.kappa_s,
+                f"must be < kappa_c = {c.kappa_c} (local areas are smaller than the global one)",
+            )
         if c.partition == "grid" and math.isqrt(c.P) ** 2 != c.P:
-            _fail("partition", c.partition, f"'grid' needs P a perfect square (P = {c.P}); use 'random'")
+            _fail(
+                "partition",
+                c.partition,
+                f"'grid' needs P a perfect square (P = {c.P}); use 'random'",
+            )
     else:
         _check_partitions(c)
     build(c)  # the kappas must give at least one local area
     need = c.P + sum(len(a) for a in build(c))
     if c.d is not None and (not _is_int(c.d) or c.d < need):
-        _fail("d", c.d, f"must be an integer >= P + sum_k N_k = {need} (positions and features orthonormal), "
-                        "or None for that value")
+        _fail(
+            "d",
+            c.d,
+            f"must be an integer >= P + sum_k N_k = {need} (positions and features orthonormal), "
+            "or None for that value",
+        )
 
 
 def _check_partitions(c: MIMConfig) -> None:
     parts = c.partitions
     if len(parts) != c.K:
-        _fail("partitions", parts, f"must hold one partition per cluster: K = {c.K}, got {len(parts)}")
+        _fail(
+            "partitions", parts, f"must hold one partition per cluster: K = {c.K}, got {len(parts)}"
+        )
     for k, cluster in enumerate(parts):
         flat = [q for area in cluster for q in area]
         if sorted(flat) != list(range(c.P)):
-            _fail("partitions", parts, f"cluster {k}: the areas must partition the patches 0..{c.P - 1} "
-                                       "(each exactly once)")
+            _fail(
+                "partitions",
+                parts,
+                f"cluster {k}: the areas must partition the patches 0..{c.P - 1} "
+                "(each exactly once)",
+            )
         if len(cluster) < 2:
-            _fail("partitions", parts, f"cluster {k}: needs a global area and at least one local area")
+            _fail(
+                "partitions", parts, f"cluster {k}: needs a global area and at least one local area"
+            )
         if any(len(area) == 0 for area in cluster):
             _fail("partitions", parts, f"cluster {k}: an area is empty")
 
@@ -197,7 +256,7 @@ FIELD_HELP = {
     "P": "number of patches P (a perfect square for --partition grid)",
     "K": "number of clusters, each drawn with probability 1/K",
     "kappa_c": "global area size about P^kappa_c (random: round(P^kappa_c); grid: the nearest number of whole rows), "
-               "0 < kappa_c < 1",
+    "0 < kappa_c < 1",
     "kappa_s": "local area size about P^kappa_s, 0 < kappa_s < kappa_c",
     "mask_ratio": "masking ratio gamma: round(gamma P) patches masked, 0 < gamma < 1",
     "z": "latent law: const (z = 1); V1:P1,V2:P2,... (finite, exact); uniform:L:U (sampled only)",

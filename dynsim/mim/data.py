@@ -23,8 +23,10 @@ def z_law(cfg) -> tuple[np.ndarray, np.ndarray]:
     if cfg.z == "const":
         return np.array([1.0]), np.array([1.0])
     if cfg.z[0] == "uniform":
-        raise ValueError(f"MIMConfig.z = {cfg.z!r} is continuous: an exact expectation needs a finite law "
-                         "(a list of (value, probability) pairs, or 'const'); use the full level's mode 'sampled'")
+        raise ValueError(
+            f"MIMConfig.z = {cfg.z!r} is continuous: an exact expectation needs a finite law "
+            "(a list of (value, probability) pairs, or 'const'); use the full level's mode 'sampled'"
+        )
     values, probs = zip(*cfg.z)
     return np.array(values), np.array(probs)
 
@@ -32,14 +34,16 @@ def z_law(cfg) -> tuple[np.ndarray, np.ndarray]:
 def z_vectors(cfg, n_areas: int) -> tuple[np.ndarray, np.ndarray]:
     """Every latent vector (z_1..z_n) of n i.i.d. areas, shape (V^n, n), and its probability, shape (V^n,)."""
     values, probs = z_law(cfg)
-    idx = np.array(list(itertools.product(range(values.size), repeat=n_areas)), dtype=np.int64).reshape(-1, n_areas)
+    idx = np.array(
+        list(itertools.product(range(values.size), repeat=n_areas)), dtype=np.int64
+    ).reshape(-1, n_areas)
     return values[idx], np.prod(probs[idx], axis=1)
 
 
 def exact_size(cfg) -> int:
     """Number of (cluster, latent vector, mask) triples an exact expectation enumerates."""
     values, _ = z_law(cfg)
-    return sum(values.size ** n for n in cfg.areas_per_cluster) * math.comb(cfg.P, cfg.masked)
+    return sum(values.size**n for n in cfg.areas_per_cluster) * math.comb(cfg.P, cfg.masked)
 
 
 def all_masks(P: int, m: int) -> np.ndarray:
@@ -82,8 +86,12 @@ def sample(cfg, basis: Basis, key, n: int):
         zs = jax.random.uniform(kz, shape, basis.E.dtype, cfg.z[1], cfg.z[2])
     else:
         values, probs = z_law(cfg)
-        zs = jnp.asarray(values, basis.E.dtype)[jax.random.choice(kz, values.size, shape, p=jnp.asarray(probs))]
+        zs = jnp.asarray(values, basis.E.dtype)[
+            jax.random.choice(kz, values.size, shape, p=jnp.asarray(probs))
+        ]
     X = jax.vmap(lambda k, z: content(basis, area_index, k, z))(ks, zs)
-    ranks = jnp.argsort(jax.random.uniform(km, (n, cfg.P)), axis=1)  # a uniform random permutation per sample
+    ranks = jnp.argsort(
+        jax.random.uniform(km, (n, cfg.P)), axis=1
+    )  # a uniform random permutation per sample
     masked = jnp.argsort(ranks, axis=1) < cfg.masked
     return X, masked, ks

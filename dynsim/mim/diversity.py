@@ -35,8 +35,10 @@ from . import records
 from .config import MIMConfig
 
 MAPS = ("trained", "Thm 4.1 ideal", "collapse", "random logits")
-RULES = ("lowest "
-         "index", "random")  # the tie rules: the metric's deterministic one, and uniform at random
+RULES = (
+    "lowest index",
+    "random",
+)  # the tie rules: the metric's deterministic one, and uniform at random
 
 
 def final_state(t, cfg: MIMConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -54,8 +56,9 @@ def final_state(t, cfg: MIMConfig) -> tuple[np.ndarray, np.ndarray]:
     return np.nan_to_num(A), B
 
 
-def logits(cfg: MIMConfig, A: np.ndarray, B: np.ndarray, unmasked: np.ndarray,
-           k: int = 0) -> np.ndarray:
+def logits(
+    cfg: MIMConfig, A: np.ndarray, B: np.ndarray, unmasked: np.ndarray, k: int = 0
+) -> np.ndarray:
     """(P, P): the score of key q for query p on an image of cluster k, z A_{p, v_{k,a_k(q)}} 1{q
     unmasked} + B_{p,q} (z = 1); A is (P, N), cluster k's."""
     area = records.class_index(cfg).area[k]
@@ -86,16 +89,22 @@ def random_ties(attn: np.ndarray, side: int, k: int, rng: np.random.Generator) -
     return float(pdist(coords[order].reshape(attn.shape[0], 2 * k), "euclidean").mean())
 
 
-def diversities(cfg: MIMConfig, t, images: int, k: int,
-                seed: int = 0) -> dict[tuple[str, str], np.ndarray]:
+def diversities(
+    cfg: MIMConfig, t, images: int, k: int, seed: int = 0
+) -> dict[tuple[str, str], np.ndarray]:
     """Per image: the diversity of every map in MAPS under every rule in RULES (same masks), shape
     (images,)."""
     side = math.isqrt(cfg.P)
     if side * side != cfg.P:
-        raise ValueError(f"MIMConfig.P = {cfg.P} is invalid for the diversity: must be a perfect "
-                         "square (a grid)")
+        raise ValueError(
+            f"MIMConfig.P = {cfg.P} is invalid for the diversity: must be a perfect square (a grid)"
+        )
     A, B = final_state(t, cfg)
-    if not (np.all(np.isfinite(np.asarray(t["loss"]))) and np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+    if not (
+        np.all(np.isfinite(np.asarray(t["loss"])))
+        and np.all(np.isfinite(A))
+        and np.all(np.isfinite(B))
+    ):
         # a diverged run: nothing to measure
         return {(m, r): np.full(images, np.nan) for m in MAPS for r in RULES}
     rng = np.random.default_rng(seed)
@@ -104,9 +113,12 @@ def diversities(cfg: MIMConfig, t, images: int, k: int,
         c = i % cfg.K  # the clusters in turn: image i is drawn from cluster i mod K
         unmasked = np.ones(cfg.P)
         unmasked[rng.choice(cfg.P, cfg.masked, replace=False)] = 0.0
-        maps = {"trained": _softmax(logits(cfg, A[:, c], B, unmasked, c)),
-                "Thm 4.1 ideal": ideal(cfg, unmasked, c), "collapse": collapse(cfg.P, rng),
-                "random logits": _softmax(rng.standard_normal((cfg.P, cfg.P)))}
+        maps = {
+            "trained": _softmax(logits(cfg, A[:, c], B, unmasked, c)),
+            "Thm 4.1 ideal": ideal(cfg, unmasked, c),
+            "collapse": collapse(cfg.P, rng),
+            "random logits": _softmax(rng.standard_normal((cfg.P, cfg.P))),
+        }
         for name, attn in maps.items():
             det = metrics.attention_diversity(attn[None], (side, side), k=k)[0]
             out[name, RULES[0]].append(float(det))

@@ -24,12 +24,14 @@ def basis(cfg) -> Basis:
     """The orthonormal positions and features of `cfg`, in cfg.dtype (seeded by cfg.seed)."""
     areas = cfg.areas
     n = cfg.P + sum(len(a) for a in areas)
-    rotation = jax.random.orthogonal(jax.random.fold_in(jax.random.key(cfg.seed), 7), cfg.d, dtype=jnp.float64)
+    rotation = jax.random.orthogonal(
+        jax.random.fold_in(jax.random.key(cfg.seed), 7), cfg.d, dtype=jnp.float64
+    )
     cols = np.asarray(rotation)[:, :n].T  # (n, d), orthonormal rows
-    E = cols[:cfg.P]
+    E = cols[: cfg.P]
     V = np.zeros((cfg.K, cfg.max_areas, cfg.d))
     i = cfg.P
     for k, cluster in enumerate(areas):
-        V[k, :len(cluster)] = cols[i:i + len(cluster)]
+        V[k, : len(cluster)] = cols[i : i + len(cluster)]
         i += len(cluster)
     return Basis(jnp.asarray(E, cfg.dtype), jnp.asarray(V, cfg.dtype))

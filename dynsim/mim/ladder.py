@@ -32,7 +32,11 @@ JUDGED = "mean_field"  # B free, counts at their means: the judged dynamics
 THEORY = "pp_frozen+mean_field"  # the theory's approximation (B = 0), reported beside
 LADDER = (256, 1024, 4096, 16384)  # the full ladder of perfect squares (grid areas)
 P_REF, GAMMA_REF, ETA_REF = 1024, 0.5, 1.0  # the reference problem of `steps` (the defaults)
-QUICK_LADDER = (256, 1024, 4096)  # CI-sized (the tests and --quick): the smallest three grid sizes that realise the same Delta (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
+QUICK_LADDER = (
+    256,
+    1024,
+    4096,
+)  # CI-sized (the tests and --quick): the smallest three grid sizes that realise the same Delta (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,14 +49,22 @@ class Rung:
     max_query_loss: float
     initial_query_loss: float  # the same at step 0
     labels: tuple  # phases.classify label of every local patch
-    drop_at_switch: float  # -A_global at Lemma 5.3's switch of the representative local patch (NaN: no switch)
+    drop_at_switch: (
+        float  # -A_global at Lemma 5.3's switch of the representative local patch (NaN: no switch)
+    )
     switch_step: float
-    switch_predicted_sizes: float  # Lemma 5.3's condition Attn_1^2 = Attn_n at Q = 0 attentions with p's own area sizes
-    initial_ratio: float  # |dA_global| / dA_target over one step from Q = 0, representative local patch
+    switch_predicted_sizes: (
+        float  # Lemma 5.3's condition Attn_1^2 = Attn_n at Q = 0 attentions with p's own area sizes
+    )
+    initial_ratio: (
+        float  # |dA_global| / dA_target over one step from Q = 0, representative local patch
+    )
     predicted_ratio: float  # (1 - gamma) P^Delta
     max_abs_B: float  # max_t max_{p,q} |B_{p,q}|
     max_abs_A: float  # max_t max_p |A_{p, v_{k,a_k(p)}}|
-    frozen_difference: float  # max_t max_p |A_own(B free) - A_own(B = 0)| / max|A| (NaN when not run beside)
+    frozen_difference: (
+        float  # max_t max_p |A_own(B free) - A_own(B = 0)| / max|A| (NaN when not run beside)
+    )
     seconds: float
     # the exact probability that a masked query's own area has no unmasked patch, max over areas
     # (mean field drops it)
@@ -100,8 +112,9 @@ class Cluster:
     c_min: int  # the smallest area of cluster k
 
 
-def steps_at(P: int, steps: int, kappa_s: float, gamma: float = GAMMA_REF, eta: float = ETA_REF,
-             K: int = 1) -> int:
+def steps_at(
+    P: int, steps: int, kappa_s: float, gamma: float = GAMMA_REF, eta: float = ETA_REF, K: int = 1
+) -> int:
     """T = ceil(steps (P / P_ref)^(1 - kappa_s) (gamma_ref / gamma) (eta_ref / eta) K), >= 1: the
     phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) (docs/derivations/mim-model.md §6, z = 1)
     relative to the reference problem, so `steps` means the same training at every P, gamma, eta and
@@ -110,7 +123,9 @@ def steps_at(P: int, steps: int, kappa_s: float, gamma: float = GAMMA_REF, eta: 
     return max(1, math.ceil(steps * scale))
 
 
-STEPS_REF = 1000  # the reference run length of `steps` (check-theorems mim's default): the record interval
+STEPS_REF = (
+    1000  # the reference run length of `steps` (check-theorems mim's default): the record interval
+)
 EPS_REF = 0.01  # the eps of the reference run length (check-theorems mim's default --eps)
 
 
@@ -161,16 +176,26 @@ def _loss(att: np.ndarray, own: np.ndarray) -> np.ndarray:
     z = 1."""
     rows = np.arange(att.shape[0])
     others = np.where(np.arange(att.shape[1])[None, :] == own[:, None], np.nan, att)
-    return 0.5 * ((1.0 - att[rows, own]) ** 2 + np.nansum(others ** 2, axis=1))
+    return 0.5 * ((1.0 - att[rows, own]) ** 2 + np.nansum(others**2, axis=1))
 
 
-def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDGED,
-             advance: Optional[Callable[[], None]] = None, scaled: bool = True, beside: bool = True) -> Rung:
+def run_rung(
+    base: MIMConfig,
+    P: int,
+    steps: int,
+    log: LOG,
+    dynamics: str = JUDGED,
+    advance: Optional[Callable[[], None]] = None,
+    scaled: bool = True,
+    beside: bool = True,
+) -> Rung:
     """Run and summarise one size (the B-free run, B = 0 beside it unless not `beside`, one step
     from Q = 0). Every cluster's queries are read: each reading is the worst cluster's
     (`Rung.worst` names it)."""
     if base.z != "const":
-        raise ValueError(f"MIMConfig.z = {base.z!r} is invalid for the ladder: the claims' per-query loss needs z = 'const'")
+        raise ValueError(
+            f"MIMConfig.z = {base.z!r} is invalid for the ladder: the claims' per-query loss needs z = 'const'"
+        )
     cfg = rung_config(base, P, steps, scaled)
     t0 = time.perf_counter()
     t = _simulate(cfg, dynamics)
@@ -180,7 +205,9 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     local = [c for c in classes if c.own_area > 0]
     glob = [c for c in classes if c.own_area == 0]  # K = 1: the global patches share one class
     a_free, a_frozen = phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(frozen, cfg=cfg)
-    finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))  # a diverged run: every reading NaN (not evaluated)
+    finite = bool(
+        np.all(np.isfinite(np.asarray(t["loss"])))
+    )  # a diverged run: every reading NaN (not evaluated)
     max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
     ran = (beside or dynamics == THEORY) and max_a > 0
     diff = float(np.nanmax(np.abs(a_free - a_frozen))) / max_a if ran else math.nan
@@ -190,28 +217,47 @@ def run_rung(base: MIMConfig, P: int, steps: int, log: LOG, dynamics: str = JUDG
     rep = reps[by_drop]
     loss, loss_k = query_loss(t, -1, cfg)
     competitor = [c.competitor_ratio for c in glob]
-    out = Rung(cfg=cfg, min_attention=nan_if(float(phases.own_area_attention(t, cfg=cfg).min())),
-               max_query_loss=nan_if(loss), initial_query_loss=query_loss(t, 0, cfg)[0],
-               max_cluster_loss=nan_if(float(np.max(cluster_query_losses(t, -1, cfg)))
-                                       if cfg.K > 1 else loss),
-               labels=tuple(c.label for c in local) if finite else (),
-               drop_at_switch=nan_if(rep.drop_at_switch), switch_step=nan_if(rep.switch_step),
-               switch_predicted_sizes=rep.switch_predicted_sizes,
-               initial_ratio=reps[by_ratio].initial_ratio, predicted_ratio=predicted_ratio(cfg),
-               max_abs_B=nan_if(float(np.max(t["pp_max"]))),
-               max_abs_A=max_a, frozen_difference=nan_if(diff), seconds=time.perf_counter() - t0,
-               diverged=not finite, own_area_empty=own_area_empty(cfg),
-               switches=class_switches(local, cfg) if finite else (),
-               phase1_other_fp=nan_if(rep.phase1_other_fp), phase1_max_B=nan_if(rep.phase1_max_B),
-               global_competitor=float(np.max(competitor)) if glob else math.nan,
-               global_min_attention=nan_if(float(np.min([c.attention_final for c in glob]))
-                                           if glob else math.nan),
-               clusters=tuple(dataclasses.replace(r, **{f: nan_if(getattr(r, f)) for f in TRAINED})
-                              for r in reps),
-               worst=(("max_query_loss", loss_k), ("initial_ratio", by_ratio),
-                      ("drop_at_switch", by_drop), ("global", _worst_global(glob))))
-    log(f"  P = {P}, K = {cfg.K}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention "
-        f"{out.min_attention:.4f}, max|B|/max|A| {out.pp_ratio:.4g}, {out.seconds:.1f} s")
+    out = Rung(
+        cfg=cfg,
+        min_attention=nan_if(float(phases.own_area_attention(t, cfg=cfg).min())),
+        max_query_loss=nan_if(loss),
+        initial_query_loss=query_loss(t, 0, cfg)[0],
+        max_cluster_loss=nan_if(
+            float(np.max(cluster_query_losses(t, -1, cfg))) if cfg.K > 1 else loss
+        ),
+        labels=tuple(c.label for c in local) if finite else (),
+        drop_at_switch=nan_if(rep.drop_at_switch),
+        switch_step=nan_if(rep.switch_step),
+        switch_predicted_sizes=rep.switch_predicted_sizes,
+        initial_ratio=reps[by_ratio].initial_ratio,
+        predicted_ratio=predicted_ratio(cfg),
+        max_abs_B=nan_if(float(np.max(t["pp_max"]))),
+        max_abs_A=max_a,
+        frozen_difference=nan_if(diff),
+        seconds=time.perf_counter() - t0,
+        diverged=not finite,
+        own_area_empty=own_area_empty(cfg),
+        switches=class_switches(local, cfg) if finite else (),
+        phase1_other_fp=nan_if(rep.phase1_other_fp),
+        phase1_max_B=nan_if(rep.phase1_max_B),
+        global_competitor=float(np.max(competitor)) if glob else math.nan,
+        global_min_attention=nan_if(
+            float(np.min([c.attention_final for c in glob])) if glob else math.nan
+        ),
+        clusters=tuple(
+            dataclasses.replace(r, **{f: nan_if(getattr(r, f)) for f in TRAINED}) for r in reps
+        ),
+        worst=(
+            ("max_query_loss", loss_k),
+            ("initial_ratio", by_ratio),
+            ("drop_at_switch", by_drop),
+            ("global", _worst_global(glob)),
+        ),
+    )
+    log(
+        f"  P = {P}, K = {cfg.K}, T = {cfg.steps}, Delta = {cfg.delta:.3f}: min attention "
+        f"{out.min_attention:.4f}, max|B|/max|A| {out.pp_ratio:.4g}, {out.seconds:.1f} s"
+    )
     if advance is not None:
         advance()
     return out
@@ -222,7 +268,7 @@ TRAINED = ("drop_at_switch", "switch_step", "phase1_other_fp", "phase1_max_B")  
 
 def predicted_ratio(cfg: MIMConfig) -> float:
     """(1 - gamma) P^Delta, the initial rate ratio's leading order (`phases.initial_rate_ratio`)."""
-    return (1 - phases.gamma_of(cfg)) * cfg.P ** cfg.delta
+    return (1 - phases.gamma_of(cfg)) * cfg.P**cfg.delta
 
 
 def representative(t, first, cfg: MIMConfig, k: int) -> Cluster:
@@ -230,12 +276,16 @@ def representative(t, first, cfg: MIMConfig, k: int) -> Cluster:
     p = local_query(cfg, k)
     sw = phases.classify(t, p, k, cfg=cfg, initial=first).switch
     ph1 = phase1(t, cfg, sw, k)
-    return Cluster(k=k, initial_ratio=phases.initial_rate_ratio(first, p, k, cfg=cfg).measured,
-                   drop_at_switch=-sw.A_global_interpolated if sw else math.nan,
-                   switch_step=sw.step_interpolated if sw else math.nan,
-                   switch_predicted_sizes=sw.predicted_sizes if sw else math.nan,
-                   phase1_other_fp=ph1["phase1_other_fp"], phase1_max_B=ph1["phase1_max_B"],
-                   c_min=min(len(a) for a in cfg.areas[k]))
+    return Cluster(
+        k=k,
+        initial_ratio=phases.initial_rate_ratio(first, p, k, cfg=cfg).measured,
+        drop_at_switch=-sw.A_global_interpolated if sw else math.nan,
+        switch_step=sw.step_interpolated if sw else math.nan,
+        switch_predicted_sizes=sw.predicted_sizes if sw else math.nan,
+        phase1_other_fp=ph1["phase1_other_fp"],
+        phase1_max_B=ph1["phase1_max_B"],
+        c_min=min(len(a) for a in cfg.areas[k]),
+    )
 
 
 def first_nan_or(values: np.ndarray, pick) -> int:
@@ -283,9 +333,13 @@ def class_switches(local: list, cfg: MIMConfig) -> tuple:
         key = (c.k, c.own_area if cell is None else int(cell[c.p]))
         if key not in seen:
             sw = c.switch
-            seen[key] = (c.k, c.own_area, len(cfg.areas[c.k][c.own_area]),
-                         sw.A_global_interpolated if sw else math.nan,
-                         sw.predicted_sizes if sw else math.nan)
+            seen[key] = (
+                c.k,
+                c.own_area,
+                len(cfg.areas[c.k][c.own_area]),
+                sw.A_global_interpolated if sw else math.nan,
+                sw.predicted_sizes if sw else math.nan,
+            )
     return tuple(seen.values())
 
 
@@ -318,8 +372,9 @@ def projected_pp_max(t, until: float) -> float:
         return math.nan
     steps, values = step_series(t.steps, t["pp_cluster_max_steps"])
     steps = np.concatenate([[0], steps])  # step 0: Q = 0
-    values = np.concatenate([np.asarray(t["pp_max"])[:1, None] * np.ones((1, values.shape[1])),
-                             values])
+    values = np.concatenate(
+        [np.asarray(t["pp_max"])[:1, None] * np.ones((1, values.shape[1])), values]
+    )
     at = [np.interp(until, steps, values[:, k]) for k in range(values.shape[1])]
     return float(np.max(np.concatenate([np.ravel(values[steps <= until]), at])))
 
@@ -343,5 +398,6 @@ def _simulate(cfg: MIMConfig, approximation: str) -> Trajectory:
     """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max), max |B_k| recorded at
     every step."""
     t = reduced.mim.simulate(cfg, approximation, every_step=True)
-    return Trajectory(t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta,
-                      t.final)
+    return Trajectory(
+        t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta, t.final
+    )

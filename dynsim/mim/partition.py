@@ -28,10 +28,14 @@ def _build(P, K, kappa_c, kappa_s, partition, partitions, seed) -> tuple:
     global_size = int(round(P**kappa_c))
     local_size = max(1, int(round(P**kappa_s)))
     if global_size >= P:
-        raise ValueError(f"MIMConfig.kappa_c = {kappa_c!r} is invalid: the global area round(P^kappa_c) = {global_size} "
-                         f"leaves no patch for a local area (P = {P})")
+        raise ValueError(
+            f"MIMConfig.kappa_c = {kappa_c!r} is invalid: the global area round(P^kappa_c) = {global_size} "
+            f"leaves no patch for a local area (P = {P})"
+        )
     if partition == "random":
-        return tuple(_random(P, global_size, local_size, np.random.default_rng([seed, k])) for k in range(K))
+        return tuple(
+            _random(P, global_size, local_size, np.random.default_rng([seed, k])) for k in range(K)
+        )
     return tuple(_grid(P, global_size, local_size, k, K) for k in range(K))
 
 
@@ -67,8 +71,8 @@ def _grid(P: int, global_size: int, local_size: int, k: int, K: int) -> tuple:
     start = (k // 2) * (side - band) // max(1, (K - 1) // 2) if K > 2 else 0
     start = min(start, side - band)
     rows = np.arange(side)
-    glob = (rows[start:start + band, None] * side + np.arange(side)[None, :]).ravel()
-    locals_ = _tile(rows[:start], side, local_size) + _tile(rows[start + band:], side, local_size)
+    glob = (rows[start : start + band, None] * side + np.arange(side)[None, :]).ravel()
+    locals_ = _tile(rows[:start], side, local_size) + _tile(rows[start + band :], side, local_size)
     areas = [glob, *locals_]
     if k % 2 == 1:  # odd clusters: the transposed layout (columns instead of rows)
         r, c = np.divmod(np.arange(P), side)

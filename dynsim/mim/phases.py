@@ -31,7 +31,9 @@ from . import records
 from .config import MIMConfig
 from .partition import area_of
 
-TAKEOFF_LEVEL = 0.5  # own-area attention that marks the takeoff (the own area holds half of p's attention)
+TAKEOFF_LEVEL = (
+    0.5  # own-area attention that marks the takeoff (the own area holds half of p's attention)
+)
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -44,7 +46,9 @@ def config_of(t, cfg: Optional[MIMConfig] = None) -> MIMConfig:
     try:
         return MIMConfig(**t.meta["config"])
     except KeyError:
-        raise ValueError("the trajectory has no meta['config']: pass cfg= (the MIMConfig that produced it)") from None
+        raise ValueError(
+            "the trajectory has no meta['config']: pass cfg= (the MIMConfig that produced it)"
+        ) from None
 
 
 def own_area(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> int:
@@ -68,7 +72,9 @@ def z_scale(cfg: MIMConfig) -> tuple[float, str]:
         return 1.0, "z = 1 (const)"
     if cfg.z[0] == "uniform":
         L, U = cfg.z[1], cfg.z[2]
-        return 0.5 * (L + U), f"z = E[z] = {0.5 * (L + U):.4g} of Uniform[{L:g}, {U:g}] (the lemma is for one z)"
+        return 0.5 * (
+            L + U
+        ), f"z = E[z] = {0.5 * (L + U):.4g} of Uniform[{L:g}, {U:g}] (the lemma is for one z)"
     mean = float(sum(v * q for v, q in cfg.z))
     return mean, f"z = E[z] = {mean:.4g} of the finite law (the lemma is for one z)"
 
@@ -91,7 +97,11 @@ def _series(t, p: int, k: int, cfg: Optional[MIMConfig]):
     n = own_area(t, p, k, cfg=c)
     fp = records.patch_series(t, "fp_corr", p, k, c)
     steps = np.asarray(t.steps, dtype=float)
-    att = records.patch_series(t, "area_attention", p, k, c)[:, n] if records.recorded(t, "area_attention") else None
+    att = (
+        records.patch_series(t, "area_attention", p, k, c)[:, n]
+        if records.recorded(t, "area_attention")
+        else None
+    )
     return c, n, steps, fp[:, 0], fp[:, n], att
 
 
@@ -114,8 +124,11 @@ class Rates:
         if self.own_area == 0:
             return np.full(self.d_global.shape, np.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.d_target > 0, np.abs(self.d_global) / np.where(self.d_target > 0, self.d_target, 1.0),
-                            np.inf)
+            return np.where(
+                self.d_target > 0,
+                np.abs(self.d_global) / np.where(self.d_target > 0, self.d_target, 1.0),
+                np.inf,
+            )
 
     @property
     def stage1(self) -> np.ndarray:
@@ -138,7 +151,9 @@ def rates(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Rates:
     if steps.size < 2:
         raise ValueError("the trajectory has fewer than two recorded steps: no rate can be formed")
     dt = np.diff(steps)
-    return Rates(steps[:-1].astype(np.int64), steps[1:].astype(np.int64), np.diff(g) / dt, np.diff(a) / dt, n)
+    return Rates(
+        steps[:-1].astype(np.int64), steps[1:].astype(np.int64), np.diff(g) / dt, np.diff(a) / dt, n
+    )
 
 
 # ----------------------------------------------------------------------------------------- initial rate ratio
@@ -150,8 +165,12 @@ class RateRatio:
 
     measured: float  # NaN for a global patch (undefined)
     predicted: float  # (1 - gamma) P^Delta with the realised Delta of the config (cluster means)
-    predicted_sizes: float  # (1 - gamma) C_{k,1}^2 / (P C_{k,n}): the same formula with p's own area sizes
-    predicted_corrected: float  # predicted_sizes (1 - Attn_1(0)): the next-order factor of the global rate
+    predicted_sizes: (
+        float  # (1 - gamma) C_{k,1}^2 / (P C_{k,n}): the same formula with p's own area sizes
+    )
+    predicted_corrected: (
+        float  # predicted_sizes (1 - Attn_1(0)): the next-order factor of the global rate
+    )
     delta: float  # Delta = 2 kappa_c - kappa_s - 1 of the realised areas
     interval: tuple[int, int]  # the first recorded interval (start, stop)
     d_global: float
@@ -172,18 +191,41 @@ def initial_rate_ratio(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None
     n = r.own_area
     gamma = gamma_of(c)
     sizes = [len(a) for a in c.areas[k]]
-    predicted = (1 - gamma) * c.P ** c.delta
-    at0 = (1 - gamma) * sizes[0] / c.P  # Attn_1 at Q = 0: every score 0, (1 - gamma) C_1 of the P keys unmasked
+    predicted = (1 - gamma) * c.P**c.delta
+    at0 = (
+        (1 - gamma) * sizes[0] / c.P
+    )  # Attn_1 at Q = 0: every score 0, (1 - gamma) C_1 of the P keys unmasked
     if n == 0:
-        return RateRatio(math.nan, predicted, math.nan, math.nan, c.delta, (int(r.start[0]), int(r.stop[0])),
-                         float(r.d_global[0]), float(r.d_target[0]), 0,
-                         "global patch: the target is the global area itself, the ratio is undefined (not used)")
+        return RateRatio(
+            math.nan,
+            predicted,
+            math.nan,
+            math.nan,
+            c.delta,
+            (int(r.start[0]), int(r.stop[0])),
+            float(r.d_global[0]),
+            float(r.d_target[0]),
+            0,
+            "global patch: the target is the global area itself, the ratio is undefined (not used)",
+        )
     pred_sizes = (1 - gamma) * sizes[0] ** 2 / (c.P * sizes[n])
-    note = (f"first interval ({int(r.start[0])}, {int(r.stop[0])}]; prediction leading order: Attn_j(0) = "
-            f"(1 - gamma) C_j / P, the global rate ~ Attn_1^2 and the target rate ~ Attn_n; the global rate carries a "
-            f"factor (1 - Attn_1(0)) = {1 - at0:.3f} the leading order drops")
-    return RateRatio(float(r.ratio[0]), predicted, pred_sizes, pred_sizes * (1 - at0), c.delta,
-                     (int(r.start[0]), int(r.stop[0])), float(r.d_global[0]), float(r.d_target[0]), n, note)
+    note = (
+        f"first interval ({int(r.start[0])}, {int(r.stop[0])}]; prediction leading order: Attn_j(0) = "
+        f"(1 - gamma) C_j / P, the global rate ~ Attn_1^2 and the target rate ~ Attn_n; the global rate carries a "
+        f"factor (1 - Attn_1(0)) = {1 - at0:.3f} the leading order drops"
+    )
+    return RateRatio(
+        float(r.ratio[0]),
+        predicted,
+        pred_sizes,
+        pred_sizes * (1 - at0),
+        c.delta,
+        (int(r.start[0]), int(r.stop[0])),
+        float(r.d_global[0]),
+        float(r.d_target[0]),
+        n,
+        note,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------- switch
@@ -195,10 +237,14 @@ class Switch:
 
     step: int  # the recorded step that starts the first interval with dA_target > |dA_global| after a stage-1 one
     A_global: float  # A_{p,v_{k,1}} at `step`
-    step_interpolated: float  # where log(|dA_global| / dA_target) crosses 0, linear between interval midpoints
+    step_interpolated: (
+        float  # where log(|dA_global| / dA_target) crosses 0, linear between interval midpoints
+    )
     A_global_interpolated: float  # A_global there (linear interpolation of the recorded values)
     predicted: float  # -(Delta / 2) log P / z (Lemma 5.3, leading order in log P)
-    predicted_sizes: float  # -log((1 - gamma) C_1^2 / (P C_n)) / (2 z): the same condition Attn_1^2 = Attn_n at
+    predicted_sizes: (
+        float  # -log((1 - gamma) C_1^2 / (P C_n)) / (2 z): the same condition Attn_1^2 = Attn_n at
+    )
     #                         Q = 0 attentions, keeping the O(1) term -log(1 - gamma) / (2 z) the leading order drops
     stage1_from: int  # start of the first stage-1 interval
     z: float
@@ -214,7 +260,7 @@ def switch(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Optiona
     s1 = np.flatnonzero(r.stage1)
     if s1.size == 0:
         return None
-    after = np.flatnonzero(r.target_leads[s1[0] + 1:])
+    after = np.flatnonzero(r.target_leads[s1[0] + 1 :])
     if after.size == 0:
         return None
     i = int(s1[0] + 1 + after[0])
@@ -225,23 +271,30 @@ def switch(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Optiona
     # interpolate log ratio between the midpoints of the last interval before i and interval i
     mid = 0.5 * (r.start + r.stop).astype(float)
     with np.errstate(divide="ignore"):
-        lr = np.log(r.ratio[i - 1:i + 1])
+        lr = np.log(r.ratio[i - 1 : i + 1])
     if np.all(np.isfinite(lr)) and lr[0] > 0 >= lr[1]:
         x = float(mid[i - 1] + (mid[i] - mid[i - 1]) * lr[0] / (lr[0] - lr[1]))
     else:
         x = float(r.start[i])
     return Switch(
-        step=int(r.start[i]), A_global=float(g[np.searchsorted(steps, r.start[i])]),
-        step_interpolated=x, A_global_interpolated=float(np.interp(x, steps, g)),
+        step=int(r.start[i]),
+        A_global=float(g[np.searchsorted(steps, r.start[i])]),
+        step_interpolated=x,
+        A_global_interpolated=float(np.interp(x, steps, g)),
         predicted=-(c.delta / 2) * math.log(c.P) / z,
         predicted_sizes=-math.log((1 - gamma) * sizes[0] ** 2 / (c.P * sizes[n])) / (2 * z),
-        stage1_from=int(r.start[s1[0]]), z=z, z_note=z_note)
+        stage1_from=int(r.start[s1[0]]),
+        z=z,
+        z_note=z_note,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- takeoff
 
 
-def takeoff(t, p: int, k: int = 0, *, level: float = TAKEOFF_LEVEL, cfg: Optional[MIMConfig] = None) -> Optional[int]:
+def takeoff(
+    t, p: int, k: int = 0, *, level: float = TAKEOFF_LEVEL, cfg: Optional[MIMConfig] = None
+) -> Optional[int]:
     """First recorded step where Attn_{p -> U_{k,n}} >= level (docs/derivations/mim-model.md §5 "exit of the rapid-growth stage"); None if never."""
     *_, att = _series(t, p, k, cfg)
     if att is None:
@@ -300,19 +353,30 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=
         competitor = _competitor_ratio(t if initial is None else initial, p, k, c)
         if competitor <= 1:
             label = "one-phase"
-            reason = (f"global patch: its target is the global area; the fastest-falling other area falls "
-                      f"{competitor:.3g} times as fast as the target grows on the first interval (<= 1)")
+            reason = (
+                f"global patch: its target is the global area; the fastest-falling other area falls "
+                f"{competitor:.3g} times as fast as the target grows on the first interval (<= 1)"
+            )
         else:
             label = "undetermined"
-            reason = (f"global patch, but a local area's FP correlation falls {competitor:.3g} times as fast as the "
-                      "target grows on the first interval: not the straight-to-Phase-II dynamics of Appendix E")
+            reason = (
+                f"global patch, but a local area's FP correlation falls {competitor:.3g} times as fast as the "
+                "target grows on the first interval: not the straight-to-Phase-II dynamics of Appendix E"
+            )
     elif first and sw is not None:
         label = "two-phase"
-        reason = (f"|dA_global| / dA_target = {ratio0:.3g} > 1 on the first interval, switch at step {sw.step} "
-                  f"(A_global = {sw.A_global:.3g})")
+        reason = (
+            f"|dA_global| / dA_target = {ratio0:.3g} > 1 on the first interval, switch at step {sw.step} "
+            f"(A_global = {sw.A_global:.3g})"
+        )
     elif first and initial is not None and bool(rates(t, p, k, cfg=c).target_leads[0]):
-        label, reason = "undetermined", (f"stage 1 at the first GD step (ratio {ratio0:.3g} > 1), but the switch "
-                                         f"falls inside the first recorded interval (0, {int(steps[1])}]")
+        label, reason = (
+            "undetermined",
+            (
+                f"stage 1 at the first GD step (ratio {ratio0:.3g} > 1), but the switch "
+                f"falls inside the first recorded interval (0, {int(steps[1])}]"
+            ),
+        )
     elif first:
         label = "undetermined"
         reason = f"stage 1 from the start (ratio {ratio0:.3g} > 1) but no switch by step {int(steps[-1])}: run longer"
@@ -320,16 +384,27 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=
         label = "one-phase"
         reason = f"|dA_global| / dA_target = {ratio0:.3g} <= 1 on the first interval: the target leads from the start"
     return Phases(
-        label=label, reason=reason, p=int(p), k=int(k), own_area=n, initial_ratio=ratio0, competitor_ratio=competitor,
-        first_interval_stage1=first, switch=sw, takeoff=to,
+        label=label,
+        reason=reason,
+        p=int(p),
+        k=int(k),
+        own_area=n,
+        initial_ratio=ratio0,
+        competitor_ratio=competitor,
+        first_interval_stage1=first,
+        switch=sw,
+        takeoff=to,
         A_global_at_takeoff=float(g[np.searchsorted(steps, to)]) if to is not None else math.nan,
-        A_global_min=float(np.min(g)), A_global_final=float(g[-1]), A_target_final=float(a[-1]),
-        attention_final=float(att[-1]) if att is not None else math.nan)
+        A_global_min=float(np.min(g)),
+        A_global_final=float(g[-1]),
+        A_target_final=float(a[-1]),
+        attention_final=float(att[-1]) if att is not None else math.nan,
+    )
 
 
 def _competitor_ratio(t, p: int, k: int, cfg: MIMConfig) -> float:
     """For a global query: the fastest fall of another area's FP correlation over the target's growth, first interval."""
-    fp = records.patch_series(t, "fp_corr", p, k, cfg)[:2, :cfg.areas_per_cluster[k]]
+    fp = records.patch_series(t, "fp_corr", p, k, cfg)[:2, : cfg.areas_per_cluster[k]]
     d = (fp[1] - fp[0]) / float(t.steps[1] - t.steps[0])
     fall = float(np.max(-d[1:]))
     return fall / d[0] if d[0] > 0 else math.inf
@@ -346,7 +421,10 @@ def classify_all(t, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None
     if "fp_corr" in t.observables:
         return [classify(t, p, k, cfg=c, initial=initial) for p in range(c.P)]
     a = area_index(c)[k]
-    first = {int(n): classify(t, int(np.flatnonzero(a == n)[0]), k, cfg=c, initial=initial) for n in np.unique(a)}
+    first = {
+        int(n): classify(t, int(np.flatnonzero(a == n)[0]), k, cfg=c, initial=initial)
+        for n in np.unique(a)
+    }
     return [dataclasses.replace(first[int(a[p])], p=p) for p in range(c.P)]
 
 

@@ -24,7 +24,10 @@ from dynsim.trajectory import Trajectory
 
 from .partition import area_of
 
-CLASS_KEYS = {"fp_corr": "fp_class", "area_attention": "area_attention_class"}  # per-patch name -> per-class name
+CLASS_KEYS = {
+    "fp_corr": "fp_class",
+    "area_attention": "area_attention_class",
+}  # per-patch name -> per-class name
 # per-patch name -> per-cell name (K > 1, B free, mean field: one state per joint cell)
 CELL_KEYS = {"fp_corr": "fp_cell", "area_attention": "area_attention_cell"}
 
@@ -33,8 +36,12 @@ class ClassIndex(NamedTuple):
     """The query classes of a config and where each area's values sit in them."""
 
     sizes: list  # per class: the area sizes in class order (own first)
-    of_area: np.ndarray  # (K, N): class of the queries of area (k, n); -1 where the area does not exist
-    rank: np.ndarray  # (K, N): rank of area (k, n) among cluster k's areas by (size, index); -1 where absent
+    of_area: (
+        np.ndarray
+    )  # (K, N): class of the queries of area (k, n); -1 where the area does not exist
+    rank: (
+        np.ndarray
+    )  # (K, N): rank of area (k, n) among cluster k's areas by (size, index); -1 where absent
     area: np.ndarray  # (K, P): a_k(p), the area of patch p in cluster k
 
 
@@ -90,8 +97,9 @@ def cell_index(cfg) -> CellIndex:
 @lru_cache(maxsize=32)
 def _cell_index(areas: tuple, P: int) -> CellIndex:
     area = area_of(areas, P)
-    labels, first, cell, size = np.unique(area.T, axis=0, return_index=True, return_inverse=True,
-                                          return_counts=True)
+    labels, first, cell, size = np.unique(
+        area.T, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
     out = CellIndex(labels, cell.reshape(-1), size, first)
     for x in out:
         x.setflags(write=False)
@@ -111,7 +119,9 @@ def class_of_patch(index: ClassIndex) -> np.ndarray:
     return np.stack([index.of_area[k, index.area[k]] for k in range(index.area.shape[0])], axis=1)
 
 
-def expand(index: ClassIndex, values: np.ndarray, patches: Optional[Sequence[int]] = None) -> np.ndarray:
+def expand(
+    index: ClassIndex, values: np.ndarray, patches: Optional[Sequence[int]] = None
+) -> np.ndarray:
     """Per-class values (steps, classes, N) as per-patch values (steps, len(patches), K, N) in area order, NaN where
     j >= N_k (all patches by default): entry (p, k, j) is the class of p's area in cluster k at j's position."""
     K, P = index.area.shape
@@ -128,8 +138,12 @@ def expand(index: ClassIndex, values: np.ndarray, patches: Optional[Sequence[int
     return out
 
 
-def pp_rows(index: ClassIndex, pp_class: np.ndarray, pp_self: np.ndarray,
-            patches: Optional[Sequence[int]] = None) -> np.ndarray:
+def pp_rows(
+    index: ClassIndex,
+    pp_class: np.ndarray,
+    pp_self: np.ndarray,
+    patches: Optional[Sequence[int]] = None,
+) -> np.ndarray:
     """B_{p,q} (steps, len(patches), P) from the class states (cluster 0; K = 1, or B = 0 under pp_frozen): B_self
     at q = p, else B of the area of q in the class of p. Memory: the output and one (steps, P) row per area."""
     P = index.area.shape[1]
@@ -147,8 +161,11 @@ def pp_rows(index: ClassIndex, pp_class: np.ndarray, pp_self: np.ndarray,
 
 def per_class_only(t) -> list[str]:
     """The per-patch observables a trajectory holds only in their per-class form (above the expansion budget)."""
-    return [n for n in (*CLASS_KEYS, "pp_corr") if n not in t.observables
-            and (CLASS_KEYS.get(n, "pp_class") in t.observables)]
+    return [
+        n
+        for n in (*CLASS_KEYS, "pp_corr")
+        if n not in t.observables and (CLASS_KEYS.get(n, "pp_class") in t.observables)
+    ]
 
 
 def with_per_patch(t, cfg) -> Trajectory:
@@ -160,16 +177,22 @@ def with_per_patch(t, cfg) -> Trajectory:
     index = class_index(cfg)
     obs = dict(t.observables)
     for name in missing:
-        obs[name] = (pp_rows(index, obs["pp_class"], obs["pp_self"]) if name == "pp_corr"
-                     else expand(index, obs[CLASS_KEYS[name]]))
+        obs[name] = (
+            pp_rows(index, obs["pp_class"], obs["pp_self"])
+            if name == "pp_corr"
+            else expand(index, obs[CLASS_KEYS[name]])
+        )
     records = f"{t.meta.get('records', '')}; expanded on demand: {', '.join(missing)}"
     return Trajectory(t.steps, obs, {**t.meta, "records": records}, t.final)
 
 
 def recorded(t, name: str) -> bool:
     """Whether the trajectory holds `name` per patch or in its per-class form."""
-    return (name in t.observables or CLASS_KEYS.get(name, "") in t.observables
-            or CELL_KEYS.get(name, "") in t.observables)
+    return (
+        name in t.observables
+        or CLASS_KEYS.get(name, "") in t.observables
+        or CELL_KEYS.get(name, "") in t.observables
+    )
 
 
 def patch_series(t, name: str, p: int, k: int, cfg) -> np.ndarray:
@@ -178,12 +201,16 @@ def patch_series(t, name: str, p: int, k: int, cfg) -> np.ndarray:
     if name in t.observables:
         x = np.asarray(t[name])
         if x.ndim != 4 or x.shape[1] != cfg.P or x.shape[2] != cfg.K:
-            raise ValueError(f"{name} has shape {x.shape}, expected (steps, P = {cfg.P}, K = {cfg.K}, max N_k)")
+            raise ValueError(
+                f"{name} has shape {x.shape}, expected (steps, P = {cfg.P}, K = {cfg.K}, max N_k)"
+            )
         return x[:, p, k, :]
     if CELL_KEYS.get(name, "") in t.observables:
         return np.asarray(t[CELL_KEYS[name]])[:, cell_index(cfg).cell[p], k, :]
     if CLASS_KEYS.get(name, "") not in t.observables:
-        raise ValueError(f"the trajectory has no {name} observable (per patch or per class as {CLASS_KEYS.get(name)})")
+        raise ValueError(
+            f"the trajectory has no {name} observable (per patch or per class as {CLASS_KEYS.get(name)})"
+        )
     return expand(class_index(cfg), np.asarray(t[CLASS_KEYS[name]]), [p])[:, 0, k, :]
 
 

@@ -29,7 +29,9 @@ def _kappas_ok(v: dict) -> bool:
     if v.get("partitions"):
         return True
     try:
-        return all(0.0 < float(v[k] if v[k] is not None else 0.5) < 1.0 for k in ("kappa_c", "kappa_s"))
+        return all(
+            0.0 < float(v[k] if v[k] is not None else 0.5) < 1.0 for k in ("kappa_c", "kappa_s")
+        )
     except (TypeError, ValueError):
         return False
 
@@ -59,10 +61,14 @@ def reduced_need(v: dict, approximation) -> Need:
     if "mean_field" not in str(approximation or ""):
         rows += min(classes.MAX_CONFIGURATIONS, 1000 * rows)
     per_patch = sum(per_patch_entries(records(v["steps"], v["record_every"]), P, K, N))
-    return Need(f"reduced class tables: K {K} x ({N:,} areas)^2", {"--P": P, "--K": K},
-                bytes=64.0 * rows + 8.0 * per_patch, flops=50.0 * rows * max(int(v["steps"]), 0),
-                instead="a smaller --P or a larger --kappa-s (fewer areas), or --approximation mean_field",
-                work_options={"--steps": v["steps"]})
+    return Need(
+        f"reduced class tables: K {K} x ({N:,} areas)^2",
+        {"--P": P, "--K": K},
+        bytes=64.0 * rows + 8.0 * per_patch,
+        flops=50.0 * rows * max(int(v["steps"]), 0),
+        instead="a smaller --P or a larger --kappa-s (fewer areas), or --approximation mean_field",
+        work_options={"--steps": v["steps"]},
+    )
 
 
 def full_need(v: dict, mode: str, replicates) -> Need:
@@ -71,17 +77,24 @@ def full_need(v: dict, mode: str, replicates) -> Need:
     P, K, N, d = _sizes(v)
     steps = max(int(v["steps"]), 0)
     if mode == "exact":
-        return Need(f"full exact: Q d x d = {d:,}^2, K {K} x P {P:,} queries", {"--P": P, "--d": d},
-                    bytes=48.0 * d * d + 32.0 * K * P * d, flops=20.0 * K * P * d * d * steps,
-                    instead="a smaller --P (or the reduced level's Monte Carlo / mean_field approximation)",
-                    work_options={"--steps": steps})
+        return Need(
+            f"full exact: Q d x d = {d:,}^2, K {K} x P {P:,} queries",
+            {"--P": P, "--d": d},
+            bytes=48.0 * d * d + 32.0 * K * P * d,
+            flops=20.0 * K * P * d * d * steps,
+            instead="a smaller --P (or the reduced level's Monte Carlo / mean_field approximation)",
+            work_options={"--steps": steps},
+        )
     R = DEFAULT_REPLICATES if replicates is None else max(int(replicates), 1)
     n = max(int(v["N"]), 1)
-    return Need(f"full sampled: replicates {R} x (Q d x d = {d:,}^2 + {CHUNK} images x P {P:,} x d)",
-                {"--replicates": R, "--N": n, "--P": P}, bytes=R * (48.0 * d * d + 16.0 * CHUNK * P * d),
-                flops=3.0 * R * n * P * P * d * steps,
-                instead="fewer --replicates, a smaller --N or --P, or the reduced level's approximations",
-                work_options={"--steps": steps})
+    return Need(
+        f"full sampled: replicates {R} x (Q d x d = {d:,}^2 + {CHUNK} images x P {P:,} x d)",
+        {"--replicates": R, "--N": n, "--P": P},
+        bytes=R * (48.0 * d * d + 16.0 * CHUNK * P * d),
+        flops=3.0 * R * n * P * P * d * steps,
+        instead="fewer --replicates, a smaller --N or --P, or the reduced level's approximations",
+        work_options={"--steps": steps},
+    )
 
 
 def needs(v: dict, level: str, opts: dict) -> list:
@@ -90,24 +103,39 @@ def needs(v: dict, level: str, opts: dict) -> list:
     if not _kappas_ok(v):
         return []
     P, K, N, _ = _sizes(v)
-    R = 1 if level == "reduced" or opts.get("mode", "exact") == "exact" else (opts.get("replicates")
-                                                                              or DEFAULT_REPLICATES)
+    R = (
+        1
+        if level == "reduced" or opts.get("mode", "exact") == "exact"
+        else (opts.get("replicates") or DEFAULT_REPLICATES)
+    )
     if level == "reduced":
         main = reduced_need(v, opts.get("approximation"))
         per_record = 4 * K * N * N  # class records (the per-patch views are in the main term)
     else:
         main = full_need(v, opts.get("mode", "exact"), R)
-        per_record = R * (P * P + 2 * K * P * N)  # pp_corr P x P, fp_corr and area attention per patch
+        per_record = R * (
+            P * P + 2 * K * P * N
+        )  # pp_corr P x P, fp_corr and area attention per patch
     grows = {"--P": P, **({"--replicates": R} if R > 1 else {})}
-    return [main, record_need(v["steps"], v["record_every"], per_record, f"{per_record:,} numbers", grows,
-                              ", or a smaller --P" + (" or fewer --replicates" if R > 1 else ""))]
+    return [
+        main,
+        record_need(
+            v["steps"],
+            v["record_every"],
+            per_record,
+            f"{per_record:,} numbers",
+            grows,
+            ", or a smaller --P" + (" or fewer --replicates" if R > 1 else ""),
+        ),
+    ]
 
 
 def estimate_compare(args) -> list:
     """`compare mim`: the reduced level with its approximation and the full level in its mode."""
     v = options.values(args)
-    return (needs(v, "reduced", {"approximation": args.approximation})
-            + needs(v, "full", {"mode": args.mode, "replicates": args.replicates}))
+    return needs(v, "reduced", {"approximation": args.approximation}) + needs(
+        v, "full", {"mode": args.mode, "replicates": args.replicates}
+    )
 
 
 def estimate_phases(args) -> list:
@@ -124,9 +152,17 @@ def estimate_phases(args) -> list:
         run = {**v, "kappa_c": kc, "kappa_s": ks, "partitions": None}
         if not _kappas_ok(run):
             return []
-        runs.append([dataclasses.replace(n, instead=n.instead.replace("--kappa-s", "second kappa in --kappa-pos / "
-                                                                            "--kappa-neg"))
-                     for n in needs(run, "reduced", {"approximation": args.approximation})])
+        runs.append(
+            [
+                dataclasses.replace(
+                    n,
+                    instead=n.instead.replace(
+                        "--kappa-s", "second kappa in --kappa-pos / --kappa-neg"
+                    ),
+                )
+                for n in needs(run, "reduced", {"approximation": args.approximation})
+            ]
+        )
     return sequential(runs)
 
 
@@ -152,26 +188,41 @@ def estimate_check(args) -> list:
     if isinstance(K, bool) or not isinstance(K, int) or K < 1 or v["partition"] not in PARTITIONS:
         return []  # run_check names a bad --K (argparse a bad --partition)
     runs = []
-    eps = float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF  # run_check names a bad eps
+    eps = (
+        float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF
+    )  # run_check names a bad eps
     steps = ladder.steps_for(max(int(v["steps"]), 1), eps)
     ladder_sizes = ladder.QUICK_LADDER if args.quick else ladder.LADDER
     # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s,
     # --eta, --mask-ratio, --K, which scale T; with K > 1 --partition sets the joint cells)
-    opts = {"--steps": v["steps"], "--kappa-s": v["kappa_s"], "--mask-ratio": v["mask_ratio"],
-            "--eta": v["eta"], "--eps": eps,
-            **({"--K": K, "--partition": v["partition"]} if K > 1 else {})}
+    opts = {
+        "--steps": v["steps"],
+        "--kappa-s": v["kappa_s"],
+        "--mask-ratio": v["mask_ratio"],
+        "--eta": v["eta"],
+        "--eps": eps,
+        **({"--K": K, "--partition": v["partition"]} if K > 1 else {}),
+    }
     for P in ladder_sizes:
         T = ladder.steps_at(P, steps, float(v["kappa_s"]), gamma, eta, K)
         scale = ladder.steps_at(P, ladder.STEPS_REF, float(v["kappa_s"]), gamma, eta, K)
-        rung = {**v, "P": P, "d": None, "partitions": None, "steps": T,
-                "record_every": max(1, min(T, scale) // 100)}
+        rung = {
+            **v,
+            "P": P,
+            "d": None,
+            "partitions": None,
+            "steps": T,
+            "record_every": max(1, min(T, scale) // 100),
+        }
         if K == 1:
             runs.append(_named(needs(rung, "reduced", {"approximation": "mean_field"}), opts))
             continue
         runs.append(_named(cells_needs(rung), opts))
         if P == ladder_sizes[0]:  # the Delta < 0 run and the Section 6 model sit at this rung
-            runs += [_named(cells_needs({**rung, "kappa_c": NEGATIVE_KAPPA_C}), opts),
-                     _named(cells_needs(rung), opts)]
+            runs += [
+                _named(cells_needs({**rung, "kappa_c": NEGATIVE_KAPPA_C}), opts),
+                _named(cells_needs(rung), opts),
+            ]
     return sequential(runs)
 
 
@@ -189,7 +240,9 @@ CELL_TERM_FLOPS = 30.0
 # compiling a rung's run and its one-step start (`ladder.run_rung`), counted as work: about as much
 # as 5e9 element operations each on the 2-core development machine, whatever the size
 COMPILE_FLOPS = 2 * 5e9
-CELLS_BUILT = 10**6  # K P entries up to which the estimate builds the areas to count the joint cells
+CELLS_BUILT = (
+    10**6
+)  # K P entries up to which the estimate builds the areas to count the joint cells
 
 
 def cells_needs(v: dict) -> list:
@@ -198,8 +251,9 @@ def cells_needs(v: dict) -> list:
     or, for more than CELLS_BUILT cluster-patch entries, G = P (its most)."""
     P, K, N, _ = _sizes(v)
     if K * P <= CELLS_BUILT:
-        cfg = MIMConfig(**{k: v[k] for k in ("P", "K", "kappa_c", "kappa_s", "mask_ratio",
-                                             "partition", "seed")})
+        cfg = MIMConfig(
+            **{k: v[k] for k in ("P", "K", "kappa_c", "kappa_s", "mask_ratio", "partition", "seed")}
+        )
         G, N = int(cell_index(cfg).size.size), cfg.max_areas
     else:
         G = P
@@ -208,9 +262,11 @@ def cells_needs(v: dict) -> list:
     per_patch = sum(per_patch_entries(n, P, K, N))
     # the step's intermediates (a few (G, K, G) arrays; the clusters' shares B_k of B, their
     # gradients and update add three), the records per cell and the per-patch views that fit
-    work = Need(f"K > 1 mean field: {G:,} joint cells x {G:,} key types x K {K}",
-                {"--K": K, "--P": P},
-                bytes=8.0 * (13 * G * K * G + 2 * n * G * K * N + per_patch),
-                flops=CELL_TERM_FLOPS * G * K * G * steps + COMPILE_FLOPS,
-                work_options={"--steps": steps})
+    work = Need(
+        f"K > 1 mean field: {G:,} joint cells x {G:,} key types x K {K}",
+        {"--K": K, "--P": P},
+        bytes=8.0 * (13 * G * K * G + 2 * n * G * K * N + per_patch),
+        flops=CELL_TERM_FLOPS * G * K * G * steps + COMPILE_FLOPS,
+        work_options={"--steps": steps},
+    )
     return [work]

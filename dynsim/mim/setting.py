@@ -11,55 +11,90 @@ from dynsim.setting import Command, Ref, Setting
 CLI_FIGURES = "dynsim.mim.cli_figures"
 
 COMMANDS = (
-    Command("compare", "mim", "dynsim.mim.arguments:compare_arguments", "dynsim.mim.cli:run_compare",
-            estimate="dynsim.mim.resources:estimate_compare",
-            help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
-            description="Compare the reduced per-query MIM dynamics (FP correlations A, PP correlations B, Lemmas "
-                        "5.1-5.2) with full-matrix GD on the literal d x d matrix Q. With K = 1 the reduction is exact "
-                        "and both levels agree to float rounding, for any K: with K > 1 the PP correlations B stay free, "
-                        "one per query and joint type of the key (reduced.mim.joint). --approximation pp_frozen "
-                        "(B = 0, the theory's claim) reports its deviation from full and the PP magnitude it drops."),
-    Command("figure", "mim-phases", f"{CLI_FIGURES}:phases_arguments", f"{CLI_FIGURES}:run_phases",
-            estimate="dynsim.mim.resources:estimate_phases",
-            help="MIM: FP and PP trajectories for Delta > 0 (two phases) and Delta < 0 (one phase)",
-            description=Ref(f"{CLI_FIGURES}:PHASES_DESCRIPTION")),
-    Command("figure", "mim-attention", f"{CLI_FIGURES}:attention_arguments", f"{CLI_FIGURES}:run_attention",
-            estimate="dynsim.mim.resources:estimate_attention",
-            help="MIM: attention maps of the trained full model and its attention diversity",
-            description=Ref(f"{CLI_FIGURES}:ATTENTION_DESCRIPTION")),
-    Command("check-theorems", "mim", "dynsim.mim.cli:check_arguments", "dynsim.mim.cli:run_check",
-            estimate="dynsim.mim.resources:estimate_check",
-            description="Judge the MIM claims on a P ladder of reduced runs with B free "
-                        "(mean_field; pp_frozen+mean_field reported beside): Theorem 4.1's loss "
-                        "gap <= eps; F.3's two phases "
-                        "for Delta > 0 with a Phase-I drop >= log 2; the initial rate ratio on the "
-                        "side of 1 of (1 - gamma) P^Delta; Lemma 5.3's switch (a) per local area "
-                        "class within a factor-4 band of Attn_1^2 = Attn_n and its items (b), (c) "
-                        "(the other correlations small through Phase I); Section 5.4's PP "
-                        "correlations small (max|B|/max|A| decreasing in P); Appendix E's global "
-                        "patches skipping Phase I. Each claim names its premises (Delta > 0, (1 - "
-                        "gamma) P^Delta >= 4, mean field valid: the own area wholly masked with "
-                        "small probability); a premise measured false makes it 'not applicable'. "
-                        "Section 6's attention diversity (trained, Theorem 4.1's ideal, collapse, "
-                        "random logits), Theorem 4.1's attention (implied by the loss gap) and its "
-                        "deficit against P (the theorem states no trend in P) are measurements. "
-                        "--K N runs every rung with N clusters (--partition grid or random, the "
-                        "random areas drawn from --seed): each claim reads every cluster's "
-                        "queries and names the worst cluster. --steps counts the steps of the "
-                        "reference problem (P = 1024, gamma = 0.5, eta = 1, K = 1); every run "
-                        "takes ceil(steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K). Prints "
-                        "a table (or --json: config, claims, "
-                        "measurements); exit 0 only when every claim holds (docs/mim.md section "
-                        "6), 1 otherwise, 2 on invalid input."),
-    Command("derive", "mim", "dynsim.mim.arguments:derive_arguments", "dynsim.mim.cli:run_derive",
-            description="Print the per-query MIM loss built in sympy (own-area and other-area "
-                        "views) and its derivatives in A_n, B_n, B_self, A_i, B_i."),
+    Command(
+        "compare",
+        "mim",
+        "dynsim.mim.arguments:compare_arguments",
+        "dynsim.mim.cli:run_compare",
+        estimate="dynsim.mim.resources:estimate_compare",
+        help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
+        description="Compare the reduced per-query MIM dynamics (FP correlations A, PP correlations B, Lemmas "
+        "5.1-5.2) with full-matrix GD on the literal d x d matrix Q. With K = 1 the reduction is exact "
+        "and both levels agree to float rounding, for any K: with K > 1 the PP correlations B stay free, "
+        "one per query and joint type of the key (reduced.mim.joint). --approximation pp_frozen "
+        "(B = 0, the theory's claim) reports its deviation from full and the PP magnitude it drops.",
+    ),
+    Command(
+        "figure",
+        "mim-phases",
+        f"{CLI_FIGURES}:phases_arguments",
+        f"{CLI_FIGURES}:run_phases",
+        estimate="dynsim.mim.resources:estimate_phases",
+        help="MIM: FP and PP trajectories for Delta > 0 (two phases) and Delta < 0 (one phase)",
+        description=Ref(f"{CLI_FIGURES}:PHASES_DESCRIPTION"),
+    ),
+    Command(
+        "figure",
+        "mim-attention",
+        f"{CLI_FIGURES}:attention_arguments",
+        f"{CLI_FIGURES}:run_attention",
+        estimate="dynsim.mim.resources:estimate_attention",
+        help="MIM: attention maps of the trained full model and its attention diversity",
+        description=Ref(f"{CLI_FIGURES}:ATTENTION_DESCRIPTION"),
+    ),
+    Command(
+        "check-theorems",
+        "mim",
+        "dynsim.mim.cli:check_arguments",
+        "dynsim.mim.cli:run_check",
+        estimate="dynsim.mim.resources:estimate_check",
+        description="Judge the MIM claims on a P ladder of reduced runs with B free "
+        "(mean_field; pp_frozen+mean_field reported beside): Theorem 4.1's loss "
+        "gap <= eps; F.3's two phases "
+        "for Delta > 0 with a Phase-I drop >= log 2; the initial rate ratio on the "
+        "side of 1 of (1 - gamma) P^Delta; Lemma 5.3's switch (a) per local area "
+        "class within a factor-4 band of Attn_1^2 = Attn_n and its items (b), (c) "
+        "(the other correlations small through Phase I); Section 5.4's PP "
+        "correlations small (max|B|/max|A| decreasing in P); Appendix E's global "
+        "patches skipping Phase I. Each claim names its premises (Delta > 0, (1 - "
+        "gamma) P^Delta >= 4, mean field valid: the own area wholly masked with "
+        "small probability); a premise measured false makes it 'not applicable'. "
+        "Section 6's attention diversity (trained, Theorem 4.1's ideal, collapse, "
+        "random logits), Theorem 4.1's attention (implied by the loss gap) and its "
+        "deficit against P (the theorem states no trend in P) are measurements. "
+        "--K N runs every rung with N clusters (--partition grid or random, the "
+        "random areas drawn from --seed): each claim reads every cluster's "
+        "queries and names the worst cluster. --steps counts the steps of the "
+        "reference problem (P = 1024, gamma = 0.5, eta = 1, K = 1); every run "
+        "takes ceil(steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K). Prints "
+        "a table (or --json: config, claims, "
+        "measurements); exit 0 only when every claim holds (docs/mim.md section "
+        "6), 1 otherwise, 2 on invalid input.",
+    ),
+    Command(
+        "derive",
+        "mim",
+        "dynsim.mim.arguments:derive_arguments",
+        "dynsim.mim.cli:run_derive",
+        description="Print the per-query MIM loss built in sympy (own-area and other-area "
+        "views) and its derivatives in A_n, B_n, B_self, A_i, B_i.",
+    ),
 )
 
 SETTING = Setting(
-    name="mim", description="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
-    config="dynsim.mim.config:MIMConfig", reduced="reduced.mim:simulate", full="full.mim:simulate",
-    checks="dynsim.mim.checks:CHECKS", modes=("exact", "sampled"), claims="dynsim.mim.cli:claims",
-    derive="dynsim.mim.cli:derive", sweep="dynsim.mim.sweep:SWEEP", commands=COMMANDS,
-    field_help="dynsim.mim.config:FIELD_HELP", resources="dynsim.mim.resources:needs",
-    field_parsers="dynsim.mim.arguments:FIELD_PARSERS", field_choices="dynsim.mim.arguments:FIELD_CHOICES")
+    name="mim",
+    description="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
+    config="dynsim.mim.config:MIMConfig",
+    reduced="reduced.mim:simulate",
+    full="full.mim:simulate",
+    checks="dynsim.mim.checks:CHECKS",
+    modes=("exact", "sampled"),
+    claims="dynsim.mim.cli:claims",
+    derive="dynsim.mim.cli:derive",
+    sweep="dynsim.mim.sweep:SWEEP",
+    commands=COMMANDS,
+    field_help="dynsim.mim.config:FIELD_HELP",
+    resources="dynsim.mim.resources:needs",
+    field_parsers="dynsim.mim.arguments:FIELD_PARSERS",
+    field_choices="dynsim.mim.arguments:FIELD_CHOICES",
+)

@@ -15,8 +15,14 @@ from dynsim.trajectory import Trajectory
 
 REDUCED_OPTIONS = ("approximation", "versus_frozen")
 FULL_OPTIONS = ("mode", "replicates", "confidence", "approximation_tolerance")
-DEFAULT_OPTIONS = {"approximation": None, "versus_frozen": False, "mode": "exact", "replicates": None, "confidence": 0.999,
-                   "approximation_tolerance": None}
+DEFAULT_OPTIONS = {
+    "approximation": None,
+    "versus_frozen": False,
+    "mode": "exact",
+    "replicates": None,
+    "confidence": 0.999,
+    "approximation_tolerance": None,
+}
 
 
 def approximation(cfg: MIMConfig, options: dict):
@@ -36,7 +42,9 @@ def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:
     """Whether the seed changes a point's numbers at `level` beyond rounding: a random partition (the areas) at
     either level, the sampled full level's data; the exact full level takes otherwise only the embedding's
     rotation, which the dynamics are invariant under (seeds 0 and 1 differ by <= 2.5e-15, P = 16, 40 steps)."""
-    return cfg.partition == "random" or (level != "reduced" and options.get("mode", "exact") != "exact")
+    return cfg.partition == "random" or (
+        level != "reduced" and options.get("mode", "exact") != "exact"
+    )
 
 
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
@@ -53,7 +61,9 @@ def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
 
 def fp_max(t: Trajectory) -> float:
     """max over the run of |A| (fp_corr per patch, else its per-class form)."""
-    return float(np.nanmax(np.abs(np.asarray(t["fp_corr"] if "fp_corr" in t.observables else t["fp_class"]))))
+    return float(
+        np.nanmax(np.abs(np.asarray(t["fp_corr"] if "fp_corr" in t.observables else t["fp_class"])))
+    )
 
 
 def fp_deviation(free: Trajectory, frozen: Trajectory, cfg: MIMConfig) -> float:
@@ -69,8 +79,12 @@ def reduced_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list
 
 def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Trajectory]:
     """Point by point: each MIM point has its own shapes."""
-    return [full.mim.simulate(c, mode=options.get("mode", "exact"), replicates=options.get("replicates"))
-            for c in cfgs]
+    return [
+        full.mim.simulate(
+            c, mode=options.get("mode", "exact"), replicates=options.get("replicates")
+        )
+        for c in cfgs
+    ]
 
 
 def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
@@ -81,7 +95,11 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
     # the reduced level's labels read its first GD step (a one-step run), so they do not depend on --record-every;
     # the full level's read its first recorded interval
     label = t.meta.get("approximation", "exact")
-    initial = None if t.level != "reduced" else ladder.first_step(cfg, None if label == "exact" else label)
+    initial = (
+        None
+        if t.level != "reduced"
+        else ladder.first_step(cfg, None if label == "exact" else label)
+    )
     labels = [ph.label for ph in phases.classify_all(t, cfg=cfg, initial=initial)]
     local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]
     return {
@@ -89,7 +107,9 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
         "own_area_attention_min": float(np.nanmin(own)),
         "pp_max": float(np.asarray(t["pp_max"])[-1]) if "pp_max" in t.observables else None,
         # max over the run of |B| / |A|: where the PP route stops being small (issue 15)
-        "pp_over_fp": float(np.max(np.asarray(t["pp_max"])) / fp_max(t)) if "pp_max" in t.observables else None,
+        "pp_over_fp": float(np.max(np.asarray(t["pp_max"])) / fp_max(t))
+        if "pp_max" in t.observables
+        else None,
         "fp_deviation_from_pp_frozen": t.meta.get("fp_deviation_from_pp_frozen"),
         "two_phase_local": sum(lab == "two-phase" for lab in local),
         "one_phase_local": sum(lab == "one-phase" for lab in local),
@@ -112,13 +132,24 @@ def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
 
 def add_arguments(group) -> None:
     """The reduced approximation and the checker's approximation tolerance of `dynsim sweep mim`."""
-    group.add_argument("--approximation", choices=("none", "pp_frozen", "mean_field", "pp_frozen+mean_field"),
-                       default=None, help="reduced level (default: none: exact, B free, any K)")
-    group.add_argument("--versus-frozen", action="store_true",
-                       help="also run each point's reduced level with B = 0 (pp_frozen) and report the FP deviation "
-                            "max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); doubles the reduced cost")
-    group.add_argument("--approximation-tolerance", type=float, default=None,
-                       help="checker's tolerance with an approximation, > 0 (default: 0.05)")
+    group.add_argument(
+        "--approximation",
+        choices=("none", "pp_frozen", "mean_field", "pp_frozen+mean_field"),
+        default=None,
+        help="reduced level (default: none: exact, B free, any K)",
+    )
+    group.add_argument(
+        "--versus-frozen",
+        action="store_true",
+        help="also run each point's reduced level with B = 0 (pp_frozen) and report the FP deviation "
+        "max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); doubles the reduced cost",
+    )
+    group.add_argument(
+        "--approximation-tolerance",
+        type=float,
+        default=None,
+        help="checker's tolerance with an approximation, > 0 (default: 0.05)",
+    )
 
 
 def normalize(options: dict) -> dict:
@@ -126,18 +157,40 @@ def normalize(options: dict) -> dict:
     a zero tolerance would ask an approximation to agree exactly, which it does not by definition)."""
     tol = options.get("approximation_tolerance")
     if tol is not None and not tol > 0:
-        raise ValueError(f"--approximation-tolerance = {tol} is invalid: must be > 0 (a fraction of each observable's "
-                         "largest magnitude)")
+        raise ValueError(
+            f"--approximation-tolerance = {tol} is invalid: must be > 0 (a fraction of each observable's "
+            "largest magnitude)"
+        )
     return {**options, "approximation": None} if options.get("approximation") == "none" else options
 
 
-SWEEP = SweepSpec(reduced=reduced_group, full=full_group, group=lambda cfg, options, level: cfg, check=check,
-                  summary=point_summary, reduced_options=REDUCED_OPTIONS, full_options=FULL_OPTIONS,
-                  defaults=DEFAULT_OPTIONS, heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
-                  columns=("final_loss", "two_phase_local", "own_area_attention_min"), modes=("exact", "sampled"),
-                  add_arguments=add_arguments, normalize=normalize, seeded=seeded,
-                  example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75",
-                  level_summaries=("final_loss", "own_area_attention_min", "pp_max", "pp_over_fp",
-                                   "fp_deviation_from_pp_frozen", "two_phase_local", "one_phase_local", "local_patches",
-                                   "nonfinite_from_step") + common.STABILITY,
-                  point_summaries=("delta", "reduced_approximation") + common.VERDICT)
+SWEEP = SweepSpec(
+    reduced=reduced_group,
+    full=full_group,
+    group=lambda cfg, options, level: cfg,
+    check=check,
+    summary=point_summary,
+    reduced_options=REDUCED_OPTIONS,
+    full_options=FULL_OPTIONS,
+    defaults=DEFAULT_OPTIONS,
+    heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
+    columns=("final_loss", "two_phase_local", "own_area_attention_min"),
+    modes=("exact", "sampled"),
+    add_arguments=add_arguments,
+    normalize=normalize,
+    seeded=seeded,
+    example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75",
+    level_summaries=(
+        "final_loss",
+        "own_area_attention_min",
+        "pp_max",
+        "pp_over_fp",
+        "fp_deviation_from_pp_frozen",
+        "two_phase_local",
+        "one_phase_local",
+        "local_patches",
+        "nonfinite_from_step",
+    )
+    + common.STABILITY,
+    point_summaries=("delta", "reduced_approximation") + common.VERDICT,
+)

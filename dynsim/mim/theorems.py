@@ -21,25 +21,59 @@ from dynsim import progress
 from dynsim.claims import LOG, Measurement, wanted
 
 from . import diversity, ladder
-from .claims_convergence import (STATEMENT_41, attention_measurement, attention_trend,
-                                 loss_gap_claim, pp_claim)
-from .claims_phases import (PHASE_DROP, STATEMENT_53, SWITCH_BAND, global_claim, rate_ratio_claim,
-                            small_claim, switch_claim, two_phase_claim)
+from .claims_convergence import (
+    STATEMENT_41,
+    attention_measurement,
+    attention_trend,
+    loss_gap_claim,
+    pp_claim,
+)
+from .claims_phases import (
+    PHASE_DROP,
+    STATEMENT_53,
+    SWITCH_BAND,
+    global_claim,
+    rate_ratio_claim,
+    small_claim,
+    switch_claim,
+    two_phase_claim,
+)
 from .config import MIMConfig
 from .premises import CONFIDENCE, EPS, MEAN_FIELD_Q_RATES, PHASE_MARGIN
 
-IMAGES, TOP_K = 64, 10  # Section 6: random masks per model, top-k of the metric (the paper's k = 10)
+IMAGES, TOP_K = (
+    64,
+    10,
+)  # Section 6: random masks per model, top-k of the metric (the paper's k = 10)
 NEGATIVE_KAPPA_C = 0.6  # the Delta < 0 run: kappa = (0.6, 0.4) (docs/derivations/mim-model.md §10d)
 
 
-def base_config(P: int = 1024, steps: int = 1000, eta: float = 1.0, mask_ratio: float = 0.5,
-                kappa_c: float = 0.9, kappa_s: float = 0.4, K: int = 1, partition: str = "grid",
-                seed: int = 0) -> MIMConfig:
+def base_config(
+    P: int = 1024,
+    steps: int = 1000,
+    eta: float = 1.0,
+    mask_ratio: float = 0.5,
+    kappa_c: float = 0.9,
+    kappa_s: float = 0.4,
+    K: int = 1,
+    partition: str = "grid",
+    seed: int = 0,
+) -> MIMConfig:
     """The Delta > 0 problem (docs/derivations/mim-model.md §10d): K clusters (default 1), grid
     areas of P^kappa (or random areas drawn from `seed`), z = 1, `steps` at P."""
-    return MIMConfig(P=P, K=K, kappa_c=kappa_c, kappa_s=kappa_s, mask_ratio=mask_ratio, z="const",
-                     eta=eta, steps=steps, record_every=max(1, steps // 100), partition=partition,
-                     seed=seed)
+    return MIMConfig(
+        P=P,
+        K=K,
+        kappa_c=kappa_c,
+        kappa_s=kappa_s,
+        mask_ratio=mask_ratio,
+        z="const",
+        eta=eta,
+        steps=steps,
+        record_every=max(1, steps // 100),
+        partition=partition,
+        seed=seed,
+    )
 
 
 def negative_base(base: MIMConfig) -> MIMConfig:
@@ -62,10 +96,11 @@ def diversity_size(Ps: Sequence[int]) -> int:
 
 def run_configs(base: MIMConfig, Ps: Sequence[int], steps: int) -> dict:
     """The configs `check_theorems` runs: every rung, the Delta < 0 run and the Section 6 model."""
-    return {"runs": {P: ladder.rung_config(base, P, steps) for P in Ps},
-            "negative_delta": ladder.rung_config(negative_base(base), negative_size(base, Ps),
-                                                 steps),
-            "diversity": ladder.rung_config(base, diversity_size(Ps), steps)}
+    return {
+        "runs": {P: ladder.rung_config(base, P, steps) for P in Ps},
+        "negative_delta": ladder.rung_config(negative_base(base), negative_size(base, Ps), steps),
+        "diversity": ladder.rung_config(base, diversity_size(Ps), steps),
+    }
 
 
 def sizes(quick: bool) -> tuple[int, ...]:
@@ -74,12 +109,36 @@ def sizes(quick: bool) -> tuple[int, ...]:
 
 # ------------------------------------------------------------------------------------------- claims
 
-CLAIMS = ("Thm 4.1 loss gap", "F.3 two-phase", "rate ratio side",
-          "Lemma 5.3 switch", "Lemma 5.3 (b,c) small", "Sec. 5.4 PP small", "App. E global one-phase")
-__all__ = ["CLAIMS", "CONFIDENCE", "EPS", "MEAN_FIELD_Q_RATES", "PHASE_DROP", "PHASE_MARGIN",
-           "STATEMENT_41", "STATEMENT_53", "SWITCH_BAND", "attention_measurement",
-           "attention_trend", "check_theorems", "global_claim", "loss_gap_claim", "pp_claim",
-           "rate_ratio_claim", "small_claim", "switch_claim", "two_phase_claim"]
+CLAIMS = (
+    "Thm 4.1 loss gap",
+    "F.3 two-phase",
+    "rate ratio side",
+    "Lemma 5.3 switch",
+    "Lemma 5.3 (b,c) small",
+    "Sec. 5.4 PP small",
+    "App. E global one-phase",
+)
+__all__ = [
+    "CLAIMS",
+    "CONFIDENCE",
+    "EPS",
+    "MEAN_FIELD_Q_RATES",
+    "PHASE_DROP",
+    "PHASE_MARGIN",
+    "STATEMENT_41",
+    "STATEMENT_53",
+    "SWITCH_BAND",
+    "attention_measurement",
+    "attention_trend",
+    "check_theorems",
+    "global_claim",
+    "loss_gap_claim",
+    "pp_claim",
+    "rate_ratio_claim",
+    "small_claim",
+    "switch_claim",
+    "two_phase_claim",
+]
 
 
 # ------------------------------------------------------------------------------------------------- measurements
@@ -87,42 +146,58 @@ __all__ = ["CLAIMS", "CONFIDENCE", "EPS", "MEAN_FIELD_Q_RATES", "PHASE_DROP", "P
 
 def diversity_measurements(div: dict, cfg: MIMConfig) -> list[Measurement]:
     """Section 6: the top-k diversity of the trained model and the reference maps (not judged)."""
-    why = ("the paper compares trained ViT-B/16 models (MAE against MoCo v3, DINO, DeiT), never "
-           "random attention; the top-k metric is largest for scattered top-k sets, so no "
-           "comparison here is a claim")
+    why = (
+        "the paper compares trained ViT-B/16 models (MAE against MoCo v3, DINO, DeiT), never "
+        "random attention; the top-k metric is largest for scattered top-k sets, so no "
+        "comparison here is a claim"
+    )
     out = []
     for name in diversity.MAPS:
         det, rnd = (float(np.mean(div[name, rule])) for rule in diversity.RULES)
         images = f" (image i from cluster i mod {cfg.K})" if cfg.K > 1 else ""
-        out.append(Measurement(
-            f"Sec. 6 diversity: {name}", f"top-{TOP_K} diversity, mean over "
-                                         f"{div[name, 'random'].size} masks{images} at P = {cfg.P} "
-                                         f"({math.isqrt(cfg.P)}x{math.isqrt(cfg.P)} grid), T = "
-                                         f"{cfg.steps}; ties to the lowest index (random "
-                                         f"tie-breaking: {rnd:.4g}); {why}", det,
-            {"lowest_index_ties": det, "random_ties": rnd}))
+        out.append(
+            Measurement(
+                f"Sec. 6 diversity: {name}",
+                f"top-{TOP_K} diversity, mean over "
+                f"{div[name, 'random'].size} masks{images} at P = {cfg.P} "
+                f"({math.isqrt(cfg.P)}x{math.isqrt(cfg.P)} grid), T = "
+                f"{cfg.steps}; ties to the lowest index (random "
+                f"tie-breaking: {rnd:.4g}); {why}",
+                det,
+                {"lowest_index_ties": det, "random_ties": rnd},
+            )
+        )
     return out
 
 
 def negative_delta_measurement(rung: ladder.Rung) -> Measurement:
     """Delta < 0: the initial rate ratio is < 1 by algebra (<= 1 - gamma (1 - Attn_1)): reported,
     not judged."""
-    return Measurement("ratio Delta < "
-                       "0", "initial |dA_global| / dA_target of the Delta < 0 run (one phase; < 1 "
-                            f"by algebra once Delta < 0, so not a claim), P = {rung.cfg.P}, Delta "
-                            f"= {rung.delta:.3f}",
-                       rung.initial_ratio, {"predicted": rung.predicted_ratio, "labels": sorted(set(rung.labels)),
-                                            "min_attention_at_T": rung.min_attention})
+    return Measurement(
+        "ratio Delta < 0",
+        "initial |dA_global| / dA_target of the Delta < 0 run (one phase; < 1 "
+        f"by algebra once Delta < 0, so not a claim), P = {rung.cfg.P}, Delta "
+        f"= {rung.delta:.3f}",
+        rung.initial_ratio,
+        {
+            "predicted": rung.predicted_ratio,
+            "labels": sorted(set(rung.labels)),
+            "min_attention_at_T": rung.min_attention,
+        },
+    )
 
 
 def frozen_measurement(rungs: Sequence[ladder.Rung]) -> Measurement:
     """pp_frozen+mean_field (the theory's B = 0) beside the judged B-free run: max |A_own
     difference| / max|A|."""
-    return Measurement("pp_frozen vs B free", "max_t max_p |A_own(B = 0) - A_own(B free)| / max|A| "
-                                              "per P (the theory's approximation beside the judged "
-                                              "dynamics)",
-                       float(np.max([r.frozen_difference for r in rungs])),
-                       {r.cfg.P: r.frozen_difference for r in rungs})
+    return Measurement(
+        "pp_frozen vs B free",
+        "max_t max_p |A_own(B = 0) - A_own(B free)| / max|A| "
+        "per P (the theory's approximation beside the judged "
+        "dynamics)",
+        float(np.max([r.frozen_difference for r in rungs])),
+        {r.cfg.P: r.frozen_difference for r in rungs},
+    )
 
 
 # ------------------------------------------------------------------------------------------------------- driver
@@ -139,10 +214,19 @@ _LADDER_CLAIMS = {
 }
 
 
-def check_theorems(*, quick: bool = False, steps: int = 1000, eta: float = 1.0, mask_ratio: float = 0.5,
-                   eps: float = EPS, ladder_sizes: Optional[Sequence[int]] = None, images: int = IMAGES,
-                   log: Optional[LOG] = None, base: Optional[MIMConfig] = None,
-                   only: Optional[frozenset] = None) -> list:
+def check_theorems(
+    *,
+    quick: bool = False,
+    steps: int = 1000,
+    eta: float = 1.0,
+    mask_ratio: float = 0.5,
+    eps: float = EPS,
+    ladder_sizes: Optional[Sequence[int]] = None,
+    images: int = IMAGES,
+    log: Optional[LOG] = None,
+    base: Optional[MIMConfig] = None,
+    only: Optional[frozenset] = None,
+) -> list:
     """Every MIM claim and measurement on the ladder (`steps` at the reference problem, scaled by
     `ladder.steps_at`). `base` (a `base_config`, e.g. with other kappas) replaces the problem of
     `steps`, `eta` and `mask_ratio`. `only` (claim names of CLAIMS): judge those, and skip the
@@ -154,23 +238,41 @@ def check_theorems(*, quick: bool = False, steps: int = 1000, eta: float = 1.0, 
     base = base or base_config(steps=steps, eta=eta, mask_ratio=mask_ratio)
     steps = ladder.steps_for(base.steps, eps)  # a smaller eps needs a longer run (T* ~ 1/eps)
     every = only is None
-    rungs = [ladder.run_rung(base, P, steps, log, advance=progress.advance, beside=every)
-             for P in Ps]
-    out: list = [judge_(rungs, eps) for name, judge_ in _LADDER_CLAIMS.items()
-                 if wanted(only, name)]
+    rungs = [
+        ladder.run_rung(base, P, steps, log, advance=progress.advance, beside=every) for P in Ps
+    ]
+    out: list = [
+        judge_(rungs, eps) for name, judge_ in _LADDER_CLAIMS.items() if wanted(only, name)
+    ]
     if not every:
         return out
-    neg = ladder.run_rung(negative_base(base), negative_size(base, Ps), steps, log,
-                          advance=progress.advance, beside=False)
+    neg = ladder.run_rung(
+        negative_base(base),
+        negative_size(base, Ps),
+        steps,
+        log,
+        advance=progress.advance,
+        beside=False,
+    )
     div_cfg = run_configs(base, Ps, steps)["diversity"]
     log(f"  Section 6: trained model at P = {div_cfg.P}, {images} masks, top-{TOP_K} ...")
-    div = diversity.diversities(div_cfg, reduced.mim.simulate(div_cfg, ladder.JUDGED), images, TOP_K)
+    div = diversity.diversities(
+        div_cfg, reduced.mim.simulate(div_cfg, ladder.JUDGED), images, TOP_K
+    )
     progress.advance()
-    return out + [attention_measurement(rungs, eps), attention_trend(rungs), *diversity_measurements(div, div_cfg),
-                  negative_delta_measurement(neg), frozen_measurement(rungs),
-                  Measurement("seconds of the ladder", "wall seconds of the rungs' runs (per rung "
-                                                       "in details)",
-                              sum(r.seconds for r in rungs), {r.cfg.P: r.seconds for r in rungs})]
+    return out + [
+        attention_measurement(rungs, eps),
+        attention_trend(rungs),
+        *diversity_measurements(div, div_cfg),
+        negative_delta_measurement(neg),
+        frozen_measurement(rungs),
+        Measurement(
+            "seconds of the ladder",
+            "wall seconds of the rungs' runs (per rung in details)",
+            sum(r.seconds for r in rungs),
+            {r.cfg.P: r.seconds for r in rungs},
+        ),
+    ]
 
 
 def runs(quick: bool, only: Optional[frozenset] = None) -> int:

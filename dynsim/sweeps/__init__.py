@@ -14,7 +14,6 @@ import dataclasses
 import functools
 import io
 import itertools
-import json
 import os
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -60,7 +59,9 @@ def _fail(name: str, value: Any, allowed: str) -> None:
     raise ValueError(f"{name} = {value!r} is invalid: {allowed}")
 
 
-def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] = None, seeds: int = 1) -> list:
+def points(
+    setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] = None, seeds: int = 1
+) -> list:
     """The configs of the grid, in order: the product of the axes (first axis slowest), seeds innermost
     (seed = base seed + 0, 1, ..., seeds - 1). Every config is validated here, before any work."""
     config = registry.get(setting).config
@@ -68,8 +69,11 @@ def points(setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] =
     base = dict(base or {})
     for name in list(base) + list(axes):
         if name not in fields:
-            _fail("axis" if name in axes else "base", name, f"must be a field of {config.__name__}: "
-                  f"{', '.join(sorted(fields))}")
+            _fail(
+                "axis" if name in axes else "base",
+                name,
+                f"must be a field of {config.__name__}: {', '.join(sorted(fields))}",
+            )
     if "seed" in axes:
         _fail("axis", "seed", "seeds are given by seeds=N (seed = base seed + 0..N-1)")
     for name in set(base) & set(axes):
@@ -95,11 +99,18 @@ def seeded(spec, cfg, options: dict, level: str) -> bool:
 def _description(setting: str, level: str, cfg, options: dict) -> dict:
     """What a point's key hashes: without the seed where the seed does not change the point (one run, every seed)."""
     spec = spec_of(setting)
-    wanted = (spec.reduced_options if level != "full" else ()) + (spec.full_options if level != "reduced" else ())
+    wanted = (spec.reduced_options if level != "full" else ()) + (
+        spec.full_options if level != "reduced" else ()
+    )
     config = cfg.to_dict()
     if not seeded(spec, cfg, options, level):
         config.pop("seed")
-    return {"setting": setting, "level": level, "config": config, "options": {k: options.get(k) for k in wanted}}
+    return {
+        "setting": setting,
+        "level": level,
+        "config": config,
+        "options": {k: options.get(k) for k in wanted},
+    }
 
 
 def _check_options(setting: str, level: str, options: Mapping) -> dict:
@@ -113,13 +124,28 @@ def _check_options(setting: str, level: str, options: Mapping) -> dict:
     return {**spec.defaults, **options}
 
 
-def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping] = None, seeds: int = 1,
-          level: str = "reduced", options: Optional[Mapping] = None, out: Optional[str] = None, force: bool = False,
-          chunk_size: int = CHUNK_SIZE, batch_size: int = BATCH_SIZE, scheduler: Optional[str] = None,
-          workers: Optional[int] = None, security: Any = None, dashboard: bool = False,
-          heatmaps: Optional[Sequence[str]] = None,
-          heatmap_axes: Optional[Sequence[str]] = None, show_progress: Optional[bool] = None,
-          log: Optional[Callable[[str], None]] = None, invocation: Optional[Mapping] = None) -> SweepResult:
+def sweep(
+    setting: str,
+    axes: Mapping[str, Sequence],
+    *,
+    base: Optional[Mapping] = None,
+    seeds: int = 1,
+    level: str = "reduced",
+    options: Optional[Mapping] = None,
+    out: Optional[str] = None,
+    force: bool = False,
+    chunk_size: int = CHUNK_SIZE,
+    batch_size: int = BATCH_SIZE,
+    scheduler: Optional[str] = None,
+    workers: Optional[int] = None,
+    security: Any = None,
+    dashboard: bool = False,
+    heatmaps: Optional[Sequence[str]] = None,
+    heatmap_axes: Optional[Sequence[str]] = None,
+    show_progress: Optional[bool] = None,
+    log: Optional[Callable[[str], None]] = None,
+    invocation: Optional[Mapping] = None,
+) -> SweepResult:
     """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
 
     base: config fields shared by every point; options: the run options the setting's SweepSpec declares
@@ -161,49 +187,106 @@ def sweep(setting: str, axes: Mapping[str, Sequence], *, base: Optional[Mapping]
     for k, c in zip(keys, cfgs):  # a key shared by seeds runs once, with its first seed's config
         if k not in results:
             todo.setdefault(k, c)
-    run = functools.partial(_compute, spec, setting, level, options, chunk_size, batch_size,
-                            functools.partial(executors.run, scheduler=scheduler, workers=workers, security=security,
-                                              dashboard=dashboard, log=log))
+    run = functools.partial(
+        _compute,
+        spec,
+        setting,
+        level,
+        options,
+        chunk_size,
+        batch_size,
+        functools.partial(
+            executors.run,
+            scheduler=scheduler,
+            workers=workers,
+            security=security,
+            dashboard=dashboard,
+            log=log,
+        ),
+    )
     if log is not None:  # after validation: an invalid input prints only its error
         distinct = len(set(keys))
-        shared = (f" ({distinct} distinct runs: the seed does not change {len(cfgs) - distinct} of them at level "
-                  f"{level}, each run once and reported for every seed)" if distinct < len(cfgs) else "")
-        log(f"{len(cfgs)} points ({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'} x seeds[{seeds}]) "
-            f"at level {level}{shared}: {len(todo)} to compute, {len(reused)} already in the store")
+        shared = (
+            f" ({distinct} distinct runs: the seed does not change {len(cfgs) - distinct} of them at level "
+            f"{level}, each run once and reported for every seed)"
+            if distinct < len(cfgs)
+            else ""
+        )
+        log(
+            f"{len(cfgs)} points ({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'} x seeds[{seeds}]) "
+            f"at level {level}{shared}: {len(todo)} to compute, {len(reused)} already in the store"
+        )
     computed: list[str] = []
     started = time.time()
-    with progress.bar(len(todo), f"sweep {setting} ({level})", enabled=show_progress, unit="runs",
-                      plain=show_progress is None), \
-            (locks.Locks(out) if store is not None else contextlib.nullcontext()) as held:
+    with (
+        progress.bar(
+            len(todo),
+            f"sweep {setting} ({level})",
+            enabled=show_progress,
+            unit="runs",
+            plain=show_progress is None,
+        ),
+        locks.Locks(out) if store is not None else contextlib.nullcontext() as held,
+    ):
         pending, recheck, said = todo, not force, False
-        while pending:  # claim chunk by chunk what is free, compute it; then look again at what others held
+        while (
+            pending
+        ):  # claim chunk by chunk what is free, compute it; then look again at what others held
             waiting: dict[str, Any] = {}
             before = len(computed) + len(reused)
-            take = functools.partial(_take, held, store if recheck else None, results, reused, waiting)
+            take = functools.partial(
+                _take, held, store if recheck else None, results, reused, waiting
+            )
             for key, summary, trajectories in run(pending, take):
                 if store is not None:
                     store.save(key, summary, trajectories)
                     held.release(key)
                 results[key] = summary
                 computed.append(key)
-            if waiting and len(computed) + len(reused) == before:  # nothing was free: the others are computing
+            if (
+                waiting and len(computed) + len(reused) == before
+            ):  # nothing was free: the others are computing
                 if log is not None and not said:
-                    log(f"{len(waiting)} points are claimed by another live process (see {out}/locks): waiting for "
-                        "them")
+                    log(
+                        f"{len(waiting)} points are claimed by another live process (see {out}/locks): waiting for "
+                        "them"
+                    )
                     said = True
                 time.sleep(WAIT_SECONDS)
             pending, recheck = waiting, True
-    rows, columns = _table(cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs])
-    unknown = [n for n in heatmaps or () if n not in columns and level_prefix(level) + n not in columns]
+    rows, columns = _table(
+        cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs]
+    )
+    unknown = [
+        n for n in heatmaps or () if n not in columns and level_prefix(level) + n not in columns
+    ]
     if unknown:  # issue 16: an error, not a warning; the points are stored, so the corrected command reuses them
-        raise ValueError(f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
-                         f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} (every point is "
-                         "stored: the corrected command recomputes nothing)")
+        raise ValueError(
+            f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
+            f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} (every point is "
+            "stored: the corrected command recomputes nothing)"
+        )
     files = {}
     if out is not None:
-        files = _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused,
-                               time.time() - started, heatmaps or spec.heatmaps, heatmap_axes, level_prefix(level),
-                               invocation)
+        files = _write_outputs(
+            out,
+            setting,
+            level,
+            axes,
+            base,
+            seeds,
+            options,
+            rows,
+            columns,
+            keys,
+            computed,
+            reused,
+            time.time() - started,
+            heatmaps or spec.heatmaps,
+            heatmap_axes,
+            level_prefix(level),
+            invocation,
+        )
     return SweepResult(rows, columns, computed, reused, out, files)
 
 
@@ -231,9 +314,14 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
     groups: dict[Any, list] = {}
     for k, c in todo.items():
         groups.setdefault(spec.group(c, options, level), []).append((k, c))
-    tasks = ((setting, level, options, [(k, c.to_dict()) for k, c in chunk if take(k, c)], batch_size)
-             for members in groups.values() for chunk in _chunks(members, chunk_size))
-    with contextlib.closing(run(task for task in tasks if task[3])) as finished:  # closing: a Dask cluster stops
+    tasks = (
+        (setting, level, options, [(k, c.to_dict()) for k, c in chunk if take(k, c)], batch_size)
+        for members in groups.values()
+        for chunk in _chunks(members, chunk_size)
+    )
+    with contextlib.closing(
+        run(task for task in tasks if task[3])
+    ) as finished:  # closing: a Dask cluster stops
         for batch in finished:
             yield from batch
             progress.advance(len(batch))  # per chunk: off a terminal, one plain line each
@@ -245,12 +333,18 @@ def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence
     if not heatmaps or not spec.level_summaries:
         return
     prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
-    known = [p + n for p in prefixes for n in spec.level_summaries] + list(spec.point_summaries) + list(axes)
+    known = (
+        [p + n for p in prefixes for n in spec.level_summaries]
+        + list(spec.point_summaries)
+        + list(axes)
+    )
     unknown = [n for n in heatmaps if n not in known and level_prefix(level) + n not in known]
     if unknown:
-        raise ValueError(f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at level {level}: "
-                         f"{', '.join(spec.level_summaries)} (of the {' and '.join(prefixes)} level"
-                         f"{'s' if len(prefixes) > 1 else ''}), or {', '.join(spec.point_summaries)}")
+        raise ValueError(
+            f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at level {level}: "
+            f"{', '.join(spec.level_summaries)} (of the {' and '.join(prefixes)} level"
+            f"{'s' if len(prefixes) > 1 else ''}), or {', '.join(spec.point_summaries)}"
+        )
 
 
 def level_prefix(level: str) -> str:
@@ -260,7 +354,7 @@ def level_prefix(level: str) -> str:
 
 def _chunks(members: list, size: int):
     for i in range(0, len(members), size):
-        yield members[i:i + size]
+        yield members[i : i + size]
 
 
 def _table(cfgs, keys, results, axes, seed_used) -> tuple[list[dict], list[str]]:
@@ -268,7 +362,9 @@ def _table(cfgs, keys, results, axes, seed_used) -> tuple[list[dict], list[str]]
     for cfg, key, used in zip(cfgs, keys, seed_used):
         row = {name: getattr(cfg, name) for name in axes}
         row["seed"] = cfg.seed
-        row["seeded"] = used  # False: the seed does not enter this point's run; every seed's row is the same run
+        row["seeded"] = (
+            used  # False: the seed does not enter this point's run; every seed's row is the same run
+        )
         row.update(results[key])
         row["dtype"] = cfg.dtype
         row["key"] = key
@@ -283,22 +379,57 @@ def table_csv(rows: list[dict], columns: list[str]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(columns)
     for r in rows:
-        w.writerow(["" if r.get(c) is None else repr(r[c]) if isinstance(r[c], float) else r[c] for c in columns])
+        w.writerow(
+            [
+                "" if r.get(c) is None else repr(r[c]) if isinstance(r[c], float) else r[c]
+                for c in columns
+            ]
+        )
     return buf.getvalue()
 
 
-def _write_outputs(out, setting, level, axes, base, seeds, options, rows, columns, keys, computed, reused, seconds,
-                   heatmaps, heatmap_axes, prefix, invocation=None) -> dict[str, str]:
+def _write_outputs(
+    out,
+    setting,
+    level,
+    axes,
+    base,
+    seeds,
+    options,
+    rows,
+    columns,
+    keys,
+    computed,
+    reused,
+    seconds,
+    heatmaps,
+    heatmap_axes,
+    prefix,
+    invocation=None,
+) -> dict[str, str]:
     files = {"table": os.path.join(out, "table.csv"), "manifest": os.path.join(out, "sweep.json")}
     atomic_write_text(files["table"], table_csv(rows, columns))
     manifest = {
-        "setting": setting, "level": level, "axes": {k: list(v) for k, v in axes.items()}, "base": dict(base or {}),
-        "seeds": seeds, "options": options, "store_version": STORE_VERSION, "points": keys,
-        "distinct_runs": len(set(keys)), "computed_this_run": len(computed), "reused_from_store": len(reused), "seconds_this_run": seconds,
-        "environment": {k: v for k, v in environment.meta(level, "sweep", registry.get(setting).config()).items()
-                        if k not in ("config", "setting", "mode", "level", "dtype")},
+        "setting": setting,
+        "level": level,
+        "axes": {k: list(v) for k, v in axes.items()},
+        "base": dict(base or {}),
+        "seeds": seeds,
+        "options": options,
+        "store_version": STORE_VERSION,
+        "points": keys,
+        "distinct_runs": len(set(keys)),
+        "computed_this_run": len(computed),
+        "reused_from_store": len(reused),
+        "seconds_this_run": seconds,
+        "environment": {
+            k: v
+            for k, v in environment.meta(level, "sweep", registry.get(setting).config()).items()
+            if k not in ("config", "setting", "mode", "level", "dtype")
+        },
         "dtypes": sorted({r["dtype"] for r in rows}),
-        "heatmaps": list(heatmaps), "heatmap_axes": None if heatmap_axes is None else list(heatmap_axes),
+        "heatmaps": list(heatmaps),
+        "heatmap_axes": None if heatmap_axes is None else list(heatmap_axes),
         "invocation": dict(invocation) if invocation is not None else None,
     }
     atomic_write_text(files["manifest"], strict_json(manifest))

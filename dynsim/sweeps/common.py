@@ -11,7 +11,9 @@ from scipy import stats
 from dynsim import tolerances
 
 OSCILLATING_SIGN_CHANGES = 3  # down, up, down, up: at least two separate rises of the loss
-SE_CONFIDENCE = 0.999  # family-wise, over a run's increments, for a loss recorded with a standard error
+SE_CONFIDENCE = (
+    0.999  # family-wise, over a run's increments, for a loss recorded with a standard error
+)
 
 
 VERDICT = ("verdict", "max_error", "worst_observable", "check_kind")  # the names `verdict` gives
@@ -24,12 +26,17 @@ def verdict(report) -> dict:
     if report is None:
         return {"verdict": None, "max_error": None, "worst_observable": None, "check_kind": None}
     worst: Optional[str] = max(report.errors, key=lambda k: report.errors[k].max_abs, default=None)
-    return {"verdict": "AGREE" if report.passed else "DISAGREE",
-            "max_error": None if worst is None else report.errors[worst].max_abs,
-            "worst_observable": worst, "check_kind": report.kind}
+    return {
+        "verdict": "AGREE" if report.passed else "DISAGREE",
+        "max_error": None if worst is None else report.errors[worst].max_abs,
+        "worst_observable": worst,
+        "check_kind": report.kind,
+    }
 
 
-def increment_threshold(loss: np.ndarray, terms: int, dtype: str, se: Optional[np.ndarray] = None) -> np.ndarray:
+def increment_threshold(
+    loss: np.ndarray, terms: int, dtype: str, se: Optional[np.ndarray] = None
+) -> np.ndarray:
     """Per increment loss[k+1] - loss[k], the largest size rounding (and, with `se`, sampling) explains.
 
     A recorded loss is a sum of `terms` nonnegative terms; summing M nonnegative numbers in any order errs by at most
@@ -41,7 +48,10 @@ def increment_threshold(loss: np.ndarray, terms: int, dtype: str, se: Optional[n
     loss = np.asarray(loss, np.float64)
     finite = loss[np.isfinite(loss)]
     scale = float(np.max(np.abs(finite))) if finite.size else 0.0
-    tol = np.full(max(loss.size - 1, 0), 2.0 * tolerances.SAFETY * max(terms, 1) * tolerances.unit_roundoff(dtype) * scale)
+    tol = np.full(
+        max(loss.size - 1, 0),
+        2.0 * tolerances.SAFETY * max(terms, 1) * tolerances.unit_roundoff(dtype) * scale,
+    )
     if se is not None and loss.size > 1:
         se = np.asarray(se, np.float64)
         z = stats.norm.ppf(1.0 - (1.0 - SE_CONFIDENCE) / (2.0 * (loss.size - 1)))
@@ -56,15 +66,22 @@ def stability(t, loss_name: str = "loss") -> dict:
     OSCILLATING_SIGN_CHANGES sign changes: the loss oscillates, and such a run amplifies rounding, so its numbers
     after the oscillation starts depend on e.g. --batch-size; docs/sweeps.md). Only the finite records count."""
     loss = np.asarray(t[loss_name], np.float64)
-    se = np.asarray(t[loss_name + "_se"], np.float64) if loss_name + "_se" in t.observables else None
+    se = (
+        np.asarray(t[loss_name + "_se"], np.float64) if loss_name + "_se" in t.observables else None
+    )
     keep = np.isfinite(loss) & (np.isfinite(se) if se is not None else True)
     loss, se = loss[keep], (se[keep] if se is not None else None)
     step = np.diff(loss)
-    significant = step[np.abs(step) > increment_threshold(loss, tolerances.term_count(t), t.meta.get("dtype", "float64"),
-                                                          se)]
+    significant = step[
+        np.abs(step)
+        > increment_threshold(loss, tolerances.term_count(t), t.meta.get("dtype", "float64"), se)
+    ]
     changes = int(np.count_nonzero(np.sign(significant[1:]) != np.sign(significant[:-1])))
-    return {"loss_sign_changes": changes, "non_monotone": bool(np.any(significant > 0)),
-            "unstable": changes >= OSCILLATING_SIGN_CHANGES}
+    return {
+        "loss_sign_changes": changes,
+        "non_monotone": bool(np.any(significant > 0)),
+        "unstable": changes >= OSCILLATING_SIGN_CHANGES,
+    }
 
 
 def censored(times: dict, horizon: int) -> dict:

@@ -29,28 +29,41 @@ HOST = "127.0.0.1"
 SECURITY_FIELDS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 
 
-def check(scheduler: Optional[str], workers: Optional[int], security: Any = None,
-          dashboard: bool = False) -> None:
+def check(
+    scheduler: Optional[str], workers: Optional[int], security: Any = None, dashboard: bool = False
+) -> None:
     """Validate the executor arguments before any work."""
     if scheduler is not None and workers is not None:
-        raise ValueError(f"scheduler = {scheduler!r} and workers = {workers!r} are exclusive: give the address of an "
-                         "existing cluster, or a number of local workers, not both")
+        raise ValueError(
+            f"scheduler = {scheduler!r} and workers = {workers!r} are exclusive: give the address of an "
+            "existing cluster, or a number of local workers, not both"
+        )
     if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
-        raise ValueError(f"scheduler = {scheduler!r} is invalid: must be an address like tls://HOST:PORT")
+        raise ValueError(
+            f"scheduler = {scheduler!r} is invalid: must be an address like tls://HOST:PORT"
+        )
     if workers is not None:
         check_int("workers", workers, 1)
     if dashboard and workers is None:
-        raise ValueError("dashboard = True is invalid without workers: it is the dashboard of the local cluster "
-                         "that workers=N starts")
+        raise ValueError(
+            "dashboard = True is invalid without workers: it is the dashboard of the local cluster "
+            "that workers=N starts"
+        )
     if dashboard and importlib.util.find_spec("bokeh") is None:
-        raise ValueError("dashboard = True is invalid here: the Dask dashboard needs bokeh (pip install bokeh)")
+        raise ValueError(
+            "dashboard = True is invalid here: the Dask dashboard needs bokeh (pip install bokeh)"
+        )
     if security is not None:
         if scheduler is None:
-            raise ValueError(f"security = {security!r} is invalid without a scheduler: it holds the credentials of "
-                             "an existing TLS cluster (a local cluster, workers=N, makes its own)")
+            raise ValueError(
+                f"security = {security!r} is invalid without a scheduler: it holds the credentials of "
+                "an existing TLS cluster (a local cluster, workers=N, makes its own)"
+            )
         if not scheduler.startswith("tls://"):
-            raise ValueError(f"scheduler = {scheduler!r} is invalid with security = {security!r}: a secured "
-                             "scheduler's address starts with tls://")
+            raise ValueError(
+                f"scheduler = {scheduler!r} is invalid with security = {security!r}: a secured "
+                "scheduler's address starts with tls://"
+            )
         load_security(security)
 
 
@@ -67,17 +80,23 @@ def load_security(security):
         with open(path, "rb") as fh:
             fields = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"security = {path!r} is invalid: cannot read it as TOML ({exc})") from None
+        raise ValueError(
+            f"security = {path!r} is invalid: cannot read it as TOML ({exc})"
+        ) from None
     unknown = sorted(set(fields) - set(SECURITY_FIELDS))
     missing = [name for name in SECURITY_FIELDS[:2] if name not in fields]
     if unknown or missing:
-        raise ValueError(f"security = {path!r} is invalid: it must give {', '.join(SECURITY_FIELDS[:2])} (and may "
-                         f"give tls_client_key), paths to PEM files; unknown {unknown}, missing {missing}")
+        raise ValueError(
+            f"security = {path!r} is invalid: it must give {', '.join(SECURITY_FIELDS[:2])} (and may "
+            f"give tls_client_key), paths to PEM files; unknown {unknown}, missing {missing}"
+        )
     files = {}
     for name, value in fields.items():
         file = os.path.join(os.path.dirname(os.path.abspath(path)), str(value))
         if not isinstance(value, str) or not os.path.isfile(file):
-            raise ValueError(f"security = {path!r} is invalid: {name} = {value!r} is not a readable file")
+            raise ValueError(
+                f"security = {path!r} is invalid: {name} = {value!r} is not a readable file"
+            )
         files[name] = file
     return Security(require_encryption=True, **files)
 
@@ -92,12 +111,27 @@ def local_cluster(workers: int, dashboard: bool = False):
     from distributed.security import Security
 
     security = Security.temporary()
-    quiet = {} if dashboard else {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
-    with dask.config.set(quiet), _workers_ignore_sigint():  # the nannies hand this config to the workers they start
+    quiet = (
+        {}
+        if dashboard
+        else {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+    )
+    with (
+        dask.config.set(quiet),
+        _workers_ignore_sigint(),
+    ):  # the nannies hand this config to the workers they start
         # one thread per worker process: JAX uses the cores itself, and a killed worker's loss stays local
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host=HOST, protocol="tls://",
-                               security=security, dashboard_address=f"{HOST}:0" if dashboard else None,
-                               scheduler_kwargs={"dashboard_address": f"{HOST}:0"}, worker_dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host=HOST,
+            protocol="tls://",
+            security=security,
+            dashboard_address=f"{HOST}:0" if dashboard else None,
+            scheduler_kwargs={"dashboard_address": f"{HOST}:0"},
+            worker_dashboard_address=None,
+        )
     return cluster, security
 
 
@@ -117,9 +151,15 @@ def _workers_ignore_sigint():
         signal.signal(signal.SIGINT, previous)
 
 
-def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int] = None, security: Any = None,
-        dashboard: bool = False, log: Optional[Callable[[str], None]] = None,
-        fn: Callable = compute_chunk) -> Iterator:
+def run(
+    tasks: Iterable,
+    scheduler: Optional[str] = None,
+    workers: Optional[int] = None,
+    security: Any = None,
+    dashboard: bool = False,
+    log: Optional[Callable[[str], None]] = None,
+    fn: Callable = compute_chunk,
+) -> Iterator:
     """fn(*task) of each task, as it finishes (in order in-process; in completion order on Dask).
     In process, a task is taken from `tasks` only when the previous one is done (a sweep claims its
     points then). `fn`: a top-level function of plain data (by default a sweep's chunk,
@@ -129,7 +169,9 @@ def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int]
             try:
                 result = fn(*task)
             except Exception as exc:
-                if progress.interrupted(exc):  # Ctrl-C inside a compiled run: a KeyboardInterrupt for the caller
+                if progress.interrupted(
+                    exc
+                ):  # Ctrl-C inside a compiled run: a KeyboardInterrupt for the caller
                     raise KeyboardInterrupt from exc
                 raise
             yield result
@@ -137,8 +179,15 @@ def run(tasks: Iterable, scheduler: Optional[str] = None, workers: Optional[int]
     yield from _dask(tasks, scheduler, workers, security, dashboard, log, fn)
 
 
-def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], security: Any, dashboard: bool,
-          log: Optional[Callable[[str], None]], fn: Callable) -> Iterator:
+def _dask(
+    tasks: Iterable,
+    scheduler: Optional[str],
+    workers: Optional[int],
+    security: Any,
+    dashboard: bool,
+    log: Optional[Callable[[str], None]],
+    fn: Callable,
+) -> Iterator:
     from distributed import Client, as_completed
 
     tasks = list(tasks)  # every chunk is claimed now: they run in parallel
@@ -148,27 +197,41 @@ def _dask(tasks: Iterable, scheduler: Optional[str], workers: Optional[int], sec
     if scheduler is None:
         cluster, credentials = local_cluster(workers, dashboard)
         if dashboard and log is not None:
-            log(f"Dask dashboard at {cluster.dashboard_link} (this machine only; no password: any local user can "
-                "read it)")
+            log(
+                f"Dask dashboard at {cluster.dashboard_link} (this machine only; no password: any local user can "
+                "read it)"
+            )
         client = Client(cluster, security=credentials)
     else:
         if security is None and not scheduler.startswith("tls://"):
-            warnings.warn(f"scheduler {scheduler} is not authenticated: anyone who can reach it can run code on its "
-                          "workers as their owner; use a TLS cluster and --security FILE (docs/sweeps.md §6)",
-                          UserWarning, stacklevel=2)
+            warnings.warn(
+                f"scheduler {scheduler} is not authenticated: anyone who can reach it can run code on its "
+                "workers as their owner; use a TLS cluster and --security FILE (docs/sweeps.md §6)",
+                UserWarning,
+                stacklevel=2,
+            )
         try:  # security None: Dask's configuration
-            client = Client(scheduler, security=None if security is None else load_security(security))
-        except (OSError, TypeError) as exc:  # refused, timed out, or TLS without credentials (TypeError)
-            raise ValueError(f"scheduler = {scheduler!r} is invalid: cannot connect ({type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else ''}); with a TLS scheduler give --security "
-                             "FILE") from None
+            client = Client(
+                scheduler, security=None if security is None else load_security(security)
+            )
+        except (
+            OSError,
+            TypeError,
+        ) as exc:  # refused, timed out, or TLS without credentials (TypeError)
+            raise ValueError(
+                f"scheduler = {scheduler!r} is invalid: cannot connect ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}); with a TLS scheduler give --security "
+                "FILE"
+            ) from None
     futures = []
     try:
         # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled by Dask
         futures = [client.submit(fn, *task, pure=False) for task in tasks]
         for future in as_completed(futures):
             yield future.result()
-    except BaseException:  # Ctrl-C, or a failed task: our own workers are killed, not asked to finish their chunks
+    except (
+        BaseException
+    ):  # Ctrl-C, or a failed task: our own workers are killed, not asked to finish their chunks
         # the scheduler's links to our killed workers break, as intended
         with _dask_quiet() if cluster is not None else contextlib.nullcontext():
             if cluster is not None:

@@ -25,9 +25,13 @@ from dynsim.trajectory import TEMP_PREFIX
 
 HEARTBEAT_SECONDS = 30.0
 STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
-UNWRITTEN_SECONDS = 10.0  # a claim still without its owner this long after its creation: the writer was killed
+UNWRITTEN_SECONDS = (
+    10.0  # a claim still without its owner this long after its creation: the writer was killed
+)
 #                           between creating and writing it (the two are microseconds apart)
-TEMP_AGE_SECONDS = 600.0  # a temporary file this old is a killed writer's leftover (a write takes seconds)
+TEMP_AGE_SECONDS = (
+    600.0  # a temporary file this old is a killed writer's leftover (a write takes seconds)
+)
 # a killed writer's leftovers besides those `tempfiles.remove_leftovers` recognises (named with host and pid): the
 # names of earlier versions (TEMP_PREFIX + mkstemp's 8 characters) anywhere in the store; mkstemp's plain names and
 # locks moved aside by a takeover, in its own folders
@@ -60,7 +64,9 @@ def _store_folders(root: str) -> list[tuple[str, bool]]:
         shards = [e.path for e in os.scandir(points) if e.is_dir(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         shards = []
-    return [(root, False), (os.path.join(root, "locks"), True), (points, True)] + [(d, True) for d in shards]
+    return [(root, False), (os.path.join(root, "locks"), True), (points, True)] + [
+        (d, True) for d in shards
+    ]
 
 
 def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
@@ -146,7 +152,11 @@ class Locks:
             owner = json.loads(text)
         except ValueError:
             owner = {}
-        return {**owner, "mtime": mtime, "text": text} if isinstance(owner, dict) else {"mtime": mtime, "text": text}
+        return (
+            {**owner, "mtime": mtime, "text": text}
+            if isinstance(owner, dict)
+            else {"mtime": mtime, "text": text}
+        )
 
     def stale(self, owner: dict) -> bool:
         """Whether a claim's owner is gone: dead on this host, silent for STALE_SECONDS, or never written (no pid

@@ -26,8 +26,10 @@ def pick_axes(axes: dict, heatmap_axes: Optional[Sequence[str]]) -> Optional[tup
     if heatmap_axes is not None:
         pair = tuple(heatmap_axes)
         if len(pair) != 2 or any(a not in axes for a in pair) or pair[0] == pair[1]:
-            raise ValueError(f"heatmap_axes = {list(pair)!r} is invalid: must be two different swept axes of "
-                             f"{list(axes)}")
+            raise ValueError(
+                f"heatmap_axes = {list(pair)!r} is invalid: must be two different swept axes of "
+                f"{list(axes)}"
+            )
         return pair
     multi = [a for a, v in axes.items() if len(v) > 1]
     return (multi[0], multi[1]) if len(multi) >= 2 else None
@@ -52,7 +54,11 @@ def short(v: float) -> str:
 
 def _prefix(name: str, columns) -> str:
     """The level prefix of summary `name` ("reduced_", "full_" or ""): the one whose flags the row carries."""
-    found = [c[:-len("unstable")] for c in columns if c.endswith("unstable") and name.startswith(c[:-len("unstable")])]
+    found = [
+        c[: -len("unstable")]
+        for c in columns
+        if c.endswith("unstable") and name.startswith(c[: -len("unstable")])
+    ]
     return max(found, key=len, default="")
 
 
@@ -64,24 +70,40 @@ def cell(rows: list[dict], name: str) -> tuple[str, float, Optional[int]]:
     columns = {c for r in rows for c in r}
     prefix = _prefix(name, columns)
     values = [_numeric(r.get(name)) for r in rows]
-    if any(r.get(prefix + "nonfinite_from_step") is not None for r in rows) or \
-            any(isinstance(r.get(name), float) and math.isnan(r[name]) for r in rows):
+    if any(r.get(prefix + "nonfinite_from_step") is not None for r in rows) or any(
+        isinstance(r.get(name), float) and math.isnan(r[name]) for r in rows
+    ):
         return "diverged", math.nan, None
     verdicts = [r.get(name) for r in rows if r.get(name) in ("AGREE", "DISAGREE")]
     if verdicts:
         agree = sum(v == "AGREE" for v in verdicts) / len(verdicts)
-        return ("agree" if agree == 1 else "disagree" if agree == 0 else "mixed"), math.nan, f"{agree:.2g}"
+        return (
+            ("agree" if agree == 1 else "disagree" if agree == 0 else "mixed"),
+            math.nan,
+            f"{agree:.2g}",
+        )
     bounds = [r[name + "_censored"] for r in rows if r.get(name + "_censored") is not None]
     if bounds:
         return "censored", math.nan, min(bounds)
     values = [v for v in values if not math.isnan(v)]
     if not values:
         return "missing", math.nan, None
-    return ("unstable" if any(r.get(prefix + "unstable") for r in rows) else "value"), float(np.mean(values)), None
+    return (
+        ("unstable" if any(r.get(prefix + "unstable") for r in rows) else "value"),
+        float(np.mean(values)),
+        None,
+    )
 
 
-def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, names: Sequence[str],
-             heatmap_axes: Optional[Sequence[str]]) -> dict[str, str]:
+def heatmaps(
+    out: str,
+    setting: str,
+    level: str,
+    rows: list[dict],
+    axes: dict,
+    names: Sequence[str],
+    heatmap_axes: Optional[Sequence[str]],
+) -> dict[str, str]:
     """Write heatmap-<name>.png for each summary `name` present; {"heatmap-<name>": path}. A cell is the seed mean;
     diverged, censored and unavailable cells are drawn in their own colours (`CATEGORIES`) and cells with an
     unstable seed are hatched, all named in a legend."""
@@ -100,57 +122,122 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
     files = {}
     for name in names:
         if not any(name in r for r in rows):
-            warnings.warn(f"heatmap {name!r}: no such summary in this sweep; the table's columns are "
-                          f"{', '.join(rows[0])}", UserWarning, stacklevel=3)
+            warnings.warn(
+                f"heatmap {name!r}: no such summary in this sweep; the table's columns are "
+                f"{', '.join(rows[0])}",
+                UserWarning,
+                stacklevel=3,
+            )
             continue
         ncol = min(len(combos), 3)
         nrow = math.ceil(len(combos) / ncol)
         width, height = max(4.2, 1.6 + 0.55 * len(axes[xa])), max(3.6, 1.4 + 0.4 * len(axes[ya]))
-        fig, axs = plt.subplots(nrow, ncol, figsize=(width * ncol, height * nrow + 0.6), squeeze=False)
+        fig, axs = plt.subplots(
+            nrow, ncol, figsize=(width * ncol, height * nrow + 0.6), squeeze=False
+        )
         cells = {}
         for k, combo in enumerate(combos):
             for i, yv in enumerate(axes[ya]):
                 for j, xv in enumerate(axes[xa]):
-                    cells[k, i, j] = cell([r for r in rows if r[xa] == xv and r[ya] == yv
-                                           and all(r[a] == v for a, v in zip(others, combo))], name)
+                    cells[k, i, j] = cell(
+                        [
+                            r
+                            for r in rows
+                            if r[xa] == xv
+                            and r[ya] == yv
+                            and all(r[a] == v for a, v in zip(others, combo))
+                        ],
+                        name,
+                    )
         finite = [v for _, v, _ in cells.values() if not math.isnan(v)]
         norm = matplotlib.colors.Normalize(min(finite, default=0.0), max(finite, default=1.0))
         cmap = matplotlib.colormaps["viridis"]
         seen = set()
         for k, (ax, combo) in enumerate(zip(axs.flat, combos)):
-            grid = np.array([[cells[k, i, j][1] for j in range(len(axes[xa]))] for i in range(len(axes[ya]))])
-            im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, norm=norm)
+            grid = np.array(
+                [[cells[k, i, j][1] for j in range(len(axes[xa]))] for i in range(len(axes[ya]))]
+            )
+            im = ax.imshow(
+                np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, norm=norm
+            )
             for i in range(len(axes[ya])):
                 for j in range(len(axes[xa])):
                     kind, v, bound = cells[k, i, j]
                     seen.add(kind)
                     if kind in CATEGORIES:
                         colour, text, _ = CATEGORIES[kind]
-                        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=colour, edgecolor="0.5", lw=0.5))
-                        label = bound if isinstance(bound, str) else short(bound) if bound is not None else ""
-                        ax.text(j, i, text.format(label), ha="center", va="center", color="k", fontsize=8)
+                        ax.add_patch(
+                            Rectangle(
+                                (j - 0.5, i - 0.5), 1, 1, facecolor=colour, edgecolor="0.5", lw=0.5
+                            )
+                        )
+                        label = (
+                            bound
+                            if isinstance(bound, str)
+                            else short(bound)
+                            if bound is not None
+                            else ""
+                        )
+                        ax.text(
+                            j,
+                            i,
+                            text.format(label),
+                            ha="center",
+                            va="center",
+                            color="k",
+                            fontsize=8,
+                        )
                         continue
                     dark = sum(np.array(cmap(norm(v))[:3]) * (0.299, 0.587, 0.114)) < 0.5
                     if kind == "unstable":
-                        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch=UNSTABLE_HATCH,
-                                               edgecolor="w" if dark else "k", lw=0))
-                    ax.text(j, i, short(v), ha="center", va="center", color="w" if dark else "k", fontsize=8,
-                            bbox=dict(boxstyle="round,pad=0.1", fc=cmap(norm(v)), ec="none") if kind == "unstable"
-                            else None)
+                        ax.add_patch(
+                            Rectangle(
+                                (j - 0.5, i - 0.5),
+                                1,
+                                1,
+                                fill=False,
+                                hatch=UNSTABLE_HATCH,
+                                edgecolor="w" if dark else "k",
+                                lw=0,
+                            )
+                        )
+                    ax.text(
+                        j,
+                        i,
+                        short(v),
+                        ha="center",
+                        va="center",
+                        color="w" if dark else "k",
+                        fontsize=8,
+                        bbox=dict(boxstyle="round,pad=0.1", fc=cmap(norm(v)), ec="none")
+                        if kind == "unstable"
+                        else None,
+                    )
             ax.set_xticks(range(len(axes[xa])), [str(v) for v in axes[xa]])
             ax.set_yticks(range(len(axes[ya])), [str(v) for v in axes[ya]])
             ax.set_xlabel(xa)
             ax.set_ylabel(ya)
             ax.set_title(", ".join(f"{a}={v}" for a, v in zip(others, combo)) or name, fontsize=9)
             if finite:
-                fig.colorbar(im, ax=ax).set_label(name + (" (recorded step)" if re.search(r"(^|_)T\d", name) else ""))
-        for ax in list(axs.flat)[len(combos):]:
+                fig.colorbar(im, ax=ax).set_label(
+                    name + (" (recorded step)" if re.search(r"(^|_)T\d", name) else "")
+                )
+        for ax in list(axs.flat)[len(combos) :]:
             ax.axis("off")
-        legend = [Patch(facecolor=CATEGORIES[k][0], edgecolor="0.5", label=CATEGORIES[k][2]) for k in CATEGORIES
-                  if k in seen]
+        legend = [
+            Patch(facecolor=CATEGORIES[k][0], edgecolor="0.5", label=CATEGORIES[k][2])
+            for k in CATEGORIES
+            if k in seen
+        ]
         if "unstable" in seen:
-            legend.append(Patch(facecolor="w", edgecolor="k", hatch=UNSTABLE_HATCH,
-                                label="unstable: the loss oscillates (a seed)"))
+            legend.append(
+                Patch(
+                    facecolor="w",
+                    edgecolor="k",
+                    hatch=UNSTABLE_HATCH,
+                    label="unstable: the loss oscillates (a seed)",
+                )
+            )
         across = 1 if ncol == 1 else 2
         if legend:
             fig.legend(handles=legend, loc="lower center", ncol=across, fontsize=7, frameon=False)
@@ -158,7 +245,9 @@ def heatmaps(out: str, setting: str, level: str, rows: list[dict], axes: dict, n
         fig.tight_layout(rect=(0, 0.045 * math.ceil(len(legend) / across) / nrow, 1, 1))
         path = os.path.join(out, f"heatmap-{name}.png")
         try:
-            atomic_savefig(fig, path, dpi=110)  # a unique temporary name: concurrent sweeps on one --out
+            atomic_savefig(
+                fig, path, dpi=110
+            )  # a unique temporary name: concurrent sweeps on one --out
         finally:
             plt.close(fig)
         files[f"heatmap-{name}"] = path

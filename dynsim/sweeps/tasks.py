@@ -26,23 +26,42 @@ def compute_chunk(setting: str, level: str, options: dict, points: list, batch_s
     """[(key, summary, {"reduced": Trajectory, "full": Trajectory})] for `points` = [(key, config dict)] of one group,
     run in vmapped batches of `balanced_batch(len(points), batch_size)`."""
     batch_size = balanced_batch(len(points), batch_size)
-    found = registry.get(setting)  # importing dynsim (this module's package) enabled float64 on a fresh worker
+    found = registry.get(
+        setting
+    )  # importing dynsim (this module's package) enabled float64 on a fresh worker
     spec = found.sweep
     cfgs = [found.config(**c) for _, c in points]
     # float32 on an accelerator would otherwise multiply in TF32/bfloat16 passes and fake mismatches between the
     # levels: every sweep computes its matmuls at "highest" precision (on the CPU this changes nothing)
     with warnings.catch_warnings(), jax.default_matmul_precision("highest"):
         warnings.simplefilter("ignore", RuntimeWarning)  # a diverged run is recorded in its summary
-        reds = spec.reduced(cfgs, options, batch_size) if level in ("reduced", "both") else [None] * len(cfgs)
-        fulls = spec.full(cfgs, options, batch_size) if level in ("full", "both") else [None] * len(cfgs)
+        reds = (
+            spec.reduced(cfgs, options, batch_size)
+            if level in ("reduced", "both")
+            else [None] * len(cfgs)
+        )
+        fulls = (
+            spec.full(cfgs, options, batch_size)
+            if level in ("full", "both")
+            else [None] * len(cfgs)
+        )
     out = []
     for (key, _), cfg, red, ful in zip(points, cfgs, reds, fulls):
         report = None
         if red is not None and ful is not None:
-            report = checker.compare(red, ful, confidence=options.get("confidence") or 0.999,
-                                    **({"approximation_tolerance": options["approximation_tolerance"]}
-                                       if options.get("approximation_tolerance") else {}))
+            report = checker.compare(
+                red,
+                ful,
+                confidence=options.get("confidence") or 0.999,
+                **(
+                    {"approximation_tolerance": options["approximation_tolerance"]}
+                    if options.get("approximation_tolerance")
+                    else {}
+                ),
+            )
         # plain JSON types (no numpy scalars): a fresh summary must equal the one read back from the store
         summary = json.loads(json.dumps(spec.summary(cfg, red, ful, report), default=jsonable))
-        out.append((key, summary, {k: t for k, t in (("reduced", red), ("full", ful)) if t is not None}))
+        out.append(
+            (key, summary, {k: t for k, t in (("reduced", red), ("full", ful)) if t is not None})
+        )
     return out

@@ -7,5 +7,18 @@ from .module import PositionalAttentionViT
 from .simulation import check, simulate
 from .training import initial_params, model_for, optimizer
 
-__all__ = ["simulate", "check", "PositionalAttentionViT", "model_for", "optimizer", "initial_params", "observables", "population",
-           "realistic", "sampling", "glm", "transfer", "fig2"]
+__all__ = [
+    "simulate",
+    "check",
+    "PositionalAttentionViT",
+    "model_for",
+    "optimizer",
+    "initial_params",
+    "observables",
+    "population",
+    "realistic",
+    "sampling",
+    "glm",
+    "transfer",
+    "fig2",
+]

@@ -31,8 +31,10 @@ def check(cfg: JSLConfig) -> None:
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if cfg.partition != "grid":
-        raise ValueError(f"cfg.partition = {cfg.partition!r} is invalid for Figure 2: the teacher is a CNN over the "
-                         "spatially localized sets, so it must be 'grid' (D and C perfect squares, sqrt(C) | sqrt(D))")
+        raise ValueError(
+            f"cfg.partition = {cfg.partition!r} is invalid for Figure 2: the teacher is a CNN over the "
+            "spatially localized sets, so it must be 'grid' (D and C perfect squares, sqrt(C) | sqrt(D))"
+        )
 
 
 def teacher_filter(cfg: JSLConfig, dtype=jnp.float64):
@@ -68,8 +70,11 @@ def attention_scores(cfg: JSLConfig, A) -> dict:
     own = jnp.mean(jnp.sum(jnp.where(same, S, 0.0), axis=-1), axis=-1)
     w_entry = jnp.sum(jnp.where(within, S, 0.0), axis=(-2, -1)) / within.sum()
     b_entry = jnp.sum(jnp.where(between, S, 0.0), axis=(-2, -1)) / between.sum()
-    return {"own_set_attention": own, "within_between_ratio": w_entry / b_entry,
-            "patch_association": patch_association(A, cfg)}
+    return {
+        "own_set_attention": own,
+        "within_between_ratio": w_entry / b_entry,
+        "patch_association": patch_association(A, cfg),
+    }
 
 
 def _train_seeds(cfg: JSLConfig, keys, w):
@@ -81,7 +86,9 @@ def _train_seeds(cfg: JSLConfig, keys, w):
         params0 = realistic.initial_params(cfg, k_init, w)
         final, records = realistic.train(cfg, params0, w, train, test)
         X_test, y_test = test
-        linear = jnp.einsum("nDd,d->n", X_test, w)  # what uniform attention computes: sign(sum_j <w, X_j>)
+        linear = jnp.einsum(
+            "nDd,d->n", X_test, w
+        )  # what uniform attention computes: sign(sum_j <w, X_j>)
         lin_err = jnp.mean(jnp.where(y_test * linear < 0, 1.0, 0.0))
         return params0, final, records, lin_err
 
@@ -103,27 +110,53 @@ def run_fig2(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     """
     check(cfg)
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
-        raise ValueError(f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs two runs)")
+        raise ValueError(
+            f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs two runs)"
+        )
     dtype = jnp.dtype(cfg.dtype)
     w = teacher_filter(cfg, dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0xF1C2), seeds)
     params0, params, rec, lin_err = _train_seeds_jit(cfg, keys, w)
-    exact = divergence.take(rec)  # the earliest seed's first non-finite step, checked after every step
+    exact = divergence.take(
+        rec
+    )  # the earliest seed's first non-finite step, checked after every step
     # only per-step scalars (R, steps) go into the Trajectory
     observables = seed_statistics({k: v for k, v in rec.items() if np.ndim(v) == 2})
-    final = {"A": np.asarray(params["params"]["A"]), "v": np.asarray(params["params"]["v"]),
-             "A0": np.asarray(params0["params"]["A"]), "v0": np.asarray(params0["params"]["v"]), "w": np.asarray(w),
-             "linear_error": np.asarray(lin_err), "chance": chance(cfg), "uniform_own_set": cfg.C / cfg.D}
+    final = {
+        "A": np.asarray(params["params"]["A"]),
+        "v": np.asarray(params["params"]["v"]),
+        "A0": np.asarray(params0["params"]["A"]),
+        "v0": np.asarray(params0["params"]["v"]),
+        "w": np.asarray(w),
+        "linear_error": np.asarray(lin_err),
+        "chance": chance(cfg),
+        "uniform_own_set": cfg.C / cfg.D,
+    }
     for name, value in attention_scores(cfg, jnp.asarray(final["A"])).items():
         final[name] = np.asarray(value)
     for name, value in attention_scores(cfg, jnp.asarray(final["A0"])).items():
         final[f"{name}_initial"] = np.asarray(value)
     marks = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta("full", "fig2", cfg, replicates=seeds, partition_sets=partition.sets(cfg).tolist(),
-                            teacher="f*(X) = sum_l (sum_{i in S_l} <w, X_i>)^3, one seeded unit filter w",
-                            chance=chance(cfg), uniform_own_set=cfg.C / cfg.D,
-                            linear_error=float(np.mean(final["linear_error"])))
-    divergence.flag(divergence.nonfinite({k: np.asarray(v).T for k, v in rec.items() if np.ndim(v) == 2}, marks),
-                    marks, meta, "full (Figure 2)", cfg.eta, 2, exact)
+    meta = environment.meta(
+        "full",
+        "fig2",
+        cfg,
+        replicates=seeds,
+        partition_sets=partition.sets(cfg).tolist(),
+        teacher="f*(X) = sum_l (sum_{i in S_l} <w, X_i>)^3, one seeded unit filter w",
+        chance=chance(cfg),
+        uniform_own_set=cfg.C / cfg.D,
+        linear_error=float(np.mean(final["linear_error"])),
+    )
+    divergence.flag(
+        divergence.nonfinite(
+            {k: np.asarray(v).T for k, v in rec.items() if np.ndim(v) == 2}, marks
+        ),
+        marks,
+        meta,
+        "full (Figure 2)",
+        cfg.eta,
+        2,
+        exact,
+    )
     return Trajectory(marks, observables, meta), final
-

@@ -41,7 +41,14 @@ def weighted_loss(margins, weights=None):
 
 def gd(loss, params0, steps: int, eta, observe, record_every: int):
     """Full-batch GD (optax.sgd) on `loss(params)` for `steps` steps, `observe(params)` recorded by lax.scan."""
-    return engine.train(jax.grad(loss), optax.sgd(eta), params0, lambda params, t: observe(params), steps, record_every)
+    return engine.train(
+        jax.grad(loss),
+        optax.sgd(eta),
+        params0,
+        lambda params, t: observe(params),
+        steps,
+        record_every,
+    )
 
 
 def initial_weights(cfg: JSLConfig, key):
@@ -49,8 +56,18 @@ def initial_weights(cfg: JSLConfig, key):
     return cfg.omega * jax.random.normal(key, (cfg.D, cfg.d), jnp.dtype(cfg.dtype))
 
 
-def train_glm(cfg: JSLConfig, train, test, *, steps: int, eta, key, weights=None, record_every: Optional[int] = None,
-              w_star=None):
+def train_glm(
+    cfg: JSLConfig,
+    train,
+    test,
+    *,
+    steps: int,
+    eta,
+    key,
+    weights=None,
+    record_every: Optional[int] = None,
+    w_star=None,
+):
     """Full-batch GD on the logistic loss of g(X) = sum_j <w_j, X_j> from W ~ N(0, omega^2); traceable.
 
     train = (X (n, D, d), y (n,)), test = (X_test, y_test). `weights` (n,) weighs the training samples (a 0/1
@@ -67,8 +84,12 @@ def train_glm(cfg: JSLConfig, train, test, *, steps: int, eta, key, weights=None
 
     def observe(W):
         test_margins = y_test * logits(W, X_test)
-        out = {"loss": loss(W), "test_error": zero_one_error(test_margins), "test_loss": jnp.mean(logistic_loss(test_margins)),
-               "w_norm": jnp.linalg.norm(W)}
+        out = {
+            "loss": loss(W),
+            "test_error": zero_one_error(test_margins),
+            "test_loss": jnp.mean(logistic_loss(test_margins)),
+            "w_norm": jnp.linalg.norm(W),
+        }
         if w_star is not None:
             on_feature = W @ w_star
             out["feature_weight"] = jnp.mean(on_feature)
@@ -83,10 +104,14 @@ def check(cfg: JSLConfig, seeds, steps, eta) -> None:
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
-        raise ValueError(f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs two runs)")
+        raise ValueError(
+            f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs two runs)"
+        )
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
         raise ValueError(f"steps = {steps!r} is invalid: must be an integer >= 0")
-    if not (isinstance(eta, (int, float)) and not isinstance(eta, bool) and np.isfinite(eta) and eta > 0):
+    if not (
+        isinstance(eta, (int, float)) and not isinstance(eta, bool) and np.isfinite(eta) and eta > 0
+    ):
         raise ValueError(f"eta = {eta!r} is invalid: must be a finite real number > 0")
 
 
@@ -96,7 +121,16 @@ def _run_seeds(cfg: JSLConfig, keys, w_star, steps: int, eta, record_every: int)
         dtype = jnp.dtype(cfg.dtype)
         train = data.sample(k_train, cfg, cfg.N, w_star, dtype)
         test = data.sample(k_test, cfg, cfg.n_test, w_star, dtype)
-        return train_glm(cfg, train, test, steps=steps, eta=eta, key=k_init, record_every=record_every, w_star=w_star)
+        return train_glm(
+            cfg,
+            train,
+            test,
+            steps=steps,
+            eta=eta,
+            key=k_init,
+            record_every=record_every,
+            w_star=w_star,
+        )
 
     return jax.vmap(one)(keys)
 
@@ -105,7 +139,13 @@ _run_seeds_jit = jax.jit(_run_seeds, static_argnums=(3, 5))  # cfg a pytree: its
 
 
 @environment.guarded
-def run_glm(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS, *, steps: Optional[int] = None, eta: Optional[float] = None):
+def run_glm(
+    cfg: JSLConfig,
+    seeds: int = DEFAULT_SEEDS,
+    *,
+    steps: Optional[int] = None,
+    eta: Optional[float] = None,
+):
     """Train the GLM of Theorem 3.1 on N = cfg.N samples per seed, test on cfg.n_test fresh ones; vmapped over seeds.
 
     steps and eta default to cfg.steps and cfg.eta; cfg.omega is the init std and cfg.record_every the
@@ -121,7 +161,14 @@ def run_glm(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS, *, steps: Optional[int] 
     W, rec = _run_seeds_jit(cfg, keys, w_star, steps, float(eta), cfg.record_every)
     observables = seed_statistics(rec)
     marks = recording.recorded_steps(steps, cfg.record_every)
-    meta = environment.meta("full", "glm", cfg, replicates=seeds, steps=steps, eta=float(eta),
-                            partition_sets=partition.sets(cfg).tolist(),
-                            model="g(X) = sum_j <w_j, X_j>, logistic loss, full-batch GD (Theorem 3.1)")
+    meta = environment.meta(
+        "full",
+        "glm",
+        cfg,
+        replicates=seeds,
+        steps=steps,
+        eta=float(eta),
+        partition_sets=partition.sets(cfg).tolist(),
+        model="g(X) = sum_j <w_j, X_j>, logistic loss, full-batch GD (Theorem 3.1)",
+    )
     return Trajectory(marks, observables, meta), {"W": np.asarray(W), "w_star": np.asarray(w_star)}

@@ -21,6 +21,8 @@ from .. import engine
 from . import population, simulation, training
 
 MODES = ("exact", "sampled")
+
+
 def canonical(cfg: JSLConfig) -> JSLConfig:
     """cfg as its group's program sees it: the seed at 0 unless it draws a random partition (w*, the start and the
     batches are inputs)."""
@@ -31,8 +33,12 @@ def group_key(cfg: JSLConfig, mode: str, replicates: Optional[int]) -> tuple:
     """Points with equal keys run as one program: their shapes agree (`canonical`), and in mode 'exact' q at 0 or 1
     (which drops configurations) is a shape too."""
     edge = cfg.q if mode == "exact" and cfg.q in (0.0, 1.0) else None
-    return (pytree.shape(canonical(cfg)), edge, mode,
-            validation.replicates(replicates, engine.DEFAULT_REPLICATES) if mode == "sampled" else 1)
+    return (
+        pytree.shape(canonical(cfg)),
+        edge,
+        mode,
+        validation.replicates(replicates, engine.DEFAULT_REPLICATES) if mode == "sampled" else 1,
+    )
 
 
 def run_points(mode: str, R: int, batch_size: int, cfgs: JSLConfig, params0, w_stars, s, w, keys):
@@ -43,7 +49,9 @@ def run_points(mode: str, R: int, batch_size: int, cfgs: JSLConfig, params0, w_s
         cfg, p0, w_star, w_c, key = args
         if mode == "exact":
             return training.train(cfg, mode, p0, w_star, population.Configurations(s, w_c), key)
-        return jax.vmap(lambda k: training.train(cfg, mode, p0, w_star, None, k))(jax.random.split(key, R))
+        return jax.vmap(lambda k: training.train(cfg, mode, p0, w_star, None, k))(
+            jax.random.split(key, R)
+        )
 
     return jax.lax.map(one, (cfgs, params0, w_stars, w, keys), batch_size=batch_size)
 
@@ -52,12 +60,18 @@ run_points_jit = jax.jit(run_points, static_argnums=(0, 1, 2))
 
 
 @environment.guarded
-def simulate_many(cfgs: list[JSLConfig], mode: str = "exact", replicates: Optional[int] = None,
-                  batch_size: int = 8) -> list[Trajectory]:
+def simulate_many(
+    cfgs: list[JSLConfig],
+    mode: str = "exact",
+    replicates: Optional[int] = None,
+    batch_size: int = 8,
+) -> list[Trajectory]:
     """`full.jsl.simulate(cfg, mode, replicates=replicates)` for every cfg of one group (`group_key`), one program."""
     if mode not in MODES:
-        raise ValueError(f"mode = {mode!r} is invalid for batched full runs: must be one of {', '.join(MODES)} "
-                         "(mode 'realistic' runs point by point)")
+        raise ValueError(
+            f"mode = {mode!r} is invalid for batched full runs: must be one of {', '.join(MODES)} "
+            "(mode 'realistic' runs point by point)"
+        )
     for cfg in cfgs:
         simulation.check(cfg, mode, replicates)
     key = group_key(cfgs[0], mode, replicates)
@@ -65,10 +79,14 @@ def simulate_many(cfgs: list[JSLConfig], mode: str = "exact", replicates: Option
         raise ValueError("simulate_many needs configs of one group (same shapes; see group_key)")
     R = key[-1]
     dtype = jnp.dtype(cfgs[0].dtype)
-    total = batch_size * -(-len(cfgs) // batch_size)  # padded: every batch runs the same compiled vmap
+    total = batch_size * -(
+        -len(cfgs) // batch_size
+    )  # padded: every batch runs the same compiled vmap
     padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     w_stars = [data.feature(c, dtype) for c in padded]
-    params0 = jax.tree.map(lambda *xs: jnp.stack(xs), *[training.initial_params(c, w) for c, w in zip(padded, w_stars)])
+    params0 = jax.tree.map(
+        lambda *xs: jnp.stack(xs), *[training.initial_params(c, w) for c, w in zip(padded, w_stars)]
+    )
     stacked = pytree.stack([canonical(c) for c in padded], dtype)
     if mode == "exact":
         tables = [population.enumerate_configurations(c) for c in padded]

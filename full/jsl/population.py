@@ -48,18 +48,22 @@ def enumerate_configurations(cfg: JSLConfig) -> Configurations:
     n_rand = cfg.D - cfg.C
     prob = {1: cfg.q / 2, -1: cfg.q / 2, 0: 1 - cfg.q}
     values = [v for v in (1, -1, 0) if prob[v] > 0]
-    deltas = np.array(list(itertools.product(values, repeat=n_rand)), dtype=float).reshape(-1, n_rand)
+    deltas = np.array(list(itertools.product(values, repeat=n_rand)), dtype=float).reshape(
+        -1, n_rand
+    )
     w_delta = np.prod(np.vectorize(prob.get)(deltas), axis=1) if n_rand else np.ones(1)
     rows, weights = [], []
-    for l in range(cfg.L):
-        others = np.setdiff1d(np.arange(cfg.D), sets[l])
+    for ell in range(cfg.L):
+        others = np.setdiff1d(np.arange(cfg.D), sets[ell])
         s = np.empty((deltas.shape[0], cfg.D))
-        s[:, sets[l]] = 1.0
+        s[:, sets[ell]] = 1.0
         s[:, others] = deltas
         rows.append(s)
         weights.append(w_delta / cfg.L)
     dtype = jnp.dtype(cfg.dtype)
-    return Configurations(jnp.asarray(np.concatenate(rows), dtype), jnp.asarray(np.concatenate(weights), dtype))
+    return Configurations(
+        jnp.asarray(np.concatenate(rows), dtype), jnp.asarray(np.concatenate(weights), dtype)
+    )
 
 
 def exact_loss(model, params, configs: Configurations, w_star):

@@ -30,7 +30,9 @@ from .training import model_for, optimizer
 
 SEED_TAG = 0x4EA1  # fold_in tag of the realistic runs' key stream (other streams: 0x5EED w*, 1 sampled mode, ...)
 DEFAULT_SEEDS = 8
-MAX_VMAP_BYTES = 1.5e9  # above this much data for all seeds at once, the seeds run in batches with lax.map
+MAX_VMAP_BYTES = (
+    1.5e9  # above this much data for all seeds at once, the seeds run in batches with lax.map
+)
 
 
 def initial_params(cfg: JSLConfig, key, w_star) -> dict:
@@ -76,8 +78,9 @@ def empirical_value_and_grad(model, params, X, y, Xt=None):
     as fast as the forward X v (the same sums in another order: equal to rounding).
     """
     A, v = params["params"]["A"], params["params"]["v"]
-    loss, (gA, G) = jax.value_and_grad(lambda A, proj: sampling.projections_loss(model, A, y, proj),
-                                       argnums=(0, 1))(A, X @ v)
+    loss, (gA, G) = jax.value_and_grad(
+        lambda A, proj: sampling.projections_loss(model, A, y, proj), argnums=(0, 1)
+    )(A, X @ v)
     gv = jnp.einsum("nj,njd->nd", G, X).sum(axis=0) if Xt is None else Xt @ G.reshape(-1)
     return loss, {"params": {"A": gA, "v": gv}}
 
@@ -138,7 +141,9 @@ def sharpness(model, params, X, y, iterations: int = SHARPNESS_ITERATIONS):
     return jnp.linalg.eigvalsh(T)[-1]
 
 
-zero_one_error = error.margin_error  # 0-1 error of sign F from the margins yF, ties 1/2, NaN if a margin is NaN
+zero_one_error = (
+    error.margin_error
+)  # 0-1 error of sign F from the margins yF, ties 1/2, NaN if a margin is NaN
 
 
 def train(cfg: JSLConfig, params0, w_star, train, test, with_sharpness: bool = False):
@@ -167,11 +172,25 @@ def train(cfg: JSLConfig, params0, w_star, train, test, with_sharpness: bool = F
 
     if with_sharpness:  # the claims' runs: also X transposed once for the v-gradient
         Xt = transposed(X)
-        return engine.train(lambda params: empirical_value_and_grad(model, params, X, y, Xt), opt,
-                            params0, observe, cfg.steps, cfg.record_every, nonfinite=True,
-                            descent=True)
-    return engine.train(lambda params: empirical_grad(model, params, X, y), opt, params0, observe, cfg.steps,
-                        cfg.record_every, nonfinite=True)
+        return engine.train(
+            lambda params: empirical_value_and_grad(model, params, X, y, Xt),
+            opt,
+            params0,
+            observe,
+            cfg.steps,
+            cfg.record_every,
+            nonfinite=True,
+            descent=True,
+        )
+    return engine.train(
+        lambda params: empirical_grad(model, params, X, y),
+        opt,
+        params0,
+        observe,
+        cfg.steps,
+        cfg.record_every,
+        nonfinite=True,
+    )
 
 
 def seed_key(cfg: JSLConfig, r: int):
@@ -181,8 +200,10 @@ def seed_key(cfg: JSLConfig, r: int):
 
 def datasets(cfg: JSLConfig, key, w_star):
     """Training set (first cfg.N) and test set (last cfg.n_test) of N + n_test iid points drawn from fold_in(k_r, 0)."""
-    X, y = data.sample(jax.random.fold_in(key, 0), cfg, cfg.N + cfg.n_test, w_star, jnp.dtype(cfg.dtype))
-    return (X[:cfg.N], y[:cfg.N]), (X[cfg.N:], y[cfg.N:])
+    X, y = data.sample(
+        jax.random.fold_in(key, 0), cfg, cfg.N + cfg.n_test, w_star, jnp.dtype(cfg.dtype)
+    )
+    return (X[: cfg.N], y[: cfg.N]), (X[cfg.N :], y[cfg.N :])
 
 
 def one_seed(cfg: JSLConfig, key, w_star):
@@ -219,7 +240,9 @@ _seeds_jit = jax.jit(_seeds, static_argnums=3)  # cfg a pytree: its numbers trac
 def check_seeds(seeds) -> int:
     """seeds must be an integer >= 1."""
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
-        raise ValueError(f"seeds = {seeds!r} is invalid: must be an integer >= 1 (independent realistic runs)")
+        raise ValueError(
+            f"seeds = {seeds!r} is invalid: must be an integer >= 1 (independent realistic runs)"
+        )
     return seeds
 
 
@@ -239,23 +262,45 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     keys = jax.vmap(lambda r: seed_key(cfg, r))(jnp.arange(R))
     batch = batch_size(cfg, R)
     params0, params, rec = _seeds_jit(cfg, keys, w_star, batch)
-    exact = divergence.take(rec)  # the earliest seed's first non-finite step, checked after every step
+    exact = divergence.take(
+        rec
+    )  # the earliest seed's first non-finite step, checked after every step
     observables = seed_statistics(rec)
     marks = recording.recorded_steps(cfg.steps, cfg.record_every)
-    bad = divergence.nonfinite({k: np.asarray(v).T for k, v in rec.items()}, marks)  # rec: (seeds, steps)
+    bad = divergence.nonfinite(
+        {k: np.asarray(v).T for k, v in rec.items()}, marks
+    )  # rec: (seeds, steps)
     A0, v0 = np.asarray(params0["params"]["A"]), np.asarray(params0["params"]["v"])
     w = np.asarray(w_star)
     within, between = partition.orbit_masks(cfg)
     meta = environment.meta(
-        "full", "realistic", cfg, seeds=R, N=cfg.N, n_test=cfg.n_test,
-        initial_projection={"alpha": (v0 @ w).tolist(), "gamma": A0[:, within].mean(axis=1).tolist(),
-                            "rho": A0[:, between].mean(axis=1).tolist()},
-        batch_size=cfg.N, replicates=R, partition_sets=partition.sets(cfg).tolist(),
-        seed_execution="vmap" if batch >= R else f"lax.map in batches of {batch} seeds (data of all seeds "
-                       f"{data_bytes(cfg, R) / 1e9:.2f} GB > {MAX_VMAP_BYTES / 1e9:.1f} GB)",
+        "full",
+        "realistic",
+        cfg,
+        seeds=R,
+        N=cfg.N,
+        n_test=cfg.n_test,
+        initial_projection={
+            "alpha": (v0 @ w).tolist(),
+            "gamma": A0[:, within].mean(axis=1).tolist(),
+            "rho": A0[:, between].mean(axis=1).tolist(),
+        },
+        batch_size=cfg.N,
+        replicates=R,
+        partition_sets=partition.sets(cfg).tolist(),
+        seed_execution="vmap"
+        if batch >= R
+        else f"lax.map in batches of {batch} seeds (data of all seeds "
+        f"{data_bytes(cfg, R) / 1e9:.2f} GB > {MAX_VMAP_BYTES / 1e9:.1f} GB)",
         key_layout="k_r = fold_in(fold_in(key(seed), 0x4EA1), r); data fold_in(k_r, 0) (first N rows train, last n_test test), "
-                   "init fold_in(k_r, 2)")
+        "init fold_in(k_r, 2)",
+    )
     divergence.flag(bad, marks, meta, "realistic", cfg.eta, 2, exact)
-    final = {"A": np.asarray(params["params"]["A"]), "v": np.asarray(params["params"]["v"]), "A0": A0, "v0": v0,
-             "w_star": w}
+    final = {
+        "A": np.asarray(params["params"]["A"]),
+        "v": np.asarray(params["params"]["v"]),
+        "A0": A0,
+        "v0": v0,
+        "w_star": w,
+    }
     return Trajectory(marks, observables, meta), final

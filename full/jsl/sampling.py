@@ -70,7 +70,8 @@ def grad(model, params, key, cfg: JSLConfig, w_star, n: int):
     y, s, g, h = draw(key, cfg, n, v.dtype)
     alpha, r, u = split_v(v, w_star)
     gA, G = jax.grad(lambda A, proj: projections_loss(model, A, y, proj), argnums=(0, 1))(
-        A, alpha * s + cfg.sigma * r * g)
+        A, alpha * s + cfg.sigma * r * g
+    )
     rest = h - jnp.dot(h, w_star) * w_star - jnp.dot(h, u) * u  # P h
     gv = jnp.sum(G * s) * w_star + cfg.sigma * (jnp.sum(G * g) * u + jnp.linalg.norm(G) * rest)
     return {"params": {"A": gA, "v": gv}}

@@ -16,17 +16,26 @@ from . import population, realistic, training
 MODES = ("exact", "sampled", "realistic")
 
 
-def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None, seeds: Optional[int] = None) -> int:
+def check(
+    cfg: JSLConfig,
+    mode: str = "exact",
+    replicates: Optional[int] = None,
+    seeds: Optional[int] = None,
+) -> int:
     """Validate the run arguments before any work; return the number of replicate runs (seeds in mode 'realistic')."""
     engine.check_setting(cfg, JSLConfig, mode, MODES)
     if mode == "realistic":
         if replicates is not None:
-            raise ValueError(f"replicates = {replicates!r} is invalid in mode 'realistic': it takes seeds "
-                             "(independent training sets and starts), not replicates")
+            raise ValueError(
+                f"replicates = {replicates!r} is invalid in mode 'realistic': it takes seeds "
+                "(independent training sets and starts), not replicates"
+            )
         return realistic.check_seeds(realistic.DEFAULT_SEEDS if seeds is None else seeds)
     if seeds is not None:
-        raise ValueError(f"seeds = {seeds!r} is invalid in mode {mode!r}: seeds are for mode 'realistic' "
-                         "(mode 'sampled' takes replicates)")
+        raise ValueError(
+            f"seeds = {seeds!r} is invalid in mode {mode!r}: seeds are for mode 'realistic' "
+            "(mode 'sampled' takes replicates)"
+        )
     R = engine.replicates(mode, replicates)
     if mode == "exact":
         population.check_exact(cfg)
@@ -34,8 +43,13 @@ def check(cfg: JSLConfig, mode: str = "exact", replicates: Optional[int] = None,
 
 
 @environment.guarded
-def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None,
-             replicates: Optional[int] = None, seeds: Optional[int] = None) -> Trajectory:
+def simulate(
+    cfg: JSLConfig,
+    mode: str = "exact",
+    init: Optional[Mapping] = None,
+    replicates: Optional[int] = None,
+    seeds: Optional[int] = None,
+) -> Trajectory:
     """Train the full-matrix model by GD and record the observables every `record_every` steps.
 
     mode="exact": GD on the population loss (P), every (signal set, delta) configuration enumerated.
@@ -48,8 +62,10 @@ def simulate(cfg: JSLConfig, mode: str = "exact", init: Optional[Mapping] = None
     R = check(cfg, mode, replicates, seeds)
     if mode == "realistic":
         if init is not None:
-            raise ValueError(f"init = {init!r} is invalid in mode 'realistic': the start is random (Parametrization 3.1, "
-                             "realistic case, std cfg.omega); use mode 'exact' or 'sampled' for a given start")
+            raise ValueError(
+                f"init = {init!r} is invalid in mode 'realistic': the start is random (Parametrization 3.1, "
+                "realistic case, std cfg.omega); use mode 'exact' or 'sampled' for a given start"
+            )
         return realistic.run(cfg, R)[0]
     w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
     params0 = training.initial_params(cfg, w_star, init)

@@ -45,7 +45,9 @@ def initial_params(cfg: JSLConfig, w_star, init: Optional[Mapping] = None) -> di
     init = dict(init or {})
     allowed = {"alpha", "gamma", "rho", "A", "v"}
     if set(init) - allowed:
-        raise ValueError(f"init has unknown keys {sorted(set(init) - allowed)}; allowed: {sorted(allowed)}")
+        raise ValueError(
+            f"init has unknown keys {sorted(set(init) - allowed)}; allowed: {sorted(allowed)}"
+        )
     dtype = jnp.dtype(cfg.dtype)
     within, between = partition.orbit_masks(cfg)
     if "A" in init:
@@ -53,7 +55,11 @@ def initial_params(cfg: JSLConfig, w_star, init: Optional[Mapping] = None) -> di
         if A.shape != (cfg.D, cfg.D):
             raise ValueError(f"init['A'] has shape {A.shape}, expected ({cfg.D}, {cfg.D})")
     else:
-        A = cfg.sigma_A * np.eye(cfg.D) + init.get("gamma", 0.0) * within + init.get("rho", 0.0) * between
+        A = (
+            cfg.sigma_A * np.eye(cfg.D)
+            + init.get("gamma", 0.0) * within
+            + init.get("rho", 0.0) * between
+        )
     np.fill_diagonal(A, cfg.sigma_A)
     if "v" in init:
         v = jnp.asarray(init["v"], dtype)
@@ -69,28 +75,36 @@ def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
     the projections, `sampling`); the records."""
     model, opt = model_for(cfg), optimizer(cfg)
     if mode == "exact":
+
         def loss(params, k):
             return population.exact_loss(model, params, configs, w_star)
 
         grad = jax.grad(loss)
     else:  # a fresh batch's loss and gradient, drawn in law without the N D d noise normals (`sampling`)
+
         def loss(params, k):
             return sampling.loss(model, params, k, cfg, w_star, cfg.N)
 
         def grad(params, k):
             return sampling.grad(model, params, k, cfg, w_star, cfg.N)
 
-    eval_key = engine.eval_key(key)  # the recorded loss uses its own samples, never the training batches
+    eval_key = engine.eval_key(
+        key
+    )  # the recorded loss uses its own samples, never the training batches
 
     def observe(params, t):
         obs = reduction(cfg, params["params"]["A"], params["params"]["v"], w_star)
         obs["loss"] = loss(params, jax.random.fold_in(eval_key, t))
         if mode == "exact":
-            spread = jnp.maximum(obs["gamma_spread"], obs["rho_spread"])  # drift off the orbit symmetry (tie tolerance)
+            spread = jnp.maximum(
+                obs["gamma_spread"], obs["rho_spread"]
+            )  # drift off the orbit symmetry (tie tolerance)
             obs["error"] = population.exact_error(model, params, configs, w_star, spread)
         return obs
 
-    _, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key, nonfinite=True)
+    _, rec = engine.train(
+        grad, opt, params0, observe, cfg.steps, cfg.record_every, key, nonfinite=True
+    )
     return rec
 
 
@@ -112,8 +126,10 @@ def check_start(cfg: JSLConfig, params0, w_star) -> None:
     off_line = np.linalg.norm(v0 - (v0 @ np.asarray(w_star, float)) * np.asarray(w_star, float))
     # alpha w* rounded to the dtype is off the line by at most u |v| (each component rounded once); 64 eps is wide
     if off_line > 64 * float(np.finfo(dtype).eps) * max(1.0, np.linalg.norm(v0)):
-        raise ValueError(f"init['v'] has a part orthogonal to w* of norm {off_line:.3g}: mode='exact' integrates "
-                         "the noise out only for v in span(w*) (Lemma 4.2); use mode='sampled'")
+        raise ValueError(
+            f"init['v'] has a part orthogonal to w* of norm {off_line:.3g}: mode='exact' integrates "
+            "the noise out only for v in span(w*) (Lemma 4.2); use mode='sampled'"
+        )
 
 
 def run(cfg: JSLConfig, mode: str, params0, w_star, R: int) -> Trajectory:
@@ -125,21 +141,38 @@ def run(cfg: JSLConfig, mode: str, params0, w_star, R: int) -> Trajectory:
     else:
         rec = train_replicates_jit(cfg, mode, params0, w_star, engine.replicate_keys(cfg, R))
         observables = seed_statistics(rec, keep_seeds=False)
-    return trajectory(cfg, mode, observables, R, None if configs is None else int(configs.w.shape[0]), stacklevel=4)
+    return trajectory(
+        cfg,
+        mode,
+        observables,
+        R,
+        None if configs is None else int(configs.w.shape[0]),
+        stacklevel=4,
+    )
 
 
-def trajectory(cfg: JSLConfig, mode: str, observables: dict, R: int, configurations: Optional[int],
-               stacklevel: int = 3) -> Trajectory:
+def trajectory(
+    cfg: JSLConfig,
+    mode: str,
+    observables: dict,
+    R: int,
+    configurations: Optional[int],
+    stacklevel: int = 3,
+) -> Trajectory:
     """The full Trajectory of one run (mode "exact" or "sampled") from its recorded observables (stacklevel: of the
     divergence warning, from here)."""
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
-        "full", mode, cfg,
+        "full",
+        mode,
+        cfg,
         replicates=R,
         configurations=configurations,
         batch_size=cfg.N if mode == "sampled" else None,
         partition_sets=partition.sets(cfg).tolist(),
     )
     exact = divergence.take(observables)
-    divergence.flag(divergence.nonfinite(observables, steps), steps, meta, "full", cfg.eta, stacklevel, exact)
+    divergence.flag(
+        divergence.nonfinite(observables, steps), steps, meta, "full", cfg.eta, stacklevel, exact
+    )
     return Trajectory(steps, observables, meta)

@@ -44,16 +44,20 @@ def downstream_feature(cfg: JSLConfig, overlap: float, key=None):
     ||w~|| = 1 and <w~, w*> = overlap. `key` seeds u (default: derived from cfg.seed).
     """
     if not validation.is_real(overlap) or not 0.0 <= abs(float(overlap)) <= 1.0:
-        raise ValueError(f"overlap = {overlap!r} is invalid: must be a real number with 0 <= |overlap| <= 1 "
-                         "(it is <w~, w*> of two unit vectors)")
+        raise ValueError(
+            f"overlap = {overlap!r} is invalid: must be a real number with 0 <= |overlap| <= 1 "
+            "(it is <w~, w*> of two unit vectors)"
+        )
     overlap = float(overlap)
     dtype = jnp.dtype(cfg.dtype)
     w_star = data.feature(cfg, dtype)
     if abs(overlap) == 1.0:
         return overlap * w_star
     if cfg.d < 2:
-        raise ValueError(f"overlap = {overlap!r} is invalid for d = 1: there is no direction orthogonal to w*; "
-                         "only overlap = +-1 is possible")
+        raise ValueError(
+            f"overlap = {overlap!r} is invalid for d = 1: there is no direction orthogonal to w*; "
+            "only overlap = +-1 is possible"
+        )
     key = jax.random.fold_in(jax.random.key(cfg.seed), 0xD0) if key is None else key
     z = jax.random.normal(key, (cfg.d,), dtype)
     u = z - jnp.dot(z, w_star) * w_star
@@ -66,8 +70,19 @@ def model_logits(cfg: JSLConfig, A, v, X):
     return forward(A, X @ v, tau=cfg.tau, p=cfg.p, nu=cfg.nu)
 
 
-def finetune_v(cfg: JSLConfig, A, v0, train, test, *, steps: int, eta, weights=None, record_every: Optional[int] = None,
-               w_star=None):
+def finetune_v(
+    cfg: JSLConfig,
+    A,
+    v0,
+    train,
+    test,
+    *,
+    steps: int,
+    eta,
+    weights=None,
+    record_every: Optional[int] = None,
+    w_star=None,
+):
     """GD on (Ẽ) in v only, A frozen, from v0; traceable. Records loss (training), test_error, test_loss, v_norm
     and, given the task's feature `w_star`, cos_v = <v, w_star>/|v|.
 
@@ -82,8 +97,12 @@ def finetune_v(cfg: JSLConfig, A, v0, train, test, *, steps: int, eta, weights=N
 
     def observe(v):
         margins = y_test * model_logits(cfg, A, v, X_test)
-        out = {"loss": loss(v), "test_error": error.margin_error(margins), "test_loss": jnp.mean(logistic_loss(margins)),
-               "v_norm": jnp.linalg.norm(v)}
+        out = {
+            "loss": loss(v),
+            "test_error": error.margin_error(margins),
+            "test_loss": jnp.mean(logistic_loss(margins)),
+            "v_norm": jnp.linalg.norm(v),
+        }
         if w_star is not None:
             out["cos_v"] = jnp.dot(v, w_star) / out["v_norm"]
         return out
@@ -92,8 +111,19 @@ def finetune_v(cfg: JSLConfig, A, v0, train, test, *, steps: int, eta, weights=N
     return glm.gd(loss, v0, steps, eta, observe, max(1, record_every))
 
 
-def _one_seed(cfg: JSLConfig, n_max: int, steps: int, record_every: int, eta, eta_glm, A_pre, A_init, w_tilde, n_tilde,
-              key):
+def _one_seed(
+    cfg: JSLConfig,
+    n_max: int,
+    steps: int,
+    record_every: int,
+    eta,
+    eta_glm,
+    A_pre,
+    A_init,
+    w_tilde,
+    n_tilde,
+    key,
+):
     """All learners and every N~ for one seed: max(N~) samples drawn once, the first N~ weighted 1 and the rest 0."""
     dtype = jnp.dtype(cfg.dtype)
     k_train, k_test, k_v, k_w = jax.random.split(key, 4)
@@ -113,9 +143,14 @@ def _one_seed(cfg: JSLConfig, n_max: int, steps: int, record_every: int, eta, et
     return jax.vmap(per_n)(masks)
 
 
-def _all_seeds(cfg, n_max, steps, record_every, eta, eta_glm, A_pre, A_init, w_tilde, n_tilde, keys):
-    return jax.vmap(lambda a, b, k: _one_seed(cfg, n_max, steps, record_every, eta, eta_glm, a, b, w_tilde, n_tilde, k))(
-        A_pre, A_init, keys)
+def _all_seeds(
+    cfg, n_max, steps, record_every, eta, eta_glm, A_pre, A_init, w_tilde, n_tilde, keys
+):
+    return jax.vmap(
+        lambda a, b, k: _one_seed(
+            cfg, n_max, steps, record_every, eta, eta_glm, a, b, w_tilde, n_tilde, k
+        )
+    )(A_pre, A_init, keys)
 
 
 _all_seeds_jit = jax.jit(_all_seeds, static_argnums=(1, 2, 3))  # cfg a pytree: numbers traced
@@ -138,41 +173,62 @@ class TransferResult:
     mean: dict[str, np.ndarray]
     se: dict[str, np.ndarray]
     curves: dict[str, dict[str, np.ndarray]]
-    association: dict[str, float]  # patch_association of the pretrained A and of A0 (Definition 2.2)
+    association: dict[
+        str, float
+    ]  # patch_association of the pretrained A and of A0 (Definition 2.2)
     own_set_attention: dict[str, float]
-    reference: dict[str, float]  # glm_error, bayes_error of the downstream task (the same sizes as upstream)
+    reference: dict[
+        str, float
+    ]  # glm_error, bayes_error of the downstream task (the same sizes as upstream)
     meta: dict[str, Any]
 
     def table(self) -> str:
         """Plain-text table: test error mean +- s.e. per N~ and learner."""
         head = f"{'N~':>6} " + " ".join(f"{name:>20}" for name in LEARNERS)
-        lines = [f"Transfer (Section 5): overlap <w~, w*> = {self.overlap:g}, {self.seeds} seeds, "
-                 f"{self.meta['finetune_steps']} GD steps (eta {self.meta['eta']:g}, GLM eta {self.meta['eta_glm']:g}), "
-                 f"test error on {self.meta['n_test']} held-out samples",
-                 "patch association: " + ", ".join(f"{k} A {v:.3f}" for k, v in self.association.items())
-                 + f" (chance {self.meta['association_chance']:.3g})",
-                 head]
+        lines = [
+            f"Transfer (Section 5): overlap <w~, w*> = {self.overlap:g}, {self.seeds} seeds, "
+            f"{self.meta['finetune_steps']} GD steps (eta {self.meta['eta']:g}, GLM eta {self.meta['eta_glm']:g}), "
+            f"test error on {self.meta['n_test']} held-out samples",
+            "patch association: "
+            + ", ".join(f"{k} A {v:.3f}" for k, v in self.association.items())
+            + f" (chance {self.meta['association_chance']:.3g})",
+            head,
+        ]
         for i, n in enumerate(self.n_tilde):
-            lines.append(f"{n:>6} " + " ".join(f"{self.mean[k][i]:>11.4f} +- {self.se[k][i]:<6.4f}" for k in LEARNERS))
+            lines.append(
+                f"{n:>6} "
+                + " ".join(f"{self.mean[k][i]:>11.4f} +- {self.se[k][i]:<6.4f}" for k in LEARNERS)
+            )
         if self.reference:
-            lines.append("reference: " + ", ".join(f"{k} {v:.4f}" for k, v in self.reference.items()))
+            lines.append(
+                "reference: " + ", ".join(f"{k} {v:.4f}" for k, v in self.reference.items())
+            )
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         """JSON-able dict of every field."""
+
         def plain(x):
             if isinstance(x, dict):
                 return {k: plain(v) for k, v in x.items()}
             if isinstance(x, (np.ndarray, np.generic)):
                 return x.tolist()
             return x
-        return json.loads(json.dumps({f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}, default=str))
+
+        return json.loads(
+            json.dumps(
+                {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)},
+                default=str,
+            )
+        )
 
 
 def _check_n_tilde(n_tilde) -> tuple[int, ...]:
     values = tuple(n_tilde) if isinstance(n_tilde, Sequence) else None
     if not values or not all(validation.is_int(n) and n >= 1 for n in values):
-        raise ValueError(f"n_tilde = {n_tilde!r} is invalid: must be a non-empty sequence of integers >= 1")
+        raise ValueError(
+            f"n_tilde = {n_tilde!r} is invalid: must be a non-empty sequence of integers >= 1"
+        )
     return tuple(int(n) for n in values)
 
 
@@ -189,22 +245,31 @@ def _matrices(cfg: JSLConfig, pretrained: Mapping, seeds: int) -> tuple[np.ndarr
     out = []
     for name in ("A", "A0"):
         if name not in pretrained:
-            raise ValueError(f"pretrained has keys {sorted(pretrained)}; it needs 'A' (the pretrained attention matrix) "
-                             "and 'A0' (its initialization)")
+            raise ValueError(
+                f"pretrained has keys {sorted(pretrained)}; it needs 'A' (the pretrained attention matrix) "
+                "and 'A0' (its initialization)"
+            )
         M = np.asarray(pretrained[name], dtype=float)
         if M.shape == (cfg.D, cfg.D):
             M = M[None]
         if M.ndim != 3 or M.shape[1:] != (cfg.D, cfg.D) or M.shape[0] not in (1, seeds):
-            raise ValueError(f"pretrained[{name!r}] has shape {M.shape}, expected ({cfg.D}, {cfg.D}) or (R, {cfg.D}, "
-                             f"{cfg.D}) with R = 1 or R = seeds = {seeds}")
+            raise ValueError(
+                f"pretrained[{name!r}] has shape {M.shape}, expected ({cfg.D}, {cfg.D}) or (R, {cfg.D}, "
+                f"{cfg.D}) with R = 1 or R = seeds = {seeds}"
+            )
         if not np.all(np.isfinite(M)):
-            raise ValueError(f"pretrained[{name!r}] has non-finite entries (did the pretraining diverge?)")
+            raise ValueError(
+                f"pretrained[{name!r}] has non-finite entries (did the pretraining diverge?)"
+            )
         out.append(np.broadcast_to(M, (seeds, cfg.D, cfg.D)))
     return out[0], out[1]
 
 
 def _reference(cfg: JSLConfig) -> dict[str, float]:
-    return {"glm_error": float(reference.glm_error(cfg)), "bayes_error": float(reference.bayes_error(cfg))}
+    return {
+        "glm_error": float(reference.glm_error(cfg)),
+        "bayes_error": float(reference.bayes_error(cfg)),
+    }
 
 
 def pretrain(cfg: JSLConfig) -> dict:
@@ -213,9 +278,17 @@ def pretrain(cfg: JSLConfig) -> dict:
     return {"A": np.asarray(final["A"])[0], "A0": np.asarray(final["A0"])[0]}
 
 
-def check(cfg: JSLConfig, *, overlap: float = 0.0, n_tilde: Sequence[int] = DEFAULT_N_TILDE,
-          seeds: int = DEFAULT_SEEDS, steps: int = DEFAULT_STEPS, eta: Optional[float] = None,
-          eta_glm: float = DEFAULT_ETA_GLM, record_every: int = DEFAULT_RECORD_EVERY) -> tuple[tuple[int, ...], float]:
+def check(
+    cfg: JSLConfig,
+    *,
+    overlap: float = 0.0,
+    n_tilde: Sequence[int] = DEFAULT_N_TILDE,
+    seeds: int = DEFAULT_SEEDS,
+    steps: int = DEFAULT_STEPS,
+    eta: Optional[float] = None,
+    eta_glm: float = DEFAULT_ETA_GLM,
+    record_every: int = DEFAULT_RECORD_EVERY,
+) -> tuple[tuple[int, ...], float]:
     """Validate `transfer`'s arguments before any work (named ValueErrors); return (n_tilde, eta) with defaults resolved."""
     n_tilde = _check_n_tilde(n_tilde)
     eta = cfg.eta / 2 if eta is None else eta
@@ -224,10 +297,18 @@ def check(cfg: JSLConfig, *, overlap: float = 0.0, n_tilde: Sequence[int] = DEFA
     return n_tilde, eta
 
 
-def transfer(cfg: JSLConfig, *, pretrained: Optional[Mapping] = None, overlap: float = 0.0,
-             n_tilde: Sequence[int] = DEFAULT_N_TILDE, seeds: int = DEFAULT_SEEDS, steps: int = DEFAULT_STEPS,
-             eta: Optional[float] = None, eta_glm: float = DEFAULT_ETA_GLM,
-             record_every: int = DEFAULT_RECORD_EVERY) -> TransferResult:
+def transfer(
+    cfg: JSLConfig,
+    *,
+    pretrained: Optional[Mapping] = None,
+    overlap: float = 0.0,
+    n_tilde: Sequence[int] = DEFAULT_N_TILDE,
+    seeds: int = DEFAULT_SEEDS,
+    steps: int = DEFAULT_STEPS,
+    eta: Optional[float] = None,
+    eta_glm: float = DEFAULT_ETA_GLM,
+    record_every: int = DEFAULT_RECORD_EVERY,
+) -> TransferResult:
     """Fine-tune on N~ downstream samples for every N~ and seed (one vmapped program) and test on cfg.n_test (Section 5).
 
     pretrained: {"A": (D, D) or (R, D, D), "A0": likewise}; None pretrains with realistic.run(cfg, seeds=1).
@@ -241,36 +322,96 @@ def transfer(cfg: JSLConfig, *, pretrained: Optional[Mapping] = None, overlap: f
     - eta_glm = 1: the GLM's logistic loss has curvature <= ~0.35, and its curves are flat by ~200 steps too.
     A run that diverges leaves NaN in its test error (so in the mean) and is listed in meta["diverged"].
     """
-    n_tilde, eta = check(cfg, overlap=overlap, n_tilde=n_tilde, seeds=seeds, steps=steps, eta=eta, eta_glm=eta_glm,
-                         record_every=record_every)
+    n_tilde, eta = check(
+        cfg,
+        overlap=overlap,
+        n_tilde=n_tilde,
+        seeds=seeds,
+        steps=steps,
+        eta=eta,
+        eta_glm=eta_glm,
+        record_every=record_every,
+    )
     w_tilde = downstream_feature(cfg, overlap)
     if pretrained is None:
         pretrained = pretrain(cfg)
     A_pre, A_init = _matrices(cfg, pretrained, seeds)
     dtype = jnp.dtype(cfg.dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0x7A5F), seeds)
-    rec = _all_seeds_jit(cfg, max(n_tilde), steps, record_every, float(eta), float(eta_glm),
-                         jnp.asarray(A_pre, dtype), jnp.asarray(A_init, dtype), w_tilde,
-                         jnp.asarray(n_tilde), keys)
+    rec = _all_seeds_jit(
+        cfg,
+        max(n_tilde),
+        steps,
+        record_every,
+        float(eta),
+        float(eta_glm),
+        jnp.asarray(A_pre, dtype),
+        jnp.asarray(A_init, dtype),
+        w_tilde,
+        jnp.asarray(n_tilde),
+        keys,
+    )
     final, mean, se, curves = {}, {}, {}, {}
     for learner in LEARNERS:
-        r = {k: np.asarray(v) for k, v in rec[learner].items()}  # (seeds, len(n_tilde), recorded steps)
+        r = {
+            k: np.asarray(v) for k, v in rec[learner].items()
+        }  # (seeds, len(n_tilde), recorded steps)
         final[learner] = r["test_error"][:, :, -1]
         mean[learner] = final[learner].mean(axis=0)
         se[learner] = final[learner].std(axis=0, ddof=1) / np.sqrt(seeds)
         curves[learner] = {k: v.mean(axis=0).T for k, v in r.items()}
-    association = {"pretrained": float(np.mean(patch_association(jnp.asarray(A_pre), cfg))),
-                   "initial": float(np.mean(patch_association(jnp.asarray(A_init), cfg)))}
+    association = {
+        "pretrained": float(np.mean(patch_association(jnp.asarray(A_pre), cfg))),
+        "initial": float(np.mean(patch_association(jnp.asarray(A_init), cfg))),
+    }
     same = partition.same_set_mask(cfg)
-    own = {"pretrained": float(np.mean(np.sum(np.where(same, np.asarray(attention(jnp.asarray(A_pre), cfg.tau)), 0), -1))),
-           "initial": float(np.mean(np.sum(np.where(same, np.asarray(attention(jnp.asarray(A_init), cfg.tau)), 0), -1)))}
-    bad = {k: int(np.sum(~np.isfinite(final[k]))) for k in LEARNERS if not np.all(np.isfinite(final[k]))}
+    own = {
+        "pretrained": float(
+            np.mean(
+                np.sum(np.where(same, np.asarray(attention(jnp.asarray(A_pre), cfg.tau)), 0), -1)
+            )
+        ),
+        "initial": float(
+            np.mean(
+                np.sum(np.where(same, np.asarray(attention(jnp.asarray(A_init), cfg.tau)), 0), -1)
+            )
+        ),
+    }
+    bad = {
+        k: int(np.sum(~np.isfinite(final[k])))
+        for k in LEARNERS
+        if not np.all(np.isfinite(final[k]))
+    }
     if bad:
-        warnings.warn(f"transfer: fine-tuning diverged in {bad} (seed, N~) runs; lower eta (now {eta})",
-                      RuntimeWarning, stacklevel=2)
-    meta = environment.meta("full", "transfer", cfg, finetune_steps=steps, eta=float(eta), eta_glm=float(eta_glm),
-                            record_every=record_every, n_test=cfg.n_test, association_chance=chance(cfg),
-                            w_tilde=np.asarray(w_tilde).tolist(), diverged=bad)
-    return TransferResult(list(n_tilde), seeds, float(overlap), recording.recorded_steps(steps, record_every), final,
-                          mean, se, curves, association, own, _reference(cfg), meta)
-
+        warnings.warn(
+            f"transfer: fine-tuning diverged in {bad} (seed, N~) runs; lower eta (now {eta})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    meta = environment.meta(
+        "full",
+        "transfer",
+        cfg,
+        finetune_steps=steps,
+        eta=float(eta),
+        eta_glm=float(eta_glm),
+        record_every=record_every,
+        n_test=cfg.n_test,
+        association_chance=chance(cfg),
+        w_tilde=np.asarray(w_tilde).tolist(),
+        diverged=bad,
+    )
+    return TransferResult(
+        list(n_tilde),
+        seeds,
+        float(overlap),
+        recording.recorded_steps(steps, record_every),
+        final,
+        mean,
+        se,
+        curves,
+        association,
+        own,
+        _reference(cfg),
+        meta,
+    )

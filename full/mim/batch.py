@@ -57,7 +57,9 @@ def attention(cfg, E, shared, X, masked):
     b = jax.lax.stop_gradient(jnp.max(B, axis=1))
     iU = jax.vmap(lambda m: jnp.nonzero(~m, size=U)[0])(masked)
     XU = jax.vmap(lambda x, i: x[i])(X, iU)
-    s = jnp.einsum("pd,nud->npu", G, XU + E[iU])  # G_p (x_q + e_q): B_pq = G_p e_q comes with the same product
+    s = jnp.einsum(
+        "pd,nud->npu", G, XU + E[iU]
+    )  # G_p (x_q + e_q): B_pq = G_p e_q comes with the same product
     S = masked.astype(EB.dtype) @ EB.T  # (c, P): sum_{q in M} exp(B_pq - b_p)
     c = jax.lax.stop_gradient(jnp.maximum(jnp.max(s, axis=-1), b))
     e = jnp.exp(s - c[..., None])
@@ -123,10 +125,15 @@ def area_attention(cfg, basis, Q, key, n: int, area_index):
         X, masked, ks = draw(i)
         attn, iU, _ = attention(cfg, basis.E, sh, X, masked)
         w = masked.astype(X.dtype)
-        keys = jax.nn.one_hot(jnp.take_along_axis(area_index[ks], iU, axis=1), N, dtype=X.dtype)  # (c, |U|, N)
+        keys = jax.nn.one_hot(
+            jnp.take_along_axis(area_index[ks], iU, axis=1), N, dtype=X.dtype
+        )  # (c, |U|, N)
         rows = jnp.einsum("npu,nuj,np->npj", attn, keys, w)  # 1{p in M} Attn_{p->P_{k,j} cap U}
         onehot = jax.nn.one_hot(ks, cfg.K, dtype=X.dtype)
-        return (acc[0] + jnp.einsum("nk,npj->kpj", onehot, rows), acc[1] + jnp.einsum("nk,np->kp", onehot, w)), None
+        return (
+            acc[0] + jnp.einsum("nk,npj->kpj", onehot, rows),
+            acc[1] + jnp.einsum("nk,np->kp", onehot, w),
+        ), None
 
     zeros = (jnp.zeros((cfg.K, P, N), sh[0].dtype), jnp.zeros((cfg.K, P), sh[0].dtype))
     (num, den), _ = jax.lax.scan(body, zeros, jnp.arange(count))

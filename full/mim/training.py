@@ -32,8 +32,10 @@ def check(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None)
     if mode == "exact":
         size = data.exact_size(cfg)
         if size > MAX_EXACT:
-            raise ValueError(f"mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
-                             f"{MAX_EXACT:,}): lower P, K or the z support, or use mode 'sampled'")
+            raise ValueError(
+                f"mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
+                f"{MAX_EXACT:,}): lower P, K or the z support, or use mode 'sampled'"
+            )
     return R
 
 
@@ -53,11 +55,14 @@ def valid_areas(cfg: MIMConfig) -> np.ndarray:
 def _area_attention_sums(cfg, net, params, x, masked, k, area_index, E):
     """For one image x of cluster k, summed over the masks `masked` (n, P): 1{p in M} Attn_{p->P_{k,j} cap U} (P, max N)
     and 1{p in M} (P,)."""
+
     def one(x, m):
         attn = net.apply(params, x, m, E, method=MaskedAttention.attention)
         return model.area_attention(attn, m, area_index[k], cfg.max_areas) * m[:, None]
 
-    return jnp.sum(jax.vmap(one, in_axes=(None, 0))(x, masked), axis=0), jnp.sum(masked, axis=0).astype(E.dtype)
+    return jnp.sum(jax.vmap(one, in_axes=(None, 0))(x, masked), axis=0), jnp.sum(
+        masked, axis=0
+    ).astype(E.dtype)
 
 
 def _by_cluster(cfg, num, den, ks, w):
@@ -87,10 +92,12 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
             return jnp.sum(w_img * jax.vmap(lambda x: per_image(params, x))(images))
 
         def area_attention(params, k):
-            num, den = jax.vmap(lambda x, kk: _area_attention_sums(cfg, net, params, x, masks, kk, area_index, E))(
-                images, k_img)
+            num, den = jax.vmap(
+                lambda x, kk: _area_attention_sums(cfg, net, params, x, masks, kk, area_index, E)
+            )(images, k_img)
             return _by_cluster(cfg, num, den, k_img, w_img * w_mask)
     else:  # masked queries only, chunks of images (`batch`): the literal batch loss, its gradient, its area attention
+
         def loss(params, k):
             return batch.loss(cfg, basis, params["params"]["Q"], k, cfg.N)
 
@@ -101,6 +108,7 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
     if mode == "exact":
         grad = jax.grad(loss)
     else:
+
         def grad(params, k):
             return {"params": {"Q": batch.grad(cfg, basis, params["params"]["Q"], k, cfg.N)}}
 
@@ -113,8 +121,12 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
         obs["area_attention"] = area_attention(params, jax.random.fold_in(k, 1))
         return obs
 
-    params0 = net.init(jax.random.key(0), jnp.zeros((cfg.P, cfg.d), cfg.dtype), jnp.zeros((cfg.P,), bool), E)
-    params, rec = engine.train(grad, opt, params0, observe, cfg.steps, cfg.record_every, key, nonfinite=True)
+    params0 = net.init(
+        jax.random.key(0), jnp.zeros((cfg.P, cfg.d), cfg.dtype), jnp.zeros((cfg.P,), bool), E
+    )
+    params, rec = engine.train(
+        grad, opt, params0, observe, cfg.steps, cfg.record_every, key, nonfinite=True
+    )
     return rec, params["params"]["Q"]
 
 
@@ -125,8 +137,10 @@ def exact_tables(cfg: MIMConfig, basis):
 
 
 train_jit = jax.jit(train, static_argnums=1)  # cfg a pytree: its numbers (eta) traced
-train_replicates_jit = jax.jit(lambda cfg, mode, basis, keys: jax.vmap(lambda k: train(cfg, mode, basis, k))(keys),
-                               static_argnums=1)
+train_replicates_jit = jax.jit(
+    lambda cfg, mode, basis, keys: jax.vmap(lambda k: train(cfg, mode, basis, k))(keys),
+    static_argnums=1,
+)
 
 
 @environment.guarded
@@ -152,11 +166,25 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
         finals = np.asarray(Q)
     exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta("full", mode, cfg, replicates=R,
-                            configurations=data.exact_size(cfg) if mode == "exact" else None,
-                            batch_size=cfg.N if mode == "sampled" else None,
-                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta)
-    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "full", cfg.eta, 2, exact)
+    meta = environment.meta(
+        "full",
+        mode,
+        cfg,
+        replicates=R,
+        configurations=data.exact_size(cfg) if mode == "exact" else None,
+        batch_size=cfg.N if mode == "sampled" else None,
+        areas=[[list(a) for a in cl] for cl in cfg.areas],
+        delta=cfg.delta,
+    )
+    divergence.flag(
+        divergence.nonfinite({"loss": observables["loss"]}, steps),
+        steps,
+        meta,
+        "full",
+        cfg.eta,
+        2,
+        exact,
+    )
     # Q (R, d, d): the trained matrices (R = 1 in mode exact), for attention maps
     return Trajectory(steps, observables, meta, {"Q": finals, **basis._asdict()})
 
@@ -165,8 +193,10 @@ def trained(t: Trajectory) -> tuple[np.ndarray, Basis]:
     """The trained matrices Q (R, d, d) of a full run (`simulate`, or one loaded from its file)
     and the embedding they were trained on."""
     if not {"Q", *Basis._fields} <= t.final.keys():
-        raise ValueError(f"the trajectory holds no trained Q and embedding (final arrays: "
-                         f"{sorted(t.final)}): a full MIM run's (simulate, its file) has them")
+        raise ValueError(
+            f"the trajectory holds no trained Q and embedding (final arrays: "
+            f"{sorted(t.final)}): a full MIM run's (simulate, its file) has them"
+        )
     return t.final["Q"], Basis(*(jnp.asarray(t.final[f]) for f in Basis._fields))
 
 

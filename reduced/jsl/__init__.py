@@ -7,4 +7,12 @@ from .dynamics import attention_weights, initial_state, loss_and_gradients
 from .many import simulate_many
 from .simulation import simulate
 
-__all__ = ["simulate", "simulate_many", "loss_and_gradients", "attention_weights", "initial_state", "configurations", "symbolic"]
+__all__ = [
+    "simulate",
+    "simulate_many",
+    "loss_and_gradients",
+    "attention_weights",
+    "initial_state",
+    "configurations",
+    "symbolic",
+]

@@ -34,8 +34,11 @@ def class_weights(log_count, z0, random_patches: int, q):
     """w_c = N(c) (q/2)^Z_0 (1-q)^((L-1)C - Z_0), from log N(c) (traceable in q; 0^0 = 1 at q = 0 or 1)."""
     q = jnp.asarray(q)
     z0 = jnp.asarray(z0, q.dtype)
-    log_w = jnp.asarray(log_count, q.dtype) + jax.scipy.special.xlogy(z0, q / 2) + \
-        jax.scipy.special.xlog1py(random_patches - z0, -q)
+    log_w = (
+        jnp.asarray(log_count, q.dtype)
+        + jax.scipy.special.xlogy(z0, q / 2)
+        + jax.scipy.special.xlog1py(random_patches - z0, -q)
+    )
     return jnp.exp(log_w)
 
 
@@ -52,13 +55,19 @@ def class_table(D: int, C: int, p: int, max_nonzero: Optional[int]) -> ClassTabl
     """`classes.moment_classes` with their monomials (`moments.monomials`)."""
     cls = classes.moment_classes(D, C, p, max_nonzero)
     der = moments.derive(C, p)
-    return ClassTable(np.ascontiguousarray(moments.monomials(der.exponents, cls.variables).T), cls.log_count,
-                      cls.variables[:, p].astype(np.float64), cls.random_patches)
+    return ClassTable(
+        np.ascontiguousarray(moments.monomials(der.exponents, cls.variables).T),
+        cls.log_count,
+        cls.variables[:, p].astype(np.float64),
+        cls.random_patches,
+    )
 
 
 def coefficients(cfg: JSLConfig, theta):
     """(phi, dphi/dtheta, phi_plus) of `moments` at theta, with cfg's (possibly traced) beta, tau, nu."""
-    return moments.coefficients(moments.derive(cfg.C, cfg.p), theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D)
+    return moments.coefficients(
+        moments.derive(cfg.C, cfg.p), theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D
+    )
 
 
 def F_from(mono, phi):
@@ -122,7 +131,9 @@ def sampled_classes(cfg: JSLConfig, counts, dtype) -> jax.Array:
     variables = jnp.asarray(counts, dtype) @ per_type
     variables = variables.at[:, 0].add(cfg.C)
     columns = []
-    for row in der.exponents:  # static integer powers: repeated products, exact for integers below 2^53
+    for (
+        row
+    ) in der.exponents:  # static integer powers: repeated products, exact for integers below 2^53
         mono = jnp.ones(variables.shape[:1], dtype)
         for v in np.flatnonzero(row):
             mono = mono * variables[:, v] ** int(row[v])

@@ -35,7 +35,7 @@ class Classes(NamedTuple):
 
 def _radix(lo: np.ndarray, hi: np.ndarray) -> Optional[np.ndarray]:
     """Place values of a mixed-radix int64 key over the ranges [lo, hi], or None if the key would overflow."""
-    size = [int(h - l + 1) for l, h in zip(lo, hi)]
+    size = [int(b - a + 1) for a, b in zip(lo, hi)]
     if math.prod(size) > INT63:
         return None
     place = np.ones(len(size), dtype=np.int64)
@@ -47,7 +47,9 @@ def _radix(lo: np.ndarray, hi: np.ndarray) -> Optional[np.ndarray]:
 def _merge(keys: np.ndarray, counts: np.ndarray):
     """Equal keys (rows) merged, counts added; keys sorted."""
     if keys.ndim == 1:
-        order = np.argsort(keys, kind="stable")  # a concatenation of sorted runs: the merge sort is cheap
+        order = np.argsort(
+            keys, kind="stable"
+        )  # a concatenation of sorted runs: the merge sort is cheap
         keys = keys[order]
         new = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     else:
@@ -61,16 +63,22 @@ _too_many: dict = {}  # (D, C, p, max_nonzero) -> a limit that was exceeded
 _built: dict = {}  # the last two complete tables
 
 
-def moment_classes(D: int, C: int, p: int, max_nonzero: Optional[int] = None, limit: Optional[int] = None) -> Classes:
+def moment_classes(
+    D: int, C: int, p: int, max_nonzero: Optional[int] = None, limit: Optional[int] = None
+) -> Classes:
     """Every moment class of the L-1 random sets with Z_0 <= max_nonzero (None: all), and its count N(c).
 
     limit: raise TooManyClasses as soon as more classes than this appear (the count never decreases from one set to
     the next: adding an all-zero set maps classes one to one), so a refusal costs at most a table of `limit` classes.
     """
     key = (D, C, p, max_nonzero)
-    if limit is not None and limit <= _too_many.get(key, -1):  # known: more classes than a limit at least this
-        raise TooManyClasses(f"more than {limit:,} moment classes (D = {D}, C = {C}, p = {p}, "
-                             f"max_nonzero = {max_nonzero})")
+    if limit is not None and limit <= _too_many.get(
+        key, -1
+    ):  # known: more classes than a limit at least this
+        raise TooManyClasses(
+            f"more than {limit:,} moment classes (D = {D}, C = {C}, p = {p}, "
+            f"max_nonzero = {max_nonzero})"
+        )
     cls = _built.get(key)
     if cls is None:
         cls = build(D, C, p, max_nonzero, limit)
@@ -80,22 +88,34 @@ def moment_classes(D: int, C: int, p: int, max_nonzero: Optional[int] = None, li
             _built[key] = cls
     if limit is not None and cls.variables.shape[0] > limit:
         _too_many[key] = max(limit, _too_many.get(key, -1))
-        raise TooManyClasses(f"more than {limit:,} moment classes (D = {D}, C = {C}, p = {p}, "
-                             f"max_nonzero = {max_nonzero})")
+        raise TooManyClasses(
+            f"more than {limit:,} moment classes (D = {D}, C = {C}, p = {p}, "
+            f"max_nonzero = {max_nonzero})"
+        )
     return cls
 
 
-def build(D: int, C: int, p: int, max_nonzero: Optional[int], limit: Optional[int],
-           per_type: Optional[np.ndarray] = None) -> Classes:
+def build(
+    D: int,
+    C: int,
+    p: int,
+    max_nonzero: Optional[int],
+    limit: Optional[int],
+    per_type: Optional[np.ndarray] = None,
+) -> Classes:
     """`moment_classes` without the refusal cache (a partial table past `limit` is returned short). per_type: the
     (K, V) per-type variables (default `per_type_variables`; extra trailing columns are carried as class variables)."""
     sets = D // C - 1
-    per_type = per_type_variables(C, p) if per_type is None else per_type  # columns: t, S_2.., Z_0, Z_1.., extra
+    per_type = (
+        per_type_variables(C, p) if per_type is None else per_type
+    )  # columns: t, S_2.., Z_0, Z_1.., extra
     z0 = p  # the column of Z_0
     other = [v for v in range(per_type.shape[1]) if v != z0]
     steps = per_type[:, other]
     nonzero = per_type[:, z0]
-    ways = np.array([math.comb(C, a) * math.comb(C - a, b) for a, b in set_types(C)], dtype=np.float64)
+    ways = np.array(
+        [math.comb(C, a) * math.comb(C - a, b) for a, b in set_types(C)], dtype=np.float64
+    )
     budget = sets * C if max_nonzero is None else min(max_nonzero, sets * C)
     lo = np.minimum(steps.min(axis=0), 0) * sets
     hi = np.maximum(steps.max(axis=0), 0) * sets
@@ -106,13 +126,20 @@ def build(D: int, C: int, p: int, max_nonzero: Optional[int], limit: Optional[in
     for _ in range(sets):
         new = {}
         for z in range(budget + 1):
-            parts = [(buckets[z - nonzero[k]][0] + offsets[k], buckets[z - nonzero[k]][1] * ways[k])
-                     for k in range(len(ways)) if z - nonzero[k] in buckets]
+            parts = [
+                (buckets[z - nonzero[k]][0] + offsets[k], buckets[z - nonzero[k]][1] * ways[k])
+                for k in range(len(ways))
+                if z - nonzero[k] in buckets
+            ]
             if parts:
-                new[z] = _merge(np.concatenate([k for k, _ in parts]), np.concatenate([c for _, c in parts]))
+                new[z] = _merge(
+                    np.concatenate([k for k, _ in parts]), np.concatenate([c for _, c in parts])
+                )
         buckets = new
         if limit is not None and sum(len(c) for _, c in buckets.values()) > limit:
-            return Classes(np.zeros((limit + 1, per_type.shape[1]), np.int64), np.zeros(limit + 1), sets * C)
+            return Classes(
+                np.zeros((limit + 1, per_type.shape[1]), np.int64), np.zeros(limit + 1), sets * C
+            )
     rows, logs = [], []
     for z, (keys, counts) in sorted(buckets.items()):
         if place is not None:  # decode the mixed-radix key
@@ -131,7 +158,9 @@ def build(D: int, C: int, p: int, max_nonzero: Optional[int], limit: Optional[in
     return Classes(variables, np.concatenate(logs), sets * C)
 
 
-def count(D: int, C: int, p: int, max_nonzero: Optional[int] = None, limit: Optional[int] = None) -> Optional[int]:
+def count(
+    D: int, C: int, p: int, max_nonzero: Optional[int] = None, limit: Optional[int] = None
+) -> Optional[int]:
     """Number of moment classes of (D, C, p) cut at max_nonzero (built and cached), None if more than `limit`."""
     try:
         return moment_classes(D, C, p, max_nonzero, limit).variables.shape[0]

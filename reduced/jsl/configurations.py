@@ -106,11 +106,24 @@ def tail_probability(D: int, C: int, q: float, max_nonzero: int | None) -> float
     n = D - C
     if max_nonzero is None or max_nonzero >= n:
         return 0.0
-    return float(math.fsum(math.comb(n, k) * q**k * (1 - q) ** (n - k) for k in range(max_nonzero + 1, n + 1)))
+    return float(
+        math.fsum(
+            math.comb(n, k) * q**k * (1 - q) ** (n - k) for k in range(max_nonzero + 1, n + 1)
+        )
+    )
 
 
-def truncation_bounds(D: int, C: int, p: int, nu: float, tau: float, dropped: float,
-                      max_abs_alpha: float, max_Gamma: float, max_Xi: float) -> dict[str, float]:
+def truncation_bounds(
+    D: int,
+    C: int,
+    p: int,
+    nu: float,
+    tau: float,
+    dropped: float,
+    max_abs_alpha: float,
+    max_Gamma: float,
+    max_Xi: float,
+) -> dict[str, float]:
     """Rigorous bounds on the error that dropping probability `dropped` induces (docs/derivations/jsl.md §3b).
 
     They use |m_i| <= 1, |s_j - m_i| <= 2, |softplus'| <= 1 and sigma, sigma' increasing in |x|:

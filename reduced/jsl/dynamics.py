@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence, Union
+from typing import Mapping, Sequence, Union
 
 import jax
 import jax.numpy as jnp
@@ -14,18 +14,36 @@ from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: its numbers 
 from dynsim.trajectory import Trajectory
 
 from .. import gd
-from . import class_sums, configurations, tables
+from . import class_sums, configurations
 from .class_sums import ClassWeights
 from .symbolic import derive
 from .tables import BOUND_TARGET, MAX_CLASSES, MAX_CONFIGURATIONS, Table, Weights, truncation_meta
 
-__all__ = ["Weights", "ClassWeights", "Table", "BOUND_TARGET", "MAX_CLASSES",
-           "MAX_CONFIGURATIONS", "truncation_meta",
-           "loss_and_gradients", "tie_tolerance", "population_error", "orbit_step_sizes", "attention_weights",
-           "initial_state", "derived_observables", "observe", "gradient", "run", "trajectory"]
+__all__ = [
+    "Weights",
+    "ClassWeights",
+    "Table",
+    "BOUND_TARGET",
+    "MAX_CLASSES",
+    "MAX_CONFIGURATIONS",
+    "truncation_meta",
+    "loss_and_gradients",
+    "tie_tolerance",
+    "population_error",
+    "orbit_step_sizes",
+    "attention_weights",
+    "initial_state",
+    "derived_observables",
+    "observe",
+    "gradient",
+    "run",
+    "trajectory",
+]
 
 Init = Union[None, Mapping[str, float], Sequence[float]]
-Sum = Union[ClassWeights, Weights]  # a sum over moment classes (the default) or over multisets (the reference)
+Sum = Union[
+    ClassWeights, Weights
+]  # a sum over moment classes (the default) or over multisets (the reference)
 
 
 def loss_and_gradients(cfg: JSLConfig, state, table: Sum):
@@ -70,8 +88,9 @@ def tie_tolerance(cfg: JSLConfig, state, n=None):
         x = cfg.D * jnp.abs(state[0])
         spread, sig = cfg.D * (cfg.p * x**cfg.p + cfg.nu * x) * c, cfg.D * (x**cfg.p + cfg.nu * x)
     else:
-        spread, sig = derive(cfg.C, cfg.p).compiled_scales(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu,
-                                                          cfg.D, list(n), c)
+        spread, sig = derive(cfg.C, cfg.p).compiled_scales(
+            state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(n), c
+        )
     return 4 * (spread + (K + 8) * u * sig)
 
 
@@ -81,7 +100,9 @@ def population_error(cfg: JSLConfig, state, table: Sum):
     if isinstance(table, ClassWeights):
         return class_sums.population_error(cfg, state, table)
     der = derive(cfg.C, cfg.p)
-    F = der.compiled_F(state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
+    F = der.compiled_F(
+        state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n)
+    )
     F = jnp.broadcast_to(F, table.w.shape)
     tol = jnp.broadcast_to(tie_tolerance(cfg, state, table.n), table.w.shape)
     return jnp.sum(table.w * error.wrong(F, tol).astype(table.w.dtype))
@@ -136,7 +157,9 @@ def derived_observables(cfg: JSLConfig, theta, table: Sum) -> dict:
     return {
         "within_attention": (cfg.C - 1) * Gam,
         "between_attention": (cfg.D - cfg.C) * Xi,
-        "patch_association": jnp.where(jnp.minimum(cfg.sigma_A, theta[1]) > theta[2], 1.0, 0.0).astype(theta.dtype),
+        "patch_association": jnp.where(
+            jnp.minimum(cfg.sigma_A, theta[1]) > theta[2], 1.0, 0.0
+        ).astype(theta.dtype),
         "error": population_error(cfg, theta, table),
     }
 
@@ -160,10 +183,17 @@ def run(cfg: JSLConfig, table: Sum, state0):
 
     cfg's numbers may be traced (`JSLConfig.NUMBERS`): one compiled run serves every value of them."""
     theta0 = jnp.asarray(state0, cfg.dtype)
-    theta, seen, rec = gd.run(lambda th: gradient(cfg, table, th), orbit_step_sizes(cfg),
-                              lambda th: observe(cfg, table, th), theta0, cfg.steps, cfg.record_every,
-                              track=lambda seen, th: jnp.maximum(seen, extent(cfg, th)), aux0=extent(cfg, theta0),
-                              nonfinite=True)
+    theta, seen, rec = gd.run(
+        lambda th: gradient(cfg, table, th),
+        orbit_step_sizes(cfg),
+        lambda th: observe(cfg, table, th),
+        theta0,
+        cfg.steps,
+        cfg.record_every,
+        track=lambda seen, th: jnp.maximum(seen, extent(cfg, th)),
+        aux0=extent(cfg, theta0),
+        nonfinite=True,
+    )
     # The last state's alpha, Gamma, Xi count too (the loss is evaluated there).
     return rec, jnp.maximum(seen, extent(cfg, theta))
 
@@ -176,6 +206,16 @@ def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Tr
     records = {k: np.asarray(v) for k, v in rec.items()}
     exact = divergence.take(records)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta("reduced", "population", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **extra)
-    divergence.flag(divergence.nonfinite(records, steps), steps, meta, meta["level"], meta["config"]["eta"], 2, exact)
+    meta = environment.meta(
+        "reduced", "population", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **extra
+    )
+    divergence.flag(
+        divergence.nonfinite(records, steps),
+        steps,
+        meta,
+        meta["level"],
+        meta["config"]["eta"],
+        2,
+        exact,
+    )
     return Trajectory(steps, records, meta)

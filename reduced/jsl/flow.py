@@ -23,9 +23,27 @@ from dynsim.trajectory import Trajectory
 from dynsim.validation import is_int
 
 from .. import flow as generic
-from ..flow import (ATOL, LABEL, MAX_STEPS, METHODS, PI_COEFFICIENTS, RTOL, SAVES, SOLVER, SOLVERS, check_method,
-                    finish, gd_times, integrate, isolated, observe_saves, options, save_times, steps_of,
-                    traced_options)
+from ..flow import (
+    ATOL,
+    LABEL,
+    MAX_STEPS,
+    METHODS,
+    PI_COEFFICIENTS,
+    RTOL,
+    SAVES,
+    SOLVER,
+    SOLVERS,
+    check_method,
+    finish,
+    gd_times,
+    integrate,
+    isolated,
+    observe_saves,
+    options,
+    save_times,
+    steps_of,
+    traced_options,
+)
 from . import configurations, dynamics, tables
 from .sums import choose
 
@@ -34,9 +52,31 @@ from .sums import choose
 JSL_SOLVER = "lsoda"
 
 # the generic names stay importable from here (the CLI and the tests use reduced.jsl.flow.gd_times, .options, ...)
-__all__ = ["ATOL", "LABEL", "MAX_STEPS", "METHODS", "PI_COEFFICIENTS", "RTOL", "SAVES", "SOLVER", "SOLVERS",
-           "check_method", "finish", "gd_times", "integrate", "isolated", "observe_saves", "options", "save_times",
-           "steps_of", "traced_options", "rates", "vector_field", "rhs", "simulate_flow"]
+__all__ = [
+    "ATOL",
+    "LABEL",
+    "MAX_STEPS",
+    "METHODS",
+    "PI_COEFFICIENTS",
+    "RTOL",
+    "SAVES",
+    "SOLVER",
+    "SOLVERS",
+    "check_method",
+    "finish",
+    "gd_times",
+    "integrate",
+    "isolated",
+    "observe_saves",
+    "options",
+    "save_times",
+    "steps_of",
+    "traced_options",
+    "rates",
+    "vector_field",
+    "rhs",
+    "simulate_flow",
+]
 
 
 def rates(cfg) -> jnp.ndarray:
@@ -62,7 +102,9 @@ def rhs(cfg: JSLConfig, table, theta):
 # cfg is a pytree (`dynsim.jsl.traced`): its numbers are traced, one compiled field per shape
 rhs_jit = jax.jit(rhs)
 jacobian_jit = jax.jit(jax.jacfwd(rhs, argnums=2))  # 3 forward tangents through the class sum
-jvp_jit = jax.jit(lambda cfg, table, theta, v: jax.jvp(lambda x: rhs(cfg, table, x), (theta,), (v,))[1])
+jvp_jit = jax.jit(
+    lambda cfg, table, theta, v: jax.jvp(lambda x: rhs(cfg, table, x), (theta,), (v,))[1]
+)
 
 
 def largest_extent(cfg: JSLConfig, states):
@@ -70,13 +112,35 @@ def largest_extent(cfg: JSLConfig, states):
     return jnp.max(jax.vmap(lambda th: dynamics.extent(cfg, th))(states), axis=0)
 
 
-def solve(cfg: JSLConfig, max_nonzero, enumeration: str, solver: str, max_steps: int, table, theta0, ts, t_max, rtol,
-          atol):
+def solve(
+    cfg: JSLConfig,
+    max_nonzero,
+    enumeration: str,
+    solver: str,
+    max_steps: int,
+    table,
+    theta0,
+    ts,
+    t_max,
+    rtol,
+    atol,
+):
     """The flow from theta0, observed at ts: (records, reached, largest (|alpha|, Gamma, Xi) saved, stats, result)."""
-    weights = tables.table(cfg, max_nonzero, enumeration).weights  # the same arrays as `table`, kept on the device
+    weights = tables.table(
+        cfg, max_nonzero, enumeration
+    ).weights  # the same arrays as `table`, kept on the device
     rec, reached, safe, stats, result = generic.solve(
-        lambda th: rhs_jit(cfg, weights, th), lambda th, v: jvp_jit(cfg, weights, th, v), theta0,
-        lambda th: dynamics.observe(cfg, table, th), ts, t_max, rtol, atol, solver, max_steps)
+        lambda th: rhs_jit(cfg, weights, th),
+        lambda th, v: jvp_jit(cfg, weights, th, v),
+        theta0,
+        lambda th: dynamics.observe(cfg, table, th),
+        ts,
+        t_max,
+        rtol,
+        atol,
+        solver,
+        max_steps,
+    )
     seen = largest_extent(cfg, safe)
     return rec, reached, seen, stats, result
 
@@ -94,9 +158,16 @@ def solve_on_host(cfg: JSLConfig, table, theta0, opts: dict):
     its Jacobian, then observed at the saves: (records, reached, largest (|alpha|, Gamma, Xi) saved, stats, result)."""
     dtype = jnp.dtype(cfg.dtype)
     ys, reached, stats, result = generic.solve_host(
-        lambda th: rhs_jit(cfg, table, jnp.asarray(th, dtype)), lambda th: jacobian_jit(cfg, table, jnp.asarray(th, dtype)),
-        np.asarray(theta0, float), opts["times"], opts["t_max"], opts["rtol"], opts["atol"], opts["solver"],
-        opts["max_steps"])
+        lambda th: rhs_jit(cfg, table, jnp.asarray(th, dtype)),
+        lambda th: jacobian_jit(cfg, table, jnp.asarray(th, dtype)),
+        np.asarray(theta0, float),
+        opts["times"],
+        opts["t_max"],
+        opts["rtol"],
+        opts["atol"],
+        opts["solver"],
+        opts["max_steps"],
+    )
     safe = jnp.asarray(np.where(reached[:, None], ys, ys[:1]), dtype)
     rec = observe_all_jit(cfg, table, safe)
     return rec, reached, largest_extent(cfg, safe), stats, result
@@ -107,11 +178,22 @@ def solve_on_host(cfg: JSLConfig, table, theta0, opts: dict):
 solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3, 4))
 
 
-def simulate_flow(cfg: JSLConfig, init: dynamics.Init = None, max_nonzero: Optional[int] = None,
-                  method: str = "flow", t_max: Optional[float] = None, *, saves: int = SAVES,
-                  t_min: Optional[float] = None, times: Optional[Sequence[float]] = None, rtol: float = RTOL,
-                  atol: float = ATOL, solver: str = JSL_SOLVER, max_steps: int = MAX_STEPS,
-                  enumeration: str = "classes") -> Trajectory:
+def simulate_flow(
+    cfg: JSLConfig,
+    init: dynamics.Init = None,
+    max_nonzero: Optional[int] = None,
+    method: str = "flow",
+    t_max: Optional[float] = None,
+    *,
+    saves: int = SAVES,
+    t_min: Optional[float] = None,
+    times: Optional[Sequence[float]] = None,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    solver: str = JSL_SOLVER,
+    max_steps: int = MAX_STEPS,
+    enumeration: str = "classes",
+) -> Trajectory:
     """Solve the gradient flow of (P) in (alpha, gamma, rho) from `init` to t_max and record GD's observables.
 
     t_max: end time in units of eta * steps (default cfg.eta * cfg.steps). Saved at t = 0 and `saves` log-spaced
@@ -128,29 +210,58 @@ def simulate_flow(cfg: JSLConfig, init: dynamics.Init = None, max_nonzero: Optio
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     generic.check_flow(method, t_max)
     if max_nonzero is not None and (not is_int(max_nonzero) or max_nonzero < 0):
-        raise ValueError(f"max_nonzero = {max_nonzero!r} is invalid: must be an integer >= 0 (or None for the full sum)")
-    opts = options(cfg.eta, t_max, saves=saves, t_min=t_min, times=times, rtol=rtol, atol=atol, solver=solver,
-                   max_steps=max_steps, default_t_max=cfg.eta * cfg.steps)
+        raise ValueError(
+            f"max_nonzero = {max_nonzero!r} is invalid: must be an integer >= 0 (or None for the full sum)"
+        )
+    opts = options(
+        cfg.eta,
+        t_max,
+        saves=saves,
+        t_min=t_min,
+        times=times,
+        rtol=rtol,
+        atol=atol,
+        solver=solver,
+        max_steps=max_steps,
+        default_t_max=cfg.eta * cfg.steps,
+    )
     theta0 = dynamics.initial_state(cfg, init)
     tables.check_enumeration(enumeration)
     if max_nonzero is None and enumeration == "classes":
         choice = choose(cfg)
         if choice.method == "monte_carlo":
-            raise ValueError(f"D = {cfg.D}, C = {cfg.C}: {choice.reason}; the flow needs the exact or truncated sum: "
-                             "give max_nonzero")
+            raise ValueError(
+                f"D = {cfg.D}, C = {cfg.C}: {choice.reason}; the flow needs the exact or truncated sum: "
+                "give max_nonzero"
+            )
         max_nonzero = choice.max_nonzero
     tables.check_size(cfg, max_nonzero, enumeration)
     table = tables.table(cfg, max_nonzero, enumeration)
     dtype = jnp.dtype(cfg.dtype)
     if opts["solver"] in generic.HOST_SOLVERS:
-        rec, reached, seen, stats, result = solve_on_host(generic.static(cfg), table.weights, theta0, opts)
+        rec, reached, seen, stats, result = solve_on_host(
+            generic.static(cfg), table.weights, theta0, opts
+        )
     else:
-        rec, reached, seen, stats, result = solve_jit(generic.static(cfg), max_nonzero, enumeration, opts["solver"],
-                                                      opts["max_steps"], table.weights, jnp.asarray(theta0, dtype),
-                                                      *traced_options(opts, dtype))
+        rec, reached, seen, stats, result = solve_jit(
+            generic.static(cfg),
+            max_nonzero,
+            enumeration,
+            opts["solver"],
+            opts["max_steps"],
+            table.weights,
+            jnp.asarray(theta0, dtype),
+            *traced_options(opts, dtype),
+        )
     steps, records, flow_meta = finish(rec, reached, opts, stats, result, cfg.eta)
     seen = np.asarray(seen)
-    bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, table.dropped, *seen)
-    truncation = tables.truncation_meta(cfg, table.size, table.max_nonzero, table.dropped, bounds, enumeration)
-    meta = environment.meta("reduced", "flow", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **flow_meta)
+    bounds = configurations.truncation_bounds(
+        cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, table.dropped, *seen
+    )
+    truncation = tables.truncation_meta(
+        cfg, table.size, table.max_nonzero, table.dropped, bounds, enumeration
+    )
+    meta = environment.meta(
+        "reduced", "flow", cfg, truncation=truncation, max_abs_alpha=float(seen[0]), **flow_meta
+    )
     return Trajectory(steps, records, meta)

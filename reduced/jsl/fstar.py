@@ -29,7 +29,9 @@ class SignedClasses(NamedTuple):
 
     weights: ClassWeights
     sign: jax.Array
-    sampled: bool = False  # a Monte Carlo sample (equal weights 1/M): its error has a standard error
+    sampled: bool = (
+        False  # a Monte Carlo sample (equal weights 1/M): its error has a standard error
+    )
 
 
 def signed_type_variables(C: int, p: int) -> np.ndarray:
@@ -61,23 +63,35 @@ def _signed_table(D: int, C: int, p: int, q: float, dtype: str) -> SignedClasses
     w = np.asarray(class_weights_np(log_count, variables[:, p], patches, q))
     keep = w > 0
     mono = moments.monomials(moments.derive(C, p).exponents, variables[keep]).T
-    return SignedClasses(ClassWeights(jnp.asarray(np.ascontiguousarray(mono), dtype), jnp.asarray(w[keep], dtype)),
-                         jnp.asarray(sign[keep], dtype))
+    return SignedClasses(
+        ClassWeights(jnp.asarray(np.ascontiguousarray(mono), dtype), jnp.asarray(w[keep], dtype)),
+        jnp.asarray(sign[keep], dtype),
+    )
 
 
 def class_weights_np(log_count, z0, random_patches: int, q: float):
     """`class_sums.class_weights` in float64."""
-    return class_sums.class_weights(log_count, np.asarray(z0, np.float64), random_patches, np.float64(q))
+    return class_sums.class_weights(
+        log_count, np.asarray(z0, np.float64), random_patches, np.float64(q)
+    )
 
 
 def sampled_signed(cfg: JSLConfig, key, samples: int) -> SignedClasses:
     """`samples` configurations drawn from their law (Monte Carlo, weight 1/samples each), with sign(f*)."""
     prob = type_probabilities(jnp.asarray(cfg.q, cfg.dtype), cfg.C)
-    n = jax.random.multinomial(key, cfg.L - 1, prob, shape=(samples, prob.shape[0]), dtype=jnp.dtype(cfg.dtype))
+    n = jax.random.multinomial(
+        key, cfg.L - 1, prob, shape=(samples, prob.shape[0]), dtype=jnp.dtype(cfg.dtype)
+    )
     types = set_types(cfg.C)
     delta = n[:, types.index((cfg.C, 0))] - n[:, types.index((0, cfg.C))]
-    return SignedClasses(ClassWeights(class_sums.sampled_classes(cfg, n, cfg.dtype),
-                                      jnp.full((samples,), 1.0 / samples, cfg.dtype)), jnp.sign(1 + delta), True)
+    return SignedClasses(
+        ClassWeights(
+            class_sums.sampled_classes(cfg, n, cfg.dtype),
+            jnp.full((samples,), 1.0 / samples, cfg.dtype),
+        ),
+        jnp.sign(1 + delta),
+        True,
+    )
 
 
 def failures(cfg: JSLConfig, theta, table: SignedClasses):

@@ -44,7 +44,9 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     states = np.asarray(inits, dtype=float)
     if states.ndim != 2 or states.shape[1] != 3 or states.shape[0] < 1:
-        raise ValueError(f"inits has shape {states.shape}: expected (R, 3) rows of (alpha, gamma, rho), R >= 1")
+        raise ValueError(
+            f"inits has shape {states.shape}: expected (R, 3) rows of (alpha, gamma, rho), R >= 1"
+        )
     if not np.all(np.isfinite(states)):
         raise ValueError("inits must be finite")
     tables.check_size(cfg, None)
@@ -54,13 +56,27 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
     exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
-        "reduced", "population", cfg,
+        "reduced",
+        "population",
+        cfg,
         starts=states.tolist(),
-        truncation={"configurations": table.size, "configurations_total": configurations.count(cfg.D, cfg.C),
-                    "max_nonzero": None, "dropped_probability": 0.0},
+        truncation={
+            "configurations": table.size,
+            "configurations_total": configurations.count(cfg.D, cfg.C),
+            "max_nonzero": None,
+            "dropped_probability": 0.0,
+        },
         max_abs_alpha=float(np.max(np.asarray(seen)[:, 0])),
     )
-    divergence.flag(divergence.nonfinite(observables, steps), steps, meta, meta["level"], meta["config"]["eta"], 2, exact)
+    divergence.flag(
+        divergence.nonfinite(observables, steps),
+        steps,
+        meta,
+        meta["level"],
+        meta["config"]["eta"],
+        2,
+        exact,
+    )
     return Trajectory(steps, observables, meta)
 
 
@@ -81,7 +97,9 @@ def group_key(cfg: JSLConfig, options: dict) -> tuple:
     return (pytree.shape(canonical(cfg)), choice.method, choice.max_nonzero, choice.size)
 
 
-def run_group(method: str, size: int, batch_size: int, devices: int, classes, cfgs: JSLConfig, keys, states0):
+def run_group(
+    method: str, size: int, batch_size: int, devices: int, classes, cfgs: JSLConfig, keys, states0
+):
     """lax.map(batch_size) of one point's run over the points; with several devices, the points are split across
     them (shard_map over a 1-D mesh "points"), each device mapping over its share.
 
@@ -104,8 +122,13 @@ def run_group(method: str, size: int, batch_size: int, devices: int, classes, cf
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("points",))
     points = jax.sharding.PartitionSpec("points")
     # the class table is replicated on every device; the points are split
-    return jax.shard_map(local, mesh=mesh, in_specs=(jax.sharding.PartitionSpec(), points), out_specs=points,
-                         check_vma=False)(classes, (cfgs, keys, states0))
+    return jax.shard_map(
+        local,
+        mesh=mesh,
+        in_specs=(jax.sharding.PartitionSpec(), points),
+        out_specs=points,
+        check_vma=False,
+    )(classes, (cfgs, keys, states0))
 
 
 run_group_jit = jax.jit(run_group, static_argnums=(0, 1, 2, 3))
@@ -130,14 +153,18 @@ def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> lis
     total = padded_size(len(cfgs), batch_size * devices)
     padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     if method == "monte_carlo":
-        shared = (jnp.zeros((1, 1), dtype),) + (jnp.zeros((1,), dtype),) * 2  # unused: each point samples its own
+        shared = (jnp.zeros((1, 1), dtype),) + (
+            jnp.zeros((1,), dtype),
+        ) * 2  # unused: each point samples its own
     else:
         # every class, whatever q; each point's weights by `class_weights` at its q (0 for classes impossible there)
         ct = class_table(static.D, static.C, static.p, max_nonzero)
         shared = tuple(jnp.asarray(a, dtype) for a in (ct.mono, ct.log_count, ct.z0))
     stacked = pytree.stack([canonical(c) for c in padded], dtype)
     keys = jnp.stack([sums.mc_key(c) for c in padded])
-    states0 = jnp.asarray(np.stack([dynamics.initial_state(c) for c in padded]), dtype)  # alpha0 = nu^(1/(p-1))
+    states0 = jnp.asarray(
+        np.stack([dynamics.initial_state(c) for c in padded]), dtype
+    )  # alpha0 = nu^(1/(p-1))
     out = []
     rec, seen = run_group_jit(method, size, batch_size, devices, shared, stacked, keys, states0)
     rec = jax.tree.map(np.asarray, rec)
@@ -148,10 +175,16 @@ def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> lis
             dropped, bounds = float("nan"), {}
         else:
             dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, max_nonzero)
-            bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, dropped, *seen[i])
+            bounds = configurations.truncation_bounds(
+                cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, dropped, *seen[i]
+            )
         trunc = tables.truncation_meta(cfg, size, max_nonzero, dropped, bounds)
         trunc["method"] = method
         # a sampled sum is an approximation of (P): the checker then holds the levels to its stated tolerance
-        extra = {"approximation": "monte_carlo_sum", "monte_carlo_samples": size} if method == "monte_carlo" else {}
+        extra = (
+            {"approximation": "monte_carlo_sum", "monte_carlo_samples": size}
+            if method == "monte_carlo"
+            else {}
+        )
         out.append(dynamics.trajectory(cfg, r, seen[i], trunc, sum_method=method, **extra))
     return out

@@ -107,20 +107,41 @@ def derive(C: int, p: int) -> MomentDerivation:
     Lam, Gam, Xi = 1 / Z, e_g / Z, e_r / Z
     state = {y_: D * alpha, A_: Lam - Gam, B_: Gam - Xi, Xi_: Xi}
     z = GENS[:4]
-    compiled_phi = sp.lambdify(list(GENS) + [D], [list(phi), [[sp.diff(f, g) for f in phi] for g in z]], modules="jax",
-                               cse=True)
+    compiled_phi = sp.lambdify(
+        list(GENS) + [D],
+        [list(phi), [[sp.diff(f, g) for f in phi] for g in z]],
+        modules="jax",
+        cse=True,
+    )
     # phi_plus: every coefficient's absolute value (evaluated at |y|, Lambda + Gamma >= |A|, Gamma + Xi >= |B|, Xi):
     # what the rounding error of the computed phi_r and of the sum over r scale with (`class_sums.tie_tolerance`)
     polys = [sp.Poly(c, *GENS) for c in phi]
-    plus = [sum(sp.Abs(k) * sp.Mul(*(g**e for g, e in zip(GENS, m))) for m, k in q.terms()) for q in polys]
+    plus = [
+        sum(sp.Abs(k) * sp.Mul(*(g**e for g, e in zip(GENS, m))) for m, k in q.terms())
+        for q in polys
+    ]
     compiled_plus = sp.lambdify(list(GENS) + [D], plus, modules="jax", cse=True)
     zs = [state[g] for g in z]
-    compiled_state = sp.lambdify([alpha, gamma, rho, beta, tau, D],
-                                 [zs + [Lam + Gam, Gam + Xi], [[sp.diff(e, x) for x in STATE] for e in zs]],
-                                 modules="jax", cse=True)
+    compiled_state = sp.lambdify(
+        [alpha, gamma, rho, beta, tau, D],
+        [zs + [Lam + Gam, Gam + Xi], [[sp.diff(e, x) for x in STATE] for e in zs]],
+        modules="jax",
+        cse=True,
+    )
     phi_F = sum(f * sp.Mul(*(v**e for v, e in zip(V, row))) for f, row in zip(phi, exponents))
-    return MomentDerivation(C, p, tuple(V), exponents, phi, state, phi_F, compiled_phi, compiled_plus,
-                            compiled_state, max(len(q.terms()) for q in polys))
+    return MomentDerivation(
+        C,
+        p,
+        tuple(V),
+        exponents,
+        phi,
+        state,
+        phi_F,
+        compiled_phi,
+        compiled_plus,
+        compiled_state,
+        max(len(q.terms()) for q in polys),
+    )
 
 
 def monomials(exponents: np.ndarray, variables: np.ndarray) -> np.ndarray:
@@ -137,10 +158,17 @@ def coefficients(der: MomentDerivation, theta, beta_, tau_, nu_, D_):
     """(phi (R,), dphi/dtheta (3, R), phi_plus (R,)) as JAX arrays at theta = (alpha, gamma, rho)."""
     jnp = jax.numpy
     dtype = theta.dtype
-    stack = lambda xs: jnp.stack([jnp.broadcast_to(jnp.asarray(x, dtype), ()) for x in xs])
+
+    def stack(xs):
+        return jnp.stack([jnp.broadcast_to(jnp.asarray(x, dtype), ()) for x in xs])
+
     (y, A, B, Xi, LG, GX), dz = der.compiled_state(theta[0], theta[1], theta[2], beta_, tau_, D_)
     phi, dphi = der.compiled_phi(y, A, B, Xi, nu_, D_)
     plus = der.compiled_plus(jnp.abs(y), LG, GX, Xi, nu_, D_)
     dz = jnp.stack([stack(row) for row in dz])  # (4, 3)
     # sums, not dot products: the same additions in every compiled program (see class_sums)
-    return stack(phi), jnp.sum(dz.T[:, :, None] * jnp.stack([stack(row) for row in dphi])[None], axis=1), stack(plus)
+    return (
+        stack(phi),
+        jnp.sum(dz.T[:, :, None] * jnp.stack([stack(row) for row in dphi])[None], axis=1),
+        stack(plus),
+    )

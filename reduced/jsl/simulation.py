@@ -32,25 +32,40 @@ def run_monte_carlo(cfg: JSLConfig, key, q, state0, samples: int):
 run_monte_carlo_jit = jax.jit(run_monte_carlo, static_argnums=4)
 
 
-def simulate_gd(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None,
-                enumeration: str = "classes") -> Trajectory:
+def simulate_gd(
+    cfg: JSLConfig,
+    init: Init = None,
+    max_nonzero: Optional[int] = None,
+    enumeration: str = "classes",
+) -> Trajectory:
     """GD on the exact population loss (P): every moment class if they fit, else truncated with the cut tightened
     until every bound along the run is below BOUND_TARGET (unless `max_nonzero` fixes it), else Monte Carlo."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if max_nonzero is not None and (not isinstance(max_nonzero, int) or not 0 <= max_nonzero):
-        raise ValueError(f"max_nonzero = {max_nonzero!r} must be an integer >= 0 (or None for the full sum)")
+        raise ValueError(
+            f"max_nonzero = {max_nonzero!r} must be an integer >= 0 (or None for the full sum)"
+        )
     tables.check_enumeration(enumeration)
     theta0 = jnp.asarray(dynamics.initial_state(cfg, init), cfg.dtype)
     auto = max_nonzero is None
     if auto and enumeration == "classes":
         choice = sums.choose(cfg)
         if choice.method == "monte_carlo":
-            rec, seen = run_monte_carlo_jit(cfg, sums.mc_key(cfg), jnp.asarray(cfg.q, cfg.dtype), theta0, choice.size)
+            rec, seen = run_monte_carlo_jit(
+                cfg, sums.mc_key(cfg), jnp.asarray(cfg.q, cfg.dtype), theta0, choice.size
+            )
             meta = tables.truncation_meta(cfg, choice.size, None, float("nan"), {}, "monte_carlo")
-            return dynamics.trajectory(cfg, rec, np.asarray(seen), {**meta, "method": "monte_carlo"},
-                                       sum_method="monte_carlo", approximation="monte_carlo_sum",
-                                       monte_carlo_samples=choice.size, sum_choice=choice.to_dict())
+            return dynamics.trajectory(
+                cfg,
+                rec,
+                np.asarray(seen),
+                {**meta, "method": "monte_carlo"},
+                sum_method="monte_carlo",
+                approximation="monte_carlo_sum",
+                monte_carlo_samples=choice.size,
+                sum_choice=choice.to_dict(),
+            )
         chosen = choice.max_nonzero
     else:
         chosen = max_nonzero
@@ -60,23 +75,46 @@ def simulate_gd(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = 
         table = tables.table(cfg, chosen, enumeration)
         rec, seen = dynamics.run_jit(cfg, table.weights, theta0)
         seen = np.asarray(seen)
-        bounds = configurations.truncation_bounds(cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, table.dropped, *seen)
+        bounds = configurations.truncation_bounds(
+            cfg.D, cfg.C, cfg.p, cfg.nu, cfg.tau, table.dropped, *seen
+        )
         worst = max(bounds.values())
         if not auto or worst <= BOUND_TARGET or chosen is None or chosen >= cfg.D - cfg.C:
             break
         # Tighten: the bound factor along this run tells how small the dropped mass must be.
         scale = worst / max(table.dropped, 1e-300) * 2
-        nxt = next((k for k in range(chosen + 1, cfg.D - cfg.C + 1)
-                    if configurations.tail_probability(cfg.D, cfg.C, cfg.q, k) * scale <= BOUND_TARGET), None)
+        nxt = next(
+            (
+                k
+                for k in range(chosen + 1, cfg.D - cfg.C + 1)
+                if configurations.tail_probability(cfg.D, cfg.C, cfg.q, k) * scale <= BOUND_TARGET
+            ),
+            None,
+        )
         chosen = cfg.D - cfg.C if nxt is None else nxt
-    meta = tables.truncation_meta(cfg, table.size, table.max_nonzero, table.dropped, bounds, enumeration)
-    return dynamics.trajectory(cfg, rec, seen, meta, sum_method="full" if table.max_nonzero is None else "truncated",
-                               weight_total=float(np.sum(np.asarray(table.w))))
+    meta = tables.truncation_meta(
+        cfg, table.size, table.max_nonzero, table.dropped, bounds, enumeration
+    )
+    return dynamics.trajectory(
+        cfg,
+        rec,
+        seen,
+        meta,
+        sum_method="full" if table.max_nonzero is None else "truncated",
+        weight_total=float(np.sum(np.asarray(table.w))),
+    )
 
 
 @environment.guarded
-def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = None, method: str = "gd",
-             t_max: Optional[float] = None, enumeration: str = "classes", **flow_options) -> Trajectory:
+def simulate(
+    cfg: JSLConfig,
+    init: Init = None,
+    max_nonzero: Optional[int] = None,
+    method: str = "gd",
+    t_max: Optional[float] = None,
+    enumeration: str = "classes",
+    **flow_options,
+) -> Trajectory:
     """Run GD on the exact population loss (P) in (alpha, gamma, rho) and record observables.
 
     Updates (same units as full-matrix GD, docs/derivations/jsl.md §3c): alpha -= eta dL/dalpha,
@@ -92,5 +130,7 @@ def simulate(cfg: JSLConfig, init: Init = None, max_nonzero: Optional[int] = Non
     rtol, atol, solver, max_steps).
     """
     if method != "gd" or t_max is not None or flow_options:
-        return simulate_flow(cfg, init, max_nonzero, method, t_max, enumeration=enumeration, **flow_options)
+        return simulate_flow(
+            cfg, init, max_nonzero, method, t_max, enumeration=enumeration, **flow_options
+        )
     return simulate_gd(cfg, init, max_nonzero, enumeration)

@@ -30,7 +30,9 @@ from .class_sums import ClassWeights
 from .tables import BOUND_TARGET, MAX_CLASSES
 
 METHODS = ("full", "truncated", "monte_carlo")
-MC_SAMPLES = 1_000_000  # the issue's measurement: 1e6 samples gave 0.1-0.2% trajectory error at D = 100
+MC_SAMPLES = (
+    1_000_000  # the issue's measurement: 1e6 samples gave 0.1-0.2% trajectory error at D = 100
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,44 +43,68 @@ class SumChoice:
     max_nonzero: Optional[int]  # truncated: the cut k; otherwise None
     size: int  # moment classes summed (samples for monte_carlo)
     total: int  # multisets of set types in the full sum (what the classes group)
-    dropped_probability: float  # truncated: P[Bin(D-C, q) > k]; full: 0; monte_carlo: nan (sampled instead)
+    dropped_probability: (
+        float  # truncated: P[Bin(D-C, q) > k]; full: 0; monte_carlo: nan (sampled instead)
+    )
     reason: str
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
-def choose(cfg: JSLConfig, max_configurations: int = MAX_CLASSES, tail_target: float = BOUND_TARGET,
-           mc_samples: int = MC_SAMPLES) -> SumChoice:
+def choose(
+    cfg: JSLConfig,
+    max_configurations: int = MAX_CLASSES,
+    tail_target: float = BOUND_TARGET,
+    mc_samples: int = MC_SAMPLES,
+) -> SumChoice:
     """Every moment class if there are at most `max_configurations`, else the smallest fitting truncation with dropped
     probability <= tail_target, else Monte Carlo with `mc_samples` configurations."""
     check_int("max_configurations", max_configurations, 1)
     check_int("mc_samples", mc_samples, 1)
     if not (isinstance(tail_target, (int, float)) and 0 < tail_target < 1):
-        raise ValueError(f"tail_target = {tail_target!r} is invalid: must lie strictly between 0 and 1")
+        raise ValueError(
+            f"tail_target = {tail_target!r} is invalid: must lie strictly between 0 and 1"
+        )
     total = configurations.count(cfg.D, cfg.C)
     size = tables.size(cfg, None, limit=max_configurations)
     if size is not None:
-        return SumChoice("full", None, size, total, 0.0, f"{size:,} moment classes <= {max_configurations:,}")
+        return SumChoice(
+            "full", None, size, total, 0.0, f"{size:,} moment classes <= {max_configurations:,}"
+        )
     for k in range(cfg.D - cfg.C + 1):
         dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, k)
         if dropped <= tail_target:
             size = tables.size(cfg, k, limit=max_configurations)
             if size is not None:
-                return SumChoice("truncated", k, size, total, dropped,
-                                 f"more than {max_configurations:,} moment classes; at most {k} nonzero random "
-                                 f"patches keeps {size:,} and drops probability {dropped:.3g} <= {tail_target:g}")
+                return SumChoice(
+                    "truncated",
+                    k,
+                    size,
+                    total,
+                    dropped,
+                    f"more than {max_configurations:,} moment classes; at most {k} nonzero random "
+                    f"patches keeps {size:,} and drops probability {dropped:.3g} <= {tail_target:g}",
+                )
             break
-    return SumChoice("monte_carlo", None, mc_samples, total, float("nan"),
-                     f"more than {max_configurations:,} moment classes and no truncation with dropped probability "
-                     f"<= {tail_target:g} fits: {mc_samples:,} sampled configurations")
+    return SumChoice(
+        "monte_carlo",
+        None,
+        mc_samples,
+        total,
+        float("nan"),
+        f"more than {max_configurations:,} moment classes and no truncation with dropped probability "
+        f"<= {tail_target:g} fits: {mc_samples:,} sampled configurations",
+    )
 
 
 def type_probabilities(q, C: int) -> jax.Array:
     """P[set type (a, b)] = C!/(a! b! c!) (q/2)^(a+b) (1-q)^c for every type of `configurations.set_types(C)`
     (traceable in q)."""
     types = configurations.set_types(C)
-    coef = jnp.array([math.comb(C, a) * math.comb(C - a, b) for a, b in types], jnp.result_type(q, float))
+    coef = jnp.array(
+        [math.comb(C, a) * math.comb(C - a, b) for a, b in types], jnp.result_type(q, float)
+    )
     nonzero = jnp.array([a + b for a, b in types], coef.dtype)
     return coef * (q / 2) ** nonzero * (1 - q) ** (C - nonzero)
 
@@ -87,8 +113,13 @@ def monte_carlo_table(cfg: JSLConfig, key, q, samples: int) -> ClassWeights:
     """`samples` configurations n ~ Multinomial(L-1, type probabilities(q)), as their moment classes' monomials, each
     of weight 1/samples (traceable in q)."""
     p = type_probabilities(jnp.asarray(q, cfg.dtype), cfg.C)
-    n = jax.random.multinomial(key, cfg.L - 1, p, shape=(samples, p.shape[0]), dtype=jnp.dtype(cfg.dtype))
-    return ClassWeights(class_sums.sampled_classes(cfg, n, cfg.dtype), jnp.full((samples,), 1.0 / samples, cfg.dtype))
+    n = jax.random.multinomial(
+        key, cfg.L - 1, p, shape=(samples, p.shape[0]), dtype=jnp.dtype(cfg.dtype)
+    )
+    return ClassWeights(
+        class_sums.sampled_classes(cfg, n, cfg.dtype),
+        jnp.full((samples,), 1.0 / samples, cfg.dtype),
+    )
 
 
 def mc_key(cfg: JSLConfig) -> jax.Array:

@@ -47,14 +47,20 @@ class Derivation:
     C: int
     p: int
     n: tuple[sp.Symbol, ...]  # n_k: number of random sets of type k = set_types(C)[k]
-    definitions: dict[str, sp.Expr]  # Lambda, Gamma, Xi (one row of S on its orbits) and the total T
-    preactivations: dict[str, sp.Expr]  # m for a signal patch and for +1, -1, 0 patches of a type-(a,b) set
+    definitions: dict[
+        str, sp.Expr
+    ]  # Lambda, Gamma, Xi (one row of S on its orbits) and the total T
+    preactivations: dict[
+        str, sp.Expr
+    ]  # m for a signal patch and for +1, -1, 0 patches of a type-(a,b) set
     F_named: sp.Expr  # F written with the symbols Lambda, Gamma, Xi, T
     F: sp.Expr
     loss: sp.Expr
     gradients: tuple[sp.Expr, sp.Expr, sp.Expr]  # d loss / d(alpha, gamma, rho)
     compiled: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> [loss, dalpha, dgamma, drho]
-    compiled_F: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> F, the same sympy expression `F`
+    compiled_F: (
+        Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> F, the same sympy expression `F`
+    )
     compiled_scales: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n, c) -> the two sums of `dynamics.tie_tolerance`
 
 
@@ -63,11 +69,18 @@ def derive(C: int, p: int) -> Derivation:
     """Build the per-configuration loss of (P) for sets of size C and activation degree p, and its gradients."""
     types = set_types(C)
     n = sp.symbols(f"n0:{len(types)}", nonnegative=True, integer=True)
-    Lam_, Gam_, Xi_, T_ = sp.symbols("Lambda Gamma Xi T", real=True)  # named for display, substituted below
+    Lam_, Gam_, Xi_, T_ = sp.symbols(
+        "Lambda Gamma Xi T", real=True
+    )  # named for display, substituted below
     # One row of the score matrix S on its orbits, shifted by the diagonal logit (softmax is shift invariant).
     e_g, e_r = sp.exp((gamma - beta) / tau), sp.exp((rho - beta) / tau)
     Z = 1 + (C - 1) * e_g + (D - C) * e_r
-    definitions = {Lam_: 1 / Z, Gam_: e_g / Z, Xi_: e_r / Z, T_: C + sum(nk * (a - b) for nk, (a, b) in zip(n, types))}
+    definitions = {
+        Lam_: 1 / Z,
+        Gam_: e_g / Z,
+        Xi_: e_r / Z,
+        T_: C + sum(nk * (a - b) for nk, (a, b) in zip(n, types)),
+    }
 
     def m(s_i, T_set):
         """sum_j S_ij s_j for patch i with s_i in a set whose feature sum is T_set (docs/derivations/jsl.md §3a)."""
@@ -80,14 +93,20 @@ def derive(C: int, p: int) -> Derivation:
     F_named = C * sigma(u * m(1, C))
     for nk, (a, b) in zip(n, types):
         c = C - a - b
-        F_named += nk * (a * sigma(u * m(1, a - b)) + b * sigma(u * m(-1, a - b)) + c * sigma(u * m(0, a - b)))
+        F_named += nk * (
+            a * sigma(u * m(1, a - b)) + b * sigma(u * m(-1, a - b)) + c * sigma(u * m(0, a - b))
+        )
     # Per patch, y_i = D |alpha| (Lambda |s_i| + Gamma |T_set - s_i| + Xi |T - T_set|) scales the rounding error
     # c y_i of u_i = D alpha m_i, and x_i = |u_i| + 2 c y_i bounds where sigma' is evaluated (`dynamics.tie_tolerance`).
     c_ = sp.Symbol("c", nonnegative=True)
 
     def patches(g):
         def term(s_i, T_set):
-            y_i = D * sp.Abs(alpha) * (Lam_ * abs(s_i) + Gam_ * sp.Abs(T_set - s_i) + Xi_ * sp.Abs(T_ - T_set))
+            y_i = (
+                D
+                * sp.Abs(alpha)
+                * (Lam_ * abs(s_i) + Gam_ * sp.Abs(T_set - s_i) + Xi_ * sp.Abs(T_ - T_set))
+            )
             return g(sp.Abs(u * m(s_i, T_set)) + 2 * c_ * y_i, y_i)
 
         out = C * term(1, C)
@@ -95,10 +114,17 @@ def derive(C: int, p: int) -> Derivation:
             out += nk * (a * term(1, a - b) + b * term(-1, a - b) + (C - a - b) * term(0, a - b))
         return out.subs(definitions)
 
-    scales = [patches(lambda x, y_i: (p * x ** (p - 1) + nu) * c_ * y_i), patches(lambda x, y_i: x**p + nu * x)]
+    scales = [
+        patches(lambda x, y_i: (p * x ** (p - 1) + nu) * c_ * y_i),
+        patches(lambda x, y_i: x**p + nu * x),
+    ]
     a_, b_ = sp.symbols("a b", integer=True)
-    pre = {"m_signal": m(1, C), "m_plus(a,b)": m(1, a_ - b_), "m_minus(a,b)": m(-1, a_ - b_),
-           "m_zero(a,b)": m(0, a_ - b_)}
+    pre = {
+        "m_signal": m(1, C),
+        "m_plus(a,b)": m(1, a_ - b_),
+        "m_minus(a,b)": m(-1, a_ - b_),
+        "m_zero(a,b)": m(0, a_ - b_),
+    }
     F = F_named.subs(definitions)
     loss = logistic_loss(F, softplus)
     grads = tuple(sp.diff(loss, x) for x in STATE)
@@ -109,10 +135,26 @@ def derive(C: int, p: int) -> Derivation:
         cse=True,
     )
     # F itself (for the 0-1 error): lambdified from the same expression, so sign(F) is the model's sign.
-    compiled_F = sp.lambdify([alpha, gamma, rho, beta, tau, nu, D, list(n)], F, modules="jax", cse=True)
-    compiled_scales = sp.lambdify([alpha, gamma, rho, beta, tau, nu, D, list(n), c_], scales, modules="jax", cse=True)
-    return Derivation(C, p, n, {str(k): v for k, v in definitions.items()}, pre, F_named, F, loss, grads, compiled,
-                      compiled_F, compiled_scales)
+    compiled_F = sp.lambdify(
+        [alpha, gamma, rho, beta, tau, nu, D, list(n)], F, modules="jax", cse=True
+    )
+    compiled_scales = sp.lambdify(
+        [alpha, gamma, rho, beta, tau, nu, D, list(n), c_], scales, modules="jax", cse=True
+    )
+    return Derivation(
+        C,
+        p,
+        n,
+        {str(k): v for k, v in definitions.items()},
+        pre,
+        F_named,
+        F,
+        loss,
+        grads,
+        compiled,
+        compiled_F,
+        compiled_scales,
+    )
 
 
 def render(C: int, p: int, latex: bool = False) -> str:
@@ -122,8 +164,8 @@ def render(C: int, p: int, latex: bool = False) -> str:
     types = set_types(C)
     lines = [
         f"# Reduced JSL population loss per count configuration (C = {C}, p = {p})",
-        "# n_k = number of random sets of type k = (a_k, b_k): " + ", ".join(
-            f"n{k}=({a},{b})" for k, (a, b) in enumerate(types)),
+        "# n_k = number of random sets of type k = (a_k, b_k): "
+        + ", ".join(f"n{k}=({a},{b})" for k, (a, b) in enumerate(types)),
         "# Logits are shifted by the diagonal: softmax is invariant to a common shift.",
     ]
     for name, e in {**der.definitions, **der.preactivations}.items():

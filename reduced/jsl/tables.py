@@ -34,7 +34,9 @@ class Weights(NamedTuple):
 def check_enumeration(enumeration) -> str:
     """enumeration, if it is one of ENUMERATIONS."""
     if enumeration not in ENUMERATIONS:
-        raise ValueError(f"enumeration = {enumeration!r} is invalid: must be one of {', '.join(map(repr, ENUMERATIONS))}")
+        raise ValueError(
+            f"enumeration = {enumeration!r} is invalid: must be one of {', '.join(map(repr, ENUMERATIONS))}"
+        )
     return enumeration
 
 
@@ -51,8 +53,12 @@ class Table:
         else:
             ct = class_table(cfg.D, cfg.C, cfg.p, max_nonzero)
             w = np.asarray(class_weights(ct.log_count, ct.z0, ct.random_patches, np.float64(cfg.q)))
-            keep = w > 0  # classes impossible at this q (q = 0 or 1) dropped, as the multiset sum does
-            self.weights = ClassWeights(jnp.asarray(ct.mono[:, keep], dtype), jnp.asarray(w[keep], dtype))
+            keep = (
+                w > 0
+            )  # classes impossible at this q (q = 0 or 1) dropped, as the multiset sum does
+            self.weights = ClassWeights(
+                jnp.asarray(ct.mono[:, keep], dtype), jnp.asarray(w[keep], dtype)
+            )
         self.w = self.weights.w
         self.size = int(self.w.size)
         self.dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, max_nonzero)
@@ -71,8 +77,12 @@ def table(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classe
     return _tables[key]
 
 
-def size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes",
-         limit: Optional[int] = None) -> Optional[int]:
+def size(
+    cfg: JSLConfig,
+    max_nonzero: Optional[int],
+    enumeration: str = "classes",
+    limit: Optional[int] = None,
+) -> Optional[int]:
     """Terms of the sum cut at max_nonzero, None if more than `limit` (classes are built to count them)."""
     if enumeration == "multisets":
         n = configurations.count_truncated(cfg.D, cfg.C, max_nonzero)
@@ -84,7 +94,11 @@ def check_size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "c
     """Refuse, before building it, a sum larger than MAX_CLASSES (classes) or MAX_CONFIGURATIONS (multisets)."""
     limit = MAX_CLASSES if enumeration == "classes" else MAX_CONFIGURATIONS
     if size(cfg, max_nonzero, enumeration, limit) is None:
-        what = "the full sum" if max_nonzero is None else f"the sum truncated at max_nonzero = {max_nonzero}"
+        what = (
+            "the full sum"
+            if max_nonzero is None
+            else f"the sum truncated at max_nonzero = {max_nonzero}"
+        )
         raise ValueError(
             f"{what} has more than {limit:,} {'moment classes' if enumeration == 'classes' else 'configurations'} "
             f"(D = {cfg.D}, C = {cfg.C}, p = {cfg.p}, q = {cfg.q}). Use a smaller D, a smaller max_nonzero (its "
@@ -92,8 +106,14 @@ def check_size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "c
         )
 
 
-def truncation_meta(cfg: JSLConfig, size: int, max_nonzero: Optional[int], dropped: float, bounds: dict,
-                    enumeration: str = "classes") -> dict:
+def truncation_meta(
+    cfg: JSLConfig,
+    size: int,
+    max_nonzero: Optional[int],
+    dropped: float,
+    bounds: dict,
+    enumeration: str = "classes",
+) -> dict:
     """meta["truncation"] of a run: the sum's size, where it was cut, the dropped probability and the bounds."""
     return {
         "enumeration": enumeration,

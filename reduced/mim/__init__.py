@@ -7,4 +7,14 @@ from . import classes, symbolic
 from .dynamics import APPROXIMATIONS, Indices, approximations, check, label, pp_corr
 from .simulation import simulate
 
-__all__ = ["simulate", "pp_corr", "Indices", "check", "approximations", "label", "APPROXIMATIONS", "classes", "symbolic"]
+__all__ = [
+    "simulate",
+    "pp_corr",
+    "Indices",
+    "check",
+    "approximations",
+    "label",
+    "APPROXIMATIONS",
+    "classes",
+    "symbolic",
+]

@@ -45,9 +45,16 @@ def tables(cfg: MIMConfig):
     Zv, Wz = latents(cfg)
     valid = np.arange(cfg.max_areas)[None, :] < np.array(cfg.areas_per_cluster)[:, None]
     dtype = jnp.dtype(cfg.dtype)
-    return (jnp.asarray(u, dtype), jnp.ones((G, 1), dtype), jnp.asarray(pop, dtype),
-            jnp.asarray(index.labels), jnp.asarray(index.labels), jnp.asarray(Zv, dtype),
-            jnp.asarray(Wz, dtype), jnp.asarray(valid))
+    return (
+        jnp.asarray(u, dtype),
+        jnp.ones((G, 1), dtype),
+        jnp.asarray(pop, dtype),
+        jnp.asarray(index.labels),
+        jnp.asarray(index.labels),
+        jnp.asarray(Zv, dtype),
+        jnp.asarray(Wz, dtype),
+        jnp.asarray(valid),
+    )
 
 
 def cluster_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
@@ -59,8 +66,13 @@ def cluster_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
     held = pop > 0  # an empty type (a cell of one patch, as its own query's key type): no key
     s = jnp.where(held, jnp.take(z * A_k, area_k, axis=1), 0.0) + B  # (G, T): unmasked key's score
     masked = pop - u
-    m = jnp.maximum(jnp.maximum(jnp.max(jnp.where(u > 0, s, -jnp.inf), axis=1),
-                                jnp.max(jnp.where(masked > 0, B, -jnp.inf), axis=1)), Bs)
+    m = jnp.maximum(
+        jnp.maximum(
+            jnp.max(jnp.where(u > 0, s, -jnp.inf), axis=1),
+            jnp.max(jnp.where(masked > 0, B, -jnp.inf), axis=1),
+        ),
+        Bs,
+    )
     unmasked = u * jnp.exp(jnp.where(u > 0, s - m[:, None], -jnp.inf))
     M = masked * jnp.exp(jnp.where(masked > 0, B - m[:, None], -jnp.inf))
     e_self = jnp.exp(Bs - m)
@@ -72,8 +84,9 @@ def cluster_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
     loss, dSn, dR, dZ = der(Sn, Rv, Z, zn)
     g = jnp.where(is_own, dSn[:, None], 2.0 * z**2 * S * dR[:, None])
     gA = (g + dZ[:, None]) * z * S
-    gB = ((jnp.where(held, jnp.take(g, area_k, axis=1), 0.0) + dZ[:, None]) * unmasked
-          + dZ[:, None] * M)
+    gB = (jnp.where(held, jnp.take(g, area_k, axis=1), 0.0) + dZ[:, None]) * unmasked + dZ[
+        :, None
+    ] * M
     return loss, gA, gB, dZ * e_self, S / Z[:, None]
 
 
@@ -87,14 +100,17 @@ def expectations(tab, state):
 
     def cluster(total, args):  # a scan, not a vmap: a batched key-area index makes a slow gather
         A_k, area_k, own_k, z_k, wz_k, valid_k = args
-        per = jax.vmap(lambda zz: cluster_terms(der, A_k, B, Bs, u[:, 0], pop, area_k, own_k, zz,
-                                                valid_k))(z_k)
+        per = jax.vmap(
+            lambda zz: cluster_terms(der, A_k, B, Bs, u[:, 0], pop, area_k, own_k, zz, valid_k)
+        )(z_k)
         loss, gA, gB, gBs, att = jax.tree.map(lambda x: jnp.einsum("v,v...->...", wz_k, x), per)
         return (total[0] + gB, total[1] + gBs), (loss, gA, att, gB, gBs)  # dl/dB: a sum over k
 
     (gB, gBs), (loss, gA, att, gBk, gBsk) = jax.lax.scan(
-        cluster, (jnp.zeros_like(B), jnp.zeros_like(Bs)),
-        (jnp.moveaxis(A, 1, 0), area.T, own.T, z, wz, valid))
+        cluster,
+        (jnp.zeros_like(B), jnp.zeros_like(Bs)),
+        (jnp.moveaxis(A, 1, 0), area.T, own.T, z, wz, valid),
+    )
     return loss.T, jnp.moveaxis(gA, 0, 1), gB, gBs, jnp.moveaxis(att, 0, 1), gBk, gBsk
 
 
@@ -108,7 +124,7 @@ def projected_max(state):
 def pp_recorded(cfg: MIMConfig, records_count: int, budget: int) -> bool:
     """Whether pp_corr (records x P^2) fits `budget` beside fp_corr and area_attention per patch."""
     per_patch = 2 * records_count * cfg.P * cfg.K * cfg.max_areas
-    return per_patch + records_count * cfg.P ** 2 <= budget
+    return per_patch + records_count * cfg.P**2 <= budget
 
 
 def observe(cfg: MIMConfig, tab, sizes, with_pp: bool, state) -> dict:
@@ -119,11 +135,13 @@ def observe(cfg: MIMConfig, tab, sizes, with_pp: bool, state) -> dict:
     loss, _, _, _, att, _, _ = expectations(tab, state)
     valid = tab[-1]
     c, _ = rates(cfg, tab[2])
-    out = {"fp_cell": jnp.where(valid[None], A, jnp.nan),
-           "area_attention_cell": jnp.where(valid[None], att, jnp.nan),
-           "pp_max": jnp.maximum(jnp.max(jnp.abs(B)), jnp.max(jnp.abs(Bs))),
-           "pp_cluster_max": projected_max(state),
-           "loss": c * jnp.sum(sizes[:, None] * loss)}
+    out = {
+        "fp_cell": jnp.where(valid[None], A, jnp.nan),
+        "area_attention_cell": jnp.where(valid[None], att, jnp.nan),
+        "pp_max": jnp.maximum(jnp.max(jnp.abs(B)), jnp.max(jnp.abs(Bs))),
+        "pp_cluster_max": projected_max(state),
+        "loss": c * jnp.sum(sizes[:, None] * loss),
+    }
     if with_pp:
         out.update(pp_cell=B, pp_self_cell=Bs)
     return out
@@ -139,8 +157,13 @@ def run(cfg: MIMConfig, tab, sizes, with_pp: bool, every_step: bool = False):
     step = cfg.eta * c
     G, K = pop.shape[0], cfg.K
     dtype = pop.dtype
-    y0 = (jnp.zeros((G, K, cfg.max_areas), dtype), jnp.zeros((G, G), dtype),
-          jnp.zeros((G,), dtype), jnp.zeros((K, G, G), dtype), jnp.zeros((K, G), dtype))
+    y0 = (
+        jnp.zeros((G, K, cfg.max_areas), dtype),
+        jnp.zeros((G, G), dtype),
+        jnp.zeros((G,), dtype),
+        jnp.zeros((K, G, G), dtype),
+        jnp.zeros((K, G), dtype),
+    )
 
     def grad(y):
         _, gA, gB, gBs, _, gBk, gBsk = expectations(tab, y)
@@ -148,9 +171,17 @@ def run(cfg: MIMConfig, tab, sizes, with_pp: bool, every_step: bool = False):
 
     steps = (step,) * 5
     per_step = (lambda y: {"pp_cluster_max_steps": projected_max(y)}) if every_step else None
-    state, _, rec = gd.run(grad, steps, lambda y: observe(cfg, tab, sizes, with_pp, y), y0,
-                           cfg.steps, cfg.record_every, scale=(1.0, per_entry, 1.0, per_entry, 1.0),
-                           nonfinite=True, every_step=per_step)
+    state, _, rec = gd.run(
+        grad,
+        steps,
+        lambda y: observe(cfg, tab, sizes, with_pp, y),
+        y0,
+        cfg.steps,
+        cfg.record_every,
+        scale=(1.0, per_entry, 1.0, per_entry, 1.0),
+        nonfinite=True,
+        every_step=per_step,
+    )
     return state, rec
 
 
@@ -173,9 +204,15 @@ def attach_per_patch(cfg: MIMConfig, observables: dict, budget: int) -> str:
         diag = np.arange(cfg.P)
         out[:, diag, diag] = observables["pp_self_cell"][:, cell]
         observables["pp_corr"] = out
-    done = [x for x, ok in (("fp_corr", per_patch), ("area_attention", per_patch), ("pp_corr", pp))
-            if ok]
-    return (f"per joint cell ({index.size.size} cells: the queries of a cell share their "
-            "trajectory): fp_cell, area_attention_cell, pp_max, loss"
-            + ("; pp_cell, pp_self_cell" if pp else "") + "; per patch: "
-            + (", ".join(done) if done else f"none (beyond {budget:,} entries)"))
+    done = [
+        x
+        for x, ok in (("fp_corr", per_patch), ("area_attention", per_patch), ("pp_corr", pp))
+        if ok
+    ]
+    return (
+        f"per joint cell ({index.size.size} cells: the queries of a cell share their "
+        "trajectory): fp_cell, area_attention_cell, pp_max, loss"
+        + ("; pp_cell, pp_self_cell" if pp else "")
+        + "; per patch: "
+        + (", ".join(done) if done else f"none (beyond {budget:,} entries)")
+    )

@@ -21,7 +21,9 @@ from dynsim.mim import data, records
 MAX_CONFIGURATIONS = 2_000_000  # (class, counts, latents) rows of the exact expectation
 
 
-Classes = records.ClassIndex  # sizes per class, of_area (K, N), rank (K, N), area (K, P): `records.class_index`
+Classes = (
+    records.ClassIndex
+)  # sizes per class, of_area (K, N), rank (K, N), area (K, P): `records.class_index`
 
 
 def classes(cfg) -> Classes:
@@ -50,7 +52,9 @@ def count_vectors(caps: list[int], total: int) -> np.ndarray:
         new_sums = (sums[:, None] + vals[None, :]).ravel()
         keep = (new_sums <= total) & (new_sums + rest[j] >= total)
         rows = np.repeat(np.arange(partial.shape[0]), cap + 1)[keep]
-        partial = np.concatenate([partial[rows], np.tile(vals, partial.shape[0])[keep][:, None]], axis=1)
+        partial = np.concatenate(
+            [partial[rows], np.tile(vals, partial.shape[0])[keep][:, None]], axis=1
+        )
         sums = new_sums[keep]
     return partial
 
@@ -62,15 +66,22 @@ def count_size(caps: list[int], total: int, limit: Optional[int] = None) -> int:
     ways[0] = 1
     s = np.arange(total + 1)
     for cap in caps:
-        prefix = np.concatenate([np.zeros(1, ways.dtype), np.cumsum(ways)])  # int64: <= (total + 1)(limit + 1)
+        prefix = np.concatenate(
+            [np.zeros(1, ways.dtype), np.cumsum(ways)]
+        )  # int64: <= (total + 1)(limit + 1)
         ways = prefix[s + 1] - prefix[np.maximum(s - cap, 0)]
         if limit is not None:
             ways = np.minimum(ways, limit + 1)
     return int(ways[total])
 
 
-def table(cfg, cls: Classes, mean_field: bool, samples: Optional[int] = None,
-          rng: Optional[np.random.Generator] = None) -> Table:
+def table(
+    cfg,
+    cls: Classes,
+    mean_field: bool,
+    samples: Optional[int] = None,
+    rng: Optional[np.random.Generator] = None,
+) -> Table:
     """The expectation over (counts, latents) for every class: exact enumeration, counts at their means, or
     `samples` count vectors drawn from the multivariate hypergeometric law by `rng` (Monte Carlo, weight 1/samples
     each, times the latents' exact weights)."""
@@ -81,12 +92,20 @@ def table(cfg, cls: Classes, mean_field: bool, samples: Optional[int] = None,
     total = 0
     for sizes in cls.sizes:
         caps = [sizes[0] - 1] + list(sizes[1:])
-        n_u = 1 if mean_field else samples if samples is not None else count_size(caps, drawn, MAX_CONFIGURATIONS)
+        n_u = (
+            1
+            if mean_field
+            else samples
+            if samples is not None
+            else count_size(caps, drawn, MAX_CONFIGURATIONS)
+        )
         total += n_u * values.size ** len(sizes)
         if total > MAX_CONFIGURATIONS:
-            raise ValueError(f"the exact reduced expectation needs more than {MAX_CONFIGURATIONS:,} (counts, latents) "
-                             f"rows (P = {P}, own area {sizes[0]}, other areas {_sizes_text(sizes[1:])}, {values.size} latent value(s) per area): use "
-                             "approximation='mean_field' (counts at their means), a smaller P or z = 'const'")
+            raise ValueError(
+                f"the exact reduced expectation needs more than {MAX_CONFIGURATIONS:,} (counts, latents) "
+                f"rows (P = {P}, own area {sizes[0]}, other areas {_sizes_text(sizes[1:])}, {values.size} latent value(s) per area): use "
+                "approximation='mean_field' (counts at their means), a smaller P or z = 'const'"
+            )
         u, pu = count_rows(caps, P, drawn, mean_field, samples, rng)
         zs, pz = data.z_vectors(cfg, len(sizes))
         u_rows = np.repeat(u, zs.shape[0], axis=0)
@@ -119,8 +138,14 @@ def sample_rngs(seed: int, replicates: int) -> list[np.random.Generator]:
     return [np.random.default_rng([seed, SAMPLES_TAG, r]) for r in range(replicates)]
 
 
-def count_rows(caps: list[int], P: int, drawn: int, mean_field: bool, samples: Optional[int] = None,
-               rng: Optional[np.random.Generator] = None) -> tuple[np.ndarray, np.ndarray]:
+def count_rows(
+    caps: list[int],
+    P: int,
+    drawn: int,
+    mean_field: bool,
+    samples: Optional[int] = None,
+    rng: Optional[np.random.Generator] = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The rows (count vectors u, their weights) of an expectation over the unmasked counts of groups of sizes
     `caps` among the P - 1 patches other than the query, `drawn` of them unmasked: every vector with its
     hypergeometric probability, the means (P - |M|) caps / (P - 1) with weight 1 ("mean_field"), or `samples`
@@ -128,7 +153,9 @@ def count_rows(caps: list[int], P: int, drawn: int, mean_field: bool, samples: O
     if mean_field:
         return np.array([[drawn * c / (P - 1) for c in caps]]), np.ones(1)
     if samples is not None:
-        return rng.multivariate_hypergeometric(caps, drawn, size=samples).astype(float), np.full(samples, 1 / samples)
+        return rng.multivariate_hypergeometric(caps, drawn, size=samples).astype(float), np.full(
+            samples, 1 / samples
+        )
     u = count_vectors(caps, drawn).astype(float)
     return u, np.exp(hypergeometric_log_weights(caps, u, P, drawn))
 
@@ -136,8 +163,12 @@ def count_rows(caps: list[int], P: int, drawn: int, mean_field: bool, samples: O
 def hypergeometric_log_weights(caps: list[int], u: np.ndarray, P: int, drawn: int) -> np.ndarray:
     """log P(u) of count vectors u (rows) when `drawn` of the P - 1 patches other than the query are unmasked and
     caps[j] of them belong to group j: prod_j C(caps_j, u_j) / C(P - 1, drawn) (multivariate hypergeometric)."""
-    return sum(_log_comb(c, u[:, j]) for j, c in enumerate(caps)) - math.lgamma(P) + math.lgamma(drawn + 1) \
+    return (
+        sum(_log_comb(c, u[:, j]) for j, c in enumerate(caps))
+        - math.lgamma(P)
+        + math.lgamma(drawn + 1)
         + math.lgamma(P - drawn)
+    )
 
 
 def _sizes_text(sizes: list[int]) -> str:

@@ -26,8 +26,17 @@ from .symbolic import derive
 
 APPROXIMATIONS = ("pp_frozen", "mean_field")
 PATCH_BUDGET = 20_000_000  # entries (160 MB in float64) of per-patch views expanded from the per-class records, in all
-PP_BUDGET = PATCH_BUDGET  # the same budget, under its former name (pp_corr: recorded steps x P^2 entries)
-RECORDED = ("fp_class", "area_attention_class", "pp_class", "pp_self", "pp_max", "loss")  # what GD and the flow record
+PP_BUDGET = (
+    PATCH_BUDGET  # the same budget, under its former name (pp_corr: recorded steps x P^2 entries)
+)
+RECORDED = (
+    "fp_class",
+    "area_attention_class",
+    "pp_class",
+    "pp_self",
+    "pp_max",
+    "loss",
+)  # what GD and the flow record
 
 Approximation = Union[None, str, Sequence[str]]
 
@@ -40,13 +49,15 @@ def approximations(approximation: Approximation) -> tuple[str, ...]:
     names = approximation.split("+") if isinstance(approximation, str) else list(approximation)
     bad = [n for n in names if n not in APPROXIMATIONS]
     if bad or not names:
-        raise ValueError(f"approximation = {approximation!r} is invalid: must be None (exact), one of "
-                         f"{', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')")
+        raise ValueError(
+            f"approximation = {approximation!r} is invalid: must be None (exact), one of "
+            f"{', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')"
+        )
     return tuple(n for n in APPROXIMATIONS if n in names)  # canonical order: "pp_frozen+mean_field"
 
 
 def label(approx: tuple[str, ...]) -> str:
-    """"exact" or the approximations joined by '+' (every output carries it)."""
+    """ "exact" or the approximations joined by '+' (every output carries it)."""
     return "+".join(approx) if approx else "exact"
 
 
@@ -56,31 +67,48 @@ def joint(cfg: MIMConfig, approx: tuple) -> bool:
     return cfg.K > 1 and "pp_frozen" not in approx
 
 
-def check(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", samples=None,
-          replicates=None) -> tuple[str, ...]:
+def check(
+    cfg: MIMConfig,
+    approximation: Approximation = None,
+    method: str = "gd",
+    samples=None,
+    replicates=None,
+) -> tuple[str, ...]:
     """Validate before any work; return the normalized approximations."""
     if not isinstance(cfg, MIMConfig):
         raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
     approx = approximations(approximation)
     if samples is not None or replicates is not None:
         if approx:
-            raise ValueError(f"approximation = {approximation!r} is invalid with samples: the Monte Carlo expectation "
-                             "keeps B free and draws the counts (leave approximation None)")
+            raise ValueError(
+                f"approximation = {approximation!r} is invalid with samples: the Monte Carlo expectation "
+                "keeps B free and draws the counts (leave approximation None)"
+            )
         if method != "gd":
-            raise ValueError(f"method = {method!r} is invalid with samples: the Monte Carlo level runs GD")
+            raise ValueError(
+                f"method = {method!r} is invalid with samples: the Monte Carlo level runs GD"
+            )
         if not (isinstance(samples, int) and not isinstance(samples, bool) and samples >= 1):
-            raise ValueError(f"samples = {samples!r} is invalid: must be an integer >= 1 (count vectors per query)")
+            raise ValueError(
+                f"samples = {samples!r} is invalid: must be an integer >= 1 (count vectors per query)"
+            )
         if replicates is not None and not (isinstance(replicates, int) and replicates >= 2):
-            raise ValueError(f"replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard error "
-                             "needs two independent draws)")
+            raise ValueError(
+                f"replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard error "
+                "needs two independent draws)"
+            )
     if joint(cfg, approx) and method != "gd":
-        raise ValueError(f"method = {method!r} is invalid with K = {cfg.K} and B free (approximation = "
-                         f"{approximation!r}): the gradient flow holds the per-class state of K = 1 or pp_frozen; use "
-                         "method='gd', or approximation='pp_frozen'")
+        raise ValueError(
+            f"method = {method!r} is invalid with K = {cfg.K} and B free (approximation = "
+            f"{approximation!r}): the gradient flow holds the per-class state of K = 1 or pp_frozen; use "
+            "method='gd', or approximation='pp_frozen'"
+        )
     if cfg.z != "const" and cfg.z[0] == "uniform":
-        raise ValueError(f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact expectation and "
-                         "needs a finite law ('const' or (value, probability) pairs); the full level's mode "
-                         "'sampled' runs the uniform law")
+        raise ValueError(
+            f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact expectation and "
+            "needs a finite law ('const' or (value, probability) pairs); the full level's mode "
+            "'sampled' runs the uniform law"
+        )
     if joint(cfg, approx) and "mean_field" not in approx and samples is None:
         joint_module.check_size(cfg)
     return approx
@@ -94,7 +122,9 @@ class Indices:
     def __init__(self, cfg: MIMConfig, cls: classes_mod.Classes):
         self.index = cls
         self.cls = records.class_of_patch(cls)  # (P, K)
-        self.sizes = np.array([[len(x) for x in cl] + [0] * (cfg.max_areas - len(cl)) for cl in cfg.areas])  # (K, N)
+        self.sizes = np.array(
+            [[len(x) for x in cl] + [0] * (cfg.max_areas - len(cl)) for cl in cfg.areas]
+        )  # (K, N)
 
 
 def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray, patches=None) -> np.ndarray:
@@ -118,25 +148,43 @@ def attach_per_patch(cfg: MIMConfig, idx: "Indices", observables: dict) -> str:
     steps = observables["loss"].shape[0]
     used, pp_used = per_patch_entries(steps, cfg.P, cfg.K, cfg.max_areas)
     per_patch, pp = used > 0, pp_used > 0
-    se = ("", "_se") if "loss_se" in observables else ("",)  # a Monte Carlo run's standard errors expand alike
+    se = (
+        ("", "_se") if "loss_se" in observables else ("",)
+    )  # a Monte Carlo run's standard errors expand alike
     if per_patch:
         for name, key in records.CLASS_KEYS.items():
             for x in se:
                 observables[name + x] = records.expand(idx.index, observables[key + x])
     if pp:
         for x in se:
-            observables["pp_corr" + x] = pp_corr(idx, observables["pp_class" + x], observables["pp_self" + x])
-    done = [n for n, ok in (("fp_corr", per_patch), ("area_attention", per_patch), ("pp_corr", pp)) if ok]
+            observables["pp_corr" + x] = pp_corr(
+                idx, observables["pp_class" + x], observables["pp_self" + x]
+            )
+    done = [
+        n
+        for n, ok in (("fp_corr", per_patch), ("area_attention", per_patch), ("pp_corr", pp))
+        if ok
+    ]
     left = [n for n in ("fp_corr", "area_attention", "pp_corr") if n not in done]
-    return (f"per class: {', '.join(RECORDED)}; per patch: " + (", ".join(done) if done else "none")
-            + (f" ({', '.join(left)} beyond {PATCH_BUDGET:,} entries: dynsim.mim.records expands any slice)"
-               if left else ""))
+    return (
+        f"per class: {', '.join(RECORDED)}; per patch: "
+        + (", ".join(done) if done else "none")
+        + (
+            f" ({', '.join(left)} beyond {PATCH_BUDGET:,} entries: dynsim.mim.records expands any slice)"
+            if left
+            else ""
+        )
+    )
 
 
 def class_meta(cfg: MIMConfig, cls: classes_mod.Classes) -> dict:
     """What a reduced trajectory's meta says about its classes (GD and flow alike)."""
-    return {"classes": [list(s) for s in cls.sizes], "class_of_area": cls.of_area.tolist(),
-            "areas": [[list(a) for a in cl] for cl in cfg.areas], "delta": cfg.delta}
+    return {
+        "classes": [list(s) for s in cls.sizes],
+        "class_of_area": cls.of_area.tolist(),
+        "areas": [[list(a) for a in cl] for cl in cfg.areas],
+        "delta": cfg.delta,
+    }
 
 
 def terms(der, A, B, Bs, u, pop, z):
@@ -146,8 +194,12 @@ def terms(der, A, B, Bs, u, pop, z):
     is exactly 0 (its exponent is -inf), never 0 x inf."""
     s = z * A + B
     masked = pop - u
-    m = jnp.maximum(jnp.maximum(jnp.max(jnp.where(u > 0, s, -jnp.inf)), jnp.max(jnp.where(masked > 0, B, -jnp.inf))),
-                    Bs)
+    m = jnp.maximum(
+        jnp.maximum(
+            jnp.max(jnp.where(u > 0, s, -jnp.inf)), jnp.max(jnp.where(masked > 0, B, -jnp.inf))
+        ),
+        Bs,
+    )
     S = u * jnp.exp(jnp.where(u > 0, s - m, -jnp.inf))
     M = masked * jnp.exp(jnp.where(masked > 0, B - m, -jnp.inf))
     e_self = jnp.exp(Bs - m)
@@ -197,8 +249,14 @@ def observe(cfg: MIMConfig, tab, valid, class_weight, state) -> dict:
     c, _ = rates(cfg, pop)
     loss, _, _, _, att = expectations(derive(), A, B, Bs, tab)
     pp_max = joint_module.pp_max_of(pop, state)
-    return {"fp_class": jnp.where(valid, A, jnp.nan), "area_attention_class": jnp.where(valid, att, jnp.nan),
-            "pp_class": B, "pp_self": Bs, "pp_max": pp_max, "loss": c * jnp.sum(class_weight * loss)}
+    return {
+        "fp_class": jnp.where(valid, A, jnp.nan),
+        "area_attention_class": jnp.where(valid, att, jnp.nan),
+        "pp_class": B,
+        "pp_self": Bs,
+        "pp_max": pp_max,
+        "loss": c * jnp.sum(class_weight * loss),
+    }
 
 
 def initial_state(tab):
@@ -224,19 +282,33 @@ def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: boo
     c, per_entry = rates(cfg, tab[3])
     step = cfg.eta * c
     pop = tab[3]
-    per_step = ((lambda y: {"pp_cluster_max_steps": joint_module.pp_max_of(pop, y)[None]})
-                if every_step else None)
-    state, _, rec = gd.run(lambda y: gradient(approx, tab, y), (step, step, step),
-                           lambda y: observe(cfg, tab, valid, class_weight, y), initial_state(tab), cfg.steps,
-                           cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True,
-                           every_step=per_step)
+    per_step = (
+        (lambda y: {"pp_cluster_max_steps": joint_module.pp_max_of(pop, y)[None]})
+        if every_step
+        else None
+    )
+    state, _, rec = gd.run(
+        lambda y: gradient(approx, tab, y),
+        (step, step, step),
+        lambda y: observe(cfg, tab, valid, class_weight, y),
+        initial_state(tab),
+        cfg.steps,
+        cfg.record_every,
+        scale=(1.0, per_entry, 1.0),
+        nonfinite=True,
+        every_step=per_step,
+    )
     return state, rec
 
 
 run_jit = jax.jit(run, static_argnums=(1, 5))  # cfg a pytree: its numbers (eta) traced
 # R Monte Carlo tables at once: u, z, w with a leading replicate axis, the populations shared
-run_replicates_jit = jax.jit(lambda cfg, approx, tab, valid, class_weight: jax.vmap(
-    lambda u, z, w: run(cfg, approx, (u, z, w, tab[3]), valid, class_weight))(*tab[:3]), static_argnums=1)
+run_replicates_jit = jax.jit(
+    lambda cfg, approx, tab, valid, class_weight: jax.vmap(
+        lambda u, z, w: run(cfg, approx, (u, z, w, tab[3]), valid, class_weight)
+    )(*tab[:3]),
+    static_argnums=1,
+)
 
 
 def setup(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1):
@@ -247,15 +319,24 @@ def setup(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicat
     if samples is None:
         tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)
     else:
-        draws = [classes_mod.table(cfg, cls, False, samples, rng)
-                 for rng in classes_mod.sample_rngs(cfg.seed, replicates)]
-        tab = classes_mod.Table(*(np.stack([getattr(d, f) for d in draws]) for f in ("u", "z", "w")),
-                                draws[0].populations, draws[0].valid)
+        draws = [
+            classes_mod.table(cfg, cls, False, samples, rng)
+            for rng in classes_mod.sample_rngs(cfg.seed, replicates)
+        ]
+        tab = classes_mod.Table(
+            *(np.stack([getattr(d, f) for d in draws]) for f in ("u", "z", "w")),
+            draws[0].populations,
+            draws[0].valid,
+        )
     idx = Indices(cfg, cls)
     dtype = jnp.dtype(cfg.dtype)
     # number of queries per class, summed over clusters and areas: the loss is their weighted sum
     class_weight = np.zeros(len(cls.sizes))
     for k in range(cfg.K):
-        np.add.at(class_weight, cls.of_area[k, :cfg.areas_per_cluster[k]], idx.sizes[k, :cfg.areas_per_cluster[k]])
+        np.add.at(
+            class_weight,
+            cls.of_area[k, : cfg.areas_per_cluster[k]],
+            idx.sizes[k, : cfg.areas_per_cluster[k]],
+        )
     arrays = tuple(jnp.asarray(x, dtype) for x in (tab.u, tab.z, tab.w, tab.populations))
     return cls, tab, idx, arrays, jnp.asarray(tab.valid), jnp.asarray(class_weight, dtype)

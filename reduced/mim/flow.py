@@ -37,8 +37,10 @@ def rhs(cfg: MIMConfig, approx: tuple, tab, state):
 
 
 rhs_jit = jax.jit(rhs, static_argnums=(0, 1))
-jvp_jit = jax.jit(lambda cfg, approx, tab, y, v: jax.jvp(lambda x: rhs(cfg, approx, tab, x), (y,), (v,))[1],
-                  static_argnums=(0, 1))
+jvp_jit = jax.jit(
+    lambda cfg, approx, tab, y, v: jax.jvp(lambda x: rhs(cfg, approx, tab, x), (y,), (v,))[1],
+    static_argnums=(0, 1),
+)
 # The expectation table of the call in progress, on the device: the host callbacks of the vector
 # field (`generic.isolated`) need it concrete, so `solve` reads it here when it is traced, and the
 # compiled solve keeps the one it was traced with (in jax's cache). Set for the call only
@@ -51,8 +53,17 @@ def solve(cfg, approx, solver, max_steps, tab, valid, class_weight, ts, t_max, r
     y0 = dynamics.initial_state(tab)
     table = tracing.table
     rec, reached, safe, stats, result = generic.solve(
-        lambda y: rhs_jit(cfg, approx, table, y), lambda y, v: jvp_jit(cfg, approx, table, y, v), y0,
-        lambda s: dynamics.observe(cfg, tab, valid, class_weight, s), ts, t_max, rtol, atol, solver, max_steps)
+        lambda y: rhs_jit(cfg, approx, table, y),
+        lambda y, v: jvp_jit(cfg, approx, table, y, v),
+        y0,
+        lambda s: dynamics.observe(cfg, tab, valid, class_weight, s),
+        ts,
+        t_max,
+        rtol,
+        atol,
+        solver,
+        max_steps,
+    )
     return rec, reached, jax.tree.map(lambda y: y[-1], safe), stats, result
 
 
@@ -61,10 +72,20 @@ def solve(cfg, approx, solver, max_steps, tab, valid, class_weight, ts, t_max, r
 solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3))
 
 
-def simulate_flow(cfg: MIMConfig, approximation: dynamics.Approximation = None, method: str = "flow",
-                  t_max: Optional[float] = None, *, saves: int = generic.SAVES, t_min: Optional[float] = None,
-                  times: Optional[Sequence[float]] = None, rtol: float = generic.RTOL, atol: float = generic.ATOL,
-                  solver: str = generic.SOLVER, max_steps: int = generic.MAX_STEPS) -> Trajectory:
+def simulate_flow(
+    cfg: MIMConfig,
+    approximation: dynamics.Approximation = None,
+    method: str = "flow",
+    t_max: Optional[float] = None,
+    *,
+    saves: int = generic.SAVES,
+    t_min: Optional[float] = None,
+    times: Optional[Sequence[float]] = None,
+    rtol: float = generic.RTOL,
+    atol: float = generic.ATOL,
+    solver: str = generic.SOLVER,
+    max_steps: int = generic.MAX_STEPS,
+) -> Trajectory:
     """Solve the MIM gradient flow from Q = 0 to t_max (default eta * steps) and record what GD records.
 
     Options as `reduced.jsl.flow.simulate_flow`: saves log-spaced from t_min (default min(eta, t_max)), or at
@@ -74,24 +95,50 @@ def simulate_flow(cfg: MIMConfig, approximation: dynamics.Approximation = None, 
     """
     generic.check_flow(method, t_max)
     approx = dynamics.check(cfg, approximation, method="flow")
-    opts = generic.options(cfg.eta, t_max, saves=saves, t_min=t_min, times=times, rtol=rtol, atol=atol,
-                           solver=solver, max_steps=max_steps, default_t_max=cfg.eta * cfg.steps)
+    opts = generic.options(
+        cfg.eta,
+        t_max,
+        saves=saves,
+        t_min=t_min,
+        times=times,
+        rtol=rtol,
+        atol=atol,
+        solver=solver,
+        max_steps=max_steps,
+        default_t_max=cfg.eta * cfg.steps,
+    )
     if opts["solver"] in generic.HOST_SOLVERS:
-        raise ValueError(f"solver = {solver!r} is invalid for MIM: its flow runs on diffrax, one of "
-                         f"{', '.join(map(repr, generic.SOLVERS))} (the host solvers serve reduced JSL)")
+        raise ValueError(
+            f"solver = {solver!r} is invalid for MIM: its flow runs on diffrax, one of "
+            f"{', '.join(map(repr, generic.SOLVERS))} (the host solvers serve reduced JSL)"
+        )
     cls, tab, idx, tab_arrays, valid, class_weight = dynamics.setup(cfg, approx)
     dtype = jnp.dtype(cfg.dtype)
     static = generic.static(cfg)
     tracing.table = tab_arrays
     try:
         rec, reached, final, stats, result = solve_jit(
-            static, approx, opts["solver"], opts["max_steps"], tab_arrays, valid, class_weight,
-            *generic.traced_options(opts, dtype))
+            static,
+            approx,
+            opts["solver"],
+            opts["max_steps"],
+            tab_arrays,
+            valid,
+            class_weight,
+            *generic.traced_options(opts, dtype),
+        )
     finally:
         del tracing.table
     steps, observables, flow_meta = generic.finish(rec, reached, opts, stats, result, cfg.eta)
     flow_meta["approximation"] = "+".join(approx + (generic.LABEL,))
-    meta = environment.meta("reduced", "flow", cfg, configurations=int(np.count_nonzero(tab.w)),
-                            **dynamics.class_meta(cfg, cls), records=dynamics.attach_per_patch(cfg, idx, observables),
-                            reduction=dynamics.label(approx), **flow_meta)
+    meta = environment.meta(
+        "reduced",
+        "flow",
+        cfg,
+        configurations=int(np.count_nonzero(tab.w)),
+        **dynamics.class_meta(cfg, cls),
+        records=dynamics.attach_per_patch(cfg, idx, observables),
+        reduction=dynamics.label(approx),
+        **flow_meta,
+    )
     return Trajectory(steps, observables, meta, dynamics.final_state(final))

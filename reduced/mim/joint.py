@@ -40,6 +40,7 @@ from .. import gd
 from .classes import MAX_CONFIGURATIONS, count_rows, count_size, sample_rngs
 from .symbolic import derive
 
+
 class Types(NamedTuple):
     """Every query's joint types (numpy, static): padded to the largest number of types T of any query."""
 
@@ -57,15 +58,22 @@ def joint_types(cfg: MIMConfig) -> Types:
     for p in range(P):
         others = [q for q in range(P) if q != p]
         labels, inverse = np.unique(a[:, others].T, axis=0, return_inverse=True)
-        per_query.append((labels, np.bincount(inverse.ravel(), minlength=labels.shape[0]), others, inverse.ravel()))
+        per_query.append(
+            (
+                labels,
+                np.bincount(inverse.ravel(), minlength=labels.shape[0]),
+                others,
+                inverse.ravel(),
+            )
+        )
     T = max(lab.shape[0] for lab, *_ in per_query)
     of_key = np.full((P, P), -1, dtype=np.int64)
     population = np.zeros((P, T), dtype=np.int64)
     area = np.zeros((P, T, K), dtype=np.int64)
     for p, (labels, counts, others, inverse) in enumerate(per_query):
         of_key[p, others] = inverse
-        population[p, :counts.size] = counts
-        area[p, :labels.shape[0]] = labels
+        population[p, : counts.size] = counts
+        area[p, : labels.shape[0]] = labels
     return Types(of_key, population, area, a.T.copy())
 
 
@@ -86,14 +94,21 @@ def check_size(cfg: MIMConfig, types: Types | None = None) -> int:
     for caps in types.population:
         total += count_size([int(c) for c in caps if c > 0], cfg.P - cfg.masked, MAX_CONFIGURATIONS)
         if total > MAX_CONFIGURATIONS:
-            raise ValueError(f"the exact joint-type expectation (K = {cfg.K}, B free) needs more than "
-                             f"{MAX_CONFIGURATIONS:,} count vectors over the queries (P = {cfg.P}): use "
-                             "approximation='mean_field' (counts at their means) or a smaller P")
+            raise ValueError(
+                f"the exact joint-type expectation (K = {cfg.K}, B free) needs more than "
+                f"{MAX_CONFIGURATIONS:,} count vectors over the queries (P = {cfg.P}): use "
+                "approximation='mean_field' (counts at their means) or a smaller P"
+            )
     return total
 
 
-def expectation(cfg: MIMConfig, types: Types, mean_field: bool, samples: int | None = None,
-                rng: np.random.Generator | None = None) -> Expectation:
+def expectation(
+    cfg: MIMConfig,
+    types: Types,
+    mean_field: bool,
+    samples: int | None = None,
+    rng: np.random.Generator | None = None,
+) -> Expectation:
     """Exact: every count vector of the multivariate hypergeometric law over each query's joint types, and every
     latent vector; "mean_field": the counts at their means (P - |M|) C'_tau / (P - 1); `samples`: that many count
     vectors per query drawn from the law by `rng` (Monte Carlo, weight 1/samples each)."""
@@ -102,14 +117,16 @@ def expectation(cfg: MIMConfig, types: Types, mean_field: bool, samples: int | N
         check_size(cfg, types)
     rows_u, rows_w = [], []
     for p in range(P):
-        u, w = count_rows([int(c) for c in types.population[p] if c > 0], P, drawn, mean_field, samples, rng)
+        u, w = count_rows(
+            [int(c) for c in types.population[p] if c > 0], P, drawn, mean_field, samples, rng
+        )
         rows_u.append(u)
         rows_w.append(w)
     M, T = max(u.shape[0] for u in rows_u), types.population.shape[1]
     U, W = np.zeros((P, M, T)), np.zeros((P, M))
     for p, (u, w) in enumerate(zip(rows_u, rows_w)):
-        U[p, :u.shape[0], :u.shape[1]] = u
-        W[p, :w.size] = w
+        U[p, : u.shape[0], : u.shape[1]] = u
+        W[p, : w.size] = w
     return Expectation(U, W, *latents(cfg))
 
 
@@ -120,8 +137,8 @@ def latents(cfg: MIMConfig) -> tuple[np.ndarray, np.ndarray]:
     V, N = max(z.shape[0] for z, _ in zs), cfg.max_areas
     Zv, Wz = np.ones((cfg.K, V, N)), np.zeros((cfg.K, V))
     for k, (z, pz) in enumerate(zs):
-        Zv[k, :z.shape[0], :z.shape[1]] = z
-        Wz[k, :pz.size] = pz
+        Zv[k, : z.shape[0], : z.shape[1]] = z
+        Wz[k, : pz.size] = pz
     return Zv, Wz
 
 
@@ -133,8 +150,12 @@ def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
     held = pop > 0  # a padded type (or an empty one) carries no key: no score, no mass
     s = jnp.where(held, (z * A_k)[area_k], 0.0) + B  # (T,): an unmasked key's score, type tau
     masked = pop - u
-    m = jnp.maximum(jnp.maximum(jnp.max(jnp.where(u > 0, s, -jnp.inf)), jnp.max(jnp.where(masked > 0, B, -jnp.inf))),
-                    Bs)
+    m = jnp.maximum(
+        jnp.maximum(
+            jnp.max(jnp.where(u > 0, s, -jnp.inf)), jnp.max(jnp.where(masked > 0, B, -jnp.inf))
+        ),
+        Bs,
+    )
     unmasked = u * jnp.exp(jnp.where(u > 0, s - m, -jnp.inf))  # u_tau e^{z A + B_tau - m}
     M = masked * jnp.exp(jnp.where(masked > 0, B - m, -jnp.inf))  # (C'_tau - u_tau) e^{B_tau - m}
     e_self = jnp.exp(Bs - m)
@@ -152,9 +173,13 @@ def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
 
 def query_expectation(der, A, B, Bs, u, w, pop, area, own, z, wz, valid):
     """One query, every cluster: E[l_k], E[dl/dA_k] (K, N), sum_k E[dl/dB] (T,), sum_k E[dl/dB_self], E[Attn_k]."""
+
     def cluster(A_k, area_k, own_k, z_k, wz_k, valid_k):
-        per = jax.vmap(lambda uu: jax.vmap(lambda zz: sample_terms(der, A_k, B, Bs, uu, pop, area_k, own_k, zz,
-                                                                   valid_k))(z_k))(u)
+        per = jax.vmap(
+            lambda uu: jax.vmap(
+                lambda zz: sample_terms(der, A_k, B, Bs, uu, pop, area_k, own_k, zz, valid_k)
+            )(z_k)
+        )(u)
         weight = w[:, None] * wz_k[None, :]
         return jax.tree.map(lambda x: jnp.einsum("rs,rs...->...", weight, x), per)
 
@@ -168,7 +193,9 @@ def expectations(tables, state):
     der = derive()
     u, w, pop, area, own, z, wz, valid = tables
     A, B, Bs = state
-    return jax.vmap(lambda *a: query_expectation(der, *a, z, wz, valid))(A, B, Bs, u, w, pop, area, own)
+    return jax.vmap(lambda *a: query_expectation(der, *a, z, wz, valid))(
+        A, B, Bs, u, w, pop, area, own
+    )
 
 
 def rates(cfg: MIMConfig, pop):
@@ -184,8 +211,13 @@ def observe(cfg: MIMConfig, tables, of_key, state) -> dict:
     valid = tables[-1]
     c, _ = rates(cfg, tables[2])
     pp = jnp.where(of_key < 0, Bs[:, None], jnp.take_along_axis(B, jnp.maximum(of_key, 0), axis=1))
-    return {"fp_corr": jnp.where(valid[None], A, jnp.nan), "area_attention": jnp.where(valid[None], att, jnp.nan),
-            "pp_corr": pp, "pp_max": jnp.max(jnp.abs(pp)), "loss": c * jnp.sum(loss)}
+    return {
+        "fp_corr": jnp.where(valid[None], A, jnp.nan),
+        "area_attention": jnp.where(valid[None], att, jnp.nan),
+        "pp_corr": pp,
+        "pp_max": jnp.max(jnp.abs(pp)),
+        "loss": c * jnp.sum(loss),
+    }
 
 
 def pp_max_of(pop, state):
@@ -202,16 +234,28 @@ def run(cfg: MIMConfig, tables, of_key, every_step: bool = False):
     step = cfg.eta * c
     P, T = pop.shape
     dtype = pop.dtype
-    y0 = (jnp.zeros((P, cfg.K, cfg.max_areas), dtype), jnp.zeros((P, T), dtype), jnp.zeros((P,), dtype))
+    y0 = (
+        jnp.zeros((P, cfg.K, cfg.max_areas), dtype),
+        jnp.zeros((P, T), dtype),
+        jnp.zeros((P,), dtype),
+    )
 
     def grad(y):
         _, gA, gB, gBs, _ = expectations(tables, y)
         return gA, gB, gBs
 
     per_step = (lambda y: {"pp_cluster_max_steps": pp_max_of(pop, y)[None]}) if every_step else None
-    state, _, rec = gd.run(grad, (step, step, step), lambda y: observe(cfg, tables, of_key, y), y0, cfg.steps,
-                           cfg.record_every, scale=(1.0, per_entry, 1.0), nonfinite=True,
-                           every_step=per_step)
+    state, _, rec = gd.run(
+        grad,
+        (step, step, step),
+        lambda y: observe(cfg, tables, of_key, y),
+        y0,
+        cfg.steps,
+        cfg.record_every,
+        scale=(1.0, per_entry, 1.0),
+        nonfinite=True,
+        every_step=per_step,
+    )
     return state, rec
 
 
@@ -235,11 +279,23 @@ def setup(cfg: MIMConfig, mean_field: bool, samples: int | None = None, replicat
     if samples is None:
         ex = expectation(cfg, types, mean_field)
     else:
-        draws = [expectation(cfg, types, False, samples, rng) for rng in sample_rngs(cfg.seed, replicates)]
-        ex = Expectation(np.stack([d.u for d in draws]), np.stack([d.w for d in draws]), draws[0].z, draws[0].wz)
+        draws = [
+            expectation(cfg, types, False, samples, rng)
+            for rng in sample_rngs(cfg.seed, replicates)
+        ]
+        ex = Expectation(
+            np.stack([d.u for d in draws]), np.stack([d.w for d in draws]), draws[0].z, draws[0].wz
+        )
     dtype = jnp.dtype(cfg.dtype)
     valid = np.arange(cfg.max_areas)[None, :] < np.array(cfg.areas_per_cluster)[:, None]
-    tables = (jnp.asarray(ex.u, dtype), jnp.asarray(ex.w, dtype), jnp.asarray(types.population, dtype),
-              jnp.asarray(types.area), jnp.asarray(types.own), jnp.asarray(ex.z, dtype), jnp.asarray(ex.wz, dtype),
-              jnp.asarray(valid))
+    tables = (
+        jnp.asarray(ex.u, dtype),
+        jnp.asarray(ex.w, dtype),
+        jnp.asarray(types.population, dtype),
+        jnp.asarray(types.area),
+        jnp.asarray(types.own),
+        jnp.asarray(ex.z, dtype),
+        jnp.asarray(ex.wz, dtype),
+        jnp.asarray(valid),
+    )
     return types, ex, tables

@@ -17,14 +17,23 @@ from .dynamics import Approximation
 from .flow import simulate_flow
 
 
-def simulate_gd(cfg: MIMConfig, approximation: Approximation = None, samples: Optional[int] = None,
-                replicates: int = 1, every_step: bool = False) -> Trajectory:
+def simulate_gd(
+    cfg: MIMConfig,
+    approximation: Approximation = None,
+    samples: Optional[int] = None,
+    replicates: int = 1,
+    every_step: bool = False,
+) -> Trajectory:
     """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added where they fit
     (`dynamics.attach_per_patch`). With `samples` (checked by the caller): `replicates` Monte Carlo tables of the
     class counts, each observable's mean and `<name>_se` (mode "sampled"), still per class and without any P x P
     array. `every_step` (population runs): the largest |B| after every step too, pp_cluster_max_steps
     (`simulate`)."""
-    approx = dynamics.check(cfg, approximation) if samples is None else dynamics.approximations(approximation)
+    approx = (
+        dynamics.check(cfg, approximation)
+        if samples is None
+        else dynamics.approximations(approximation)
+    )
     if dynamics.joint(cfg, approx):
         return simulate_joint(cfg, approx, every_step=every_step)
     if every_step and samples is not None:
@@ -38,16 +47,36 @@ def simulate_gd(cfg: MIMConfig, approximation: Approximation = None, samples: Op
         observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
     exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta("reduced", "population" if samples is None else "sampled", cfg,
-                            approximation=dynamics.label(approx), replicates=replicates, samples=samples,
-                            configurations=int(np.count_nonzero(tab.w)), **dynamics.class_meta(cfg, cls),
-                            records=dynamics.attach_per_patch(cfg, idx, observables))
-    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3, exact)
+    meta = environment.meta(
+        "reduced",
+        "population" if samples is None else "sampled",
+        cfg,
+        approximation=dynamics.label(approx),
+        replicates=replicates,
+        samples=samples,
+        configurations=int(np.count_nonzero(tab.w)),
+        **dynamics.class_meta(cfg, cls),
+        records=dynamics.attach_per_patch(cfg, idx, observables),
+    )
+    divergence.flag(
+        divergence.nonfinite({"loss": observables["loss"]}, steps),
+        steps,
+        meta,
+        "reduced",
+        cfg.eta,
+        3,
+        exact,
+    )
     return Trajectory(steps, observables, meta, dynamics.final_state(state))
 
 
-def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1,
-                   every_step: bool = False) -> Trajectory:
+def simulate_joint(
+    cfg: MIMConfig,
+    approx: tuple,
+    samples: Optional[int] = None,
+    replicates: int = 1,
+    every_step: bool = False,
+) -> Trajectory:
     """K > 1 with B free (or any K with `samples`): reduced GD per query and joint type (`joint.run`), recorded per
     patch (fp_corr, area_attention, pp_corr, pp_max, loss: the full level's shapes). With `samples`, the expectation
     over the counts is a Monte Carlo mean of that many count vectors per query, and `replicates` independent draws
@@ -63,15 +92,31 @@ def simulate_joint(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None,
         observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
     exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta("reduced", "population" if samples is None else "sampled", cfg,
-                            approximation=dynamics.label(approx), replicates=replicates,
-                            samples=samples, count_draws=None if samples is None else
-                            f"numpy default_rng([seed, {SAMPLES_TAG}, r]), r = 0..{replicates - 1}",
-                            configurations=int(np.count_nonzero(ex.w)) * int(np.count_nonzero(ex.wz)),
-                            joint_types=[int(np.count_nonzero(c)) for c in types.population],
-                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
-                            records="per patch (joint types: B per query and joint type of the key)")
-    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta, "reduced", cfg.eta, 3, exact)
+    meta = environment.meta(
+        "reduced",
+        "population" if samples is None else "sampled",
+        cfg,
+        approximation=dynamics.label(approx),
+        replicates=replicates,
+        samples=samples,
+        count_draws=None
+        if samples is None
+        else f"numpy default_rng([seed, {SAMPLES_TAG}, r]), r = 0..{replicates - 1}",
+        configurations=int(np.count_nonzero(ex.w)) * int(np.count_nonzero(ex.wz)),
+        joint_types=[int(np.count_nonzero(c)) for c in types.population],
+        areas=[[list(a) for a in cl] for cl in cfg.areas],
+        delta=cfg.delta,
+        records="per patch (joint types: B per query and joint type of the key)",
+    )
+    divergence.flag(
+        divergence.nonfinite({"loss": observables["loss"]}, steps),
+        steps,
+        meta,
+        "reduced",
+        cfg.eta,
+        3,
+        exact,
+    )
     return Trajectory(steps, observables, meta, dynamics.final_state(state))
 
 
@@ -89,21 +134,43 @@ def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> T
     exact = divergence.take(observables)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     per_query = np.count_nonzero(np.asarray(tab[2]), axis=1)[index.cell]
-    meta = environment.meta("reduced", "population", cfg, approximation=dynamics.label(approx),
-                            replicates=1, samples=None, configurations=int(index.size.size),
-                            joint_types=[int(x) for x in per_query],
-                            joint_cells=int(index.size.size),
-                            areas=[[list(a) for a in cl] for cl in cfg.areas], delta=cfg.delta,
-                            records=cells.attach_per_patch(cfg, observables, dynamics.PATCH_BUDGET))
-    divergence.flag(divergence.nonfinite({"loss": observables["loss"]}, steps), steps, meta,
-                    "reduced", cfg.eta, 3, exact)
+    meta = environment.meta(
+        "reduced",
+        "population",
+        cfg,
+        approximation=dynamics.label(approx),
+        replicates=1,
+        samples=None,
+        configurations=int(index.size.size),
+        joint_types=[int(x) for x in per_query],
+        joint_cells=int(index.size.size),
+        areas=[[list(a) for a in cl] for cl in cfg.areas],
+        delta=cfg.delta,
+        records=cells.attach_per_patch(cfg, observables, dynamics.PATCH_BUDGET),
+    )
+    divergence.flag(
+        divergence.nonfinite({"loss": observables["loss"]}, steps),
+        steps,
+        meta,
+        "reduced",
+        cfg.eta,
+        3,
+        exact,
+    )
     return Trajectory(steps, observables, meta, dynamics.final_state(state))
 
 
 @environment.guarded
-def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = "gd", t_max=None,
-             samples: Optional[int] = None, replicates: Optional[int] = None, every_step: bool = False,
-             **flow_options) -> Trajectory:
+def simulate(
+    cfg: MIMConfig,
+    approximation: Approximation = None,
+    method: str = "gd",
+    t_max=None,
+    samples: Optional[int] = None,
+    replicates: Optional[int] = None,
+    every_step: bool = False,
+    **flow_options,
+) -> Trajectory:
     """Run reduced GD from Q = 0 and record per query class: fp_class, area_attention_class, pp_class, pp_self, loss
     and pp_max; fp_corr, area_attention and pp_corr per patch where they fit `dynamics.PATCH_BUDGET` entries.
 
@@ -124,13 +191,22 @@ def simulate(cfg: MIMConfig, approximation: Approximation = None, method: str = 
     else of B itself (K' = 1); `reduced.gd.step_series` gives one value per step (Lemma 5.3's Phase I read to its
     switch, not to the last record before it).
     """
-    if every_step and (samples is not None or replicates is not None or method != "gd"
-                       or t_max is not None or flow_options):
+    if every_step and (
+        samples is not None
+        or replicates is not None
+        or method != "gd"
+        or t_max is not None
+        or flow_options
+    ):
         raise ValueError("every_step is read by GD population runs only (method 'gd', no samples)")
     if samples is not None or replicates is not None:
         approx = dynamics.check(cfg, approximation, method, samples=samples, replicates=replicates)
         R = 4 if replicates is None else replicates
-        return simulate_joint(cfg, approx, samples, R) if cfg.K > 1 else simulate_gd(cfg, approximation, samples, R)
+        return (
+            simulate_joint(cfg, approx, samples, R)
+            if cfg.K > 1
+            else simulate_gd(cfg, approximation, samples, R)
+        )
     if method != "gd" or t_max is not None or flow_options:
         return simulate_flow(cfg, approximation, method, t_max, **flow_options)
     return simulate_gd(cfg, approximation, every_step=every_step)

@@ -58,13 +58,17 @@ def render(latex: bool = False) -> str:
     """Human-readable derivation for `dynsim derive mim`."""
     der = derive()
     fmt = sp.latex if latex else sp.sstr
-    lines = ["# Reduced MIM: loss of one masked query p in area n, conditional on p in M (Lemma A.8)",
-             "# S_j: unmasked mass of area j; Z = sum_j S_j + (masked mass) + e^{B_self}; R = sum_{j != n} z_j^2 S_j^2",
-             f"l = {fmt(der.loss)}"]
+    lines = [
+        "# Reduced MIM: loss of one masked query p in area n, conditional on p in M (Lemma A.8)",
+        "# S_j: unmasked mass of area j; Z = sum_j S_j + (masked mass) + e^{B_self}; R = sum_{j != n} z_j^2 S_j^2",
+        f"l = {fmt(der.loss)}",
+    ]
     for name, g in zip(("S_n", "R", "Z"), der.gradients):
         lines.append(f"d l / d {name} = {fmt(g)}")
-    lines += ["# chain rule (g_n = dl/dS_n, g_j = 2 z_j^2 S_j dl/dR for j != n):",
-              "d l / d A_j = (g_j + dl/dZ) z_j S_j",
-              "d l / d B_j = (g_j + dl/dZ) S_j + dl/dZ (C'_j - u_j) e^{B_j}",
-              "d l / d B_self = dl/dZ e^{B_self}"]
+    lines += [
+        "# chain rule (g_n = dl/dS_n, g_j = 2 z_j^2 S_j dl/dR for j != n):",
+        "d l / d A_j = (g_j + dl/dZ) z_j S_j",
+        "d l / d B_j = (g_j + dl/dZ) S_j + dl/dZ (C'_j - u_j) e^{B_j}",
+        "d l / d B_self = dl/dZ e^{B_self}",
+    ]
     return "\n".join(lines)

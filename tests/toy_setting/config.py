@@ -12,21 +12,29 @@ class ToyConfig:
     d: int = dataclasses.field(default=8, metadata={"help": "input dimension"})
     eta: float = dataclasses.field(default=0.1, metadata={"help": "learning rate"})
     steps: int = dataclasses.field(default=50, metadata={"help": "GD steps"})
-    record_every: int = dataclasses.field(default=5, metadata={"help": "record every this many steps"})
+    record_every: int = dataclasses.field(
+        default=5, metadata={"help": "record every this many steps"}
+    )
     w0_scale: float = dataclasses.field(default=0.5, metadata={"help": "start w0 = w0_scale * e_1"})
     N: int = dataclasses.field(default=256, metadata={"help": "samples per step in mode sampled"})
-    seed: int = dataclasses.field(default=0, metadata={"help": "seed of the teacher and the batches"})
+    seed: int = dataclasses.field(
+        default=0, metadata={"help": "seed of the teacher and the batches"}
+    )
     dtype: str = dataclasses.field(default="float64", metadata={"help": "float64 or float32"})
 
     def __post_init__(self):
         for name, low in (("d", 2), ("steps", 1), ("record_every", 1), ("N", 2)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < low:
-                raise ValueError(f"ToyConfig.{name} = {value!r} is invalid: must be an integer >= {low}")
+                raise ValueError(
+                    f"ToyConfig.{name} = {value!r} is invalid: must be an integer >= {low}"
+                )
         if not self.eta > 0:
             raise ValueError(f"ToyConfig.eta = {self.eta!r} is invalid: must be > 0")
         if self.dtype not in ("float64", "float32"):
-            raise ValueError(f"ToyConfig.dtype = {self.dtype!r} is invalid: must be float64 or float32")
+            raise ValueError(
+                f"ToyConfig.dtype = {self.dtype!r} is invalid: must be float64 or float32"
+            )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -34,16 +34,23 @@ def reduced(cfg: ToyConfig, bias: float = 0.0) -> Trajectory:
 
     def step(state, t):
         m, s = state
-        return jnp.stack([m - eta * (m - 1.0) + bias, (1 - eta) ** 2 * s + 2 * eta * (1 - eta) * m + eta**2])
+        return jnp.stack(
+            [m - eta * (m - 1.0) + bias, (1 - eta) ** 2 * s + 2 * eta * (1 - eta) * m + eta**2]
+        )
 
     def observe(state, t):
         m, s = state
         return {"overlap": m, "norm2": s, "loss": (s - 2 * m + 1.0) / 2}
 
-    _, rec = jax.jit(lambda s0: recording.run(step, observe, s0, cfg.steps, cfg.record_every))(state0)
+    _, rec = jax.jit(lambda s0: recording.run(step, observe, s0, cfg.steps, cfg.record_every))(
+        state0
+    )
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    return Trajectory(steps, {k: np.asarray(v) for k, v in rec.items()},
-                      environment.meta("reduced", "population", cfg))
+    return Trajectory(
+        steps,
+        {k: np.asarray(v) for k, v in rec.items()},
+        environment.meta("reduced", "population", cfg),
+    )
 
 
 def _train(cfg: ToyConfig, loss, key=None):
@@ -55,7 +62,9 @@ def _train(cfg: ToyConfig, loss, key=None):
     def observe(w, t):
         return {"overlap": w @ w_star, "norm2": w @ w, "loss": 0.5 * jnp.sum((w - w_star) ** 2)}
 
-    return engine.train(grad, optax.sgd(cfg.eta), start(cfg), observe, cfg.steps, cfg.record_every, key)[1]
+    return engine.train(
+        grad, optax.sgd(cfg.eta), start(cfg), observe, cfg.steps, cfg.record_every, key
+    )[1]
 
 
 def full(cfg: ToyConfig, mode: str = "exact", replicates: int = 8) -> Trajectory:
@@ -66,7 +75,9 @@ def full(cfg: ToyConfig, mode: str = "exact", replicates: int = 8) -> Trajectory
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     if mode == "exact":
         rec = jax.jit(lambda: _train(cfg, lambda w: 0.5 * jnp.sum((w - w_star) ** 2)))()
-        return Trajectory(steps, {k: np.asarray(v) for k, v in rec.items()}, environment.meta("full", mode, cfg))
+        return Trajectory(
+            steps, {k: np.asarray(v) for k, v in rec.items()}, environment.meta("full", mode, cfg)
+        )
 
     def batch_loss(w, key):
         x = jax.random.normal(key, (cfg.N, cfg.d), cfg.dtype)
