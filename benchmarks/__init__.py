@@ -1,1 +1,2 @@
-"""Side-by-side benchmarks of dynsim (ratios measured in one run); `python benchmarks/run.py` writes docs/benchmarks.md."""
+"""Side-by-side benchmarks of dynsim (ratios measured in one run); `python benchmarks/run.py` writes
+docs/benchmarks.md."""

@@ -1,4 +1,5 @@
-"""Benchmark f: the exact reduced JSL sum at D = 64 (C = 4, p = 3) over moment classes, and the class counts by D.
+"""Benchmark f: the exact reduced JSL sum at D = 64 (C = 4, p = 3) over moment classes, and the
+class counts by D.
 
 python benchmarks/classes.py [--quick]
 """
@@ -43,9 +44,8 @@ def run(quick: bool = False) -> dict:
         )
     cfg = JSLConfig(D=D, C=4, q=0.5)
     t0 = time.perf_counter()
-    tab = tables.table(
-        cfg, None
-    )  # the classes are cached from the count above: this adds the monomials
+    # the classes are cached from the count above: this adds the monomials
+    tab = tables.table(cfg, None)
     table_s = time.perf_counter() - t0
     evaluate = jax.jit(lambda th: reduced.jsl.loss_and_gradients(cfg, th, tab.weights))
     th = jnp.asarray(reduced.jsl.initial_state(cfg))
@@ -82,13 +82,15 @@ def run(quick: bool = False) -> dict:
     ]
     met = None if quick else bool(per_eval <= 0.5)
     notes = (
-        f"Exact: every moment class, no truncation, no Monte Carlo ({tab.size:,} classes against "
-        f"{configurations.count(D, 4):,} multisets). Class counts are for p = 3 (p = 5 and 7 need more moments: "
-        f"281,010 classes at D = 36 against 229,062 for p = 3). Beyond D = 64 the table is not built: the class "
-        f"count grows by roughly {counts[-1]['classes'] / counts[-2]['classes']:.1f}x from D = {counts[-2]['what'][-2:]} "
-        f"to {counts[-1]['what'][-2:]}, and `sums.choose` goes to Monte Carlo (1e6 fixed samples) past MAX_CLASSES = "
-        f"{tables.MAX_CLASSES:,}. One evaluation reads the (R = {mono.shape[0]}, M) monomial table twice and the "
-        f"weights; it is memory-bound plus two transcendentals per class."
+        f"Exact: every moment class, no truncation, no Monte Carlo ({tab.size:,} classes "
+        f"against {configurations.count(D, 4):,} multisets). Class counts are for p = 3 (p = 5 "
+        f"and 7 need more moments: 281,010 classes at D = 36 against 229,062 for p = 3). "
+        f"Beyond D = 64 the table is not built: the class count grows by roughly "
+        f"{counts[-1]['classes'] / counts[-2]['classes']:.1f}x from D = "
+        f"{counts[-2]['what'][-2:]} to {counts[-1]['what'][-2:]}, and `sums.choose` goes to "
+        f"Monte Carlo (1e6 fixed samples) past MAX_CLASSES = {tables.MAX_CLASSES:,}. One "
+        f"evaluation reads the (R = {mono.shape[0]}, M) monomial table twice and the weights; "
+        f"it is memory-bound plus two transcendentals per class."
     )
     return {
         "id": "f",
@@ -97,7 +99,8 @@ def run(quick: bool = False) -> dict:
         "rows": rows,
         "met": met,
         "notes": notes,
-        "measured": f"{per_eval:.3f} s per evaluation over {tab.size:,} classes; 200 steps in {run_s:.0f} s",
+        "measured": f"{per_eval:.3f} s per evaluation over {tab.size:,} classes; 200 steps in "
+        f"{run_s:.0f} s",
     }
 
 

@@ -1,7 +1,7 @@
-"""Benchmark b: gradient flow of reduced JSL at D=36, C=4, q=0.3 to t = 1e6 with dynsim's defaults (LSODA on the
-moment-class sum), cold and warm, against diffrax Kvaerno4 on the same sum (the previous solver), the previous
-multiset vector field (per evaluation) and SciPy LSODA on a NumPy multiset field (the reference, to t = 100).
-Run: python benchmarks/flow.py [--quick]
+"""Benchmark b: gradient flow of reduced JSL at D=36, C=4, q=0.3 to t = 1e6 with dynsim's defaults
+(LSODA on the moment-class sum), cold and warm, against diffrax Kvaerno4 on the same sum (the
+previous solver), the previous multiset vector field (per evaluation) and SciPy LSODA on a NumPy
+multiset field (the reference, to t = 100). Run: python benchmarks/flow.py [--quick]
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def run(quick: bool = False) -> dict:
             "s": cold["s"],
         },
         {
-            "what": f"dynsim flow to t = {t_max:g}, warm (median of {repeats}): LSODA on the class sum",
+            "what": f"dynsim flow to t = {t_max:g}, warm (median of {repeats}): LSODA on the "
+            f"class sum",
             "s": warm,
             "evaluations": m["evaluations"],
             "jacobians": m["jacobians"],
@@ -139,7 +140,8 @@ def run(quick: bool = False) -> dict:
         },
         {"what": "per evaluation: Jacobian (jacfwd) over moment classes", "s": c_jac},
         {
-            "what": f"scipy LSODA + numpy hand-derived multiset field to t = {t_common:g} (reference, one run)",
+            "what": f"scipy LSODA + numpy hand-derived multiset field to t = {t_common:g} "
+            f"(reference, one run)",
             "s": scipy_s,
             "evaluations": int(sc.nfev),
         },
@@ -151,12 +153,15 @@ def run(quick: bool = False) -> dict:
     ]
     met = None if quick else bool(cold["s"] <= 20.0 and warm <= 5.0)
     notes = (
-        f"Goal (issue 12): <= 20 s cold and <= 5 s warm on 2 cores. Terms: {classes.w.shape[0]:,} moment classes "
-        f"({multisets.w.shape[0]:,} multisets). rtol {flow.RTOL:g}, atol {flow.ATOL:g}, 100 log-spaced saves with "
-        f"every observable. The two solvers' final states differ by {np.max(np.abs(final - final_k) / np.abs(final)):.1g} "
-        f"relative (both within rtol); dynsim and the SciPy/NumPy reference agree at t = {t_common:g} to {agree:.2g}. "
-        f"The previous implementation (multiset sum + Kvaerno4) took 911 s to t = 1e6 in the previous benchmark run "
-        f"(2026-11-22, not re-run: 15 minutes); its vector field is timed above side by side."
+        f"Goal (issue 12): <= 20 s cold and <= 5 s warm on 2 cores. Terms: "
+        f"{classes.w.shape[0]:,} moment classes ({multisets.w.shape[0]:,} multisets). rtol "
+        f"{flow.RTOL:g}, atol {flow.ATOL:g}, 100 log-spaced saves with every observable. The "
+        f"two solvers' final states differ by "
+        f"{np.max(np.abs(final - final_k) / np.abs(final)):.1g} relative (both within rtol); "
+        f"dynsim and the SciPy/NumPy reference agree at t = {t_common:g} to {agree:.2g}. The "
+        f"previous implementation (multiset sum + Kvaerno4) took 911 s to t = 1e6 in the "
+        f"previous benchmark run (2026-11-22, not re-run: 15 minutes); its vector field is "
+        f"timed above side by side."
     )
     return {
         "id": "b",

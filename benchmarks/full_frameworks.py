@@ -1,21 +1,28 @@
-"""Benchmark c: full JSL GD steps (sampled and realistic) at N=1024, D in {16, 64, 196}, d = D: dynsim vs NumPy vs PyTorch.
+"""Benchmark c: full JSL GD steps (sampled and realistic) at N=1024, D in {16, 64, 196}, d = D:
+dynsim vs NumPy vs PyTorch.
 
-Model (T): F(X) = sum_i sigma(D sum_j softmax(A/tau)_ij <v, X_j>), loss = mean softplus(-y F), GD at eta on
-v and on the off-diagonal of A (the diagonal frozen).
+Model (T): F(X) = sum_i sigma(D sum_j softmax(A/tau)_ij <v, X_j>), loss = mean softplus(-y F), GD at
+eta on v and on the off-diagonal of A (the diagonal frozen).
 
-- "sampled": a fresh batch of N samples of Assumption 1 every step (labels, signal set, deltas, Gaussian noise
-  projected off w*). Sampling is INCLUDED in the timed step for all three, each with its own native generator
-  (dynsim: jax.random threefry inside the compiled step, the batch drawn through its projections, N D + d normals,
-  exactly `full.jsl.sampling.grad`; NumPy: PCG64 `default_rng`; torch: its CPU generator; both draw N D d normals).
-- "realistic": full-batch GD on a fixed training set of N samples from the random start of Parametrization 3.1
+- "sampled": a fresh batch of N samples of Assumption 1 every step (labels, signal set, deltas,
+  Gaussian noise
+  projected off w*). Sampling is INCLUDED in the timed step for all three, each with its own native
+    generator
+  (dynsim: jax.random threefry inside the compiled step, the batch drawn through its projections, N
+    D + d normals,
+  exactly `full.jsl.sampling.grad`; NumPy: PCG64 `default_rng`; torch: its CPU generator; both draw
+    N D d normals).
+- "realistic": full-batch GD on a fixed training set of N samples from the random start of
+  Parametrization 3.1
   (problem (E)). The training set is drawn once, outside the timing, and shared by all three.
 
-dynsim side: the library's step (`model_for`, `optimizer`, `sampling.grad` / `realistic.empirical_grad`,
-`optax.apply_updates`; the step of `full.jsl.training.train` and `full.jsl.realistic.train`) iterated
-in one jit-compiled loop without the observables (a dynamic trip count, so one compile per shape; compile timed
-separately). NumPy: plain eager forward and the hand-derived backward (`numpy_loss_and_grads`). PyTorch: eager
-autograd, float64, torch.set_num_threads(2). All float64, same configuration, same step count S per shape.
-Run: python benchmarks/full_frameworks.py [--quick] [--device gpu]
+dynsim side: the library's step (`model_for`, `optimizer`, `sampling.grad` /
+`realistic.empirical_grad`, `optax.apply_updates`; the step of `full.jsl.training.train` and
+`full.jsl.realistic.train`) iterated in one jit-compiled loop without the observables (a dynamic
+trip count, so one compile per shape; compile timed separately). NumPy: plain eager forward and the
+hand-derived backward (`numpy_loss_and_grads`). PyTorch: eager autograd, float64,
+torch.set_num_threads(2). All float64, same configuration, same step count S per shape. Run: python
+benchmarks/full_frameworks.py [--quick] [--device gpu]
 """
 
 from __future__ import annotations
@@ -45,15 +52,16 @@ SIZES = (16, 64, 196)
 
 
 def config(D: int, **over) -> JSLConfig:
-    """Benchmark c's configuration: N = 1024, d = D, C = 4, eta = 0.05 (16/D)^2, other fields at their defaults.
+    """Benchmark c's configuration: N = 1024, d = D, C = 4, eta = 0.05 (16/D)^2, other fields at
+    their defaults.
 
-    The pre-activation carries a factor D, so the default eta = 0.05 diverges within a few hundred steps at D >= 64;
-    eta = 0.05 (16/D)^2 keeps every timed run finite (checked after timing).
+    The pre-activation carries a factor D, so the default eta = 0.05 diverges within a few hundred
+    steps at D >= 64; eta = 0.05 (16/D)^2 keeps every timed run finite (checked after timing).
     """
     return JSLConfig(**{"D": D, "C": 4, "N": N, "d": D, "eta": 0.05 * (16 / D) ** 2, **over})
 
 
-# ----------------------------------------------------------------------------------------------- NumPy reference
+# ---------------------------------------------------------------------------------- NumPy reference
 def numpy_forward(A, v, X, cfg: JSLConfig):
     """Forward pass pieces: S (D, D), proj = X v (n, D), pre = D proj S^T (n, D), F (n,)."""
     a = A / cfg.tau
@@ -68,8 +76,9 @@ def numpy_forward(A, v, X, cfg: JSLConfig):
 def numpy_loss_and_grads(A, v, X, y, cfg: JSLConfig):
     """mean softplus(-y F) and its gradients in A (every entry) and v, derived by hand.
 
-    dL/dF = -y sigmoid(-y F)/n; dL/dpre = dL/dF sigma'(pre); dL/dproj = D (dL/dpre) S; dL/dv = sum_nj dL/dproj_nj X_nj;
-    dL/dS = D (dL/dpre)^T proj; dL/dA = S * (dL/dS - rowsum(dL/dS * S)) / tau (softmax Jacobian).
+    dL/dF = -y sigmoid(-y F)/n; dL/dpre = dL/dF sigma'(pre); dL/dproj = D (dL/dpre) S; dL/dv =
+    sum_nj dL/dproj_nj X_nj; dL/dS = D (dL/dpre)^T proj; dL/dA = S * (dL/dS - rowsum(dL/dS * S)) /
+    tau (softmax Jacobian).
     """
     S, proj, pre, F = numpy_forward(A, v, X, cfg)
     n = X.shape[0]
@@ -85,7 +94,8 @@ def numpy_loss_and_grads(A, v, X, y, cfg: JSLConfig):
 
 
 def numpy_sample(rng, cfg: JSLConfig, n: int, w):
-    """n points of Assumption 1 with NumPy's generator (the same construction as dynsim.jsl.data.sample)."""
+    """n points of Assumption 1 with NumPy's generator (the same construction as
+    dynsim.jsl.data.sample)."""
     y = 2.0 * rng.integers(0, 2, n) - 1.0
     signal = rng.integers(0, cfg.L, n)
     u = rng.random((n, cfg.D))
@@ -120,7 +130,7 @@ class NumpyRunner:
         return A, v
 
 
-# --------------------------------------------------------------------------------------------- PyTorch reference
+# -------------------------------------------------------------------------------- PyTorch reference
 class TorchRunner:
     def __init__(self, cfg, A0, v0, w, train=None, seed=0):
         import torch
@@ -179,9 +189,10 @@ class TorchRunner:
         return A.detach().numpy(), v.detach().numpy()
 
 
-# ---------------------------------------------------------------------------------------------------- dynsim side
+# -------------------------------------------------------------------------------------- dynsim side
 def dynsim_loop(cfg: JSLConfig, kind: str):
-    """jit(params0, w*, key, X, y, steps) -> params after `steps` GD steps of the library's step (no observables)."""
+    """jit(params0, w*, key, X, y, steps) -> params after `steps` GD steps of the library's step (no
+    observables)."""
     model, opt = model_for(cfg), optimizer(cfg)
 
     def loop(params0, w_star, key, X, y, steps):
@@ -197,13 +208,13 @@ def dynsim_loop(cfg: JSLConfig, kind: str):
 
 
 def check_references(cfg: JSLConfig, with_torch: bool) -> dict:
-    """NumPy (and torch) gradients against jax.grad of the library loss at a small random point; returns max errors."""
+    """NumPy (and torch) gradients against jax.grad of the library loss at a small random point;
+    returns max errors."""
     w = data.feature(cfg)
     X, y = data.sample(jax.random.key(7), cfg, 64, w)
     params = realistic.initial_params(cfg, jax.random.key(3), w)
-    params = jax.tree.map(
-        lambda a: a * 30.0, params
-    )  # away from the near-linear start, so every term counts
+    # away from the near-linear start, so every term counts
+    params = jax.tree.map(lambda a: a * 30.0, params)
     model = model_for(cfg)
     g = jax.grad(lambda p: realistic.empirical_loss(model, p, X, y))(params)["params"]
     ref_A, ref_v = np.asarray(g["A"]), np.asarray(g["v"])
@@ -289,7 +300,8 @@ def bench_case(D: int, kind: str, target: float, repeats: int, torch_ok: bool) -
 
 
 def sampling_diagnostic(D: int, repeats: int, torch_ok: bool) -> dict:
-    """ms to draw one literal batch of N samples (N D d normals + signs) alone: jax threefry, jax rbg, NumPy, torch."""
+    """ms to draw one literal batch of N samples (N D d normals + signs) alone: jax threefry, jax
+    rbg, NumPy, torch."""
     cfg = config(D)
     w = data.feature(cfg)
     draw = jax.jit(lambda k: data.sample(k, cfg, cfg.N, w))
@@ -339,20 +351,25 @@ def _run(quick: bool) -> dict:
     ratios = [r[k] for r in at64 for k in ("numpy/dynsim", "torch/dynsim") if k in r]
     met = None if (quick or not torch_ok) else bool(min(ratios) >= 3.0)
     notes = (
-        f"N = {N}, d = D, C = 4, q = 0.3, tau = sqrt(d), p = 3, nu = 0.01, eta = 0.05 (16/D)^2 (the default 0.05 "
-        f"diverges at D >= 64; `finite` says the dynsim run stayed finite), float64, all three on the same CPU. "
-        f"torch runs with torch.set_num_threads(2) unless 1 thread was faster in the calibration (`torch_threads`): "
-        f"on this 2-core machine, shared with other jobs, 2 OpenMP threads can stall at every op's barrier "
-        f"(measured up to ~80x slower at D = 16), which would flatter dynsim. NumPy uses its BLAS default threads. Sampling: included in every timed step for all three frameworks, each with its native generator "
-        f"(dynsim: jax.random threefry in the compiled step, through the projections; NumPy: PCG64; torch: its CPU generator); realistic: the "
-        f"training set is drawn once, outside the timing, and shared. Same start (Parametrization 3.1, realistic "
-        f"case) and step count S per shape, chosen so the slowest framework takes about {target} s per run. "
-        f"{repeats} rounds interleaved (dynsim, numpy, torch); per-step medians and medians of per-round ratios. "
-        f"dynsim_compile_s = first call (trace + XLA compile + 1 step) minus one step. dynsim runs the library's "
-        f"step in a jit-compiled fori_loop without the observables (the observables of the two `train` would add "
-        f"loss evaluations that the references do not do). Before timing, the NumPy hand-derived gradient and the "
-        f"torch autograd gradient were checked against jax.grad of the library loss (D = 16, 64 samples): max "
-        f"relative error "
+        f"N = {N}, d = D, C = 4, q = 0.3, tau = sqrt(d), p = 3, nu = 0.01, eta = 0.05 (16/D)^2 "
+        f"(the default 0.05 diverges at D >= 64; `finite` says the dynsim run stayed finite), "
+        f"float64, all three on the same CPU. torch runs with torch.set_num_threads(2) unless "
+        f"1 thread was faster in the calibration (`torch_threads`): on this 2-core machine, "
+        f"shared with other jobs, 2 OpenMP threads can stall at every op's barrier (measured "
+        f"up to ~80x slower at D = 16), which would flatter dynsim. NumPy uses its BLAS "
+        f"default threads. Sampling: included in every timed step for all three frameworks, "
+        f"each with its native generator (dynsim: jax.random threefry in the compiled step, "
+        f"through the projections; NumPy: PCG64; torch: its CPU generator); realistic: the "
+        f"training set is drawn once, outside the timing, and shared. Same start "
+        f"(Parametrization 3.1, realistic case) and step count S per shape, chosen so the "
+        f"slowest framework takes about {target} s per run. {repeats} rounds interleaved "
+        f"(dynsim, numpy, torch); per-step medians and medians of per-round ratios. "
+        f"dynsim_compile_s = first call (trace + XLA compile + 1 step) minus one step. dynsim "
+        f"runs the library's step in a jit-compiled fori_loop without the observables (the "
+        f"observables of the two `train` would add loss evaluations that the references do not "
+        f"do). Before timing, the NumPy hand-derived gradient and the torch autograd gradient "
+        f"were checked against jax.grad of the library loss (D = 16, 64 samples): max relative "
+        f"error "
         + ", ".join(f"{k} {e:.1e}" for k, e in errs.items())
         + "."
         + ("" if torch_ok else " torch is not installed: only NumPy was compared.")
@@ -362,17 +379,20 @@ def _run(quick: bool) -> dict:
     if samp and real:
         x_gb = N * 64 * 64 * 8 / 1e9
         notes += (
-            f" What limits it. Sampled: dynsim draws each batch through its projections (full.jsl.sampling: N D signs, "
-            f"N D + d normals, the same law), the references draw the N D d noise normals; one such batch alone takes "
-            f"{diag['jax threefry ms']:.0f} ms with jax's threefry, {diag['numpy PCG64 ms']:.0f} ms with "
-            f"NumPy's PCG64"
+            f" What limits it. Sampled: dynsim draws each batch through its projections "
+            f"(full.jsl.sampling: N D signs, N D + d normals, the same law), the references "
+            f"draw the N D d noise normals; one such batch alone takes "
+            f"{diag['jax threefry ms']:.0f} ms with jax's threefry, "
+            f"{diag['numpy PCG64 ms']:.0f} ms with NumPy's PCG64"
             + (f", {diag['torch ms']:.0f} ms with torch" if torch_ok else "")
-            + f", {diag['jax rbg ms']:.0f} ms with jax's 'rbg' (benchmark g: old and new dynsim step side by side). "
-            f"Realistic: the step reads the {x_gb * 1e3:.0f} MB training set X twice (forward X v, and the v-gradient), "
-            f"so it is memory-bound (benchmark e); an eager framework that does the same two passes with good "
-            f"BLAS kernels pays only its per-op overhead and a few (N, D) temporaries on top, so the ratio against "
-            f"torch is bounded by how much faster than torch's two BLAS passes XLA streams X, not by compilation; "
-            f"NumPy is slower here mainly through its extra temporaries and BLAS threading."
+            + f", {diag['jax rbg ms']:.0f} ms with jax's 'rbg' (benchmark g: old and new "
+            f"dynsim step side by side). Realistic: the step reads the {x_gb * 1e3:.0f} MB "
+            f"training set X twice (forward X v, and the v-gradient), so it is memory-bound "
+            f"(benchmark e); an eager framework that does the same two passes with good BLAS "
+            f"kernels pays only its per-op overhead and a few (N, D) temporaries on top, so "
+            f"the ratio against torch is bounded by how much faster than torch's two BLAS "
+            f"passes XLA streams X, not by compilation; NumPy is slower here mainly through "
+            f"its extra temporaries and BLAS threading."
         )
     if at64:
         measured = "D=64: " + "; ".join(

@@ -1,18 +1,27 @@
-"""Benchmark g: the full levels at large sizes, each step against the previous implementation, side by side.
+"""Benchmark g: the full levels at large sizes, each step against the previous implementation, side
+by side.
 
-- MIM full sampled, P = 256, K = 2 (d = 354, N = 1024 images a step; goal g: <= 1 s per step on 2 CPU cores).
-  new: `full.mim.batch.grad` (masked queries only, G = E Q, B = G E^T, exp(B) once a step, chunks of images);
-  old: the previous step, kept here (`old_mim_grad`): `MaskedAttention` applied to every image of one vmapped
+- MIM full sampled, P = 256, K = 2 (d = 354, N = 1024 images a step; goal g: <= 1 s per step on 2
+  CPU cores).
+  new: `full.mim.batch.grad` (masked queries only, G = E Q, B = G E^T, exp(B) once a step, chunks of
+    images);
+  old: the previous step, kept here (`old_mim_grad`): `MaskedAttention` applied to every image of
+    one vmapped
   batch of N, differentiated by jax.grad.
-- JSL realistic, D = 196, d = 384, N = 1024 (X is 617 MB in float64): new `full.jsl.realistic.empirical_grad`,
-  old jax.grad of `empirical_loss` (`old_realistic_grad`); with the bandwidth each achieves (bytes of two reads of
+- JSL realistic, D = 196, d = 384, N = 1024 (X is 617 MB in float64): new
+  `full.jsl.realistic.empirical_grad`,
+  old jax.grad of `empirical_loss` (`old_realistic_grad`); with the bandwidth each achieves (bytes
+    of two reads of
   X a step) against the forward X v alone (one read) and the copy bandwidth.
-- JSL sampled, D = 64 and 196 (d = D, N = 1024): new `full.jsl.sampling.grad` (the batch drawn through its
-  projections), old jax.grad of `population.sampled_loss` (N D d normals a step), and the share of the step that
+- JSL sampled, D = 64 and 196 (d = D, N = 1024): new `full.jsl.sampling.grad` (the batch drawn
+  through its
+  projections), old jax.grad of `population.sampled_loss` (N D d normals a step), and the share of
+    the step that
   drawing the batch takes in each.
 
-Every step runs in one jit-compiled fori_loop of the library's optimizer, without the observables (as benchmark c),
-on `device` ("cpu" or "gpu"). Run: python benchmarks/full_large.py [--quick] [--device gpu]
+Every step runs in one jit-compiled fori_loop of the library's optimizer, without the observables
+(as benchmark c), on `device` ("cpu" or "gpu"). Run: python benchmarks/full_large.py [--quick]
+[--device gpu]
 """
 
 from __future__ import annotations
@@ -40,14 +49,14 @@ from full.jsl.training import model_for, optimizer
 from full.mim import batch
 from full.mim.module import MaskedAttention
 
-CHUNK = (
-    16  # samples per chunk of the single-read realistic step (4 to 64 measured alike, 16 the best)
-)
+# samples per chunk of the single-read realistic step (4 to 64 measured alike, 16 the best)
+CHUNK = 16
 GOAL = "MIM full sampled P = 256, K = 2: <= 1 s per step on 2 CPU cores"
 
 
 def old_mim_grad(cfg: MIMConfig, basis):
-    """The previous sampled MIM step's gradient: the module on every image of one batch of N, jax.grad."""
+    """The previous sampled MIM step's gradient: the module on every image of one batch of N,
+    jax.grad."""
     net = MaskedAttention(cfg.d, cfg.dtype)
 
     def loss(params, k):
@@ -63,9 +72,8 @@ def new_mim_grad(cfg: MIMConfig, basis):
     }
 
 
-def old_realistic_grad(
-    model,
-):  # the training set is an argument of the compiled loop, as in the library's run
+# the training set is an argument of the compiled loop, as in the library's run
+def old_realistic_grad(model):
     return lambda params, k, X, y: jax.grad(realistic.empirical_loss, argnums=1)(
         model, params, X, y
     )
@@ -76,8 +84,8 @@ def new_realistic_grad(model):
 
 
 def chunked_realistic_grad(model, c: int):
-    """A single read of X a step, as XLA can write it: a fori_loop over chunks of c samples, each chunk's forward and
-    v-gradient together (the chunk is still in cache for its second use)."""
+    """A single read of X a step, as XLA can write it: a fori_loop over chunks of c samples, each
+    chunk's forward and v-gradient together (the chunk is still in cache for its second use)."""
 
     def grad(params, k, X, y):
         N = X.shape[0]
@@ -110,8 +118,9 @@ def new_sampled_grad(model, cfg, w):
 
 
 def gd_steps(grad, opt, params0, key, steps, *data):
-    """params after `steps` optax steps of grad(params, fold_in(key, t), *data) from params0, in a fori_loop
-    (traceable; data, e.g. a training set, stays an argument rather than a constant folded into the program)."""
+    """params after `steps` optax steps of grad(params, fold_in(key, t), *data) from params0, in a
+    fori_loop (traceable; data, e.g. a training set, stays an argument rather than a constant folded
+    into the program)."""
 
     def body(t, carry):
         params, state = carry
@@ -129,7 +138,8 @@ def gd_loop(grad, opt):
 
 
 def draw_loop(draw):
-    """jit(params0, key, steps): only the batches of `steps` steps drawn (each one summed, so none is skipped)."""
+    """jit(params0, key, steps): only the batches of `steps` steps drawn (each one summed, so none
+    is skipped)."""
 
     def loop(params0, key, steps):
         total = sum(jnp.sum(x) for x in jax.tree.leaves(params0))
@@ -192,9 +202,8 @@ def realistic_rows(quick: bool, repeats: int) -> list[dict]:
     S = 3 if quick else 10
     t = timed(loops, params0, {k: S for k in loops}, repeats, (X, y))
     fwd = jax.jit(lambda X, v: X @ v)
-    copy = jax.jit(
-        lambda B: B + 1.0, donate_argnums=0
-    )  # XLA's own streaming: read and write X's size in place
+    # XLA's own streaming: read and write X's size in place
+    copy = jax.jit(lambda B: B + 1.0, donate_argnums=0)
     buf = [X + 0.0]
 
     def copy_once():
@@ -209,7 +218,8 @@ def realistic_rows(quick: bool, repeats: int) -> list[dict]:
     xb = X.size * X.dtype.itemsize
     copy_bw = 2 * xb / machine.median(p["copy"])
     row = {
-        "what": f"JSL realistic step, D={D}, d={d}, N={cfg.N} (X {xb / 1e6:.0f} MB; GB/s of 2 reads of X)",
+        "what": f"JSL realistic step, D={D}, d={d}, N={cfg.N} (X {xb / 1e6:.0f} MB; GB/s of 2 "
+        f"reads of X)",
         "old_ms_per_step": machine.median(t["old"]) * 1e3,
         "new_ms_per_step": machine.median(t["new"]) * 1e3,
         "old/new": machine.median_ratio(t["old"], t["new"]),
@@ -281,25 +291,31 @@ def run(quick: bool = False, device: str = "cpu") -> dict:
     met = None if quick else bool(step <= 1.0)
     r = real[0]
     notes = (
-        f"Device {dev.platform}:{dev.id} ({dev.device_kind}), float64; load average at start {load}, benchmark wall "
-        f"{time.perf_counter() - t0:.0f} s. Old and new run in this one process, compiled first, {repeats} interleaved "
-        f"rounds, medians of the per-step times and of the per-round ratios. MIM: old runs 1 step a round, new 2. "
-        f"The new MIM step forms G = E Q, B = G E^T and exp(B) once; per chunk of {mim[0]['images_per_chunk']} images "
-        f"it takes the masked queries' scores for the unmasked keys from one product G X_U^T (x~_p = 0 for a masked "
-        f"query; unmasked queries are not in the loss), the masked keys' share of the softmax from exp(B) times the "
-        f"masks, and the loss through the contents' Gram matrix; the gradient is summed over the chunks (memory: one "
-        f"chunk) and pulled back to Q once. Exact for every X and Q (tests/test_full_large.py). "
-        f"JSL realistic: both steps read X twice (forward X v and the v-gradient); the new step contracts the "
-        f"v-gradient per sample (einsum 'nj,njd->nd', then a sum over n), which XLA streams faster than autodiff's "
-        f"contraction over (n, j) at once (a transposed matrix-vector product): {r['new_GB_per_s']:.1f} "
-        f"against {r['old_GB_per_s']:.1f} GB/s over the step, the forward alone {real[2]['new_GB_per_s']:.1f} "
-        f"GB/s, XLA's copy {real[3]['new_GB_per_s']:.1f} GB/s (read + write). A single read of X per step "
-        f"needs the per-sample loop (the v-gradient of a sample needs its F); its XLA form, a fori_loop over chunks of "
-        f"{CHUNK} samples, takes {real[1]['this/new step']:.1f}x the two-pass step ({real[1]['new_GB_per_s']:.1f} "
-        f"GB/s for its one read): XLA copies each dynamic slice before its dot and runs the loop body on one thread, so "
-        f"the two passes are the limit of what XLA expresses here. JSL sampled: the new step "
-        f"draws N D signs, N D normals and d normals instead of N D d normals (full.jsl.sampling; same law, other "
-        f"random stream); 'draw share' = a loop that only draws the batches (each summed) / the loop of whole steps."
+        f"Device {dev.platform}:{dev.id} ({dev.device_kind}), float64; load average at start "
+        f"{load}, benchmark wall {time.perf_counter() - t0:.0f} s. Old and new run in this one "
+        f"process, compiled first, {repeats} interleaved rounds, medians of the per-step times "
+        f"and of the per-round ratios. MIM: old runs 1 step a round, new 2. The new MIM step "
+        f"forms G = E Q, B = G E^T and exp(B) once; per chunk of {mim[0]['images_per_chunk']} "
+        f"images it takes the masked queries' scores for the unmasked keys from one product G "
+        f"X_U^T (x~_p = 0 for a masked query; unmasked queries are not in the loss), the "
+        f"masked keys' share of the softmax from exp(B) times the masks, and the loss through "
+        f"the contents' Gram matrix; the gradient is summed over the chunks (memory: one "
+        f"chunk) and pulled back to Q once. Exact for every X and Q "
+        f"(tests/test_full_large.py). JSL realistic: both steps read X twice (forward X v and "
+        f"the v-gradient); the new step contracts the v-gradient per sample (einsum "
+        f"'nj,njd->nd', then a sum over n), which XLA streams faster than autodiff's "
+        f"contraction over (n, j) at once (a transposed matrix-vector product): "
+        f"{r['new_GB_per_s']:.1f} against {r['old_GB_per_s']:.1f} GB/s over the step, the "
+        f"forward alone {real[2]['new_GB_per_s']:.1f} GB/s, XLA's copy "
+        f"{real[3]['new_GB_per_s']:.1f} GB/s (read + write). A single read of X per step needs "
+        f"the per-sample loop (the v-gradient of a sample needs its F); its XLA form, a "
+        f"fori_loop over chunks of {CHUNK} samples, takes {real[1]['this/new step']:.1f}x the "
+        f"two-pass step ({real[1]['new_GB_per_s']:.1f} GB/s for its one read): XLA copies each "
+        f"dynamic slice before its dot and runs the loop body on one thread, so the two passes "
+        f"are the limit of what XLA expresses here. JSL sampled: the new step draws N D signs, "
+        f"N D normals and d normals instead of N D d normals (full.jsl.sampling; same law, "
+        f"other random stream); 'draw share' = a loop that only draws the batches (each "
+        f"summed) / the loop of whole steps."
     )
     return {
         "id": "g",
@@ -309,9 +325,9 @@ def run(quick: bool = False, device: str = "cpu") -> dict:
         "rows": mim + real + samp,
         "met": met,
         "notes": notes,
-        "measured": f"MIM P=256 K=2 N=1024: {step:.2f} s per step ({mim[0]['old/new']:.1f}x the "
-        f"previous {mim[0]['old_s_per_step']:.2f} s); JSL realistic D=196 d=384: {r['new_ms_per_step']:.0f} ms "
-        f"({r['old/new']:.2f}x)",
+        "measured": f"MIM P=256 K=2 N=1024: {step:.2f} s per step ({mim[0]['old/new']:.1f}x "
+        f"the previous {mim[0]['old_s_per_step']:.2f} s); JSL realistic D=196 "
+        f"d=384: {r['new_ms_per_step']:.0f} ms ({r['old/new']:.2f}x)",
     }
 
 

@@ -1,4 +1,5 @@
-"""Side-by-side cost of the two levels on one problem: full exact GD / reduced population GD (JSL or MIM).
+"""Side-by-side cost of the two levels on one problem: full exact GD / reduced population GD (JSL or
+MIM).
 
 Run: python benchmarks/levels.py jsl [--D 9 --C 3 --steps 20000 --repeats 3]
      python benchmarks/levels.py mim [--P 16 --steps 2000 --repeats 3]

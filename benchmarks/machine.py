@@ -79,13 +79,15 @@ def line() -> str:
     """One line for a benchmark's __main__ output."""
     m = describe()
     return (
-        f"machine: {m['cpu']}, {m['cores']} cores, {m['ram']}, {m['os']}; python {m['python']}, "
-        f"jax {m['jax']}, numpy {m['numpy']}, torch {m['torch']}, float64 {m['float64 (jax_enable_x64)']}"
+        f"machine: {m['cpu']}, {m['cores']} cores, {m['ram']}, {m['os']}; python "
+        f"{m['python']}, jax {m['jax']}, numpy {m['numpy']}, torch {m['torch']}, float64 "
+        f"{m['float64 (jax_enable_x64)']}"
     )
 
 
 def side_by_side(fns: Mapping[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
-    """Wall times of each callable, `repeats` rounds, interleaved (a, b, c, a, b, c, ...). Warm up before calling."""
+    """Wall times of each callable, `repeats` rounds, interleaved (a, b, c, a, b, c, ...). Warm up
+    before calling."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
@@ -100,7 +102,8 @@ def median(xs) -> float:
 
 
 def median_ratio(num: list[float], den: list[float]) -> float:
-    """Median over repeats of the per-round ratio num[i] / den[i] (rounds are interleaved, so paired)."""
+    """Median over repeats of the per-round ratio num[i] / den[i] (rounds are interleaved, so
+    paired)."""
     return float(statistics.median(a / b for a, b in zip(num, den)))
 
 

@@ -1,10 +1,12 @@
-"""Benchmark h: the cost of one GD step of each MIM level at P = 256 with K = 2, 4, 8 clusters (issue 15).
+"""Benchmark h: the cost of one GD step of each MIM level at P = 256 with K = 2, 4, 8 clusters
+(issue 15).
 
-Side by side in one process, per K: the full level sampled (`full.mim.simulate`, mode "sampled", N = 256 images a
-step, 2 replicates, reported per replicate), the reduced level with B free under mean field (`reduced.mim.simulate(cfg, "mean_field")`,
-one count row per query and joint type) and by Monte Carlo (`samples=64`, 2 draws). Each run is the library's own
-call with its observables recorded every 10 steps; it runs once to compile and is then timed warm (median of
-`repeats`), so a step's cost is the warm time over the steps. Random areas, kappa = (0.9, 0.4), gamma = 0.5.
+Side by side in one process, per K: the full level sampled (`full.mim.simulate`, mode "sampled", N =
+256 images a step, 2 replicates, reported per replicate), the reduced level with B free under mean
+field (`reduced.mim.simulate(cfg, "mean_field")`, one count row per query and joint type) and by
+Monte Carlo (`samples=64`, 2 draws). Each run is the library's own call with its observables
+recorded every 10 steps; it runs once to compile and is then timed warm (median of `repeats`), so a
+step's cost is the warm time over the steps. Random areas, kappa = (0.9, 0.4), gamma = 0.5.
 
 Run: python benchmarks/mim_levels.py [--quick]
 """
@@ -24,8 +26,8 @@ from benchmarks import machine
 from dynsim.mim import MIMConfig
 
 GOAL = (
-    "MIM at P = 256, K = 2-8 on 2 CPU cores: 200 GD steps (the docs/mim.md §3b comparison) of each level, one "
-    "replicate, within 5 minutes"
+    "MIM at P = 256, K = 2-8 on 2 CPU cores: 200 GD steps (the docs/mim.md §3b comparison) of "
+    "each level, one replicate, within 5 minutes"
 )
 
 
@@ -77,9 +79,10 @@ def run(quick: bool = False) -> dict:
         "rows": rows,
         "met": None if quick else worst * 200 <= 300,
         "measured": f"slowest step {worst:.3g} s (200 steps in {worst * 200 / 60:.1f} min)",
-        "notes": "full: N = 256 images a step, per replicate (2 run vmapped; R replicates cost about R times that); Monte Carlo: 64 count "
-        "vectors per query in each of 2 draws; mean field: one row per query and joint type. A step's "
-        "cost is the warm run over its steps, observables recorded every 10 steps included.",
+        "notes": "full: N = 256 images a step, per replicate (2 run vmapped; R replicates cost "
+        "about R times that); Monte Carlo: 64 count vectors per query in each of 2 "
+        "draws; mean field: one row per query and joint type. A step's cost is the "
+        "warm run over its steps, observables recorded every 10 steps included.",
     }
 
 

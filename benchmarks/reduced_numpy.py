@@ -1,14 +1,20 @@
-"""Benchmark a: reduced JSL (D=16, C=4, q=0.5, unit temperature, eta=0.02, 5e5 steps), dynsim vs vectorised NumPy.
+"""Benchmark a: reduced JSL (D=16, C=4, q=0.5, unit temperature, eta=0.02, 5e5 steps), dynsim vs
+vectorised NumPy.
 
-dynsim side: `reduced.jsl.simulate(cfg)` (sympy-derived per-configuration loss and gradients, lambdified to
-JAX, one jit-compiled `lax.scan`). NumPy side: the same exact configuration sum, vectorised over the
-configurations, in two forms:
+dynsim side: `reduced.jsl.simulate(cfg)` (sympy-derived per-configuration loss and gradients,
+lambdified to JAX, one jit-compiled `lax.scan`). NumPy side: the same exact configuration sum,
+vectorised over the configurations, in two forms:
 
-- "numpy (lambdified)": the very sympy expressions dynsim compiles (`reduced.jsl.symbolic.derive`), lambdified to
-  NumPy with the same common-subexpression elimination (`cse=True`); softplus = logaddexp(0, x), sigmoid = expit.
-- "numpy (hand)": the loss and gradients derived by hand (`HandReduced`): every patch of a configuration is a
-  column (signal patches, and the +1, -1, 0 patches of every set type), its pre-activation m is linear in
-  (Lambda, Gamma, Xi), and the chain rule through the softmax is written out. The faster of the two is the
+- "numpy (lambdified)": the very sympy expressions dynsim compiles (`reduced.jsl.symbolic.derive`),
+  lambdified to
+  NumPy with the same common-subexpression elimination (`cse=True`); softplus = logaddexp(0, x),
+    sigmoid = expit.
+- "numpy (hand)": the loss and gradients derived by hand (`HandReduced`): every patch of a
+  configuration is a
+  column (signal patches, and the +1, -1, 0 patches of every set type), its pre-activation m is
+    linear in
+  (Lambda, Gamma, Xi), and the chain rule through the softmax is written out. The faster of the two
+    is the
   baseline the goal is judged against.
 
 Both NumPy forms reproduce dynsim's trajectory to ~1e-12 (tests/test_benchmark_references.py).
@@ -37,8 +43,9 @@ from reduced.jsl import configurations
 from reduced.jsl.dynamics import orbit_step_sizes
 
 GOAL = (
-    "whole dynsim run (compile included) <= 4 s on 2 CPU cores (issue 12; was < 20 s and >= 25x NumPy), measured "
-    "against the previous implementation (the multiset sum, enumeration='multisets') and NumPy"
+    "whole dynsim run (compile included) <= 4 s on 2 CPU cores (issue 12; was < 20 s and >= "
+    "25x NumPy), measured against the previous implementation (the multiset sum, "
+    "enumeration='multisets') and NumPy"
 )
 
 
@@ -52,7 +59,8 @@ def config(steps: int = 500_000, record_every: int = 1000, **over) -> JSLConfig:
 
 
 class _Base:
-    """GD in (alpha, gamma, rho) with dynsim's orbit step sizes; subclasses give `loss_and_gradients`."""
+    """GD in (alpha, gamma, rho) with dynsim's orbit step sizes; subclasses give
+    `loss_and_gradients`."""
 
     def __init__(self, cfg: JSLConfig):
         self.cfg = cfg
@@ -65,7 +73,8 @@ class _Base:
         raise NotImplementedError
 
     def run(self, theta0, steps: int, record_every: int | None = None):
-        """GD for `steps` steps; returns the final state and, if record_every, the states at 0, r, 2r, ..., steps."""
+        """GD for `steps` steps; returns the final state and, if record_every, the states at 0, r,
+        2r, ..., steps."""
         theta = np.array(theta0, dtype=float)
         rec = [theta.copy()] if record_every else None
         for t in range(1, steps + 1):
@@ -76,14 +85,16 @@ class _Base:
 
 
 class HandReduced(_Base):
-    """Hand-derived loss and gradients of the exact configuration sum, vectorised over configurations (M, J).
+    """Hand-derived loss and gradients of the exact configuration sum, vectorised over
+    configurations (M, J).
 
-    Columns j: the C signal patches (s = +1, set total C) and, for each set type k = (a, b), its a patches at +1,
-    b at -1 and c = C - a - b at 0 (set total t_k = a - b), with multiplicity W_mj = n_mk * (a, b or c).
-    m_mj = Lambda s_j + Gamma (t_j - s_j) + Xi (T_m - t_j), F_m = sum_j W_mj sigma(D alpha m_mj);
-    dF/dalpha = D sum_j H m, dF/d(Lambda, Gamma, Xi) = D alpha sum_j H (s, t - s, T - t) with H = W sigma'(D alpha m);
-    loss = sum_m w_m softplus(-F_m), dloss/dF = -w sigmoid(-F); then the softmax Jacobian of (Lambda, Gamma, Xi)
-    in (gamma, rho): dLambda/dgamma = -Lambda (C-1) Gamma / tau, dGamma/dgamma = Gamma (1 - (C-1) Gamma) / tau, ...
+    Columns j: the C signal patches (s = +1, set total C) and, for each set type k = (a, b), its a
+    patches at +1, b at -1 and c = C - a - b at 0 (set total t_k = a - b), with multiplicity W_mj =
+    n_mk * (a, b or c). m_mj = Lambda s_j + Gamma (t_j - s_j) + Xi (T_m - t_j), F_m = sum_j W_mj
+    sigma(D alpha m_mj); dF/dalpha = D sum_j H m, dF/d(Lambda, Gamma, Xi) = D alpha sum_j H (s, t -
+    s, T - t) with H = W sigma'(D alpha m); loss = sum_m w_m softplus(-F_m), dloss/dF = -w
+    sigmoid(-F); then the softmax Jacobian of (Lambda, Gamma, Xi) in (gamma, rho): dLambda/dgamma =
+    -Lambda (C-1) Gamma / tau, dGamma/dgamma = Gamma (1 - (C-1) Gamma) / tau, ...
     """
 
     def __init__(self, cfg: JSLConfig):
@@ -127,7 +138,8 @@ class HandReduced(_Base):
             u * np.einsum("j,j->", colsum, self.g),
         )
         g_Xi = u * np.einsum("mj,mj->", R, self.X)
-        # (Lambda, Gamma, Xi) = softmax of (0, g, r) with multiplicities (1, C-1, D-C): Jacobian in gamma and rho
+        # (Lambda, Gamma, Xi) = softmax of (0, g, r) with multiplicities (1, C-1, D-C): Jacobian in
+        # gamma and rho
         a, b = (C - 1) * Gam, (D - C) * Xi
         g_gamma = (-g_Lam * Lam * a + g_Gam * Gam * (1 - a) - g_Xi * Xi * a) / tau
         g_rho = (-g_Lam * Lam * b - g_Gam * Gam * b + g_Xi * Xi * (1 - b)) / tau
@@ -135,7 +147,8 @@ class HandReduced(_Base):
 
 
 class LambdifiedReduced(_Base):
-    """The sympy loss and gradients of `reduced.jsl.symbolic.derive`, lambdified to NumPy (cse=True)."""
+    """The sympy loss and gradients of `reduced.jsl.symbolic.derive`, lambdified to NumPy
+    (cse=True)."""
 
     def __init__(self, cfg: JSLConfig):
         import sympy as sp
@@ -173,7 +186,8 @@ print(json.dumps({"import": t1 - t0, "simulate": t3 - t2}))
 
 
 def cold_run(cfg: JSLConfig) -> dict:
-    """`reduced.jsl.simulate(cfg)` in a fresh interpreter: sympy derivation, table, trace, XLA compile and run, cold."""
+    """`reduced.jsl.simulate(cfg)` in a fresh interpreter: sympy derivation, table, trace, XLA
+    compile and run, cold."""
     import json
 
     keys = ("D", "C", "q", "temperature", "eta", "steps", "record_every")
@@ -189,7 +203,8 @@ def cold_run(cfg: JSLConfig) -> dict:
 
 
 def step_cost(cfg: JSLConfig, hand: HandReduced) -> dict:
-    """XLA's cost analysis of dynsim's per-step loss and gradients, and the hand form's arithmetic (for the notes)."""
+    """XLA's cost analysis of dynsim's per-step loss and gradients, and the hand form's arithmetic
+    (for the notes)."""
     import jax
     import jax.numpy as jnp
 
@@ -223,7 +238,8 @@ def run(quick: bool = False) -> dict:
     theta0 = reduced.jsl.initial_state(cfg)
 
     cold = cold_run(cfg)
-    # Warm (compile) everything in this process, then check the NumPy forms against dynsim on a short run.
+    # Warm (compile) everything in this process, then check the NumPy forms against dynsim on a
+    # short run.
     hand, lamb = HandReduced(cfg), LambdifiedReduced(cfg)
     short = config(steps=200, record_every=200)
     ref = reduced.jsl.simulate(short)
@@ -261,7 +277,8 @@ def run(quick: bool = False) -> dict:
     whole = cold["simulate"]
     rows = [
         {
-            "what": "dynsim whole run, cold process (sympy derive + table + trace + XLA compile + run)",
+            "what": "dynsim whole run, cold process (sympy derive + table + trace + XLA "
+            "compile + run)",
             "s": whole,
             "steps": steps,
         },
@@ -291,25 +308,29 @@ def run(quick: bool = False) -> dict:
     met = None if quick else bool(whole <= 4.0)
     cost = step_cost(cfg, hand)
     limits = (
-        f" What limits it: the run itself (warm {run_med:.1f} s, {med['dynsim'] * 1e6:.1f} us per step over "
-        f"{cost['classes']} moment classes: XLA counts {cost['xla_flops'] / 1e3:.0f} kflop and "
-        f"{cost['xla_transcendentals']:.0f} transcendentals per step, about three per class: one exp and one division "
-        f"for sigmoid, and the loss's softplus at the records; the issue's prototype reached 2.2 us per step with a "
-        f"hand-fused loop) and compile + setup ({whole - run_med:.1f} s)."
+        f" What limits it: the run itself (warm {run_med:.1f} s, {med['dynsim'] * 1e6:.1f} us "
+        f"per step over {cost['classes']} moment classes: XLA counts "
+        f"{cost['xla_flops'] / 1e3:.0f} kflop and {cost['xla_transcendentals']:.0f} "
+        f"transcendentals per step, about three per class: one exp and one division for "
+        f"sigmoid, and the loss's softplus at the records; the issue's prototype reached 2.2 "
+        f"us per step with a hand-fused loop) and compile + setup ({whole - run_med:.1f} s)."
     )
     notes = (
-        f"Terms in the exact sum: {cost['classes']} moment classes (the {len(hand.w)} multisets grouped by their moments; "
-        f"no truncation). Previous implementation, timed in the same rounds: {r_prev:.1f}x slower per run. "
-        f"dynsim: reduced.jsl.simulate with record_every = {cfg.record_every} (the recorded observables, incl. the "
-        f"exact 0-1 error, cost {steps // cfg.record_every + 1} evaluations in all). Whole run = wall time of "
-        f"simulate() in a fresh interpreter after `import dynsim, reduced.jsl` (imports took {cold['import']:.1f} s, "
-        f"not counted): it includes the sympy derivation and lambdify, the configuration table, tracing and XLA "
-        f"compilation. In this process the first simulate() of the benchmark shape took {first_in_process:.1f} s. "
-        f"NumPy: {np_steps} GD steps timed, per-step cost extrapolated linearly to {steps} steps (the per-step work "
-        f"is the same at every step). Before timing, both NumPy forms were checked to reproduce dynsim's state after "
-        f"200 steps to < 1e-12. {repeats} rounds interleaved (dynsim, hand, lambdified); medians and median of "
-        f"per-round ratios. Against the faster NumPy form ({best}): {r_best:.1f}x; whole run "
-        f"{whole:.1f} s." + ("" if met else limits)
+        f"Terms in the exact sum: {cost['classes']} moment classes (the {len(hand.w)} "
+        f"multisets grouped by their moments; no truncation). Previous implementation, timed "
+        f"in the same rounds: {r_prev:.1f}x slower per run. dynsim: reduced.jsl.simulate with "
+        f"record_every = {cfg.record_every} (the recorded observables, incl. the exact 0-1 "
+        f"error, cost {steps // cfg.record_every + 1} evaluations in all). Whole run = wall "
+        f"time of simulate() in a fresh interpreter after `import dynsim, reduced.jsl` "
+        f"(imports took {cold['import']:.1f} s, not counted): it includes the sympy derivation "
+        f"and lambdify, the configuration table, tracing and XLA compilation. In this process "
+        f"the first simulate() of the benchmark shape took {first_in_process:.1f} s. NumPy: "
+        f"{np_steps} GD steps timed, per-step cost extrapolated linearly to {steps} steps (the "
+        f"per-step work is the same at every step). Before timing, both NumPy forms were "
+        f"checked to reproduce dynsim's state after 200 steps to < 1e-12. {repeats} rounds "
+        f"interleaved (dynsim, hand, lambdified); medians and median of per-round ratios. "
+        f"Against the faster NumPy form ({best}): {r_best:.1f}x; whole run {whole:.1f} s."
+        + ("" if met else limits)
     )
     return {
         "id": "a",
@@ -318,8 +339,9 @@ def run(quick: bool = False) -> dict:
         "rows": rows,
         "met": met,
         "notes": notes,
-        "measured": f"whole run {whole:.1f} s (warm {run_med:.1f} s); {r_prev:.1f}x the previous (multiset) "
-        f"implementation; {r_best:.0f}x {best.replace('_', ' ')}, {r_lamb:.0f}x numpy lambdified",
+        "measured": f"whole run {whole:.1f} s (warm {run_med:.1f} s); {r_prev:.1f}x the "
+        f"previous (multiset) implementation; {r_best:.0f}x "
+        f"{best.replace('_', ' ')}, {r_lamb:.0f}x numpy lambdified",
     }
 
 

@@ -1,15 +1,16 @@
-"""Benchmark e: roofline of the realistic full JSL step at D = 196 (N = 1024, d = 196): achieved memory bandwidth.
+"""Benchmark e: roofline of the realistic full JSL step at D = 196 (N = 1024, d = 196): achieved
+memory bandwidth.
 
-Byte model of one GD step (float64, 8 bytes): the training set X (N, D, d) must be read twice, once by the forward
-projection X v and once by the v-gradient sum_nj Q_nj X_nj (Q = dL/d(X v) depends on the forward result through
-the sample's F, so a straightforward step cannot reuse the first read), plus the (N, D) intermediates (proj, pre, P,
-Q: read or written a few times each) and the D x D, d parameters. bytes/step = 2 N D d 8 + 8 N D 8 + small.
-Achieved bandwidth = bytes/step / measured step time; compared with the machine's copy bandwidth (a 256 MiB NumPy
-array copied, read + write counted, median of repeats, the fastest of 1 and 2 NumPy threads and XLA's in-place x + 1
-on the device).
-FLOP model: forward X v (2 N D d), proj S^T (2 N D^2), backward P S and P^T proj (2 x 2 N D^2), v-gradient (2 N D d):
-4 N D d + 6 N D^2. Matmul FLOP/s: a 2000 x 2000 float64 matmul (XLA and NumPy/BLAS, the faster).
-Run: python benchmarks/roofline.py [--quick] [--device gpu]
+Byte model of one GD step (float64, 8 bytes): the training set X (N, D, d) must be read twice, once
+by the forward projection X v and once by the v-gradient sum_nj Q_nj X_nj (Q = dL/d(X v) depends on
+the forward result through the sample's F, so a straightforward step cannot reuse the first read),
+plus the (N, D) intermediates (proj, pre, P, Q: read or written a few times each) and the D x D, d
+parameters. bytes/step = 2 N D d 8 + 8 N D 8 + small. Achieved bandwidth = bytes/step / measured
+step time; compared with the machine's copy bandwidth (a 256 MiB NumPy array copied, read + write
+counted, median of repeats, the fastest of 1 and 2 NumPy threads and XLA's in-place x + 1 on the
+device). FLOP model: forward X v (2 N D d), proj S^T (2 N D^2), backward P S and P^T proj (2 x 2 N
+D^2), v-gradient (2 N D d): 4 N D d + 6 N D^2. Matmul FLOP/s: a 2000 x 2000 float64 matmul (XLA and
+NumPy/BLAS, the faster). Run: python benchmarks/roofline.py [--quick] [--device gpu]
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def _run(quick: bool) -> dict:
     loop = dynsim_loop(cfg, "realistic")
     key = jax.random.key(13)
 
-    # the pieces of the step, each compiled alone: the library's (realistic.empirical_grad) and autodiff's v-gradient
+    # the pieces of the step, each compiled alone: the library's (realistic.empirical_grad) and
+    # autodiff's v-gradient
     fwd = jax.jit(lambda X, v: X @ v)
     Q = jax.random.normal(jax.random.key(1), (N, D))
     bwd_v = jax.jit(lambda X, Q: jnp.einsum("nj,njd->nd", Q, X).sum(axis=0))
@@ -119,8 +121,9 @@ def _run(quick: bool) -> dict:
     bw_copy = max(
         2 * a.nbytes / med["copy 1 thread"],
         2 * a.nbytes / med["copy 2 threads"],
+        # on an accelerator the device's own copy is the one that counts
         2 * a.nbytes / med["copy XLA"],
-    )  # on an accelerator the device's own copy is the one that counts
+    )
     peak = max(2 * 2000**3 / med["matmul xla"], 2 * 2000**3 / med["matmul numpy"])
     achieved = step_bytes / step
     frac = achieved / bw_copy
@@ -191,26 +194,31 @@ def _run(quick: bool) -> dict:
     met = None if quick else bool(frac >= 0.5)
     bound = "memory" if ai < balance else "compute"
     notes = (
-        f"N = {N}, D = d = {D}, float64; X is {x_bytes / 1e6:.0f} MB. Step time: {S} steps of the library's realistic "
-        f"step in one jit-compiled loop (as in benchmark c), {repeats} interleaved rounds with the copy and matmul "
-        f"probes, medians. Byte model (module docstring): 2 reads of X + 8 (N, D) arrays + parameters = "
-        f"{step_bytes / 1e6:.0f} MB/step (XLA's own cost analysis of the gradient: "
-        f"{float(ca.get('bytes accessed', float('nan'))) / 1e6:.0f} MB). Arithmetic intensity {ai:.2f} flop/byte "
-        f"< machine balance {balance:.2f} flop/byte: the step is {bound}-bound on the roofline; its roofline time is "
-        f"max(bytes/copy BW, flops/matmul peak) = {roof_time * 1e3:.0f} ms vs {step * 1e3:.0f} ms measured. "
-        f"Achieved {achieved / 1e9:.1f} GB/s = {100 * frac:.0f}% of the copy bandwidth {bw_copy / 1e9:.1f} GB/s. "
-        f"Pieces: the forward gemv X v streams X at {x_bytes / med['forward X v'] / 1e9:.1f} GB/s, the library's "
-        f"v-gradient (contracted per sample, realistic.empirical_grad) at {x_bytes / med['v-gradient Q.X'] / 1e9:.1f} "
+        f"N = {N}, D = d = {D}, float64; X is {x_bytes / 1e6:.0f} MB. Step time: {S} steps of "
+        f"the library's realistic step in one jit-compiled loop (as in benchmark c), {repeats} "
+        f"interleaved rounds with the copy and matmul probes, medians. Byte model (module "
+        f"docstring): 2 reads of X + 8 (N, D) arrays + parameters = {step_bytes / 1e6:.0f} "
+        f"MB/step (XLA's own cost analysis of the gradient: "
+        f"{float(ca.get('bytes accessed', float('nan'))) / 1e6:.0f} MB). Arithmetic intensity "
+        f"{ai:.2f} flop/byte < machine balance {balance:.2f} flop/byte: the step is "
+        f"{bound}-bound on the roofline; its roofline time is max(bytes/copy BW, flops/matmul "
+        f"peak) = {roof_time * 1e3:.0f} ms vs {step * 1e3:.0f} ms measured. Achieved "
+        f"{achieved / 1e9:.1f} GB/s = {100 * frac:.0f}% of the copy bandwidth "
+        f"{bw_copy / 1e9:.1f} GB/s. Pieces: the forward gemv X v streams X at "
+        f"{x_bytes / med['forward X v'] / 1e9:.1f} GB/s, the library's v-gradient (contracted "
+        f"per sample, realistic.empirical_grad) at {x_bytes / med['v-gradient Q.X'] / 1e9:.1f} "
         f"GB/s, autodiff's (a transposed gemv over (n, j) at once) at "
-        f"{x_bytes / med['v-gradient autodiff'] / 1e9:.1f} GB/s, and the three small (N,D)x(D,D) matmuls take "
-        f"{med['3 (N,D)x(D,D) matmuls'] * 1e3:.0f} ms."
+        f"{x_bytes / med['v-gradient autodiff'] / 1e9:.1f} GB/s, and the three small "
+        f"(N,D)x(D,D) matmuls take {med['3 (N,D)x(D,D) matmuls'] * 1e3:.0f} ms."
     )
     if not met:
         notes += (
-            f" What limits it: the step reads X twice, one pass after the other (forward, then the v-gradient, which "
-            f"needs each sample's F): their sum with the small matmuls is "
-            f"{(med['forward X v'] + med['v-gradient Q.X'] + med['3 (N,D)x(D,D) matmuls']) * 1e3:.0f} ms. Reading X "
-            f"once needs the per-sample loop; its XLA forms are slower than the two passes (benchmark g measures one)."
+            f" What limits it: the step reads X twice, one pass after the other (forward, then "
+            f"the v-gradient, which needs each sample's F): their sum with the small matmuls "
+            f"is "
+            f"{(med['forward X v'] + med['v-gradient Q.X'] + med['3 (N,D)x(D,D) matmuls']) * 1e3:.0f} "  # noqa: E501
+            f"ms. Reading X once needs the per-sample loop; its XLA forms are slower than the "
+            f"two passes (benchmark g measures one)."
         )
     return {
         "id": "e",
@@ -219,7 +227,8 @@ def _run(quick: bool) -> dict:
         "rows": rows,
         "met": met,
         "notes": notes,
-        "measured": f"{achieved / 1e9:.1f} GB/s of {bw_copy / 1e9:.1f} GB/s copy = {100 * frac:.0f}%",
+        "measured": f"{achieved / 1e9:.1f} GB/s of {bw_copy / 1e9:.1f} GB/s copy = "
+        f"{100 * frac:.0f}%",
     }
 
 

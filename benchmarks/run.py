@@ -2,10 +2,13 @@
 
 python benchmarks/run.py [--quick] [--only a,c] [--out docs/benchmarks.md]
 
-Modules, in order: a reduced_numpy, b flow, c full_frameworks, d sweep, e roofline, f classes, g full_large.
---device gpu runs the modules that take a device (c, e, g) on the GPU, when one is present. Each exposes
-run(quick) -> {"id", "title", "goal", "rows", "met", "notes"}; a module that does not exist (or fails to import)
-is listed as "not available". Speed is reported as ratios measured side by side in one run, never in tests.
+Modules, in order: a reduced_numpy, b flow, c full_frameworks, d sweep, e roofline, f classes, g
+full_large.
+--device gpu runs the modules that take a device (c, e, g) on the GPU, when one is present. Each
+  exposes
+run(quick) -> {"id", "title", "goal", "rows", "met", "notes"}; a module that does not exist (or
+fails to import) is listed as "not available". Speed is reported as ratios measured side by side in
+one run, never in tests.
 """
 
 from __future__ import annotations
@@ -70,10 +73,10 @@ def render(results: list[dict], desc: dict, quick: bool, wall: float, load: tupl
         "",
         "Written by `python benchmarks/run.py"
         + (" --quick" if quick else "")
-        + "`. Every number below was "
-        "measured in that one run: both sides of a comparison are compiled/warmed up first, then timed in "
-        "interleaved rounds; times are medians and ratios are medians of the per-round ratios. "
-        "Speed lives here, as ratios, never in timed tests.",
+        + "`. Every number below was measured in that one run: both sides of a comparison are "
+        "compiled/warmed up first, then timed in interleaved rounds; times are medians and "
+        "ratios are medians of the per-round ratios. Speed lives here, as ratios, never in "
+        "timed tests.",
         "",
     ]
     if quick:
@@ -120,7 +123,8 @@ def main(argv=None) -> int:
         "--device",
         default="cpu",
         choices=("cpu", "gpu"),
-        help="where the full-level benchmarks (c, e, g) run; the others run on JAX's default device",
+        help="where the full-level benchmarks (c, e, g) run; the others run on JAX's default "
+        "device",
     )
     a = ap.parse_args(argv)
     only = set(a.only.split(",")) if a.only else None
@@ -171,7 +175,8 @@ def main(argv=None) -> int:
             "; ".join(f"{k}={machine.fmt(v)}" for k, v in (res.get("rows") or [{}])[-1].items()),
         )
         print(
-            f"[{bid}] done in {res['wall']:.0f} s: {res.get('measured', '')}; met: {res.get('met')}",
+            f"[{bid}] done in {res['wall']:.0f} s: {res.get('measured', '')}; met: "
+            f"{res.get('met')}",
             flush=True,
         )
         results.append(res)

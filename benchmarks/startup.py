@@ -53,7 +53,8 @@ PROBE = (
 
 
 def env_for(root: Path) -> dict:
-    """The environment of a child that imports dynsim from `root` (and nothing set by this process)."""
+    """The environment of a child that imports dynsim from `root` (and nothing set by this
+    process)."""
     env = {k: v for k, v in os.environ.items() if k not in ("JAX_ENABLE_X64", "PYTHONPATH")}
     return {**env, "PYTHONPATH": str(root)}
 

@@ -2,16 +2,23 @@
 
 python benchmarks/sweep.py [--quick]
 
-The 64 points are reduced JSL runs on an 8 x 8 grid of (q, eta) at D=9, C=3. Four ways, side by side:
-  static      64 calls of `reduced.jsl.simulate(cfg)` with the config a static argument of the compiled run
-              (`jax.jit(dynamics.run, static_argnums=0)`, how dynsim compiled before configs were pytrees): each
+The 64 points are reduced JSL runs on an 8 x 8 grid of (q, eta) at D=9, C=3. Four ways, side by
+side:
+  static      64 calls of `reduced.jsl.simulate(cfg)` with the config a static argument of the
+    compiled run
+              (`jax.jit(dynamics.run, static_argnums=0)`, how dynsim compiled before configs were
+                pytrees): each
               new point compiles its own program;
-  sequential  64 calls of `reduced.jsl.simulate(cfg)`: what a user writes. The config is a pytree whose numbers
+  sequential  64 calls of `reduced.jsl.simulate(cfg)`: what a user writes. The config is a pytree
+    whose numbers
               are traced (`dynsim.pytree`), so the 64 points share one compiled program;
-  vmapped     `reduced.jsl.many.simulate_group(cfgs, {}, 64)`: one program, q and eta traced, one compilation;
-  sweep batch-1  the same program at batch size 1 called 64 times (one compilation): what vmapping adds on top of
+  vmapped     `reduced.jsl.many.simulate_group(cfgs, {}, 64)`: one program, q and eta traced, one
+    compilation;
+  sweep batch-1  the same program at batch size 1 called 64 times (one compilation): what vmapping
+    adds on top of
               compiling once.
-Every repeat starts from empty JAX caches (`jax.clear_caches()`), so compilation counts as it does for a user.
+Every repeat starts from empty JAX caches (`jax.clear_caches()`), so compilation counts as it does
+for a user.
 """
 
 from __future__ import annotations
@@ -91,20 +98,24 @@ def run(quick: bool = False) -> dict:
         row("same program, batch 1, called per point", "batch1"),
     ]
     notes = (
-        f"{n} points, reduced JSL D=9 C=3, {steps} steps each, {repeats} interleaved repeat(s), each from empty "
-        "JAX caches (compilation included, as a user meets it). The gain over the static row is compilation: "
-        "with the config static every point compiles; as a pytree (numbers traced) the sequential runs and the "
-        "sweep compile once. On 2 CPU cores the vmapped batch does not raise the arithmetic throughput per "
-        "point much (each run already vectorizes over its configuration sum): compare the batch-1 row."
+        f"{n} points, reduced JSL D=9 C=3, {steps} steps each, {repeats} interleaved "
+        f"repeat(s), each from empty "
+        "JAX caches (compilation included, as a user meets it). The gain over the static row "
+        "is compilation: with the config static every point compiles; as a pytree (numbers "
+        "traced) the sequential runs and the sweep compile once. On 2 CPU cores the vmapped "
+        "batch does not raise the arithmetic throughput per point much (each run already "
+        "vectorizes over its configuration sum): compare the batch-1 row."
     )
     measured = (
-        f"{ratio:.1f}x: {n} points in one vmapped program {machine.median(times['vmapped']):.1f} s, "
-        f"{n} sequential runs {machine.median(times['sequential']):.1f} s, "
-        f"{n} with the config static {machine.median(times['static']):.0f} s"
+        f"{ratio:.1f}x: {n} points in one vmapped program "
+        f"{machine.median(times['vmapped']):.1f} s, {n} sequential runs "
+        f"{machine.median(times['sequential']):.1f} s, {n} with the config static "
+        f"{machine.median(times['static']):.0f} s"
     )
     return {
         "id": "d",
-        "title": f"a sweep of {n} points vmapped against {n} sequential runs, config static or traced",
+        "title": f"a sweep of {n} points vmapped against {n} sequential runs, config static or "
+        f"traced",
         "goal": f">= {GOAL:g}x",
         "rows": rows,
         "measured": measured,

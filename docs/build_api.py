@@ -1,9 +1,11 @@
-"""Build dynsim's API reference (HTML, from the docstrings) with pdoc: `python docs/build_api.py [OUT]`.
+"""Build dynsim's API reference (HTML, from the docstrings) with pdoc: `python docs/build_api.py
+[OUT]`.
 
-OUT defaults to docs/api (git-ignored). Needs pdoc: `pip install '.[docs]'`. Plain `pdoc dynsim reduced full`
-documents only what each package's `__all__` lists; this script adds every public module of the three packages
-(dotted names without a leading underscore), each exactly once, and prints pdoc's warnings once each. Run it from
-the repository root (or anywhere dynsim is installed): it documents the dynsim that `import dynsim` finds.
+OUT defaults to docs/api (git-ignored). Needs pdoc: `pip install '.[docs]'`. Plain `pdoc dynsim
+reduced full` documents only what each package's `__all__` lists; this script adds every public
+module of the three packages (dotted names without a leading underscore), each exactly once, and
+prints pdoc's warnings once each. Run it from the repository root (or anywhere dynsim is installed):
+it documents the dynsim that `import dynsim` finds.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ def modules() -> list[str]:
 
 
 def specs(names: list[str]) -> list[str]:
-    """The fewest module specs that make pdoc document all of `names` once (a package spec adds its `__all__`)."""
+    """The fewest module specs that make pdoc document all of `names` once (a package spec adds its
+    `__all__`)."""
     from pdoc.extract import walk_specs
 
     covered: set[str] = set()
@@ -56,7 +59,8 @@ def main(argv: list[str]) -> int:
         print(f"warning: {message}", file=sys.stderr)
     pages = len(list(out.rglob("*.html"))) - 1  # index.html is the module list
     print(
-        f"{pages} module pages ({len(names)} public modules) in {out}/, {len(distinct)} distinct warning(s)"
+        f"{pages} module pages ({len(names)} public modules) in {out}/, {len(distinct)} "
+        f"distinct warning(s)"
     )
     return 0
 

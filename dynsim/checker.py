@@ -1,11 +1,11 @@
 """The checker: compare two trajectories observable by observable, give a verdict with reasons.
 
 Each observable's tolerance is a sum of terms (`dynsim.tolerances`), each a small function returning
-a `Term` (the per-step or per-entry tolerance and its one-line reason): `rounding` (deterministic runs),
-`monte_carlo_band` (runs carrying standard errors), `approximation` (a named approximation's
-stated tolerance) and `allowance` (a truncated sum's bound, declared by the setting). `combine`
-sums the terms that apply and joins their reasons; `compare` aligns the runs, chooses the
-observables and builds the `Report`.
+a `Term` (the per-step or per-entry tolerance and its one-line reason): `rounding` (deterministic
+runs), `monte_carlo_band` (runs carrying standard errors), `approximation` (a named approximation's
+stated tolerance) and `allowance` (a truncated sum's bound, declared by the setting). `combine` sums
+the terms that apply and joins their reasons; `compare` aligns the runs, chooses the observables and
+builds the `Report`.
 """
 
 from __future__ import annotations

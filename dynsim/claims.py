@@ -1,20 +1,26 @@
-"""Executable claims: a `Claim` is one lemma or theorem judged on runs; a `Measurement` is a reported quantity.
+"""Executable claims: a `Claim` is one lemma or theorem judged on runs; a `Measurement` is a
+reported quantity.
 
-A claim carries the paper's statement (quoted), the reading dynsim tests, the regime it is judged in, the measured
-quantity, a threshold with its derivation, the negative control that makes it fail, and a verdict in VERDICTS:
+A claim carries the paper's statement (quoted), the reading dynsim tests, the regime it is judged
+in, the measured quantity, a threshold with its derivation, the negative control that makes it fail,
+and a verdict in VERDICTS:
 
 - "holds" / "fails": `measured relation threshold` (and every extra condition) on an in-regime run;
-- "not applicable": a premise of the statement is measured false (`Premise`, or `regime_violations`, names which);
-- "not evaluated": the measurement, or a premise's measurement, could not be made (a NaN is never a pass).
+- "not applicable": a premise of the statement is measured false (`Premise`, or `regime_violations`,
+  names which);
+- "not evaluated": the measurement, or a premise's measurement, could not be made (a NaN is never a
+  pass).
 
-The reading discipline (docs/claims.md): every claim has a `reading_class`. "literal": a statement with the paper's
-own constants, judged as written. "order": an order statement (asymptotic equivalence, o(1), poly, "small") judged
-as an order: a bounded ratio band derived from the statement, or a trend with its interval where the statement is a
-limit; never an exact coefficient. A comparison the paper does not make is a `Measurement`, not a claim. Every
-premise (an event happened, a sign, a regime) is a `Premise`: a measurement that can come out false.
+The reading discipline (docs/claims.md): every claim has a `reading_class`. "literal": a statement
+with the paper's own constants, judged as written. "order": an order statement (asymptotic
+equivalence, o(1), poly, "small") judged as an order: a bounded ratio band derived from the
+statement, or a trend with its interval where the statement is a limit; never an exact coefficient.
+A comparison the paper does not make is a `Measurement`, not a claim. Every premise (an event
+happened, a sign, a regime) is a `Premise`: a measurement that can come out false.
 
-Only "holds" counts toward a passing check (`exit_code`). A quantity that no setting can make fail is not a claim:
-report it as a `Measurement`. Setting-free: the settings build their claims with `judge`.
+Only "holds" counts toward a passing check (`exit_code`). A quantity that no setting can make fail
+is not a claim: report it as a `Measurement`. Setting-free: the settings build their claims with
+`judge`.
 """
 
 from __future__ import annotations
@@ -39,8 +45,9 @@ READING_CLASSES = (LITERAL, ORDER)
 
 @dataclasses.dataclass
 class Premise:
-    """One premise of a statement, checked by a measurement that can come out false: met iff `measured relation
-    threshold`. A missing quantity (NaN) is never met: `judge` then says "not evaluated", naming it."""
+    """One premise of a statement, checked by a measurement that can come out false: met iff
+    `measured relation threshold`. A missing quantity (NaN) is never met: `judge` then says "not
+    evaluated", naming it."""
 
     name: str  # what the statement assumes, e.g. "Event I happened (alpha rose from t = 0)"
     measured: float
@@ -102,9 +109,8 @@ class Claim:
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
     reading_class: str = LITERAL  # "literal" (the paper's constants) or "order" (a band or a trend)
     premises: list[Premise] = dataclasses.field(default_factory=list)
-    at: str = (
-        ""  # where the measured value sits (the failing step, size or class), shown in the table
-    )
+    # where the measured value sits (the failing step, size or class), shown in the table
+    at: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -127,8 +133,9 @@ class Claim:
         return self.verdict == HOLDS
 
     def why(self) -> str:
-        """One line: why the claim does not hold (empty when it holds): the violated regime condition, what stopped
-        its evaluation, or which part failed (the main comparison and/or named sub-conditions)."""
+        """One line: why the claim does not hold (empty when it holds): the violated regime
+        condition, what stopped its evaluation, or which part failed (the main comparison and/or
+        named sub-conditions)."""
         if self.verdict == HOLDS:
             return ""
         if self.verdict == NOT_APPLICABLE:
@@ -220,10 +227,10 @@ def judge(
     details: Optional[dict[str, Any]] = None,
     at: str = "",
 ) -> Claim:
-    """A claim with its verdict: "not applicable" when a premise is measured false or `regime_violations` is
-    non-empty (each named in the regime); "not evaluated" when a premise could not be measured, or measured or
-    threshold is NaN; else "holds" iff `measured relation threshold` and every entry of `conditions` (recorded in
-    details["conditions"]) is True."""
+    """A claim with its verdict: "not applicable" when a premise is measured false or
+    `regime_violations` is non-empty (each named in the regime); "not evaluated" when a premise
+    could not be measured, or measured or threshold is NaN; else "holds" iff `measured relation
+    threshold` and every entry of `conditions` (recorded in details["conditions"]) is True."""
     if relation not in RELATIONS:
         raise ValueError(f"relation = {relation!r} is invalid: must be one of {RELATIONS}")
     details = dict(details or {})
@@ -297,14 +304,14 @@ def not_evaluated(
 
 
 def parse_only(text: Optional[str], known: Sequence[str]) -> Optional[frozenset[str]]:
-    """`--only "NAME[,NAME...]"`: the claims asked for (None when `text` is None: every claim). Names match `known`
-    case-insensitively; a ValueError names an unknown one and lists the allowed names."""
+    """`--only "NAME[,NAME...]"`: the claims asked for (None when `text` is None: every claim).
+    Names match `known` case-insensitively; a ValueError names an unknown one and lists the allowed
+    names."""
     if text is None:
         return None
     lookup = {k.lower(): k for k in known}
-    names = [
-        n.strip() for n in re.split(r",(?![^()]*\))", str(text)) if n.strip()
-    ]  # commas inside (...) stay
+    # commas inside (...) stay
+    names = [n.strip() for n in re.split(r",(?![^()]*\))", str(text)) if n.strip()]
     if not names:
         raise ValueError(
             f"--only = {text!r} is invalid: name at least one claim of: {', '.join(known)}"
@@ -328,7 +335,8 @@ def claims_of(items: Iterable[Item]) -> list[Claim]:
 
 
 def exit_code(items: Iterable[Item]) -> int:
-    """0 when there is a claim and every claim holds; 1 otherwise (fails, not applicable and not evaluated alike)."""
+    """0 when there is a claim and every claim holds; 1 otherwise (fails, not applicable and not
+    evaluated alike)."""
     cs = claims_of(items)
     return 0 if cs and all(c.holds for c in cs) else 1
 
@@ -348,18 +356,21 @@ def to_json(items: Iterable[Item], config: Optional[dict] = None) -> str:
 
 
 def table(items: Iterable[Item]) -> str:
-    """Plain text: one row per claim (measured, relation, threshold, verdict), the measurements, then each claim's
-    statement, reading, regime, derivation and negative control."""
+    """Plain text: one row per claim (measured, relation, threshold, verdict), the measurements,
+    then each claim's statement, reading, regime, derivation and negative control."""
     items = list(items)
     cs, ms = claims_of(items), [m for m in items if isinstance(m, Measurement)]
     width = max([13] + [len(c.claim) for c in cs])
-    head = f"{'claim':<{width}} {'reading':<7} {'measured':>12} {'':>2} {'threshold':>12}  {'verdict':<14}  at"
+    head = (
+        f"{'claim':<{width}} {'reading':<7} {'measured':>12} {'':>2} {'threshold':>12}  "
+        f"{'verdict':<14}  at"
+    )
     out = [head, "-" * len(head)]
     for c in cs:
         out.append(
             f"{c.claim:<{width}} {c.reading_class:<7} {_fmt(c.measured):>12} {c.relation:>2} "
-            f"{_fmt(c.threshold):>12}  {c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  "
-            f"{c.at}".rstrip()
+            f"{_fmt(c.threshold):>12}  "
+            f"{c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  {c.at}".rstrip()
         )
     held = sum(c.holds for c in cs)
     out.append(

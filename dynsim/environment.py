@@ -40,9 +40,8 @@ def meta(level: str, mode: str, cfg: Any, **extra: Any) -> dict[str, Any]:
         "config": cfg.to_dict(),
         "dtype": cfg.dtype,
         "device": device(),
-        "matmul_precision": str(
-            jax.config.jax_default_matmul_precision or "default"
-        ),  # "highest" under `precision`
+        # "highest" under `precision`
+        "matmul_precision": str(jax.config.jax_default_matmul_precision or "default"),
         "versions": versions(),
         **extra,
     }
@@ -52,24 +51,27 @@ def meta(level: str, mode: str, cfg: Any, **extra: Any) -> dict[str, Any]:
 def precision(dtype: str):
     """The precision guard of a run in `dtype`, the same on every device.
 
-    float64 (every config's default) needs jax_enable_x64 (importing dynsim enables it): without it JAX would make
-    every array float32 without a word, so a float64 run is refused. Matrix products run at "highest" precision
-    (full float32 products on accelerators, where the default may use TF32 or bfloat16 passes) unless the caller
-    asked for another through jax_default_matmul_precision (e.g. `jax.default_matmul_precision("tensorfloat32")`
-    around the run, or JAX_DEFAULT_MATMUL_PRECISION): `meta` records the one in effect. float32 runs only when a
-    config asks for it (its dtype). On the CPU, and for float64, "highest" changes nothing.
+    float64 (every config's default) needs jax_enable_x64 (importing dynsim enables it): without it
+    JAX would make every array float32 without a word, so a float64 run is refused. Matrix products
+    run at "highest" precision (full float32 products on accelerators, where the default may use
+    TF32 or bfloat16 passes) unless the caller asked for another through
+    jax_default_matmul_precision (e.g. `jax.default_matmul_precision("tensorfloat32")` around the
+    run, or JAX_DEFAULT_MATMUL_PRECISION): `meta` records the one in effect. float32 runs only when
+    a config asks for it (its dtype). On the CPU, and for float64, "highest" changes nothing.
     """
     if np.dtype(dtype) == np.float64 and not jax.config.jax_enable_x64:
         raise ValueError(
-            "dtype = 'float64' but jax_enable_x64 is off: JAX would compute in float32 without a word; "
-            "enable it (jax.config.update('jax_enable_x64', True)) or ask for dtype='float32'"
+            "dtype = 'float64' but jax_enable_x64 is off: JAX would compute in float32 without "
+            "a word; enable it (jax.config.update('jax_enable_x64', True)) or ask for "
+            "dtype='float32'"
         )
     with jax.default_matmul_precision(jax.config.jax_default_matmul_precision or "highest"):
         yield
 
 
 def guarded(run: Callable) -> Callable:
-    """Run `run(cfg, ...)` (cfg a config, or a list of configs of one dtype) inside `precision(cfg.dtype)`."""
+    """Run `run(cfg, ...)` (cfg a config, or a list of configs of one dtype) inside
+    `precision(cfg.dtype)`."""
 
     @functools.wraps(run)
     def wrapper(cfg, *args, **kwargs):

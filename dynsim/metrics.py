@@ -1,12 +1,15 @@
-"""Attention metrics on a grid of patches: the attention diversity of Huang, Wen, Chi, Liang (2024), Section 6 (per
-query, concatenate the (row, col) grid coordinates of its top-k attended patches, highest weight first, into a
-2k-vector; the metric is the mean Euclidean distance over all P(P-1)/2 pairs of queries: 0 means every query looks at
-the same patches in the same order, i.e. collapse), and the average attention distance of Dosovitskiy et al. (2021)
-(sum_q attn[p, q] * ||coord_p - coord_q||_2 in grid units, averaged over queries p). Ties in the top-k ranking go to
-the lower patch index (a stable sort), so uniform attention is, for the diversity, collapsed (every query picks
-patches 0..k-1). Weights that agree to TIE_DECIMALS decimals count as tied: a softmax of equal scores computed in
-float64 differs in the last bits (~1e-16 relative), and that rounding noise must not decide the ranking. `attn` is (heads, P, P) or (P, P) with rows = queries; patch i sits at (i // cols, i % cols). Rows
-are used as given, not renormalised; results are float64 numpy arrays of shape (heads,).
+"""Attention metrics on a grid of patches: the attention diversity of Huang, Wen, Chi, Liang (2024),
+Section 6 (per query, concatenate the (row, col) grid coordinates of its top-k attended patches,
+highest weight first, into a 2k-vector; the metric is the mean Euclidean distance over all P(P-1)/2
+pairs of queries: 0 means every query looks at the same patches in the same order, i.e. collapse),
+and the average attention distance of Dosovitskiy et al. (2021) (sum_q attn[p, q] * ||coord_p -
+coord_q||_2 in grid units, averaged over queries p). Ties in the top-k ranking go to the lower patch
+index (a stable sort), so uniform attention is, for the diversity, collapsed (every query picks
+patches 0..k-1). Weights that agree to TIE_DECIMALS decimals count as tied: a softmax of equal
+scores computed in float64 differs in the last bits (~1e-16 relative), and that rounding noise must
+not decide the ranking. `attn` is (heads, P, P) or (P, P) with rows = queries; patch i sits at (i //
+cols, i % cols). Rows are used as given, not renormalised; results are float64 numpy arrays of shape
+(heads,).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from scipy.spatial.distance import cdist, pdist
 
 __all__ = ["attention_diversity", "average_attention_distance", "grid_coordinates", "TIE_DECIMALS"]
 
-TIE_DECIMALS = 12  # weights (in [0, 1]) equal to 12 decimals tie: float64 rounding of a softmax row is ~P x 1e-16
+# weights (in [0, 1]) equal to 12 decimals tie: float64 rounding of a softmax row is ~P x 1e-16
+TIE_DECIMALS = 12
 
 
 def _grid(grid_shape) -> tuple[int, int]:
@@ -42,14 +46,16 @@ def _grid(grid_shape) -> tuple[int, int]:
 
 
 def grid_coordinates(grid_shape) -> np.ndarray:
-    """(P, 2) int64 array of the (row, col) of patch i = row * cols + col on a (rows, cols) grid (row-major)."""
+    """(P, 2) int64 array of the (row, col) of patch i = row * cols + col on a (rows, cols) grid
+    (row-major)."""
     rows, cols = _grid(grid_shape)
     i = np.arange(rows * cols, dtype=np.int64)
     return np.stack([i // cols, i % cols], axis=1)
 
 
 def _attention(attn, grid_shape) -> tuple[np.ndarray, np.ndarray]:
-    """Validate `attn` and `grid_shape`; return attn as float64 (heads, P, P) and the float64 (P, 2) coordinates."""
+    """Validate `attn` and `grid_shape`; return attn as float64 (heads, P, P) and the float64 (P, 2)
+    coordinates."""
     if np.iscomplexobj(attn):
         raise ValueError("attn must be real, got a complex array")
     try:
@@ -66,7 +72,8 @@ def _attention(attn, grid_shape) -> tuple[np.ndarray, np.ndarray]:
     rows, cols = _grid(grid_shape)
     if rows * cols != P:
         raise ValueError(
-            f"grid_shape {grid_shape!r} has {rows * cols} patches, but attn has P = {P} (need rows*cols == P)"
+            f"grid_shape {grid_shape!r} has {rows * cols} patches, but attn has P = {P} (need "
+            f"rows*cols == P)"
         )
     if not np.all(np.isfinite(a)):
         raise ValueError(
@@ -78,21 +85,22 @@ def _attention(attn, grid_shape) -> tuple[np.ndarray, np.ndarray]:
 
 
 def attention_diversity(attn, grid_shape, k: int = 10) -> np.ndarray:
-    """Huang et al. 2024, Section 6: per-head attention diversity of top-k patches; ties go to the lower index, so uniform attention scores 0."""
+    """Huang et al. 2024, Section 6: per-head attention diversity of top-k patches; ties go to the
+    lower index, so uniform attention scores 0."""
     a, coords = _attention(attn, grid_shape)
     P = a.shape[-1]
     if P < 2:
         raise ValueError(
-            f"attn must have P >= 2 patches for the diversity (it averages over pairs of queries), got P = {P}"
+            f"attn must have P >= 2 patches for the diversity (it averages over pairs of "
+            f"queries), got P = {P}"
         )
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or not 1 <= k <= P:
         raise ValueError(f"k must be an int with 1 <= k <= P = {P}, got {k!r}")
     k = int(k)
-    # Stable sort of -attn rounded to TIE_DECIMALS: equal weights keep index order, so ties go to the lower patch
-    # index (deterministic), also when rounding made them differ in the last bits.
-    top = np.argsort(-np.round(a, TIE_DECIMALS), axis=-1, kind="stable")[
-        ..., :k
-    ]  # (heads, P, k), rank order, highest first
+    # Stable sort of -attn rounded to TIE_DECIMALS: equal weights keep index order, so ties go to
+    # the lower patch index (deterministic), also when rounding made them differ in the last bits.
+    # (heads, P, k), rank order, highest first
+    top = np.argsort(-np.round(a, TIE_DECIMALS), axis=-1, kind="stable")[..., :k]
     vectors = coords[top].reshape(a.shape[0], P, 2 * k)  # (row, col) of rank 1, then rank 2, ...
     return np.array([pdist(v, "euclidean").mean() for v in vectors], dtype=np.float64).reshape(
         a.shape[0]
@@ -100,7 +108,8 @@ def attention_diversity(attn, grid_shape, k: int = 10) -> np.ndarray:
 
 
 def average_attention_distance(attn, grid_shape) -> np.ndarray:
-    """Dosovitskiy et al. 2021: per-head mean over queries p of sum_q attn[p, q] * ||coord_p - coord_q||_2 (grid units)."""
+    """Dosovitskiy et al. 2021: per-head mean over queries p of sum_q attn[p, q] * ||coord_p -
+    coord_q||_2 (grid units)."""
     a, coords = _attention(attn, grid_shape)
     dist = cdist(coords, coords, "euclidean")  # (P, P)
     return np.einsum("hpq,pq->h", a, dist) / a.shape[-1]

@@ -1,5 +1,6 @@
-"""Plots: trajectories of both levels overlaid on a log-time axis, written atomically; the helpers every setting's
-figures share (log-time lines without step 0, which loss a run recorded, shared colour limits)."""
+"""Plots: trajectories of both levels overlaid on a log-time axis, written atomically; the helpers
+every setting's figures share (log-time lines without step 0, which loss a run recorded, shared
+colour limits)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from .trajectory import atomic_savefig  # noqa: E402
 
-# What each mode's recorded "loss" is (a setting's plotting adds its own modes): the reduced level and exact
-# full runs record the population loss; a sampled run records a Monte Carlo batch of N fresh samples.
+# What each mode's recorded "loss" is (a setting's plotting adds its own modes): the reduced level
+# and exact full runs record the population loss; a sampled run records a Monte Carlo batch of N
+# fresh samples.
 LOSS_LABELS = {
     "population": "population loss",
     "exact": "population loss",
@@ -26,16 +28,17 @@ STEP_LABEL = r"step (log; $\blacktriangleright$ on the y axis: step 0)"
 
 
 def loss_label(meta: dict, labels: dict = LOSS_LABELS) -> str:
-    """Which loss a trajectory recorded, from meta["mode"] (and N from its config): `labels[mode]`, else
-    "loss (<mode>)", never "population loss" for a mode not known to record it."""
+    """Which loss a trajectory recorded, from meta["mode"] (and N from its config): `labels[mode]`,
+    else "loss (<mode>)", never "population loss" for a mode not known to record it."""
     mode = str(meta.get("mode", ""))
     text = labels.get(mode, f"loss ({mode})" if mode else "loss")
     return text.format(N=meta.get("config", {}).get("N", "?"))
 
 
 def sparse_marks(x) -> np.ndarray:
-    """Indices of the records more than 1/20 decade after the previous one (and the first): where a line on a log
-    axis is a long straight segment between two records, a marker shows where the records are."""
+    """Indices of the records more than 1/20 decade after the previous one (and the first): where a
+    line on a log axis is a long straight segment between two records, a marker shows where the
+    records are."""
     x = np.asarray(x, float)
     if x.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -44,10 +47,10 @@ def sparse_marks(x) -> np.ndarray:
 
 
 def log_time(ax, steps, y, se=None, k: float = 3, band_label=None, **style):
-    """Draw y against the step on a log axis from the first positive record (step 0 has no place on it: it is not
-    drawn there, never joined by an invented segment; its value is a triangle on the left spine), markers where
-    records are sparse on the axis; with `se`, a +-k SE band labelled `band_label` (default "+-k SE") in the legend.
-    Returns the line."""
+    """Draw y against the step on a log axis from the first positive record (step 0 has no place on
+    it: it is not drawn there, never joined by an invented segment; its value is a triangle on the
+    left spine), markers where records are sparse on the axis; with `se`, a +-k SE band labelled
+    `band_label` (default "+-k SE") in the legend. Returns the line."""
     steps, y = np.asarray(steps), np.asarray(y, float)
     keep = steps > 0
     x = steps[keep].astype(float)
@@ -63,9 +66,8 @@ def log_time(ax, steps, y, se=None, k: float = 3, band_label=None, **style):
             lw=0,
             label=band_label or f"$\\pm{k:g}$ SE",
         )
-    if (
-        ~keep
-    ).any():  # the value at step 0, on the y axis (x in axes coordinates), not on the time axis
+    # the value at step 0, on the y axis (x in axes coordinates), not on the time axis
+    if (~keep).any():
         ax.plot(
             [0],
             [y[~keep][0]],
@@ -79,16 +81,16 @@ def log_time(ax, steps, y, se=None, k: float = 3, band_label=None, **style):
             label="_step0",
         )
     ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(
-        NullFormatter()
-    )  # labels on the decades only (short ranges crowd 2x10^1, 3x10^1..)
+    # labels on the decades only (short ranges crowd 2x10^1, 3x10^1..)
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(STEP_LABEL)
     return line
 
 
 def shared_limits(arrays, symmetric: bool = False) -> tuple:
-    """One (vmin, vmax) for every panel that shows the same quantity: the finite range over all `arrays`
-    (symmetric about 0 when asked; a constant or empty range widened so that the scale is not degenerate)."""
+    """One (vmin, vmax) for every panel that shows the same quantity: the finite range over all
+    `arrays` (symmetric about 0 when asked; a constant or empty range widened so that the scale is
+    not degenerate)."""
     finite = np.concatenate([np.asarray(a, float)[np.isfinite(a)].ravel() for a in arrays])
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     if symmetric:
@@ -99,16 +101,18 @@ def shared_limits(arrays, symmetric: bool = False) -> tuple:
 
 
 def heatmap_cmap(name: str, bad: str = "0.55"):
-    """Colormap `name` with NaN cells ("bad") drawn grey, never the white of the figure or of a diverging map's 0."""
+    """Colormap `name` with NaN cells ("bad") drawn grey, never the white of the figure or of a
+    diverging map's 0."""
     return matplotlib.colormaps[name].with_extremes(bad=bad)
 
 
 def compare_plot(
     trajectories, path, title: str = "", panels=None, loss_labels: dict = LOSS_LABELS
 ) -> None:
-    """Each panel (observable, axis label) of every trajectory against the step (log axis, `log_time`), written
-    atomically to `path`; the default panels: the scalar observables both record (at most four). A `<name>_se` is
-    drawn as +-3 SE. The "loss" panel says which loss each trajectory recorded (`loss_label`)."""
+    """Each panel (observable, axis label) of every trajectory against the step (log axis,
+    `log_time`), written atomically to `path`; the default panels: the scalar observables both
+    record (at most four). A `<name>_se` is drawn as +-3 SE. The "loss" panel says which loss each
+    trajectory recorded (`loss_label`)."""
     if panels is None:
         panels = default_panels(trajectories)
     fig, axes = plt.subplots(
@@ -144,7 +148,8 @@ def compare_plot(
 
 
 def default_panels(trajectories, most: int = 4) -> tuple:
-    """The scalar observables every trajectory records (no `_se`), at most `most`, labelled by name."""
+    """The scalar observables every trajectory records (no `_se`), at most `most`, labelled by
+    name."""
     runs = list(trajectories.values())
     names = [
         n

@@ -1,9 +1,10 @@
 """A progress bar for compiled runs: the scan reports each record through a host callback.
 
-Compiled code calls `report(done)` at every record (`recording.run`); it draws only inside `bar(...)`, so
-library calls stay silent unless the caller asks for a bar (the CLI does, on a terminal). Off a terminal (SLURM,
-nohup, a pipe) a bar draws nothing, or with `plain=True` writes one plain line per `advance` instead (done/total,
-elapsed, ETA): a log file then says how far a long run is.
+Compiled code calls `report(done)` at every record (`recording.run`); it draws only inside
+`bar(...)`, so library calls stay silent unless the caller asks for a bar (the CLI does, on a
+terminal). Off a terminal (SLURM, nohup, a pipe) a bar draws nothing, or with `plain=True` writes
+one plain line per `advance` instead (done/total, elapsed, ETA): a log file then says how far a long
+run is.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ def bar(
 ) -> Iterator[None]:
     """Draw a one-line progress bar of `total` units on `stream` (stderr) while the block runs.
 
-    unit="steps": compiled runs move it (`report`); any other unit (e.g. "points") moves only by `advance`.
-    enabled=None: a bar on a terminal; off one nothing, or with `plain` (and a unit other than "steps") one plain
-    line per `advance`.
+    unit="steps": compiled runs move it (`report`); any other unit (e.g. "points") moves only by
+    `advance`. enabled=None: a bar on a terminal; off one nothing, or with `plain` (and a unit other
+    than "steps") one plain line per `advance`.
     """
     global _active
     stream = stream or sys.stderr
@@ -68,8 +69,8 @@ def bar(
 
 
 def report(done) -> None:
-    """Host side of the callback of compiled runs: stop the run if a signal arrived (`interrupt.check`), else redraw
-    a steps bar (at most 10 times a second)."""
+    """Host side of the callback of compiled runs: stop the run if a signal arrived
+    (`interrupt.check`), else redraw a steps bar (at most 10 times a second)."""
     interrupt.check()
     state = _active
     if state is None or state["unit"] != "steps":
@@ -103,8 +104,9 @@ def _draw(state: dict, done: int, force: bool = False) -> None:
 
 
 def interrupted(exc: BaseException) -> bool:
-    """True for Ctrl-C, also when it struck inside a compiled run's host callback (`report`): JAX then raises a
-    JaxRuntimeError whose message carries the KeyboardInterrupt instead of the KeyboardInterrupt itself."""
+    """True for Ctrl-C, also when it struck inside a compiled run's host callback (`report`): JAX
+    then raises a JaxRuntimeError whose message carries the KeyboardInterrupt instead of the
+    KeyboardInterrupt itself."""
     if isinstance(exc, KeyboardInterrupt):
         return True
     return isinstance(exc, jax.errors.JaxRuntimeError) and "KeyboardInterrupt" in str(exc)

@@ -1,5 +1,6 @@
-"""Run a step function with `lax.scan` and record observables every `record_every` steps; a host callback every ~40 ms of
-work draws the progress bar and stops the run on Ctrl-C / SIGTERM (`dynsim.interrupt`)."""
+"""Run a step function with `lax.scan` and record observables every `record_every` steps; a host
+callback every ~40 ms of work draws the progress bar and stops the run on Ctrl-C / SIGTERM
+(`dynsim.interrupt`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import numpy as np
 from . import progress
 from .divergence import NONFINITE
 
-# Element operations between two host callbacks (`_work`). Measured on `compare jsl` (D = 9, full level: 8.6e5 per
-# step, ~4.7e9 per second, 100000 steps in 18.9 s with a callback every 2334 steps): a callback every 23 steps
-# (2e7) took 20.9 s, every 233 (2e8) 19.3 s; 2e8 is ~40 ms of work between checks, so even a 100x underestimate
-# of a step's work stops a run within 4 s.
+# Element operations between two host callbacks (`_work`). Measured on `compare jsl` (D = 9, full
+# level: 8.6e5 per step, ~4.7e9 per second, 100000 steps in 18.9 s with a callback every 2334
+# steps): a callback every 23 steps (2e7) took 20.9 s, every 233 (2e8) 19.3 s; 2e8 is ~40 ms of work
+# between checks, so even a 100x underestimate of a step's work stops a run within 4 s.
 CHECK_WORK = 2e8
 
 
@@ -35,12 +36,14 @@ def run(
     record_every: int,
     nonfinite: bool = False,
 ):
-    """Apply `state = step(state, t)` for t = 0..steps-1 and record `observe(state, t)` at `recorded_steps`.
+    """Apply `state = step(state, t)` for t = 0..steps-1 and record `observe(state, t)` at
+    `recorded_steps`.
 
     Traceable (call it inside jit): an outer `lax.scan` over records, an inner one over steps.
-    Returns the final state and the records stacked along a leading axis. nonfinite=True (observe returning a
-    dict): the records also hold NONFINITE, the first step t whose state has a NaN or an infinity (-1 before it),
-    checked after every step, not only at the records (`dynsim.divergence.take` reads it).
+    Returns the final state and the records stacked along a leading axis. nonfinite=True (observe
+    returning a dict): the records also hold NONFINITE, the first step t whose state has a NaN or an
+    infinity (-1 before it), checked after every step, not only at the records
+    (`dynsim.divergence.take` reads it).
     """
 
     t0 = jax.numpy.asarray(0)
@@ -102,15 +105,16 @@ def _finite(tree) -> jax.Array:
 
 
 def check_every(step: Callable, state: Any, t, record_every: int) -> int:
-    """Steps between two host callbacks: CHECK_WORK / (the step's `_work`), within [1, record_every]."""
+    """Steps between two host callbacks: CHECK_WORK / (the step's `_work`), within [1,
+    record_every]."""
     work = _work(jax.make_jaxpr(step)(state, t).jaxpr)
     return int(min(max(CHECK_WORK // max(work, 1.0), 1), record_every))
 
 
 def _work(jaxpr) -> float:
-    """A rough count of the element operations of one evaluation of `jaxpr`: each primitive's output elements (times
-    the contracted size for a dot_general); a scan's body times its length, a cond's largest branch, a while's body
-    once (its trip count is not known)."""
+    """A rough count of the element operations of one evaluation of `jaxpr`: each primitive's output
+    elements (times the contracted size for a dot_general); a scan's body times its length, a cond's
+    largest branch, a while's body once (its trip count is not known)."""
     total = 0.0
     for eqn in jaxpr.eqns:
         values = [

@@ -1,10 +1,11 @@
-"""A resource estimate before any work (issue 16): what a command would hold in memory and, roughly, how long it would
-run, compared with the machine's available memory and the optional --max-memory / --max-time; and the bounds of the
-integer options that the hardware sets.
+"""A resource estimate before any work (issue 16): what a command would hold in memory and, roughly,
+how long it would run, compared with the machine's available memory and the optional --max-memory /
+--max-time; and the bounds of the integer options that the hardware sets.
 
-A setting says what its runs need as a list of `Need`s (a term of memory and of work, the options it grows with and
-what to do instead); `check` refuses, on one line naming the option, its value, the estimate and the limit, a command
-whose needs exceed them. The time is rough: floating-point operations at `FLOP_RATE` a second.
+A setting says what its runs need as a list of `Need`s (a term of memory and of work, the options it
+grows with and what to do instead); `check` refuses, on one line naming the option, its value, the
+estimate and the limit, a command whose needs exceed them. The time is rough: floating-point
+operations at `FLOP_RATE` a second.
 """
 
 from __future__ import annotations
@@ -15,21 +16,22 @@ import os
 import re
 from typing import Iterable, Mapping, Optional, Sequence
 
-INT_MAX = (
-    2**63 - 1
-)  # int64: what numpy and JAX (x64) take for an integer, and jax.random.key for a seed
-# Floating-point operations a second, a crude constant for the time estimate: measured once on the 2-core development
-# machine, numpy's element-wise work ran at 0.5 Gflop/s and a 1000 x 1000 matrix product at 85; dynsim's steps are
-# mostly element-wise sums with a few small products, so 1e9, good to about a factor 10 either way.
+# int64: what numpy and JAX (x64) take for an integer, and jax.random.key for a seed
+INT_MAX = 2**63 - 1
+# Floating-point operations a second, a crude constant for the time estimate: measured once on the
+# 2-core development machine, numpy's element-wise work ran at 0.5 Gflop/s and a 1000 x 1000 matrix
+# product at 85; dynsim's steps are mostly element-wise sums with a few small products, so 1e9, good
+# to about a factor 10 either way.
 FLOP_RATE = 1e9
-YEAR = (
-    365.25 * 86400
-)  # an estimate above this is refused even without --max-time: it cannot be meant
+# an estimate above this is refused even without --max-time: it cannot be meant
+YEAR = 365.25 * 86400
 BOUNDS_HELP = (
     "Every integer option is at most 2^63 - 1 (int64, what numpy and JAX take; --seed >= 0 as "
-    "jax.random.key takes it, and seed + seeds - 1 <= 2^63 - 1). Before any work the command estimates its "
-    "memory (configurations, batches, replicates and seeds, recorded arrays) and its time (rough: "
-    f"{FLOP_RATE:.0e} floating-point operations a second) and refuses, with exit 2, what exceeds the "
+    "jax.random.key takes it, and seed + seeds - 1 <= 2^63 - 1). Before any work the command "
+    "estimates its memory (configurations, batches, replicates and seeds, recorded arrays) and "
+    "its time (rough: "
+    f"{FLOP_RATE:.0e} floating-point operations a second) and refuses, with exit 2, what "
+    f"exceeds the "
     "available memory, --max-memory, --max-time, or a year."
 )
 UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -38,18 +40,18 @@ SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 @dataclasses.dataclass(frozen=True)
 class Need:
-    """One term of an estimate: `what` it is ("the sampled batch: replicates x N x D numbers"), the options it grows
-    with and their values ({"--N": 10**9}), its memory in bytes, its work in floating-point operations, and what to
-    do instead when it does not fit ("fewer --replicates or a smaller --N")."""
+    """One term of an estimate: `what` it is ("the sampled batch: replicates x N x D numbers"), the
+    options it grows with and their values ({"--N": 10**9}), its memory in bytes, its work in
+    floating-point operations, and what to do instead when it does not fit ("fewer --replicates or a
+    smaller --N")."""
 
     what: str
     options: Mapping[str, object]
     bytes: float = 0.0
     flops: float = 0.0
     instead: str = ""
-    work_options: Mapping[str, object] = dataclasses.field(
-        default_factory=dict
-    )  # the work grows with these too
+    # the work grows with these too
+    work_options: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     def scaled(
         self,
@@ -58,8 +60,8 @@ class Need:
         what: str = "",
         by: Optional[Mapping[str, object]] = None,
     ) -> "Need":
-        """The same term held `memory` times at once and done `work` times (a sweep's batch and its points), which
-        the options `by` set."""
+        """The same term held `memory` times at once and done `work` times (a sweep's batch and its
+        points), which the options `by` set."""
         return dataclasses.replace(
             self,
             bytes=self.bytes * memory,
@@ -70,7 +72,8 @@ class Need:
 
 
 def integer(text: str) -> int:
-    """An argparse type: an integer within int64 (|x| <= 2^63 - 1), the hardware's bound on every integer option."""
+    """An argparse type: an integer within int64 (|x| <= 2^63 - 1), the hardware's bound on every
+    integer option."""
     try:
         value = int(text)
     except ValueError:
@@ -94,7 +97,8 @@ def _parse(text: str, units: dict, kind: str, example: str) -> float:
 
 
 def memory_size(text: str) -> float:
-    """An argparse type: a memory size in bytes from "8G", "512M", "2.5T", "1000000" (powers of 1024)."""
+    """An argparse type: a memory size in bytes from "8G", "512M", "2.5T", "1000000" (powers of
+    1024)."""
     return _parse(text, UNITS, "memory size", "8G, 512M or 2T")
 
 
@@ -111,16 +115,17 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         type=memory_size,
         default=None,
         metavar="SIZE",
-        help="refuse, before any work, a run estimated to hold more, e.g. 8G (default: the available "
-        "memory, MemAvailable or the cgroup's limit; a larger value overrides it)",
+        help="refuse, before any work, a run estimated to hold more, e.g. 8G (default: the "
+        "available memory, MemAvailable or the cgroup's limit; a larger value overrides "
+        "it)",
     )
     g.add_argument(
         "--max-time",
         type=duration,
         default=None,
         metavar="TIME",
-        help="refuse, before any work, a run estimated (roughly) to take longer, e.g. 2h (default: no "
-        "limit below a year)",
+        help="refuse, before any work, a run estimated (roughly) to take longer, e.g. 2h "
+        "(default: no limit below a year)",
     )
 
 
@@ -133,8 +138,8 @@ def _read(path: str) -> str:
 
 
 def available_memory() -> int:
-    """The memory available to a new allocation, in bytes: /proc/meminfo's MemAvailable (else the free pages), or
-    less where a cgroup (v2) limit leaves less (a container, a batch job)."""
+    """The memory available to a new allocation, in bytes: /proc/meminfo's MemAvailable (else the
+    free pages), or less where a cgroup (v2) limit leaves less (a container, a batch job)."""
     found = re.search(r"^MemAvailable:\s+(\d+) kB", _read("/proc/meminfo"), re.M)
     avail = (
         int(found.group(1)) * 1024
@@ -146,7 +151,8 @@ def available_memory() -> int:
         _read("/sys/fs/cgroup/memory.current").strip(),
     )
     if limit.isdigit() and used.isdigit():
-        # memory.current counts the page cache too; its inactive part is reclaimed before the limit bites
+        # memory.current counts the page cache too; its inactive part is reclaimed before the limit
+        # bites
         cache = re.search(r"^inactive_file (\d+)$", _read("/sys/fs/cgroup/memory.stat"), re.M)
         avail = min(avail, max(int(limit) - int(used) + (int(cache.group(1)) if cache else 0), 0))
     return avail
@@ -174,7 +180,8 @@ def _named(need: Need, work: bool = False) -> str:
 
 
 def sequential(runs: Iterable[Sequence[Need]]) -> list[Need]:
-    """The needs of runs done one after another: the work of all of them, the memory of the largest run only."""
+    """The needs of runs done one after another: the work of all of them, the memory of the largest
+    run only."""
     runs = [list(r) for r in runs]
     if not runs:
         return []
@@ -190,15 +197,16 @@ def check(
     max_time: Optional[float] = None,
     available: Optional[float] = None,
 ) -> None:
-    """Raise ValueError, on one line naming the option of the largest term, its value, the estimate and the limit and
-    what to do instead, when the summed memory of `needs` exceeds `max_memory` (default: the available memory), or their
-    rough time exceeds `max_time` (or a year)."""
+    """Raise ValueError, on one line naming the option of the largest term, its value, the estimate
+    and the limit and what to do instead, when the summed memory of `needs` exceeds `max_memory`
+    (default: the available memory), or their rough time exceeds `max_time` (or a year)."""
     needs = list(needs)
     if not needs:
         return
     memory = sum(n.bytes for n in needs)
     avail = available_memory() if available is None else available
-    # --max-memory replaces the available memory: lower, to leave room; higher, where the estimate overshoots (it
+    # --max-memory replaces the available memory: lower, to leave room; higher, where the estimate
+    #   overshoots (it
     # counts arrays the run may never hold at once) or memory the system would free
     limit, source = (
         (max_memory, "--max-memory") if max_memory is not None else (avail, "available memory")
@@ -217,14 +225,17 @@ def check(
     if seconds > limit:
         big = max(needs, key=lambda n: n.flops)
         raise ValueError(
-            f"{_named(big, work=True)} is too large here: the run would take roughly {text_seconds(seconds)} "
-            f"({big.what}; rough: {FLOP_RATE:.0e} operations a second), above {source}"
-            f"{f' ({text_seconds(limit)})' if source == '--max-time' else ''}, so nothing was started; {big.instead or 'choose a smaller problem'}"
+            f"{_named(big, work=True)} is too large here: the run would take roughly "
+            f"{text_seconds(seconds)} ({big.what}; rough: {FLOP_RATE:.0e} operations a "
+            f"second), above "
+            f"{source}{f' ({text_seconds(limit)})' if source == '--max-time' else ''}, so "
+            f"nothing was started; {big.instead or 'choose a smaller problem'}"
         )
 
 
 def records(steps, record_every) -> int:
-    """How many times a run of `steps` steps records (every `record_every` steps, and the start and the last step)."""
+    """How many times a run of `steps` steps records (every `record_every` steps, and the start and
+    the last step)."""
     return max(int(steps), 0) // max(int(record_every), 1) + 2
 
 
@@ -236,8 +247,8 @@ def record_need(
     what_else: Optional[Mapping[str, object]] = None,
     or_else: str = "",
 ) -> Need:
-    """The recorded arrays: records x `numbers` float64 each (`per` says what the numbers are, `what_else` the other
-    options they grow with, `or_else` what else to do)."""
+    """The recorded arrays: records x `numbers` float64 each (`per` says what the numbers are,
+    `what_else` the other options they grow with, `or_else` what else to do)."""
     n = records(steps, record_every)
     return Need(
         f"recorded arrays: {n:,} records x {per}",

@@ -1,23 +1,24 @@
 """A setting: one paper's problem as dynsim runs it, declared as a record and found as a plugin.
 
-A `Setting` names its config dataclass, the reduced and full `simulate` entry points, what the checker compares
-and judges (`Checks`), its claims (`check-theorems`), its sweep description (`SweepSpec`) and any extra commands
-(`Command`). dynsim's face (the CLI, sweeps, the checker) reads these records and names no setting itself.
+A `Setting` names its config dataclass, the reduced and full `simulate` entry points, what the
+checker compares and judges (`Checks`), its claims (`check-theorems`), its sweep description
+(`SweepSpec`) and any extra commands (`Command`). dynsim's face (the CLI, sweeps, the checker) reads
+these records and names no setting itself.
 
-Settings are discovered through the Python entry-point group ``dynsim.settings`` (as pytest and Dask find
-plugins): a package declares, in its pyproject.toml,
+Settings are discovered through the Python entry-point group ``dynsim.settings`` (as pytest and Dask
+find plugins): a package declares, in its pyproject.toml,
 
     [project.entry-points."dynsim.settings"]
     toy = "mypackage.setting:SETTING"
 
-and gets `dynsim compare toy`, `dynsim sweep toy`, ... with no edit to dynsim. JSL and MIM register the same
-way. `register(setting)` does in-process what an entry point does (tests, notebooks).
+and gets `dynsim compare toy`, `dynsim sweep toy`, ... with no edit to dynsim. JSL and MIM register
+the same way. `register(setting)` does in-process what an entry point does (tests, notebooks).
 
-Finding the settings must stay cheap (`dynsim --help` reads every setting): a record's heavy parts may be given
-as "module:attr" references (`Ref`), imported on first use. Any field may hold a `Ref`, and those in the record's
-`LAZY` (fields that are never plain strings) a "module:attr" string as well. Reading such a field returns the
-loaded object; `ref(name)` returns it unloaded (a `Ref` is callable: it loads on its first call) and
-`declares(name)` says whether it is set, loading nothing.
+Finding the settings must stay cheap (`dynsim --help` reads every setting): a record's heavy parts
+may be given as "module:attr" references (`Ref`), imported on first use. Any field may hold a `Ref`,
+and those in the record's `LAZY` (fields that are never plain strings) a "module:attr" string as
+well. Reading such a field returns the loaded object; `ref(name)` returns it unloaded (a `Ref` is
+callable: it loads on its first call) and `declares(name)` says whether it is set, loading nothing.
 """
 
 from __future__ import annotations
@@ -30,14 +31,13 @@ import warnings
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 GROUP = "dynsim.settings"  # the entry-point group
-BUILTIN = {
-    "jsl": "dynsim.jsl.setting:SETTING",
-    "mim": "dynsim.mim.setting:SETTING",
-}  # as pyproject.toml declares them
+# as pyproject.toml declares them
+BUILTIN = {"jsl": "dynsim.jsl.setting:SETTING", "mim": "dynsim.mim.setting:SETTING"}
 
 
 def load(target: str) -> Any:
-    """The object a "module:attr" reference names ("module" alone: the module), importing the module."""
+    """The object a "module:attr" reference names ("module" alone: the module), importing the
+    module."""
     module, _, attr = target.partition(":")
     value = importlib.import_module(module)
     for part in attr.split(".") if attr else ():
@@ -46,7 +46,8 @@ def load(target: str) -> Any:
 
 
 class Ref:
-    """A "module:attr" reference, loaded on first use: `load()`, or a call, which calls the loaded object."""
+    """A "module:attr" reference, loaded on first use: `load()`, or a call, which calls the loaded
+    object."""
 
     __slots__ = ("target", "loaded")
 
@@ -77,8 +78,8 @@ class Ref:
 
 
 class Lazy:
-    """A record whose fields may hold `Ref`s, and whose `LAZY` fields "module:attr" strings too (made `Ref`s):
-    reading such a field loads it (once)."""
+    """A record whose fields may hold `Ref`s, and whose `LAZY` fields "module:attr" strings too
+    (made `Ref`s): reading such a field loads it (once)."""
 
     LAZY: tuple[str, ...] = ()
 
@@ -101,7 +102,8 @@ class Lazy:
         return value
 
     def ref(self, name: str) -> Any:
-        """Field `name` as declared, loading nothing: a `Ref` for a reference (callable: it loads on its first call)."""
+        """Field `name` as declared, loading nothing: a `Ref` for a reference (callable: it loads on
+        its first call)."""
         return object.__getattribute__(self, name)
 
     def declares(self, name: str) -> bool:
@@ -113,10 +115,11 @@ class Lazy:
 class Command(Lazy):
     """A CLI subcommand: `dynsim VERB NAME [options]`, e.g. `figure jsl-fig4` or `compare toy`.
 
-    add_arguments(parser, setting) adds the options (`setting`: the Setting that declares the command); run(args)
-    does the work and returns the exit code. verb_help: the verb's one-line help in `dynsim --help`, taken from the
-    first command that gives one. estimate(args) -> [dynsim.resources.Need]: what the command would hold and do,
-    checked before it runs (None: nothing to estimate)."""
+    add_arguments(parser, setting) adds the options (`setting`: the Setting that declares the
+    command); run(args) does the work and returns the exit code. verb_help: the verb's one-line help
+    in `dynsim --help`, taken from the first command that gives one. estimate(args) ->
+    [dynsim.resources.Need]: what the command would hold and do, checked before it runs (None:
+    nothing to estimate)."""
 
     LAZY = ("add_arguments", "run", "estimate")
 
@@ -134,12 +137,14 @@ class Command(Lazy):
 class Checks(Lazy):
     """What `dynsim.compare` judges for a setting.
 
-    compared: observables held to a tolerance, in report order. residuals: full-level observables the reduction
-    says are zero (name -> what it tests), judged by rounding in deterministic runs and reported otherwise;
-    residual_scale: observables whose largest magnitude scales the residuals' rounding tolerance; exact_notes: words
-    added to a residual's reason in a deterministic run. Hooks (None: nothing): skip(a, b) -> names not judged for
-    this pair; allowance(a, b, common_steps) -> {name: per-step extra tolerance} (e.g. a truncated sum's bound);
-    reported(a, b, approximation) -> {name: checker.Residual} quantities reported beside the verdict."""
+    compared: observables held to a tolerance, in report order. residuals: full-level observables
+    the reduction says are zero (name -> what it tests), judged by rounding in deterministic runs
+    and reported otherwise; residual_scale: observables whose largest magnitude scales the
+    residuals' rounding tolerance; exact_notes: words added to a residual's reason in a
+    deterministic run. Hooks (None: nothing): skip(a, b) -> names not judged for this pair;
+    allowance(a, b, common_steps) -> {name: per-step extra tolerance} (e.g. a truncated sum's
+    bound); reported(a, b, approximation) -> {name: checker.Residual} quantities reported beside the
+    verdict."""
 
     LAZY = ("skip", "allowance", "reported")
 
@@ -156,18 +161,21 @@ class Checks(Lazy):
 class SweepSpec(Lazy):
     """How `dynsim.sweep` runs a setting's points.
 
-    reduced / full: (cfgs of one group, options, batch_size) -> [Trajectory]; group(cfg, options, level) -> a
-    hashable key (points with equal keys share their compiled programs); check(cfg, options, level) raises
-    ValueError for a point its levels cannot run, before any work; summary(cfg, reduced, full, report) -> dict (one
-    table row); reduced_options / full_options: the run options each level takes, with `defaults`; heatmaps: the
-    summaries drawn by default; columns: name endings of the summaries printed in the terminal table (table.csv has
-    all), extra_columns: further columns printed when present; modes: the full level's modes; add_arguments(group):
-    the level options of `dynsim sweep NAME`; normalize(options) -> options, after parsing; example: the help line;
-    traced: the config fields a group's compiled program takes as traced numbers (the others are shapes: points
-    that differ in them fall in different groups); seeded(cfg, options, level) -> whether the seed changes the
-    point's numbers at `level` beyond rounding (None: always); a point it does not is run once for all its seeds.
-    level_summaries / point_summaries: every name `summary` can give, per level (prefixed "reduced_" / "full_" in the
-    row) and per point; a --heatmap outside them is refused before any work (empty: checked after the points run)."""
+    reduced / full: (cfgs of one group, options, batch_size) -> [Trajectory]; group(cfg, options,
+    level) -> a hashable key (points with equal keys share their compiled programs); check(cfg,
+    options, level) raises ValueError for a point its levels cannot run, before any work;
+    summary(cfg, reduced, full, report) -> dict (one table row); reduced_options / full_options: the
+    run options each level takes, with `defaults`; heatmaps: the summaries drawn by default;
+    columns: name endings of the summaries printed in the terminal table (table.csv has all),
+    extra_columns: further columns printed when present; modes: the full level's modes;
+    add_arguments(group): the level options of `dynsim sweep NAME`; normalize(options) -> options,
+    after parsing; example: the help line; traced: the config fields a group's compiled program
+    takes as traced numbers (the others are shapes: points that differ in them fall in different
+    groups); seeded(cfg, options, level) -> whether the seed changes the point's numbers at `level`
+    beyond rounding (None: always); a point it does not is run once for all its seeds.
+    level_summaries / point_summaries: every name `summary` can give, per level (prefixed "reduced_"
+    / "full_" in the row) and per point; a --heatmap outside them is refused before any work (empty:
+    checked after the points run)."""
 
     LAZY = ("reduced", "full", "group", "check", "summary", "add_arguments", "normalize", "seeded")
 
@@ -194,16 +202,19 @@ class SweepSpec(Lazy):
 
 @dataclasses.dataclass(frozen=True)
 class Setting(Lazy):
-    """One setting: its name, config dataclass, two levels and everything the face needs to run and judge them.
+    """One setting: its name, config dataclass, two levels and everything the face needs to run and
+    judge them.
 
-    reduced(cfg, **options) and full(cfg, **options) return Trajectories whose meta["setting"] is the config class's
-    name. claims(cfg, log) -> [dynsim.claims.Claim] backs `check-theorems NAME`; derive(cfg, latex) -> str backs
-    `derive NAME`; commands replace or add CLI subcommands (a command for verb "compare" replaces the generated
-    one). field_help / field_parsers / field_choices: per config field, the --help text, an argparse type for
-    fields with their own syntax, and the allowed values. modes: the full level's modes (`compare --mode`).
-    resources(values, level, options) -> [dynsim.resources.Need]: what one run at `level` ("reduced" or "full") of
-    the config field `values` (a dict, not yet validated) with the run `options` (mode, replicates, ...) would hold
-    in memory and do; the generated commands check it before any work (None: no estimate)."""
+    reduced(cfg, **options) and full(cfg, **options) return Trajectories whose meta["setting"] is
+    the config class's name. claims(cfg, log) -> [dynsim.claims.Claim] backs `check-theorems NAME`;
+    derive(cfg, latex) -> str backs `derive NAME`; commands replace or add CLI subcommands (a
+    command for verb "compare" replaces the generated one). field_help / field_parsers /
+    field_choices: per config field, the --help text, an argparse type for fields with their own
+    syntax, and the allowed values. modes: the full level's modes (`compare --mode`).
+    resources(values, level, options) -> [dynsim.resources.Need]: what one run at `level` ("reduced"
+    or "full") of the config field `values` (a dict, not yet validated) with the run `options`
+    (mode, replicates, ...) would hold in memory and do; the generated commands check it before any
+    work (None: no estimate)."""
 
     LAZY = (
         "config",
@@ -245,7 +256,8 @@ _discovered: Optional[dict[str, Setting]] = None
 
 
 def register(setting: Setting) -> Setting:
-    """Make `setting` known in this process (what an entry point in the group `dynsim.settings` does); returns it."""
+    """Make `setting` known in this process (what an entry point in the group `dynsim.settings`
+    does); returns it."""
     if not isinstance(setting, Setting):
         raise TypeError(f"register takes a dynsim.setting.Setting, got {type(setting).__name__}")
     if not setting.name or not setting.name.replace("_", "").replace("-", "").isalnum():
@@ -260,15 +272,16 @@ def _load(name: str, target: str) -> Setting:
     value = importlib.metadata.EntryPoint(name, target, GROUP).load()
     if not isinstance(value, Setting):
         raise TypeError(
-            f"entry point {name} = {target!r} of group {GROUP!r} is a {type(value).__name__}, not a "
+            f"entry point {name} = {target!r} of group {GROUP!r} is a {type(value).__name__}, "
+            f"not a "
             "dynsim.setting.Setting"
         )
     return value
 
 
 def _discover() -> dict[str, Setting]:
-    """The settings of the entry-point group, loaded once; from a source tree that is not installed, the built-in
-    ones (the entry points pyproject.toml declares)."""
+    """The settings of the entry-point group, loaded once; from a source tree that is not installed,
+    the built-in ones (the entry points pyproject.toml declares)."""
     global _discovered
     if _discovered is None:
         points = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=GROUP)}
@@ -280,12 +293,11 @@ def _discover() -> dict[str, Setting]:
         for name, target in sorted(points.items()):
             try:
                 _discovered[name] = _load(name, target)
-            except (
-                Exception
-            ) as exc:  # a broken plugin must not take the other settings (or the CLI) down with it
+            # a broken plugin must not take the other settings (or the CLI) down with it
+            except Exception as exc:
                 warnings.warn(
-                    f"dynsim: the setting {name!r} ({target}) of the entry-point group {GROUP!r} failed "
-                    f"to load and is skipped: {type(exc).__name__}: {exc}",
+                    f"dynsim: the setting {name!r} ({target}) of the entry-point group "
+                    f"{GROUP!r} failed to load and is skipped: {type(exc).__name__}: {exc}",
                     RuntimeWarning,
                     stacklevel=2,
                 )
@@ -293,7 +305,8 @@ def _discover() -> dict[str, Setting]:
 
 
 def settings() -> dict[str, Setting]:
-    """Every known setting by name: the entry points' (JSL, MIM and any installed plugin), then `register`'s."""
+    """Every known setting by name: the entry points' (JSL, MIM and any installed plugin), then
+    `register`'s."""
     found = _discover()
     order = [n for n in BUILTIN if n in found or n in _registered]
     order += sorted((set(found) | set(_registered)) - set(order))
@@ -309,5 +322,6 @@ def get(name: str) -> Setting:
 
 
 def for_config(config_name: str) -> Optional[Setting]:
-    """The setting whose config class is called `config_name` (a Trajectory's meta["setting"]), or None."""
+    """The setting whose config class is called `config_name` (a Trajectory's meta["setting"]), or
+    None."""
     return next((s for s in settings().values() if s.config.__name__ == config_name), None)

@@ -1,13 +1,15 @@
-"""The results store of a sweep: one file per point, keyed by a versioned hash of what determines the point.
+"""The results store of a sweep: one file per point, keyed by a versioned hash of what determines
+the point.
 
-A point's key is the SHA-256 of its canonical JSON description (setting, level, every config field, the run
-options) together with STORE_VERSION; bump STORE_VERSION when what a stored point means changes, and old
-points are no longer found (they are recomputed, never misread). Each point is one .npz written to a temporary
-file in the same directory and renamed into place (atomic on POSIX), so a crash or kill -9 leaves either the
-whole file or none. On reading, the file must open, carry its own key and match the SHA-256 of its contents
-recorded inside it; anything else is moved aside as `<name>.corrupt` and the point counts as not done.
-Before anything is decompressed or parsed, the sizes the file declares are checked (`check_sizes`): loading a
-point never allocates much more than the file's own size on disk, however its headers lie.
+A point's key is the SHA-256 of its canonical JSON description (setting, level, every config field,
+the run options) together with STORE_VERSION; bump STORE_VERSION when what a stored point means
+changes, and old points are no longer found (they are recomputed, never misread). Each point is one
+.npz written to a temporary file in the same directory and renamed into place (atomic on POSIX), so
+a crash or kill -9 leaves either the whole file or none. On reading, the file must open, carry its
+own key and match the SHA-256 of its contents recorded inside it; anything else is moved aside as
+`<name>.corrupt` and the point counts as not done. Before anything is decompressed or parsed, the
+sizes the file declares are checked (`check_sizes`): loading a point never allocates much more than
+the file's own size on disk, however its headers lie.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def point_path(root: str, key: str) -> str:
 
 
 def point_key(description: dict) -> str:
-    """The versioned hash of a point: sha256 of {"store_version": STORE_VERSION, **description} as canonical JSON."""
+    """The versioned hash of a point: sha256 of {"store_version": STORE_VERSION, **description} as
+    canonical JSON."""
     text = json.dumps(
         {"store_version": STORE_VERSION, **description},
         sort_keys=True,
@@ -57,11 +60,11 @@ def _digest(arrays: dict[str, np.ndarray]) -> str:
 
 
 def check_sizes(path: str) -> None:
-    """Refuse (ValueError) an .npz whose declared sizes exceed what its file holds, before reading any data: the
-    store writes members uncompressed, so their declared sizes together are at most the file's size; each
-    member's npy header (read alone: at most numpy's 10,000-byte header limit) declares a plain dtype (no
-    pickled objects) and a shape whose bytes fill the member exactly. A zip bomb or a header declaring a huge
-    array is thus rejected without allocating it."""
+    """Refuse (ValueError) an .npz whose declared sizes exceed what its file holds, before reading
+    any data: the store writes members uncompressed, so their declared sizes together are at most
+    the file's size; each member's npy header (read alone: at most numpy's 10,000-byte header limit)
+    declares a plain dtype (no pickled objects) and a shape whose bytes fill the member exactly. A
+    zip bomb or a header declaring a huge array is thus rejected without allocating it."""
     limit = os.path.getsize(path)
     with zipfile.ZipFile(path) as zf:
         members = zf.infolist()
@@ -84,8 +87,8 @@ def check_sizes(path: str) -> None:
                 size = math.prod(shape) * dtype.itemsize  # Python integers: no overflow
                 if dtype.hasobject or fh.tell() + size != member.file_size:
                     raise ValueError(
-                        f"member {member.filename}: its header declares {dtype} {shape} ({size} bytes) "
-                        f"in a member of {member.file_size} bytes"
+                        f"member {member.filename}: its header declares {dtype} {shape} "
+                        f"({size} bytes) in a member of {member.file_size} bytes"
                     )
 
 
@@ -100,7 +103,8 @@ class Store:
         return point_path(self.root, key)
 
     def save(self, key: str, summary: dict, trajectories: dict[str, Trajectory]) -> None:
-        """Write one point atomically: its summary (JSON), its trajectories and a digest of all of it."""
+        """Write one point atomically: its summary (JSON), its trajectories and a digest of all of
+        it."""
         arrays = {
             "key": np.array(key),
             "summary": np.array(json.dumps(summary, default=jsonable)),
@@ -111,8 +115,9 @@ class Store:
         atomic_savez(self.path(key), arrays)
 
     def load(self, key: str, trajectories: bool = False) -> Optional[dict[str, Any]]:
-        """The stored point {"summary": ..., "trajectories": {...} (if asked)}; None if absent or corrupt
-        (a corrupt file is renamed to .corrupt, with a warning, so the point is recomputed)."""
+        """The stored point {"summary": ..., "trajectories": {...} (if asked)}; None if absent or
+        corrupt (a corrupt file is renamed to .corrupt, with a warning, so the point is
+        recomputed)."""
         path = self.path(key)
         if not os.path.exists(path):
             return None
@@ -124,15 +129,14 @@ class Store:
             if digest != _digest(arrays) or str(arrays["key"]) != key:
                 raise ValueError("digest or key mismatch")
             out: dict[str, Any] = {"summary": json.loads(str(arrays["summary"]))}
-        except (
-            Exception
-        ) as exc:  # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
-            with contextlib.suppress(
-                FileNotFoundError
-            ):  # another sweep on this store moved it aside first
+        # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
+        except Exception as exc:
+            # another sweep on this store moved it aside first
+            with contextlib.suppress(FileNotFoundError):
                 os.replace(path, path + ".corrupt")
             warnings.warn(
-                f"stored point {path} is corrupt ({type(exc).__name__}: {exc}); moved to .corrupt and "
+                f"stored point {path} is corrupt ({type(exc).__name__}: {exc}); moved to "
+                f".corrupt and "
                 "recomputed",
                 RuntimeWarning,
                 stacklevel=2,

@@ -1,8 +1,9 @@
-"""dynsim's temporary files: every write goes to a temporary file of a unique name in the target's folder, then a
-rename (atomic on POSIX), so a reader sees the old file or the new one, never a part. The names carry a prefix,
-the host and the writer's pid (".dynsim-tmp-HOST-PID-XXXXXXXX.SUFFIX"), so that the leftovers of a killed writer
-(kill -9 between the write and the rename) are recognised as dynsim's and removed by the next run into that folder
-(`remove_leftovers`), and nothing else is touched."""
+"""dynsim's temporary files: every write goes to a temporary file of a unique name in the target's
+folder, then a rename (atomic on POSIX), so a reader sees the old file or the new one, never a part.
+The names carry a prefix, the host and the writer's pid (".dynsim-tmp-HOST-PID-XXXXXXXX.SUFFIX"), so
+that the leftovers of a killed writer (kill -9 between the write and the rename) are recognised as
+dynsim's and removed by the next run into that folder (`remove_leftovers`), and nothing else is
+touched."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import tempfile
 import time
 
 PREFIX = ".dynsim-tmp-"
-STALE_SECONDS = 3600.0  # a temporary file unchanged this long is no live write's (the writers write, then rename)
-_NAME = re.compile(
-    r"^\.dynsim-tmp-(?P<host>.+)-(?P<pid>\d+)-"
-)  # greedy host: the pid is the last -digits- field
+# a temporary file unchanged this long is no live write's (the writers write, then rename)
+STALE_SECONDS = 3600.0
+# greedy host: the pid is the last -digits- field
+_NAME = re.compile(r"^\.dynsim-tmp-(?P<host>.+)-(?P<pid>\d+)-")
 
 
 def _prefix() -> str:
@@ -25,7 +26,8 @@ def _prefix() -> str:
 
 
 def mkstemp(directory: str, suffix: str = "") -> tuple[int, str]:
-    """(fd, path) of a new temporary file in `directory`, named as this module says (mode 0600, as tempfile's)."""
+    """(fd, path) of a new temporary file in `directory`, named as this module says (mode 0600, as
+    tempfile's)."""
     return tempfile.mkstemp(dir=directory, prefix=_prefix(), suffix=suffix)
 
 
@@ -45,8 +47,9 @@ def _alive(pid: int) -> bool:
 
 
 def stale(name: str, mtime: float, now: float) -> bool:
-    """Whether the temporary file or folder `name` (last changed at `mtime`) is a leftover: written by a process of
-    this host that is gone, or unchanged for STALE_SECONDS (another host's, or a reused pid). Not ours: False."""
+    """Whether the temporary file or folder `name` (last changed at `mtime`) is a leftover: written
+    by a process of this host that is gone, or unchanged for STALE_SECONDS (another host's, or a
+    reused pid). Not ours: False."""
     m = _NAME.match(name)
     if m is None:
         return False
@@ -64,8 +67,9 @@ def _entries(folder: str) -> list:
 
 
 def remove_leftovers(folder: str, depth: int = 2) -> list[str]:
-    """Remove dynsim's stale temporary files and folders (`stale`) from `folder` and its subfolders `depth` deep (a
-    sweep's points/ab/); return their paths. A folder that does not exist has none."""
+    """Remove dynsim's stale temporary files and folders (`stale`) from `folder` and its subfolders
+    `depth` deep (a sweep's points/ab/); return their paths. A folder that does not exist has
+    none."""
     removed, now, entries = [], time.time(), _entries(folder)
     level = entries
     for _ in range(depth):
@@ -84,17 +88,17 @@ def remove_leftovers(folder: str, depth: int = 2) -> list[str]:
                 shutil.rmtree(e.path)
             else:
                 os.unlink(e.path)
-        except (
-            FileNotFoundError
-        ):  # removed meanwhile (its writer renamed it, or another run cleaned it)
+        # removed meanwhile (its writer renamed it, or another run cleaned it)
+        except FileNotFoundError:
             continue
         removed.append(e.path)
     return removed
 
 
 def _umask() -> int:
-    """The process's umask: from /proc/self/status on Linux, else by setting and restoring it (os has no getter
-    before Python 3.13; the set-and-restore window could touch files other threads create meanwhile)."""
+    """The process's umask: from /proc/self/status on Linux, else by setting and restoring it (os
+    has no getter before Python 3.13; the set-and-restore window could touch files other threads
+    create meanwhile)."""
     try:
         with open("/proc/self/status") as fh:
             for line in fh:
@@ -108,15 +112,16 @@ def _umask() -> int:
 
 
 def public_mode(tmp: str) -> None:
-    """Give a temporary file the mode a plain open() would (0666 less the umask): mkstemp makes it 0600, so a renamed
-    result would be unreadable by the collaborators a shared filesystem's umask admits (issue 14)."""
+    """Give a temporary file the mode a plain open() would (0666 less the umask): mkstemp makes it
+    0600, so a renamed result would be unreadable by the collaborators a shared filesystem's umask
+    admits (issue 14)."""
     os.chmod(tmp, 0o666 & ~_umask())
 
 
 def atomic_write(path: str, suffix: str, write) -> None:
-    """Call write(binary file) on a temporary file in path's folder, then rename it to path. On any failure (a full
-    disk: ENOSPC) the temporary file is removed and `path` is as it was; an OSError is raised again naming `path`
-    (a failed write() names no file)."""
+    """Call write(binary file) on a temporary file in path's folder, then rename it to path. On any
+    failure (a full disk: ENOSPC) the temporary file is removed and `path` is as it was; an OSError
+    is raised again naming `path` (a failed write() names no file)."""
     fd, tmp = mkstemp(os.path.dirname(os.path.abspath(path)), suffix)
     try:
         with os.fdopen(fd, "wb") as fh:

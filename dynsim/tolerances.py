@@ -1,5 +1,5 @@
-"""The checker's tolerance terms: each a small function returning a `Term` (the per-step or per-entry
-tolerance and its one-line reason), summed by `combine`.
+"""The checker's tolerance terms: each a small function returning a `Term` (the per-step or
+per-entry tolerance and its one-line reason), summed by `combine`.
 
 `rounding` holds every comparison (deterministic runs: float rounding, `rounding_tolerance`);
 `monte_carlo_band` runs carrying standard errors; `approximation` a named approximation's stated

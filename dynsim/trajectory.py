@@ -48,7 +48,8 @@ class Trajectory:
         for name, values in self.observables.items():
             if values.shape[:1] != self.steps.shape:
                 raise ValueError(
-                    f"observable {name!r} has leading shape {values.shape[:1]}, expected {self.steps.shape} (one row per step)"
+                    f"observable {name!r} has leading shape {values.shape[:1]}, expected "
+                    f"{self.steps.shape} (one row per step)"
                 )
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -80,9 +81,10 @@ class Trajectory:
         return self.observables.get(name, default)
 
     def to_xarray(self):
-        """An `xarray.Dataset`: one variable per observable over the dimension "step" (the recorded step numbers),
-        its further axes named <name>_dim1, ...; attrs: level, mode, setting, dtype, device and the whole meta as
-        JSON ("meta_json"). Needs xarray (`pip install 'dynsim[xarray]'`)."""
+        """An `xarray.Dataset`: one variable per observable over the dimension "step" (the recorded
+        step numbers), its further axes named <name>_dim1, ...; attrs: level, mode, setting, dtype,
+        device and the whole meta as JSON ("meta_json"). Needs xarray (`pip install
+        'dynsim[xarray]'`)."""
         try:
             import xarray
         except ImportError:
@@ -121,13 +123,15 @@ class Trajectory:
         more = len(self.observables) - 8
         span = f"{self.steps[0]}..{self.steps[-1]}" if self.steps.size else "none"
         return (
-            f"Trajectory(level={self.level!r}, mode={self.meta.get('mode', '?')!r}, {self.steps.size} records at "
-            f"steps {span}, observables: {shown}" + (f", ... {more} more" if more > 0 else "") + ")"
+            f"Trajectory(level={self.level!r}, mode={self.meta.get('mode', '?')!r}, "
+            f"{self.steps.size} records at steps {span}, observables: {shown}"
+            + (f", ... {more} more" if more > 0 else "")
+            + ")"
         )
 
     def thinned(self, per_decade: int) -> "Trajectory":
-        """The records at `log_spaced(self.steps, per_decade)`: a log-time figure's data at a size bounded by the
-        number of decades, not by the number of records (meta["thinned"] says so)."""
+        """The records at `log_spaced(self.steps, per_decade)`: a log-time figure's data at a size
+        bounded by the number of decades, not by the number of records (meta["thinned"] says so)."""
         keep = log_spaced(self.steps, per_decade)
         if keep.size == self.steps.size:
             return self
@@ -158,17 +162,18 @@ class Trajectory:
 
     @classmethod
     def load(cls, path, name: str | None = None):
-        """Read a file written by `save` (one trajectory) or by `save_many` (the CLI's trajectories.npz).
+        """Read a file written by `save` (one trajectory) or by `save_many` (the CLI's
+        trajectories.npz).
 
-        `name` picks one of several ("reduced", "full", ...). Left out, a file with one trajectory gives that
-        Trajectory and a file with several gives all of them as a `Trajectories` list (in the file's order; index it by
-        position or by name: `runs["full"]`)."""
+        `name` picks one of several ("reduced", "full", ...). Left out, a file with one trajectory
+        gives that Trajectory and a file with several gives all of them as a `Trajectories` list (in
+        the file's order; index it by position or by name: `runs["full"]`)."""
         with np.load(os.fspath(path), allow_pickle=False) as f:
             if "steps" in f.files:
                 if name is not None:
                     raise ValueError(
-                        f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): leave "
-                        f"name out (got {name!r})"
+                        f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): "
+                        f"leave name out (got {name!r})"
                     )
                 observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
                 final = {k[6:]: f[k] for k in f.files if k.startswith("final/")}  # older: none
@@ -190,8 +195,8 @@ class Trajectory:
 
 
 class Trajectories(list):
-    """Several named trajectories (what `save_many` writes) as a list in their saved order; `runs["full"]` picks one
-    by name, `runs.names` lists the names, `name in runs` asks for one."""
+    """Several named trajectories (what `save_many` writes) as a list in their saved order;
+    `runs["full"]` picks one by name, `runs.names` lists the names, `name in runs` asks for one."""
 
     def __init__(self, named: dict[str, Trajectory]):
         super().__init__(named.values())
@@ -218,8 +223,9 @@ class Trajectories(list):
 def seed_statistics(
     records: dict, *, standard_error: bool = True, keep_seeds: bool = True
 ) -> dict[str, np.ndarray]:
-    """Runs over R seeds (name -> (R, steps, ...)) as observables: the seed mean, `<name>_se` = std(ddof=1)/sqrt(R)
-    (with `standard_error` and R >= 2) and each run as `<name>_seeds` (steps, ..., R) (with `keep_seeds`)."""
+    """Runs over R seeds (name -> (R, steps, ...)) as observables: the seed mean, `<name>_se` =
+    std(ddof=1)/sqrt(R) (with `standard_error` and R >= 2) and each run as `<name>_seeds` (steps,
+    ..., R) (with `keep_seeds`)."""
     out: dict[str, np.ndarray] = {}
     for name, values in records.items():
         values = np.moveaxis(np.asarray(values), 0, -1)  # (steps, ..., R)
@@ -236,14 +242,16 @@ def seed_statistics(
 
 
 def strict_json(data: Any, indent: Optional[int] = 2) -> str:
-    """`data` as strict JSON (RFC 8259, what every JSON file of the CLI is): NaN and +-inf written as null (a
-    strict parser rejects Python's NaN / Infinity; issue 16), numpy values as numbers and lists, other objects as
-    their str. allow_nan=False: a non-finite number that slipped through raises instead of being written."""
+    """`data` as strict JSON (RFC 8259, what every JSON file of the CLI is): NaN and +-inf written
+    as null (a strict parser rejects Python's NaN / Infinity; issue 16), numpy values as numbers and
+    lists, other objects as their str. allow_nan=False: a non-finite number that slipped through
+    raises instead of being written."""
     return json.dumps(finite(data), indent=indent, allow_nan=False)
 
 
 def finite(x: Any) -> Any:
-    """`x` with its non-finite floats replaced by None, numpy values and dataclasses by plain ones (`jsonable`)."""
+    """`x` with its non-finite floats replaced by None, numpy values and dataclasses by plain ones
+    (`jsonable`)."""
     if isinstance(x, dict):
         return {k: finite(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -270,9 +278,9 @@ def jsonable(x: Any) -> Any:
 
 
 def write_npz(fh, arrays: dict[str, np.ndarray], compressed: bool = False) -> None:
-    """`arrays` as an .npz archive (what np.savez / np.savez_compressed write, read by np.load) with every member
-    dated 1980-01-01, so the same arrays give the same bytes (np.savez stamps the time of writing: `dynsim rerun`
-    reproduces files bit for bit)."""
+    """`arrays` as an .npz archive (what np.savez / np.savez_compressed write, read by np.load) with
+    every member dated 1980-01-01, so the same arrays give the same bytes (np.savez stamps the time
+    of writing: `dynsim rerun` reproduces files bit for bit)."""
     method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
     with zipfile.ZipFile(fh, "w", compression=method, allowZip64=True) as zf:
         for name, value in arrays.items():
@@ -288,14 +296,14 @@ def atomic_savez(path: str, arrays: dict[str, np.ndarray], compressed: bool = Fa
 
 
 def atomic_savefig(fig, path: str, dpi: int) -> None:
-    """A matplotlib figure as PNG at `path` atomically (a uniquely named temporary file in the same folder, then a
-    rename): concurrent writers of one path never share a temporary file."""
+    """A matplotlib figure as PNG at `path` atomically (a uniquely named temporary file in the same
+    folder, then a rename): concurrent writers of one path never share a temporary file."""
     tempfiles.atomic_write(path, ".png.tmp", lambda fh: fig.savefig(fh, format="png", dpi=dpi))
 
 
 def log_spaced(steps, per_decade: int) -> np.ndarray:
-    """Indices of the records that a log-time axis needs: every step <= 0 and the last record, and for each
-    target 10^(k / per_decade) (k = 0, 1, ...) the first record at or after it. At most
+    """Indices of the records that a log-time axis needs: every step <= 0 and the last record, and
+    for each target 10^(k / per_decade) (k = 0, 1, ...) the first record at or after it. At most
     per_decade * log10(max step) + 1 positive records besides the last, however many there are."""
     steps = np.asarray(steps)
     if not isinstance(per_decade, int) or isinstance(per_decade, bool) or per_decade < 1:
@@ -307,9 +315,8 @@ def log_spaced(steps, per_decade: int) -> np.ndarray:
         powers = 10.0 ** (
             np.arange(int(np.floor(per_decade * np.log10(top) + 1e-9)) + 1) / per_decade
         )
-        targets = np.ceil(
-            powers * (1 - 1e-12)
-        )  # steps are integers: 10^(50/50) = 10.000000000000002 means 10
+        # steps are integers: 10^(50/50) = 10.000000000000002 means 10
+        targets = np.ceil(powers * (1 - 1e-12))
         order = positive[np.argsort(steps[positive], kind="stable")]
         at = np.searchsorted(steps[order], targets, side="left")
         keep |= set(order[at[at < order.size]].tolist())
@@ -341,9 +348,8 @@ def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarra
 def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
     """The inverse of `many_to_arrays` (names without a "/" are not trajectories and are skipped; a
     trajectory saved without final arrays loads with `final` empty)."""
-    prefixes = list(
-        dict.fromkeys(k.split("/", 1)[0] for k in arrays if "/" in k)
-    )  # in the saved order
+    # in the saved order
+    prefixes = list(dict.fromkeys(k.split("/", 1)[0] for k in arrays if "/" in k))
 
     def under(pre: str, part: str) -> dict[str, np.ndarray]:
         head = f"{pre}/{part}/"

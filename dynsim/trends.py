@@ -1,8 +1,10 @@
-"""Trends over a ladder of sizes: an asymptotic claim ("o(1)", "decreasing in P", "grows like log P") is judged on the
-fitted slope of y against x (either on a log scale) and its confidence interval, not at one size.
+"""Trends over a ladder of sizes: an asymptotic claim ("o(1)", "decreasing in P", "grows like log
+P") is judged on the fitted slope of y against x (either on a log scale) and its confidence
+interval, not at one size.
 
-`fit(x, y)` is ordinary least squares (scipy.stats.linregress) with the two-sided Student-t interval of the slope on
-n - 2 degrees of freedom; with n = 2 points the interval is infinite (no claim can be judged from two points).
+`fit(x, y)` is ordinary least squares (scipy.stats.linregress) with the two-sided Student-t interval
+of the slope on n - 2 degrees of freedom; with n = 2 points the interval is infinite (no claim can
+be judged from two points).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from scipy import stats
 
 @dataclasses.dataclass(frozen=True)
 class Trend:
-    """y ~ intercept + slope x on the stated scales, with the slope's two-sided `confidence` interval."""
+    """y ~ intercept + slope x on the stated scales, with the slope's two-sided `confidence`
+    interval."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
@@ -40,8 +43,8 @@ class Trend:
         xs = "log x" if self.logx else "x"
         ys = "log y" if self.logy else "y"
         return (
-            f"{ys} = {self.intercept:.4g} + {self.slope:.4g} {xs} over {self.n} sizes, slope {self.confidence:.0%} "
-            f"interval [{self.slope_low:.4g}, {self.slope_high:.4g}]"
+            f"{ys} = {self.intercept:.4g} + {self.slope:.4g} {xs} over {self.n} sizes, slope "
+            f"{self.confidence:.0%} interval [{self.slope_low:.4g}, {self.slope_high:.4g}]"
         )
 
 
@@ -53,7 +56,8 @@ def fit(
     logy: bool = False,
     confidence: float = 0.95,
 ) -> Trend:
-    """Least-squares line through (x, y) (natural logs where asked) and its slope's confidence interval."""
+    """Least-squares line through (x, y) (natural logs where asked) and its slope's confidence
+    interval."""
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xa.shape != ya.shape or xa.ndim != 1:
         raise ValueError(f"x and y must be 1-D of one length, got shapes {xa.shape} and {ya.shape}")

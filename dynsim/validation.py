@@ -18,13 +18,15 @@ def is_real(x: Any) -> bool:
 
 
 def check_int(name: str, value: Any, low: int) -> None:
-    """Raise `<name> = <value> is invalid: must be an integer >= low` unless value is such an integer."""
+    """Raise `<name> = <value> is invalid: must be an integer >= low` unless value is such an
+    integer."""
     if not is_int(value) or value < low:
         raise ValueError(f"{name} = {value!r} is invalid: must be an integer >= {low}")
 
 
 def lower_bounds(fail, cfg: Any, bounds: dict) -> None:
-    """For each field name -> (bound, strict): fail(name, value, "must be > bound" or ">= bound") when violated."""
+    """For each field name -> (bound, strict): fail(name, value, "must be > bound" or ">= bound")
+    when violated."""
     for name, (bound, strict) in bounds.items():
         value = getattr(cfg, name)
         if value < bound or (strict and value == bound):
@@ -32,7 +34,8 @@ def lower_bounds(fail, cfg: Any, bounds: dict) -> None:
 
 
 def replicates(value: Optional[int], default: int) -> int:
-    """The replicate count of a sampled run: `default` for None, else an integer >= 2 (a standard error needs two)."""
+    """The replicate count of a sampled run: `default` for None, else an integer >= 2 (a standard
+    error needs two)."""
     R = default if value is None else value
     if not is_int(R) or R < 2:
         raise ValueError(

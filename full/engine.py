@@ -1,4 +1,5 @@
-"""The optax training engine of the full level: GD in one `lax.scan`, replicate keys, the checks the settings share."""
+"""The optax training engine of the full level: GD in one `lax.scan`, replicate keys, the checks the
+settings share."""
 
 from __future__ import annotations
 
@@ -28,13 +29,13 @@ def train(
     nonfinite: bool = False,
     descent: bool = False,
 ):
-    """`steps` optax updates params <- apply_updates(params, opt.update(grad)) from params0, `observe(params, t)`
-    recorded at `recording.recorded_steps`; traceable. grad(params, fold_in(key, t)) draws step t's batch from key
-    (grad(params) without key). Returns (final params, records); nonfinite: `recording.run`'s.
-    descent: grad returns (loss, gradient) with loss > 0, and the records also hold LOSS_RISE, the
-    largest (L(t) - L(t - 1)) / L(t - 1) over the steps so far (-1, its floor, before two losses
-    are known; NaN once a loss is not finite): whether GD descended at every step, read from the
-    losses it computes anyway."""
+    """`steps` optax updates params <- apply_updates(params, opt.update(grad)) from params0,
+    `observe(params, t)` recorded at `recording.recorded_steps`; traceable. grad(params,
+    fold_in(key, t)) draws step t's batch from key (grad(params) without key). Returns (final
+    params, records); nonfinite: `recording.run`'s. descent: grad returns (loss, gradient) with loss
+    > 0, and the records also hold LOSS_RISE, the largest (L(t) - L(t - 1)) / L(t - 1) over the
+    steps so far (-1, its floor, before two losses are known; NaN once a loss is not finite):
+    whether GD descended at every step, read from the losses it computes anyway."""
 
     def step(carry, t):
         params, opt_state = carry[:2]
@@ -84,11 +85,13 @@ def check_setting(cfg, config_class: type, mode: str, modes: tuple) -> None:
 
 
 def replicates(mode: str, replicates: Optional[int]) -> int:
-    """The number of replicate runs: 1 in mode "exact" (deterministic), else `replicates` (default 8)."""
+    """The number of replicate runs: 1 in mode "exact" (deterministic), else `replicates` (default
+    8)."""
     if mode == "exact":
         if replicates not in (None, 1):
             raise ValueError(
-                f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is deterministic"
+                f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is "
+                f"deterministic"
             )
         return 1
     return validation.replicates(replicates, DEFAULT_REPLICATES)

@@ -1,13 +1,15 @@
 """Gradient flow of a reduced setting, the eta -> 0 limit of its GD recurrence, solved by diffrax.
 
-A setting gives the vector field dy/dt = -(GD increment)/eta, in units t = eta * steps: GD's step k sits at t = eta k
-and converges to the flow as eta -> 0 with an O(eta) error. This module holds what every setting shares: option
-checks, save times, the diffrax call, the observation of the saves and the mapping of times to GD steps.
+A setting gives the vector field dy/dt = -(GD increment)/eta, in units t = eta * steps: GD's step k
+sits at t = eta k and converges to the flow as eta -> 0 with an O(eta) error. This module holds what
+every setting shares: option checks, save times, the diffrax call, the observation of the saves and
+the mapping of times to GD steps.
 
-Solver: an adaptive, implicit (stiff-capable) ESDIRK method of diffrax (default Kvaerno4) with a PI step-size
-controller; rtol and atol are traced arguments of the compiled solve, so changing them does not recompile. The
-flow is stiff: the step sizes of alpha and rho differ by D(D-C), and an explicit method (Tsit5) is held to
-stability-limited steps (it exhausted 200,000 steps before t = 1e6 at D=16, C=4, where Kvaerno4 needs ~300).
+Solver: an adaptive, implicit (stiff-capable) ESDIRK method of diffrax (default Kvaerno4) with a PI
+step-size controller; rtol and atol are traced arguments of the compiled solve, so changing them
+does not recompile. The flow is stiff: the step sizes of alpha and rho differ by D(D-C), and an
+explicit method (Tsit5) is held to stability-limited steps (it exhausted 200,000 steps before t =
+1e6 at D=16, C=4, where Kvaerno4 needs ~300).
 """
 
 from __future__ import annotations
@@ -31,18 +33,18 @@ SOLVERS = {
     "kvaerno3": diffrax.Kvaerno3,
     "tsit5": diffrax.Tsit5,
 }
-# scipy.integrate's LSODA, stepped from the host on jit-compiled f and Jacobian (`solve_host`): no solver trace to
-# compile, and its variable-order BDF with few Jacobians needed a third of Kvaerno4's evaluations on JSL (docs/flow.md)
+# scipy.integrate's LSODA, stepped from the host on jit-compiled f and Jacobian (`solve_host`): no
+# solver trace to compile, and its variable-order BDF with few Jacobians needed a third of
+# Kvaerno4's evaluations on JSL (docs/flow.md)
 HOST_SOLVERS = {"lsoda": "LSODA", "bdf": "BDF"}
 SOLVER = "kvaerno4"
 RTOL, ATOL = 1e-6, 1e-9
-PI_COEFFICIENTS = (
-    0.2,
-    0.4,
-)  # (pcoeff, icoeff) of diffrax.PIDController: a PI controller for mildly stiff problems
+# (pcoeff, icoeff) of diffrax.PIDController: a PI controller for mildly stiff problems
+PI_COEFFICIENTS = (0.2, 0.4)
 SAVES = 100  # log-spaced save times in [t_min, t_max], besides t = 0
 MAX_STEPS = 100_000
-LABEL = "gradient_flow"  # meta["approximation"]: the checker compares a flow with GD as an approximation
+# meta["approximation"]: the checker compares a flow with GD as an approximation
+LABEL = "gradient_flow"
 
 
 def check_method(method) -> str:
@@ -67,10 +69,11 @@ def options(
     max_steps=MAX_STEPS,
     default_t_max: float,
 ) -> dict:
-    """Validate the flow options (one named ValueError each) and resolve them; "times" = the save times (numpy).
+    """Validate the flow options (one named ValueError each) and resolve them; "times" = the save
+    times (numpy).
 
-    t_max: end time (default `default_t_max`, i.e. eta * steps); times: explicit save times in [0, t_max], else
-    t = 0 and `saves` log-spaced times from t_min (default min(eta, t_max)) to t_max.
+    t_max: end time (default `default_t_max`, i.e. eta * steps); times: explicit save times in [0,
+    t_max], else t = 0 and `saves` log-spaced times from t_min (default min(eta, t_max)) to t_max.
     """
     t_max = default_t_max if t_max is None else t_max
     _positive("t_max", t_max)
@@ -105,8 +108,8 @@ def options(
             or np.any(np.diff(ts) <= 0)
         ):
             raise ValueError(
-                f"times = {_short(times)} is invalid: must be a non-empty increasing 1-d sequence of "
-                f"finite times in [0, t_max = {t_max!r}]"
+                f"times = {_short(times)} is invalid: must be a non-empty increasing 1-d "
+                f"sequence of finite times in [0, t_max = {t_max!r}]"
             )
     return {
         "t_max": t_max,
@@ -133,8 +136,9 @@ def save_times(t_max: float, saves: int, t_min: float) -> np.ndarray:
 def gd_times(
     eta: float, steps: int, record_every: int, t_max: float, saves: int = SAVES
 ) -> np.ndarray:
-    """Save times that line up with a GD run's records: eta * (recorded step) up to t_max; beyond the GD run's
-    end (t_max > eta * steps) `saves` log-spaced times up to t_max. What `dynsim compare ... --method flow` uses."""
+    """Save times that line up with a GD run's records: eta * (recorded step) up to t_max; beyond
+    the GD run's end (t_max > eta * steps) `saves` log-spaced times up to t_max. What `dynsim
+    compare ... --method flow` uses."""
     ts = eta * recording.recorded_steps(steps, record_every).astype(float)
     ts = ts[ts <= t_max]
     end = eta * steps
@@ -147,8 +151,9 @@ def gd_times(
 
 
 def integrate(vector_field: Callable, y0, args, ts, t_max, rtol, atol, solver: str, max_steps: int):
-    """Solve dy/dt = vector_field(t, y, args) from t = 0 to t_max, saving at ts (traceable; rtol, atol, t_max, ts
-    may be traced). Returns (ys, stats, result) of `diffrax.diffeqsolve` (throw=False: the caller reports)."""
+    """Solve dy/dt = vector_field(t, y, args) from t = 0 to t_max, saving at ts (traceable; rtol,
+    atol, t_max, ts may be traced). Returns (ys, stats, result) of `diffrax.diffeqsolve`
+    (throw=False: the caller reports)."""
     dtype = jax.tree.leaves(y0)[0].dtype
     sol = diffrax.diffeqsolve(
         diffrax.ODETerm(vector_field),
@@ -169,13 +174,15 @@ def integrate(vector_field: Callable, y0, args, ts, t_max, rtol, atol, solver: s
 
 
 def isolated(fn: Callable, jvp: Callable, like) -> Callable:
-    """The vector field y -> fn(y) as diffrax calls it, with XLA compiling fn (and its JVP) once, on its own.
+    """The vector field y -> fn(y) as diffrax calls it, with XLA compiling fn (and its JVP) once, on
+    its own.
 
-    Inlined into the solver's loop, the sympy-lambdified gradient expression appears in every stage, the Newton
-    iteration and the Jacobian, and XLA's passes over that loop body took ~50 s (JSL, C = 3 or 4) against ~1.5 s
-    for the expression alone. Here the loop calls it through `jax.pure_callback`; a `custom_jvp` gives the solver's
-    Jacobian (`jax.jacfwd`, one JVP per state entry) through a second callback. fn, jvp: host callables of
-    jit-compiled functions (y -> dy/dt and (y, v) -> J(y) v); like: a pytree with y's shapes and dtypes.
+    Inlined into the solver's loop, the sympy-lambdified gradient expression appears in every stage,
+    the Newton iteration and the Jacobian, and XLA's passes over that loop body took ~50 s (JSL, C =
+    3 or 4) against ~1.5 s for the expression alone. Here the loop calls it through
+    `jax.pure_callback`; a `custom_jvp` gives the solver's Jacobian (`jax.jacfwd`, one JVP per state
+    entry) through a second callback. fn, jvp: host callables of jit-compiled functions (y -> dy/dt
+    and (y, v) -> J(y) v); like: a pytree with y's shapes and dtypes.
     """
     spec = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), like)
 
@@ -192,10 +199,11 @@ def isolated(fn: Callable, jvp: Callable, like) -> Callable:
 
 
 def traced_options(opts: dict, dtype) -> tuple:
-    """(ts, t_max, rtol, atol) as arrays: traced arguments of a compiled solve (no recompilation when they change).
+    """(ts, t_max, rtol, atol) as arrays: traced arguments of a compiled solve (no recompilation
+    when they change).
 
-    ts is padded with t_max to a power of two (>= 128) so that different numbers of save times share one compiled
-    solve; `finish` drops the padding."""
+    ts is padded with t_max to a power of two (>= 128) so that different numbers of save times share
+    one compiled solve; `finish` drops the padding."""
     ts = opts["times"]
     size = max(128, 1 << (ts.size - 1).bit_length())
     ts = np.concatenate([ts, np.full(size - ts.size, opts["t_max"])])
@@ -205,8 +213,9 @@ def traced_options(opts: dict, dtype) -> tuple:
 
 
 def observe_saves(observe: Callable, ys, ts, t_max, reached):
-    """lax.map of observe over the saved states; the padding of `traced_options` (every save after the first at
-    t_max) and the saves not reached are skipped at run time (lax.cond) and read as observe's shapes of zeros."""
+    """lax.map of observe over the saved states; the padding of `traced_options` (every save after
+    the first at t_max) and the saves not reached are skipped at run time (lax.cond) and read as
+    observe's shapes of zeros."""
     live = (jnp.arange(ts.shape[0]) <= jnp.argmax(ts >= t_max)) & reached
     y0 = jax.tree.map(lambda y: y[0], ys)
     shapes = jax.eval_shape(observe, y0)
@@ -221,8 +230,8 @@ def observe_saves(observe: Callable, ys, ts, t_max, reached):
 
 
 def steps_of(times: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
-    """GD step numbers of the save times, round(t / eta), and which saves to keep: of several times rounding to
-    the same step, the one nearest eta * step (so a Trajectory's steps are unique)."""
+    """GD step numbers of the save times, round(t / eta), and which saves to keep: of several times
+    rounding to the same step, the one nearest eta * step (so a Trajectory's steps are unique)."""
     steps = np.rint(times / eta).astype(np.int64)
     off = np.abs(times - eta * steps)
     keep = np.ones(times.shape, bool)
@@ -236,14 +245,14 @@ def steps_of(times: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
 def finish(
     records: dict, reached, opts: dict, stats, result, eta: float
 ) -> tuple[np.ndarray, dict, dict]:
-    """Host side after a solve: the GD steps, the kept records (plus the time "t") and the flow's meta entries.
+    """Host side after a solve: the GD steps, the kept records (plus the time "t") and the flow's
+    meta entries.
 
-    `reached` marks the saves the solver got to. If it stopped early (max_steps, or a step-size collapse), the
-    others are dropped and a RuntimeWarning says where it stopped."""
+    `reached` marks the saves the solver got to. If it stopped early (max_steps, or a step-size
+    collapse), the others are dropped and a RuntimeWarning says where it stopped."""
     times = opts["times"]
-    records = {
-        k: np.asarray(v)[: times.size] for k, v in records.items()
-    }  # without the padding of traced_options
+    # without the padding of traced_options
+    records = {k: np.asarray(v)[: times.size] for k, v in records.items()}
     reached = np.cumprod(np.asarray(reached)[: times.size]).astype(bool)
     host = opts["solver"] in HOST_SOLVERS
     message = result if host else str(diffrax.RESULTS[result])
@@ -286,7 +295,8 @@ def finish(
         },
         "solver_result": "successful" if ok else message,
         "times": records["t"].tolist(),
-        "time_units": "t = eta * steps; steps = round(t / eta), the GD step nearest in time (exact t in 't')",
+        "time_units": "t = eta * steps; steps = round(t / eta), the GD step nearest in time "
+        "(exact t in 't')",
         **extra,
     }
     return steps, records, meta
@@ -296,13 +306,15 @@ def check_flow(method, t_max) -> None:
     """Refuse the flow's options with method="gd": they belong to method="flow"."""
     if check_method(method) == "gd":
         raise ValueError(
-            f"t_max = {t_max!r} and the flow options (saves, t_min, times, rtol, atol, solver, max_steps) "
+            f"t_max = {t_max!r} and the flow options (saves, t_min, times, rtol, atol, solver, "
+            f"max_steps) "
             "are invalid with method = 'gd': they belong to method = 'flow'"
         )
 
 
 def static(cfg):
-    """cfg without what the flow does not depend on (`FLOW_IGNORES` of its class): one compiled solve serves all."""
+    """cfg without what the flow does not depend on (`FLOW_IGNORES` of its class): one compiled
+    solve serves all."""
     return cfg.replace(**type(cfg).FLOW_IGNORES)
 
 
@@ -318,10 +330,12 @@ def solve(
     solver: str,
     max_steps: int,
 ):
-    """Integrate the vector field `fn` (`isolated`, host callables) from y0 and observe the saves; traceable.
+    """Integrate the vector field `fn` (`isolated`, host callables) from y0 and observe the saves;
+    traceable.
 
-    A save is reached when the first leaf of its state is finite (diffrax fills the saves after a stop with inf);
-    the others stand at y0 and are dropped by `finish`. Returns (records, reached, states, stats, result).
+    A save is reached when the first leaf of its state is finite (diffrax fills the saves after a
+    stop with inf); the others stand at y0 and are dropped by `finish`. Returns (records, reached,
+    states, stats, result).
     """
     f = isolated(fn, jvp, y0)
     ys, stats, result = integrate(f, y0, None, ts, t_max, rtol, atol, solver, max_steps)
@@ -344,10 +358,12 @@ def solve_host(
     solver: str,
     max_steps: int,
 ):
-    """Integrate dy/dt = fn(y) (a flat float64 vector) with scipy.integrate's `solver` and the Jacobian `jac(y)`,
-    stepped here so that max_steps holds and Ctrl-C lands between steps; saves at ts by each step's interpolant.
+    """Integrate dy/dt = fn(y) (a flat float64 vector) with scipy.integrate's `solver` and the
+    Jacobian `jac(y)`, stepped here so that max_steps holds and Ctrl-C lands between steps; saves at
+    ts by each step's interpolant.
 
-    Returns (ys (len(ts), n), reached (len(ts),), stats, result): result "successful" or scipy's message."""
+    Returns (ys (len(ts), n), reached (len(ts),), stats, result): result "successful" or scipy's
+    message."""
     import scipy.integrate  # only the host solvers need scipy
 
     counts = {"evaluations": 0, "jacobians": 0}

@@ -21,15 +21,17 @@ def small_runs():
     return out
 
 
-# Compiled programs are dropped at the end of a module only past either bound: a third of the kernel's map limit
-# and 2.5 GB resident. Kept below them, a later module reuses what an earlier one compiled (the same small configs
-# and the element-wise programs of eager jnp calls recur across modules).
+# Compiled programs are dropped at the end of a module only past either bound: a third of the
+# kernel's map limit and 2.5 GB resident. Kept below them, a later module reuses what an earlier one
+# compiled (the same small configs and the element-wise programs of eager jnp calls recur across
+# modules).
 MAX_MAPS = 20_000
 MAX_RESIDENT_BYTES = 2.5e9
 
 
 def _maps_and_resident_bytes() -> tuple[int, float]:
-    """This process's memory maps (lines of /proc/self/maps) and resident bytes; (0, 0) where /proc is absent."""
+    """This process's memory maps (lines of /proc/self/maps) and resident bytes; (0, 0) where /proc
+    is absent."""
     import os
 
     try:
@@ -44,11 +46,12 @@ def _maps_and_resident_bytes() -> tuple[int, float]:
 
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
-    """Drop JAX's compiled programs after a test module once the process holds MAX_MAPS memory maps or
-    MAX_RESIDENT_BYTES (where /proc cannot be read: after every module). One process runs the whole suite, and
-    every jitted function with a new static config compiles anew: kept, the executables grew the process to 7 GB
-    and past the kernel's memory-map limit (vm.max_map_count = 65530), and XLA then crashed compiling (SIGSEGV in
-    backend_compile, tests/test_sweep.py, seen twice). No test relies on a program compiled by another module."""
+    """Drop JAX's compiled programs after a test module once the process holds MAX_MAPS memory maps
+    or MAX_RESIDENT_BYTES (where /proc cannot be read: after every module). One process runs the
+    whole suite, and every jitted function with a new static config compiles anew: kept, the
+    executables grew the process to 7 GB and past the kernel's memory-map limit (vm.max_map_count =
+    65530), and XLA then crashed compiling (SIGSEGV in backend_compile, tests/test_sweep.py, seen
+    twice). No test relies on a program compiled by another module."""
     yield
     import jax
 

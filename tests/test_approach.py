@@ -1,4 +1,5 @@
-"""Theorem 4.2 machinery: vmapped reduced runs from several starts, the approach table's slope and ladder."""
+"""Theorem 4.2 machinery: vmapped reduced runs from several starts, the approach table's slope and
+ladder."""
 
 import math
 
@@ -22,8 +23,8 @@ def test_simulate_many_equals_separate_runs():
         one = reduced.jsl.simulate(cfg, init=dict(zip(("alpha", "gamma", "rho"), s)))
         for name in ("alpha", "gamma", "rho", "loss", "own_set_attention"):
             got, want = many[f"{name}_seeds"][:, r], one[name]
-            # The same operations in the same order, batched by vmap: XLA may fuse differently, so allow a
-            # few roundings per step carried over 300 steps: 10 * 301 * u * scale.
+            # The same operations in the same order, batched by vmap: XLA may fuse differently, so
+            # allow a few roundings per step carried over 300 steps: 10 * 301 * u * scale.
             assert np.max(np.abs(got - want)) <= 10 * 301 * U64 * max(1.0, np.max(np.abs(want))), (
                 name
             )
@@ -41,9 +42,8 @@ def test_slope_of_exact_power_law():
     N = [100, 400, 1600]
     assert approach.slope(N, [3.0 * n**-0.5 for n in N]) == pytest.approx(-0.5, abs=1e-12)
     assert approach.slope([100], [1.0]) is None
-    assert (
-        approach.slope([100, 200], [0.0, 1.0]) is None
-    )  # log of zero is dropped, one point remains
+    # log of zero is dropped, one point remains
+    assert approach.slope([100, 200], [0.0, 1.0]) is None
 
 
 def test_ladder():
@@ -64,5 +64,6 @@ def test_statistical_report_gives_deviation_in_standard_errors():
     rep = compare(red, ful, observables=["alpha"])
     assert rep.errors["alpha"].max_z == pytest.approx(3.0, rel=1e-9)
     assert "max |dev|/se" in rep.table()
-    # 3 standard errors is inside the 99.9% family-wise band over 5 steps with 7 dof (t quantile 7.06)
+    # 3 standard errors is inside the 99.9% family-wise band over 5 steps with 7 dof (t quantile
+    # 7.06)
     assert rep.passed and math.isfinite(rep.errors["alpha"].tolerance)

@@ -1,5 +1,6 @@
-"""Bad and extreme inputs over every subcommand (issue 16): exit 2, one line "dynsim: error: ..." naming the parameter,
-no traceback, within seconds, before any work; and the resource estimate that refuses runs too large to fit."""
+"""Bad and extreme inputs over every subcommand (issue 16): exit 2, one line "dynsim: error: ..."
+naming the parameter, no traceback, within seconds, before any work; and the resource estimate that
+refuses runs too large to fit."""
 
 import argparse
 import json
@@ -17,8 +18,8 @@ from dynsim import setting as registry
 BIG = "1000000000000"
 HUGE_SEED = "99999999999999999999999"
 
-# (argv, the parameter the message must name). The first blocks are the issue's cases: tracebacks, kills and wrong
-# exit 0s (the --out path cases and Dask are other parts of issue 16).
+# (argv, the parameter the message must name). The first blocks are the issue's cases: tracebacks,
+# kills and wrong exit 0s (the --out path cases and Dask are other parts of issue 16).
 CASES = [
     # tracebacks (exit 1)
     (["compare", "jsl", "--steps", BIG], "--steps"),
@@ -130,7 +131,8 @@ CASES = [
 
 
 def commands(parser: argparse.ArgumentParser) -> set:
-    """Every (verb, target) of the parser, walked from its subparsers (a verb without targets: (verb, None))."""
+    """Every (verb, target) of the parser, walked from its subparsers (a verb without targets:
+    (verb, None))."""
     out = set()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -142,9 +144,8 @@ def commands(parser: argparse.ArgumentParser) -> set:
 
 def test_every_subcommand_has_a_bad_input_case():
     covered = {(argv[0], argv[1] if argv[0] != "rerun" else None) for argv, _ in CASES}
-    tests_own = set(registry.settings()) - set(
-        registry.BUILTIN
-    )  # the toy settings other test modules register
+    # the toy settings other test modules register
+    tests_own = set(registry.settings()) - set(registry.BUILTIN)
     missing = {(v, t) for v, t in commands(cli.build_parser()) - covered if t not in tests_own}
     assert not missing, f"add bad-input cases for {sorted(missing, key=str)}"
 
@@ -174,7 +175,8 @@ def test_refusal_says_estimate_limit_and_what_fits(capsys):
     assert (
         code == 2 and "available memory" in err and "4.61 TB" in err and "fewer --replicates" in err
     )
-    # 8 replicates x 1e9 samples x D = 9 x 64 bytes (the batch's arrays) = 4.608e12 bytes, printed to 3 digits
+    # 8 replicates x 1e9 samples x D = 9 x 64 bytes (the batch's arrays) = 4.608e12 bytes, printed
+    # to 3 digits
 
 
 def test_time_refusal_names_the_limit(capsys):
@@ -195,8 +197,9 @@ def test_time_refusal_names_the_limit(capsys):
 
 
 def test_defaults_of_every_command_fit_in_8_gb_and_a_day():
-    """The estimate must not refuse the commands' own defaults: each fits in 8 GB (the documented peaks are below
-    4 GB) and is estimated below a day (the slowest default, check-theorems jsl, runs in minutes)."""
+    """The estimate must not refuse the commands' own defaults: each fits in 8 GB (the documented
+    peaks are below 4 GB) and is estimated below a day (the slowest default, check-theorems jsl,
+    runs in minutes)."""
     for verb, target in sorted(commands(cli.build_parser()), key=str):
         if target is None:
             continue
@@ -254,8 +257,8 @@ LIMITED = (
     ],
 )
 def test_refused_under_a_3_gb_address_space(argv, tmp_path):
-    """A separate process with RLIMIT_AS = 3 GB (JAX starts in about 1 GB of address space): the estimate refuses
-    before any allocation, so the process neither dies nor prints a traceback."""
+    """A separate process with RLIMIT_AS = 3 GB (JAX starts in about 1 GB of address space): the
+    estimate refuses before any allocation, so the process neither dies nor prints a traceback."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run(
         [sys.executable, "-c", LIMITED, *argv, "--out", str(tmp_path / "o")],
@@ -272,11 +275,11 @@ def test_refused_under_a_3_gb_address_space(argv, tmp_path):
 
 
 def test_max_memory_replaces_the_available_memory():
-    """--max-memory is the limit when given, below or above the available memory (the estimate can overshoot)."""
+    """--max-memory is the limit when given, below or above the available memory (the estimate can
+    overshoot)."""
     need = [resources.Need("x", {"--N": 1}, bytes=2e9)]
-    resources.check(
-        need, max_memory=4e9, available=1e9
-    )  # raised above the available memory: admitted
+    # raised above the available memory: admitted
+    resources.check(need, max_memory=4e9, available=1e9)
     with pytest.raises(ValueError, match="available memory"):
         resources.check(need, available=1e9)
     with pytest.raises(ValueError, match="--max-memory"):
@@ -292,14 +295,13 @@ def test_runs_one_after_another_count_their_largest_memory():
         ],
     ]
     out = resources.sequential(runs)
-    assert (
-        sum(n.bytes for n in out) == 4e9 and sum(n.flops for n in out) == 7.0
-    )  # run 2 (4e9) is the peak
+    # run 2 (4e9) is the peak
+    assert sum(n.bytes for n in out) == 4e9 and sum(n.flops for n in out) == 7.0
 
 
 def test_reclaimable_page_cache_is_available(monkeypatch):
-    """In a cgroup, memory.current counts the page cache; its inactive part is not in use (issue 16 review: 3.9 of
-    4 GiB 'used' after heavy file I/O refused every run)."""
+    """In a cgroup, memory.current counts the page cache; its inactive part is not in use (issue 16
+    review: 3.9 of 4 GiB 'used' after heavy file I/O refused every run)."""
     files = {
         "/proc/meminfo": "MemAvailable:   33554432 kB\n",
         "/sys/fs/cgroup/memory.max": str(4 * 2**30),
@@ -309,33 +311,34 @@ def test_reclaimable_page_cache_is_available(monkeypatch):
     monkeypatch.setattr(resources, "_read", lambda path: files.get(path, ""))
     assert resources.available_memory() == 4 * 2**30 - 39 * 2**30 // 10 + 3 * 2**30
     files["/sys/fs/cgroup/memory.stat"] = ""
-    assert (
-        resources.available_memory() == 4 * 2**30 - 39 * 2**30 // 10
-    )  # without memory.stat: as before
+    # without memory.stat: as before
+    assert resources.available_memory() == 4 * 2**30 - 39 * 2**30 // 10
 
 
 def test_check_theorems_mim_defaults_are_not_charged_the_patch_budget():
-    """The reduced MIM estimate charges the per-patch views the run expands (none at P = 4096: they exceed the budget),
-    not the budget's 160 MB each; the ladder's runs count one at a time: the default check-theorems mim is the
-    largest rung's class records (103 records x 4 x 211^2 float64 = 147 MB) and tables, below 200 MB (it was
-    estimated at 819 MB: four rungs summed, each charged 160 MB)."""
+    """The reduced MIM estimate charges the per-patch views the run expands (none at P = 4096: they
+    exceed the budget), not the budget's 160 MB each; the ladder's runs count one at a time: the
+    default check-theorems mim is the largest rung's class records (103 records x 4 x 211^2 float64
+    = 147 MB) and tables, below 200 MB (it was estimated at 819 MB: four rungs summed, each charged
+    160 MB)."""
     args = cli.parse(["check-theorems", "mim"])
     assert sum(n.bytes for n in args.estimate(args)) < 200e6
 
 
 def test_needs_are_json_safe_numbers():
-    """Every estimate is finite numbers (no overflow into inf for the largest inputs the options take)."""
+    """Every estimate is finite numbers (no overflow into inf for the largest inputs the options
+    take)."""
     args = cli.parse(["figure", "mim-phases", "--P", str(2**62)])
     for n in args.estimate(args):
         assert json.dumps([n.bytes, n.flops]) and n.bytes < float("inf") and n.flops < float("inf")
 
 
 def test_mim_phases_is_estimated_at_the_kappas_it_runs():
-    """figure mim-phases runs --kappa-pos and --kappa-neg, not the config's kappas (0.75, 0.25): at P = 65536 its
-    larger run (kappa_s = 0.4: about P^0.6 = 776 areas) records 62 x 4 x 776^2 float64 = 1.2 GB of class records;
-    estimated at the config's kappa_s = 0.25 (3841 areas) it was 30 GB and refused a run that holds 0.54 GB. The
-    runs are one after another: the larger one counts. Negative control: kappa_s = 0.1 in --kappa-neg (about
-    P^0.9 = 21619 areas) is refused."""
+    """figure mim-phases runs --kappa-pos and --kappa-neg, not the config's kappas (0.75, 0.25): at
+    P = 65536 its larger run (kappa_s = 0.4: about P^0.6 = 776 areas) records 62 x 4 x 776^2 float64
+    = 1.2 GB of class records; estimated at the config's kappa_s = 0.25 (3841 areas) it was 30 GB
+    and refused a run that holds 0.54 GB. The runs are one after another: the larger one counts.
+    Negative control: kappa_s = 0.1 in --kappa-neg (about P^0.9 = 21619 areas) is refused."""
     args = cli.parse(["figure", "mim-phases", "--P", "65536", "--steps", "300"])
     assert 1.0e9 < sum(n.bytes for n in args.estimate(args)) < 1.5e9
     args = cli.parse(

@@ -1,4 +1,5 @@
-"""The claims core (dynsim.claims, dynsim.trends): verdicts, the exit rule, the JSON contract, the trend interval."""
+"""The claims core (dynsim.claims, dynsim.trends): verdicts, the exit rule, the JSON contract, the
+trend interval."""
 
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def test_a_false_condition_fails_a_passing_comparison():
 
 
 def test_why_names_the_failing_part():
-    """Issue 14: the failing sub-condition was buried in the details; `why` (table and JSON) names it."""
+    """Issue 14: the failing sub-condition was buried in the details; `why` (table and JSON) names
+    it."""
     assert _claim(0.5).why() == ""
     assert _claim(1.5).why() == "measured 1.5 is not <= 1"
     c = _claim(0.5, conditions={"patch association": False, "monotone": True})
@@ -126,17 +128,17 @@ def test_trend_recovers_an_exact_line_and_refuses_bad_input():
         logx=True,
         logy=True,
     )
-    assert (
-        t.slope == pytest.approx(-0.5, abs=1e-12) and t.slope_high - t.slope_low < 1e-10
-    )  # rounding only
+    # rounding only
+    assert t.slope == pytest.approx(-0.5, abs=1e-12) and t.slope_high - t.slope_low < 1e-10
     assert math.isinf(trends.fit([1, 2], [1, 3]).slope_high)  # two points give no interval
     with pytest.raises(ValueError, match="log scale"):
         trends.fit([0, 1, 2], [1, 2, 3], logx=True)
 
 
 def test_trend_interval_covers_the_true_slope_at_its_confidence():
-    """2000 fits of 5 noisy points: the 90% interval covers the true slope in a fraction within the binomial 99.9%
-    band around 0.9 (sd sqrt(0.9 * 0.1 / 2000) = 0.0067, band +-3.29 sd = +-0.022)."""
+    """2000 fits of 5 noisy points: the 90% interval covers the true slope in a fraction within the
+    binomial 99.9% band around 0.9 (sd sqrt(0.9 * 0.1 / 2000) = 0.0067, band +-3.29 sd =
+    +-0.022)."""
     rng = np.random.default_rng(0)
     x = np.arange(5.0)
     hits = 0
@@ -171,7 +173,8 @@ def test_a_false_premise_is_not_applicable_and_named_whatever_the_measurement():
 
 
 def test_a_premise_that_could_not_be_measured_never_passes():
-    """A guard whose quantity is missing (NaN, None) must not pass: the claim is not evaluated, naming it."""
+    """A guard whose quantity is missing (NaN, None) must not pass: the claim is not evaluated,
+    naming it."""
     for missing in (math.nan, None):
         c = _claim(0.5, premises=[claims.Premise("T0 detected", missing, ">=", 1.0)])
         assert (

@@ -284,12 +284,15 @@ CONTRACT = {
 def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(
     tmp_path, capsys, monkeypatch
 ):
-    """The --json contract: config (with quick, seeds, ladder), every claim's keys, exit 0 only if all hold. At
-    --steps 1 Theorem 4.1 (and any realistic trained-model claim) does not hold, and the exit code is non-zero (the
+    """The --json contract: config (with quick, seeds, ladder), every claim's keys, exit 0 only if
+    all hold. At
+    --steps 1 Theorem 4.1 (and any realistic trained-model claim) does not hold, and the exit code
+      is non-zero (the
     exit code of claims that all hold: tests/test_claims.py; the claims holding on the quick ladder:
-    tests/test_jsl_claims.py). Sizes: the ladder D = 12, 16, 20 holds the judged D (no extra run for Lemma 4.3)
-    and the realistic runs take the quick plan's smallest N only (one compiled program instead of two); every
-    claim is still judged. What --quick alone records as the ladder is read without running (run_claims replaced)."""
+    tests/test_jsl_claims.py). Sizes: the ladder D = 12, 16, 20 holds the judged D (no extra run for
+    Lemma 4.3) and the realistic runs take the quick plan's smallest N only (one compiled program
+    instead of two); every claim is still judged. What --quick alone records as the ladder is read
+    without running (run_claims replaced)."""
     from dynsim.jsl import realistic_plan
 
     quick = realistic_plan.QUICK
@@ -361,18 +364,12 @@ NEW_BAD = [
     (["transfer", "jsl", "--overlap", "2"], "overlap"),
     (["transfer", "jsl", "--n-tilde", "0,8"], "n_tilde"),
     (["check-theorems", "jsl", "--n-test", "0"], "JSLConfig.n_test = 0"),
-    (
-        ["check-theorems", "jsl", "--sizes", "4,8,12"],
-        "ladder size D = 4",
-    ),  # D = C: no random set (was a traceback)
-    (
-        ["check-theorems", "jsl", "--sizes", "12,16,20"],
-        "ladder size D = 12",
-    ),  # q(D - C) = 16 needs q = 2 there
-    (
-        ["check-theorems", "jsl", "--D", "100"],
-        "JSLConfig.D = 100",
-    ),  # beyond the flow's exact class sum
+    # D = C: no random set (was a traceback)
+    (["check-theorems", "jsl", "--sizes", "4,8,12"], "ladder size D = 4"),
+    # q(D - C) = 16 needs q = 2 there
+    (["check-theorems", "jsl", "--sizes", "12,16,20"], "ladder size D = 12"),
+    # beyond the flow's exact class sum
+    (["check-theorems", "jsl", "--D", "100"], "JSLConfig.D = 100"),
     (["check-theorems", "jsl", "--steps", "0"], "--steps = 0"),
 ]
 
@@ -390,8 +387,9 @@ def test_new_commands_reject_bad_input(args, needle, tmp_path, capsys):
 
 
 def test_closed_stdout_is_not_an_error(monkeypatch, tmp_path):
-    """The reader of stdout went away (`| head`): exit 0, no traceback. The BrokenPipe handler must come before the
-    generic handler that recognises a Ctrl-C wrapped by JAX (which re-raises everything else)."""
+    """The reader of stdout went away (`| head`): exit 0, no traceback. The BrokenPipe handler must
+    come before the generic handler that recognises a Ctrl-C wrapped by JAX (which re-raises
+    everything else)."""
     import sys
 
     class Closed:
@@ -408,18 +406,16 @@ def test_closed_stdout_is_not_an_error(monkeypatch, tmp_path):
             return self.fh.fileno()
 
     monkeypatch.setattr(sys, "stdout", Closed())
-    assert (
-        cli.main(["derive", "jsl", "--C", "2"]) == 0
-    )  # C = 2: the derivation test_derive_prints_gradients made
+    # C = 2: the derivation test_derive_prints_gradients made
+    assert cli.main(["derive", "jsl", "--C", "2"]) == 0
 
 
 def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsys):
-    """Issue 14: compare jsl, compare jsl --mode realistic and compare mim all wrote ./dynsim-out and replaced each
-    other's files. Left out, --out is ./dynsim-out/<command>-<name>[-<mode>]."""
+    """Issue 14: compare jsl, compare jsl --mode realistic and compare mim all wrote ./dynsim-out
+    and replaced each other's files. Left out, --out is ./dynsim-out/<command>-<name>[-<mode>]."""
     monkeypatch.chdir(tmp_path)
-    assert (
-        cli.main(["compare", "jsl", *SMALL, "--no-plot"]) == 0
-    )  # SMALL: the programs compiled above
+    # SMALL: the programs compiled above
+    assert cli.main(["compare", "jsl", *SMALL, "--no-plot"]) == 0
     assert cli.main(["compare", "mim", "--P", "9", "--steps", "5", "--no-plot"]) == 0
     capsys.readouterr()
     assert (tmp_path / "dynsim-out" / "compare-jsl" / "report.json").exists()
@@ -431,15 +427,10 @@ def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsy
 
 
 def test_report_records_the_command_line_and_every_option(tmp_path, capsys):
-    """Issue 14: report.json and theorems.json record the exact command line and every option (defaults included)."""
-    argv = [
-        "compare",
-        "jsl",
-        *SMALL,
-        "--no-plot",
-        "--out",
-        str(tmp_path),
-    ]  # SMALL: the programs compiled above
+    """Issue 14: report.json and theorems.json record the exact command line and every option
+    (defaults included)."""
+    # SMALL: the programs compiled above
+    argv = ["compare", "jsl", *SMALL, "--no-plot", "--out", str(tmp_path)]
     assert cli.main(argv) == 0
     capsys.readouterr()
     inv = json.loads((tmp_path / "report.json").read_text())["invocation"]

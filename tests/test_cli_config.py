@@ -1,4 +1,5 @@
-"""Issue 14: `--config FILE.toml`, `--print-config`, `dynsim rerun REPORT.json`, and one default per config field."""
+"""Issue 14: `--config FILE.toml`, `--print-config`, `dynsim rerun REPORT.json`, and one default per
+config field."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from dynsim import cli
 from dynsim import setting as registry
 
 TINY = ["--D", "9", "--steps", "40", "--record-every", "20"]
-# the runs of this file use two configs, TINY at q = 0.4 with unit or sqrt_d temperature (each compiled once here)
+# the runs of this file use two configs, TINY at q = 0.4 with unit or sqrt_d temperature (each
+# compiled once here)
 
 
 def _commands():
@@ -32,9 +34,8 @@ COMMANDS = _commands()
 
 
 def test_every_setting_command_takes_a_config_file():
-    assert (
-        len(COMMANDS) >= 12
-    )  # compare, sweep, check-theorems, derive x 2 settings, figures, transfer
+    # compare, sweep, check-theorems, derive x 2 settings, figures, transfer
+    assert len(COMMANDS) >= 12
     for prefix, p in COMMANDS:
         dests = {a.dest for a in p._actions}
         assert {"config", "print_config"} <= dests, prefix
@@ -46,7 +47,8 @@ def _body(text: str) -> list[str]:
 
 @pytest.mark.parametrize("prefix", [c for c, _ in COMMANDS], ids=" ".join)
 def test_print_config_round_trips(prefix, tmp_path, capsys):
-    """--print-config, fed back through --config, prints the same options (every command, nothing run)."""
+    """--print-config, fed back through --config, prints the same options (every command, nothing
+    run)."""
     assert cli.main([*prefix, "--print-config"]) == 0
     first = capsys.readouterr().out
     (tmp_path / "c.toml").write_text(first)
@@ -55,7 +57,8 @@ def test_print_config_round_trips(prefix, tmp_path, capsys):
 
 
 def test_config_file_gives_the_same_run_as_options_and_options_override_it(tmp_path, capsys):
-    """The file's run is the typed options' run, byte for byte; a typed option (the temperature) beats the file."""
+    """The file's run is the typed options' run, byte for byte; a typed option (the temperature)
+    beats the file."""
     (tmp_path / "run.toml").write_text(
         'D = 9\nsteps = 40\nrecord-every = 20\nq = 0.4\ntemperature = "unit"\n'
     )
@@ -162,8 +165,9 @@ def test_rerun_reproduces_trajectories_bit_for_bit(tmp_path, capsys):
     ).read_bytes()
     again = json.loads((tmp_path / "again" / "report.json").read_text())
     assert again["reduced_meta"]["config"]["q"] == 0.4
-    # negative controls: an original that is not what the command gives is reported as different, exit 1; the rerun
-    # compares with the digest report.json records (tests/test_outputs.py), else (older reports) with the file
+    # negative controls: an original that is not what the command gives is reported as different,
+    # exit 1; the rerun compares with the digest report.json records (tests/test_outputs.py), else
+    # (older reports) with the file
     report = json.loads((out / "report.json").read_text())
     (out / "report.json").write_text(
         json.dumps({**report, "files": {"trajectories.npz": "0" * 64}})
@@ -196,8 +200,9 @@ def _default_of(action) -> str:
 
 
 def test_one_default_per_config_field_across_commands():
-    """Every command that takes a config field shows the config's default, or says in --help that it uses another and
-    why (issue 14: `check-theorems jsl` checked another problem than `compare jsl` without saying so)."""
+    """Every command that takes a config field shows the config's default, or says in --help that it
+    uses another and why (issue 14: `check-theorems jsl` checked another problem than `compare jsl`
+    without saying so)."""
     checked = 0
     for prefix, p in COMMANDS:
         cls = p.get_default("config_class")
@@ -228,7 +233,8 @@ def test_one_default_per_config_field_across_commands():
 
 
 def test_help_defaults_are_the_run_defaults(capsys):
-    """What --help says is what the command runs: --print-config (the run's options) agrees with it."""
+    """What --help says is what the command runs: --print-config (the run's options) agrees with
+    it."""
     for prefix, p in COMMANDS:
         overrides = p.get_default("config_defaults")
         if not overrides:
@@ -261,10 +267,9 @@ def test_check_theorems_mim_takes_the_mim_config_options(capsys):
     )
     out = capsys.readouterr().out
     assert "kappa_c = 0.85" in out and "mask_ratio = 0.6" in out
-    assert (
-        cli.main(["check-theorems", "mim", "--P", "64"]) == 2
-    )  # the ladder sets P: said in --help, refused here
-    # a Delta < 0 base is judged (its Delta > 0 claims not applicable): tests/test_verdict_matrix_mim.py
+    # the ladder sets P: said in --help, refused here a Delta < 0 base is judged (its Delta > 0
+    # claims not applicable): tests/test_verdict_matrix_mim.py
+    assert cli.main(["check-theorems", "mim", "--P", "64"]) == 2
 
 
 def test_every_setting_is_covered():
@@ -273,7 +278,8 @@ def test_every_setting_is_covered():
 
 
 def test_a_config_option_the_mode_does_not_read_is_named(tmp_path, capsys):
-    """compare jsl --mode exact does not read N (the sampled batch, the realistic training set): it says so."""
+    """compare jsl --mode exact does not read N (the sampled batch, the realistic training set): it
+    says so."""
     assert (
         cli.main(
             [

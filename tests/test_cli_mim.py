@@ -46,9 +46,10 @@ def test_compare_mim_with_clusters_reports_the_pp_frozen_deviation(tmp_path, cap
         ]
     )
     out = capsys.readouterr().out
-    # At P = 16 the PP correlations are not small (max |B| / max |A| ~ 0.7 by step 40, local areas of 2 patches,
-    # far from the theory's K << P^kappa_s regime), so pp_frozen deviates by more than 5%: an approximation gap,
-    # reported with exit 0 (issue 14: the README's command exited 1 on the deviation its own note calls expected) ...
+    # At P = 16 the PP correlations are not small (max |B| / max |A| ~ 0.7 by step 40, local areas
+    # of 2 patches, far from the theory's K << P^kappa_s regime), so pp_frozen deviates by more than
+    # 5%: an approximation gap, reported with exit 0 (issue 14: the README's command exited 1 on the
+    # deviation its own note calls expected) ...
     assert code == 0 and "reduced[pp_frozen] vs full (approximation tolerance" in out
     assert "verdict: APPROXIMATION GAP" in out and "--strict" in out
     assert "pp_max" in out and "pp_over_fp" in out
@@ -75,7 +76,8 @@ def test_compare_mim_with_clusters_reports_the_pp_frozen_deviation(tmp_path, cap
         )
         == 1
     )
-    # left out, the approximation is none: B free per joint type, exact, and the levels agree to rounding
+    # left out, the approximation is none: B free per joint type, exact, and the levels agree to
+    # rounding
     assert (
         cli.main(
             ["compare", "mim", "--K", "2", *SMALL, "--out", str(tmp_path), "--no-plot", "--strict"]
@@ -145,9 +147,8 @@ def test_derive_mim_prints_the_partials(capsys):
             )
             == 0
         )
-    assert {"d l / d A_j", "d l / d B_j", "d l / d B_self"} <= set(
-        lines
-    )  # the chain rule to the parameters
+    # the chain rule to the parameters
+    assert {"d l / d A_j", "d l / d B_j", "d l / d B_self"} <= set(lines)
 
 
 def test_figure_mim_phases(tmp_path, capsys):
@@ -259,18 +260,21 @@ def test_compare_mim_sampled_is_judged_by_the_monte_carlo_band(tmp_path, capsys)
     assert report["kind"] == "statistical" and report["full_meta"]["mode"] == "sampled"
     # every compared observable carries its largest deviation in standard errors (the band's unit)
     assert all(e["max_z"] is not None for e in report["errors"].values())
-    # sampled GD from Q = 0 tracks population GD up to Monte Carlo noise over 20 steps: with a 99.9% family-wise band
-    # a failure would be a 1-in-1000 event for an unbiased estimator (the seeds are fixed, so the run is reproducible);
-    # the largest deviations are 8-23 se on single entries, what the heavy tails of t with 3 dof give over ~2000
-    # compared entries (measured at N = 128, 512, 2048: the abs error shrinks like 1/sqrt(N), so no visible bias)
+    # sampled GD from Q = 0 tracks population GD up to Monte Carlo noise over 20 steps: with a 99.9%
+    # family-wise band a failure would be a 1-in-1000 event for an unbiased estimator (the seeds are
+    # fixed, so the run is reproducible); the largest deviations are 8-23 se on single entries, what
+    # the heavy tails of t with 3 dof give over ~2000 compared entries (measured at N = 128, 512,
+    # 2048: the abs error shrinks like 1/sqrt(N), so no visible bias)
     assert code == 0 and report["passed"] is True
 
 
 def test_compare_mim_samples_runs_the_reduced_level_by_monte_carlo(tmp_path, capsys):
-    """--samples S: the reduced level takes S count vectors per query in --replicates independent draws (issue 15),
-    here against the full exact level at P = 16, K = 2. The wiring is what is tested (the band's own power is tested
-    in tests/test_mim_joint.py): the reduced run must be the Monte Carlo one, with standard errors, so the report is
-    statistical; --replicates with --mode exact counts the reduced draws instead of being refused."""
+    """--samples S: the reduced level takes S count vectors per query in --replicates independent
+      draws (issue 15),
+    here against the full exact level at P = 16, K = 2. The wiring is what is tested (the band's own
+    power is tested in tests/test_mim_joint.py): the reduced run must be the Monte Carlo one, with
+    standard errors, so the report is statistical; --replicates with --mode exact counts the reduced
+    draws instead of being refused."""
     code = cli.main(
         [
             "compare",
@@ -295,6 +299,7 @@ def test_compare_mim_samples_runs_the_reduced_level_by_monte_carlo(tmp_path, cap
     assert report["reduced_approximation"].startswith(
         "Monte Carlo, 64 count vectors per query, 8 draws"
     )
-    # 99.9% family-wise band with 7 dof: a failure would be a 1-in-1000 event if the O(1/S) bias (0.049 at S = 64,
-    # docs/mim.md §3b) stayed below the band; measured here max |dev|/se 4.6 against the t quantile 20.6
+    # 99.9% family-wise band with 7 dof: a failure would be a 1-in-1000 event if the O(1/S) bias
+    # (0.049 at S = 64, docs/mim.md §3b) stayed below the band; measured here max |dev|/se 4.6
+    # against the t quantile 20.6
     assert code == 0 and report["passed"] is True

@@ -1,4 +1,5 @@
-"""`dynsim sweep`: the table and phase diagrams of a 3 x 3 grid with seeds, resume after Ctrl-C, one-line errors."""
+"""`dynsim sweep`: the table and phase diagrams of a 3 x 3 grid with seeds, resume after Ctrl-C,
+one-line errors."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def test_grid_table_heatmaps_and_resume(tmp_path, capsys):
     for name in ("reduced_final_loss", "reduced_patch_association"):
         with open(os.path.join(out, f"heatmap-{name}.png"), "rb") as fh:
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
-    # sweep.json records what ran it: the command line, every option (--heatmap too), the heatmaps drawn
+    # sweep.json records what ran it: the command line, every option (--heatmap too), the heatmaps
+    # drawn
     with open(os.path.join(out, "sweep.json")) as fh:
         manifest = json.load(fh)
     assert manifest["heatmaps"] == ["final_loss", "patch_association"]
@@ -67,7 +69,8 @@ def test_grid_table_heatmaps_and_resume(tmp_path, capsys):
 
 def test_ctrl_c_then_rerun_resumes(tmp_path, capsys):
     out = tmp_path / "sw"
-    # 24 points: in the full suite (warm caches) 6 points could all finish between the poll and the signal
+    # 24 points: in the full suite (warm caches) 6 points could all finish between the poll and the
+    # signal
     qs = ",".join(f"{0.1 + 0.0125 * i:g}" for i in range(24))
     args = [
         "sweep",

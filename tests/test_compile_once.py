@@ -1,5 +1,5 @@
-"""A config's numbers are traced (`dynsim.pytree`): a second run of one shape with other numbers compiles nothing,
-and its numbers are the new ones, not the first run's frozen into the program."""
+"""A config's numbers are traced (`dynsim.pytree`): a second run of one shape with other numbers
+compiles nothing, and its numbers are the new ones, not the first run's frozen into the program."""
 
 import jax
 import numpy as np
@@ -33,7 +33,8 @@ def compilations(run) -> int:
 
 BASE = JSLConfig(steps=20, record_every=5)
 OTHER_NUMBERS = ({"eta": 0.07}, {"q": 0.2, "nu": 0.02, "sigma_A": 1.5})
-# each level's run, and a run of another shape (the recording grid; the flow's saves), which must compile
+# each level's run, and a run of another shape (the recording grid; the flow's saves), which must
+# compile
 LEVELS = {
     "reduced gd": (lambda c: reduced.jsl.simulate(c), dict(steps=25)),
     "reduced flow": (lambda c, **o: reduced.jsl.simulate(c, method="flow", **o), dict(saves=7)),
@@ -52,10 +53,8 @@ def test_other_numbers_of_one_shape_compile_nothing(level):
     first = run(base)  # compiles this shape's programs
     for change in changes:
         assert compilations(lambda: run(base.replace(**change))) == 0, change
-    assert not np.array_equal(
-        run(base.replace(**changes[0]))["loss"], first["loss"]
-    )  # the new numbers count
-    # the counter counts: another shape compiles again
+    # the new numbers count the counter counts: another shape compiles again
+    assert not np.array_equal(run(base.replace(**changes[0]))["loss"], first["loss"])
     if level == "reduced flow":
         assert compilations(lambda: run(base, **other_shape)) > 0
     else:
@@ -63,10 +62,11 @@ def test_other_numbers_of_one_shape_compile_nothing(level):
 
 
 def test_the_compiled_run_reads_the_new_numbers():
-    """The program compiled at eta = 0.05 and run at eta = 0.07 equals a program compiled with eta = 0.07 as a
-    constant (the config static, as before configs were pytrees). Same float64 operations; constant folding may
-    round a fold of the config's numbers differently, by an ulp per operation: 1e-13 relative is ~1000 ulps over
-    20 steps of a handful of operations each, and a frozen eta = 0.05 misses by 30% of the increments."""
+    """The program compiled at eta = 0.05 and run at eta = 0.07 equals a program compiled with eta =
+    0.07 as a constant (the config static, as before configs were pytrees). Same float64 operations;
+    constant folding may round a fold of the config's numbers differently, by an ulp per operation:
+    1e-13 relative is ~1000 ulps over 20 steps of a handful of operations each, and a frozen eta =
+    0.05 misses by 30% of the increments."""
     table = tables.table(BASE, None).weights
     theta0 = dynamics.initial_state(BASE)
     dynamics.run_jit(BASE, table, theta0)

@@ -37,7 +37,8 @@ def test_weights_are_the_law_of_the_counts(D, C, q):
         brute[tuple(key)] = brute.get(tuple(key), 0.0) + pr
     got = {tuple(row): wt for row, wt in zip(n.tolist(), w)}
     assert set(got) == set(brute)
-    # Each weight is a product of < 3D factors computed in floating point: relative error < 3D u; 10x margin.
+    # Each weight is a product of < 3D factors computed in floating point: relative error < 3D u;
+    # 10x margin.
     for k, v in brute.items():
         assert got[k] == pytest.approx(v, rel=30 * D * U64, abs=0)
 
@@ -51,7 +52,8 @@ def test_tail_probability_is_the_dropped_mass():
 
 
 def test_truncation_error_is_within_its_bounds():
-    """Loss and per-entry gradients of a truncated sum differ from the full sum by at most the stated bounds."""
+    """Loss and per-entry gradients of a truncated sum differ from the full sum by at most the
+    stated bounds."""
     cfg = JSLConfig(D=16, C=4, q=0.5, temperature="unit")
     state = jnp.array([0.3, 0.8, -0.4])
     full_table = rj.dynamics.Table(cfg, None).weights
@@ -85,12 +87,12 @@ def test_truncated_run_reports_its_bounds():
 
 
 def test_truncated_count_matches_enumeration_and_reference():
-    # docs/derivations/jsl.md §3b: D=36, C=4, q=0.3, K_max=20 keeps 128,913 configurations with tail 3.4e-5.
+    # docs/derivations/jsl.md §3b: D=36, C=4, q=0.3, K_max=20 keeps 128,913 configurations with tail
+    # 3.4e-5.
     n, _ = conf.enumerate_configurations(36, 4, 0.3, max_nonzero=20)
     assert conf.count_truncated(36, 4, 20) == n.shape[0] == 128_913
-    assert conf.tail_probability(36, 4, 0.3, 20) == pytest.approx(
-        3.4e-5, abs=5e-7
-    )  # printed to 2 digits
+    # printed to 2 digits
+    assert conf.tail_probability(36, 4, 0.3, 20) == pytest.approx(3.4e-5, abs=5e-7)
     for D, C, k in ((16, 4, None), (16, 4, 5), (12, 3, 0), (9, 3, 2)):
         assert (
             conf.count_truncated(D, C, k) == conf.enumerate_configurations(D, C, 0.5, k)[0].shape[0]
@@ -98,8 +100,9 @@ def test_truncated_count_matches_enumeration_and_reference():
 
 
 def test_too_large_a_sum_is_refused_before_enumerating(monkeypatch):
-    """A given truncation whose sum does not fit is refused with the way out named: the multiset reference at its
-    limit (counted without enumerating), the class sum as soon as its table passes MAX_CLASSES (here lowered)."""
+    """A given truncation whose sum does not fit is refused with the way out named: the multiset
+    reference at its limit (counted without enumerating), the class sum as soon as its table passes
+    MAX_CLASSES (here lowered)."""
     with pytest.raises(ValueError, match="configurations.*mode='sampled'"):
         rj.simulate(JSLConfig(D=64, C=4, q=0.25, steps=1), max_nonzero=40, enumeration="multisets")
     monkeypatch.setattr(rj.tables, "MAX_CLASSES", 100)

@@ -39,7 +39,8 @@ def test_features_lie_on_the_w_star_line_and_noise_is_orthogonal(batch):
 
 
 def test_sign_frequencies_and_noise_scale(batch):
-    """Frequencies against their expectation within 5 standard errors (two-sided 5 sigma: 6e-7 false alarm)."""
+    """Frequencies against their expectation within 5 standard errors (two-sided 5 sigma: 6e-7 false
+    alarm)."""
     cfg, w, X, y = batch
     s = np.round(X @ w)
     # patches outside the signal set: drop the first set that equals y on every patch
@@ -56,7 +57,8 @@ def test_sign_frequencies_and_noise_scale(batch):
         assert abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / m), value
     # labels: uniform prior
     assert abs(np.mean(y == 1) - 0.5) <= 5 * np.sqrt(0.25 / y.size)
-    # noise: E |xi|^2 = sigma^2 (d - 1); the mean of n D chi-square(d-1) values has relative std sqrt(2/((d-1) n D))
+    # noise: E |xi|^2 = sigma^2 (d - 1); the mean of n D chi-square(d-1) values has relative std
+    # sqrt(2/((d-1) n D))
     xi = X - s[..., None] * w
     mean_sq = np.mean(np.sum(xi**2, axis=-1)) / (cfg.sigma**2 * (cfg.d - 1))
     assert abs(mean_sq - 1) <= 5 * np.sqrt(2 / ((cfg.d - 1) * xi.shape[0] * xi.shape[1]))

@@ -1,10 +1,13 @@
 """The documentation is self-contained and its references resolve.
 
-- No tracked file cites notes outside the repository (the derivation notes ship in docs/derivations/).
+- No tracked file cites notes outside the repository (the derivation notes ship in
+  docs/derivations/).
 - Every relative markdown link in README.md and docs/**.md names a tracked file or folder.
-- Every citation "docs/<file>.md §N" (and the aliases "derivations §N" in docs/jsl.md, "spec §N" in docs/mim.md)
+- Every citation "docs/<file>.md §N" (and the aliases "derivations §N" in docs/jsl.md, "spec §N" in
+  docs/mim.md)
   names an existing file and an existing numbered heading in it.
-- The API reference has something to show: every public module has a module docstring, and every class, function
+- The API reference has something to show: every public module has a module docstring, and every
+  class, function
   and module that `dynsim.__all__` exports has its own docstring.
 Each check is a function tried on a small bad input first, so that it is seen to fail.
 """
@@ -52,7 +55,8 @@ LINK = re.compile(r"!?\[[^\]]*\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)")
 
 
 def tracked_files() -> list[str]:
-    """Repository-relative paths of the tracked files (git), or of every file outside build folders without git."""
+    """Repository-relative paths of the tracked files (git), or of every file outside build folders
+    without git."""
     try:
         out = subprocess.run(
             ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
@@ -90,7 +94,8 @@ def strip_code(markdown: str) -> str:
 
 
 def broken_links(md_path: str, markdown: str, files: set[str]) -> list[str]:
-    """Relative link targets of `markdown` (a file at repository path `md_path`) that name no tracked file or folder."""
+    """Relative link targets of `markdown` (a file at repository path `md_path`) that name no
+    tracked file or folder."""
     folders = {str(Path(f).parent.as_posix()) for f in files}
     folders |= {p for f in folders for p in (str(q.as_posix()) for q in Path(f).parents)}
     bad = []
@@ -107,7 +112,8 @@ def broken_links(md_path: str, markdown: str, files: set[str]) -> list[str]:
 
 
 def headings(markdown: str) -> set[str]:
-    """The section numbers of a markdown file's numbered headings ("## 3. Title" -> "3", "### 3a. ..." -> "3a")."""
+    """The section numbers of a markdown file's numbered headings ("## 3. Title" -> "3", "### 3a.
+    ..." -> "3a")."""
     return set(HEADING.findall(strip_fenced(markdown)))
 
 
@@ -116,7 +122,8 @@ def strip_fenced(markdown: str) -> str:
 
 
 def citations(rel: str, text: str) -> list[tuple[str, str]]:
-    """(cited file, section number) for every "docs/<file>.md §N" in `text`, and for the aliases of `rel`."""
+    """(cited file, section number) for every "docs/<file>.md §N" in `text`, and for the aliases of
+    `rel`."""
     found = []
     for m in CITATION.finditer(text):
         for sec in SECTION.finditer(m.group(2)):
@@ -131,7 +138,8 @@ def citations(rel: str, text: str) -> list[tuple[str, str]]:
 
 
 def bad_citations(rel: str, text: str, read_doc) -> list[str]:
-    """The citations of `text` whose file does not exist or has no heading with that section number."""
+    """The citations of `text` whose file does not exist or has no heading with that section
+    number."""
     bad = []
     for doc, sec in citations(rel, text):
         content = read_doc(doc)
@@ -143,7 +151,8 @@ def bad_citations(rel: str, text: str, read_doc) -> list[str]:
 
 
 def public_modules() -> list[Path]:
-    """Every module of the three packages whose dotted name has no part starting with an underscore (packages too)."""
+    """Every module of the three packages whose dotted name has no part starting with an underscore
+    (packages too)."""
     mods = []
     for rel in FILES:
         p = Path(rel)
@@ -155,7 +164,8 @@ def public_modules() -> list[Path]:
 
 
 def missing_docstring(source: str, name: str | None = None) -> bool:
-    """Whether the module in `source` (name None), or its top-level class or function `name`, lacks a docstring."""
+    """Whether the module in `source` (name None), or its top-level class or function `name`, lacks
+    a docstring."""
     tree = ast.parse(source)
     if name is None:
         return not ast.get_docstring(tree)
@@ -168,7 +178,8 @@ def missing_docstring(source: str, name: str | None = None) -> bool:
     raise LookupError(f"{name} is not defined at the top level of its module")
 
 
-# --- the checks fail on bad input ------------------------------------------------------------------------------------
+# --- the checks fail on bad input
+#   ------------------------------------------------------------------------------------
 
 
 def test_the_checks_fail_on_bad_input():
@@ -180,8 +191,8 @@ def test_the_checks_fail_on_bad_input():
 
     files = {"README.md", "docs/jsl.md", "docs/img/a.png"}
     md = (
-        "[ok](jsl.md) ![img](img/a.png) [gone](missing.md) [up](../README.md#x) [web](https://x.org/a.md) "
-        "`[code](nowhere.md)` [folder](img/) [anchor](#top)"
+        "[ok](jsl.md) ![img](img/a.png) [gone](missing.md) [up](../README.md#x) "
+        "[web](https://x.org/a.md) `[code](nowhere.md)` [folder](img/) [anchor](#top)"
     )
     assert broken_links("docs/guide.md", md, files) == ["missing.md"]
 
@@ -206,7 +217,8 @@ def test_the_checks_fail_on_bad_input():
     assert not missing_docstring('"""Doc."""\nclass A:\n    """A."""\n', "A")
 
 
-# --- the repository ---------------------------------------------------------------------------------------------------
+# --- the repository
+#   ------------------------------------------------------------------------------------------------
 
 
 def test_derivation_notes_are_shipped():

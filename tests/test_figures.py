@@ -1,5 +1,5 @@
-"""Figures: log-time axes without step 0, which loss a label names, shared colour limits, bounded npz sizes, and no
-figure option listed but ignored."""
+"""Figures: log-time axes without step 0, which loss a label names, shared colour limits, bounded
+npz sizes, and no figure option listed but ignored."""
 
 import json
 import math
@@ -41,8 +41,9 @@ def _traj(mode, steps=(0, 10, 100, 1000), N=4000, se=False):
 
 @pytest.fixture
 def undrawn(monkeypatch):
-    """Figure commands for their data only: each figure is closed unsaved and an empty file stands in for its PNG
-    (rendering the PNG took about a third of a small mim-phases run; the tests using this read the npz)."""
+    """Figure commands for their data only: each figure is closed unsaved and an empty file stands
+    in for its PNG (rendering the PNG took about a third of a small mim-phases run; the tests using
+    this read the npz)."""
 
     def skip(fig, path):
         plotting.plt.close(fig)
@@ -62,7 +63,9 @@ def _assert_nothing_at_or_below_zero(fig):
     for ax in axes:
         for line in ax.get_lines():
             if line.get_transform() == ax.get_yaxis_transform():
-                continue  # axhline: its x runs over the axes' width (0 to 1 in axes coordinates), not over steps
+                # axhline: its x runs over the axes' width (0 to 1 in axes coordinates), not over
+                # steps
+                continue
             x = np.asarray(line.get_xdata(), float)
             assert np.all(x > 0), (
                 f"a point at x <= 0 on the log axis of {ax.get_ylabel()!r}: {x[:3]}"
@@ -80,7 +83,8 @@ def _mim_run(approx=None):
 
 
 def test_log_time_axes_draw_no_step_zero(drawn):
-    """Every curve on a log-time axis starts at its first positive record (step 0 = x 0 has no place on it)."""
+    """Every curve on a log-time axis starts at its first positive record (step 0 = x 0 has no place
+    on it)."""
     runs = {"reduced": _traj("population"), "full": _traj("sampled", se=True)}
     plotting.compare_plot(runs, "x.png")
     jsl_plotting.compare_plot(runs, "x.png")
@@ -111,7 +115,8 @@ def test_log_time_axes_draw_no_step_zero(drawn):
 
 
 def test_log_time_marks_the_sparse_early_records(drawn):
-    """Records 0.3 decade apart (5 -> 10) carry markers; records 1/400 decade apart (2995 -> 3000) do not."""
+    """Records 0.3 decade apart (5 -> 10) carry markers; records 1/400 decade apart (2995 -> 3000)
+    do not."""
     steps = np.arange(0, 3001, 5)
     fig = plotting.plt.figure()
     line = plotting.log_time(fig.gca(), steps, np.ones(steps.size))
@@ -178,10 +183,8 @@ def test_attention_maps_share_one_labelled_colour_scale(drawn):
     mim_plotting.attention_maps(attn, cfg, [3, 0], "x.png")
     fig = drawn[0]
     maps = [ax.images[0] for ax in fig.axes[1:3]]
-    assert [m.get_clim() for m in maps] == [
-        (0.0, 1.0),
-        (0.0, 1.0),
-    ]  # the largest weight of either, from 0
+    # the largest weight of either, from 0
+    assert [m.get_clim() for m in maps] == [(0.0, 1.0), (0.0, 1.0)]
     bars = [ax for ax in fig.axes if ax.get_ylabel() == "attention weight (shared scale)"]
     assert len(bars) == 1  # one labelled bar for both maps
     assert "area" in [ax.get_title() for ax in fig.axes]  # the categorical area bar is labelled too
@@ -193,15 +196,10 @@ def test_learned_A_scale_is_symmetric_and_its_blank_diagonal_is_not_white(drawn)
         np.eye(3), A, np.array([0, 1]), np.ones(2), np.ones(2), "x.png", chance=0.5
     )
     image = drawn[0].axes[1].images[0]
-    assert image.get_clim() == (
-        -0.5,
-        0.5,
-    )  # max |off-diagonal| = 0.5; the diagonal sigma_A = 9 is not on the scale
-    assert tuple(image.cmap.get_bad()[:3]) == (
-        0.55,
-        0.55,
-        0.55,
-    )  # grey: not the white of the map's 0
+    # max |off-diagonal| = 0.5; the diagonal sigma_A = 9 is not on the scale
+    assert image.get_clim() == (-0.5, 0.5)
+    # grey: not the white of the map's 0
+    assert tuple(image.cmap.get_bad()[:3]) == (0.55, 0.55, 0.55)
     labels = [ax.get_ylabel() for ax in drawn[0].axes]
     assert r"$\hat A_{ij}$" in labels
 
@@ -222,9 +220,8 @@ def test_log_spaced_keeps_one_record_per_target():
             expected.add(i)
         k += 1
     assert kept.tolist() == sorted(expected)
-    assert (
-        kept.size <= 2 + math.floor(10 * math.log10(20000)) + 1
-    )  # the bound: per_decade * decades + 1, + 0 and last
+    # the bound: per_decade * decades + 1, + 0 and last
+    assert kept.size <= 2 + math.floor(10 * math.log10(20000)) + 1
     with pytest.raises(ValueError, match="per_decade"):
         log_spaced(steps, 0)
 
@@ -255,11 +252,11 @@ def test_mim_phases_npz_is_log_spaced_compressed_and_its_size_stated(tmp_path, c
     assert code == 0
     path = tmp_path / "mim-phases.npz"
     stated, unit = _size_in_line(out, "mim-phases.npz")
-    assert (
-        abs(stated - os.path.getsize(path)) <= 0.05 * {"B": 1, "kB": 1e3, "MB": 1e6}[unit] + 0.5
-    )  # one decimal
+    # one decimal
+    assert abs(stated - os.path.getsize(path)) <= 0.05 * {"B": 1, "kB": 1e3, "MB": 1e6}[unit] + 0.5
     runs = load_many(path)
-    # 1001 records at steps 0..1000; 40 per decade over 3 decades: at most 40 * 3 + 1 positive records, + step 0
+    # 1001 records at steps 0..1000; 40 per decade over 3 decades: at most 40 * 3 + 1 positive
+    # records, + step 0
     bound = 40 * 3 + 1 + 1
     raw = 0
     for t in runs.values():
@@ -272,11 +269,11 @@ def test_mim_phases_npz_is_log_spaced_compressed_and_its_size_stated(tmp_path, c
             "records": steps + 1,
             "kept": int(t.steps.size),
         }
-        per_record = (
-            sum(8 * int(np.prod(v.shape[1:])) for v in t.observables.values()) + 8
-        )  # float64/int64 + step
+        # float64/int64 + step
+        per_record = sum(8 * int(np.prod(v.shape[1:])) for v in t.observables.values()) + 8
         raw += bound * per_record + 4 * len(json.dumps(t.meta))  # numpy stores the meta as UTF-32
-    # compressed: never above the raw bytes but for zip headers (about 200 B per array) and deflate's 5 B per 16 kB
+    # compressed: never above the raw bytes but for zip headers (about 200 B per array) and
+    # deflate's 5 B per 16 kB
     entries = sum(len(t.observables) + 2 for t in runs.values())
     assert os.path.getsize(path) <= raw * (1 + 5 / 16384) + 200 * entries
     with np.load(path) as f:  # compressed: a zip of deflated members
@@ -289,9 +286,10 @@ def _help_options(command):
         cli.main(["figure", command, "--help"])
 
 
-# For each figure command: a small base run, and for every option it lists a changed value (with any further
-# options it needs to be read). An option listed but absent here fails the completeness test; a listed option whose
-# changed value leaves every written array the same fails `test_every_listed_option_changes_the_data`.
+# For each figure command: a small base run, and for every option it lists a changed value (with any
+# further options it needs to be read). An option listed but absent here fails the completeness
+# test; a listed option whose changed value leaves every written array the same fails
+# `test_every_listed_option_changes_the_data`.
 MIM_PHASES_BASE = ["--P", "16", "--steps", "40", "--record-every", "4"]
 OPTION_CHANGES = {
     "mim-phases": (
@@ -323,7 +321,8 @@ NOT_DATA = {
     "--max-time",
 }
 # --partitions: refused by mim-phases (tested below); --config and --print-config: every command's
-# (tests/test_cli_config.py); --max-memory / --max-time: limits on the run, not data (tests/test_bad_inputs.py)
+# (tests/test_cli_config.py); --max-memory / --max-time: limits on the run, not data
+# (tests/test_bad_inputs.py)
 
 
 def _listed(command, capsys):
@@ -348,8 +347,9 @@ def test_every_listed_option_has_a_change_to_check(command, capsys):
     ],
 )
 def test_figures_do_not_list_the_options_they_do_not_read(command, unread, capsys):
-    """mim-phases takes its kappas from --kappa-pos/--kappa-neg and runs the reduced level only (no embedding, no
-    samples); mim-attention trains on the exact loss (no samples); Figure 2's patches are N(0, I) (no q, no sigma)."""
+    """mim-phases takes its kappas from --kappa-pos/--kappa-neg and runs the reduced level only (no
+    embedding, no samples); mim-attention trains on the exact loss (no samples); Figure 2's patches
+    are N(0, I) (no q, no sigma)."""
     listed = _listed(command, capsys)
     assert listed and not listed & unread
     assert {"--steps", "--eta", "--seed"} <= listed  # the fields they read stay listed

@@ -1,5 +1,5 @@
-"""The gradient flow (method="flow"): GD converges to it at rate eta, tolerances do not recompile, bad input is named,
-and `compare --method flow` runs end to end."""
+"""The gradient flow (method="flow"): GD converges to it at rate eta, tolerances do not recompile,
+bad input is named, and `compare --method flow` runs end to end."""
 
 import json
 import math
@@ -18,18 +18,18 @@ from reduced.mim import flow as mim_flow
 
 T, DT = 40.0, 2.0  # common end time and comparison grid (t = 0, 2, ..., 40)
 TIMES = np.arange(0.0, T + DT / 2, DT)
-TOL = (
-    1e-10  # flow rtol = atol: ~1e-10 against GD errors >= 1e-3 below, so the measured slope is GD's
-)
+# flow rtol = atol: ~1e-10 against GD errors >= 1e-3 below, so the measured slope is GD's
+TOL = 1e-10
 
 
 def _slope_band(etas, errors, jac_norm):
     """Consecutive slopes log2(e(eta)/e(eta/2)) and their allowed deviation from 1.
 
-    GD's error against the flow is e = eta E1 + eta^2 E2 + O(eta^3) (modified-equation expansion); E2 carries one more
-    factor of the vector field's Jacobian J than E1, so r = eta |E2|/|E1| <~ eta ||J||, and the slope between eta and
-    eta/2 is log2((1 + r)/(1 + r/2)) ~ r / (2 ln 2). Band: |slope - 1| <= eta ||J||_max / (2 ln 2), eta the coarser
-    of the pair and ||J||_max the largest spectral norm of J along the flow (computed, not fitted)."""
+    GD's error against the flow is e = eta E1 + eta^2 E2 + O(eta^3) (modified-equation expansion);
+    E2 carries one more factor of the vector field's Jacobian J than E1, so r = eta |E2|/|E1| <~ eta
+    ||J||, and the slope between eta and eta/2 is log2((1 + r)/(1 + r/2)) ~ r / (2 ln 2). Band:
+    |slope - 1| <= eta ||J||_max / (2 ln 2), eta the coarser of the pair and ||J||_max the largest
+    spectral norm of J along the flow (computed, not fitted)."""
     slopes = -np.diff(np.log2(errors))
     bands = np.asarray(etas[:-1]) * jac_norm / (2 * math.log(2))
     return slopes, bands
@@ -44,9 +44,8 @@ def test_jsl_gd_converges_to_the_flow_at_rate_eta():
     base = JSLConfig(D=9, C=3)
     fl = reduced.jsl.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
     assert fl.meta["mode"] == "flow" and fl.meta["approximation"] == "gradient_flow"
-    etas = [
-        0.05 / 2**k for k in range(3)
-    ]  # two slopes: each within its band, the finer one nearer 1
+    # two slopes: each within its band, the finer one nearer 1
+    etas = [0.05 / 2**k for k in range(3)]
     errors = []
     for eta in etas:
         gd = reduced.jsl.simulate(
@@ -68,9 +67,8 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
     base = MIMConfig(P=16, K=1)
     fl = reduced.mim.simulate(base, method="flow", t_max=T, times=TIMES, rtol=TOL, atol=TOL)
     assert fl.meta["approximation"] == "gradient_flow"
-    etas = [
-        1.0 / 2**k for k in range(3)
-    ]  # two slopes: each within its band, the finer one nearer 1
+    # two slopes: each within its band, the finer one nearer 1
+    etas = [1.0 / 2**k for k in range(3)]
     names = ("fp_corr", "pp_class", "pp_self")
     errors = []
     for eta in etas:
@@ -92,7 +90,8 @@ def test_mim_gd_converges_to_the_flow_at_rate_eta():
         )
         return jnp.concatenate([x.ravel() for x in mim_flow.rhs(static, (), arrays, (A, B, Bs))])
 
-    # ||J|| at the start (Q = 0) and at T (the class state along the run is not recorded in class form)
+    # ||J|| at the start (Q = 0) and at T (the class state along the run is not recorded in class
+    # form)
     ends = [jnp.zeros(sum(sizes)), jnp.concatenate([jnp.ravel(x) for x in fl.final.values()])]
     norm = _jac_norm(rhs, ends)
     slopes, bands = _slope_band(etas, errors, norm)
@@ -191,10 +190,11 @@ def test_cli_method_flow_end_to_end(tmp_path, capsys):
 
 
 def test_lsoda_default_agrees_with_kvaerno4_and_keeps_its_budget():
-    """The reduced JSL flow's default host solver (scipy LSODA on the jit-compiled field and Jacobian) and diffrax
-    Kvaerno4 solve the same ODE: at rtol 1e-8, atol 1e-11 their states agree to 1e-5 relative at every save (each
-    controls its local error to ~rtol per step; a few hundred steps accumulate to well below 1e-5). A step budget
-    that is too small stops LSODA with a named RuntimeWarning and keeps only the saves reached."""
+    """The reduced JSL flow's default host solver (scipy LSODA on the jit-compiled field and
+    Jacobian) and diffrax Kvaerno4 solve the same ODE: at rtol 1e-8, atol 1e-11 their states agree
+    to 1e-5 relative at every save (each controls its local error to ~rtol per step; a few hundred
+    steps accumulate to well below 1e-5). A step budget that is too small stops LSODA with a named
+    RuntimeWarning and keeps only the saves reached."""
     cfg = JSLConfig(D=16, C=4, q=0.3)
     a = reduced.jsl.simulate(cfg, method="flow", t_max=1e4, rtol=1e-8, atol=1e-11)
     b = reduced.jsl.simulate(

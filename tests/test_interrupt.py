@@ -1,6 +1,6 @@
-"""Ctrl-C (SIGINT) and SIGTERM stop a long compiled run within seconds: exit 130 / 143, the interrupted line, no
-traceback, no crash on the way out (issue 16: a run ignored Ctrl-C until it returned, 47 s to 503 s; 5 of 15
-interrupted sweeps died with exit 139)."""
+"""Ctrl-C (SIGINT) and SIGTERM stop a long compiled run within seconds: exit 130 / 143, the
+interrupted line, no traceback, no crash on the way out (issue 16: a run ignored Ctrl-C until it
+returned, 47 s to 503 s; 5 of 15 interrupted sweeps died with exit 139)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ LIMIT_S = 5.0  # the issue's bound from the signal to the exit
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_aborts_a_compiled_run_through_its_callback(sig, code):
-    """In-process, without the watchdog's exit: the host callback of `recording.run` raises and XLA stops the run."""
+    """In-process, without the watchdog's exit: the host callback of `recording.run` raises and XLA
+    stops the run."""
     run = jax.jit(
         lambda x: recording.run(
             lambda s, t: jnp.sin(s) * 0.5 + 0.1, lambda s, t: s, x, 10**12, 10**11
@@ -42,23 +43,24 @@ def test_a_signal_aborts_a_compiled_run_through_its_callback(sig, code):
     assert progress.interrupted(caught.value) and seconds < 1.0 + LIMIT_S
     assert interrupt.received() == sig and interrupt.exit_code() == code
     assert signal.getsignal(sig) is not interrupt._handler  # the previous handler is back
-    # after the block, a run in the same process is not stopped by the old signal (it was, until this test)
+    # after the block, a run in the same process is not stopped by the old signal (it was, until
+    # this test)
     short = jax.jit(lambda x: recording.run(lambda s, t: s + 1.0, lambda s, t: s, x, 100, 10))
     assert float(jax.block_until_ready(short(jnp.zeros(())))[0]) == 100.0
 
 
 def test_a_signal_inside_a_gc_callback_raises_nothing_there_and_stays_received(monkeypatch):
-    """A signal that lands while a garbage-collector callback runs (JAX's `_xla_gc_callback`) must not raise there:
-    Python would print "Exception ignored in ..." with a traceback and drop the interrupt. The flag stays up, so the
-    run's next `check` stops it (seen once in the suite: a Ctrl-C on compare jsl printed that traceback)."""
+    """A signal that lands while a garbage-collector callback runs (JAX's `_xla_gc_callback`) must
+    not raise there: Python would print "Exception ignored in ..." with a traceback and drop the
+    interrupt. The flag stays up, so the run's next `check` stops it (seen once in the suite: a
+    Ctrl-C on compare jsl printed that traceback)."""
     seen = []
 
     def callback(phase, info):
         if phase == "start" and not seen:
             seen.append(True)
-            interrupt._handler(
-                signal.SIGINT, sys._getframe()
-            )  # what a signal arriving here would run
+            # what a signal arriving here would run
+            interrupt._handler(signal.SIGINT, sys._getframe())
 
     monkeypatch.setattr(
         interrupt,
@@ -82,8 +84,8 @@ def test_a_signal_inside_a_gc_callback_raises_nothing_there_and_stays_received(m
 
 
 def _interrupt(args: list, sig, delay: float, ready: str) -> tuple[int, float, str]:
-    """Start `dynsim ARGS`, wait for `ready` on its stderr, then `delay` s, send `sig`; (exit code, seconds from the
-    signal to the exit, stderr)."""
+    """Start `dynsim ARGS`, wait for `ready` on its stderr, then `delay` s, send `sig`; (exit code,
+    seconds from the signal to the exit, stderr)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "dynsim.cli", *args],
         cwd=ROOT,
@@ -121,7 +123,8 @@ def _interrupt(args: list, sig, delay: float, ready: str) -> tuple[int, float, s
     ],
 )
 def test_a_long_run_stops_within_seconds(tmp_path, sig, code, args, ready):
-    # at a random moment 1 to 3 s after the run starts (compiling, then computing; no chunk boundary in sight)
+    # at a random moment 1 to 3 s after the run starts (compiling, then computing; no chunk boundary
+    # in sight)
     rc, seconds, err = _interrupt(
         args + ["--out", str(tmp_path)], sig, random.uniform(1.0, 3.0), ready
     )
@@ -129,13 +132,13 @@ def test_a_long_run_stops_within_seconds(tmp_path, sig, code, args, ready):
     assert interrupt.MESSAGE in err and "Traceback" not in err, err
 
 
-@pytest.mark.parametrize(
-    "attempt", range(3)
-)  # each at its own random moment (5 of 15 crashed with exit 139 before)
+# each at its own random moment (5 of 15 crashed with exit 139 before)
+@pytest.mark.parametrize("attempt", range(3))
 def test_a_sweep_interrupted_mid_chunk_keeps_its_finished_points(tmp_path, attempt):
     out = tmp_path / "sw"
-    # chunks of one point of 3e5 reduced steps (1.5-2 s each, measured on 2 cores, the first with its compilation):
-    # the signal, 0.2-1 s after the second point is stored, lands inside the third chunk
+    # chunks of one point of 3e5 reduced steps (1.5-2 s each, measured on 2 cores, the first with
+    # its compilation): the signal, 0.2-1 s after the second point is stored, lands inside the third
+    # chunk
     args = [
         "sweep",
         "jsl",
@@ -171,7 +174,8 @@ def test_a_sweep_interrupted_mid_chunk_keeps_its_finished_points(tmp_path, attem
     err = proc.communicate(timeout=60)[1]
     assert proc.returncode == 130 and time.perf_counter() - sent < LIMIT_S, (proc.returncode, err)
     assert "run the same command again to resume" in err and "Traceback" not in err, err
-    # every point finished before the signal is stored (one more may have finished in between), none half-written
+    # every point finished before the signal is stored (one more may have finished in between), none
+    # half-written
     kept = list(out.glob("points/*/*.npz"))
     assert stored <= len(kept) <= stored + 1 < 8
     assert not list(out.glob("points/*/*.tmp"))
@@ -179,8 +183,9 @@ def test_a_sweep_interrupted_mid_chunk_keeps_its_finished_points(tmp_path, attem
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, code):
-    """Ctrl-C at a terminal (or a batch scheduler's SIGTERM) reaches the whole process group, the Dask workers too:
-    they used to die with KeyboardInterrupt tracebacks, and a busy worker asked to close held the exit 4 s."""
+    """Ctrl-C at a terminal (or a batch scheduler's SIGTERM) reaches the whole process group, the
+    Dask workers too: they used to die with KeyboardInterrupt tracebacks, and a busy worker asked to
+    close held the exit 4 s."""
     import psutil
 
     out = tmp_path / "sw"
@@ -214,9 +219,8 @@ def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, 
     )
     deadline = time.time() + 120
     workers: list = []
-    while (
-        time.time() < deadline and proc.poll() is None and len(workers) < 2
-    ):  # both workers started
+    # both workers started
+    while time.time() < deadline and proc.poll() is None and len(workers) < 2:
         time.sleep(0.2)
         workers = [
             c

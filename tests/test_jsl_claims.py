@@ -1,5 +1,6 @@
-"""The idealized JSL claims (dynsim.jsl.claims_idealized, claims_glm): each holds on an in-regime run and fails (or is
-not applicable) on its negative control; the f* machinery against independent brute force."""
+"""The idealized JSL claims (dynsim.jsl.claims_idealized, claims_glm): each holds on an in-regime
+run and fails (or is not applicable) on its negative control; the f* machinery against independent
+brute force."""
 
 from fractions import Fraction
 
@@ -17,7 +18,8 @@ IDEAL = dict(C=4, q=0.5, eta=0.02, temperature="unit", record_every=100)
 
 
 def _fstar(s, C):
-    """f* of Assumption 1 with contiguous sets (the sets of tests.test_reference._joint), from its definition."""
+    """f* of Assumption 1 with contiguous sets (the sets of tests.test_reference._joint), from its
+    definition."""
     total = 0
     for ell in range(len(s) // C):
         t = sum(s[ell * C : (ell + 1) * C])
@@ -28,8 +30,8 @@ def _fstar(s, C):
 @pytest.mark.parametrize("shape", [(8, 4), (9, 3), (8, 2), (12, 4)])
 @pytest.mark.parametrize("q", [0.3, 0.5])
 def test_fstar_reference_lines_equal_brute_force(shape, q):
-    """P[f* T <= 0] and P[f* = 0] against exact Fractions over every (y, signal set, delta): both round an exact
-    rational once, so they agree to |diff| <= 2u |exact|."""
+    """P[f* T <= 0] and P[f* = 0] against exact Fractions over every (y, signal set, delta): both
+    round an exact rational once, so they agree to |diff| <= 2u |exact|."""
     D, C = shape
     if D * 3 ** (D - C) > 3e5:
         q = 0.5  # (12, 4): 3^8 deltas, one q is enough
@@ -44,9 +46,10 @@ def test_fstar_reference_lines_equal_brute_force(shape, q):
 
 @pytest.mark.parametrize("shape", [(12, 4), (9, 3), (8, 2)])
 def test_signed_classes_equal_the_multiset_sum(shape):
-    """The f*-signed classes give the error against f* of the multiset enumeration (every multiset of set types, its
-    own monomials and N+ - N- counted from the types) at a trained-like state. Tolerance: both sum <= 5,000 positive
-    terms of float64 weights (each within a few u of exact), so 1e4 u covers the summation orders."""
+    """The f*-signed classes give the error against f* of the multiset enumeration (every multiset
+    of set types, its own monomials and N+ - N- counted from the types) at a trained-like state.
+    Tolerance: both sum <= 5,000 positive terms of float64 weights (each within a few u of exact),
+    so 1e4 u covers the summation orders."""
     D, C = shape
     cfg = JSLConfig(D=D, C=C, q=0.5, temperature="unit")
     theta = np.array([0.15, 0.8, -0.3])
@@ -59,13 +62,15 @@ def test_signed_classes_equal_the_multiset_sum(shape):
     want = fstar.error(cfg, theta, multiset)[0]
     got = fstar.error(cfg, theta, fstar.signed_table(cfg))[0]
     assert abs(got - want) <= 1e4 * U64 * want
-    # at gamma = rho = 0 the model is the sign-of-count GLM (docs/derivations/jsl.md §3e): the exact f* line
+    # at gamma = rho = 0 the model is the sign-of-count GLM (docs/derivations/jsl.md §3e): the exact
+    # f* line
     start = fstar.error(cfg, np.array([cfg.alpha0, 0.0, 0.0]), fstar.signed_table(cfg))[0]
     assert abs(start - reference.glm_error_fstar(cfg)) <= 1e4 * U64
 
 
 def test_fstar_monte_carlo_within_its_standard_error():
-    """The sampled f* error at D = 16 lies within 4 standard errors of the exact one (two-sided 6e-5 chance)."""
+    """The sampled f* error at D = 16 lies within 4 standard errors of the exact one (two-sided 6e-5
+    chance)."""
     cfg = JSLConfig(D=16, **IDEAL)
     theta = np.array([0.15, 0.8, -0.3])
     exact = fstar.error(cfg, theta, fstar.signed_table(cfg))[0]
@@ -73,17 +78,17 @@ def test_fstar_monte_carlo_within_its_standard_error():
     assert se > 0 and abs(est - exact) <= 4 * se
 
 
-# ------------------------------------------------------------------------------------------------- Theorem 4.1
+# -------------------------------------------------------------------------------------- Theorem 4.1
 
-JUDGED = JSLConfig(
-    D=36, C=4, q=0.5, eta=0.005, temperature="unit", steps=200_000_000
-)  # the CLI's judged point
+# the CLI's judged point
+JUDGED = JSLConfig(D=36, C=4, q=0.5, eta=0.005, temperature="unit", steps=200_000_000)
 
 
 def test_theorem_4_1_not_applicable_at_fixed_q():
-    """q = 0.5 at every D is outside the paper's q = poly(C)/D: the converged gap grows with D (0.0040, 0.0095, 0.0129
-    at D = 24, 32, 36, every size past the horizon), which says nothing about the theorem. The premise is measured
-    (q(D - C) differs along the ladder), so the verdict is not applicable, not a failure of the paper."""
+    """q = 0.5 at every D is outside the paper's q = poly(C)/D: the converged gap grows with D
+    (0.0040, 0.0095, 0.0129 at D = 24, 32, 36, every size past the horizon), which says nothing
+    about the theorem. The premise is measured (q(D - C) differs along the ladder), so the verdict
+    is not applicable, not a failure of the paper."""
     cfg = ladder.at_size(JUDGED, 24)
     points = [ladder.run_point(ladder.at_size(cfg, D)) for D in (24, 32, 36)]
     assert [p.q for p in points] == [0.5] * 3 and points[0].gap_fstar < points[-1].gap_fstar
@@ -92,21 +97,23 @@ def test_theorem_4_1_not_applicable_at_fixed_q():
 
 
 def test_theorem_4_1_flow_equals_gd_at_a_small_size():
-    """The flow point against GD at the same time eta T (D = 12, eta = 0.02, 2,000 steps). GD's state is within O(eta)
-    of the flow's (tests/test_flow.py); the 0-1 errors are sums of class weights, constant in the state until a class's
-    F changes sign, and no class flips between the two end states (measured: equal at eta = 0.02 and 0.01). So the
-    errors must be equal: a change in either path that moves its end state across a class's boundary fails this."""
+    """The flow point against GD at the same time eta T (D = 12, eta = 0.02, 2,000 steps). GD's
+    state is within O(eta) of the flow's (tests/test_flow.py); the 0-1 errors are sums of class
+    weights, constant in the state until a class's F changes sign, and no class flips between the
+    two end states (measured: equal at eta = 0.02 and 0.01). So the errors must be equal: a change
+    in either path that moves its end state across a class's boundary fails this."""
     cfg = JSLConfig(D=12, C=4, q=0.5, eta=0.02, temperature="unit", steps=2000, record_every=100)
     flow, gd = ladder.run_point(cfg), ladder.run_point(cfg, method="gd")
     assert flow.method == "flow" and gd.method == "gd" and flow.reached and gd.reached
     assert flow.error_fstar == gd.error_fstar and flow.error_y == gd.error_y
 
 
-# ------------------------------------------------------------------------------------------------- Theorem 3.1
+# -------------------------------------------------------------------------------------- Theorem 3.1
 
 
 def test_theorem_3_1_not_applicable_on_a_cut_search():
-    """--steps below the GLM's budget (500): the search is too short to support the claim, so it is not applicable
+    """--steps below the GLM's budget (500): the search is too short to support the claim, so it is
+      not applicable
     (never a hold on a 1-step run)."""
     cfg = JSLConfig(D=24, C=3, q=0.5, steps=1, N=400, n_test=2048)
     claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2)
@@ -114,16 +121,17 @@ def test_theorem_3_1_not_applicable_on_a_cut_search():
 
 
 def test_literal_phi_glm_beats_one_eighth():
-    """With phi arbitrary, w_j = 3^j w* and phi = f* o decode errs only where f* = 0: P[f* = 0] < 1/8, by enumerating
-    every configuration (exact rational weights rounded once; the sum of 2 * 3^8 terms: 1e5 u)."""
+    """With phi arbitrary, w_j = 3^j w* and phi = f* o decode errs only where f* = 0: P[f* = 0] <
+    1/8, by enumerating every configuration (exact rational weights rounded once; the sum of 2 * 3^8
+    terms: 1e5 u)."""
     cfg = JSLConfig(D=12, C=4, q=0.5, partition="contiguous")
     err = claims_glm.literal_phi_error(cfg)
     assert abs(err - reference.bayes_error_fstar(cfg)) <= 1e5 * U64 and err < 0.125
 
 
 def test_ladder_config_keeps_the_random_count_and_resolves_the_size():
-    """q (D - C) kept (the paper's q = poly(C)/D), d = D and the partition chosen again at each size; a q outside (0, 1]
-    is a ValueError naming the size."""
+    """q (D - C) kept (the paper's q = poly(C)/D), d = D and the partition chosen again at each
+    size; a q outside (0, 1] is a ValueError naming the size."""
     judged = JSLConfig(D=36, **IDEAL)
     big, small = ladder.ladder_config(judged, 64), ladder.ladder_config(judged, 20)
     assert big.q * 60 == pytest.approx(16, rel=1e-15) and small.q * 16 == pytest.approx(

@@ -1,4 +1,5 @@
-"""JSL realistic-run claims (docs/jsl.md §13): each claim holds on an in-regime run and fails on its negative control.
+"""JSL realistic-run claims (docs/jsl.md §13): each claim holds on an in-regime run and fails on its
+negative control.
 
 Sizes are small (D = 9, C = 3, q = 0.5, unit temperature, eta = 0.1, 1500 steps, 2 seeds); the
 default ladder's numbers are in the docs.
@@ -30,7 +31,8 @@ TINY = cr.Plan(
     fig2_steps=5,
     fig2_n=64,
 )
-# the realistic size of the claims (D = 9, C = 3, eta = 0.1: realistic_config), with a 1500-step horizon
+# the realistic size of the claims (D = 9, C = 3, eta = 0.1: realistic_config), with a 1500-step
+# horizon
 RC = cr.realistic_config(JSLConfig(D=36, C=4, q=0.5, temperature="unit", steps=60000), TINY)
 
 
@@ -46,7 +48,8 @@ def small():
 
 
 def test_f_star_against_a_loop_over_the_sets():
-    """f* of docs/derivations/jsl.md §1 written out set by set; every value is a sum of integers s_i, so equality is exact."""
+    """f* of docs/derivations/jsl.md §1 written out set by set; every value is a sum of integers
+    s_i, so equality is exact."""
     cfg = JSLConfig(D=9, C=3, q=0.5)
     s = np.asarray(jax.random.randint(jax.random.key(0), (200, cfg.D), -1, 2), dtype=float)
     expected = np.zeros(200)
@@ -75,7 +78,8 @@ def test_lemma_4_2_fails_on_shuffled_labels():
 def test_theorem_4_2_holds_in_regime(large, small):
     claim = cr.theorem_4_2(RC, {500: small, LARGE: large}, SEEDS)
     assert claim.verdict == "holds", claim.details
-    # the line is the exact sign-of-count f*-error, not the test points' estimate (T = 0 ties broken by rounding)
+    # the line is the exact sign-of-count f*-error, not the test points' estimate (T = 0 ties broken
+    # by rounding)
     assert (
         claim.details["f_star_error_T"][-1]
         < claim.details["glm_f_star_error_exact"]
@@ -95,7 +99,8 @@ def _ideal_A(cfg, gamma, rho):
 
 
 def test_theorem_5_1_holds_with_an_associated_A():
-    """An A with the orbit structure the idealized dynamics reach (gamma = 3, rho = -1: full association)."""
+    """An A with the orbit structure the idealized dynamics reach (gamma = 3, rho = -1: full
+    association)."""
     rc = RC.replace(N=LARGE)
     A0 = np.asarray(
         realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"]
@@ -115,8 +120,9 @@ def test_theorem_5_1_fails_with_a_at_init():
 
 
 def test_theorem_5_1_fails_with_an_anti_associated_A():
-    """gamma = -1 < rho = 0.3 by construction: A changed (it is not A at init) but every row's top C is outside its
-    own set; the paired reading used to hold on it (A at init is a weak baseline at D = 9)."""
+    """gamma = -1 < rho = 0.3 by construction: A changed (it is not A at init) but every row's top C
+    is outside its own set; the paired reading used to hold on it (A at init is a weak baseline at D
+    = 9)."""
     rc = RC.replace(N=LARGE)
     A0 = np.asarray(
         realistic_runs.realistic.initial_params(rc, jax.random.key(0), None)["params"]["A"]
@@ -143,9 +149,8 @@ def test_no_trained_claim_holds_after_one_step():
     assert not any(c.holds for c in claims), [(c.claim, c.verdict) for c in claims]
     assert next(c for c in claims if c.claim == "Figure 2").verdict == "not evaluated"
     named = {name for c in claims for name in re.findall(r"::(test_\w+)", c.negative_control)}
-    assert named and all(name in globals() for name in named), (
-        named
-    )  # each control names a test of this file
+    # each control names a test of this file
+    assert named and all(name in globals() for name in named), named
 
 
 @pytest.mark.parametrize("seeds", [0, 1.5, True])
@@ -158,16 +163,18 @@ def test_quick_counts_its_progress_units():
     assert cr.total_runs(True) == len(realistic_plan.QUICK.n_ladder) + 2 + len(
         realistic_plan.QUICK.fig2_grid
     )
+    # a trend needs 3
     assert (
         realistic_plan.FULL.n_ladder == tuple(sorted(realistic_plan.FULL.n_ladder))
         and len(realistic_plan.FULL.n_ladder) >= 3
-    )  # a trend needs 3
+    )
 
 
 def test_figure_2_judgement_fails_on_an_associated_learner():
-    """The Figure 2 verdict at a point that left the plateau: association at chance (1/binom(15, 3) = 1/455) holds, an
-    associated learner (every row, as on the idealized data) fails. The search itself has not left the plateau in
-    any run (docs/jsl.md 11), so the claim is reported 'not evaluated'; this tests the judgement it would apply."""
+    """The Figure 2 verdict at a point that left the plateau: association at chance (1/binom(15, 3)
+    = 1/455) holds, an associated learner (every row, as on the idealized data) fails. The search
+    itself has not left the plateau in any run (docs/jsl.md 11), so the claim is reported 'not
+    evaluated'; this tests the judgement it would apply."""
     cfg = JSLConfig(**{k: v for k, v in cr.FIG2_DEFAULTS.items() if k != "record_every"})
     p = 1.0 / 455.0
     assert abs(chance(cfg) - p) <= 1e-15  # the chance level of the judgement is the documented one

@@ -1,9 +1,9 @@
 """The import rules of dynsim's layout, read from the source with `ast` (nothing is imported):
 
-ground (dynsim's shared definitions) <- levels (reduced/, full/) <- face (CLI, sweeps, checker, claims, the settings'
-declarations). No import cycle between modules; no function-local import except to defer an optional heavy
-library; no `_private` name used outside its module; the generic core of dynsim names no setting; a level imports
-no other level and no face module.
+ground (dynsim's shared definitions) <- levels (reduced/, full/) <- face (CLI, sweeps, checker,
+claims, the settings' declarations). No import cycle between modules; no function-local import
+except to defer an optional heavy library; no `_private` name used outside its module; the generic
+core of dynsim names no setting; a level imports no other level and no face module.
 """
 
 from __future__ import annotations
@@ -15,13 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dynsim", "reduced", "full")
-HEAVY = (
-    "matplotlib",
-    "scipy",
-    "distributed",
-    "dask",
-    "xarray",
-)  # optional or heavy libraries a function may import late
+# optional or heavy libraries a function may import late
+HEAVY = ("matplotlib", "scipy", "distributed", "dask", "xarray")
 SETTING_PACKAGES = (
     "dynsim.jsl",
     "dynsim.mim",
@@ -30,7 +25,8 @@ SETTING_PACKAGES = (
     "full.jsl",
     "full.mim",
 )
-# the library's front door keeps `dynsim.JSLConfig` and `dynsim.MIMConfig` (config classes only: ground)
+# the library's front door keeps `dynsim.JSLConfig` and `dynsim.MIMConfig` (config classes only:
+# ground)
 FRONT_DOOR = {"dynsim": {"dynsim.jsl", "dynsim.jsl.config", "dynsim.mim", "dynsim.mim.config"}}
 
 
@@ -114,8 +110,9 @@ def _ancestors(name: str) -> list[str]:
 
 
 def _graph() -> dict[str, set[str]]:
-    """module -> internal modules whose execution importing it triggers (the target and its packages' __init__),
-    without the importer's own ancestor packages (a submodule importing its siblings is the normal pattern)."""
+    """module -> internal modules whose execution importing it triggers (the target and its
+    packages' __init__), without the importer's own ancestor packages (a submodule importing its
+    siblings is the normal pattern)."""
     graph = {}
     for module, (v, _) in SCANS.items():
         own = set(_ancestors(module))
@@ -188,8 +185,8 @@ def _setting_module(name: str) -> bool:
 
 
 def test_the_core_names_no_setting():
-    """dynsim's generic modules (CLI, sweeps, checker, setting, claims, store, ...) import no setting's module;
-    settings reach them only as plugins (dynsim.setting)."""
+    """dynsim's generic modules (CLI, sweeps, checker, setting, claims, store, ...) import no
+    setting's module; settings reach them only as plugins (dynsim.setting)."""
     bad = [
         f"{m} imports {t}"
         for m, edges in GRAPH.items()
@@ -201,8 +198,8 @@ def test_the_core_names_no_setting():
 
 
 def test_levels_import_only_the_ground():
-    """A level imports no other level (reduced <-> full, jsl <-> mim) and, from dynsim, only modules that import
-    no level themselves (the ground)."""
+    """A level imports no other level (reduced <-> full, jsl <-> mim) and, from dynsim, only modules
+    that import no level themselves (the ground)."""
     bad = []
     for m in GRAPH:
         top = m.split(".")[0]

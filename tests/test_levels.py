@@ -17,7 +17,8 @@ COMPARED = ("alpha", "gamma", "rho", "loss")
 
 @pytest.mark.parametrize("shape", [(8, 2), (9, 3)])
 def test_reduced_equals_full_exact(small_runs, shape):
-    """600 steps: max abs error <= 1e-9 on alpha, gamma, rho, loss (the issue's bar; measured ~1e-16)."""
+    """600 steps: max abs error <= 1e-9 on alpha, gamma, rho, loss (the issue's bar; measured
+    ~1e-16)."""
     cfg, red, ful = small_runs[shape]
     assert np.array_equal(red.steps, ful.steps) and red.steps[-1] == cfg.steps >= 500
     for name in COMPARED:
@@ -30,15 +31,16 @@ def test_reduced_equals_full_exact(small_runs, shape):
 
 @pytest.mark.parametrize("shape", [(8, 2), (9, 3)])
 def test_full_exact_reduction_residuals(small_runs, shape):
-    """Lemmas 4.1 and 4.2 on the full run: orbit spreads and v_perp <= 1e-12 (issue's bar; measured ~1e-15)."""
+    """Lemmas 4.1 and 4.2 on the full run: orbit spreads and v_perp <= 1e-12 (issue's bar; measured
+    ~1e-15)."""
     _, _, ful = small_runs[shape]
     for name in ("gamma_spread", "rho_spread", "v_perp"):
         assert np.max(np.abs(ful[name])) <= 1e-12, name
 
 
 def test_reduced_reproduces_reference_table():
-    """docs/derivations/jsl.md §5, Default A (an independent numpy implementation), printed to 3-4 digits:
-    the tolerance is half a unit in the last printed digit."""
+    """docs/derivations/jsl.md §5, Default A (an independent numpy implementation), printed to 3-4
+    digits: the tolerance is half a unit in the last printed digit."""
     cfg = JSLConfig(
         D=16,
         C=4,
@@ -60,10 +62,10 @@ def test_reduced_reproduces_reference_table():
 
 
 def test_full_uniform_attention_gradient_vanishes():
-    """At A = beta everywhere (uniform S) the exact population gradient of every A_ij is zero in exact
-    arithmetic (docs/derivations/jsl.md §3e), though each configuration's own gradient is not. The computed sum
-    of M terms errs by at most about M u sum_m w_m |g_m| (recursive summation, Higham 4.2), plus each
-    term's own rounding (a few D operations); 10x margin."""
+    """At A = beta everywhere (uniform S) the exact population gradient of every A_ij is zero in
+    exact arithmetic (docs/derivations/jsl.md §3e), though each configuration's own gradient is not.
+    The computed sum of M terms errs by at most about M u sum_m w_m |g_m| (recursive summation,
+    Higham 4.2), plus each term's own rounding (a few D operations); 10x margin."""
     cfg = JSLConfig(D=8, C=2, q=0.4, sigma_A=0.6)
     w_star = data.feature(cfg)
     model = fj.model_for(cfg)
@@ -86,7 +88,8 @@ def test_full_uniform_attention_gradient_vanishes():
 
 
 def test_full_exact_general_A_gets_per_entry_gradients():
-    """The exact full model really is general: an unstructured A gets distinct gradients per entry."""
+    """The exact full model really is general: an unstructured A gets distinct gradients per
+    entry."""
     cfg = JSLConfig(D=8, C=2)
     w_star = data.feature(cfg)
     rng = np.random.default_rng(1)
@@ -106,7 +109,8 @@ def test_full_exact_general_A_gets_per_entry_gradients():
 
 
 def test_given_initial_state_is_used_by_both_levels():
-    # the config of small_runs at (8, 2): the start is an argument of the compiled runs, so they are reused
+    # the config of small_runs at (8, 2): the start is an argument of the compiled runs, so they are
+    # reused
     cfg = JSLConfig(D=8, C=2, steps=600, record_every=20, eta=0.05)
     init = {"alpha": 0.2, "gamma": 0.3, "rho": -0.1}
     red, ful = rj.simulate(cfg, init=init), fj.simulate(cfg, init=init)
@@ -128,7 +132,8 @@ def test_recorded_steps_include_the_last_step():
 
 
 def test_float32_runs_in_float32_and_agrees_to_float32_rounding():
-    """dtype flows through both levels; agreement judged with u = 2^-24 by the checker's rounding model."""
+    """dtype flows through both levels; agreement judged with u = 2^-24 by the checker's rounding
+    model."""
     cfg = JSLConfig(D=8, C=2, steps=200, record_every=20, dtype="float32")
     red, ful = rj.simulate(cfg), fj.simulate(cfg)
     assert red["alpha"].dtype == np.float32 and ful["alpha"].dtype == np.float32

@@ -1,6 +1,7 @@
 import dynsim  # noqa: F401  (enables float64 in JAX)
 
-# Attention diversity (Huang et al. 2024, Section 6) and average attention distance (Dosovitskiy et al. 2021).
+# Attention diversity (Huang et al. 2024, Section 6) and average attention distance (Dosovitskiy et
+# al. 2021).
 
 import math
 
@@ -10,8 +11,9 @@ import pytest
 
 from dynsim.metrics import attention_diversity, average_attention_distance, grid_coordinates
 
-# Hand-computed values vs the code: a few float64 roundings (sqrt, a sum and a division of numbers of order 1,
-# each within u = 1.1e-16 relative), so rel 1e-12 leaves a margin of ~1000x while catching any wrong formula.
+# Hand-computed values vs the code: a few float64 roundings (sqrt, a sum and a division of numbers
+# of order 1, each within u = 1.1e-16 relative), so rel 1e-12 leaves a margin of ~1000x while
+# catching any wrong formula.
 REL = 1e-12
 
 
@@ -32,7 +34,8 @@ def test_grid_coordinates_row_major():
     assert grid_coordinates((1, 1)).shape == (1, 2)
 
 
-# 1. Collapse ------------------------------------------------------------------------------------------------------
+# 1. Collapse
+#    -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("k", [1, 2, 9])
@@ -49,7 +52,8 @@ def test_same_top_k_in_same_order_is_zero():
     assert attention_diversity(a, (3, 3), k=3)[0] == 0.0
 
 
-# 2. Hand-built known values -----------------------------------------------------------------------------------
+# 2. Hand-built known values
+#    -----------------------------------------------------------------------------------
 
 
 def test_identity_k1_on_1x2_grid():
@@ -80,12 +84,14 @@ def test_k2_known_value_on_1x3_grid():
 
 
 def test_rank_order_matters():
-    # Same two patches, opposite order: vectors (0,0,0,1) and (0,1,0,0), distance sqrt2 (a set would give 0).
+    # Same two patches, opposite order: vectors (0,0,0,1) and (0,1,0,0), distance sqrt2 (a set would
+    # give 0).
     a = np.array([[0.6, 0.4], [0.4, 0.6]])
     assert attention_diversity(a, (1, 2), k=2)[0] == pytest.approx(math.sqrt(2), rel=REL)
 
 
-# 3. Average attention distance --------------------------------------------------------------------------------
+# 3. Average attention distance
+#    --------------------------------------------------------------------------------
 
 
 def test_identity_attention_distance_is_zero():
@@ -109,14 +115,16 @@ def test_uniform_attention_distance_on_2x2_grid():
 
 
 def test_one_hot_attention_distance():
-    # 2x2 grid, query p looks only at patch 3 = (1, 1): distances sqrt2, 1, 1, 0; mean (2 + sqrt2)/4.
+    # 2x2 grid, query p looks only at patch 3 = (1, 1): distances sqrt2, 1, 1, 0; mean (2 +
+    # sqrt2)/4.
     a = one_hot_rows([3, 3, 3, 3], 4)
     assert average_attention_distance(a, (2, 2))[0] == pytest.approx(
         (2 + math.sqrt(2)) / 4, rel=REL
     )
 
 
-# 4. Several heads ----------------------------------------------------------------------------------------------
+# 4. Several heads
+#    ----------------------------------------------------------------------------------------------
 
 
 def test_multiple_heads_match_single_heads():
@@ -131,9 +139,10 @@ def test_multiple_heads_match_single_heads():
         assert div[h] == attention_diversity(heads[h], (2, 2), k=2)[0]
         # Distance: the same 16 products of order 1, possibly summed in another order by einsum.
         assert dist[h] == pytest.approx(average_attention_distance(heads[h], (2, 2))[0], rel=REL)
-    # Known values of the first two heads. Identity, k=2 on 2x2: rank 2 is the lowest-index zero-weight patch,
-    # i.e. patch 0 for queries 1..3 and patch 1 for query 0: q0 = (0,0,0,1), q1 = (0,1,0,0), q2 = (1,0,0,0),
-    # q3 = (1,1,0,0). |q0-q1| = sqrt2, |q0-q2| = sqrt2, |q0-q3| = sqrt3, |q1-q2| = sqrt2, |q1-q3| = 1, |q2-q3| = 1.
+    # Known values of the first two heads. Identity, k=2 on 2x2: rank 2 is the lowest-index
+    # zero-weight patch, i.e. patch 0 for queries 1..3 and patch 1 for query 0: q0 = (0,0,0,1), q1 =
+    # (0,1,0,0), q2 = (1,0,0,0), q3 = (1,1,0,0). |q0-q1| = sqrt2, |q0-q2| = sqrt2, |q0-q3| = sqrt3,
+    # |q1-q2| = sqrt2, |q1-q3| = 1, |q2-q3| = 1.
     want = (3 * math.sqrt(2) + math.sqrt(3) + 2) / 6
     assert div[0] == pytest.approx(want, rel=REL)
     assert div[1] == 0.0 and dist[0] == 0.0
@@ -141,7 +150,8 @@ def test_multiple_heads_match_single_heads():
     assert dist[1] == pytest.approx((2 + math.sqrt(2)) / 4, rel=REL)
 
 
-# 5. Tie rule ---------------------------------------------------------------------------------------------------
+# 5. Tie rule
+#    -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("k", [1, 3, 9])
@@ -151,19 +161,20 @@ def test_uniform_attention_is_collapsed(k):
 
 
 def test_ties_go_to_the_lower_index():
-    # Query 0 is uniform (a three-way tie), queries 1 and 2 look only at patch 0. With ties to the lower index
-    # query 0 also picks patch 0, so the diversity is 0; with ties to the higher index it would pick patch 2
-    # and give (2 + 2 + 0)/3 = 4/3.
+    # Query 0 is uniform (a three-way tie), queries 1 and 2 look only at patch 0. With ties to the
+    # lower index query 0 also picks patch 0, so the diversity is 0; with ties to the higher index
+    # it would pick patch 2 and give (2 + 2 + 0)/3 = 4/3.
     a = np.array([[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     assert attention_diversity(a, (1, 3), k=1)[0] == 0.0
-    # Two-way tie behind a clear winner: query 0 = [0.5, 0.25, 0.25] ranks (0, 1), query 1 = [0.5, 0, 0.5]
-    # ranks (0, 2): vectors (0,0,0,1) and (0,0,0,2), distance 1.
+    # Two-way tie behind a clear winner: query 0 = [0.5, 0.25, 0.25] ranks (0, 1), query 1 = [0.5,
+    # 0, 0.5] ranks (0, 2): vectors (0,0,0,1) and (0,0,0,2), distance 1.
     b = np.array([[0.5, 0.25, 0.25], [0.5, 0.0, 0.5], [0.5, 0.25, 0.25]])
     # Pairs: (q0, q1) = 1, (q0, q2) = 0, (q1, q2) = 1.
     assert attention_diversity(b, (1, 3), k=2)[0] == pytest.approx(2 / 3, rel=REL)
 
 
-# 6. Named errors -----------------------------------------------------------------------------------------------
+# 6. Named errors
+#    -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -217,7 +228,8 @@ def test_distance_rejects_bad_input(attn, grid_shape, name):
         average_attention_distance(attn, grid_shape)
 
 
-# 7. Invariances ------------------------------------------------------------------------------------------------
+# 7. Invariances
+#    -----------------------------------------------------------------------------------------------
 
 
 def test_permuting_queries_leaves_diversity_unchanged():
@@ -225,14 +237,15 @@ def test_permuting_queries_leaves_diversity_unchanged():
     a = random_attention(rng, 2, 16)
     perm = rng.permutation(16)
     got, want = attention_diversity(a[:, perm, :], (4, 4), k=3), attention_diversity(a, (4, 4), k=3)
-    # The same 120 pairwise distances (each computed identically), averaged in a different order: a reordered
-    # sum of 120 positive terms moves by at most ~120 u relative.
+    # The same 120 pairwise distances (each computed identically), averaged in a different order: a
+    # reordered sum of 120 positive terms moves by at most ~120 u relative.
     np.testing.assert_allclose(got, want, rtol=REL, atol=0)
     assert np.all(want > 0)
 
 
 def test_scaling_a_row_by_a_power_of_two_leaves_diversity_unchanged():
-    # Only the ranking enters; multiplying by 2**3 is exact in float64, so the ranking (ties included) is the same.
+    # Only the ranking enters; multiplying by 2**3 is exact in float64, so the ranking (ties
+    # included) is the same.
     rng = np.random.default_rng(2)
     a = random_attention(rng, 1, 9)[0]
     b = a.copy()
@@ -249,18 +262,19 @@ def test_large_grid_runs_and_collapse_is_zero():
 
 
 def test_rounding_noise_does_not_break_ties():
-    """Weights equal to TIE_DECIMALS decimals tie (a float64 softmax of equal scores differs in the last bits)."""
+    """Weights equal to TIE_DECIMALS decimals tie (a float64 softmax of equal scores differs in the
+    last bits)."""
     from dynsim.metrics import TIE_DECIMALS
 
     assert TIE_DECIMALS == 12
     a = np.full((4, 4), 0.25)
     a[1, 3] += 3e-16  # rounding-level perturbations, which a plain stable sort would rank first
     a[2, 2] += 2e-16
-    # every query then picks patch 0 first (lowest index among the tied): collapsed, diversity exactly 0
+    # every query then picks patch 0 first (lowest index among the tied): collapsed, diversity
+    # exactly 0
     assert attention_diversity(a, (2, 2), k=1)[0] == 0.0
     b = a.copy()
-    b[1, 3] += (
-        1e-9  # a real difference (above 1e-12) still counts: query 1 now looks at patch 3 = (1, 1)
-    )
-    # vectors: (0,0) for queries 0, 2, 3 and (1,1) for query 1: 3 of the 6 pairs at distance sqrt(2)
+    # a real difference (above 1e-12) still counts: query 1 now looks at patch 3 = (1, 1) vectors:
+    # (0,0) for queries 0, 2, 3 and (1,1) for query 1: 3 of the 6 pairs at distance sqrt(2)
+    b[1, 3] += 1e-9
     assert attention_diversity(b, (2, 2), k=1)[0] == pytest.approx(3 * np.sqrt(2) / 6, rel=1e-12)

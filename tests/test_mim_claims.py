@@ -2,7 +2,8 @@
 (tests/test_verdict_matrix_mim.py), the premises near the boundary, diverged runs and the
 measurements.
 
-The runs are deterministic (reduced level, mean_field), so a verdict is a property of the run, not of a sample.
+The runs are deterministic (reduced level, mean_field), so a verdict is a property of the run, not
+of a sample.
 """
 
 import dataclasses
@@ -18,9 +19,8 @@ from dynsim.mim import boundary, diversity, ladder, theorems
 from tests import test_verdict_matrix_mim as matrix
 
 QUICK = ladder.QUICK_LADDER
-LADDER = (
-    ladder.LADDER
-)  # the default ladder: 4 rungs, 2 dof for every trend (3 rungs leave 1: t = 12.7 at 95%)
+# the default ladder: 4 rungs, 2 dof for every trend (3 rungs leave 1: t = 12.7 at 95%)
+LADDER = ladder.LADDER
 STEPS = 1000
 BASE = theorems.base_config(steps=STEPS)
 quiet = lambda s: None  # noqa: E731
@@ -49,8 +49,8 @@ def test_theorem_4_1_fails_on_short_or_frozen_runs(short):
 
 
 def test_a_diverged_rung_is_not_evaluated_never_holds(rungs):
-    """A NaN reading at any rung (a diverged run) makes the claims that read it 'not evaluated', wherever it sits in
-    the ladder (Python's min/max would skip a NaN after the first item)."""
+    """A NaN reading at any rung (a diverged run) makes the claims that read it 'not evaluated',
+    wherever it sits in the ladder (Python's min/max would skip a NaN after the first item)."""
     for i in range(len(rungs)):
         bad = list(rungs)
         bad[i] = dataclasses.replace(
@@ -62,8 +62,9 @@ def test_a_diverged_rung_is_not_evaluated_never_holds(rungs):
 
 
 def test_eta_1e4_no_longer_diverges():
-    """eta = 1e4 at P = 256 used to 'diverge' from an overflowing exp in the reduced level while the full model
-    stayed finite (issue 16); with the scores shifted by their maximum the run stays finite and is judged."""
+    """eta = 1e4 at P = 256 used to 'diverge' from an overflowing exp in the reduced level while the
+    full model stayed finite (issue 16); with the scores shifted by their maximum the run stays
+    finite and is judged."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # a divergence flag would raise here
         rung = ladder.run_rung(BASE.replace(eta=1e4), 256, 30, quiet, scaled=False, beside=False)
@@ -76,8 +77,9 @@ def test_eta_1e4_no_longer_diverges():
 
 
 def _diverging(simulate, after):
-    """`simulate` whose trajectory turns non-finite after record `after`, as a diverged level's recording does
-    (a real divergence can no longer be provoked through eta in float64: see the test above)."""
+    """`simulate` whose trajectory turns non-finite after record `after`, as a diverged level's
+    recording does (a real divergence can no longer be provoked through eta in float64: see the test
+    above)."""
 
     def run(cfg, approximation, **options):
         t = simulate(cfg, approximation, **options)
@@ -92,8 +94,8 @@ def _diverging(simulate, after):
 
 
 def test_a_diverged_run_gives_verdicts_not_errors(monkeypatch):
-    """A run whose readings become NaN: the claims are not evaluated, and the Section 6 diversity of a diverged run
-    is NaN, not an exception."""
+    """A run whose readings become NaN: the claims are not evaluated, and the Section 6 diversity of
+    a diverged run is NaN, not an exception."""
     monkeypatch.setattr(reduced.mim, "simulate", _diverging(reduced.mim.simulate, after=2))
     rung = ladder.run_rung(BASE, 256, 30, quiet, scaled=False, beside=False)
     assert rung.diverged and math.isnan(rung.min_attention)
@@ -113,8 +115,8 @@ def test_a_diverged_run_gives_verdicts_not_errors(monkeypatch):
 
 
 def test_deficit_trend_follows_the_T_schedule():
-    """The deficit's trend in P is a measurement: it follows the T schedule, not the theorem (T = 190 at every
-    P: the larger P are less converged, the slope turns positive)."""
+    """The deficit's trend in P is a measurement: it follows the T schedule, not the theorem (T =
+    190 at every P: the larger P are less converged, the slope turns positive)."""
     fixed = _ladder(steps=190, scaled=False)
     assert theorems.attention_trend(fixed).value > 0
 
@@ -157,16 +159,16 @@ def test_pp_fails_with_areas_of_fixed_size():
     ]
     assert {len(a) for r in fixed for a in r.cfg.areas[0][1:]} <= set(range(6, 13))
     c = theorems.pp_claim(fixed)
-    assert c.verdict == FAILS and c.measured >= 0, (
-        c.details
-    )  # the slope, not only the T* condition, fails
+    # the slope, not only the T* condition, fails
+    assert c.verdict == FAILS and c.measured >= 0, c.details
 
 
 def test_pp_frozen_keeps_b_zero_and_b_free_moves_a():
     same = ladder.run_rung(BASE, QUICK[0], STEPS, quiet, dynamics=ladder.THEORY)
     assert same.max_abs_B == 0.0  # B = 0 exactly under pp_frozen (no PP update is ever applied)
-    # B free against B = 0: issue 13 measured 11-15% of max|A| at P = 1024; a wiring bug that ran the same dynamics
-    # twice gives 0, so any value above half the smallest measured (0.05) shows two different runs
+    # B free against B = 0: issue 13 measured 11-15% of max|A| at P = 1024; a wiring bug that ran
+    # the same dynamics twice gives 0, so any value above half the smallest measured (0.05) shows
+    # two different runs
     beside = [ladder.run_rung(BASE, QUICK[0], STEPS, quiet, beside=True)]
     assert theorems.frozen_measurement(beside).value > 0.05
 
@@ -179,21 +181,20 @@ def test_check_theorems_rejects_bad_eps():
 def test_delta_star_brackets_the_leading_order_boundary():
     # the leading order: (1 - gamma) P^Delta = 1 at Delta = log 2 / log 1024 = 0.1 exactly
     assert boundary.predicted(1024, 0.5) == pytest.approx(0.1, rel=1e-12)  # rounding of two logs
-    r = boundary.delta_star(
-        theorems.base_config(P=256), (0.75, 0.79)
-    )  # realised Delta 0.092 and 0.179
+    # realised Delta 0.092 and 0.179
+    r = boundary.delta_star(theorems.base_config(P=256), (0.75, 0.79))
     lo, hi = r["bracket"]
-    assert (
-        lo < r["measured"] < hi and lo < r["predicted"] < hi
-    )  # both boundaries between the two grid problems
+    # both boundaries between the two grid problems
+    assert lo < r["measured"] < hi and lo < r["predicted"] < hi
     with pytest.raises(ValueError, match="bracket"):
         boundary.delta_star(theorems.base_config(P=256), (0.9,))  # one problem, above the boundary
 
 
 def test_a_longer_run_records_the_switch_as_the_default_does():
-    """The record interval follows the phases' time scale, not T: at --steps 20000 (T = 8706 at P = 256) the
-    switch (near step 40) used to fall inside the first recorded interval (every 87 steps), so F.3, the
-    switch and (b,c) failed on the same dynamics that hold at 1000 steps. Same dynamics, same readings."""
+    """The record interval follows the phases' time scale, not T: at --steps 20000 (T = 8706 at P =
+    256) the switch (near step 40) used to fall inside the first recorded interval (every 87 steps),
+    so F.3, the switch and (b,c) failed on the same dynamics that hold at 1000 steps. Same dynamics,
+    same readings."""
     short, long = (
         ladder.run_rung(theorems.base_config(), 256, s, quiet, beside=False) for s in (1000, 20000)
     )
@@ -203,8 +204,9 @@ def test_a_longer_run_records_the_switch_as_the_default_does():
 
 
 def test_a_smaller_eps_runs_longer(monkeypatch):
-    """T* = (the phases) + O(K / (gamma eta eps)): below the reference eps = 0.01 every rung runs EPS_REF / eps times
-    longer (a referee's --eps 0.0005 failed from under-training and held with 20x the steps); above it, never shorter."""
+    """T* = (the phases) + O(K / (gamma eta eps)): below the reference eps = 0.01 every rung runs
+    EPS_REF / eps times longer (a referee's --eps 0.0005 failed from under-training and held with
+    20x the steps); above it, never shorter."""
     assert ladder.steps_for(1000, 0.0005) == 20000 and ladder.steps_for(1000, 0.1) == 1000
     seen = []
     monkeypatch.setattr(

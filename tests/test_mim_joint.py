@@ -1,4 +1,5 @@
-"""Issue 15: the reduced MIM level with several clusters and the PP correlations B free (`reduced.mim.joint`)."""
+"""Issue 15: the reduced MIM level with several clusters and the PP correlations B free
+(`reduced.mim.joint`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from dynsim.mim.partition import area_of
 from reduced.mim import joint
 
 OBSERVABLES = ("fp_corr", "pp_corr", "area_attention", "loss")
-# P <= 9 with mask ratio 0.5: the full exact loss sums K x C(9, 4 or 5) <= 3 x 126 masks (latents const) per step;
-# over 30 steps the rounding of both levels stays below steps x terms x u x scale = 30 x 378 x 1.1e-16 x 10 ~ 1.3e-11
+# P <= 9 with mask ratio 0.5: the full exact loss sums K x C(9, 4 or 5) <= 3 x 126 masks (latents
+# const) per step; over 30 steps the rounding of both levels stays below steps x terms x u x scale =
+# 30 x 378 x 1.1e-16 x 10 ~ 1.3e-11
 SMALL_TOL = 1e-10
 SMALL = {
     "K=2, P=9": MIMConfig(
@@ -77,9 +79,10 @@ def test_b_free_equals_the_full_exact_model(pair):
 
 
 def test_b_free_stays_finite_where_exp_overflows():
-    """eta = 1e5: the scores reach ~3600, e^score overflows float64; the softmax does not (issue 16: the reduced level
-    reported "diverged" while the full model stayed finite). The masses are taken relative to the largest score, so
-    both levels stay finite and agree. Tolerance: the bound of SMALL_TOL relative to the largest |value| (~4e3)."""
+    """eta = 1e5: the scores reach ~3600, e^score overflows float64; the softmax does not (issue 16:
+    the reduced level reported "diverged" while the full model stayed finite). The masses are taken
+    relative to the largest score, so both levels stay finite and agree. Tolerance: the bound of
+    SMALL_TOL relative to the largest |value| (~4e3)."""
     cfg = SMALL["K=2, P=9"].replace(eta=1e5)
     red, ful = reduced.mim.simulate(cfg), full.mim.simulate(cfg)
     assert "nonfinite_from_step" not in red.meta and "nonfinite_from_step" not in ful.meta
@@ -91,16 +94,16 @@ def test_b_free_stays_finite_where_exp_overflows():
 
 
 def test_default_grid_k2_agrees_under_the_checker():
-    """P = 16, K = 2 (grid areas 8, 2, 2, 2, 2 in each cluster): the checker's rounding tolerances (derived from the
-    number of summed terms) hold for every observable."""
+    """P = 16, K = 2 (grid areas 8, 2, 2, 2, 2 in each cluster): the checker's rounding tolerances
+    (derived from the number of summed terms) hold for every observable."""
     cfg = MIMConfig(K=2, steps=40, record_every=10)
     report = compare(reduced.mim.simulate(cfg), full.mim.simulate(cfg))
     assert report.passed and report.kind == "rounding" and set(OBSERVABLES) <= set(report.errors)
 
 
 def test_wrong_joint_types_fail(monkeypatch):
-    """Negative control: keys grouped by their area in cluster 0 only (the K = 1 class structure, which ties B across
-    keys the other clusters tell apart) no longer reproduce the full model."""
+    """Negative control: keys grouped by their area in cluster 0 only (the K = 1 class structure,
+    which ties B across keys the other clusters tell apart) no longer reproduce the full model."""
     cfg = SMALL["K=2, P=9"]
     true = joint.joint_types
 
@@ -124,7 +127,8 @@ def test_wrong_joint_types_fail(monkeypatch):
 
 
 def test_pp_frozen_deviation_from_b_free_is_reported():
-    """pp_frozen (B = 0) against B free at the reduced level: the checker reports the approximation's deviation."""
+    """pp_frozen (B = 0) against B free at the reduced level: the checker reports the
+    approximation's deviation."""
     cfg = SMALL["K=2, P=9"]
     frozen, free = reduced.mim.simulate(cfg, "pp_frozen"), reduced.mim.simulate(cfg)
     report = compare(frozen, free)
@@ -135,7 +139,8 @@ def test_pp_frozen_deviation_from_b_free_is_reported():
 
 
 def test_mean_field_with_clusters():
-    """Counts at their means: exact at Q = 0 (the attention is linear in the counts there), different later."""
+    """Counts at their means: exact at Q = 0 (the attention is linear in the counts there),
+    different later."""
     cfg = SMALL["K=2, P=9"]
     exact, mf = reduced.mim.simulate(cfg), reduced.mim.simulate(cfg, "mean_field")
     assert mf.meta["approximation"] == "mean_field"
@@ -144,8 +149,8 @@ def test_mean_field_with_clusters():
 
 
 def test_joint_types_of_a_hand_built_partition():
-    """P = 4, K = 2: cluster 0 areas {0, 1}, {2, 3}; cluster 1 areas {0, 2}, {1, 3}. For query 0 the keys 1, 2, 3
-    have joint types (0, 1), (1, 0), (1, 1): three types of one key each."""
+    """P = 4, K = 2: cluster 0 areas {0, 1}, {2, 3}; cluster 1 areas {0, 2}, {1, 3}. For query 0 the
+    keys 1, 2, 3 have joint types (0, 1), (1, 0), (1, 1): three types of one key each."""
     cfg = MIMConfig(
         P=4, K=2, partitions=[[[0, 1], [2, 3]], [[0, 2], [1, 3]]], mask_ratio=0.5, steps=1
     )
@@ -158,8 +163,8 @@ def test_joint_types_of_a_hand_built_partition():
 
 
 def test_k_sweep_reports_pp_dominance_and_the_frozen_deviation(tmp_path):
-    """The K study's columns: max|B|/max|A| over the run and, with versus_frozen, max|A(B free) - A(B = 0)|/max|A|,
-    recomputed here from two independent runs."""
+    """The K study's columns: max|B|/max|A| over the run and, with versus_frozen, max|A(B free) -
+    A(B = 0)|/max|A|, recomputed here from two independent runs."""
     import dynsim
 
     base = dict(
@@ -186,18 +191,17 @@ def test_k_sweep_reports_pp_dominance_and_the_frozen_deviation(tmp_path):
         assert row["reduced_fp_deviation_from_pp_frozen"] == pytest.approx(
             np.nanmax(np.abs(a - b)) / fp, rel=1e-12
         )
-        assert (
-            row["reduced_fp_deviation_from_pp_frozen"] > 1e-3
-        )  # B moves A at this size: the column is not vacuous
+        # B moves A at this size: the column is not vacuous
+        assert row["reduced_fp_deviation_from_pp_frozen"] > 1e-3
     plain = dynsim.sweep("mim", {"K": [1, 2]}, base=base, out=str(tmp_path / "plain"))
-    assert all(
-        r["reduced_fp_deviation_from_pp_frozen"] is None for r in plain.rows
-    )  # only when asked
+    # only when asked
+    assert all(r["reduced_fp_deviation_from_pp_frozen"] is None for r in plain.rows)
 
 
 # Monte Carlo over the counts: replicate r draws `samples` count vectors per query from numpy's
-# default_rng([seed, 0x3C, r]), so these runs are deterministic; the checker's band is the t quantile at 99.9%
-# family-wise (Bonferroni over the recorded steps and compared entries) times the standard error of R = 8 means.
+# default_rng([seed, 0x3C, r]), so these runs are deterministic; the checker's band is the t
+# quantile at 99.9% family-wise (Bonferroni over the recorded steps and compared entries) times the
+# standard error of R = 8 means.
 MC = dict(samples=64, replicates=8)
 
 
@@ -236,8 +240,8 @@ def test_monte_carlo_arguments_are_checked(kwargs, needle):
 
 
 def test_monte_carlo_one_cluster_large_p_stays_per_class():
-    """K = 1, P = 4096: the Monte Carlo level runs on the query classes and records per class (no P x P array: 3
-    records x 4096^2 entries exceed the expansion budget), with standard errors."""
+    """K = 1, P = 4096: the Monte Carlo level runs on the query classes and records per class (no P
+    x P array: 3 records x 4096^2 entries exceed the expansion budget), with standard errors."""
     cfg = MIMConfig(P=4096, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=2, record_every=1)
     t = reduced.mim.simulate(cfg, samples=8, replicates=2)
     assert (

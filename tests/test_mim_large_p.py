@@ -1,4 +1,5 @@
-"""MIM reduced at large P: per-class records, per-patch views only where they fit, bounded memory at P = 65536."""
+"""MIM reduced at large P: per-class records, per-patch views only where they fit, bounded memory at
+P = 65536."""
 
 import dynsim  # noqa: F401  (float64)
 
@@ -33,25 +34,27 @@ def _class_only(t: Trajectory) -> Trajectory:
 
 
 def _class_order(cfg, k: int, n: int) -> list[int]:
-    """Independent of `records`: the areas of cluster k in the class order of area n, by direct sorting."""
+    """Independent of `records`: the areas of cluster k in the class order of area n, by direct
+    sorting."""
     sizes = [len(a) for a in cfg.areas[k]]
     return [n] + sorted((j for j in range(len(sizes)) if j != n), key=lambda j: (sizes[j], j))
 
 
 def _class_id(t, cfg, k: int, n: int) -> int:
-    """The class of area (k, n): its signature (own size, sorted other sizes) looked up in meta["classes"]."""
+    """The class of area (k, n): its signature (own size, sorted other sizes) looked up in
+    meta["classes"]."""
     return t.meta["classes"].index([len(cfg.areas[k][j]) for j in _class_order(cfg, k, n)])
 
 
-# --- the per-class records against the full level's per-patch records -------------------------------------------
+# --- the per-class records against the full level's per-patch records
+#   -------------------------------------------
 
 
 @pytest.mark.parametrize(
     "cfg",
     [
-        MIMConfig(
-            steps=40, record_every=8
-        ),  # P = 16: a global area of 8 and four areas of 2 (2 classes)
+        # P = 16: a global area of 8 and four areas of 2 (2 classes)
+        MIMConfig(steps=40, record_every=8),
         MIMConfig(
             P=9,
             kappa_c=None,
@@ -64,13 +67,15 @@ def _class_id(t, cfg, k: int, n: int) -> int:
     ],
 )
 def test_class_records_equal_the_full_levels_per_patch_records_aggregated(cfg):
-    """The full level (the literal d x d matrix Q, optax GD: no classes anywhere) records per patch. Aggregated per
-    class (the patches of a class and, per position of the class order, the areas there), it must equal the
-    reduced level's per-class records, and every patch of a class must carry them (exchangeability)."""
+    """The full level (the literal d x d matrix Q, optax GD: no classes anywhere) records per patch.
+    Aggregated per class (the patches of a class and, per position of the class order, the areas
+    there), it must equal the reduced level's per-class records, and every patch of a class must
+    carry them (exchangeability)."""
     red, ful = reduced.mim.simulate(cfg), full.mim.simulate(cfg, mode="exact")
-    # rounding model of dynsim.checker (docs/mim.md §5): each level sums at most M terms per step (the full level's
-    # masks: 1820 at P = 16, 126 x ... at P = 9), relative error ~ sqrt(M) u per step, at most carried forward over
-    # t <= 40 stable steps, times SAFETY = 10 and the observable's scale (|A| <= 10, attention <= 1)
+    # rounding model of dynsim.checker (docs/mim.md §5): each level sums at most M terms per step
+    # (the full level's masks: 1820 at P = 16, 126 x ... at P = 9), relative error ~ sqrt(M) u per
+    # step, at most carried forward over t <= 40 stable steps, times SAFETY = 10 and the
+    # observable's scale (|A| <= 10, attention <= 1)
     M = max(ful.meta["configurations"], red.meta["configurations"])
     tol = 10 * (red.steps[-1] + 1) * math.sqrt(M) * U * 10
     for name, key in records.CLASS_KEYS.items():
@@ -97,8 +102,9 @@ def test_class_records_equal_the_full_levels_per_patch_records_aggregated(cfg):
 
 
 def test_per_patch_views_equal_an_independent_expansion():
-    """fp_corr and area_attention of a reduced run are its class records re-indexed by (class of p's area, position of
-    area j): the test rebuilds that mapping by sorting, entry by entry, and every slice `records` expands agrees."""
+    """fp_corr and area_attention of a reduced run are its class records re-indexed by (class of p's
+    area, position of area j): the test rebuilds that mapping by sorting, entry by entry, and every
+    slice `records` expands agrees."""
     cfg = MIMConfig(
         P=64, kappa_c=0.75, kappa_s=0.4, mask_ratio=0.5, steps=6, record_every=3, partition="random"
     )
@@ -125,7 +131,8 @@ def test_per_patch_views_equal_an_independent_expansion():
 
 
 def test_phases_read_per_class_records_as_per_patch_ones():
-    """Everything the claims, sweeps and figures read (phases) gives the same from the per-class form."""
+    """Everything the claims, sweeps and figures read (phases) gives the same from the per-class
+    form."""
     cfg = MIMConfig(P=256, kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=120, record_every=4)
     t = reduced.mim.simulate(cfg, "pp_frozen+mean_field")
     c = _class_only(t)
@@ -140,10 +147,8 @@ def test_phases_read_per_class_records_as_per_patch_ones():
         repr(x) for x in phases.classify_all(c, cfg=cfg)
     ]
     labels = {ph.label for ph in phases.classify_all(c, cfg=cfg)}
-    assert labels == {
-        "one-phase",
-        "two-phase",
-    }  # Delta = 0.4: locals two-phase, globals one-phase (not vacuous)
+    # Delta = 0.4: locals two-phase, globals one-phase (not vacuous)
+    assert labels == {"one-phase", "two-phase"}
     p = cfg.areas[0][1][0]
     assert repr(phases.initial_rate_ratio(t, p, cfg=cfg)) == repr(
         phases.initial_rate_ratio(c, p, cfg=cfg)
@@ -151,8 +156,9 @@ def test_phases_read_per_class_records_as_per_patch_ones():
 
 
 def test_the_comparison_works_from_per_class_records(monkeypatch):
-    """Beyond the budget a reduced run holds per class only: the checker then says what it did not compare, and
-    `records.with_per_patch` (what `dynsim compare mim` calls) expands the views so that the levels agree again."""
+    """Beyond the budget a reduced run holds per class only: the checker then says what it did not
+    compare, and `records.with_per_patch` (what `dynsim compare mim` calls) expands the views so
+    that the levels agree again."""
     cfg = MIMConfig(steps=20, record_every=5)
     monkeypatch.setattr(dynamics, "PATCH_BUDGET", 0)
     monkeypatch.setattr(dynamics, "PP_BUDGET", 0)
@@ -177,7 +183,8 @@ def test_missing_observables_are_named():
         records.own(t, "area_attention", cfg)
 
 
-# --- the count table at large P ----------------------------------------------------------------------------------
+# --- the count table at large P
+#   ----------------------------------------------------------------------------------
 
 
 def test_saturating_count_equals_the_enumeration():
@@ -198,7 +205,8 @@ def test_exact_at_large_p_is_refused_at_once_naming_mean_field():
         reduced.mim.simulate(cfg)
 
 
-# --- P = 65536 in bounded memory ----------------------------------------------------------------------------------
+# --- P = 65536 in bounded memory
+#   ----------------------------------------------------------------------------------
 
 LARGE = textwrap.dedent("""
     import json, resource, sys, time, tracemalloc
@@ -224,7 +232,7 @@ LARGE = textwrap.dedent("""
                       "seconds": seconds, "K": cfg.K, "P": cfg.P, "N": cfg.max_areas, "classes": len(t.meta["classes"]),
                       "records": int(t.steps.size), "keys": sorted(t.observables),
                       "fp_class": list(t["fp_class"].shape), "labels": [local.label, glob.label]}))
-""")
+""")  # noqa: E501
 
 
 @pytest.mark.parametrize(
@@ -236,21 +244,32 @@ LARGE = textwrap.dedent("""
     ],
 )
 def test_p65536_runs_in_bounded_memory(options):
-    """Reduced MIM at P = 65536 (524 areas, 3 classes), 4 steps, 3 records: mean field (one count row per class) and
-    Monte Carlo (issue 15: 8 count vectors per class in each of 2 independent draws, a mean and `_se` per record).
+    """Reduced MIM at P = 65536 (524 areas, 3 classes), 4 steps, 3 records: mean field (one count
+    row per class) and Monte Carlo (issue 15: 8 count vectors per class in each of 2 independent
+    draws, a mean and `_se` per record).
 
-    Bound (docs/mim.md §3), in bytes beyond the process's peak after the same program ran at P = 64 and 256:
-      host (numpy and Python, measured by tracemalloc): the partition (cfg.areas: a tuple slot and an int object,
-        36 B per patch and cluster), a_k(p) twice and the class of (p, k) (8 B each), the meta's copy of the areas
-        (8 B), the temporaries that build them (permutation and splits, 16 B): 84 B per patch and cluster, doubled
-        for list over-allocation: 256 B x K x P (16 MiB here); the records on the host, 3 per-class observables of
-        R x C x N float64 plus pp_self, loss, pp_max: 8 B x R x (3 C N + C + 2), x 8 for copies (JSON meta, the
-        view, the device transfer); the expectation table 4 x C x rows x N float64, x 8 likewise; 1 MiB for the
+    Bound (docs/mim.md §3), in bytes beyond the process's peak after the same program ran at P = 64
+    and 256:
+      host (numpy and Python, measured by tracemalloc): the partition (cfg.areas: a tuple slot and
+        an int object,
+        36 B per patch and cluster), a_k(p) twice and the class of (p, k) (8 B each), the meta's
+          copy of the areas
+        (8 B), the temporaries that build them (permutation and splits, 16 B): 84 B per patch and
+          cluster, doubled
+        for list over-allocation: 256 B x K x P (16 MiB here); the records on the host, 3 per-class
+          observables of
+        R x C x N float64 plus pp_self, loss, pp_max: 8 B x R x (3 C N + C + 2), x 8 for copies
+          (JSON meta, the
+        view, the device transfer); the expectation table 4 x C x rows x N float64, x 8 likewise; 1
+          MiB for the
         fixed rest (config, meta strings);
-      device and compiler (RSS only): the same records and the compiled step's ~40 intermediates of C x rows x N,
-        and 64 MiB for compiling the program anew at these shapes (a size of the program, not of P: measured
+      device and compiler (RSS only): the same records and the compiled step's ~40 intermediates of
+        C x rows x N,
+        and 64 MiB for compiling the program anew at these shapes (a size of the program, not of P:
+          measured
         2-38 MiB at P = 256 ... 65536).
-    No term grows with P^2, P x N or records x P: the old per-patch recording needed a 32 GiB P x P index here.
+    No term grows with P^2, P x N or records x P: the old per-patch recording needed a 32 GiB P x P
+    index here.
     """
     out = subprocess.run(
         [sys.executable, "-c", LARGE, json.dumps(options)],
@@ -263,18 +282,14 @@ def test_p65536_runs_in_bounded_memory(options):
     assert out.returncode == 0, out.stderr[-3000:]
     m = json.loads(out.stdout.strip().splitlines()[-1])
     K, P, N, C, R = m["K"], m["P"], m["N"], m["classes"], m["records"]
-    rows = options.get("samples", 1) * options.get(
-        "replicates", 1
-    )  # count rows per class, all draws together
-    draws = (
-        2 if "samples" in options else 1
-    )  # Monte Carlo records a mean and a standard error of each observable
+    # count rows per class, all draws together
+    rows = options.get("samples", 1) * options.get("replicates", 1)
+    # Monte Carlo records a mean and a standard error of each observable
+    draws = 2 if "samples" in options else 1
     assert (P, C, R) == (65536, 3, 3) and m["fp_class"] == [R, C, N]
     assert not set(PER_PATCH) & set(m["keys"])  # beyond the budget: per class only
-    assert m["labels"] == [
-        "undetermined",
-        "one-phase",
-    ]  # read per class: 4 steps are still stage 1 for a local query
+    # read per class: 4 steps are still stage 1 for a local query
+    assert m["labels"] == ["undetermined", "one-phase"]
     records_bytes = draws * 8 * R * (3 * C * N + C + 2)
     host = 256 * K * P + 8 * records_bytes + 8 * (4 * 8 * C * rows * N) + 2**20
     device = 2 * records_bytes + 40 * 8 * C * rows * N + 64 * 2**20

@@ -9,9 +9,10 @@ import reduced.mim
 from dynsim.mim import MIMConfig, phases
 from dynsim.trajectory import Trajectory
 
-# P = 256 on the 16 x 16 grid: kappa (0.9, 0.4) gives a global area of 144 and local areas of 8-12 (Delta = +0.40,
-# predicted initial ratio (1 - gamma) P^Delta = 4.7); kappa (0.6, 0.4) a global area of 32 (Delta = -0.15,
-# prediction 0.21). Both sides of 1 are clear at this size and a run of 300 steps takes about 2 s.
+# P = 256 on the 16 x 16 grid: kappa (0.9, 0.4) gives a global area of 144 and local areas of 8-12
+# (Delta = +0.40, predicted initial ratio (1 - gamma) P^Delta = 4.7); kappa (0.6, 0.4) a global area
+# of 32 (Delta = -0.15, prediction 0.21). Both sides of 1 are clear at this size and a run of 300
+# steps takes about 2 s.
 BASE = dict(
     P=256,
     K=1,
@@ -35,9 +36,8 @@ def runs():
 
 
 def _locals(cfg):
-    return [
-        int(area[0]) for area in cfg.areas[0][1:]
-    ]  # one patch per local area (patches of an area are identical)
+    # one patch per local area (patches of an area are identical)
+    return [int(area[0]) for area in cfg.areas[0][1:]]
 
 
 def test_sign_of_delta(runs):
@@ -51,12 +51,14 @@ def test_two_phase_when_delta_positive(runs):
         assert c.label == "two-phase", c.reason
         sw = c.switch
         assert sw is not None and sw.stage1_from == 0 and 0 < sw.step < t.steps[-1]
-        # the global FP correlation has fallen before the switch, and the target takes off only after it
+        # the global FP correlation has fallen before the switch, and the target takes off only
+        # after it
         assert sw.A_global < 0 and c.takeoff is not None and c.takeoff > sw.step
-        # Lemma 5.3's condition Attn_1^2 = Attn_n at the Q = 0 attentions (predicted_sizes) leaves out the factor
-        # (1 - Attn_1) of the global rate and the target's own growth before the switch: O(1) terms in the
-        # exponent that measure 0.05 (P = 256) to 0.11 (P = 4096) in A; 0.25 leaves room and still separates it
-        # from the leading-order -(Delta/2) log P (0.3-0.6 away at this size)
+        # Lemma 5.3's condition Attn_1^2 = Attn_n at the Q = 0 attentions (predicted_sizes) leaves
+        # out the factor (1 - Attn_1) of the global rate and the target's own growth before the
+        # switch: O(1) terms in the exponent that measure 0.05 (P = 256) to 0.11 (P = 4096) in A;
+        # 0.25 leaves room and still separates it from the leading-order -(Delta/2) log P (0.3-0.6
+        # away at this size)
         assert abs(sw.A_global_interpolated - sw.predicted_sizes) <= 0.25, sw
         # the interpolated crossing lies within one recorded interval of the recorded switch step
         assert abs(sw.step_interpolated - sw.step) <= cfg.record_every
@@ -68,9 +70,9 @@ def test_one_phase_when_delta_negative(runs):
         c = phases.classify(t, p, cfg=cfg)
         assert c.label == "one-phase", c.reason
         assert phases.switch(t, p, cfg=cfg) is None
-    # prediction 2, A_global "changes only slightly": IH (b) bounds its fall by O(1) when Delta < 0 against
-    # Theta(Delta log P) when Delta > 0; at P = 256 the two are only a factor ~3.5 apart (-0.50 vs -1.76 at most),
-    # so ask for a factor 2
+    # prediction 2, A_global "changes only slightly": IH (b) bounds its fall by O(1) when Delta < 0
+    # against Theta(Delta log P) when Delta > 0; at P = 256 the two are only a factor ~3.5 apart
+    # (-0.50 vs -1.76 at most), so ask for a factor 2
     pos_cfg, pos_t = runs["pos"]
     neg_fall = max(-phases.classify(t, p, cfg=cfg).A_global_min for p in _locals(cfg))
     pos_fall = min(-phases.classify(pos_t, p, cfg=pos_cfg).A_global_min for p in _locals(pos_cfg))
@@ -112,7 +114,7 @@ def test_meta_config_is_enough(runs):
     assert phases.classify(t, p) == phases.classify(t, p, cfg=cfg)
 
 
-# ---------------------------------------------------------------------------------------- synthetic trajectories
+# --------------------------------------------------------------------------- synthetic trajectories
 
 SYN = MIMConfig(
     P=16,
@@ -142,7 +144,8 @@ LOCAL = int(SYN.areas[0][1][0])
 
 def test_synthetic_switch_at_known_step():
     steps = np.arange(0, 101)
-    s = 40  # the global falls at 0.1 per step and the target grows at 0.01 until step 40, then 0.01 and 0.2
+    # the global falls at 0.1 per step and the target grows at 0.01 until step 40, then 0.01 and 0.2
+    s = 40
     a_glob = np.where(steps <= s, -0.1 * steps, -0.1 * s - 0.01 * (steps - s))
     a_tgt = np.where(steps <= s, 0.01 * steps, 0.01 * s + 0.2 * (steps - s))
     t = _synthetic(a_glob, a_tgt, steps, LOCAL)
@@ -150,9 +153,8 @@ def test_synthetic_switch_at_known_step():
     assert sw is not None and sw.step == s and sw.stage1_from == 0
     assert sw.A_global == pytest.approx(-0.1 * s, abs=1e-12)  # exact: A_global is linear up to s
     r = phases.rates(t, LOCAL)
-    np.testing.assert_allclose(
-        r.d_global[:s], -0.1, atol=1e-12
-    )  # finite differences of exact lines
+    # finite differences of exact lines
+    np.testing.assert_allclose(r.d_global[:s], -0.1, atol=1e-12)
     np.testing.assert_allclose(r.d_target[s:], 0.2, atol=1e-12)
     assert phases.classify(t, LOCAL).label == "two-phase"
     rr = phases.initial_rate_ratio(t, LOCAL)
@@ -167,7 +169,8 @@ def test_synthetic_switch_between_records():
     a_tgt = np.where(steps <= s, 0.01 * steps, 0.01 * s + 0.2 * (steps - s))
     t = _synthetic(a_glob, a_tgt, steps, LOCAL)
     sw = phases.switch(t, LOCAL)
-    # interval (40, 45]: fall (0.2 + 0.03) / 5 = 0.046 < growth (0.02 + 0.6) / 5 = 0.124, so it starts the switch
+    # interval (40, 45]: fall (0.2 + 0.03) / 5 = 0.046 < growth (0.02 + 0.6) / 5 = 0.124, so it
+    # starts the switch
     assert sw.step == 40
     assert 37.5 <= sw.step_interpolated <= 42.5  # between the midpoints of (35, 40] and (40, 45]
 
@@ -206,9 +209,10 @@ def test_bad_patch_raises():
 
 
 def test_phase_labels_do_not_depend_on_the_record_interval():
-    """Issue 15's K study found the labels moved with record_every (stage 1 was tested on the first recorded
-    interval: 22 of 22 local patches two-phase at record_every 10, none at 80). With the first GD step (`initial`,
-    a one-step run) the labels are the same at both resolutions; without it they are not (the old behaviour)."""
+    """Issue 15's K study found the labels moved with record_every (stage 1 was tested on the first
+    recorded interval: 22 of 22 local patches two-phase at record_every 10, none at 80). With the
+    first GD step (`initial`, a one-step run) the labels are the same at both resolutions; without
+    it they are not (the old behaviour)."""
     from dynsim.mim import ladder
 
     runs = {}
@@ -231,10 +235,12 @@ def test_phase_labels_do_not_depend_on_the_record_interval():
         )
     fine, coarse = runs[10][0], runs[80][0]
     assert fine.count("two-phase") == 22
-    # never a contradiction: a label is the same at both resolutions, or the coarse one cannot resolve Phase I
+    # never a contradiction: a label is the same at both resolutions, or the coarse one cannot
+    # resolve Phase I
     assert all(a == b or b == "undetermined" for a, b in zip(fine, coarse))
     assert "one-phase" not in [b for a, b in zip(fine, coarse) if a == "two-phase"]
-    # the first recorded interval alone called these two-phase patches one-phase at record_every 80 (the old label)
+    # the first recorded interval alone called these two-phase patches one-phase at record_every 80
+    # (the old label)
     assert [b for a, b in zip(runs[10][1], runs[80][1]) if a == "two-phase"].count(
         "one-phase"
     ) == 22

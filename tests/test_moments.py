@@ -1,5 +1,6 @@
-"""Moment classes: F as a polynomial in the configuration's moments, the class table, and the class sum against the
-multiset reference (trajectories to 1e-12), truncation and Monte Carlo on top of classes, the exact tie decision."""
+"""Moment classes: F as a polynomial in the configuration's moments, the class table, and the class
+sum against the multiset reference (trajectories to 1e-12), truncation and Monte Carlo on top of
+classes, the exact tie decision."""
 
 import math
 
@@ -18,7 +19,8 @@ TYPES4 = [(a, b) for a in range(5) for b in range(5 - a)]
 
 
 def _class_variables(counts, C, p):
-    """T, S_2..S_p, Z_0..Z_{p-2} of type counts (M, K), written out here from the definitions (not the module's)."""
+    """T, S_2..S_p, Z_0..Z_{p-2} of type counts (M, K), written out here from the definitions (not
+    the module's)."""
     types = [(a, b) for a in range(C + 1) for b in range(C + 1 - a)]
     t = np.array([a - b for a, b in types])
     z = np.array([a + b for a, b in types])
@@ -32,8 +34,9 @@ def _class_variables(counts, C, p):
 
 @pytest.mark.parametrize("p", [3, 5, 7])
 def test_moment_F_equals_per_type_F(p):
-    """sum_r phi_r mono_r equals F of `symbolic` (one sigma term per patch type) on random configurations and states.
-    Both are O(10) sums of O(F) terms in float64: 1e-12 relative to the largest term covers their rounding."""
+    """sum_r phi_r mono_r equals F of `symbolic` (one sigma term per patch type) on random
+    configurations and states. Both are O(10) sums of O(F) terms in float64: 1e-12 relative to the
+    largest term covers their rounding."""
     rng = np.random.default_rng(p)
     der, old = moments.derive(4, p), symbolic.derive(4, p)
     for D in (16, 36):
@@ -50,8 +53,8 @@ def test_moment_F_equals_per_type_F(p):
 
 
 def test_chain_rule_equals_sympy_diff():
-    """dphi/dtheta through z = (y, A, B, Xi) equals sympy.diff of phi_r(theta) written out, at a state (1e-12: both
-    are float64 evaluations of the same rational expression of O(1) terms)."""
+    """dphi/dtheta through z = (y, A, B, Xi) equals sympy.diff of phi_r(theta) written out, at a
+    state (1e-12: both are float64 evaluations of the same rational expression of O(1) terms)."""
     der = moments.derive(4, 3)
     theta, beta, tau, nu, D = (0.05, 0.3, -0.1), 1.0, 4.0, 0.01, 16
     jac = np.asarray(moments.coefficients(der, jnp.asarray(theta), beta, tau, nu, D)[1])
@@ -65,9 +68,10 @@ def test_chain_rule_equals_sympy_diff():
 
 @pytest.mark.parametrize("D, p", [(12, 3), (16, 3), (16, 5), (20, 7)])
 def test_classes_group_the_multisets(D, p):
-    """The class table equals the multisets grouped by their moment vector (computed here from the definitions):
-    the same distinct vectors and, per class, the summed probability at q = 0.4 (relative 1e-12: sums of <= 680
-    positive terms, each an exp of a sum of logs, err by u (|log w| + K + 4) <= 1e-13)."""
+    """The class table equals the multisets grouped by their moment vector (computed here from the
+    definitions): the same distinct vectors and, per class, the summed probability at q = 0.4
+    (relative 1e-12: sums of <= 680 positive terms, each an exp of a sum of logs, err by u (|log w|
+    + K + 4) <= 1e-13)."""
     cls = classes.moment_classes(D, 4, p)
     n, w = configurations.enumerate_configurations(D, 4, 0.4)
     want = {}
@@ -85,7 +89,8 @@ def test_classes_group_the_multisets(D, p):
 
 
 def test_class_limit_refuses_early():
-    """A limit below the class count refuses (TooManyClasses), and the count at or above it is returned."""
+    """A limit below the class count refuses (TooManyClasses), and the count at or above it is
+    returned."""
     total = classes.count(16, 4, 3)
     assert total == classes.moment_classes(16, 4, 3).variables.shape[0]
     assert classes.count(16, 4, 3, limit=total - 1) is None
@@ -95,7 +100,8 @@ def test_class_limit_refuses_early():
 
 
 def _relative_gap(a, b):
-    """max |a - b| / max |b| over a recorded series (the series' scale: gamma and rho start at 0)."""
+    """max |a - b| / max |b| over a recorded series (the series' scale: gamma and rho start at
+    0)."""
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
@@ -104,12 +110,14 @@ def _relative_gap(a, b):
     [(3, "sqrt_d"), (3, "unit"), (5, "sqrt_d"), (5, "unit"), (7, "sqrt_d"), (7, "unit")],
 )
 def test_class_trajectory_equals_multiset_reference(p, temperature):
-    """GD over moment classes equals GD over every multiset to 1e-12 relative (alpha, gamma, rho, loss).
+    """GD over moment classes equals GD over every multiset to 1e-12 relative (alpha, gamma, rho,
+    loss).
 
-    Both sum the same probabilities of the same F; the class form evaluates F as a dot product of moment monomials
-    whose terms are larger than F (cancellation), which costs about two digits against an 80-bit reference
-    (1e-14 to 2e-13 relative, docs/jsl.md); 1e-12 is that loss with a factor 5 margin. The 0-1 error is compared at
-    the records where neither form's tie rule is in doubt (`test_class_ties_are_exact` covers the others)."""
+    Both sum the same probabilities of the same F; the class form evaluates F as a dot product of
+    moment monomials whose terms are larger than F (cancellation), which costs about two digits
+    against an 80-bit reference (1e-14 to 2e-13 relative, docs/jsl.md); 1e-12 is that loss with a
+    factor 5 margin. The 0-1 error is compared at the records where neither form's tie rule is in
+    doubt (`test_class_ties_are_exact` covers the others)."""
     eta = {3: 0.05, 5: 0.01, 7: 0.002}[p]
     cfg = JSLConfig(
         D=16, C=4, q=0.5, p=p, temperature=temperature, steps=1500, record_every=100, eta=eta
@@ -122,12 +130,13 @@ def test_class_trajectory_equals_multiset_reference(p, temperature):
     assert np.all(np.isfinite(a.observables["loss"]))
     for name in ("alpha", "gamma", "rho", "loss"):
         assert _relative_gap(a.observables[name], b.observables[name]) <= 1e-12, name
-    # The error: the rules differ only on configurations whose |F| lies between 1e-3 of the multiset rule's own
-    # per-configuration tolerance (exact zeros compute below it) and the uniform bound (genuine for every rule): at
-    # most half their weight each way. Where no weight is in doubt both sum the same weights times (0, 1/2, 1):
-    # u (|log w| + K + 4) relative per weight, below 1e-13 (as in test_reduced_observables). Genuine |F| of
-    # 1e-14..1e-11 (p = 5, 7 at sqrt_d, every record) are decided by the multiset rule, 60-digit exact, and are ties
-    # under the class rule, whose own rounding cannot resolve them (docs/jsl.md §4).
+    # The error: the rules differ only on configurations whose |F| lies between 1e-3 of the multiset
+    # rule's own per-configuration tolerance (exact zeros compute below it) and the uniform bound
+    # (genuine for every rule): at most half their weight each way. Where no weight is in doubt both
+    # sum the same weights times (0, 1/2, 1): u (|log w| + K + 4) relative per weight, below 1e-13
+    # (as in test_reduced_observables). Genuine |F| of 1e-14..1e-11 (p = 5, 7 at sqrt_d, every
+    # record) are decided by the multiset rule, 60-digit exact, and are ties under the class rule,
+    # whose own rounding cannot resolve them (docs/jsl.md §4).
     table = tables.table(cfg, None, "multisets")
     der = symbolic.derive(4, p)
     exact_records = 0
@@ -137,9 +146,8 @@ def test_class_trajectory_equals_multiset_reference(p, temperature):
             np.asarray(der.compiled_F(*theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n)))
         )
         tol = float(rj.dynamics.tie_tolerance(cfg, theta))  # uniform: the loosest bound
-        tight = np.asarray(
-            rj.dynamics.tie_tolerance(cfg, theta, table.n)
-        )  # the multiset rule's own
+        # the multiset rule's own
+        tight = np.asarray(rj.dynamics.tie_tolerance(cfg, theta, table.n))
         doubt = float(np.sum(np.asarray(table.w)[(F > 1e-3 * tight) & (F <= tol)]))
         gap = abs(float(a.observables["error"][i]) - float(b.observables["error"][i]))
         assert gap <= 0.5 * doubt + 1e-13 * float(b.observables["error"][i]) + 1e-13, (
@@ -152,10 +160,11 @@ def test_class_trajectory_equals_multiset_reference(p, temperature):
 
 
 def test_class_ties_are_exact():
-    """The per-class tolerance bounds the rounding error of F against 60-digit arithmetic on every class with
-    |F| < 1e-8 (D = 16, p = 5, after 100 steps): so exact zeros are ties and every F above its tolerance has the
-    exact sign. Genuine |F| of 1e-11 to 1e-10 there lie below the multiset rule's uniform tolerance (6e-10, which calls
-    them ties) and above the per-class one, which decides them."""
+    """The per-class tolerance bounds the rounding error of F against 60-digit arithmetic on every
+    class with |F| < 1e-8 (D = 16, p = 5, after 100 steps): so exact zeros are ties and every F
+    above its tolerance has the exact sign. Genuine |F| of 1e-11 to 1e-10 there lie below the
+    multiset rule's uniform tolerance (6e-10, which calls them ties) and above the per-class one,
+    which decides them."""
     cfg = JSLConfig(D=16, C=4, q=0.5, p=5, steps=100, record_every=100, eta=0.05)
     tr = rj.simulate(cfg)
     theta = jnp.asarray([tr.observables[k][-1] for k in ("alpha", "gamma", "rho")])
@@ -184,13 +193,13 @@ def test_class_ties_are_exact():
         zeros += abs(exact) < mpmath.mpf(10) ** -50
     assert 0 < zeros < small.size
     uniform = float(rj.dynamics.tie_tolerance(cfg, theta))
-    assert np.any(
-        (np.abs(F) > tol) & (np.abs(F) < uniform)
-    )  # decided here, a tie under the uniform rule
+    # decided here, a tie under the uniform rule
+    assert np.any((np.abs(F) > tol) & (np.abs(F) < uniform))
 
 
 def test_truncated_classes_equal_truncated_multisets():
-    """Cut at max_nonzero = 6, both forms sum the same configurations: loss and gradients agree to 1e-12 relative."""
+    """Cut at max_nonzero = 6, both forms sum the same configurations: loss and gradients agree to
+    1e-12 relative."""
     cfg = JSLConfig(D=24, C=4, q=0.3, temperature="unit")
     theta = jnp.asarray([0.2, 0.5, -0.3])
     got = np.asarray(rj.loss_and_gradients(cfg, theta, tables.table(cfg, 6).weights))
@@ -200,8 +209,9 @@ def test_truncated_classes_equal_truncated_multisets():
 
 
 def test_monte_carlo_on_classes_within_its_standard_error():
-    """The Monte Carlo sum (20,000 sampled configurations as classes) against the exact class sum at D = 36: the loss
-    within 4.5 of its reported standard errors (two-sided normal tail 7e-6), which are positive and small."""
+    """The Monte Carlo sum (20,000 sampled configurations as classes) against the exact class sum at
+    D = 36: the loss within 4.5 of its reported standard errors (two-sided normal tail 7e-6), which
+    are positive and small."""
     cfg = JSLConfig(D=36, C=4, q=0.3, temperature="unit")
     theta = jnp.asarray([0.15, 0.4, -0.2])
     exact = float(rj.loss_and_gradients(cfg, theta, tables.table(cfg, None).weights)[0])
@@ -218,11 +228,12 @@ def test_enumeration_is_checked():
 
 
 def test_simulate_falls_back_to_monte_carlo(monkeypatch):
-    """When `sums.choose` says Monte Carlo (here forced at D = 36, where the exact class sum exists to compare with),
-    `simulate` runs GD on the fixed sample, labels the run an approximation and records the sample's standard
-    errors; its loss at every record lies within 4.5 of them of the exact run's (two-sided normal tail 7e-6 per
-    record, 3 records: family-wise 2e-5; the states differ by O(se) too, which the exact run's loss slope turns into
-    a much smaller loss difference at these 20 small steps)."""
+    """When `sums.choose` says Monte Carlo (here forced at D = 36, where the exact class sum exists
+    to compare with), `simulate` runs GD on the fixed sample, labels the run an approximation and
+    records the sample's standard errors; its loss at every record lies within 4.5 of them of the
+    exact run's (two-sided normal tail 7e-6 per record, 3 records: family-wise 2e-5; the states
+    differ by O(se) too, which the exact run's loss slope turns into a much smaller loss difference
+    at these 20 small steps)."""
     cfg = JSLConfig(D=36, C=4, q=0.3, steps=20, record_every=10, eta=0.001, temperature="unit")
     exact = rj.simulate(cfg)
     monkeypatch.setattr(

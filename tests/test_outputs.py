@@ -1,6 +1,7 @@
-"""Issue 16, items 2 and 7: --out is checked before any work (a file, an unwritable folder, too little disk: one line,
-exit 2), a failed write (ENOSPC) leaves no part and no temporary file, a killed run's temporary files are removed
-by the next run, and a command's files stay one set (the record's digests flag a folder that mixes two runs)."""
+"""Issue 16, items 2 and 7: --out is checked before any work (a file, an unwritable folder, too
+little disk: one line, exit 2), a failed write (ENOSPC) leaves no part and no temporary file, a
+killed run's temporary files are removed by the next run, and a command's files stay one set (the
+record's digests flag a folder that mixes two runs)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def registered():
 
 
 def _one_line_error(capsys, *words) -> str:
-    """The one error line, last on stderr (after any progress lines), with `words` in it; no traceback."""
+    """The one error line, last on stderr (after any progress lines), with `words` in it; no
+    traceback."""
     lines = capsys.readouterr().err.strip().splitlines()
     assert [ln for ln in lines if "error" in ln] == lines[-1:] and "Traceback" not in "".join(
         lines
@@ -56,7 +58,8 @@ WRITERS = [prefix for prefix, p in COMMANDS if any("--out" in a.option_strings f
 
 
 def test_every_writing_command_is_covered():
-    """The table below walks the parser: compare, sweep, check-theorems of every setting, the figures, transfer."""
+    """The table below walks the parser: compare, sweep, check-theorems of every setting, the
+    figures, transfer."""
     assert {
         ("compare", "jsl"),
         ("sweep", "mim"),
@@ -69,8 +72,9 @@ def test_every_writing_command_is_covered():
 
 @pytest.mark.parametrize("prefix", WRITERS + [("rerun", "report.json")], ids=" ".join)
 def test_out_that_is_a_file_is_refused_before_any_work(prefix, tmp_path, capsys):
-    """An existing file as --out, or a file where a parent folder must go: exit 2, one line naming --out and the path
-    (before: FileExistsError / NotADirectoryError tracebacks, after the whole run)."""
+    """An existing file as --out, or a file where a parent folder must go: exit 2, one line naming
+    --out and the path (before: FileExistsError / NotADirectoryError tracebacks, after the whole
+    run)."""
     afile = tmp_path / "afile"
     afile.write_text("mine")
     t0 = time.perf_counter()
@@ -78,15 +82,15 @@ def test_out_that_is_a_file_is_refused_before_any_work(prefix, tmp_path, capsys)
     _one_line_error(capsys, "--out", str(afile), "existing file")
     assert cli.main([*prefix, "--out", str(afile / "sub" / "x")]) == 2
     _one_line_error(capsys, "--out", str(afile / "sub" / "x"), "is a file")
-    assert (
-        time.perf_counter() - t0 < 5
-    )  # refused at the start: parsing only, no run (a run takes seconds)
+    # refused at the start: parsing only, no run (a run takes seconds)
+    assert time.perf_counter() - t0 < 5
     assert afile.read_text() == "mine"
 
 
 def test_unwritable_folder_is_refused(tmp_path, capsys, monkeypatch):
-    """A folder without write permission (or on a read-only file system, where access(2) says EROFS): exit 2 naming it.
-    As root chmod does not deny writes, so access(2) is also made to deny them for that folder."""
+    """A folder without write permission (or on a read-only file system, where access(2) says
+    EROFS): exit 2 naming it. As root chmod does not deny writes, so access(2) is also made to deny
+    them for that folder."""
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o555)
@@ -105,8 +109,8 @@ def test_unwritable_folder_is_refused(tmp_path, capsys, monkeypatch):
 
 
 def test_too_little_disk_is_refused_with_the_estimate(tmp_path, capsys, monkeypatch):
-    """The estimate: (steps // record_every + 2) records x runs x 2 levels x 64 values x 8 B + 4 MiB; here
-    (20 // 5 + 2) = 6 records, 1 run: 6 * 2 * 64 * 8 = 6144 B + 4194304 B = 4200448 B."""
+    """The estimate: (steps // record_every + 2) records x runs x 2 levels x 64 values x 8 B + 4
+    MiB; here (20 // 5 + 2) = 6 records, 1 run: 6 * 2 * 64 * 8 = 6144 B + 4194304 B = 4200448 B."""
     args = cli.parse([*TOY, "--out", str(tmp_path)])
     assert outdir.estimated_bytes(args)[0] == 4200448
     sweep = cli.parse(
@@ -125,8 +129,8 @@ def test_too_little_disk_is_refused_with_the_estimate(tmp_path, capsys, monkeypa
 
 
 def _failing(after: int, exc: BaseException):
-    """tempfiles.atomic_write that lets `after` writes through, then writes half a file and raises `exc` (a full
-    disk: OSError(ENOSPC) from write())."""
+    """tempfiles.atomic_write that lets `after` writes through, then writes half a file and raises
+    `exc` (a full disk: OSError(ENOSPC) from write())."""
     real, calls = tempfiles.atomic_write, []
 
     def atomic_write(path, suffix, write):
@@ -155,7 +159,8 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
 
 @pytest.mark.parametrize("after", [0, 1, 2])
 def test_compare_on_a_full_disk_keeps_the_old_set(after, tmp_path, capsys, monkeypatch):
-    """ENOSPC in the 1st, 2nd or 3rd write of a compare over an earlier one: exit 2, one line naming the file in
+    """ENOSPC in the 1st, 2nd or 3rd write of a compare over an earlier one: exit 2, one line naming
+    the file in
     --out, and the folder holds the earlier complete set, byte for byte, and no temporary file."""
     out = tmp_path / "o"
     assert cli.main([*TOY, "--out", str(out)]) == 0
@@ -174,16 +179,16 @@ def test_compare_on_a_full_disk_keeps_the_old_set(after, tmp_path, capsys, monke
 def test_kill_between_the_moves_is_flagged_and_rerun_uses_the_digests(
     tmp_path, capsys, monkeypatch
 ):
-    """Killed after the first file of a new set went into place: the record left there (the old one) no longer
-    matches; `mismatched` names the file, and `dynsim rerun` says so and compares with the recorded digest."""
+    """Killed after the first file of a new set went into place: the record left there (the old one)
+    no longer matches; `mismatched` names the file, and `dynsim rerun` says so and compares with the
+    recorded digest."""
     out = tmp_path / "o"
     assert cli.main([*TOY, "--out", str(out)]) == 0
     real, moved = os.replace, []
 
     def replace(src, dst):
-        if ".dynsim-tmp-" not in os.fspath(
-            dst
-        ):  # a move from the stage into place (not a write into the stage)
+        # a move from the stage into place (not a write into the stage)
+        if ".dynsim-tmp-" not in os.fspath(dst):
             if moved:
                 raise KeyboardInterrupt  # the kill: after one file of the set moved
             moved.append(dst)
@@ -192,13 +197,11 @@ def test_kill_between_the_moves_is_flagged_and_rerun_uses_the_digests(
     monkeypatch.setattr(os, "replace", replace)
     assert cli.main([*TOY, "--seed", "3", "--out", str(out)]) == 130
     monkeypatch.setattr(os, "replace", real)
-    assert [os.path.basename(m) for m in moved] == [
-        "compare.png"
-    ]  # sorted: the png first, report.json last
+    # sorted: the png first, report.json last
+    assert [os.path.basename(m) for m in moved] == ["compare.png"]
     assert output.mismatched(str(out / "report.json")) == ["compare.png"]
-    assert not [
-        n for n in os.listdir(out) if n.startswith(".dynsim-tmp")
-    ]  # Ctrl-C: the stage is removed
+    # Ctrl-C: the stage is removed
+    assert not [n for n in os.listdir(out) if n.startswith(".dynsim-tmp")]
     capsys.readouterr()
     assert cli.main(["rerun", str(out / "report.json"), "--out", str(tmp_path / "again")]) == 0
     captured = capsys.readouterr()
@@ -206,8 +209,9 @@ def test_kill_between_the_moves_is_flagged_and_rerun_uses_the_digests(
 
 
 def test_rerun_compares_with_the_recorded_digest(tmp_path, capsys):
-    """A trajectories.npz of another run beside the report: flagged, and the rerun still finds itself identical to
-    what the report recorded (before: DIFFERENT, from a byte comparison with the wrong file)."""
+    """A trajectories.npz of another run beside the report: flagged, and the rerun still finds
+    itself identical to what the report recorded (before: DIFFERENT, from a byte comparison with the
+    wrong file)."""
     a, b = tmp_path / "a", tmp_path / "b"
     assert cli.main([*TOY, "--out", str(a), "--no-plot"]) == 0
     assert cli.main([*TOY, "--seed", "5", "--out", str(b), "--no-plot"]) == 0
@@ -228,7 +232,8 @@ def test_no_plot_removes_an_older_figure_of_the_set(tmp_path):
 
 
 def _leftover(folder, host, pid, suffix=".npz.tmp", age=0.0, directory=False) -> str:
-    """A temporary file (or folder) named as dynsim names them, by `host` and `pid`, last changed `age` s ago."""
+    """A temporary file (or folder) named as dynsim names them, by `host` and `pid`, last changed
+    `age` s ago."""
     path = folder / f"{tempfiles.PREFIX}{host}-{pid}-ab12_cd{int(age)}{suffix}"
     path.mkdir() if directory else path.write_bytes(b"partial")
     if age:
@@ -238,9 +243,8 @@ def _leftover(folder, host, pid, suffix=".npz.tmp", age=0.0, directory=False) ->
 
 def test_leftovers_of_a_killed_run_are_removed_and_nothing_else(tmp_path):
     host, dead, live = socket.gethostname(), _dead_pid(), os.getppid()
-    points = (
-        tmp_path / "points" / "ab"
-    )  # a sweep's store: points/<first hex digits of the key>/<key>.npz
+    # a sweep's store: points/<first hex digits of the key>/<key>.npz
+    points = tmp_path / "points" / "ab"
     points.mkdir(parents=True)
     gone = {
         _leftover(tmp_path, host, dead),

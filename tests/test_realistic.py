@@ -1,4 +1,5 @@
-"""The realistic problem (E) (full.jsl.realistic), the new full-level observables and the exact 0-1 error."""
+"""The realistic problem (E) (full.jsl.realistic), the new full-level observables and the exact 0-1
+error."""
 
 import math
 
@@ -16,9 +17,8 @@ from full.jsl.observables import reduction
 U = float(np.finfo(np.float64).eps) / 2  # unit roundoff of float64
 
 # One small problem shared by the tests below (each new shape costs a compile of several seconds).
-CFG = JSLConfig(
-    D=4, C=2, q=0.9, N=96, n_test=80, steps=30, record_every=10, eta=0.05, omega=0.1
-)  # q = 0.9: test error > 0
+# q = 0.9: test error > 0
+CFG = JSLConfig(D=4, C=2, q=0.9, N=96, n_test=80, steps=30, record_every=10, eta=0.05, omega=0.1)
 SEEDS = 3
 
 
@@ -103,10 +103,12 @@ def test_diagonal_fixed_and_off_diagonal_moves(runs):
 
 
 def test_initialization_statistics():
-    """A_ij (i != j) and v_k iid N(0, omega^2) (Parametrization 3.1, realistic): chi-square and mean tests.
+    """A_ij (i != j) and v_k iid N(0, omega^2) (Parametrization 3.1, realistic): chi-square and mean
+    tests.
 
-    Two-sided level 1e-6 each: a correct init fails with probability < 4e-6 over the key; with n = 9900 and
-    n = 4000 entries a std off by 10% already leaves the chi-square band (its half-width is ~7% and ~11%).
+    Two-sided level 1e-6 each: a correct init fails with probability < 4e-6 over the key; with n =
+    9900 and n = 4000 entries a std off by 10% already leaves the chi-square band (its half-width is
+    ~7% and ~11%).
     """
     cfg = JSLConfig(D=100, C=2, d=4000, omega=0.03, sigma_A=1.7)
     p = realistic.initial_params(cfg, jax.random.key(11), data.feature(cfg))["params"]
@@ -137,12 +139,13 @@ def plain_loss(cfg, A, v, X, y):
 
 
 def test_gradient_and_one_gd_step_match_plain_loss():
-    """jax.grad of (E) through flax equals jax.grad of an independent plain-jnp (E); one `train` step is GD on it.
+    """jax.grad of (E) through flax equals jax.grad of an independent plain-jnp (E); one `train`
+    step is GD on it.
 
-    Rounding: both compute every per-sample gradient entry g_n by a chain of K <= 2 (D + d + p) + 20 roundings
-    (dot products of length D or d, softmax, power) in a different order, so each differs by <= 2 K u |g_n|
-    up to cancellation inside the softmax Jacobian S (delta - S), at most a factor 2; the mean over n adds
-    n u mean|g_n|. So |difference| <= (8 K + n) u mean_n |g_n| entrywise.
+    Rounding: both compute every per-sample gradient entry g_n by a chain of K <= 2 (D + d + p) + 20
+    roundings (dot products of length D or d, softmax, power) in a different order, so each differs
+    by <= 2 K u |g_n| up to cancellation inside the softmax Jacobian S (delta - S), at most a factor
+    2; the mean over n adds n u mean|g_n|. So |difference| <= (8 K + n) u mean_n |g_n| entrywise.
     """
     cfg = JSLConfig(D=6, C=3, d=5, N=50, n_test=10, steps=1, record_every=1, omega=0.3, eta=0.05)
     w = data.feature(cfg)
@@ -162,7 +165,8 @@ def test_gradient_and_one_gd_step_match_plain_loss():
         np.abs(np.asarray(gv))
         > 1e3 * (8 * K + cfg.N) * U * np.mean(np.abs(np.asarray(per[1])), axis=0)
     )
-    # one GD step of `train`: params - eta grad with the diagonal of A frozen (an update adds <= u |A| more)
+    # one GD step of `train`: params - eta grad with the diagonal of A frozen (an update adds <= u
+    # |A| more)
     final, rec = jax.jit(lambda p: realistic.train(cfg, p, w, (X, y), (X[:10], y[:10])))(params)
     want_A = np.asarray(A) - cfg.eta * np.asarray(gA) * (1 - np.eye(cfg.D))
     want_v = np.asarray(v) - cfg.eta * np.asarray(gv)
@@ -174,18 +178,21 @@ def test_gradient_and_one_gd_step_match_plain_loss():
     ) + 2 * U * np.abs(want_v)
     assert np.all(np.abs(np.asarray(final["params"]["A"]) - want_A) <= tol_A)
     assert np.all(np.abs(np.asarray(final["params"]["v"]) - want_v) <= tol_v)
-    # the recorded training loss at step 0 is (E) at the start (the same few roundings per sample: 64 u relative)
+    # the recorded training loss at step 0 is (E) at the start (the same few roundings per sample:
+    # 64 u relative)
     assert abs(float(rec["loss"][0]) - float(plain_loss(cfg, A, v, X, y))) <= 64 * U * float(
         rec["loss"][0]
     )
 
 
 def test_test_error_is_a_direct_count(runs):
-    """test_error = mean over the test set of 1[yF < 0] + 1/2 1[yF = 0], recounted in numpy at the final params.
+    """test_error = mean over the test set of 1[yF < 0] + 1/2 1[yF = 0], recounted in numpy at the
+    final params.
 
-    numpy's F differs from jax's by rounding; a margin within 1e-9 max|F| of 0 could flip, so the counts may
-    differ by at most those (their number is printed by the assertion; at these sizes it is 0). The mean of
-    halves and ones is an exact sum and one division (XLA may multiply by a rounded 1/n: 2 u relative).
+    numpy's F differs from jax's by rounding; a margin within 1e-9 max|F| of 0 could flip, so the
+    counts may differ by at most those (their number is printed by the assertion; at these sizes it
+    is 0). The mean of halves and ones is an exact sum and one division (XLA may multiply by a
+    rounded 1/n: 2 u relative).
     """
     traj, final = runs[0]
     w = final["w_star"]
@@ -204,9 +211,9 @@ def test_test_error_is_a_direct_count(runs):
 def test_vmapped_seeds_equal_single_runs(runs):
     """Seed r of the vmapped run equals `one_seed` on k_r alone (a separate program).
 
-    Both run the same per-seed arithmetic; vmap only adds a batch axis. XLA on CPU may still reorder a batched
-    reduction, so we allow rounding growth along the run: |diff| <= 1e-9 max(1, |x|) after 30 steps (measured: final
-    params bit-identical, recorded observables within 2.2e-16).
+    Both run the same per-seed arithmetic; vmap only adds a batch axis. XLA on CPU may still reorder
+    a batched reduction, so we allow rounding growth along the run: |diff| <= 1e-9 max(1, |x|) after
+    30 steps (measured: final params bit-identical, recorded observables within 2.2e-16).
     """
     traj, final = runs[0]
     w = jnp.asarray(final["w_star"])
@@ -227,7 +234,8 @@ def test_vmapped_seeds_equal_single_runs(runs):
 
 
 def test_new_observables_against_numpy():
-    """within/between attention, gamma_std, rho_std, cos_v, patch_association of `reduction` at a random A, v."""
+    """within/between attention, gamma_std, rho_std, cos_v, patch_association of `reduction` at a
+    random A, v."""
     cfg = JSLConfig(D=9, C=3, d=5)
     rng = np.random.default_rng(0)
     A = rng.normal(size=(9, 9))
@@ -247,7 +255,8 @@ def test_new_observables_against_numpy():
     assoc = np.mean(
         [set(np.argsort(-A[i])[:3]) == set(np.flatnonzero(sets == sets[i])) for i in range(9)]
     )
-    # rounding: sums of <= 9 terms of size <= 1 (attention) or 81 terms of size <= 4 (stds): 1e-13 is wide
+    # rounding: sums of <= 9 terms of size <= 1 (attention) or 81 terms of size <= 4 (stds): 1e-13
+    # is wide
     for name, want in (
         ("within_attention", within),
         ("between_attention", between),
@@ -282,10 +291,11 @@ def test_named_errors():
 
 
 def _tie(cfg, s, equal_orbits):
-    """F = 0 in exact arithmetic (docs/derivations/jsl.md §2.4): a set permutation maps the configuration to its negation.
+    """F = 0 in exact arithmetic (docs/derivations/jsl.md §2.4): a set permutation maps the
+    configuration to its negation.
 
-    With gamma != rho, F depends on the multiset of per-set count vectors (n+, n-, n0); with gamma = rho only on
-    the multiset of the s_i, which is symmetric iff T = sum_i s_i = 0.
+    With gamma != rho, F depends on the multiset of per-set count vectors (n+, n-, n0); with gamma =
+    rho only on the multiset of the s_i, which is symmetric iff T = sum_i s_i = 0.
     """
     if equal_orbits:
         return s.sum() == 0
@@ -295,9 +305,11 @@ def _tie(cfg, s, equal_orbits):
 
 @pytest.mark.parametrize("alpha,gamma,rho", [(0.4, 0.3, -0.2), (0.1, 0.0, 0.0), (0.7, -0.1, 0.25)])
 def test_exact_error_against_numpy(alpha, gamma, rho):
-    """population.exact_error = sum w (1[F < 0] + 1/2 1[tie]) with ties found combinatorially, F in numpy.
+    """population.exact_error = sum w (1[F < 0] + 1/2 1[tie]) with ties found combinatorially, F in
+    numpy.
 
-    The probabilities of L 3^(D-C) configurations summed in another order: 64 u is wide (the weights sum to 1).
+    The probabilities of L 3^(D-C) configurations summed in another order: 64 u is wide (the weights
+    sum to 1).
     """
     cfg = JSLConfig(D=9, C=3, q=0.4)
     w = data.feature(cfg)

@@ -1,4 +1,5 @@
-"""Exact reference lines (GLM error, Bayes error, loss floor) against brute force and the published numbers."""
+"""Exact reference lines (GLM error, Bayes error, loss floor) against brute force and the published
+numbers."""
 
 import itertools
 import math
@@ -16,10 +17,12 @@ QS = [0.0, 0.3, 0.5, 1.0]
 
 
 def _joint(D, C, q):
-    """P(s, y) over every (y, signal set, deltas) of Assumption 1, uniform prior on y and on the set, exact Fractions.
+    """P(s, y) over every (y, signal set, deltas) of Assumption 1, uniform prior on y and on the
+    set, exact Fractions.
 
-    The noise is independent of (y, l, delta) with one law, so it cancels from every posterior: s (the vector of
-    <w*, X_j>) is a sufficient statistic, and the joint law of (s, y) is all the references need.
+    The noise is independent of (y, l, delta) with one law, so it cancels from every posterior: s
+    (the vector of <w*, X_j>) is a sufficient statistic, and the joint law of (s, y) is all the
+    references need.
     """
     q = Fraction(q)  # the exact binary value of the float, as the code under test takes it
     prob = {1: q / 2, -1: q / 2, 0: 1 - q}
@@ -49,7 +52,8 @@ def _brute(D, C, q):
     )
     xs = {s for s, _ in joint}
     bayes = sum(min(joint.get((s, 1), 0), joint.get((s, -1), 0)) for s in xs)
-    # -log P(y | s) = log1p(P(s, -y) / P(s, y)): the ratio rounded once, log1p relative error <= the ratio's
+    # -log P(y | s) = log1p(P(s, -y) / P(s, y)): the ratio rounded once, log1p relative error <= the
+    #   ratio's
     floor = math.fsum(
         float(w) * math.log1p(float(joint.get((s, -y), 0) / w)) for (s, y), w in joint.items()
     )
@@ -59,11 +63,13 @@ def _brute(D, C, q):
 @pytest.mark.parametrize("q", QS)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_reference_lines_equal_brute_force(shape, q):
-    """Against an exact enumeration of every (y, signal set, delta) with itertools, posterior by Bayes' rule on s.
+    """Against an exact enumeration of every (y, signal set, delta) with itertools, posterior by
+    Bayes' rule on s.
 
-    GLM and Bayes error: the reference rounds an exact rational once and so does float(Fraction): equal to 1 ulp,
-    checked as |diff| <= 2u |exact|. Loss floor: both sides add positive terms with relative error <= 5u each
-    (weight, ratio and log1p rounded, one product; reference.loss_floor's docstring), fsum adds one more: 16u relative.
+    GLM and Bayes error: the reference rounds an exact rational once and so does float(Fraction):
+    equal to 1 ulp, checked as |diff| <= 2u |exact|. Loss floor: both sides add positive terms with
+    relative error <= 5u each (weight, ratio and log1p rounded, one product; reference.loss_floor's
+    docstring), fsum adds one more: 16u relative.
     """
     D, C = shape
     cfg = JSLConfig(D=D, C=C, q=q)
@@ -102,8 +108,9 @@ def test_reference_lines_equal_brute_force(shape, q):
     ],
 )
 def test_published_reference_numbers(settings, published):
-    """docs/derivations/jsl.md §5 (Default A, Default B, the q = 0.3 and 0.4 variants of A), an independent numpy
-    computation printed to 2-4 digits: the tolerance is half a unit in the last printed digit."""
+    """docs/derivations/jsl.md §5 (Default A, Default B, the q = 0.3 and 0.4 variants of A), an
+    independent numpy computation printed to 2-4 digits: the tolerance is half a unit in the last
+    printed digit."""
     got = reference.lines(JSLConfig(**settings))
     for name, (value, tol) in published.items():
         assert got[name] == pytest.approx(value, abs=tol), name
@@ -119,8 +126,9 @@ def test_published_reference_numbers(settings, published):
     ],
 )
 def test_reference_orderings_at_large_sizes(settings):
-    """Large settings, beyond brute force: Bayes <= GLM (Bayes is optimal), the floor is at least 2 log 2 times the
-    Bayes error (binary entropy h(p) >= 2 p log 2 for p <= 1/2, concavity), and everything is a probability/entropy."""
+    """Large settings, beyond brute force: Bayes <= GLM (Bayes is optimal), the floor is at least 2
+    log 2 times the Bayes error (binary entropy h(p) >= 2 p log 2 for p <= 1/2, concavity), and
+    everything is a probability/entropy."""
     out = reference.lines(JSLConfig(**settings))
     assert 0 < out["bayes_error"] <= out["glm_error"] <= 0.5
     assert 2 * math.log(2) * out["bayes_error"] <= out["loss_floor"] <= math.log(2)

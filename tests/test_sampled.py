@@ -21,9 +21,10 @@ def sampled():
 
 
 def test_sampled_agrees_with_exact_within_its_band(sampled):
-    """The band: Student t (7 dof) at 99.9% family-wise over the recorded steps x standard error of the mean
-    of 8 seeded runs. With fixed seeds the test is deterministic; under the null it would fail with
-    probability <= 0.1% per observable (plus the O(1/N) bias documented in docs/jsl.md, small at N = 4096)."""
+    """The band: Student t (7 dof) at 99.9% family-wise over the recorded steps x standard error of
+    the mean of 8 seeded runs. With fixed seeds the test is deterministic; under the null it would
+    fail with probability <= 0.1% per observable (plus the O(1/N) bias documented in docs/jsl.md,
+    small at N = 4096)."""
     cfg, ful = sampled
     red = rj.simulate(cfg)
     report = compare(red, ful)
@@ -50,8 +51,8 @@ def test_sampled_needs_two_replicates():
 
 
 def test_sampled_is_reproducible(sampled):
-    """The module's sampled run again (its compiled program reused): equal to the last bit; only the seed changed
-    (the same replicates, whose keys split the seed's): other numbers."""
+    """The module's sampled run again (its compiled program reused): equal to the last bit; only the
+    seed changed (the same replicates, whose keys split the seed's): other numbers."""
     cfg, a = sampled
     b = fj.simulate(cfg, mode="sampled", replicates=8)
     for k in a.observables:
@@ -60,7 +61,7 @@ def test_sampled_is_reproducible(sampled):
     assert not np.array_equal(a["alpha"], c["alpha"])
 
 
-# ------------------------------------------------------------------ the batch drawn through its projections (sampling)
+# ----------------------------------------------- the batch drawn through its projections (sampling)
 SMALL = JSLConfig(D=4, C=2, d=6, N=8, q=0.5)
 U = float(np.finfo(np.float64).eps) / 2  # unit roundoff of float64
 
@@ -77,20 +78,22 @@ def _point(cfg):
 
 
 def test_projections_and_gradient_equal_the_literal_batch():
-    """On a literal batch X (data.sample): proj = alpha s + sigma r g with s = <X, w*>, g = <X, u>/sigma, the A-gradient
-    and the w*- and u-components of the v-gradient are the literal ones, and the rest of the literal v-gradient is
-    orthogonal to w* and u (it is the sum G zeta that `sampling.grad` draws as sigma |G| P h). Float64 rounding of
-    sums of a few dozen terms of size <= 1e2: 1e-12 relative leaves a wide margin."""
+    """On a literal batch X (data.sample): proj = alpha s + sigma r g with s = <X, w*>, g = <X,
+    u>/sigma, the A-gradient and the w*- and u-components of the v-gradient are the literal ones,
+    and the rest of the literal v-gradient is orthogonal to w* and u (it is the sum G zeta that
+    `sampling.grad` draws as sigma |G| P h). Float64 rounding of sums of a few dozen terms of size
+    <= 1e2: 1e-12 relative leaves a wide margin."""
     cfg = SMALL
     params, w = _point(cfg)
     model = model_for(cfg)
     X, y = data.sample(jax.random.key(9), cfg, cfg.N, w)
     v = params["params"]["v"]
     alpha, r, u = sampling.split_v(v, w)
+    # as below
     assert (
         abs(float(jnp.dot(u, w))) < 4 * cfg.d * U
         and abs(float(jnp.linalg.norm(u)) - 1) < 4 * cfg.d * U
-    )  # as below
+    )
     s, g = X @ w, (X @ u) / cfg.sigma
     proj = alpha * s + cfg.sigma * r * g
     np.testing.assert_allclose(proj, X @ v, rtol=0, atol=1e-14)
@@ -103,13 +106,13 @@ def test_projections_and_gradient_equal_the_literal_batch():
     assert abs(float(jnp.dot(lit["v"], w) - jnp.sum(G * s))) < 1e-12 * scale
     assert abs(float(jnp.dot(lit["v"], u) - cfg.sigma * jnp.sum(G * g))) < 1e-12 * scale
     rest = lit["v"] - jnp.dot(lit["v"], w) * w - jnp.dot(lit["v"], u) * u
-    assert (
-        float(jnp.linalg.norm(rest)) > 1e-3 * scale
-    )  # the part drawn as sigma |G| P h is really there
+    # the part drawn as sigma |G| P h is really there
+    assert float(jnp.linalg.norm(rest)) > 1e-3 * scale
 
 
 def _statistics(cfg, params, w, grad_fn, key, M):
-    """M batches: (loss, gv.w, gv.u, gv.c (c orthogonal to w* and u), gA[0, 1]) per batch, vmapped over the keys."""
+    """M batches: (loss, gv.w, gv.u, gv.c (c orthogonal to w* and u), gA[0, 1]) per batch, vmapped
+    over the keys."""
     model = model_for(cfg)
     _, _, u = sampling.split_v(params["params"]["v"], w)
     c = jax.random.normal(jax.random.key(1), (cfg.d,))
@@ -124,10 +127,11 @@ def _statistics(cfg, params, w, grad_fn, key, M):
 
 
 def test_sampled_gradient_has_the_law_of_the_literal_batch_gradient():
-    """Two-sample Kolmogorov-Smirnov tests (4000 batches each) of the loss, three components of the v-gradient and
-    an entry of the A-gradient: `sampling` against the literal batch (data.sample + jax.grad). Level 1e-6 per
-    statistic (fixed seeds: deterministic; under the null a failure has probability <= 5e-6). The same test rejects
-    a draw that drops the factor |G|_F of the h term (power check, p < 1e-6)."""
+    """Two-sample Kolmogorov-Smirnov tests (4000 batches each) of the loss, three components of the
+    v-gradient and an entry of the A-gradient: `sampling` against the literal batch (data.sample +
+    jax.grad). Level 1e-6 per statistic (fixed seeds: deterministic; under the null a failure has
+    probability <= 5e-6). The same test rejects a draw that drops the factor |G|_F of the h term
+    (power check, p < 1e-6)."""
     cfg = SMALL
     params, w = _point(cfg)
     M = 4000
@@ -155,16 +159,16 @@ def test_sampled_gradient_has_the_law_of_the_literal_batch_gradient():
     for i in range(a.shape[1]):
         assert stats.ks_2samp(a[:, i], b[:, i]).pvalue > 1e-6, i
     wrong = _statistics(cfg, params, w, without_norm, jax.random.key(3), M)
-    assert (
-        stats.ks_2samp(a[:, 3], wrong[:, 3]).pvalue < 1e-6
-    )  # power: the same test sees the wrong law
+    # power: the same test sees the wrong law
+    assert stats.ks_2samp(a[:, 3], wrong[:, 3]).pvalue < 1e-6
 
 
 def test_split_v_on_the_feature_line():
-    """v = alpha w* (the idealized start): r is at rounding level and u is still orthogonal to w* (the double
-    projection), or exactly 0 when r = 0, so no noise lands on alpha. Bound 4 d u: the second projection leaves a
-    w*-component of d u |perp| (a d-term dot product), d u again after normalizing, plus d u for the dot product that
-    measures it; a single projection would leave O(1) here (u = perp/r with r ~ u |v|)."""
+    """v = alpha w* (the idealized start): r is at rounding level and u is still orthogonal to w*
+    (the double projection), or exactly 0 when r = 0, so no noise lands on alpha. Bound 4 d u: the
+    second projection leaves a w*-component of d u |perp| (a d-term dot product), d u again after
+    normalizing, plus d u for the dot product that measures it; a single projection would leave O(1)
+    here (u = perp/r with r ~ u |v|)."""
     w = data.feature(SMALL)
     for v in (0.1 * w, jnp.zeros(SMALL.d)):
         alpha, r, u = sampling.split_v(v, w)

@@ -1,6 +1,6 @@
-"""Loading a stored point is bounded in memory before anything is parsed: a member whose npy header declares a
-huge array, or a zip member declaring a huge uncompressed size (a zip bomb), is rejected as corrupt (moved aside)
-without allocating it; a real point still loads."""
+"""Loading a stored point is bounded in memory before anything is parsed: a member whose npy header
+declares a huge array, or a zip member declaring a huge uncompressed size (a zip bomb), is rejected
+as corrupt (moved aside) without allocating it; a real point still loads."""
 
 from __future__ import annotations
 
@@ -54,13 +54,13 @@ def test_a_crafted_point_is_rejected_without_allocating(tmp_path, craft):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    # numpy reports its array buffers to tracemalloc: reading the member would allocate >= 256 MiB (the bomb) or
-    # fail to allocate 8 TB; 4 MiB is the file's size plus room for zipfile's and numpy's bookkeeping
+    # numpy reports its array buffers to tracemalloc: reading the member would allocate >= 256 MiB
+    # (the bomb) or fail to allocate 8 TB; 4 MiB is the file's size plus room for zipfile's and
+    # numpy's bookkeeping
     assert peak < 4 * 2**20, peak
     assert not (tmp_path / "points" / KEY[:2] / f"{KEY}.npz").exists()
-    assert (
-        tmp_path / "points" / KEY[:2] / f"{KEY}.npz.corrupt"
-    ).exists()  # moved aside, as any corrupt point
+    # moved aside, as any corrupt point
+    assert (tmp_path / "points" / KEY[:2] / f"{KEY}.npz.corrupt").exists()
 
 
 def test_a_real_point_still_loads(tmp_path):

@@ -1,5 +1,6 @@
-"""Every JSON the CLI writes is strict JSON (RFC 8259): a diverged run's NaN and infinities are written as null, so
-a strict parser reads report.json (issue 16: Python's `NaN` / `Infinity` tokens were written)."""
+"""Every JSON the CLI writes is strict JSON (RFC 8259): a diverged run's NaN and infinities are
+written as null, so a strict parser reads report.json (issue 16: Python's `NaN` / `Infinity` tokens
+were written)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,8 @@ def test_a_diverged_reports_json_parses_strictly(tmp_path):
     report = json.loads(text, parse_constant=_refuse)
     assert "null" in text
     steps = re.findall(r'"nonfinite_from_step": (\d+)', text)  # one per level
-    assert len(steps) == 2 and all(
-        0 < int(s) < 100 for s in steps
-    )  # the step it happened, not the next record (100)
+    # the step it happened, not the next record (100)
+    assert len(steps) == 2 and all(0 < int(s) < 100 for s in steps)
     assert report["invocation"]["command_line"][:3] == ["dynsim", "compare", "jsl"]
 
 

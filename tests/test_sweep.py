@@ -1,5 +1,6 @@
-"""Sweeps: points equal single runs, the store resumes after kill -9 without recomputing, corrupt points are
-recomputed, several devices give the same numbers, and the automatic sum choice reports bounds that hold."""
+"""Sweeps: points equal single runs, the store resumes after kill -9 without recomputing, corrupt
+points are recomputed, several devices give the same numbers, and the automatic sum choice reports
+bounds that hold."""
 
 from __future__ import annotations
 
@@ -23,16 +24,15 @@ from dynsim.store import Store
 from reduced.jsl import dynamics, many, sums, tables
 
 BASE = dict(D=9, C=3, steps=600, record_every=50, nu=0.02)
-AXES = {
-    "q": [0.2, 0.4],
-    "eta": [0.05, 0.1],
-}  # with nu = 0.02 != the group's static 0: every number is traced
+# with nu = 0.02 != the group's static 0: every number is traced
+AXES = {"q": [0.2, 0.4], "eta": [0.05, 0.1]}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_sweep_points_equal_single_runs(tmp_path):
-    """Every point of a vmapped group equals `reduced.jsl.simulate` of its config, to the checker's rounding
-    tolerance (the group computes the configuration weights in JAX, the single run in NumPy: ulp-level)."""
+    """Every point of a vmapped group equals `reduced.jsl.simulate` of its config, to the checker's
+    rounding tolerance (the group computes the configuration weights in JAX, the single run in
+    NumPy: ulp-level)."""
     res = dynsim.sweep("jsl", AXES, base=BASE, out=str(tmp_path), batch_size=3)
     store = Store(str(tmp_path))
     assert len(res.rows) == 4 and len(res.computed) == 4 and not res.reused
@@ -43,16 +43,18 @@ def test_sweep_points_equal_single_runs(tmp_path):
         report = dynsim.compare(single, swept)
         assert report.passed, report.table()
         np.testing.assert_array_equal(single["patch_association"], swept["patch_association"])
+        # rounding
         assert row["reduced_final_loss"] == pytest.approx(
             float(single["loss"][-1]), rel=1e-12, abs=0
-        )  # rounding
+        )
         assert row["sum_method"] == "full" and row[
             "configurations"
         ] == dynamics.configurations.count(9, 3)
 
 
 def test_mim_sweep_point_equals_single_run(tmp_path):
-    """A MIM sweep point is `reduced.mim.simulate` of its config (same program): equal to the last bit."""
+    """A MIM sweep point is `reduced.mim.simulate` of its config (same program): equal to the last
+    bit."""
     res = dynsim.sweep(
         "mim",
         {"mask_ratio": [0.5, 0.75]},
@@ -87,18 +89,16 @@ def test_resume_after_rerun_and_force(tmp_path):
         out=str(tmp_path),
         options={"max_configurations": 10**6},
     )
-    assert (
-        len(other.computed) == 2
-    )  # one run per q: the reduced level's full sum does not depend on the seed
+    # one run per q: the reduced level's full sum does not depend on the seed
+    assert len(other.computed) == 2
 
 
 def test_corrupt_point_is_recomputed(tmp_path):
     first = dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path))
     store = Store(str(tmp_path))
     bad = first.rows[1]["key"]
-    with open(
-        store.path(bad), "r+b"
-    ) as fh:  # flip bytes in the middle: the zip or the digest no longer matches
+    # flip bytes in the middle: the zip or the digest no longer matches
+    with open(store.path(bad), "r+b") as fh:
         fh.seek(os.path.getsize(store.path(bad)) // 2)
         fh.write(b"\x00garbage\x00")
     truncated = first.rows[2]["key"]
@@ -116,12 +116,12 @@ _KILLED = textwrap.dedent("""
     import dynsim
     dynsim.sweep("jsl", {"q": [0.15, 0.2, 0.25, 0.3, 0.35, 0.4]}, base=dict(D=9, C=3, steps=40000, record_every=1000),
                  out=sys.argv[1], chunk_size=1, batch_size=1)
-""")
+""")  # noqa: E501
 
 
 def test_kill9_then_resume_gives_the_uninterrupted_table(tmp_path):
-    """kill -9 in the middle of a sweep loses at most the chunk in flight; the re-run computes only the missing
-    points and the table equals the table of an uninterrupted run, byte for byte."""
+    """kill -9 in the middle of a sweep loses at most the chunk in flight; the re-run computes only
+    the missing points and the table equals the table of an uninterrupted run, byte for byte."""
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     proc = subprocess.Popen([sys.executable, "-c", _KILLED, str(killed)], cwd=ROOT)
     points = killed / "points"
@@ -145,18 +145,20 @@ def test_kill9_then_resume_gives_the_uninterrupted_table(tmp_path):
     assert len(resumed.computed) + len(before) == 6
     dynsim.sweep("jsl", axes, base=base, out=str(clean), chunk_size=1, batch_size=1)
     assert (killed / "table.csv").read_text() == (clean / "table.csv").read_text()
-    assert not [
-        p for p in points.glob("*/*") if p.name.endswith(".tmp")
-    ]  # no partial file (.dynsim-tmp-*.tmp)
+    # no partial file (.dynsim-tmp-*.tmp)
+    assert not [p for p in points.glob("*/*") if p.name.endswith(".tmp")]
 
 
 def test_several_devices_give_the_same_numbers(tmp_path):
-    """With 2 (forced host) devices the points are sharded across them: the same numbers up to rounding.
+    """With 2 (forced host) devices the points are sharded across them: the same numbers up to
+    rounding.
 
-    The sharded group is a different XLA program (shard_map): its fusions may contract a different a*b + c into one
-    FMA, and the class sum's matrix-vector product adds in an order that depends on the BLAS threads; a 1-ulp
-    difference somewhere in a step (measured: 3 of 42 recorded numbers differ, by <= 2.2e-16 relative). GD contracts such differences (the loss decreases); 300 steps of 1-ulp perturbations stay below
-    300 u = 3.3e-14 relative, and 1e-13 is that with a factor 3 margin."""
+    The sharded group is a different XLA program (shard_map): its fusions may contract a different
+    a*b + c into one FMA, and the class sum's matrix-vector product adds in an order that depends on
+    the BLAS threads; a 1-ulp difference somewhere in a step (measured: 3 of 42 recorded numbers
+    differ, by <= 2.2e-16 relative). GD contracts such differences (the loss decreases); 300 steps
+    of 1-ulp perturbations stay below 300 u = 3.3e-14 relative, and 1e-13 is that with a factor 3
+    margin."""
     script = textwrap.dedent("""
         import sys, jax, numpy as np, dynsim
         from dynsim import JSLConfig
@@ -205,8 +207,9 @@ def _full_loss_at(cfg, states):
 
 
 def test_truncation_bound_holds_against_full_enumeration():
-    """At every recorded state of a truncated run, the exact loss (every configuration) differs from the recorded
-    truncated loss by at most the reported bound, and the 0-1 error by at most the dropped probability."""
+    """At every recorded state of a truncated run, the exact loss (every configuration) differs from
+    the recorded truncated loss by at most the reported bound, and the 0-1 error by at most the
+    dropped probability."""
     cfg = JSLConfig(D=16, C=4, q=0.1, steps=1000, record_every=100)
     (t,) = many.simulate_group([cfg], {"max_configurations": 300, "tail_target": 1e-3}, 1)
     tr = t.meta["truncation"]
@@ -218,9 +221,9 @@ def test_truncation_bound_holds_against_full_enumeration():
 
 
 def test_monte_carlo_standard_error_covers_the_exact_loss():
-    """The sampled loss at each recorded state lies within z standard errors of the exact loss there; z is the
-    normal quantile at 0.999 family-wise over the recorded states (Bonferroni; M = 20000 iid configurations,
-    so the CLT is accurate)."""
+    """The sampled loss at each recorded state lies within z standard errors of the exact loss
+    there; z is the normal quantile at 0.999 family-wise over the recorded states (Bonferroni; M =
+    20000 iid configurations, so the CLT is accurate)."""
     cfg = JSLConfig(D=16, C=4, q=0.3, steps=600, record_every=100)
     (t,) = many.simulate_group([cfg], {"max_configurations": 10, "mc_samples": 20000}, 1)
     assert (
@@ -261,11 +264,12 @@ def test_invalid_sweeps_name_the_parameter(tmp_path):
 
 @pytest.mark.parametrize("mode, replicates", [("exact", None), ("sampled", 2)])
 def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
-    """The full level of a sweep (q, eta and seeds in one program) equals `full.jsl.simulate` point by point: the
-    same keys, batches and configuration weights, so the runs differ only by the order a vmapped program sums in,
-    held to the checker's rounding model (`tolerances.rounding_tolerance`: SAFETY (t+1) sqrt(M) u max(1, scale),
-    M = the terms summed per step). Checked at the first and the last point, which differ in q, eta and seed (each
-    single run is a program of its own; the points between them are the same group at other traced values)."""
+    """The full level of a sweep (q, eta and seeds in one program) equals `full.jsl.simulate` point
+    by point: the same keys, batches and configuration weights, so the runs differ only by the order
+    a vmapped program sums in, held to the checker's rounding model
+    (`tolerances.rounding_tolerance`: SAFETY (t+1) sqrt(M) u max(1, scale), M = the terms summed per
+    step). Checked at the first and the last point, which differ in q, eta and seed (each single run
+    is a program of its own; the points between them are the same group at other traced values)."""
     import full.jsl
     from dynsim.tolerances import rounding_tolerance
 
@@ -286,9 +290,8 @@ def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
         cfg = JSLConfig(**dict(BASE, N=64, steps=200), q=row["q"], eta=row["eta"], seed=row["seed"])
         single = full.jsl.simulate(cfg, mode=mode, replicates=replicates)
         swept = store.load(row["key"], trajectories=True)["trajectories"]["full"]
-        assert (
-            "nonfinite_from_step" not in single.meta
-        )  # a run that stays finite (N = 32 at eta 0.1 diverged)
+        # a run that stays finite (N = 32 at eta 0.1 diverged)
+        assert "nonfinite_from_step" not in single.meta
         assert sorted(single.observables) == sorted(swept.observables)
         terms = single.meta["configurations"] or single.meta["batch_size"]
         for name in single.observables:
@@ -301,8 +304,8 @@ def test_full_level_points_equal_single_runs(tmp_path, mode, replicates):
 
 
 def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
-    """eta = 5 diverges within 50 steps: the row says from which step, and the 0-1 error is NaN, not 0 (a NaN F
-    used to count as 'not wrong')."""
+    """eta = 5 diverges within 50 steps: the row says from which step, and the 0-1 error is NaN, not
+    0 (a NaN F used to count as 'not wrong')."""
     from dynsim.cli import main
 
     res = dynsim.sweep(
@@ -357,8 +360,9 @@ def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
     ],
 )
 def test_heatmap_names_are_checked_before_any_work(tmp_path, setting, axes, base):
-    """The summaries a setting declares (`SweepSpec.level_summaries`, `point_summaries`) are every column its rows
-    hold, so a --heatmap outside them is refused before any point runs (issue 16: it was, after all of them)."""
+    """The summaries a setting declares (`SweepSpec.level_summaries`, `point_summaries`) are every
+    column its rows hold, so a --heatmap outside them is refused before any point runs (issue 16: it
+    was, after all of them)."""
     spec = dynsim.sweeps.spec_of(setting)
     known = (
         {p + n for p in ("reduced_", "full_") for n in spec.level_summaries}
@@ -380,6 +384,7 @@ def test_heatmap_names_are_checked_before_any_work(tmp_path, setting, axes, base
             out=str(out),
         )
     assert not list(out.glob("points/*/*"))  # nothing ran
-    # a declared name that this level does not give is refused too: full_ summaries in a reduced-only sweep
+    # a declared name that this level does not give is refused too: full_ summaries in a
+    # reduced-only sweep
     with pytest.raises(ValueError, match="heatmap = full_final_loss is invalid"):
         dynsim.sweep(setting, axes, base=base, level="reduced", heatmaps=["full_final_loss"])

@@ -1,5 +1,6 @@
-"""Sweeps sharing one store: two processes split the points (each computed once) and print the same table; a lock
-left by a dead process or gone silent is taken over; killed writers' temporary files are removed."""
+"""Sweeps sharing one store: two processes split the points (each computed once) and print the same
+table; a lock left by a dead process or gone silent is taken over; killed writers' temporary files
+are removed."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from dynsim.sweeps import locks
 from dynsim.trajectory import TEMP_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
-# 8 points of one compiled group, one per chunk: each process claims one point at a time (~0.8 s each)
+# 8 points of one compiled group, one per chunk: each process claims one point at a time (~0.8 s
+# each)
 ARGS = [
     "sweep",
     "jsl",
@@ -71,20 +73,16 @@ def test_two_concurrent_sweeps_compute_each_point_once(tmp_path):
         re.search(r"8 points: (\d+) computed now, (\d+) reused", out).groups() for out, _ in outs
     ]
     computed = [int(c) for c, _ in counts]
-    assert sum(computed) == 8, (
-        counts,
-        [err[-2000:] for _, err in outs],
-    )  # each point once, by one of them
-    assert min(computed) >= 1, (
-        counts
-    )  # they split the work (started together: 6 s of runs, ~0.8 s a point)
+    # each point once, by one of them
+    assert sum(computed) == 8, (counts, [err[-2000:] for _, err in outs])
+    # they split the work (started together: 6 s of runs, ~0.8 s a point)
+    assert min(computed) >= 1, counts
     assert all(int(c) + int(r) == 8 for c, r in counts)
     tables = [out.splitlines()[:-1] for out, _ in outs]  # the last line says what each computed
     assert tables[0] == tables[1] and len(tables[0]) >= 9
     assert len(list(store.glob("points/*/*.npz"))) == 8
-    assert not list(store.glob("locks/*")) and not list(
-        store.glob(f"**/{TEMP_PREFIX}*")
-    )  # every lock released, no temp left
+    # every lock released, no temp left
+    assert not list(store.glob("locks/*")) and not list(store.glob(f"**/{TEMP_PREFIX}*"))
 
 
 def test_lock_of_a_dead_process_does_not_block(tmp_path):
@@ -106,9 +104,8 @@ def test_lock_of_a_dead_process_does_not_block(tmp_path):
         daemon=True,
     )
     runner.start()
-    runner.join(
-        timeout=120
-    )  # a blocked sweep would wait forever (it polls every second); the run takes seconds
+    # a blocked sweep would wait forever (it polls every second); the run takes seconds
+    runner.join(timeout=120)
     assert done and sorted(done[0].computed) == sorted(keys)  # both taken over and computed
     assert not any(p.exists() for p in stale) and not list(held.iterdir())
 
@@ -117,17 +114,14 @@ def test_which_locks_are_stale(tmp_path):
     with locks.Locks(str(tmp_path)) as mine:
         directory = Path(mine.directory)
         live_here = _lock(directory, "a" * 64, os.getppid())  # the parent of this process: alive
-        live_elsewhere = _lock(
-            directory, "b" * 64, _dead_pid(), host="elsewhere", age=10
-        )  # pid means nothing there
-        silent = _lock(
-            directory, "c" * 64, os.getppid(), age=locks.STALE_SECONDS + 1
-        )  # pid reused, owner gone
+        # pid means nothing there
+        live_elsewhere = _lock(directory, "b" * 64, _dead_pid(), host="elsewhere", age=10)
+        # pid reused, owner gone
+        silent = _lock(directory, "c" * 64, os.getppid(), age=locks.STALE_SECONDS + 1)
         dead_here = _lock(directory, "d" * 64, _dead_pid())
         torn = directory / f"{'e' * 64}.lock"
-        torn.write_text(
-            ""
-        )  # killed between creating and writing its lock; fresh: maybe being written now
+        # killed between creating and writing its lock; fresh: maybe being written now
+        torn.write_text("")
         old_torn = directory / f"{'9' * 64}.lock"
         old_torn.write_text("")  # the same, older than UNWRITTEN_SECONDS: its writer is gone
         when = time.time() - locks.UNWRITTEN_SECONDS - 5
@@ -141,12 +135,10 @@ def test_which_locks_are_stale(tmp_path):
             == json.loads(dead_here.read_text())["pid"]
         )
         assert live_here.exists() and live_elsewhere.exists()
-        assert not mine.claim(
-            "c" * 64
-        )  # a live process's own lock: a second claim is refused like any other
-    assert (
-        not silent.exists() and not dead_here.exists() and live_here.exists()
-    )  # released on exit, others kept
+        # a live process's own lock: a second claim is refused like any other
+        assert not mine.claim("c" * 64)
+    # released on exit, others kept
+    assert not silent.exists() and not dead_here.exists() and live_here.exists()
 
 
 def test_leftover_temporary_files_are_removed(tmp_path):
@@ -155,18 +147,18 @@ def test_leftover_temporary_files_are_removed(tmp_path):
     old = time.time() - locks.TEMP_AGE_SECONDS - 60
     ours = TEMP_PREFIX + "a1b2c3d4"
     names = {  # (folder, name): modification time
+        # mkstemp's plain name, in points/
         (folder, ours + ".npz.tmp"): old,
-        (folder, "tmpa1b2c3d4.npz.tmp"): old,  # mkstemp's plain name, in points/
+        (folder, "tmpa1b2c3d4.npz.tmp"): old,
         (tmp_path, ours + ".png"): old,
         (tmp_path, ours + ".tmp"): old,
         (tmp_path / "locks", f"{'0' * 64}.lock.{'f' * 32}.stale"): old,
         (folder, TEMP_PREFIX + "q1w2e3r4.npz.tmp"): time.time(),  # being written now
+        # not ours: --out may be shared
         (tmp_path, "tmpz_9y8x7w.png"): old,
-        (tmp_path, "mytmp_notes.tmp"): old,  # not ours: --out may be shared
-        (
-            tmp_path / "data",
-            ours + ".png",
-        ): old,  # outside the store's layout: not walked (--out may be a big folder)
+        (tmp_path, "mytmp_notes.tmp"): old,
+        # outside the store's layout: not walked (--out may be a big folder)
+        (tmp_path / "data", ours + ".png"): old,
     }
     for (where, name), when in names.items():
         where.mkdir(exist_ok=True)

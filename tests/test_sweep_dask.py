@@ -1,5 +1,6 @@
-"""Sweeps on Dask: the local cluster of --workers admits only a client with its credentials and listens on
-127.0.0.1 only; a LocalCluster on loopback gives the in-process table, also when a worker is killed mid-sweep."""
+"""Sweeps on Dask: the local cluster of --workers admits only a client with its credentials and
+listens on 127.0.0.1 only; a LocalCluster on loopback gives the in-process table, also when a worker
+is killed mid-sweep."""
 
 from __future__ import annotations
 
@@ -40,24 +41,22 @@ def test_local_cluster_refuses_a_client_without_its_credentials(tmp_path):
             for c in psutil.Process(pid).net_connections("inet")
             if c.status == psutil.CONN_LISTEN
         ]
-        assert len(listening) >= 3 and {a.ip for a in listening} == {"127.0.0.1"}, (
-            listening
-        )  # scheduler, worker, nanny
-        # another local user: plain TCP, or TLS with credentials of their own; refused in the TLS handshake
+        # scheduler, worker, nanny another local user: plain TCP, or TLS with credentials of their
+        # own; refused in the TLS handshake
+        assert len(listening) >= 3 and {a.ip for a in listening} == {"127.0.0.1"}, listening
         for intruder, credentials in [
             (address.replace("tls://", "tcp://"), None),
             (address, Security.temporary()),
         ]:
             with pytest.raises(OSError):  # CommClosedError, or a time-out connecting
                 Client(intruder, security=credentials, timeout=5)
-        http = cluster.scheduler_info["services"][
-            "dashboard"
-        ]  # Dask's HTTP server, started anyway: no routes
+        # Dask's HTTP server, started anyway: no routes
+        http = cluster.scheduler_info["services"]["dashboard"]
         for route in ("/status", "/info/main/workers.html", "/json/identity.json"):
             with pytest.raises(urllib.error.HTTPError, match="404"):
                 urllib.request.urlopen(f"http://127.0.0.1:{http}{route}", timeout=5)
-        # the owner's credentials in PEM files and a --security file: a sweep on this scheduler (the file's paths
-        # are relative to it)
+        # the owner's credentials in PEM files and a --security file: a sweep on this scheduler (the
+        # file's paths are relative to it)
         (tmp_path / "ca.pem").write_text(security.tls_ca_file)
         (tmp_path / "me.pem").write_text(security.tls_client_cert)
         (tmp_path / "me.key").write_text(security.tls_client_key)
@@ -116,7 +115,8 @@ def test_security_options_are_checked_before_any_work(
 
 
 def test_a_scheduler_that_cannot_be_reached_is_one_line(tmp_path, capsys):
-    # TLS without credentials fails at once; a refused TCP port would retry for Dask's connect time-out (30 s)
+    # TLS without credentials fails at once; a refused TCP port would retry for Dask's connect
+    # time-out (30 s)
     assert (
         main(
             [
@@ -177,12 +177,10 @@ def test_killed_worker_points_are_recomputed_elsewhere_once(tmp_path):
     finally:
         client.close()
         cluster.close()
-    assert "pid" in killed and killed["stored_before"] < len(AXES["q"]), (
-        killed
-    )  # the kill came mid-sweep
-    assert (
-        len(res.computed) == len(set(res.computed)) == len(AXES["q"])
-    )  # every point once: none lost or doubled
+    # the kill came mid-sweep
+    assert "pid" in killed and killed["stored_before"] < len(AXES["q"]), killed
+    # every point once: none lost or doubled
+    assert len(res.computed) == len(set(res.computed)) == len(AXES["q"])
     local = dynsim.sweep(
         "jsl", AXES, base=BASE, out=str(tmp_path / "local"), chunk_size=1, batch_size=1
     )
@@ -216,9 +214,10 @@ def test_cli_workers_2_gives_the_in_process_table(tmp_path, capsys):
 
 
 def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypatch):
-    """Ctrl-C mid-sweep: our workers are killed and the cluster closed; the scheduler (in this process) logs each
-    broken link, once with a CommClosedError traceback that reached a user in CI. Nothing of Dask's may be logged
-    from the interrupt on. Negative control: with the silencing disabled, the same interrupt logs the workers' loss."""
+    """Ctrl-C mid-sweep: our workers are killed and the cluster closed; the scheduler (in this
+    process) logs each broken link, once with a CommClosedError traceback that reached a user in CI.
+    Nothing of Dask's may be logged from the interrupt on. Negative control: with the silencing
+    disabled, the same interrupt logs the workers' loss."""
     import _thread
     import logging
 
@@ -245,22 +244,19 @@ def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypa
             < 2
         ):
             time.sleep(0.1)
-        time.sleep(
-            2.0
-        )  # the client is up and both 60 s sleeps are submitted (milliseconds after the workers)
+        # the client is up and both 60 s sleeps are submitted (milliseconds after the workers)
+        time.sleep(2.0)
         sent.append(time.time())
         _thread.interrupt_main()
 
     def interrupted_sweep() -> list:
-        monkeypatch.setattr(
-            executors, "compute_chunk", time.sleep
-        )  # stdlib: a worker imports it by name
+        # stdlib: a worker imports it by name
+        monkeypatch.setattr(executors, "compute_chunk", time.sleep)
         keep, sent = Keep(), []
         logger = logging.getLogger("distributed")
         level = logger.level
-        logger.setLevel(
-            logging.INFO
-        )  # Dask's default; the CLI run in-process by an earlier test raised it
+        # Dask's default; the CLI run in-process by an earlier test raised it
+        logger.setLevel(logging.INFO)
         logger.addHandler(keep)
         try:
             threading.Thread(

@@ -1,5 +1,6 @@
-"""Sweep tables a researcher can trust: events the horizon cuts are censored (never the horizon), the loss's
-stability flags, results that do not depend on --batch-size unless flagged, and heatmap cells by category."""
+"""Sweep tables a researcher can trust: events the horizon cuts are censored (never the horizon),
+the loss's stability flags, results that do not depend on --batch-size unless flagged, and heatmap
+cells by category."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from dynsim.jsl import events
 from dynsim.store import Store
 from dynsim.sweeps import plots
 
-# the issue's case: gamma and rho both grow linearly at q = 0.2, so `detect`'s max |rho| is the last record's
+# the issue's case: gamma and rho both grow linearly at q = 0.2, so `detect`'s max |rho| is the last
+# record's
 HORIZON = dict(D=16, C=4, q=0.2, eta=0.01, temperature="unit", nu=0.001, record_every=200)
 # T1_attention is reached at step 2000 (gamma - rho passes log((D-C)/(C-1)) at eta = 0.5)
 REACHED = dict(D=9, C=3, q=0.3, eta=0.5, temperature="unit", nu=0.02, record_every=500)
@@ -25,15 +27,14 @@ def test_an_event_cut_by_the_horizon_is_censored_not_a_fraction_of_it(tmp_path, 
     res = dynsim.sweep("jsl", {"steps": [5000, 10000]}, base=HORIZON, out=str(tmp_path))
     store = Store(str(tmp_path))
     runs = [store.load(r["key"], trajectories=True)["trajectories"]["reduced"] for r in res.rows]
-    # the artefact, computed by hand: the first record with gamma > the run's max |rho| is a fixed fraction of --steps
+    # the artefact, computed by hand: the first record with gamma > the run's max |rho| is a fixed
+    # fraction of --steps
     literal = [
         int(t.steps[np.argmax(np.asarray(t["gamma"]) > np.abs(t["rho"]).max())]) for t in runs
     ]
     assert literal[1] == 2 * literal[0] > 0
-    assert [events.detect(t).T1_gamma_rho for t in runs] == [
-        None,
-        None,
-    ]  # detect does not report it
+    # detect does not report it
+    assert [events.detect(t).T1_gamma_rho for t in runs] == [None, None]
     for row in res.rows:
         for name in ("T1_gamma_rho", "T1_attention", "T3"):
             assert (
@@ -78,9 +79,8 @@ def test_a_reached_event_does_not_depend_on_the_horizon(tmp_path):
         short["reduced_T1_attention_censored"] is None
         and long["reduced_T1_attention_censored"] is None
     )
-    assert (
-        short["reduced_T0"] == long["reduced_T0"] is not None
-    )  # T0's peak window ends at T1: settled
+    # T0's peak window ends at T1: settled
+    assert short["reduced_T0"] == long["reduced_T0"] is not None
 
 
 def test_an_oscillating_point_is_flagged_and_a_smooth_one_is_not(tmp_path):
@@ -93,8 +93,8 @@ def test_an_oscillating_point_is_flagged_and_a_smooth_one_is_not(tmp_path):
         )
         for r in res.rows
     }
-    # plain evidence, independent of the flags: the smooth loss never rises by a visible amount, the other does
-    # by far more than any rounding (the loss is O(1); rounding is O(1e-13))
+    # plain evidence, independent of the flags: the smooth loss never rises by a visible amount, the
+    # other does by far more than any rounding (the loss is O(1); rounding is O(1e-13))
     assert np.max(np.diff(loss[0.02])) < 1e-10 and np.max(np.diff(loss[0.04])) > 1e-3
     assert not smooth["reduced_unstable"] and not smooth["reduced_non_monotone"]
     assert smooth["reduced_loss_sign_changes"] == 0
@@ -110,8 +110,8 @@ def test_an_oscillating_point_is_flagged_and_a_smooth_one_is_not(tmp_path):
 
 
 def test_a_point_does_not_depend_on_its_batch_companions():
-    """Same batch size, other companions: the point's run is bit-identical (no cross-talk inside a vmapped batch),
-    also for the oscillating point."""
+    """Same batch size, other companions: the point's run is bit-identical (no cross-talk inside a
+    vmapped batch), also for the oscillating point."""
     from dynsim import JSLConfig
     from reduced.jsl import many
 
@@ -123,9 +123,10 @@ def test_a_point_does_not_depend_on_its_batch_companions():
 
 
 def test_a_point_does_not_depend_on_batch_size_unless_flagged(tmp_path):
-    """Batch sizes 1 and 3 are different compiled programs (vmap width), so float sums may reassociate: a stable
-    point stays within the checker's rounding model (SAFETY (t+1) sqrt(M) u max(1, scale)); a point whose
-    numbers leave it must be flagged unstable (its oscillation amplifies the rounding)."""
+    """Batch sizes 1 and 3 are different compiled programs (vmap width), so float sums may
+    reassociate: a stable point stays within the checker's rounding model (SAFETY (t+1) sqrt(M) u
+    max(1, scale)); a point whose numbers leave it must be flagged unstable (its oscillation
+    amplifies the rounding)."""
     axes = {"q": [0.3, 0.5], "eta": [0.02, 0.04]}
     base = {k: v for k, v in OSCILLATING.items() if k != "q"}
     one = dynsim.sweep("jsl", axes, base=base, out=str(tmp_path / "b1"), batch_size=1)
@@ -167,7 +168,8 @@ def test_heatmap_cells_by_category():
 
 
 def test_verdict_cells_are_categories_not_numbers():
-    """Issue 14: the verdict was drawn as a continuous value; it is a category (the fraction shown when mixed)."""
+    """Issue 14: the verdict was drawn as a continuous value; it is a category (the fraction shown
+    when mixed)."""
     import math as _math
 
     from dynsim.sweeps import plots

@@ -1,5 +1,6 @@
-"""The work a sweep does: a point the seed does not change runs once for all its seeds, vmapped groups are padded
-only to their own size, and off a terminal the progress is one plain line per finished chunk."""
+"""The work a sweep does: a point the seed does not change runs once for all its seeds, vmapped
+groups are padded only to their own size, and off a terminal the progress is one plain line per
+finished chunk."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ BASE = dict(D=9, C=3, steps=100, record_every=50, nu=0.02)
 
 @pytest.fixture
 def runs(monkeypatch):
-    """(batch size, points) of every compiled reduced group run, padding included, counted where they run."""
+    """(batch size, points) of every compiled reduced group run, padding included, counted where
+    they run."""
     calls = []
     original = many.run_group_jit
 
@@ -42,9 +44,8 @@ def test_a_deterministic_level_runs_once_per_point_for_every_seed(tmp_path, runs
             for o in others
         )
     again = dynsim.sweep("jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=4, out=str(tmp_path))
-    assert (
-        again.computed == [] and len(again.rows) == 8
-    )  # a fourth seed is the same run: nothing to compute
+    # a fourth seed is the same run: nothing to compute
+    assert again.computed == [] and len(again.rows) == 8
 
 
 def test_a_seeded_sum_runs_every_seed(tmp_path, runs):
@@ -84,9 +85,8 @@ def test_the_full_level_runs_a_seed_only_where_it_draws(tmp_path, mode, computed
 def test_a_batch_is_as_narrow_as_its_points_allow(points, batch, width):
     assert tasks.balanced_batch(points, batch) == width
     batches = -(-points // batch)
-    assert (
-        -(-points // width) == batches and batches * width - points < batches
-    )  # padded: fewer than the batches
+    # padded: fewer than the batches
+    assert -(-points // width) == batches and batches * width - points < batches
 
 
 def test_a_small_group_is_padded_only_to_its_size(tmp_path, runs):

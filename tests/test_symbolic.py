@@ -1,4 +1,5 @@
-"""The sympy-derived reduced loss: against the full model, against jax.grad, and at uniform attention."""
+"""The sympy-derived reduced loss: against the full model, against jax.grad, and at uniform
+attention."""
 
 import jax
 import jax.numpy as jnp
@@ -18,10 +19,12 @@ STATES = [(0.0316, 0.0, 0.0), (0.3, 0.8, -0.4), (-0.2, -1.5, 2.0)]
 @pytest.mark.parametrize("temperature", ["sqrt_d", "unit"])
 @pytest.mark.parametrize("state", STATES)
 def test_sympy_gradients_match_jax_grad(state, temperature):
-    """d/d(alpha, gamma, rho) from sympy.diff against jax.grad of the same lambdified loss: relative 1e-12.
+    """d/d(alpha, gamma, rho) from sympy.diff against jax.grad of the same lambdified loss: relative
+    1e-12.
 
-    Both evaluate the same function with differently ordered float64 operations over 680 configurations;
-    forward and reverse rounding differ by far less than 1e-12 relative (measured ~1e-15).
+    Both evaluate the same function with differently ordered float64 operations over 680
+    configurations; forward and reverse rounding differ by far less than 1e-12 relative (measured
+    ~1e-15).
     """
     cfg = JSLConfig(D=16, C=4, q=0.5, temperature=temperature)
     table = rj.dynamics.Table(cfg, None).weights
@@ -95,7 +98,8 @@ def test_per_configuration_loss_equals_full_model(temperature):
 @pytest.mark.parametrize("C", [2, 3])
 def test_uniform_attention_gradient_is_exactly_zero_symbolically(C):
     """With beta = gamma = rho (uniform S) d/dgamma and d/drho vanish identically per configuration
-    once D = C (1 + sum_k n_k) (docs/derivations/jsl.md §3e): checked by exact symbolic expansion."""
+    once D = C (1 + sum_k n_k) (docs/derivations/jsl.md §3e): checked by exact symbolic
+    expansion."""
     der = S.derive(C, 3)
     for g in der.gradients[1:]:
         e = g.subs({S.gamma: S.beta, S.rho: S.beta}).subs(S.D, C * (1 + sum(der.n)))

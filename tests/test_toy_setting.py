@@ -1,6 +1,7 @@
-"""A setting is a plugin: a third, tiny setting defined only inside tests/ (tests/toy_setting, linear
-teacher-student) gets `dynsim compare`, `dynsim sweep` and `dynsim check-theorems` from its `Setting` record,
-through the registration function and through a real entry point, with no edit to dynsim."""
+"""A setting is a plugin: a third, tiny setting defined only inside tests/ (tests/toy_setting,
+linear teacher-student) gets `dynsim compare`, `dynsim sweep` and `dynsim check-theorems` from its
+`Setting` record, through the registration function and through a real entry point, with no edit to
+dynsim."""
 
 import csv
 import json
@@ -28,8 +29,9 @@ def registered():
 
 
 def test_reduction_is_exact_against_independent_arithmetic():
-    """The toy's reduced recurrence equals GD on w done by hand in NumPy (float64; 50 steps of O(1) numbers, each a
-    few roundings of relative 2^-53: 1e-13 leaves a factor ~100 over the accumulated ~50 * 4 ulp)."""
+    """The toy's reduced recurrence equals GD on w done by hand in NumPy (float64; 50 steps of O(1)
+    numbers, each a few roundings of relative 2^-53: 1e-13 leaves a factor ~100 over the accumulated
+    ~50 * 4 ulp)."""
     cfg = ToyConfig(d=6, eta=0.3, steps=50, record_every=1)
     w_star, w = np.asarray(levels.teacher(cfg)), np.asarray(levels.start(cfg))
     m = [w @ w_star]
@@ -48,11 +50,8 @@ def test_compare_from_the_cli_agrees(tmp_path):
     )
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["passed"] and report["kind"] == "rounding"
-    assert set(report["errors"]) == {
-        "overlap",
-        "norm2",
-        "loss",
-    }  # the setting's Checks.compared, not JSL's or MIM's
+    # the setting's Checks.compared, not JSL's or MIM's
+    assert set(report["errors"]) == {"overlap", "norm2", "loss"}
     assert (
         report["reduced_meta"]["setting"] == "ToyConfig" and report["full_meta"]["level"] == "full"
     )
@@ -141,9 +140,10 @@ def test_library_api_and_help_name_the_setting():
 
 
 def test_entry_point_discovery_in_a_fresh_process(tmp_path):
-    """A package that declares an entry point in the group dynsim.settings is found by a fresh `dynsim` process:
-    the toy's distribution metadata (what pip writes for `[project.entry-points."dynsim.settings"]`) is put on
-    PYTHONPATH, and nothing registers it by hand."""
+    """A package that declares an entry point in the group dynsim.settings is found by a fresh
+    `dynsim` process: the toy's distribution metadata (what pip writes for
+    `[project.entry-points."dynsim.settings"]`) is put on PYTHONPATH, and nothing registers it by
+    hand."""
     dist = tmp_path / "site" / "dynsim_toy-0.1.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dynsim-toy\nVersion: 0.1\n")

@@ -23,10 +23,8 @@ def test_roundtrip(tmp_path):
     save_many(tmp_path / "m.npz", {"reduced": t, "full": u})
     both = load_many(tmp_path / "m.npz")
     assert set(both) == {"reduced", "full"} and np.array_equal(both["full"]["alpha"], t["alpha"])
-    assert sorted(os.listdir(tmp_path)) == [
-        "m.npz",
-        "t.npz",
-    ]  # no temporary file (.dynsim-tmp-*) left
+    # no temporary file (.dynsim-tmp-*) left
+    assert sorted(os.listdir(tmp_path)) == ["m.npz", "t.npz"]
 
 
 def _traj(**meta):
@@ -38,7 +36,8 @@ def _traj(**meta):
 
 
 def test_membership_equality_and_repr():
-    """Issue 14: `'alpha' in traj` raised KeyError 0, `traj1 == traj2` raised, repr was the whole arrays."""
+    """Issue 14: `'alpha' in traj` raised KeyError 0, `traj1 == traj2` raised, repr was the whole
+    arrays."""
     t = _traj()
     assert "alpha" in t and "beta" not in t and 0 not in t
     assert t == _traj() and not (t != _traj())  # NaN in the same place counts as equal
@@ -60,9 +59,8 @@ def test_load_reads_one_trajectory_of_a_many_file(tmp_path):
     assert Trajectory.load(tmp_path / "m.npz", "full") == _traj(level2="x")
     with pytest.raises(ValueError, match=r"\['reduced', 'full'\]"):
         Trajectory.load(tmp_path / "m.npz", "fulll")
-    both = Trajectory.load(
-        tmp_path / "m.npz"
-    )  # several: a list in the saved order, indexable by name
+    # several: a list in the saved order, indexable by name
+    both = Trajectory.load(tmp_path / "m.npz")
     assert isinstance(both, list) and both.names == ["reduced", "full"] and len(both) == 2
     assert both[0] == _traj() and both["full"] == both[1] == _traj(level2="x") and "full" in both
     assert all(isinstance(t, Trajectory) for t in both) and both.as_dict()["reduced"] == _traj()
@@ -76,7 +74,8 @@ def test_load_reads_one_trajectory_of_a_many_file(tmp_path):
 
 
 def test_outputs_respect_the_umask(tmp_path):
-    """Files are written through mkstemp (mode 0600) and renamed: they must end with 0666 less the umask."""
+    """Files are written through mkstemp (mode 0600) and renamed: they must end with 0666 less the
+    umask."""
     import os
 
     from dynsim.trajectory import atomic_write_text
@@ -133,7 +132,8 @@ def test_mapping_api():
 
 
 def test_to_xarray():
-    """The Dataset holds every observable over "step" with the recorded steps as coordinate, and the meta."""
+    """The Dataset holds every observable over "step" with the recorded steps as coordinate, and the
+    meta."""
     import json
 
     t = _traj(dtype="float64")
@@ -152,8 +152,8 @@ def test_to_xarray_without_xarray_names_the_extra(monkeypatch):
 
 
 def test_npz_bytes_are_deterministic(tmp_path):
-    """The same trajectories give the same file bytes (np.savez stamps the time; `dynsim rerun` compares bytes), and
-    np.load reads them (plain and compressed)."""
+    """The same trajectories give the same file bytes (np.savez stamps the time; `dynsim rerun`
+    compares bytes), and np.load reads them (plain and compressed)."""
     import time
 
     save_many(tmp_path / "a.npz", {"reduced": _traj(), "full": _traj(level2="x")})
@@ -165,25 +165,24 @@ def test_npz_bytes_are_deterministic(tmp_path):
     atomic_savez(str(tmp_path / "c.npz"), {"x": np.zeros(10000)}, compressed=True)
     with np.load(tmp_path / "c.npz") as f:
         assert np.array_equal(f["x"], np.zeros(10000))
-    assert (
-        tmp_path / "c.npz"
-    ).stat().st_size < 10000  # 80,000 bytes of zeros deflate to a few hundred
+    # 80,000 bytes of zeros deflate to a few hundred
+    assert (tmp_path / "c.npz").stat().st_size < 10000
 
 
 def test_x64_opt_out_by_environment_and_function():
-    """Issue 14: importing dynsim turned float64 on for the whole process with no way out. DYNSIM_X64=0 keeps JAX's
-    setting; a float64 run is then refused (never silently float32); dynsim.enable_x64() turns it on explicitly."""
+    """Issue 14: importing dynsim turned float64 on for the whole process with no way out.
+    DYNSIM_X64=0 keeps JAX's setting; a float64 run is then refused (never silently float32);
+    dynsim.enable_x64() turns it on explicitly."""
     import os
     import subprocess
     import sys
 
     code = (
-        "import jax, dynsim, reduced.jsl\n"
-        "print(jax.config.jax_enable_x64)\n"
-        "try:\n    reduced.jsl.simulate(dynsim.JSLConfig(steps=2))\n"
-        "except ValueError as e:\n    print('refused', 'jax_enable_x64' in str(e))\n"
-        "dynsim.enable_x64()\n"
-        "print(jax.config.jax_enable_x64, reduced.jsl.simulate(dynsim.JSLConfig(steps=2))['alpha'].dtype)\n"
+        "import jax, dynsim, reduced.jsl\nprint(jax.config.jax_enable_x64)\ntry:\n    "
+        "reduced.jsl.simulate(dynsim.JSLConfig(steps=2))\nexcept ValueError as e:\n    "
+        "print('refused', 'jax_enable_x64' in "
+        "str(e))\ndynsim.enable_x64()\nprint(jax.config.jax_enable_x64, "
+        "reduced.jsl.simulate(dynsim.JSLConfig(steps=2))['alpha'].dtype)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
     out = subprocess.run(

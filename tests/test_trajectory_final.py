@@ -39,7 +39,8 @@ REDUCED = {
 
 @pytest.fixture(scope="module")
 def cells():
-    """A reduced K = 2 mean-field run: the diversity reads its final state (`diversity.final_state`)."""
+    """A reduced K = 2 mean-field run: the diversity reads its final state
+    (`diversity.final_state`)."""
     cfg, options = REDUCED["joint cells, K = 2"]
     return reduced.mim.simulate(cfg, **options)
 
@@ -50,7 +51,8 @@ def trained():
 
 
 def reloaded(t: Trajectory, folder) -> list[Trajectory]:
-    """`t` written and read back in both file forms: Trajectory.save and the CLI's trajectories.npz."""
+    """`t` written and read back in both file forms: Trajectory.save and the CLI's
+    trajectories.npz."""
     t.save(folder / "one.npz")
     save_many(folder / "trajectories.npz", {"reduced": t, "full": t}, compressed=True)
     return [
@@ -60,7 +62,8 @@ def reloaded(t: Trajectory, folder) -> list[Trajectory]:
 
 
 def assert_same_final(t: Trajectory, u: Trajectory) -> None:
-    """Bit for bit: the same names in the same order, each array of the same dtype, shape and bits."""
+    """Bit for bit: the same names in the same order, each array of the same dtype, shape and
+    bits."""
     assert list(u.final) == list(t.final)
     for name, value in t.final.items():
         np.testing.assert_array_equal(u.final[name], value, strict=True)
@@ -80,9 +83,8 @@ def test_reduced_final_state_is_saved_and_loaded_bit_for_bit(run, tmp_path):
     for u in reloaded(t, tmp_path):
         assert_same_final(t, u)
     if options.get("method") == "flow":
-        assert not hasattr(
-            flow.tracing, "table"
-        )  # the table was handed to the solve for the call only
+        # the table was handed to the solve for the call only
+        assert not hasattr(flow.tracing, "table")
 
 
 def test_full_final_q_and_basis_are_saved_and_loaded_bit_for_bit(trained, tmp_path):
@@ -128,7 +130,8 @@ def test_diversity_reads_a_loaded_reduced_run(cells, tmp_path):
 
 
 def test_files_without_final_arrays_load_with_final_empty(cells, tmp_path):
-    """The format before `final`: steps, meta and obs/<name> (one trajectory), <prefix>/... (several)."""
+    """The format before `final`: steps, meta and obs/<name> (one trajectory), <prefix>/...
+    (several)."""
     old = {
         "steps": cells.steps,
         "meta": np.array('{"level": "reduced"}'),

@@ -1,4 +1,5 @@
-"""Section 5 (problem (Ẽ), Theorems 5.1/5.2): the downstream feature, the mask trick, and transfer with a pretrained A."""
+"""Section 5 (problem (Ẽ), Theorems 5.1/5.2): the downstream feature, the mask trick, and transfer
+with a pretrained A."""
 
 import jax
 import jax.numpy as jnp
@@ -13,25 +14,27 @@ from full.jsl import glm, transfer
 
 from .conftest import U64
 
-# Default A of docs/derivations/jsl.md §5 shrunk to D = 9, C = 3 (55 reduced configurations): unit temperature, nu = 1e-3.
+# Default A of docs/derivations/jsl.md §5 shrunk to D = 9, C = 3 (55 reduced configurations): unit
+# temperature, nu = 1e-3.
 SMALL = JSLConfig(D=9, C=3, q=0.3, nu=1e-3, temperature="unit", eta=0.05, n_test=2048)
 
 
 @pytest.mark.parametrize("overlap", [0.0, 0.3, -0.7, 0.999, 1.0, -1.0])
 def test_downstream_feature_is_unit_with_the_requested_overlap(overlap):
-    """Rounding tolerance: u is normalized with a d-term norm (relative error <= ~(d + 2) u, Higham's bound for a sum
-    of d squares and a sqrt), then combined with w* in two more roundings; 4 (d + 4) u covers it with a factor ~4."""
+    """Rounding tolerance: u is normalized with a d-term norm (relative error <= ~(d + 2) u,
+    Higham's bound for a sum of d squares and a sqrt), then combined with w* in two more roundings;
+    4 (d + 4) u covers it with a factor ~4."""
     cfg = JSLConfig(D=16, C=4)
     w_star = np.asarray(data.feature(cfg))
     w = np.asarray(transfer.downstream_feature(cfg, overlap))
     tol = 4 * (cfg.d + 4) * U64
     assert abs(np.linalg.norm(w) - 1.0) <= tol
     assert abs(w @ w_star - overlap) <= tol
-    # the part orthogonal to w* has norm sqrt(1 - overlap^2); the cancellation in w - overlap w* only adds absolute error
+    # the part orthogonal to w* has norm sqrt(1 - overlap^2); the cancellation in w - overlap w*
+    # only adds absolute error
     assert abs(np.linalg.norm(w - overlap * w_star) - np.sqrt(1 - overlap**2)) <= tol
-    if (
-        abs(overlap) < 1
-    ):  # a genuinely new direction, seeded: the same key gives the same w~, another key another
+    # a genuinely new direction, seeded: the same key gives the same w~, another key another
+    if abs(overlap) < 1:
         again = np.asarray(transfer.downstream_feature(cfg, overlap))
         other = np.asarray(transfer.downstream_feature(cfg, overlap, jax.random.key(7)))
         assert np.array_equal(w, again) and not np.allclose(w, other)
@@ -53,12 +56,14 @@ def test_downstream_feature_needs_a_second_dimension():
 
 
 def test_mask_trick_equals_training_on_the_first_samples_alone():
-    """Weighting the first N~ of n_max samples by 1 and the rest by 0 is GD on the first N~ samples alone.
+    """Weighting the first N~ of n_max samples by 1 and the rest by 0 is GD on the first N~ samples
+    alone.
 
-    The zero-weighted terms add exact zeros, so the two runs differ only by the order in which the N~ nonzero
-    terms of each sum are added. Tolerance (rounding): a sum of n terms reassociated moves by <= n u times the sum of
-    |terms| (Higham, recursive summation); GD carries each step's discrepancy forward (stable steps, as in the checker's
-    rounding model), so after `steps` steps 10 * steps * n * u * max(1, |param|), the 10 covering the few roundings per term.
+    The zero-weighted terms add exact zeros, so the two runs differ only by the order in which the
+    N~ nonzero terms of each sum are added. Tolerance (rounding): a sum of n terms reassociated
+    moves by <= n u times the sum of |terms| (Higham, recursive summation); GD carries each step's
+    discrepancy forward (stable steps, as in the checker's rounding model), so after `steps` steps
+    10 * steps * n * u * max(1, |param|), the 10 covering the few roundings per term.
     """
     cfg = SMALL.replace(n_test=256)
     w = transfer.downstream_feature(cfg, 0.0)
@@ -100,11 +105,13 @@ def test_mask_trick_equals_training_on_the_first_samples_alone():
 
 @pytest.fixture(scope="module")
 def idealized_pretrained():
-    """A cheap pretrained A: the idealized one, A = sigma_A I + gamma (within) + rho (between), from a reduced run.
+    """A cheap pretrained A: the idealized one, A = sigma_A I + gamma (within) + rho (between), from
+    a reduced run.
 
-    Justification: under GD on (P) A stays constant on the orbits (Lemma 4.1), so this matrix IS the pretrained A of
-    the idealized problem, and Theorem 4.2 says the realistic A approaches it. A0 = sigma_A I is its initialization
-    (Parametrization 3.1, idealized case): no patch association (every off-diagonal entry ties).
+    Justification: under GD on (P) A stays constant on the orbits (Lemma 4.1), so this matrix IS the
+    pretrained A of the idealized problem, and Theorem 4.2 says the realistic A approaches it. A0 =
+    sigma_A I is its initialization (Parametrization 3.1, idealized case): no patch association
+    (every off-diagonal entry ties).
     """
     cfg = SMALL.replace(steps=4000, record_every=4000)
     red = rj.simulate(cfg)
@@ -119,10 +126,11 @@ def idealized_pretrained():
 
 
 def test_pretrained_attention_transfers_better_than_initial_attention(idealized_pretrained):
-    """Theorem 5.1 vs 5.2 at a small setting: with few downstream samples, fine-tuning v under the pretrained A
-    beats fine-tuning v under A0. Statistical test: one-sided paired t-test over 8 seeds (7 dof) of
-    error(A0) - error(A), at family-wise 99% over the two N~ (Bonferroni: 99.5% each). Seeds are fixed, so the
-    test is deterministic; if the two learners were equally good it would pass with probability <= 1%."""
+    """Theorem 5.1 vs 5.2 at a small setting: with few downstream samples, fine-tuning v under the
+    pretrained A beats fine-tuning v under A0. Statistical test: one-sided paired t-test over 8
+    seeds (7 dof) of error(A0) - error(A), at family-wise 99% over the two N~ (Bonferroni: 99.5%
+    each). Seeds are fixed, so the test is deterministic; if the two learners were equally good it
+    would pass with probability <= 1%."""
     pre = idealized_pretrained
     assert pre["gamma"] > 0 > pre["rho"]  # the reduced run did learn patch association
     res = transfer.transfer(

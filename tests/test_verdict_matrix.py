@@ -1,15 +1,19 @@
-"""The truth-known verdict matrix of the JSL claims: for every claim, a scenario where the paper's conclusion holds
-by construction ("holds"), one where it is false by construction ("fails"), and one outside a premise ("not
-applicable"), each a real run, never a spliced result. `MATRIX` lists every row with the test that proves it (some
-rows live beside their fixtures in other files) and `UNREACHABLE` says why a claim cannot reach an outcome;
-`test_every_claim_has_its_three_rows` fails when a claim of `dynsim.jsl.theorems.CLAIMS` lacks one.
+"""The truth-known verdict matrix of the JSL claims: for every claim, a scenario where the paper's
+conclusion holds by construction ("holds"), one where it is false by construction ("fails"), and one
+outside a premise ("not applicable"), each a real run, never a spliced result. `MATRIX` lists every
+row with the test that proves it (some rows live beside their fixtures in other files) and
+`UNREACHABLE` says why a claim cannot reach an outcome; `test_every_claim_has_its_three_rows` fails
+when a claim of `dynsim.jsl.theorems.CLAIMS` lacks one.
 
 The scenarios (docs/claims.md, "JSL claims"):
-- in the premise: D = 36, C = 4, q = 0.5, nu = 1e-4 (alpha0 = 0.01 below the Event-I plateau: alpha rises first);
+- in the premise: D = 36, C = 4, q = 0.5, nu = 1e-4 (alpha0 = 0.01 below the Event-I plateau: alpha
+  rises first);
 - Lemma 4.3 false: D = 28, q = 2/3, nu = 1e-4 (Event I happens; d gamma < 0 early in Event II);
-- the corollary and Theorem 4.1 false: q(D - C) = 14.4 at D = 20, 24, 28 (q = 0.9, 0.72, 0.6), t = 1e6: the flow
+- the corollary and Theorem 4.1 false: q(D - C) = 14.4 at D = 20, 24, 28 (q = 0.9, 0.72, 0.6), t =
+  1e6: the flow
   converges to anti-association (gamma < rho) at D = 20 and 24, every size past the horizon;
-- outside the premise: nu = 0.01 at D = 36 (alpha0 = 0.1 above the plateau: alpha only falls, no Event I).
+- outside the premise: nu = 0.01 at D = 36 (alpha0 = 0.1 above the plateau: alpha only falls, no
+  Event I).
 """
 
 import ast
@@ -202,7 +206,8 @@ UNREACHABLE = {
 
 
 def test_every_claim_has_its_three_rows():
-    """Every JSL claim has a holds, a fails and a not-applicable row, or a written reason; every row's test exists."""
+    """Every JSL claim has a holds, a fails and a not-applicable row, or a written reason; every
+    row's test exists."""
     for name in theorems.CLAIMS:
         have = {verdict for claim, _, verdict, _ in MATRIX if claim == name}
         missing = {HOLDS, FAILS, NA} - have - set(UNREACHABLE.get(name, {}))
@@ -226,13 +231,14 @@ def _anti_associated_ladder_config(D: int) -> JSLConfig:
 
 @pytest.fixture(scope="module")
 def points():
-    """The flow runs of the scenarios (module docstring); t = eta T as short as each verdict allows."""
+    """The flow runs of the scenarios (module docstring); t = eta T as short as each verdict
+    allows."""
+    # t = 1e4
     return {
-        "in": ladder.run_point(JSLConfig(D=36, q=0.5, nu=1e-4, steps=2_000_000, **FLOW)),  # t = 1e4
+        "in": ladder.run_point(JSLConfig(D=36, q=0.5, nu=1e-4, steps=2_000_000, **FLOW)),
         "lemma_false": ladder.run_point(JSLConfig(D=28, q=2 / 3, nu=1e-4, steps=2_000_000, **FLOW)),
-        "no_event_i": ladder.run_point(
-            JSLConfig(D=36, q=0.5, nu=0.01, steps=20_000, **FLOW)
-        ),  # t = 100
+        # t = 100
+        "no_event_i": ladder.run_point(JSLConfig(D=36, q=0.5, nu=0.01, steps=20_000, **FLOW)),
         "anti": [ladder.run_point(_anti_associated_ladder_config(D)) for D in (20, 24, 28)],
     }
 
@@ -241,7 +247,8 @@ def test_lemma_4_1():
     cfg = JSLConfig(D=8, steps=300, partition="contiguous", **IDEAL)
     claim = ci.lemma_4_1(cfg)
     assert claim.verdict == HOLDS and claim.details["max_abs_gamma_minus_rho"] > 1e-3  # A moved
-    # A0 constant on the orbits of another partition than the data's: off the lemma's manifold from t = 0
+    # A0 constant on the orbits of another partition than the data's: off the lemma's manifold from
+    # t = 0
     shuffled = partition.orbit_masks(JSLConfig(D=8, C=4, partition="random", seed=3))[0]
     off = ci.lemma_4_1(cfg, init={"A": cfg.sigma_A * np.eye(8) + 0.5 * shuffled})
     assert off.verdict == NA and "the start is on the lemma's manifold" in off.why()
@@ -256,7 +263,8 @@ def test_lemma_4_3_and_its_corollary(points):
     assert false.verdict == FAILS and false.measured < 0 and false.at.startswith("D = 28, t = ")
     anti = ci.corollary(points["anti"][0], eta)
     assert anti.verdict == FAILS and anti.measured < -1  # gamma ends far below rho (-4.6 measured)
-    # nu = 0.01: alpha only falls (d alpha(0) < 0); d gamma(0) < 0 there too, and it must not read as a failure
+    # nu = 0.01: alpha only falls (d alpha(0) < 0); d gamma(0) < 0 there too, and it must not read
+    # as a failure
     out = points["no_event_i"]
     assert out.alpha_rise == 0 and out.d_alpha_at_start < 0 and out.min_d_gamma < 0
     for claim in (ci.lemma_4_3(out, eta), ci.corollary(out, eta)):
@@ -264,7 +272,8 @@ def test_lemma_4_3_and_its_corollary(points):
 
 
 def test_lemma_4_3_guard_does_not_pass_when_its_quantity_is_missing(points):
-    """A point whose alpha rise could not be measured (alpha0 = 0) is not evaluated, never judged."""
+    """A point whose alpha rise could not be measured (alpha0 = 0) is not evaluated, never
+    judged."""
     p = dataclasses.replace(points["in"], alpha_rise=float("nan"))
     assert ci.lemma_4_3(p, FLOW["eta"]).verdict == "not evaluated"
 
@@ -289,15 +298,15 @@ def test_theorem_4_1(points):
     anti = ci.theorem_4_1(points["anti"], _anti_associated_ladder_config(20))
     assert [p.patch_association for p in points["anti"]] == [0.0, 0.0, 1.0]
     assert anti.verdict == FAILS and anti.at == "not associated at D = 20, 24", anti.why()
-    assert anti.premises[
-        1
-    ].met  # past the horizon at every size: the failure is the dynamics', not the run's
+    # past the horizon at every size: the failure is the dynamics', not the run's
+    assert anti.premises[1].met
     with pytest.raises(ValueError, match="at least 3 distinct sizes"):
         ci.theorem_4_1(points["anti"][:2], _anti_associated_ladder_config(20))
 
 
 def test_theorem_4_1_horizon_guard_does_not_pass_when_a_change_is_missing(points):
-    """A NaN gap change at any size, first or not, leaves the horizon premise not measured: never a verdict."""
+    """A NaN gap change at any size, first or not, leaves the horizon premise not measured: never a
+    verdict."""
     pts = points["anti"]
     for i in range(len(pts)):
         broken = [
@@ -320,7 +329,8 @@ def test_theorem_3_1():
 
 
 def test_only_runs_what_the_asked_claims_need(points, monkeypatch):
-    """--only "Lemma 4.3": one reduced run (the judged point), no ladder, no realistic run; the runs counted for the
+    """--only "Lemma 4.3": one reduced run (the judged point), no ladder, no realistic run; the runs
+      counted for the
     progress bar are the runs made."""
     cfg = JSLConfig(D=36, q=0.5, nu=0.01, steps=20_000, **FLOW)
     only = frozenset({"Lemma 4.3"})
@@ -337,8 +347,9 @@ def test_only_runs_what_the_asked_claims_need(points, monkeypatch):
 
 
 def test_event_i_rise_counts_only_a_rise_before_the_first_fall():
-    """The premise 'Event I happened' reads alpha before it first falls: a start above the plateau that falls and
-    later rises (Event III) has no Event I; alpha(0) = 0 cannot be measured (NaN: the claim is not evaluated)."""
+    """The premise 'Event I happened' reads alpha before it first falls: a start above the plateau
+    that falls and later rises (Event III) has no Event I; alpha(0) = 0 cannot be measured (NaN: the
+    claim is not evaluated)."""
     assert ladder.event_i_rise(np.array([0.1, 0.09, 0.05, 0.2, 0.3]), None) == 0.0
     assert ladder.event_i_rise(np.array([0.01, 0.02, 0.07, 0.06, 0.5]), None) == pytest.approx(
         6.0, rel=1e-12

@@ -1,17 +1,17 @@
-"""The `dynsim` command line, built from the known settings (`dynsim.setting`): `compare NAME`, `sweep NAME`,
-`check-theorems NAME`, `derive NAME` for every setting, and the extra commands settings declare (`figure ...`,
-`transfer ...`).
+"""The `dynsim` command line, built from the known settings (`dynsim.setting`): `compare NAME`,
+`sweep NAME`, `check-theorems NAME`, `derive NAME` for every setting, and the extra commands
+settings declare (`figure ...`, `transfer ...`).
 
-Every command takes `--config FILE.toml` and `--print-config` (`configfile`); `dynsim rerun REPORT.json` runs a
-recorded command again (`rerun`).
+Every command takes `--config FILE.toml` and `--print-config` (`configfile`); `dynsim rerun
+REPORT.json` runs a recorded command again (`rerun`).
 
-Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree (or a claim
-fails), 2 invalid input (or a run that does not fit, an --out that cannot take the outputs, a failed write),
-130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (`dynsim.interrupt`).
+Exit codes: 0 the levels agree (or every claim holds, or the figure was written), 1 they disagree
+(or a claim fails), 2 invalid input (or a run that does not fit, an --out that cannot take the
+outputs, a failed write), 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (`dynsim.interrupt`).
 
-Building the parser imports no level and not JAX: `parse` builds in full only the command its arguments name (the
-other verbs and names with their one-line help), the commands' work is a `Ref` loaded when it runs, and so are the
-modules only a run needs (`outdir`, `output`, `progress`).
+Building the parser imports no level and not JAX: `parse` builds in full only the command its
+arguments name (the other verbs and names with their one-line help), the commands' work is a `Ref`
+loaded when it runs, and so are the modules only a run needs (`outdir`, `output`, `progress`).
 """
 
 from __future__ import annotations
@@ -50,29 +50,23 @@ __all__ = [
 VERB_HELP = {
     "compare": (
         "run both levels and compare them",
-        "Run the reduced dynamics and full-matrix GD on one problem, compare them observable by observable, "
-        "print a table and write report.json, trajectories.npz and compare.png. Exit 0 on agreement, 1 on "
-        "disagreement, 2 on invalid input.",
+        "Run the reduced dynamics and full-matrix GD on one problem, compare them observable "
+        "by observable, print a table and write report.json, trajectories.npz and compare.png. "
+        "Exit 0 on agreement, 1 on disagreement, 2 on invalid input.",
     ),
     "figure": ("reproduce a figure of a paper (PNG + data as npz)", None),
     "check-theorems": ("evaluate each lemma and theorem on runs", None),
     "sweep": ("run a grid of configurations: table, phase diagrams, resumable", sweep.DESCRIPTION),
     "derive": ("print the symbolic reduced loss and its gradients", None),
 }
-ORDER = (
-    "compare",
-    "figure",
-    "transfer",
-    "check-theorems",
-    "sweep",
-    "derive",
-    "rerun",
-)  # verbs in `dynsim --help`
+# verbs in `dynsim --help`
+ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive", "rerun")
 RERUN_HELP = (
     "run a recorded command again (bit for bit)",
-    "Run the command recorded in a report (report.json of compare, theorems.json of check-theorems) again, "
-    "with the same options, into --out, and compare the new trajectories.npz with the original byte for "
-    "byte. Exit: the command's own code, or 1 when trajectories.npz differs; 2 on invalid input.",
+    "Run the command recorded in a report (report.json of compare, theorems.json of "
+    "check-theorems) again, with the same options, into --out, and compare the new "
+    "trajectories.npz with the original byte for byte. Exit: the command's own code, or 1 when "
+    "trajectories.npz differs; 2 on invalid input.",
 )
 # what only a run needs, loaded then: --help and --version import none of it
 DEFAULT_OUT, CHECK_OUT = Ref("dynsim.cli.output:default_out"), Ref("dynsim.cli.outdir:check")
@@ -80,8 +74,9 @@ WRITE_ERROR, INTERRUPTED = Ref("dynsim.cli.outdir:write_error"), Ref("dynsim.pro
 
 
 def _commands(sweeps: bool = True) -> list[tuple]:
-    """(setting, command) for every command of every known setting: its own, then the generated ones. A sweep's
-    command reads the setting's SweepSpec (its help line): without `sweeps`, left out."""
+    """(setting, command) for every command of every known setting: its own, then the generated
+    ones. A sweep's command reads the setting's SweepSpec (its help line): without `sweeps`, left
+    out."""
     out = []
     for s in registry.settings().values():
         out += [(s, c) for c in s.commands]
@@ -90,21 +85,22 @@ def _commands(sweeps: bool = True) -> list[tuple]:
 
 
 def _named(argv: list[str]) -> tuple[Optional[str], Optional[str]]:
-    """The verb and the name `argv` gives (None where it gives none): the first two words not options."""
+    """The verb and the name `argv` gives (None where it gives none): the first two words not
+    options."""
     words = [a for a in argv if not a.startswith("-")][:2]
     return tuple(words + [None] * (2 - len(words)))
 
 
 def build_parser(argv: Optional[list[str]] = None) -> Parser:
-    """The whole command line: one subcommand per verb, one sub-subcommand per setting (or figure) under it. With
-    `argv`, only what parsing it reads is built in full: every verb, the names under its verb (with their help
-    lines) and the options of the command it names."""
+    """The whole command line: one subcommand per verb, one sub-subcommand per setting (or figure)
+    under it. With `argv`, only what parsing it reads is built in full: every verb, the names under
+    its verb (with their help lines) and the options of the command it names."""
     verb, target = _named(argv) if argv is not None else (None, None)
     parser = Parser(
         prog="dynsim",
         allow_abbrev=False,
-        description="Run the reduced and the full-matrix training dynamics of a one-layer transformer "
-        "and compare them.",
+        description="Run the reduced and the full-matrix training dynamics of a one-layer "
+        "transformer and compare them.",
     )
     parser.add_argument("--version", action="version", version=f"dynsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -122,9 +118,8 @@ def build_parser(argv: Optional[list[str]] = None) -> Parser:
         for s, c in mine:
             kw = {"help": c.help} if c.help else {}
             if argv is not None and c.name != target:
-                names.add_parser(
-                    c.name, **kw
-                )  # never parsed: its help line is all `dynsim VERB --help` shows
+                # never parsed: its help line is all `dynsim VERB --help` shows
+                names.add_parser(c.name, **kw)
                 continue
             p = names.add_parser(
                 c.name, allow_abbrev=False, description=c.description or None, **kw
@@ -149,14 +144,16 @@ def add_rerun(sub) -> None:
         "--out",
         default=None,
         metavar="DIR",
-        help="output folder of the rerun (default: rerun/ beside the report); never the report's own",
+        help="output folder of the rerun (default: rerun/ beside the report); never the "
+        "report's own",
     )
     p.set_defaults(run=Ref("dynsim.cli.rerun:run"), target=None, entry=main)
 
 
 def parse(argv: list[str]):
-    """The options of `argv`, with a --config file's options placed before the typed ones (which override them).
-    Sets args.argv (as typed) and args.effective_argv (the file's options spelled out: what `dynsim rerun` runs)."""
+    """The options of `argv`, with a --config file's options placed before the typed ones (which
+    override them). Sets args.argv (as typed) and args.effective_argv (the file's options spelled
+    out: what `dynsim rerun` runs)."""
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     effective = list(argv)
@@ -180,9 +177,8 @@ def main(argv=None) -> int:
             return EXIT_AGREE
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = DEFAULT_OUT(args)
-        if (
-            getattr(args, "estimate", None) is not None
-        ):  # issue 16: refuse what does not fit before any work
+        # issue 16: refuse what does not fit before any work
+        if getattr(args, "estimate", None) is not None:
             resources.check(args.estimate(args), args.max_memory, args.max_time)
         if getattr(args, "out", None) is not None:
             CHECK_OUT(args)  # a folder, writable, with room for the outputs: before any work
@@ -200,14 +196,14 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_AGREE
-    except OSError as exc:  # a write that failed (a full disk, a read-only folder): left no part (dynsim.tempfiles)
+    # a write that failed (a full disk, a read-only folder): left no part (dynsim.tempfiles)
+    except OSError as exc:
         if WRITE_ERROR(exc) is None:
             raise
         print(f"dynsim: error: {WRITE_ERROR(exc)}", file=sys.stderr)
         return EXIT_INVALID
-    except (
-        Exception
-    ) as exc:  # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
+    # Ctrl-C inside a compiled run's progress callback arrives wrapped by JAX
+    except Exception as exc:
         if not INTERRUPTED(exc):
             raise
         print(interrupt.MESSAGE, file=sys.stderr)
@@ -215,9 +211,9 @@ def main(argv=None) -> int:
 
 
 def main_entry() -> None:
-    """Console-script entry point: exit with `main`'s code. After a Ctrl-C / SIGTERM it leaves through `os._exit`:
-    XLA's threads could still be running during the interpreter's teardown, which crashed 5 of 15 interrupted
-    sweeps (exit 139 after printing "interrupted")."""
+    """Console-script entry point: exit with `main`'s code. After a Ctrl-C / SIGTERM it leaves
+    through `os._exit`: XLA's threads could still be running during the interpreter's teardown,
+    which crashed 5 of 15 interrupted sweeps (exit 139 after printing "interrupted")."""
     code = main()
     if interrupt.received() is not None:
         for stream in (sys.stdout, sys.stderr):

@@ -1,11 +1,11 @@
 """`--config FILE.toml` and `--print-config` of every command.
 
-A config file holds `key = value` lines whose keys are the command's option names (config fields such as `D`,
-`q`, `kappa_c`, and the command's own options such as `mode` or `seeds`; `-` or `_` alike). Each value becomes
-the option's command-line text (`--q=0.5`) placed before the options typed on the command line, so a typed option
-overrides the file and a file gives exactly the run its options would give. `--print-config` prints the command's
-resolved options in that format and exits, so `dynsim CMD --print-config > run.toml; dynsim CMD --config run.toml`
-runs the same problem.
+A config file holds `key = value` lines whose keys are the command's option names (config fields
+such as `D`, `q`, `kappa_c`, and the command's own options such as `mode` or `seeds`; `-` or `_`
+alike). Each value becomes the option's command-line text (`--q=0.5`) placed before the options
+typed on the command line, so a typed option overrides the file and a file gives exactly the run its
+options would give. `--print-config` prints the command's resolved options in that format and exits,
+so `dynsim CMD --print-config > run.toml; dynsim CMD --config run.toml` runs the same problem.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "--config",
         default=None,
         metavar="FILE.toml",
-        help='read options from a TOML file (keys: option names, e.g. D = 16, q = 0.5, mode = "exact"); '
+        help="read options from a TOML file (keys: option names, e.g. D = 16, q = 0.5, mode = "
+        '"exact"); '
         "options on the command line override it",
     )
     g.add_argument(
@@ -128,7 +129,8 @@ def _toml(value: Any) -> str:
 
 
 def _printable(value: Any, action: argparse.Action) -> Any:
-    """The value --print-config writes for `action`: a one-item list of a list option as its item."""
+    """The value --print-config writes for `action`: a one-item list of a list option as its
+    item."""
     if (
         isinstance(value, list)
         and len(value) == 1
@@ -139,9 +141,9 @@ def _printable(value: Any, action: argparse.Action) -> Any:
 
 
 def render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
-    """The options of `args` as TOML: every config field at the value the run uses (given, else the command's
-    default, else the config's; a field derived at run time, such as JSL's d = D, as a comment) and every other
-    option's value."""
+    """The options of `args` as TOML: every config field at the value the run uses (given, else the
+    command's default, else the config's; a field derived at run time, such as JSL's d = D, as a
+    comment) and every other option's value."""
     actions = _actions(parser)
     values = {d: getattr(args, d) for d in actions if hasattr(args, d)}
     cls = getattr(args, "config_class", None)

@@ -6,8 +6,8 @@ from reduced import flow  # the generic flow engine: save times, option checks
 
 
 def reduced_flow_or_gd(args, cfg, simulate, **kw):
-    """The reduced level of `compare`: GD, or with --method flow the flow saved at GD's recorded times (beyond
-    eta * steps, log-spaced up to --t-max). Checks --t-max before any work."""
+    """The reduced level of `compare`: GD, or with --method flow the flow saved at GD's recorded
+    times (beyond eta * steps, log-spaced up to --t-max). Checks --t-max before any work."""
     if args.method == "gd":
         if args.t_max is not None:
             raise ValueError(

@@ -1,6 +1,8 @@
-"""Command-line options generated from a setting's config dataclass: one option per field, as one value (compare,
-check-theorems, ...) or as a comma-separated list (sweep); the options every setting's commands share (--out,
---seeds, --json, --method, --only) and the exit codes. Declaring options imports nothing heavy: `--help` reads
+"""Command-line options generated from a setting's config dataclass: one option per field, as one
+value (compare, check-theorems, ...) or as a comma-separated list (sweep); the options every
+setting's commands share (--out,
+--seeds, --json, --method, --only) and the exit codes. Declaring options imports nothing heavy:
+  `--help` reads
 them."""
 
 from __future__ import annotations
@@ -26,16 +28,16 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.register(
-            "type", int, resources.integer
-        )  # every type=int option within int64 (issue 16)
+        # every type=int option within int64 (issue 16)
+        self.register("type", int, resources.integer)
 
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
 
 
 def field_kind(setting, f: dataclasses.Field, hints: dict):
-    """The argparse type of config field `f`: the setting's own parser, else int, float or str from its hint."""
+    """The argparse type of config field `f`: the setting's own parser, else int, float or str from
+    its hint."""
     if f.name in setting.field_parsers:
         return setting.field_parsers[f.name]
     hint = str(hints[f.name])
@@ -43,7 +45,8 @@ def field_kind(setting, f: dataclasses.Field, hints: dict):
 
 
 def field_help(setting, f: dataclasses.Field) -> str:
-    """The --help text of config field `f`: the setting's, else the field's metadata["help"], else its name."""
+    """The --help text of config field `f`: the setting's, else the field's metadata["help"], else
+    its name."""
     return setting.field_help.get(f.name) or f.metadata.get("help") or f.name.replace("_", " ")
 
 
@@ -54,10 +57,11 @@ def config_options(
     why: Optional[str] = None,
     exclude: Optional[dict] = None,
 ) -> None:
-    """One option per field of `setting.config`. A command that needs other defaults than the config's (a paper's
-    figure, a theorem's regime) gives them in `defaults` and says `why`: --help shows both values and the reason
-    (issue 14: one default per field everywhere, unless a command says otherwise). A field the command sets itself is
-    in `exclude` (field -> why), said in --help and not an option. `config(args)` builds the config back."""
+    """One option per field of `setting.config`. A command that needs other defaults than the
+    config's (a paper's figure, a theorem's regime) gives them in `defaults` and says `why`: --help
+    shows both values and the reason (issue 14: one default per field everywhere, unless a command
+    says otherwise). A field the command sets itself is in `exclude` (field -> why), said in --help
+    and not an option. `config(args)` builds the config back."""
     cls = setting.config
     defaults, exclude = defaults or {}, exclude or {}
     if defaults and not why:
@@ -109,8 +113,9 @@ def config(args: argparse.Namespace):
 
 
 def values(args: argparse.Namespace) -> dict:
-    """Every config field's value on the command line, not validated (a resource estimate reads it before the config is
-    built): the config's defaults, the command's, then the options given (a sweep's are lists)."""
+    """Every config field's value on the command line, not validated (a resource estimate reads it
+    before the config is built): the config's defaults, the command's, then the options given (a
+    sweep's are lists)."""
     cls = args.config_class
     out = {f.name: f.default for f in dataclasses.fields(cls)}
     return {
@@ -170,7 +175,8 @@ def list_of(kind):
 
 
 def one_item_list(kind):
-    """An argparse type: one value of `kind` (a field with its own syntax), as a one-item list (a sweep's axis)."""
+    """An argparse type: one value of `kind` (a field with its own syntax), as a one-item list (a
+    sweep's axis)."""
 
     def parse(text: str) -> list:
         return [kind(text)]
@@ -210,8 +216,8 @@ def cluster_options(group, what: str, default: str) -> None:
 
 
 def axis_options(parser: argparse.ArgumentParser, setting) -> None:
-    """One option per config field taking one value or a comma-separated list (a swept axis); a field with its own
-    syntax (a setting's field parser) takes one value."""
+    """One option per config field taking one value or a comma-separated list (a swept axis); a
+    field with its own syntax (a setting's field parser) takes one value."""
     cls = setting.config
     hints = typing.get_type_hints(cls)
     group = parser.add_argument_group(
@@ -260,7 +266,8 @@ def only_option(group, names) -> None:
 
 
 def out_options(group, help: str = "output directory") -> None:
-    """--out DIR; left out, `dynsim.cli.output.default_out` gives each command its own folder under ./dynsim-out
+    """--out DIR; left out, `dynsim.cli.output.default_out` gives each command its own folder under
+      ./dynsim-out
     (issue 14: three README commands wrote into one folder and replaced each other's files)."""
     group.add_argument(
         "--out",
@@ -272,16 +279,18 @@ def out_options(group, help: str = "output directory") -> None:
 
 
 def seeds_option(group, default, use: str, option: str = "--seeds") -> None:
-    """--seeds N, with one meaning in every command (issue 14): N independent runs, each with its own random draws
-    (data, initialization, batches) derived from --seed; `use` says what the command does with them."""
+    """--seeds N, with one meaning in every command (issue 14): N independent runs, each with its
+      own random draws
+    (data, initialization, batches) derived from --seed; `use` says what the command does with
+    them."""
     shown = "derived" if default is None else default
     group.add_argument(
         option,
         type=int,
         default=default,
         metavar="N",
-        help=f"number of independent runs, each with its own random draws derived from --seed; {use} "
-        f"(default: {shown})",
+        help=f"number of independent runs, each with its own random draws derived from --seed; "
+        f"{use} (default: {shown})",
     )
 
 
@@ -305,9 +314,9 @@ def method_options(group) -> None:
         "--method",
         choices=("gd", "flow"),
         default="gd",
-        help="reduced level: gd (the recurrence, exact against full GD) or flow (the gradient-flow ODE, "
-        "eta -> 0 limit, compared with full GD as an approximation: they differ by O(eta)) "
-        "(default: gd)",
+        help="reduced level: gd (the recurrence, exact against full GD) or flow (the "
+        "gradient-flow ODE, eta -> 0 limit, compared with full GD as an approximation: "
+        "they differ by O(eta)) (default: gd)",
     )
     group.add_argument(
         "--t-max",

@@ -1,7 +1,9 @@
-"""--out, the output folder of every command that writes: checked before any work (`check`: a folder or nothing
-yet, its first existing ancestor a writable folder, room on its file system for the estimated outputs), cleaned of
-the temporary files a killed run left (`dynsim.tempfiles.remove_leftovers`); a failed write is one line
-(`write_error`). Commands write their files as one set with `dynsim.cli.output.Staged`."""
+"""--out, the output folder of every command that writes: checked before any work (`check`: a folder
+  or nothing
+yet, its first existing ancestor a writable folder, room on its file system for the estimated
+outputs), cleaned of the temporary files a killed run left (`dynsim.tempfiles.remove_leftovers`); a
+failed write is one line (`write_error`). Commands write their files as one set with
+`dynsim.cli.output.Staged`."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from dynsim import tempfiles
 from .options import UsageError
 from .output import log
 
-# Failures of a write the user can act on (room, permissions, a file where a folder goes): one line, exit 2.
+# Failures of a write the user can act on (room, permissions, a file where a folder goes): one line,
+# exit 2.
 WRITE_ERRNOS = frozenset(
     {
         errno.ENOSPC,
@@ -31,21 +34,19 @@ WRITE_ERRNOS = frozenset(
         errno.ENAMETOOLONG,
     }
 )
-FIXED_BYTES = (
-    4 << 20
-)  # figures and JSON: measured compare.png 97-152 kB, report.json 6-10 kB (compare jsl / mim)
-VALUES_PER_RECORD = 64  # per level, run and record: compare jsl records 79 float64 a record at D = 16 (7.6 kB npz of
-#                         6 records x 2 levels); MIM's per-patch P x P arrays hold more: the estimate is a floor
-RECORDING_VERBS = (
-    "compare",
-    "sweep",
-    "figure",
-)  # commands that write recorded trajectories (check-theorems and
-#                                                   transfer write a summary)
+# figures and JSON: measured compare.png 97-152 kB, report.json 6-10 kB (compare jsl / mim)
+FIXED_BYTES = 4 << 20
+# per level, run and record: compare jsl records 79 float64 a record at D = 16 (7.6 kB npz of
+VALUES_PER_RECORD = 64
+#                         6 records x 2 levels); MIM's per-patch P x P arrays hold more: the
+#                           estimate is a floor
+# commands that write recorded trajectories (check-theorems and transfer write a summary)
+RECORDING_VERBS = ("compare", "sweep", "figure")
 
 
 def _value(args, f: dataclasses.Field):
-    """Config field `f` as the run will use it: typed (a list in a sweep), the command's default, the dataclass's."""
+    """Config field `f` as the run will use it: typed (a list in a sweep), the command's default,
+    the dataclass's."""
     if f.name in vars(args):
         return getattr(args, f.name)
     defaults = getattr(args, "config_defaults", {}) or {}
@@ -53,16 +54,15 @@ def _value(args, f: dataclasses.Field):
 
 
 def estimated_bytes(args) -> tuple[int, str]:
-    """(bytes, how): a rough size of what the command writes: FIXED_BYTES of figures and JSON, and for the commands
-    that write trajectories, records (steps // record_every + 2) x runs (grid points x seeds x replicates) x 2
-    levels x VALUES_PER_RECORD x 8 bytes."""
+    """(bytes, how): a rough size of what the command writes: FIXED_BYTES of figures and JSON, and
+    for the commands that write trajectories, records (steps // record_every + 2) x runs (grid
+    points x seeds x replicates) x 2 levels x VALUES_PER_RECORD x 8 bytes."""
     cls = getattr(args, "config_class", None)
     if cls is None or args.command not in RECORDING_VERBS:
         return FIXED_BYTES, "figures and JSON"
     values = {f.name: _value(args, f) for f in dataclasses.fields(cls)}
-    grid = (
-        args.command == "sweep"
-    )  # a sweep's fields are lists (its axes); elsewhere a list is one value (MIM's z)
+    # a sweep's fields are lists (its axes); elsewhere a list is one value (MIM's z)
+    grid = args.command == "sweep"
     as_list = {k: v if grid and isinstance(v, list) else [v] for k, v in values.items()}
     steps = max((s for s in as_list.get("steps", [None]) if isinstance(s, int)), default=0)
     every = min(
@@ -89,9 +89,10 @@ def human(n: float) -> str:
 
 
 def check(args, option: str = "--out") -> None:
-    """Refuse args.out before any work, with one line naming `option`, the path and the problem: an existing file
-    (or a file where one of its parent folders would go), a folder that cannot be written (permissions, a read-only
-    file system), too little free space for `estimated_bytes`. Then remove a killed run's temporary files there."""
+    """Refuse args.out before any work, with one line naming `option`, the path and the problem: an
+    existing file (or a file where one of its parent folders would go), a folder that cannot be
+    written (permissions, a read-only file system), too little free space for `estimated_bytes`.
+    Then remove a killed run's temporary files there."""
     raw = args.out
     path = os.path.abspath(raw)
     bad = f"{option} = {raw!r} is invalid:"
@@ -104,7 +105,8 @@ def check(args, option: str = "--out") -> None:
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
         raise UsageError(
-            f"{bad} {parent!r} is a file, so the folder cannot be created there; give another folder"
+            f"{bad} {parent!r} is a file, so the folder cannot be created there; give another "
+            f"folder"
         )
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(
@@ -115,8 +117,9 @@ def check(args, option: str = "--out") -> None:
     free = shutil.disk_usage(parent).free
     if free < need:
         raise UsageError(
-            f"{bad} {human(free)} free on its file system, and the outputs need about {human(need)} "
-            f"({how}); free space, give another folder, or lower --steps / raise --record-every"
+            f"{bad} {human(free)} free on its file system, and the outputs need about "
+            f"{human(need)} ({how}); free space, give another folder, or lower --steps / raise "
+            f"--record-every"
         )
     removed = tempfiles.remove_leftovers(path)
     if removed:
@@ -129,4 +132,7 @@ def write_error(exc: OSError) -> str | None:
         return None
     what = os.strerror(exc.errno)
     where = f": {exc.filename}" if exc.filename else ""
-    return f"{what[0].lower()}{what[1:]}{where} (nothing is half-written: the files already there are complete)"
+    return (
+        f"{what[0].lower()}{what[1:]}{where} (nothing is half-written: the files already "
+        f"there are complete)"
+    )

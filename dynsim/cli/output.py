@@ -1,5 +1,6 @@
-"""What every command shares: exit codes, logging to stderr, timed runs under a progress bar, atomic JSON and npz
-writes, the outputs of `compare`, and the options every setting's commands take (--out, --confidence, --method)."""
+"""What every command shares: exit codes, logging to stderr, timed runs under a progress bar, atomic
+JSON and npz writes, the outputs of `compare`, and the options every setting's commands take (--out,
+--confidence, --method)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from dynsim import progress
 from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
-# declared with the options, which --help reads without this module's imports; named here for the commands
+# declared with the options, which --help reads without this module's imports; named here for the
+# commands
 from .options import (  # noqa: F401
     EXIT_AGREE,
     EXIT_DISAGREE,
@@ -38,14 +40,16 @@ def log(msg: str) -> None:
 
 
 def write_json(path: str, data) -> None:
-    """`data` as indented strict JSON (NaN and infinities as null: `strict_json`), written atomically."""
+    """`data` as indented strict JSON (NaN and infinities as null: `strict_json`), written
+    atomically."""
     atomic_write_text(path, strict_json(data))
 
 
 def invocation(args) -> dict:
-    """The exact command line (`args.argv`, set by `dynsim.cli.main`), the same with a --config file's options spelled
-    out (`effective_argv`: what `dynsim rerun` runs), every option's value as parsed, defaults included, and the
-    package versions (issue 14: report.json held the config but not the command line, --confidence or --mode)."""
+    """The exact command line (`args.argv`, set by `dynsim.cli.main`), the same with a --config
+    file's options spelled out (`effective_argv`: what `dynsim rerun` runs), every option's value as
+    parsed, defaults included, and the package versions (issue 14: report.json held the config but
+    not the command line, --confidence or --mode)."""
     options = {}
     for k, v in sorted(vars(args).items()):
         if k in ("run", "setting_record", "argv", "effective_argv", "command_parser", "entry"):
@@ -73,19 +77,21 @@ def size(path) -> str:
 
 
 def wrote(out: str, names) -> str:
-    """The output line of a figure command: "wrote OUT/a.png (162.7 kB), OUT/a.npz (3.2 MB), ..."."""
+    """The output line of a figure command: "wrote OUT/a.png (162.7 kB), OUT/a.npz (3.2 MB),
+    ..."."""
     return "wrote " + ", ".join(
         f"{os.path.join(out, n)} ({size(os.path.join(out, n))})" for n in names
     )
 
 
 def warn_unread(args, unread: dict[str, str]) -> None:
-    """A warning line for each config option given (typed or in --config) that this run does not read: `unread` maps
-    field -> why (issue 14: no silently ignored option)."""
+    """A warning line for each config option given (typed or in --config) that this run does not
+    read: `unread` maps field -> why (issue 14: no silently ignored option)."""
     for field, why in unread.items():
         if field in vars(args):
             log(
-                f"warning: --{field.replace('_', '-')} = {getattr(args, field)} is not read here: {why}"
+                f"warning: --{field.replace('_', '-')} = {getattr(args, field)} is not read "
+                f"here: {why}"
             )
 
 
@@ -95,7 +101,8 @@ def write_npz(path: str, arrays: dict) -> None:
 
 
 def run_logged(label: str, total: int, fn, timings: dict, key: str, unit: str = "steps"):
-    """Run `fn()` under a progress bar of `total` `unit`s, time it, and pass its warnings to stderr."""
+    """Run `fn()` under a progress bar of `total` `unit`s, time it, and pass its warnings to
+    stderr."""
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -115,11 +122,12 @@ def sha256(path: str) -> str:
 
 
 class Staged:
-    """A command's files as one set: `with Staged(out) as stage:` write each file to `stage.path(name)` (a fresh
-    temporary folder inside `out`), then `stage.commit(record, data)` writes `data` as the JSON `record` with
-    "files": {name: SHA-256} of the others, and moves the files into `out`, the record last. A failure before the
-    commit (a full disk, Ctrl-C) leaves `out` as it was; a kill during the moves (microseconds) leaves a record
-    whose digests do not match, which `mismatched` reports. The temporary folder goes in every case."""
+    """A command's files as one set: `with Staged(out) as stage:` write each file to
+    `stage.path(name)` (a fresh temporary folder inside `out`), then `stage.commit(record, data)`
+    writes `data` as the JSON `record` with "files": {name: SHA-256} of the others, and moves the
+    files into `out`, the record last. A failure before the commit (a full disk, Ctrl-C) leaves
+    `out` as it was; a kill during the moves (microseconds) leaves a record whose digests do not
+    match, which `mismatched` reports. The temporary folder goes in every case."""
 
     def __init__(self, out: str):
         self.out, self.dir = out, None
@@ -134,8 +142,9 @@ class Staged:
         return os.path.join(self.dir, name)
 
     def commit(self, record: str, data: dict, drop=()) -> None:
-        """Write the record with the digests of the files written so far, then move every file into place and remove
-        the files of the set named in `drop` that this run did not write (compare --no-plot: an older compare.png)."""
+        """Write the record with the digests of the files written so far, then move every file into
+        place and remove the files of the set named in `drop` that this run did not write (compare
+        --no-plot: an older compare.png)."""
         names = sorted(n for n in os.listdir(self.dir) if n != record)
         write_json(self.path(record), {**data, "files": {n: sha256(self.path(n)) for n in names}})
         for name in names:
@@ -155,16 +164,16 @@ class Staged:
 
 
 def recorded_files(record_path: str) -> dict[str, str]:
-    """The "files" a record (report.json, a figure's .json) lists: {name: SHA-256}; {} in one written before
-    digests were recorded."""
+    """The "files" a record (report.json, a figure's .json) lists: {name: SHA-256}; {} in one
+    written before digests were recorded."""
     with open(record_path) as fh:
         data = json.load(fh)
     return (data.get("files") if isinstance(data, dict) else None) or {}
 
 
 def mismatched(record_path: str) -> list[str]:
-    """The files a record lists (`recorded_files`) that are missing or differ from their digest beside it (a folder
-    holding parts of two runs); [] when all match."""
+    """The files a record lists (`recorded_files`) that are missing or differ from their digest
+    beside it (a folder holding parts of two runs); [] when all match."""
     files = recorded_files(record_path)
     folder = os.path.dirname(os.path.abspath(record_path))
     return [
@@ -175,11 +184,13 @@ def mismatched(record_path: str) -> list[str]:
 
 
 def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list) -> int:
-    """The outputs of every `compare`: report.json (`out`), trajectories.npz, compare.png via `plot(path)` unless
-    --no-plot; then `out` as JSON (--json) or the report's table, the `extra` lines and what was written.
-    Exit 0 when the levels agree, 1 when they disagree; an approximation's gap (`Report.verdict` "APPROXIMATION
-    GAP") exits 0 unless --strict. The three go in as one set (`Staged`): report.json, moved last, records the
-    digests of the other two."""
+    """The outputs of every `compare`: report.json (`out`), trajectories.npz, compare.png via
+    `plot(path)` unless
+    --no-plot; then `out` as JSON (--json) or the report's table, the `extra` lines and what was
+      written.
+    Exit 0 when the levels agree, 1 when they disagree; an approximation's gap (`Report.verdict`
+    "APPROXIMATION GAP") exits 0 unless --strict. The three go in as one set (`Staged`):
+    report.json, moved last, records the digests of the other two."""
     with Staged(args.out) as stage:
         save_many(stage.path("trajectories.npz"), trajectories, compressed=True)
         if not args.no_plot:
@@ -206,11 +217,12 @@ def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list)
 def run_claims(
     args, total: int, evaluate, config: dict, extra: dict | None = None, unit: str = "runs"
 ) -> int:
-    """`check-theorems`: evaluate the claims (`evaluate(log)` -> [Claim | Measurement]) under a progress bar of
-    `total` units (the evaluator moves it with `progress.advance` per finished run, or compiled runs per step when
-    unit="steps"), write theorems.json ({"config", "claims", "measurements", "timings", **extra}) to --out, print
-    the table or (--json) {"config", "claims", "measurements"}. Exit 0 only when every claim holds
-    (`dynsim.claims.exit_code`): a claim that fails, is not applicable or was not evaluated gives 1."""
+    """`check-theorems`: evaluate the claims (`evaluate(log)` -> [Claim | Measurement]) under a
+    progress bar of `total` units (the evaluator moves it with `progress.advance` per finished run,
+    or compiled runs per step when unit="steps"), write theorems.json ({"config", "claims",
+    "measurements", "timings", **extra}) to --out, print the table or (--json) {"config", "claims",
+    "measurements"}. Exit 0 only when every claim holds (`dynsim.claims.exit_code`): a claim that
+    fails, is not applicable or was not evaluated gives 1."""
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     found = run_logged("claims", total, lambda: evaluate(log), timings, "seconds", unit=unit)
@@ -232,7 +244,8 @@ def check_confidence(confidence: float) -> None:
 
 
 def default_out(args) -> str:
-    """./dynsim-out/<command>-<name>[-<mode>]: one folder per command, so runs of different commands never mix."""
+    """./dynsim-out/<command>-<name>[-<mode>]: one folder per command, so runs of different commands
+    never mix."""
     mode = getattr(args, "mode", None)
     suffix = f"-{mode}" if args.command == "compare" and mode not in (None, "exact") else ""
     return os.path.join(OUT_ROOT, f"{args.command}-{args.target}{suffix}")

@@ -1,8 +1,8 @@
-"""`dynsim rerun REPORT.json [--out DIR]`: run the command a report records again (its `invocation`: the command line
-with a --config file's options spelled out) into another folder, and say whether its trajectories.npz came out
-identical, byte for byte. Runs are deterministic given the config, the package versions and the device: a rerun
-under other versions is run but flagged. The verb's options are declared in `dynsim.cli` (`--help` reads them
-without this module's imports)."""
+"""`dynsim rerun REPORT.json [--out DIR]`: run the command a report records again (its `invocation`:
+the command line with a --config file's options spelled out) into another folder, and say whether
+its trajectories.npz came out identical, byte for byte. Runs are deterministic given the config, the
+package versions and the device: a rerun under other versions is run but flagged. The verb's options
+are declared in `dynsim.cli` (`--help` reads them without this module's imports)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def run(args) -> int:
     out = args.out if args.out is not None else os.path.join(source, "rerun")
     if os.path.abspath(out) == source:
         raise UsageError(
-            f"--out = {out!r} is invalid: it is the report's own folder, whose files the rerun would "
+            f"--out = {out!r} is invalid: it is the report's own folder, whose files the rerun "
+            f"would "
             "replace; give another folder"
         )
     argv = without(without(inv["effective_argv"], "--out"), "--config") + ["--out", out]
@@ -52,7 +53,8 @@ def run(args) -> int:
             if environment.versions().get(k) != v
         }
         print(
-            f"dynsim rerun: warning: the packages differ from the recorded run ({changed}); the numbers may "
+            f"dynsim rerun: warning: the packages differ from the recorded run ({changed}); "
+            f"the numbers may "
             "differ in the last bits",
             file=sys.stderr,
             flush=True,
@@ -61,7 +63,8 @@ def run(args) -> int:
     mixed = output.mismatched(args.report)
     if mixed:
         print(
-            f"dynsim rerun: warning: {', '.join(mixed)} beside {args.report} differ from the digests it records: "
+            f"dynsim rerun: warning: {', '.join(mixed)} beside {args.report} differ from the "
+            f"digests it records: "
             "that folder holds files of another run; comparing with the recorded digests",
             file=sys.stderr,
         )

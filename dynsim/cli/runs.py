@@ -52,7 +52,8 @@ def estimate_levels(args) -> list:
 
 
 def run_check(args) -> int:
-    """Evaluate the setting's claims; exit 0 only when every claim holds (dynsim.claims.exit_code)."""
+    """Evaluate the setting's claims; exit 0 only when every claim holds
+    (dynsim.claims.exit_code)."""
     setting: Setting = args.setting_record
     cfg = options.config(args)
     return output.run_claims(

@@ -1,6 +1,7 @@
-"""`dynsim sweep NAME`: every config option of `compare` as one value or a comma-separated list; the grid of their
-product (times --seeds) runs through `dynsim.sweeps.sweep`, stored and resumable in --out. The options are declared
-here, the work is in `dynsim.cli.sweep_run`, loaded when the command runs."""
+"""`dynsim sweep NAME`: every config option of `compare` as one value or a comma-separated list; the
+grid of their product (times --seeds) runs through `dynsim.sweeps.sweep`, stored and resumable in
+--out. The options are declared here, the work is in `dynsim.cli.sweep_run`, loaded when the command
+runs."""
 
 from __future__ import annotations
 
@@ -9,18 +10,20 @@ from dynsim.setting import Command, Setting
 from . import options
 
 DESCRIPTION = (
-    "Run every point of a grid at one level and summarize each: event times, final loss and error, and "
-    "with --level both the checker's verdict and largest error. Finished points are stored in --out (keyed "
-    "by a versioned hash of their configuration) and skipped when the command runs again, so an "
-    "interrupted sweep resumes where it stopped. Writes table.csv, sweep.json, heatmap-*.png and points/. "
-    "Several sweeps may share one --out: they split the points (claims in locks/) and each prints the "
-    "whole table. Exit 0 when done (and, with --level both, every point agrees), 1 when a point disagrees, 2 on invalid "
-    "input, 130 when interrupted (143 by SIGTERM)."
+    "Run every point of a grid at one level and summarize each: event times, final loss and "
+    "error, and with --level both the checker's verdict and largest error. Finished points are "
+    "stored in --out (keyed by a versioned hash of their configuration) and skipped when the "
+    "command runs again, so an interrupted sweep resumes where it stopped. Writes table.csv, "
+    "sweep.json, heatmap-*.png and points/. Several sweeps may share one --out: they split the "
+    "points (claims in locks/) and each prints the whole table. Exit 0 when done (and, with "
+    "--level both, every point agrees), 1 when a point disagrees, 2 on invalid input, 130 when "
+    "interrupted (143 by SIGTERM)."
 )
 
 
 def sweep_arguments(parser, setting: Setting) -> None:
-    """Every config field as one value or a list, the sweep's own options and the levels' options."""
+    """Every config field as one value or a list, the sweep's own options and the levels'
+    options."""
     spec = setting.sweep
     options.axis_options(parser, setting)
     run = parser.add_argument_group("sweep")
@@ -62,8 +65,8 @@ def sweep_arguments(parser, setting: Setting) -> None:
     run.add_argument(
         "--dashboard",
         action="store_true",
-        help="with --workers: start the Dask dashboard, on 127.0.0.1 only (any user of this machine can "
-        "read it); its address is printed. Needs bokeh (default: no dashboard)",
+        help="with --workers: start the Dask dashboard, on 127.0.0.1 only (any user of this "
+        "machine can read it); its address is printed. Needs bokeh (default: no dashboard)",
     )
     run.add_argument(
         "--heatmap",

@@ -152,7 +152,8 @@ def flags(row: dict, columns: list[str]) -> str:
 
 
 def cell(row: dict, name: str) -> str:
-    """A printed value: ">= N" for an event censored by the horizon (its *_censored column holds N)."""
+    """A printed value: ">= N" for an event censored by the horizon (its *_censored column holds
+    N)."""
     value = row.get(name)
     if value is None and row.get(name + "_censored") is not None:
         return f">= {row[name + '_censored']}"

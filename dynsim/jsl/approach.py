@@ -25,7 +25,8 @@ OBSERVABLES = ("alpha", "gamma", "rho", "loss", "own_set_attention")
 
 
 def reduced_from_projection(cfg: JSLConfig, full_traj: Trajectory) -> Trajectory:
-    """Reduced runs from each seed's projected start (alpha0 = <v0, w*>, gamma0, rho0 = orbit means of A0).
+    """Reduced runs from each seed's projected start (alpha0 = <v0, w*>, gamma0, rho0 = orbit means
+    of A0).
 
     The observables are the mean over seeds, with each seed's run under `<name>_seeds` (steps, R).
     """
@@ -41,18 +42,18 @@ class Approach:
     N: list[int]
     seeds: int
     reports: list[Report]  # one checker report per N (statistical mode)
-    max_abs: dict[
-        str, list[float]
-    ]  # observable -> max over steps of |realistic mean - reduced|, per N
+    # observable -> max over steps of |realistic mean - reduced|, per N
+    max_abs: dict[str, list[float]]
     max_z: dict[str, list[float]]  # the same in units of the seed-to-seed standard error
-    slope: dict[
-        str, Optional[float]
-    ]  # least-squares slope of log max_abs against log N (None with one N)
+    # least-squares slope of log max_abs against log N (None with one N)
+    slope: dict[str, Optional[float]]
 
     def table(self) -> str:
         lines = [
-            f"Theorem 4.2: realistic (E) seed mean ({self.seeds} seeds) against reduced (P) from the projected starts",
-            "max over steps of |realistic - reduced| (and in units of the standard error of the seed mean):",
+            f"Theorem 4.2: realistic (E) seed mean ({self.seeds} seeds) against reduced (P) "
+            f"from the projected starts",
+            "max over steps of |realistic - reduced| (and in units of the standard error of "
+            "the seed mean):",
         ]
         head = (
             f"{'observable':<18}"
@@ -87,12 +88,14 @@ class Approach:
 
 
 def ladder(N: int, low: int = 16) -> list[int]:
-    """The default sizes for the approach table: N/16, N/4, N (those >= `low`, at least N itself)."""
+    """The default sizes for the approach table: N/16, N/4, N (those >= `low`, at least N
+    itself)."""
     return sorted({n for n in (N // 16, N // 4, N) if n >= low} | {N})
 
 
 def slope(N: Sequence[int], values: Sequence[float]) -> Optional[float]:
-    """Least-squares slope of log(values) against log(N); None with fewer than two positive points."""
+    """Least-squares slope of log(values) against log(N); None with fewer than two positive
+    points."""
     pts = [(math.log(n), math.log(v)) for n, v in zip(N, values) if v > 0 and math.isfinite(v)]
     if len(pts) < 2:
         return None
@@ -107,7 +110,8 @@ def approach(
     confidence: float = 0.999,
     runs: Optional[dict] = None,
 ) -> Approach:
-    """Run realistic (E) at each N (default `ladder(cfg.N)`) and the reduced dynamics; measure how they approach.
+    """Run realistic (E) at each N (default `ladder(cfg.N)`) and the reduced dynamics; measure how
+    they approach.
 
     `runs`, if given, is filled with {N: (reduced, full)} trajectories.
     """

@@ -1,4 +1,5 @@
-"""The options of `dynsim compare jsl`, declared without the levels: `--help` reads them from here."""
+"""The options of `dynsim compare jsl`, declared without the levels: `--help` reads them from
+here."""
 
 from __future__ import annotations
 

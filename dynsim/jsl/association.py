@@ -24,13 +24,16 @@ def associated_rows(A, cfg: JSLConfig):
 
 
 def patch_association(A, cfg: JSLConfig):
-    """Fraction of rows i of A whose Top_C entries are exactly S_l(i) (Definition 2.2; 1 = full association)."""
+    """Fraction of rows i of A whose Top_C entries are exactly S_l(i) (Definition 2.2; 1 = full
+    association)."""
     return jnp.mean(associated_rows(A, cfg).astype(jnp.result_type(A)), axis=-1)
 
 
 def chance(cfg: JSLConfig) -> float:
-    """Expected `patch_association` of an A whose off-diagonal entries are iid continuous and whose diagonal is on top.
+    """Expected `patch_association` of an A whose off-diagonal entries are iid continuous and whose
+    diagonal is on top.
 
-    The C-1 other top entries of a row are then a uniform draw of C-1 of the D-1 others: 1/binom(D-1, C-1).
+    The C-1 other top entries of a row are then a uniform draw of C-1 of the D-1 others:
+    1/binom(D-1, C-1).
     """
     return 1.0 / math.comb(cfg.D - 1, cfg.C - 1)

@@ -1,5 +1,6 @@
-"""What the checker judges for JSL: (alpha, gamma, rho, loss, own-set attention), the residuals of Lemmas 4.1-4.2,
-and the extra tolerance a truncated configuration sum earns (its rigorous bounds)."""
+"""What the checker judges for JSL: (alpha, gamma, rho, loss, own-set attention), the residuals of
+Lemmas 4.1-4.2, and the extra tolerance a truncated configuration sum earns (its rigorous
+bounds)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ EXACT_NOTES = {
 
 
 def truncation_allowance(a, b, common: np.ndarray) -> dict[str, np.ndarray]:
-    """If a reduced run truncated its sum, the per-entry gradient bounds times eta times steps (and the loss bound).
+    """If a reduced run truncated its sum, the per-entry gradient bounds times eta times steps (and
+    the loss bound).
 
     First order: per-step parameter errors are added up, not propagated through the dynamics.
     """

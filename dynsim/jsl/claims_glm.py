@@ -1,9 +1,11 @@
-"""Theorem 3.1 (GLM lower bound) judged against f* with a monotone link, and the literal-phi counterexample.
+"""Theorem 3.1 (GLM lower bound) judged against f* with a monotone link, and the literal-phi
+counterexample.
 
-With phi arbitrary the statement is false at every size: the weights w_j = 3^j w* make sum_j <w_j, X_j> =
-sum_j 3^j s_j, which determines every s_j (base 3), so phi = f* o decode is a "GLM" with P[f* g <= 0] = P[f* = 0]
-(`literal_phi_error`). dynsim tests monotone phi only: sign(phi(z)) = sign(z - c), and c = 0 by the symmetry of
-Assumption 1, so the best monotone-link GLM is the best linear sign rule.
+With phi arbitrary the statement is false at every size: the weights w_j = 3^j w* make sum_j <w_j,
+X_j> = sum_j 3^j s_j, which determines every s_j (base 3), so phi = f* o decode is a "GLM" with P[f*
+g <= 0] = P[f* = 0] (`literal_phi_error`). dynsim tests monotone phi only: sign(phi(z)) = sign(z -
+c), and c = 0 by the symmetry of Assumption 1, so the best monotone-link GLM is the best linear sign
+rule.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ Z_ONE_SIDED_95 = 1.645
 
 
 def regime_violations(cfg: JSLConfig) -> list[str]:
-    """Theorem 3.1's regime at a finite size: random nonzero patches outnumber the signal (issue 13), and their sum's
-    standard deviation sqrt(q(D-C)) reaches the signal C (else the sign of the count errs less than Phi(-1) < 1/8)."""
+    """Theorem 3.1's regime at a finite size: random nonzero patches outnumber the signal (issue
+    13), and their sum's standard deviation sqrt(q(D-C)) reaches the signal C (else the sign of the
+    count errs less than Phi(-1) < 1/8)."""
     m = cfg.q * (cfg.D - cfg.C)
     out = []
     if m < cfg.C:
@@ -39,8 +42,8 @@ def regime_violations(cfg: JSLConfig) -> list[str]:
         )
     if m < cfg.C**2:
         out.append(
-            f"q(D-C) = {m:g} < C^2 = {cfg.C**2} (the random count's standard deviation sqrt(q(D-C)) is below "
-            f"the signal C: a linear rule separates)"
+            f"q(D-C) = {m:g} < C^2 = {cfg.C**2} (the random count's standard deviation "
+            f"sqrt(q(D-C)) is below the signal C: a linear rule separates)"
         )
     return out
 
@@ -76,10 +79,12 @@ def theorem_3_1(
     log: LOG = lambda s: None,
     phi: str = "monotone",
 ) -> list:
-    """Theorem 3.1 with monotone phi, scored against f*, at cfg (claim), and the literal-phi counterexample (measurement).
+    """Theorem 3.1 with monotone phi, scored against f*, at cfg (claim), and the literal-phi
+    counterexample (measurement).
 
-    phi="arbitrary" is the negative control: the class then holds the literal-phi GLM too, whose exact error is
-    P[f* = 0] (`literal_phi_error`, tested by enumeration), below 1/8 wherever the Bayes error is, so the claim fails."""
+    phi="arbitrary" is the negative control: the class then holds the literal-phi GLM too, whose
+    exact error is P[f* = 0] (`literal_phi_error`, tested by enumeration), below 1/8 wherever the
+    Bayes error is, so the claim fails."""
     if phi not in PHI_CLASSES:
         raise ValueError(f"phi = {phi!r} is invalid: must be one of {PHI_CLASSES}")
     run_cfg = (
@@ -89,8 +94,8 @@ def theorem_3_1(
     log(f"GLM (Theorem 3.1): {seeds} seeds, {steps} steps at eta {GLM_ETA}, N = {run_cfg.N} ...")
     errs = trained_errors(run_cfg, seeds, steps)
     progress.advance()
-    # binomial standard error of one test set of n_test, averaged over seeds (independent test sets per seed share X
-    # here, so the seed spread is added): conservative
+    # binomial standard error of one test set of n_test, averaged over seeds (independent test sets
+    # per seed share X here, so the seed spread is added): conservative
     mean = float(np.mean(errs))
     se = math.sqrt(
         mean * (1 - mean) / run_cfg.n_test + (np.var(errs, ddof=1) / seeds if seeds > 1 else 0.0)
@@ -99,13 +104,11 @@ def theorem_3_1(
     best_trained = mean - Z_ONE_SIDED_95 * se
     measured = min(best_trained, exact)
     if phi == "arbitrary":
-        measured = min(
-            measured, reference.bayes_error_fstar(cfg)
-        )  # the literal-phi GLM's exact error
+        # the literal-phi GLM's exact error
+        measured = min(measured, reference.bayes_error_fstar(cfg))
     rungs = {D: ladder_config(cfg, D) for D in sizes}
-    glm_by_D = {
-        D: reference.glm_error_fstar(c) for D, c in rungs.items()
-    }  # exact sign-of-count error against f*
+    # exact sign-of-count error against f*
+    glm_by_D = {D: reference.glm_error_fstar(c) for D, c in rungs.items()}
     in_regime = {D: not regime_violations(c) for D, c in rungs.items()}
     ladder_ok = all(glm_by_D[D] >= 0.125 for D in sizes if in_regime[D])
     claim = judge(
@@ -113,34 +116,39 @@ def theorem_3_1(
         reading_class="literal",
         statement="for any GLM g(X) = phi(sum_j <w_j, X_j>), P[f* g <= 0] >= 1/8",
         reading=(
-            "MONOTONE phi only (with phi arbitrary the statement is false at every size: see the measurement "
-            "'Theorem 3.1 literal phi'); "
+            "MONOTONE phi only (with phi arbitrary the statement is false at every size: see "
+            "the measurement 'Theorem 3.1 literal phi'); "
             if phi == "monotone"
-            else "NEGATIVE CONTROL: phi ARBITRARY, the "
-            "literal-phi GLM w_j = 3^j w*, phi = f* o decode (exact error P[f* = 0]) among the candidates; "
+            else "NEGATIVE CONTROL: phi ARBITRARY, the literal-phi GLM w_j = 3^j w*, phi = f* "
+            "o decode (exact error P[f* = 0]) among the candidates; "
         )
         + "scored against f* (f* g = 0 fails). The best monotone-link GLM found: "
-        f"min of (a) the sign-of-count GLM g = sum_j <w*, X_j> (exact error) and (b) GD-trained logistic "
-        f"regression on the D*d patch coordinates (budget: {steps} steps at eta {GLM_ETA}, {seeds} seeds, "
-        f"N = {run_cfg.N} samples, tested on {run_cfg.n_test} fresh ones), at its one-sided 95% lower bound",
-        regime=f"D={cfg.D}, C={cfg.C}, q={cfg.q}: asymptotic in the paper (q = poly(C)/D); at a finite size it needs "
-        f"q(D-C) >= C and q(D-C) >= C^2",
+        f"min of (a) the sign-of-count GLM g = sum_j <w*, X_j> (exact error) and (b) "
+        f"GD-trained logistic regression on the D*d patch coordinates (budget: {steps} steps "
+        f"at eta {GLM_ETA}, {seeds} seeds, N = {run_cfg.N} samples, tested on {run_cfg.n_test} "
+        f"fresh ones), at its one-sided 95% lower bound",
+        regime=f"D={cfg.D}, C={cfg.C}, q={cfg.q}: asymptotic in the paper (q = poly(C)/D); at "
+        f"a finite size it needs q(D-C) >= C and q(D-C) >= C^2",
         measured=measured,
         relation=">=",
         threshold=0.125,
         at=f"D = {cfg.D}",
-        derivation="1/8: the theorem's constant; the trained GLM's error enters at mean - 1.645 s.e. (binomial over "
-        "the test set plus the spread over seeds), so a GLM that beats 1/8 within sampling error fails it",
-        negative_control="phi arbitrary (the literal-phi GLM admitted: error P[f* = 0] < 1/8) fails "
-        "(tests/test_jsl_claims.py::test_theorem_3_1_fails_with_phi_arbitrary); a size outside the "
-        "regime, D=16, C=4, q=0.5 (sign-of-count error 0.080 < 1/8), is 'not applicable' "
+        derivation="1/8: the theorem's constant; the trained GLM's error enters at mean - "
+        "1.645 s.e. (binomial over the test set plus the spread over seeds), so a "
+        "GLM that beats 1/8 within sampling error fails it",
+        negative_control="phi arbitrary (the literal-phi GLM admitted: error P[f* = 0] < 1/8) "
+        "fails "
+        "(tests/test_jsl_claims.py::test_theorem_3_1_fails_with_phi_arbitrary); "
+        "a size outside the regime, D=16, C=4, q=0.5 (sign-of-count error "
+        "0.080 < 1/8), is 'not applicable' "
         "(::test_theorem_3_1_not_applicable_where_a_glm_beats_one_eighth)",
         regime_violations=regime_violations(cfg)
         + (
             []
             if steps >= GLM_STEPS
             else [
-                f"the GLM search was cut to {steps} training steps by --steps (its budget is {GLM_STEPS}): a search that "
+                f"the GLM search was cut to {steps} training steps by --steps (its budget is "
+                f"{GLM_STEPS}): a search that "
                 "short cannot support 'no GLM does better'"
             ]
         ),
@@ -152,7 +160,8 @@ def theorem_3_1(
             "sign_of_count_error_fstar": exact,
             "sign_of_count_error_y": reference.glm_error(cfg),
             "bayes_error_fstar": reference.bayes_error_fstar(cfg),
-            # the ladder's sizes: exact sign-of-count error against f* and whether each is in the regime
+            # the ladder's sizes: exact sign-of-count error against f* and whether each is in
+            # the regime
             "sign_of_count_error_fstar_by_D": glm_by_D,
             "in_regime_by_D": in_regime,
         },
@@ -161,7 +170,8 @@ def theorem_3_1(
 
 
 def literal_phi_error(cfg: JSLConfig) -> float:
-    """P[f* g <= 0] of the literal-phi GLM w_j = 3^j w*, phi = f* o decode, by enumerating every configuration."""
+    """P[f* g <= 0] of the literal-phi GLM w_j = 3^j w*, phi = f* o decode, by enumerating every
+    configuration."""
     conf = population.enumerate_configurations(cfg)
     s = np.asarray(conf.s)
     z = s @ (3.0 ** np.arange(cfg.D))  # sum_j <w_j, X_j>: injective in s (balanced base 3)

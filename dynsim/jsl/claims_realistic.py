@@ -1,5 +1,5 @@
-"""JSL claims judged on realistic runs (E): Lemma 4.2, Theorem 4.2 (association versus t and N), Theorem 5.1
-(transfer: paired and absolute readings) and Figure 2 (docs/jsl.md §13).
+"""JSL claims judged on realistic runs (E): Lemma 4.2, Theorem 4.2 (association versus t and N),
+Theorem 5.1 (transfer: paired and absolute readings) and Figure 2 (docs/jsl.md §13).
 
 `realistic_items(cfg, quick=, seeds=, log=)` is what `check-theorems jsl` calls. The realistic
 runs are judged at `realistic_plan.realistic_config(cfg, plan)`: the plan's D, C, q, eta and
@@ -27,12 +27,14 @@ from .stability import stability_premises
 
 
 THEOREM_5_1 = (
-    "Let A^ be the attention matrix obtained after pre-training as in subsection 4.2. Assume that we run GD "
-    "for T iterations on (E~) to fine-tune the value vector. Using N~ <= polylog(D) samples, the model (T) "
-    "transfers to D~ i.e. P_D~[f*(X) F_{A^, v~(T)}(X) > 0] >= 1 - o(1). (Theorem 5.1)"
+    "Let A^ be the attention matrix obtained after pre-training as in subsection 4.2. Assume "
+    "that we run GD for T iterations on (E~) to fine-tune the value vector. Using N~ <= "
+    "polylog(D) samples, the model (T) transfers to D~ i.e. P_D~[f*(X) F_{A^, v~(T)}(X) > 0] "
+    ">= 1 - o(1). (Theorem 5.1)"
 )
 PAIRED_CONFIDENCE = 0.99  # one-sided, Theorem 5.1 paired and absolute readings
-RELAXATIONS = 10  # Lemma 4.2's prediction needs T >= this many relaxation times (the start's off-line part: e^-10)
+# Lemma 4.2's prediction needs T >= this many relaxation times (the start's off-line part: e^-10)
+RELAXATIONS = 10
 FIG2_DEFAULTS = dict(
     D=16, C=4, d=8, nu=1e-3, temperature="unit", eta=0.005, omega=0.01, record_every=100
 )
@@ -48,15 +50,16 @@ CLAIMS = (
 
 
 def n_ladder(plan: Plan, only) -> tuple[int, ...]:
-    """The N of the realistic runs the asked claims need: the whole ladder for Theorem 4.2, else its largest N for
-    Lemma 4.2 and Theorem 5.1, else none."""
+    """The N of the realistic runs the asked claims need: the whole ladder for Theorem 4.2, else its
+    largest N for Lemma 4.2 and Theorem 5.1, else none."""
     if wanted(only, "Theorem 4.2"):
         return plan.n_ladder
     return plan.n_ladder[-1:] if wanted(only, *CLAIMS[:1], *CLAIMS[2:4]) else ()
 
 
 def total_runs(quick: bool, only=None, plan: Optional[Plan] = None) -> int:
-    """Progress units `realistic_items` advances: one per N of the ladder, the shuffled control, transfer, Figure 2."""
+    """Progress units `realistic_items` advances: one per N of the ladder, the shuffled control,
+    transfer, Figure 2."""
     plan = plan or plan_for(quick)
     Ns = n_ladder(plan, only)
     return (
@@ -80,8 +83,9 @@ def pending_seeds(
 
 def _sizes(rc: JSLConfig, seeds: int) -> str:
     return (
-        f"realistic problem (E) at D={rc.D}, C={rc.C}, d={rc.d}, q={rc.q}, p={rc.p}, nu={rc.nu}, unit temperature, "
-        f"eta={rc.eta}, omega={rc.omega}, T={rc.steps} steps, {seeds} seeds, test on {rc.n_test}"
+        f"realistic problem (E) at D={rc.D}, C={rc.C}, d={rc.d}, q={rc.q}, p={rc.p}, "
+        f"nu={rc.nu}, unit temperature, eta={rc.eta}, omega={rc.omega}, T={rc.steps} steps, "
+        f"{seeds} seeds, test on {rc.n_test}"
     )
 
 
@@ -91,10 +95,12 @@ LEMMA_4_2 = "Lemma 4.2 (realistic)"
 def lemma_4_2(
     rc: JSLConfig, final: dict, seeds: int, shuffled: bool = False, premises: tuple = ()
 ) -> Claim:
-    """Lemma 4.2 on a realistic run: tan(v, w*) at T within the sampling prediction bound_c (realistic_runs)."""
+    """Lemma 4.2 on a realistic run: tan(v, w*) at T within the sampling prediction bound_c
+    (realistic_runs)."""
     bound = np.asarray(final["bound"])
     relaxation = np.asarray(final["relaxation_steps"])
-    # the prediction applies where the off-line component has had RELAXATIONS relaxation times to equilibrate
+    # the prediction applies where the off-line component has had RELAXATIONS relaxation times to
+    # equilibrate
     equilibrated = (relaxation > 0) & (RELAXATIONS * relaxation <= rc.steps)
     allowed = np.where((bound > 0) & (bound < 1) & equilibrated, bound, 1.0)
     ratio = np.asarray(final["tangent"]) / allowed
@@ -102,27 +108,31 @@ def lemma_4_2(
     return judge(
         LEMMA_4_2,
         reading_class="literal",
-        statement="For all t in [T], there exists alpha^(t) in R such that v^(t) = alpha^(t) w*. (Lemma 4.2, "
-        "stated for the idealized population GD; read here on the realistic run (E), up to sampling noise)",
-        reading=f"tan(T) = |v - alpha w*| / |alpha| at T per seed, divided by its sampling prediction (or by 1 where "
-        f"that prediction is >= 1, undefined, or not yet applicable: T < {RELAXATIONS} relaxation times; 'on "
-        f"the line' then means within 45 degrees); the max over seeds"
+        statement="For all t in [T], there exists alpha^(t) in R such that v^(t) = alpha^(t) "
+        "w*. (Lemma 4.2, stated for the idealized population GD; read here on the "
+        "realistic run (E), up to sampling noise)",
+        reading=f"tan(T) = |v - alpha w*| / |alpha| at T per seed, divided by its sampling "
+        f"prediction (or by 1 where that prediction is >= 1, undefined, or not yet "
+        f"applicable: T < {RELAXATIONS} relaxation times; 'on the line' then means "
+        f"within 45 degrees); the max over seeds"
         + (" (training labels SHUFFLED)" if shuffled else ""),
         regime=_sizes(rc, seeds)
         + f", N = {rc.N}; the prediction assumes the off-line component has equilibrated "
-        f"(relaxation 1/(eta sigma^2 h) = {relax:.3g} steps, median over seeds; T >= {RELAXATIONS} of them "
-        f"leaves e^-{RELAXATIONS} of the start's off-line part)",
+        f"(relaxation 1/(eta sigma^2 h) = {relax:.3g} steps, median over seeds; T >= "
+        f"{RELAXATIONS} of them leaves e^-{RELAXATIONS} of the start's off-line part)",
         measured=float(np.max(ratio)),
         relation="<=",
         threshold=1.0,
         at=f"seed {int(np.argmax(ratio))}, N = {rc.N}",
         premises=premises,
-        derivation=f"sampling argument of dynsim.jsl.realistic_runs: the noise part of the N-sample v-gradient on the "
-        f"line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), balanced by the off-line curvature sigma^2 h; "
-        f"bound = |G|_F sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = {realistic_runs.LEMMA_4_2_CONFIDENCE} "
-        f"per seed, capped at 1",
-        negative_control="shuffled training labels (v is then not on the line: tan >> 1) or a 1-step run (v has "
-        "barely left its random start); tests/test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels, "
+        derivation=f"sampling argument of dynsim.jsl.realistic_runs: the noise part of the "
+        f"N-sample v-gradient on the line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), "
+        f"balanced by the off-line curvature sigma^2 h; bound = |G|_F "
+        f"sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = "
+        f"{realistic_runs.LEMMA_4_2_CONFIDENCE} per seed, capped at 1",
+        negative_control="shuffled training labels (v is then not on the line: tan >> 1) or a "
+        "1-step run (v has barely left its random start); "
+        "tests/test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels, "
         "::test_no_trained_claim_holds_after_one_step",
         details={
             "tangent": np.asarray(final["tangent"]).tolist(),
@@ -138,7 +148,8 @@ def _associated(obs: dict) -> np.ndarray:
 
 
 def horizon_measurement(rc: JSLConfig, ladder: dict, marks: np.ndarray) -> Measurement:
-    """Per N: the first recorded step at which every seed is associated, and the first later step at which one is not."""
+    """Per N: the first recorded step at which every seed is associated, and the first later step at
+    which one is not."""
     out = {}
     for N, (obs, _) in ladder.items():
         every = np.all(_associated(obs), axis=1)
@@ -164,28 +175,32 @@ def horizon_measurement(rc: JSLConfig, ladder: dict, marks: np.ndarray) -> Measu
 
 
 def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
-    """Theorem 4.2: fraction of seeds associated at T on the N ladder (w.h.p. proxy) and the f*-error at the largest N."""
+    """Theorem 4.2: fraction of seeds associated at T on the N ladder (w.h.p. proxy) and the
+    f*-error at the largest N."""
     Ns = sorted(ladder)
     frac = [float(np.mean(_associated(ladder[N][0])[-1])) for N in Ns]
     big = ladder[Ns[-1]][1]
     err_fstar = float(np.mean(big["f_star_error"]))
-    # the exact sign-of-count error against f* (reference.glm_error_fstar: T = 0 counts as a failure); the test
-    # points' own GLM error is reported beside it (rounding in <X_j, w*> breaks most T = 0 ties at random there)
+    # the exact sign-of-count error against f* (reference.glm_error_fstar: T = 0 counts as a
+    # failure); the test points' own GLM error is reported beside it (rounding in <X_j, w*> breaks
+    # most T = 0 ties at random there)
     glm_fstar = reference.glm_error_fstar(rc)
-    trend = (
-        trends.fit(Ns, frac, logx=True) if len(Ns) >= 3 else None
-    )  # 2 points: an infinite interval
+    # 2 points: an infinite interval
+    trend = trends.fit(Ns, frac, logx=True) if len(Ns) >= 3 else None
     return judge(
         "Theorem 4.2",
         reading_class="order",
-        statement="Assume that we run GD on (E) for T iterations with parameters set as in Parametrization 3.1. "
-        "Assume that the number of samples is N = poly(d). With high probability, the model 1. learns patch "
-        "association i.e. for all l in [L] and i in S_l, Top_C{A_ij^(T)}_j = S_l. 2. fits the labeling function i.e. "
-        "P_D[f*(X) F(X) > 0] >= 1 - o(1). (Theorem 4.2)",
-        reading="fraction of seeds whose A is associated on EVERY row (Top_C of each row = own set) at T, at the "
-        "largest N of the ladder (the w.h.p. proxy), with two conditions: the fraction does not decrease along "
-        "the N ladder, and the f*-error at the largest N is below the exact f*-error of the sign-of-count GLM "
-        "(labels f*, f* = 0 and T = 0 counted as errors; the error against y is in details)",
+        statement="Assume that we run GD on (E) for T iterations with parameters set as in "
+        "Parametrization 3.1. Assume that the number of samples is N = poly(d). With "
+        "high probability, the model 1. learns patch association i.e. for all l in "
+        "[L] and i in S_l, Top_C{A_ij^(T)}_j = S_l. 2. fits the labeling function "
+        "i.e. P_D[f*(X) F(X) > 0] >= 1 - o(1). (Theorem 4.2)",
+        reading="fraction of seeds whose A is associated on EVERY row (Top_C of each row = own "
+        "set) at T, at the largest N of the ladder (the w.h.p. proxy), with two "
+        "conditions: the fraction does not decrease along the N ladder, and the "
+        "f*-error at the largest N is below the exact f*-error of the sign-of-count "
+        "GLM (labels f*, f* = 0 and T = 0 counted as errors; the error against y is in "
+        "details)",
         regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is "
         f"capped: the overfitting horizon is reported beside",
         measured=frac[-1],
@@ -193,10 +208,12 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
         threshold=1.0,
         at=f"N = {Ns[-1]}, T = {rc.steps}",
         premises=stability_premises(rc, ladder),
-        derivation=f"w.h.p. read on {seeds} seeds: every seed associated (a failure frequency 1/{seeds} or more "
-        f"rejects it); the f*-error line is the exact error of the GLM of Theorem 3.1 that knows w* (sign of "
-        f"the count, reference.glm_error_fstar = {glm_fstar:.4g})",
-        negative_control="a 1-step run, or a ladder whose largest N is too small for association by T; "
+        derivation=f"w.h.p. read on {seeds} seeds: every seed associated (a failure frequency "
+        f"1/{seeds} or more rejects it); the f*-error line is the exact error of "
+        f"the GLM of Theorem 3.1 that knows w* (sign of the count, "
+        f"reference.glm_error_fstar = {glm_fstar:.4g})",
+        negative_control="a 1-step run, or a ladder whose largest N is too small for "
+        "association by T; "
         "tests/test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples, "
         "::test_no_trained_claim_holds_after_one_step",
         conditions={
@@ -229,8 +246,10 @@ def _upper(x: np.ndarray, confidence: float) -> tuple[float, float]:
 def theorem_5_1(
     rc: JSLConfig, pretrained: dict, plan: Plan, label: str = "pretrained on the largest N"
 ) -> list[Claim]:
-    """Theorem 5.1 read twice: the pretrained A beats A at init (paired), and its error at N~ <= polylog is o(1)."""
-    # transfer reads neither N nor steps of the pretraining config: fixing them shares one compiled program
+    """Theorem 5.1 read twice: the pretrained A beats A at init (paired), and its error at N~ <=
+    polylog is o(1)."""
+    # transfer reads neither N nor steps of the pretraining config: fixing them shares one compiled
+    # program
     res = transfer.transfer(
         rc.replace(N=1, steps=0, record_every=1),
         pretrained=pretrained,
@@ -246,11 +265,11 @@ def theorem_5_1(
     glm_line = reference.glm_error(rc)
     associated = res.association["pretrained"] == 1.0  # every row: Top_C = own set (Definition 2.2)
     regime = (
-        f"downstream task: new unit feature (overlap 0), same sets, v fine-tuned from N(0, omega^2) on N~ = "
-        f"{res.n_tilde[i]} samples (<= polylog(D)) for {plan.transfer_steps} steps, A frozen {label}; "
-        f"{plan.transfer_seeds} seeds; D={rc.D}, C={rc.C}, q={rc.q}; errors against y, not f* "
-        f"(full.jsl.transfer scores y; the statement is about f*, which differs from y where random sets outvote the "
-        f"signal set)"
+        f"downstream task: new unit feature (overlap 0), same sets, v fine-tuned from N(0, "
+        f"omega^2) on N~ = {res.n_tilde[i]} samples (<= polylog(D)) for {plan.transfer_steps} "
+        f"steps, A frozen {label}; {plan.transfer_seeds} seeds; D={rc.D}, C={rc.C}, q={rc.q}; "
+        f"errors against y, not f* (full.jsl.transfer scores y; the statement is about f*, "
+        f"which differs from y where random sets outvote the signal set)"
     )
     details = {
         "N_tilde": res.n_tilde,
@@ -262,28 +281,32 @@ def theorem_5_1(
         **res.reference,
     }
     control = (
-        "an anti-associated A (gamma = -1, rho = 0.3 by construction: it changes A but learns no "
-        "association) fails both readings; A at initialization, or A pretrained by a 1-step run, fails; "
-        "tests/test_verdict_matrix.py, tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init"
+        "an anti-associated A (gamma = -1, rho = 0.3 by construction: it changes A but learns "
+        "no association) fails both readings; A at initialization, or A pretrained by a 1-step "
+        "run, fails; tests/test_verdict_matrix.py, "
+        "tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init"
     )
-    # what the theorem transfers is patch association (Section 5: 'any algorithm without patch association needs a
-    # large number of samples'): an A that beats A at init without it is not the theorem's mechanism
+    # what the theorem transfers is patch association (Section 5: 'any algorithm without patch
+    # association needs a large number of samples'): an A that beats A at init without it is not the
+    # theorem's mechanism
     conditions = {"the pretrained A is associated on every row (Definition 2.2)": associated}
     paired = judge(
         "Theorem 5.1 (paired)",
         reading_class="order",
         statement=THEOREM_5_1 + " (read against A at initialization)",
-        reading="paired difference over seeds (same samples and v0) of the test error, pretrained A minus A at init, at "
-        "the smallest N~, plus its one-sided upper margin; and the pretrained A associated on every row (A "
-        "at init is a weak baseline where its diagonal dominates: an A that merely changed could beat it)",
+        reading="paired difference over seeds (same samples and v0) of the test error, "
+        "pretrained A minus A at init, at the smallest N~, plus its one-sided upper "
+        "margin; and the pretrained A associated on every row (A at init is a weak "
+        "baseline where its diagonal dominates: an A that merely changed could beat it)",
         regime=regime,
         measured=diff_mean + margin,
         relation="<",
         threshold=0.0,
         conditions=conditions,
         at=f"N~ = {res.n_tilde[i]}",
-        derivation=f"one-sided {PAIRED_CONFIDENCE:.0%} paired t bound (t quantile on {plan.transfer_seeds - 1} dof): "
-        f"the upper bound of the mean difference must be below 0",
+        derivation=f"one-sided {PAIRED_CONFIDENCE:.0%} paired t bound (t quantile on "
+        f"{plan.transfer_seeds - 1} dof): the upper bound of the mean difference "
+        f"must be below 0",
         negative_control=control,
         details=details,
     )
@@ -291,17 +314,19 @@ def theorem_5_1(
         "Theorem 5.1 (o(1))",
         reading_class="order",
         statement=THEOREM_5_1,
-        reading="pretrained-A test error at the smallest N~ (mean over seeds plus its one-sided upper margin), against "
-        "the exact error of the best sign-of-count GLM of the same task",
+        reading="pretrained-A test error at the smallest N~ (mean over seeds plus its "
+        "one-sided upper margin), against the exact error of the best sign-of-count "
+        "GLM of the same task",
         regime=regime,
         measured=mean_a + margin_a,
         relation="<",
         threshold=glm_line,
         conditions=conditions,
         at=f"N~ = {res.n_tilde[i]}",
-        derivation=f"o(1) at one size read as below the exact GLM line {glm_line:.4g} (reference.glm_error: the "
-        f"Event-I error, the class Theorem 3.1 bounds by 1/8 asymptotically); one-sided "
-        f"{PAIRED_CONFIDENCE:.0%} t margin over {plan.transfer_seeds} seeds",
+        derivation=f"o(1) at one size read as below the exact GLM line {glm_line:.4g} "
+        f"(reference.glm_error: the Event-I error, the class Theorem 3.1 bounds by "
+        f"1/8 asymptotically); one-sided {PAIRED_CONFIDENCE:.0%} t margin over "
+        f"{plan.transfer_seeds} seeds",
         negative_control=control,
         details=details,
     )
@@ -309,7 +334,8 @@ def theorem_5_1(
 
 
 def figure_2(plan: Plan, steps: int, seed: int, log: LOG) -> list:
-    """Figure 2: a bounded (eta, omega) search of `steps` steps; judged only where the learner leaves the linear plateau."""
+    """Figure 2: a bounded (eta, omega) search of `steps` steps; judged only where the learner
+    leaves the linear plateau."""
     points, left = [], None
     for eta, omega in plan.fig2_grid:
         cfg = JSLConfig(
@@ -347,20 +373,22 @@ def figure_2(plan: Plan, steps: int, seed: int, log: LOG) -> list:
         {"points": points},
     )
     statement = (
-        "Consider the case where all the patches X_j are i.i.d. standard Gaussian and f* is a one-hidden "
-        "layer CNN with cubic activation. [...] one-layer ViT reaches small test error on the binary "
-        "classification task. However, P^T P does not match the convolution pattern encoded in f*. (Section 2, "
-        "Figure 2)"
+        "Consider the case where all the patches X_j are i.i.d. standard Gaussian and f* is a "
+        "one-hidden layer CNN with cubic activation. [...] one-layer ViT reaches small test "
+        "error on the binary classification task. However, P^T P does not match the "
+        "convolution pattern encoded in f*. (Section 2, Figure 2)"
     )
     if left is None:
         why = (
             (
-                "not reached: no point of the bounded search left the linear plateau (test error not below the "
-                "linear rule's by 3 binomial standard errors), so neither half is tested"
+                "not reached: no point of the bounded search left the linear plateau (test "
+                "error not below the linear rule's by 3 binomial standard errors), so neither "
+                "half is tested"
             )
             if points
             else (
-                "not searched: this plan (--quick) runs no Figure 2 search (docs/jsl.md §13 has the default search)"
+                "not searched: this plan (--quick) runs no Figure 2 search (docs/jsl.md §13 "
+                "has the default search)"
             )
         )
         return [
@@ -373,33 +401,36 @@ def figure_2(plan: Plan, steps: int, seed: int, log: LOG) -> list:
                 reading="patch association where the test error is below the linear plateau",
                 regime=search.description,
                 derivation="plateau: error < linear-rule error - 3 sqrt(e(1-e)/n)",
-                negative_control="the judgement it would apply fails on a learner that left the plateau with patch "
-                "association: tests/test_jsl_claims_realistic.py::"
-                "test_figure_2_judgement_fails_on_an_associated_learner",
+                negative_control="the judgement it would apply fails on a learner that left "
+                "the plateau with patch association: "
+                "tests/test_jsl_claims_realistic.py::test_figure_2_judgement_fails_on_an_associated_learner",
             ),
         ]
     return [search, figure_2_claim(left, search.description, statement)]
 
 
 def figure_2_claim(left: dict, regime: str, statement: str = "Figure 2", seeds: int = 2) -> Claim:
-    """Figure 2 judged at a search point that left the linear plateau: its mean patch association must stay at the level
-    of random rankings (chance plus 3 binomial standard errors over D rows x `seeds` seeds)."""
+    """Figure 2 judged at a search point that left the linear plateau: its mean patch association
+    must stay at the level of random rankings (chance plus 3 binomial standard errors over D rows x
+    `seeds` seeds)."""
     p = left["chance"]
     D = FIG2_DEFAULTS["D"]
     return judge(
         "Figure 2",
         reading_class="literal",
         statement=statement,
-        reading="mean patch association at the first search point that left the linear plateau (small error half: "
-        "left the plateau; no-association half: association at the level of random rankings)",
+        reading="mean patch association at the first search point that left the linear plateau "
+        "(small error half: left the plateau; no-association half: association at the "
+        "level of random rankings)",
         regime=regime,
         measured=left["patch_association"],
         relation="<=",
         threshold=p + 3 * math.sqrt(p * (1 - p) / (D * seeds)),
-        derivation=f"chance 1/binom(D-1, C-1) plus 3 binomial standard errors over D rows x {seeds} seeds",
-        negative_control="a learner that left the plateau WITH patch association (every row associated, as on the "
-        "idealized JSL data) fails: tests/test_jsl_claims_realistic.py::"
-        "test_figure_2_judgement_fails_on_an_associated_learner",
+        derivation=f"chance 1/binom(D-1, C-1) plus 3 binomial standard errors over D rows x "
+        f"{seeds} seeds",
+        negative_control="a learner that left the plateau WITH patch association (every row "
+        "associated, as on the idealized JSL data) fails: "
+        "tests/test_jsl_claims_realistic.py::test_figure_2_judgement_fails_on_an_associated_learner",
         details=left,
     )
 
@@ -415,11 +446,11 @@ def realistic_items(
     store: Optional[Store] = None,
     executor: Optional[dict] = None,
 ) -> list:
-    """Every realistic-run claim and measurement of JSL (module docstring); `plan` overrides the sizes (tests);
-    `only`: the claims asked for (None: all), each run made only when an asked claim needs it;
-    `store`: a `dynsim.store.Store` holding each seed of the realistic runs (the N ladder and the
-    shuffled control), so a rerun after an interruption computes only the seeds not finished;
-    `executor`: where those seeds run (`dynsim.sweeps.executors.run`'s scheduler, workers,
+    """Every realistic-run claim and measurement of JSL (module docstring); `plan` overrides the
+    sizes (tests); `only`: the claims asked for (None: all), each run made only when an asked claim
+    needs it; `store`: a `dynsim.store.Store` holding each seed of the realistic runs (the N ladder
+    and the shuffled control), so a rerun after an interruption computes only the seeds not
+    finished; `executor`: where those seeds run (`dynsim.sweeps.executors.run`'s scheduler, workers,
     security; needs `store`)."""
     plan = plan or plan_for(quick)
     rc = realistic_config(cfg, plan)

@@ -1,5 +1,5 @@
-"""The JSL commands: `compare jsl` (exact, sampled or realistic, with event times and reference lines; its options
-are in `dynsim.jsl.arguments`), `check-theorems jsl` and `derive jsl`."""
+"""The JSL commands: `compare jsl` (exact, sampled or realistic, with event times and reference
+lines; its options are in `dynsim.jsl.arguments`), `check-theorems jsl` and `derive jsl`."""
 
 from __future__ import annotations
 
@@ -27,11 +27,12 @@ from . import (
 from .config import MAX_P
 from .resources import MAX_DERIVE_C
 
-# in the theorems' regime (issue 13): sign-of-count error 0.161 against y, 0.204 against f*, q(D - C) = C^2; eta 0.005
-# (at D = 36 and unit temperature GD diverges at 0.02 and oscillates at 0.01); T = 2e8 steps, i.e. t = eta T = 1e6: the
-# idealized claims run the gradient flow to that time (seconds), the GD runs cap their steps (docs/jsl.md 12); nu = 1e-4
-# puts alpha0 = nu^(1/(p-1)) = 0.01 below the Event-I plateau (0.073 at D = 36), the premise of Lemma 4.3: at the
-# config's nu = 0.01, alpha0 = 0.1 lies above it and alpha only falls (no Event I)
+# in the theorems' regime (issue 13): sign-of-count error 0.161 against y, 0.204 against f*, q(D -
+# C) = C^2; eta 0.005 (at D = 36 and unit temperature GD diverges at 0.02 and oscillates at 0.01); T
+# = 2e8 steps, i.e. t = eta T = 1e6: the idealized claims run the gradient flow to that time
+# (seconds), the GD runs cap their steps (docs/jsl.md 12); nu = 1e-4 puts alpha0 = nu^(1/(p-1)) =
+# 0.01 below the Event-I plateau (0.073 at D = 36), the premise of Lemma 4.3: at the config's nu =
+# 0.01, alpha0 = 0.1 lies above it and alpha only falls (no Event I)
 CHECK_DEFAULTS = dict(
     D=36,
     C=4,
@@ -46,17 +47,17 @@ CHECK_DEFAULTS = dict(
 )
 
 CHECK_WHY = (
-    "the theorems are judged in their regime, q(D - C) = C^2 at D = 36, nu small enough for Event I "
-    "(alpha0 below its plateau), to t = eta T = 1e6 (docs/jsl.md 12), not at the small problem `compare jsl` "
-    "runs in seconds"
+    "the theorems are judged in their regime, q(D - C) = C^2 at D = 36, nu small enough for "
+    "Event I (alpha0 below its plateau), to t = eta T = 1e6 (docs/jsl.md 12), not at the small "
+    "problem `compare jsl` runs in seconds"
 )
 
 
 # config fields a mode of the full level does not read (the reduced level reads none of them)
 UNREAD = {
     "exact": {
-        "N": "--mode exact enumerates the population (N is --mode sampled's batch and --mode realistic's "
-        "training set)",
+        "N": "--mode exact enumerates the population (N is --mode sampled's batch and --mode "
+        "realistic's training set)",
         "omega": "--mode realistic's random start only",
         "n_test": "--mode realistic's test set only",
     },
@@ -69,7 +70,8 @@ UNREAD = {
 
 
 def check_arguments(parser, setting) -> None:
-    """Options of `check-theorems jsl`: every JSLConfig field (the claims' defaults), seeds, --json, --out."""
+    """Options of `check-theorems jsl`: every JSLConfig field (the claims' defaults), seeds, --json,
+    --out."""
     options.config_options(parser, setting, CHECK_DEFAULTS, CHECK_WHY)
     g = parser.add_argument_group("run")
     options.seeds_option(
@@ -78,16 +80,18 @@ def check_arguments(parser, setting) -> None:
     g.add_argument(
         "--quick",
         action="store_true",
-        help=f"CI-sized: Theorem 4.1's ladder D = {', '.join(map(str, ladder.QUICK_LADDER))} instead of "
-        f"{', '.join(map(str, ladder.LADDER))}, a smaller GLM training set",
+        help=f"CI-sized: Theorem 4.1's ladder D = {', '.join(map(str, ladder.QUICK_LADDER))} "
+        f"instead of {', '.join(map(str, ladder.LADDER))}, a smaller GLM training set",
     )
     g.add_argument(
         "--sizes",
         type=options.int_list,
         default=None,
         metavar="D1,D2,D3,...",
-        help="Theorem 4.1's ladder of D, at least 3 sizes, each with q(D - C) = the judged point's (default: "
-        f"{','.join(map(str, ladder.LADDER))}; at most D = {ladder.MAX_FLOW_D}, the exact class sum: "
+        help="Theorem 4.1's ladder of D, at least 3 sizes, each with q(D - C) = the judged "
+        "point's (default: "
+        f"{','.join(map(str, ladder.LADDER))}; at most D = {ladder.MAX_FLOW_D}, the exact "
+        f"class sum: "
         "D = 56 took 82 s and 3.4 GB)",
     )
     g.add_argument(
@@ -126,7 +130,8 @@ def derive_arguments(parser, setting) -> None:
         "--C",
         type=int,
         default=3,
-        help=f"patches per set, 2 <= C <= {MAX_DERIVE_C}: sympy's time grows with the (C+1)(C+2)/2 set "
+        help=f"patches per set, 2 <= C <= {MAX_DERIVE_C}: sympy's time grows with the "
+        f"(C+1)(C+2)/2 set "
         "types, C = 16 took 57 s on 2 CPU cores (default: 3)",
     )
     parser.add_argument(
@@ -136,18 +141,21 @@ def derive_arguments(parser, setting) -> None:
 
 
 def derive(cfg, latex: bool = False) -> str:
-    """The sympy per-configuration reduced loss at cfg's (C, p) and its derivatives in alpha, gamma, rho."""
+    """The sympy per-configuration reduced loss at cfg's (C, p) and its derivatives in alpha, gamma,
+    rho."""
     return render(cfg.C, cfg.p, latex=latex)
 
 
 def run_compare(args) -> int:
-    """`dynsim compare jsl`: reduced vs full (exact or sampled), or vs realistic over an N ladder."""
+    """`dynsim compare jsl`: reduced vs full (exact or sampled), or vs realistic over an N
+    ladder."""
     cfg = options.config(args)
     output.warn_unread(args, UNREAD[args.mode])
     if args.mode == "realistic":
         if args.method != "gd" or args.t_max is not None:
             raise ValueError(
-                f"--method {args.method} / --t-max are for --mode exact or sampled, not --mode realistic"
+                f"--method {args.method} / --t-max are for --mode exact or sampled, not --mode "
+                f"realistic"
             )
         return compare_realistic(cfg, args)
     if args.seeds is not None or args.ladder is not None:
@@ -205,7 +213,8 @@ def run_compare(args) -> int:
 
 
 def compare_realistic(cfg, args) -> int:
-    """`compare jsl --mode realistic`: realistic (E) over a ladder of N against reduced runs from each seed's start."""
+    """`compare jsl --mode realistic`: realistic (E) over a ladder of N against reduced runs from
+    each seed's start."""
     if args.replicates is not None:
         raise ValueError("--replicates is for --mode sampled; --mode realistic takes --seeds")
     seeds = 8 if args.seeds is None else args.seeds
@@ -224,8 +233,8 @@ def compare_realistic(cfg, args) -> int:
     timings: dict = {}
     runs: dict = {}
     output.log(
-        f"realistic (E) at N = {', '.join(map(str, ladder))}, {seeds} seeds each, and reduced (P) from each "
-        f"seed's projected start ..."
+        f"realistic (E) at N = {', '.join(map(str, ladder))}, {seeds} seeds each, and reduced "
+        f"(P) from each seed's projected start ..."
     )
     # one bar per N of the ladder: each run reports its own step count
     result = output.run_logged(
@@ -267,8 +276,8 @@ def compare_realistic(cfg, args) -> int:
             result.table(),
             ev_table,
             "reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()),
-            f"realistic at T: test error {ful['test_error'][-1]:.4f}, cos(w*, v) {ful['cos_v'][-1]:.4f}, "
-            f"patch association {ful['patch_association'][-1]:.3f}",
+            f"realistic at T: test error {ful['test_error'][-1]:.4f}, cos(w*, v) "
+            f"{ful['cos_v'][-1]:.4f}, patch association {ful['patch_association'][-1]:.3f}",
         ],
     )
 
@@ -286,12 +295,12 @@ def run_check(args) -> int:
     sizes = claims_idealized.ladder_sizes(args.quick, args.sizes)
     if cfg.steps < 1:
         raise ValueError(
-            f"--steps = {cfg.steps} is invalid for check-theorems: must be >= 1 (the idealized runs are "
+            f"--steps = {cfg.steps} is invalid for check-theorems: must be >= 1 (the idealized "
+            f"runs are "
             "the gradient flow to t = eta * steps)"
         )
-    claims_idealized.ladder_configs(
-        cfg, args.quick, args.sizes
-    )  # the judged D and each size valid, before any run
+    # the judged D and each size valid, before any run
+    claims_idealized.ladder_configs(cfg, args.quick, args.sizes)
     plan = realistic_plan.plan_for(args.quick, args.realistic_sizes)
     realistic_plan.realistic_config(cfg, plan)  # valid with the judged point's q, before any run
     only = parse_only(args.only, theorems.CLAIMS)
@@ -332,12 +341,14 @@ def run_derive(args) -> int:
     """`dynsim derive jsl`: the sympy per-configuration loss and its derivatives."""
     if not 2 <= args.C <= MAX_DERIVE_C:
         raise ValueError(
-            f"--C = {args.C} is invalid: must lie in [2, {MAX_DERIVE_C}] (sympy's time grows with the "
+            f"--C = {args.C} is invalid: must lie in [2, {MAX_DERIVE_C}] (sympy's time grows "
+            f"with the "
             "(C+1)(C+2)/2 set types: C = 16 took 57 s on 2 CPU cores)"
         )
     if not 3 <= args.p <= MAX_P or args.p % 2 == 0:
         raise ValueError(
-            f"--p = {args.p} is invalid: must be an odd integer in [3, {MAX_P}] (beyond it x^p overflows "
+            f"--p = {args.p} is invalid: must be an odd integer in [3, {MAX_P}] (beyond it x^p "
+            f"overflows "
             "float64 from |x| = 2 on)"
         )
     print(render(args.C, args.p, latex=args.latex))

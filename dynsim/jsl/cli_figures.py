@@ -1,4 +1,5 @@
-"""The JSL figures and the transfer experiment: `figure jsl-fig4`, `figure jsl-fig2`, `transfer jsl`."""
+"""The JSL figures and the transfer experiment: `figure jsl-fig4`, `figure jsl-fig2`, `transfer
+jsl`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from full.jsl import transfer
 
 from . import association, partition, plotting, reference
 
-# Recipes (docs/jsl.md): Figure 4 and transfer follow docs/derivations/jsl.md §6 (D=16, C=4, q=0.5, unit temperature).
+# Recipes (docs/jsl.md): Figure 4 and transfer follow docs/derivations/jsl.md §6 (D=16, C=4, q=0.5,
+# unit temperature).
 FIG4_DEFAULTS = dict(
     D=16,
     C=4,
@@ -41,12 +43,14 @@ FIG2_DEFAULTS = dict(
     steps=20000,
     record_every=100,
 )
-# Transfer: the Figure 4 recipe pretrained longer on fewer samples. At N=20000 and 10,000 steps the pretrained A
-# has patch association but small entries (gap 0.056 vs 0.063 at N~=8); at N=4000 and 50,000 steps the orbit means
-# approach the idealized gamma ~ 1, rho ~ -0.35 (docs/derivations/jsl.md §6), which is what the transfer needs.
+# Transfer: the Figure 4 recipe pretrained longer on fewer samples. At N=20000 and 10,000 steps the
+# pretrained A has patch association but small entries (gap 0.056 vs 0.063 at N~=8); at N=4000 and
+# 50,000 steps the orbit means approach the idealized gamma ~ 1, rho ~ -0.35
+# (docs/derivations/jsl.md §6), which is what the transfer needs.
 TRANSFER_DEFAULTS = dict(FIG4_DEFAULTS, N=4000, steps=50000, record_every=500)
-# Figure 2's data are N(0, I_d) patches labelled by a CNN teacher (full/jsl/fig2.py): q (the feature probability)
-# and sigma (the noise of Assumption 1) are not read, so the command does not list them.
+# Figure 2's data are N(0, I_d) patches labelled by a CNN teacher (full/jsl/fig2.py): q (the feature
+# probability) and sigma (the noise of Assumption 1) are not read, so the command does not list
+# them.
 FIG2_UNREAD = {
     "q": "the patches carry no feature w*: a CNN teacher labels N(0, I_d) patches",
     "sigma": "the patches are N(0, I_d), with no noise of Assumption 1",
@@ -67,7 +71,8 @@ def fig4_arguments(parser, setting) -> None:
 
 
 def fig2_arguments(parser, setting) -> None:
-    """Options of `figure jsl-fig2`: every JSLConfig field it reads (the measured Figure 2 setting), seeds, --out."""
+    """Options of `figure jsl-fig2`: every JSLConfig field it reads (the measured Figure 2 setting),
+    seeds, --out."""
     options.config_options(
         parser,
         setting,
@@ -81,7 +86,8 @@ def fig2_arguments(parser, setting) -> None:
 
 
 def transfer_arguments(parser, setting) -> None:
-    """Options of `transfer jsl`: every JSLConfig field (the pretraining), the downstream task, --out."""
+    """Options of `transfer jsl`: every JSLConfig field (the pretraining), the downstream task,
+    --out."""
     options.config_options(
         parser,
         setting,
@@ -126,21 +132,24 @@ def transfer_arguments(parser, setting) -> None:
 
 
 def run_figure(args, name: str) -> int:
-    """`dynsim figure jsl-fig4|jsl-fig2`: the figure's PNG, its trajectory npz, the final A and v, a JSON summary."""
+    """`dynsim figure jsl-fig4|jsl-fig2`: the figure's PNG, its trajectory npz, the final A and v, a
+    JSON summary."""
     cfg = options.config(args)
     full.jsl.check(cfg, "realistic", seeds=args.seeds)
     if name == "jsl-fig2":
         full.jsl.fig2.check(cfg)
         if args.seeds < 2:
             raise ValueError(
-                f"--seeds = {args.seeds} is invalid for jsl-fig2: must be >= 2 (the standard error needs two runs)"
+                f"--seeds = {args.seeds} is invalid for jsl-fig2: must be >= 2 (the standard "
+                f"error needs two runs)"
             )
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     mask = partition.same_set_mask(cfg).astype(float)
     if name == "jsl-fig4":
         output.log(
-            f"realistic (E): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps, {args.seeds} seed(s) ..."
+            f"realistic (E): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps, {args.seeds} "
+            f"seed(s) ..."
         )
         traj, final = output.run_logged(
             "realistic",
@@ -176,7 +185,8 @@ def run_figure(args, name: str) -> int:
         }
     else:
         output.log(
-            f"Figure 2 data (CNN teacher on Gaussian patches): D={cfg.D}, C={cfg.C}, N={cfg.N}, {cfg.steps} steps ..."
+            f"Figure 2 data (CNN teacher on Gaussian patches): D={cfg.D}, C={cfg.C}, "
+            f"N={cfg.N}, {cfg.steps} steps ..."
         )
         traj, final = output.run_logged(
             "realistic",
@@ -201,8 +211,8 @@ def run_figure(args, name: str) -> int:
                 n_test=cfg.n_test,
                 test_error_se=traj.observables.get("test_error_se"),
                 association_se=traj.observables.get("patch_association_se"),
-                title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} N={cfg.N} "
-                f"temperature={cfg.temperature} eta={cfg.eta}",
+                title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} "
+                f"N={cfg.N} temperature={cfg.temperature} eta={cfg.eta}",
             )
 
         summary = {
@@ -210,9 +220,8 @@ def run_figure(args, name: str) -> int:
             "patch_association_at_T": float(traj["patch_association"][-1]),
             "patch_association_chance": chance,
         }
-    with output.Staged(
-        args.out
-    ) as stage:  # one set: the .json, moved last, records the others' digests
+    # one set: the .json, moved last, records the others' digests
+    with output.Staged(args.out) as stage:
         draw(stage.path(f"{name}.png"))
         save_many(stage.path(f"{name}.npz"), {"realistic": traj}, compressed=True)
         atomic_savez(
@@ -239,7 +248,8 @@ def run_figure(args, name: str) -> int:
 
 
 def run_transfer(args) -> int:
-    """`dynsim transfer jsl`: pretrained A vs A at init vs GLM, test error against N~ (Section 5)."""
+    """`dynsim transfer jsl`: pretrained A vs A at init vs GLM, test error against N~ (Section
+    5)."""
     cfg = options.config(args)
     full.jsl.check(cfg, "realistic", seeds=1)
     kwargs = {"overlap": args.overlap, "seeds": args.finetune_seeds}
@@ -253,7 +263,8 @@ def run_transfer(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     output.log(
-        f"pretraining (realistic, N={cfg.N}, {cfg.steps} steps), then fine-tuning v on a new feature ..."
+        f"pretraining (realistic, N={cfg.N}, {cfg.steps} steps), then fine-tuning v on a new "
+        f"feature ..."
     )
     result = output.run_logged(
         "pretrain", cfg.steps, lambda: transfer.transfer(cfg, **kwargs), timings, "seconds"
@@ -265,9 +276,8 @@ def run_transfer(args) -> int:
         "glm": "(c) GLM baseline",
     }
     curves = {labels[k]: (result.mean[k], result.se[k]) for k in labels}
-    with output.Staged(
-        args.out
-    ) as stage:  # one set: transfer.json, moved last, records the figure's digest
+    # one set: transfer.json, moved last, records the figure's digest
+    with output.Staged(args.out) as stage:
         plotting.transfer_plot(
             result.n_tilde,
             curves,

@@ -1,4 +1,5 @@
-"""`JSLConfig`: every parameter of the JSL setting (Assumption 1, model (T), Parametrization 3.1)."""
+"""`JSLConfig`: every parameter of the JSL setting (Assumption 1, model (T), Parametrization
+3.1)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_boun
 TEMPERATURES = ("sqrt_d", "unit")
 PARTITIONS = ("grid", "contiguous", "random")
 DTYPES = ("float64", "float32")
-# p at most 1023: x^p overflows float64 (max 1.8e308 = 2^1024) from |x| = 2 on beyond it, and D <v, X_j> reaches 2
-# at the problems dynsim runs; sympy's derivation is symbolic but its lambdified loss is not (issue 16)
+# p at most 1023: x^p overflows float64 (max 1.8e308 = 2^1024) from |x| = 2 on beyond it, and D <v,
+# X_j> reaches 2 at the problems dynsim runs; sympy's derivation is symbolic but its lambdified loss
+# is not (issue 16)
 MAX_P = 1023
 
 
@@ -30,9 +32,8 @@ class JSLConfig:
     C: int = 3  # patches per set S_l; L = D / C sets
     p: int = 3  # activation sigma(x) = x^p + nu x, p odd >= 3
     q: float = 0.3  # probability that a random-set patch carries +-w* (q/2 each)
-    nu: float = (
-        0.01  # linear part of the activation (nu = 0 makes alpha0 = 0 a fixed point: nothing moves)
-    )
+    # linear part of the activation (nu = 0 makes alpha0 = 0 a fixed point: nothing moves)
+    nu: float = 0.01
     sigma_A: float = 1.0  # the fixed diagonal beta of A
     eta: float = 0.05  # learning rate
     steps: int = 20000  # gradient-descent steps
@@ -47,10 +48,12 @@ class JSLConfig:
     seed: int = 0
     dtype: str = "float64"
 
-    # The numbers: no shape depends on them, so they are the leaves of JSLConfig as a pytree (`dynsim.pytree`),
-    # traced by jit and vmap; one compiled program serves every value of them at one shape.
+    # The numbers: no shape depends on them, so they are the leaves of JSLConfig as a pytree
+    # (`dynsim.pytree`), traced by jit and vmap; one compiled program serves every value of them at
+    # one shape.
     NUMBERS: ClassVar[tuple[str, ...]] = ("q", "nu", "eta", "sigma_A", "sigma", "omega")
-    # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
+    # What the gradient flow does not depend on, with the value its compiled solve's static config
+    # carries.
     FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {"eta": 1.0, "steps": 0, "record_every": 1}
     )
@@ -120,8 +123,8 @@ def _validate(c: JSLConfig) -> None:
         _fail(
             "p",
             c.p,
-            f"must be an odd integer >= 3 and <= {MAX_P} (the activation x^p + nu x must be odd; beyond "
-            f"{MAX_P} x^p overflows float64 from |x| = 2 on)",
+            f"must be an odd integer >= 3 and <= {MAX_P} (the activation x^p + nu x must be "
+            f"odd; beyond {MAX_P} x^p overflows float64 from |x| = 2 on)",
         )
     if not 0.0 <= c.q <= 1.0:
         _fail("q", c.q, "must lie in [0, 1]")
@@ -177,12 +180,16 @@ FIELD_HELP = {
     "steps": "gradient-descent steps, >= 0",
     "record_every": "record the observables every this many steps (and at the last step)",
     "d": "patch dimension (default D)",
-    "temperature": "sqrt_d: softmax(A/sqrt(d)), model (T); unit: softmax(A), the paper's Lambda/Gamma/Xi",
-    "N": "samples per step in --mode sampled; training-set size in --mode realistic (unused by --mode exact)",
-    "omega": "std of the random initialization A_ij, v_k ~ N(0, omega^2) in --mode realistic (unused otherwise)",
+    "temperature": "sqrt_d: softmax(A/sqrt(d)), model (T); unit: softmax(A), the paper's "
+    "Lambda/Gamma/Xi",
+    "N": "samples per step in --mode sampled; training-set size in --mode realistic (unused by "
+    "--mode exact)",
+    "omega": "std of the random initialization A_ij, v_k ~ N(0, omega^2) in --mode realistic "
+    "(unused otherwise)",
     "n_test": "held-out test-set size in --mode realistic",
     "sigma": "noise std (default 1/sqrt(d))",
-    "partition": "grid (default when sqrt(C) x sqrt(C) blocks tile the sqrt(D) x sqrt(D) grid), contiguous or random",
+    "partition": "grid (default when sqrt(C) x sqrt(C) blocks tile the sqrt(D) x sqrt(D) "
+    "grid), contiguous or random",
     "seed": "random seed (feature w*, random partition, samples)",
     "dtype": "float64 or float32",
 }

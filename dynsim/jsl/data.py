@@ -10,7 +10,8 @@ from .config import JSLConfig
 
 
 def feature(cfg: JSLConfig, dtype=jnp.float64):
-    """The unit feature w* in R^d (Assumption 2: ||w*|| = 1), a seeded random direction, not an axis."""
+    """The unit feature w* in R^d (Assumption 2: ||w*|| = 1), a seeded random direction, not an
+    axis."""
     w = jax.random.normal(jax.random.fold_in(jax.random.key(cfg.seed), 0x5EED), (cfg.d,), dtype)
     return w / jnp.linalg.norm(w)
 
@@ -33,7 +34,8 @@ def sample_signs(key, cfg: JSLConfig, n: int, dtype=jnp.float64):
 
 
 def sample(key, cfg: JSLConfig, n: int, w_star, dtype=jnp.float64):
-    """n points (X, y) of Assumption 1: X_j = s_j w* + xi_j, xi_j ~ N(0, sigma^2 (I - w* w*^T)). X has shape (n, D, d)."""
+    """n points (X, y) of Assumption 1: X_j = s_j w* + xi_j, xi_j ~ N(0, sigma^2 (I - w* w*^T)). X
+    has shape (n, D, d)."""
     k_s, k_xi = jax.random.split(key)
     y, s = sample_signs(k_s, cfg, n, dtype)
     z = cfg.sigma * jax.random.normal(k_xi, (n, cfg.D, cfg.d), dtype)

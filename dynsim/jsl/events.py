@@ -1,11 +1,12 @@
 """The three Events of JSL Section 4.1 detected on any recorded trajectory (reduced or full).
 
-Event I: only v moves, alpha rises to a plateau (ends at T0). Event II: attention moves until T1, when the
-own set dominates (docs/derivations/jsl.md §5: (C-1) Gamma > (D-C) Xi; the paper's literal criterion gamma > max_t |rho|
-is reported beside it). Event III: the loss then falls towards its floor (over at T3). The paper's thresholds
-are in its unavailable appendix (docs/derivations/jsl.md §7), so the ones here are explicit parameters, recorded with
-the result. Every time is the first *recorded* step meeting its criterion: the crossing itself lies in
-(previous recorded step, reported step], a window of at most `record_every` steps.
+Event I: only v moves, alpha rises to a plateau (ends at T0). Event II: attention moves until T1,
+when the own set dominates (docs/derivations/jsl.md §5: (C-1) Gamma > (D-C) Xi; the paper's literal
+criterion gamma > max_t |rho| is reported beside it). Event III: the loss then falls towards its
+floor (over at T3). The paper's thresholds are in its unavailable appendix (docs/derivations/jsl.md
+§7), so the ones here are explicit parameters, recorded with the result. Every time is the first
+*recorded* step meeting its criterion: the crossing itself lies in (previous recorded step, reported
+step], a window of at most `record_every` steps.
 """
 
 from __future__ import annotations
@@ -22,14 +23,17 @@ EVENTS = ("T0", "T1_attention", "T1_gamma_rho", "T3")
 REQUIRED = ("alpha", "gamma", "rho", "loss", "within_attention", "between_attention")
 
 DEFINITIONS = {
-    "T0": "end of Event I: first recorded step with alpha >= alpha_0 + alpha_fraction (peak - alpha_0), "
-    "peak = max alpha over the recorded steps up to T1_attention (the whole run if T1 is not reached; then "
-    "not reached while alpha's peak is the last record: alpha still rising, its peak would be the horizon's)",
-    "T1_attention": "end of Event II (docs/derivations/jsl.md §5): first recorded step with within_attention > between_attention, "
-    "i.e. (C-1) Gamma > (D-C) Xi",
-    "T1_gamma_rho": "end of Event II, the paper's literal criterion (Section 4.1): first recorded step t before the "
-    "last with gamma > max over the whole recorded run of |rho|, |rho| having reached that max at or "
-    "before t (else a still-growing |rho| would put the crossing at a fixed fraction of the horizon)",
+    "T0": "end of Event I: first recorded step with alpha >= alpha_0 + alpha_fraction (peak - "
+    "alpha_0), peak = max alpha over the recorded steps up to T1_attention (the whole "
+    "run if T1 is not reached; then not reached while alpha's peak is the last record: "
+    "alpha still rising, its peak would be the horizon's)",
+    "T1_attention": "end of Event II (docs/derivations/jsl.md §5): first recorded step with "
+    "within_attention > between_attention, i.e. (C-1) Gamma > (D-C) Xi",
+    "T1_gamma_rho": "end of Event II, the paper's literal criterion (Section 4.1): first "
+    "recorded step t before the last with gamma > max over the whole recorded "
+    "run of |rho|, |rho| having reached that max at or before t (else a "
+    "still-growing |rho| would put the crossing at a fixed fraction of the "
+    "horizon)",
     "T3": "end of Event III: first recorded step >= max(T0, T1_attention) with loss - floor <= "
     "loss_margin (loss(T0) - floor); loss = test_loss if recorded, else loss",
 }
@@ -37,7 +41,8 @@ DEFINITIONS = {
 
 @dataclasses.dataclass(frozen=True)
 class Events:
-    """Event times (recorded steps; None = not reached) and the thresholds that define them (Section 4.1)."""
+    """Event times (recorded steps; None = not reached) and the thresholds that define them (Section
+    4.1)."""
 
     T0: Optional[int]
     T1_attention: Optional[int]
@@ -95,7 +100,8 @@ def _record_every(traj) -> int:
 def detect(
     traj, *, alpha_fraction: float = 0.95, loss_margin: float = 0.1, floor: Optional[float] = None
 ) -> Events:
-    """Times of Events I-III (Section 4.1) on a Trajectory that records alpha, gamma, rho, loss and within/between attention."""
+    """Times of Events I-III (Section 4.1) on a Trajectory that records alpha, gamma, rho, loss and
+    within/between attention."""
     if not 0.0 < alpha_fraction <= 1.0:
         raise ValueError(f"alpha_fraction = {alpha_fraction!r} is invalid: must lie in (0, 1]")
     if not 0.0 < loss_margin < 1.0:
@@ -116,8 +122,9 @@ def detect(
 
     i1 = _first(np.asarray(traj["within_attention"]) > np.asarray(traj["between_attention"]))
     rho_max_abs = float(np.nanmax(np.abs(rho)))
-    # counted only once |rho| has reached its max and before the last record: with |rho| still growing at the end, the
-    # max is the last record's and the crossing sits at a fixed fraction of the horizon (0.28 x steps at q = 0.2)
+    # counted only once |rho| has reached its max and before the last record: with |rho| still
+    # growing at the end, the max is the last record's and the crossing sits at a fixed fraction of
+    # the horizon (0.28 x steps at q = 0.2)
     index = np.arange(steps.size)
     i1_literal = _first(
         (gamma > rho_max_abs) & (index >= int(np.nanargmax(np.abs(rho)))) & (index < steps.size - 1)
@@ -127,8 +134,9 @@ def detect(
     window = alpha if i1 is None else alpha[: i1 + 1]
     alpha_peak = float(np.nanmax(window))
     alpha_threshold = alpha_0 + alpha_fraction * (alpha_peak - alpha_0)
-    # alpha never rising above its start is no Event I: T0 is then not reached; nor while alpha still rises at the
-    # end of a run without Event II (its peak, hence the threshold, would be the horizon's)
+    # alpha never rising above its start is no Event I: T0 is then not reached; nor while alpha
+    # still rises at the end of a run without Event II (its peak, hence the threshold, would be the
+    # horizon's)
     rising = i1 is None and int(np.nanargmax(alpha)) == steps.size - 1
     i0 = _first(alpha >= alpha_threshold) if alpha_peak > alpha_0 and not rising else None
 
@@ -166,10 +174,12 @@ def detect(
 def compare_events(
     a, b, *, labels: Optional[tuple[str, str]] = None, **detect_kwargs
 ) -> dict[str, Any]:
-    """Event times at two levels: {event: {"a", "b", "difference" = b - a}} (None where either is not reached).
+    """Event times at two levels: {event: {"a", "b", "difference" = b - a}} (None where either is
+    not reached).
 
-    a and b are Events, or Trajectories (then `detect(traj, **detect_kwargs)` is applied). Also returned: the
-    resolution (the coarser record interval), the labels (default: the levels) and both Events in full.
+    a and b are Events, or Trajectories (then `detect(traj, **detect_kwargs)` is applied). Also
+    returned: the resolution (the coarser record interval), the labels (default: the levels) and
+    both Events in full.
     """
     a, b = (x if isinstance(x, Events) else detect(x, **detect_kwargs) for x in (a, b))
     out: dict[str, Any] = {}
@@ -183,7 +193,8 @@ def compare_events(
 
 
 def table(a, b=None, labels: Optional[tuple[str, str]] = None) -> str:
-    """Plain text: event, time at a, time at b, difference b - a ("-" = not reached), thresholds and definitions.
+    """Plain text: event, time at a, time at b, difference b - a ("-" = not reached), thresholds and
+    definitions.
 
     Takes the dict of `compare_events`, or two Events / Trajectories.
     """
@@ -205,9 +216,9 @@ def table(a, b=None, labels: Optional[tuple[str, str]] = None) -> str:
         f"times are first recorded steps: resolution {cmp['resolution']:,} steps; '-' = not reached"
     )
     lines.append(
-        f"thresholds ({la} / {lb}): alpha_fraction {da['alpha_fraction']:g} / {db['alpha_fraction']:g}, "
-        f"loss_margin {da['loss_margin']:g} / {db['loss_margin']:g}, floor {da['floor']:.4g} / {db['floor']:.4g} "
-        f"({da['loss_name']} / {db['loss_name']})"
+        f"thresholds ({la} / {lb}): alpha_fraction {da['alpha_fraction']:g} / "
+        f"{db['alpha_fraction']:g}, loss_margin {da['loss_margin']:g} / {db['loss_margin']:g}, "
+        f"floor {da['floor']:.4g} / {db['floor']:.4g} ({da['loss_name']} / {db['loss_name']})"
     )
     lines.extend(f"{name}: {text}" for name, text in DEFINITIONS.items())
     return "\n".join(lines)

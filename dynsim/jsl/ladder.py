@@ -1,18 +1,22 @@
-"""The idealized runs behind the JSL claims: one reduced run per (D, temperature), with its errors against f* and y.
+"""The idealized runs behind the JSL claims: one reduced run per (D, temperature), with its errors
+against f* and y.
 
-A `Point` is one reduced run on (P) and what the claims read from it: the final state's error against f*
-(`reduced.jsl.fstar`, exact classes split by sign f*, or a Monte Carlo sample with its standard error) and against y,
-the same error one decade of time earlier (has the run reached the theorem's horizon?), patch association, the
-exact reference lines, Lemma 4.3's per-entry increments at every recorded state, and the event times.
+A `Point` is one reduced run on (P) and what the claims read from it: the final state's error
+against f* (`reduced.jsl.fstar`, exact classes split by sign f*, or a Monte Carlo sample with its
+standard error) and against y, the same error one decade of time earlier (has the run reached the
+theorem's horizon?), patch association, the exact reference lines, Lemma 4.3's per-entry increments
+at every recorded state, and the event times.
 
-The run is the gradient flow of (P) (`reduced.jsl.simulate(cfg, method="flow")`, LSODA on the exact class sum) to
-t = eta * steps: the eta -> 0 limit of GD at the same time eta T, which is what the theorems' small eta
-(Parametrization 3.1) and T >= poly(d)/eta describe, and the only way to reach T >= poly(d)/eta at D >= 32 (the flow
-to t = 1e6 takes seconds; GD at eta = 0.005 would need 2e8 steps). `method="gd"` runs GD instead (tests).
+The run is the gradient flow of (P) (`reduced.jsl.simulate(cfg, method="flow")`, LSODA on the exact
+class sum) to t = eta * steps: the eta -> 0 limit of GD at the same time eta T, which is what the
+theorems' small eta (Parametrization 3.1) and T >= poly(d)/eta describe, and the only way to reach T
+>= poly(d)/eta at D >= 32 (the flow to t = 1e6 takes seconds; GD at eta = 0.005 would need 2e8
+steps). `method="gd"` runs GD instead (tests).
 
-The ladder keeps the judged point's expected number of random nonzero patches q(D - C) (`ladder_config`): the
-paper's q = poly(C)/D. At fixed q the Bayes error and the share of inputs where f* differs from y grow with D, and
-the converged gap to Bayes grows too (flow to t = 1e6, q = 0.5: 0.0040, 0.0095, 0.0129 at D = 24, 32, 36).
+The ladder keeps the judged point's expected number of random nonzero patches q(D - C)
+(`ladder_config`): the paper's q = poly(C)/D. At fixed q the Bayes error and the share of inputs
+where f* differs from y grow with D, and the converged gap to Bayes grows too (flow to t = 1e6, q =
+0.5: 0.0040, 0.0095, 0.0129 at D = 24, 32, 36).
 """
 
 from __future__ import annotations
@@ -33,21 +37,17 @@ from reduced.jsl import dynamics, fstar, sums, tables
 from . import events, reference
 from .config import JSLConfig
 
-LADDER = (
-    36,
-    40,
-    44,
-    48,
-)  # Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 5-21 s each (docs/jsl.md 12)
+# Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 5-21 s each (docs/jsl.md 12)
+LADDER = (36, 40, 44, 48)
 QUICK_LADDER = (32, 36, 40)  # CI-sized: seconds per point
-MAX_FLOW_D = 64  # the flow needs an exact class sum: D = 56 took 82 s and 3.4 GB, D = 64 has 15.1 million classes
-HORIZON_DECADE = 10.0  # the error is read at t and at t / HORIZON_DECADE (is the run past the theorem's horizon?)
-LEMMA_4_3_MAX_CLASSES = (
-    1_000_000  # Lemma 4.3's increments are evaluated at every recorded step up to this sum size
-)
-FSTAR_MAX_CLASSES = (
-    5_000_000  # above this the f* error uses a Monte Carlo sample (`reduced.jsl.fstar`)
-)
+# the flow needs an exact class sum: D = 56 took 82 s and 3.4 GB, D = 64 has 15.1 million classes
+MAX_FLOW_D = 64
+# the error is read at t and at t / HORIZON_DECADE (is the run past the theorem's horizon?)
+HORIZON_DECADE = 10.0
+# Lemma 4.3's increments are evaluated at every recorded step up to this sum size
+LEMMA_4_3_MAX_CLASSES = 1_000_000
+# above this the f* error uses a Monte Carlo sample (`reduced.jsl.fstar`)
+FSTAR_MAX_CLASSES = 5_000_000
 FSTAR_SAMPLES = 1_000_000
 
 
@@ -57,23 +57,26 @@ def at_size(cfg: JSLConfig, D: int, **changes) -> JSLConfig:
 
 
 def ladder_q(judged: JSLConfig, D: int) -> float:
-    """q at D keeping the judged point's expected random nonzero patches: q (D - C) = q_judged (D_judged - C)."""
+    """q at D keeping the judged point's expected random nonzero patches: q (D - C) = q_judged
+    (D_judged - C)."""
     return judged.q * (judged.D - judged.C) / (D - judged.C)
 
 
 def ladder_config(judged: JSLConfig, D: int) -> JSLConfig:
-    """The ladder point D of the judged config: q scaled by `ladder_q` (the paper's q = poly(C)/D), the rest kept.
-    A ValueError names D when the scaled q leaves (0, 1]."""
+    """The ladder point D of the judged config: q scaled by `ladder_q` (the paper's q = poly(C)/D),
+    the rest kept. A ValueError names D when the scaled q leaves (0, 1]."""
     if D <= judged.C:
         raise ValueError(
-            f"ladder size D = {D} is invalid for C = {judged.C}: must be > C (a random set besides the "
+            f"ladder size D = {D} is invalid for C = {judged.C}: must be > C (a random set "
+            f"besides the "
             "signal set)"
         )
     q = ladder_q(judged, D)
     if not 0.0 < q <= 1.0:
         raise ValueError(
             f"ladder size D = {D} is invalid for C = {judged.C}: keeping q (D - C) = "
-            f"{judged.q * (judged.D - judged.C):g} needs q = {q:.4g}, outside (0, 1]; use larger sizes"
+            f"{judged.q * (judged.D - judged.C):g} needs q = {q:.4g}, outside (0, 1]; use "
+            f"larger sizes"
         )
     return at_size(judged, D, q=q)
 
@@ -91,7 +94,8 @@ class Point:
     patch_association: float  # at T (1.0 or 0.0 by Lemma 4.1)
     lines: dict  # exact reference lines against y and f*
     sum_method: str
-    min_d_gamma: float  # Lemma 4.3: smallest per-entry gamma increment over the recorded steps (nan: not evaluated)
+    # Lemma 4.3: smallest per-entry gamma increment over the recorded steps (nan: not evaluated)
+    min_d_gamma: float
     min_d_gamma_step: int  # the recorded step where it occurs (-1: not evaluated)
     steps_d_gamma_not_positive: int  # recorded steps with d gamma <= 0
     max_ratio: float  # max |d rho| / d gamma over the recorded steps with d gamma > 0
@@ -99,27 +103,21 @@ class Point:
     events: dict
     alpha_peaked: bool  # alpha reached its maximum before the last recorded step: Event I is over
     seconds: float
-    loss_tail: float = (
-        math.nan
-    )  # share of the run's loss decrease made in its last tenth (`loss_tail`)
+    # share of the run's loss decrease made in its last tenth (`loss_tail`)
+    loss_tail: float = math.nan
     q: float = math.nan
     error_fstar_earlier: float = math.nan  # P[f* F <= 0] at t / HORIZON_DECADE
     method: str = "flow"  # "flow" (t = eta * steps) or "gd"
     reached: bool = True  # the run got to T (a flow solver that stops early drops the later saves)
-    alpha_rise: float = (
-        math.nan
-    )  # alpha's rise before it first falls, over alpha(0) (`event_i_rise`): > 0 iff Event I
-    min_gamma_minus_rho: float = (
-        math.nan
-    )  # min over recorded t of gamma - rho (the corollary gamma >= rho)
+    # alpha's rise before it first falls, over alpha(0) (`event_i_rise`): > 0 iff Event I
+    alpha_rise: float = math.nan
+    # min over recorded t of gamma - rho (the corollary gamma >= rho)
+    min_gamma_minus_rho: float = math.nan
     min_gamma_minus_rho_step: int = -1
-    polylog_implied: tuple = (
-        math.nan,
-        math.nan,
-    )  # min, max over t of d gamma / (eta alpha^p Gamma G^(p-1))
-    d_alpha_at_start: float = (
-        math.nan
-    )  # the GD increment of alpha at t = 0 (> 0: Event I starts with a rise)
+    # min, max over t of d gamma / (eta alpha^p Gamma G^(p-1))
+    polylog_implied: tuple = (math.nan, math.nan)
+    # the GD increment of alpha at t = 0 (> 0: Event I starts with a rise)
+    d_alpha_at_start: float = math.nan
 
     @property
     def gap_fstar(self) -> float:
@@ -128,7 +126,8 @@ class Point:
 
     @property
     def gap_change(self) -> float:
-        """|gap(t) - gap(t / 10)| / gap(t): how much the last decade of time moved the gap (inf when gap(t) = 0)."""
+        """|gap(t) - gap(t / 10)| / gap(t): how much the last decade of time moved the gap (inf when
+        gap(t) = 0)."""
         gap = self.gap_fstar
         return abs(self.error_fstar_earlier - self.error_fstar) / gap if gap > 0 else math.inf
 
@@ -150,8 +149,8 @@ def lines(cfg: JSLConfig) -> dict[str, float]:
 
 
 def increments(cfg: JSLConfig, traj, max_nonzero: Optional[int]) -> np.ndarray:
-    """Per-entry GD increments (d alpha, d gamma, d rho) = -orbit_step_sizes grad L at every recorded state
-    (Lemma 4.3), shape (records, 3)."""
+    """Per-entry GD increments (d alpha, d gamma, d rho) = -orbit_step_sizes grad L at every
+    recorded state (Lemma 4.3), shape (records, 3)."""
     table = tables.table(cfg, max_nonzero).weights
     states = jnp.asarray(np.stack([traj["alpha"], traj["gamma"], traj["rho"]], axis=1), cfg.dtype)
     grads = _gradients_jit(cfg, table, states)
@@ -165,7 +164,8 @@ def _gradients_jit(cfg: JSLConfig, table, states):
 
 
 def lemma_4_3_rate(cfg: JSLConfig, alpha, gamma, rho) -> np.ndarray:
-    """eta alpha^p Gamma G^(p-1), G = D (Lambda + (C-1) Gamma): Lemma 4.3's gamma increment without its polylog(d)."""
+    """eta alpha^p Gamma G^(p-1), G = D (Lambda + (C-1) Gamma): Lemma 4.3's gamma increment without
+    its polylog(d)."""
     lam, gam, _ = np.asarray(
         jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(
             jnp.asarray(np.stack([alpha, gamma, rho], axis=1), cfg.dtype)
@@ -176,9 +176,9 @@ def lemma_4_3_rate(cfg: JSLConfig, alpha, gamma, rho) -> np.ndarray:
 
 
 def event_i_rise(alpha: np.ndarray, t1_index: Optional[int]) -> float:
-    """(alpha at its first recorded local maximum, up to T1_attention - alpha(0)) / alpha(0): > 0 when alpha rose
-    from its start before it fell (Event I), 0 when it fell first (a start above the Event-I plateau; a later rise
-    in Event III does not count), NaN when alpha(0) <= 0."""
+    """(alpha at its first recorded local maximum, up to T1_attention - alpha(0)) / alpha(0): > 0
+    when alpha rose from its start before it fell (Event I), 0 when it fell first (a start above the
+    Event-I plateau; a later rise in Event III does not count), NaN when alpha(0) <= 0."""
     alpha = np.asarray(alpha, float)
     window = alpha if t1_index is None else alpha[: t1_index + 1]
     falls = np.flatnonzero(np.diff(window) < 0)
@@ -187,8 +187,9 @@ def event_i_rise(alpha: np.ndarray, t1_index: Optional[int]) -> float:
 
 
 def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
-    """(L(0.9 T) - L(T)) / (L(0) - L(T)): the share of the run's loss decrease made in its last tenth of steps (the
-    record at or before 0.9 T); 1 when the run is one record long, inf when the loss did not decrease."""
+    """(L(0.9 T) - L(T)) / (L(0) - L(T)): the share of the run's loss decrease made in its last
+    tenth of steps (the record at or before 0.9 T); 1 when the run is one record long, inf when the
+    loss did not decrease."""
     steps, loss = np.asarray(steps), np.asarray(loss, dtype=float)
     i = int(np.searchsorted(steps, 0.9 * steps[-1], side="right")) - 1
     total = loss[0] - loss[-1]
@@ -196,14 +197,14 @@ def loss_tail(steps: np.ndarray, loss: np.ndarray) -> float:
 
 
 def flow_times(cfg: JSLConfig) -> np.ndarray:
-    """Save times of a point's flow: 0, 100 log-spaced times from min(eta, t) to t = eta * steps, and t / 10."""
+    """Save times of a point's flow: 0, 100 log-spaced times from min(eta, t) to t = eta * steps,
+    and t / 10."""
     t = cfg.eta * cfg.steps
     ts = np.unique(
         np.concatenate([[0.0], np.geomspace(min(cfg.eta, t), t, 100)[:-1], [t / HORIZON_DECADE, t]])
     )
-    keep = np.concatenate(
-        [[True], np.diff(ts) > 1e-9 * t]
-    )  # geomspace's rounding can repeat a time (steps = 1)
+    # geomspace's rounding can repeat a time (steps = 1)
+    keep = np.concatenate([[True], np.diff(ts) > 1e-9 * t])
     keep[-1] = True  # t itself, exactly
     return np.concatenate([ts[:-1][keep[:-1] & (ts[:-1] < t * (1 - 1e-9))], [t]])
 
@@ -221,7 +222,8 @@ def run(cfg: JSLConfig, method: str = "flow"):
         )
     if cfg.D > MAX_FLOW_D:
         raise ValueError(
-            f"ladder size D = {cfg.D} is invalid: the flow needs an exact class sum, up to D = {MAX_FLOW_D}"
+            f"ladder size D = {cfg.D} is invalid: the flow needs an exact class sum, up to D = "
+            f"{MAX_FLOW_D}"
         )
     return reduced.jsl.simulate(cfg, method="flow", times=flow_times(cfg))
 
@@ -241,9 +243,8 @@ def run_point(cfg: JSLConfig, method: str = "flow") -> Point:
     )
     err, se = fstar.error(cfg, theta, signed)
     steps = np.asarray(traj.steps)
-    k = (
-        int(np.searchsorted(steps, steps[-1] / HORIZON_DECADE, side="right")) - 1
-    )  # the record at or before T / 10
+    # the record at or before T / 10
+    k = int(np.searchsorted(steps, steps[-1] / HORIZON_DECADE, side="right")) - 1
     earlier = np.array([traj["alpha"][k], traj["gamma"][k], traj["rho"][k]])
     err_earlier = fstar.error(cfg, earlier, signed)[0]
     sum_method = traj.meta.get(

@@ -21,7 +21,8 @@ def logistic_loss(margin, softplus=jax.nn.softplus):
 
 
 def attention(A, tau):
-    """Score matrix S_ij = exp(A_ij/tau) / sum_r exp(A_ir/tau) (Definition 3.2, with tau = sqrt(d) in (T))."""
+    """Score matrix S_ij = exp(A_ij/tau) / sum_r exp(A_ir/tau) (Definition 3.2, with tau = sqrt(d)
+    in (T))."""
     return jax.nn.softmax(A / tau, axis=-1)
 
 

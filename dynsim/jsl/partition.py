@@ -33,13 +33,15 @@ def set_of(cfg: JSLConfig) -> np.ndarray:
 
 
 def same_set_mask(cfg: JSLConfig) -> np.ndarray:
-    """Boolean (D, D) mask of the pairs (i, j) in the same set, diagonal included (Figure 4, panel 1)."""
+    """Boolean (D, D) mask of the pairs (i, j) in the same set, diagonal included (Figure 4, panel
+    1)."""
     s = set_of(cfg)
     return s[:, None] == s[None, :]
 
 
 def orbit_masks(cfg: JSLConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Masks of the within-set off-diagonal entries (gamma's orbit) and between-set entries (rho's orbit), Lemma 4.1."""
+    """Masks of the within-set off-diagonal entries (gamma's orbit) and between-set entries (rho's
+    orbit), Lemma 4.1."""
     same = same_set_mask(cfg)
     within = same & ~np.eye(cfg.D, dtype=bool)
     return within, ~same

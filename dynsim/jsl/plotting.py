@@ -1,4 +1,5 @@
-"""JSL plots: reduced vs full (alpha, gamma, rho, loss), Figure 4, Figure 2 and the transfer curves."""
+"""JSL plots: reduced vs full (alpha, gamma, rho, loss), Figure 4, Figure 2 and the transfer
+curves."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ PANELS = (
     ("rho", r"$\rho$ (between-set $A_{ij}$)"),
     ("loss", "loss"),
 )
-# A realistic run records the logistic loss on its N training samples (full/jsl/realistic.py), Figure 2's the same.
+# A realistic run records the logistic loss on its N training samples (full/jsl/realistic.py),
+# Figure 2's the same.
 LOSS_LABELS = {
     **plotting.LOSS_LABELS,
     "realistic": "training loss ({N} samples)",
@@ -24,7 +26,8 @@ LOSS_LABELS = {
 
 
 def compare_plot(trajectories, path, title: str = "") -> None:
-    """alpha, gamma, rho and loss of every trajectory against the step (log axis), written atomically to `path`."""
+    """alpha, gamma, rho and loss of every trajectory against the step (log axis), written
+    atomically to `path`."""
     plotting.compare_plot(trajectories, path, title, panels=PANELS, loss_labels=LOSS_LABELS)
 
 
@@ -39,8 +42,9 @@ def _reference_lines(ax, lines: dict) -> None:
 
 
 def _mask_and_A(mask, A):
-    """A 1 x 4 figure whose first two panels show the same-set mask (two labelled colours) and A off its diagonal
-    (a labelled diverging scale symmetric about 0; the fixed diagonal sigma_A drawn grey, not white)."""
+    """A 1 x 4 figure whose first two panels show the same-set mask (two labelled colours) and A off
+    its diagonal (a labelled diverging scale symmetric about 0; the fixed diagonal sigma_A drawn
+    grey, not white)."""
     fig, axes = plt.subplots(1, 4, figsize=(17, 4), constrained_layout=True)
     im = axes[0].imshow(
         mask, cmap=ListedColormap(["0.92", "0.2"]), vmin=-0.5, vmax=1.5, interpolation="nearest"
@@ -77,7 +81,8 @@ def figure4(
     cos_v_se=None,
     n_test=None,
 ) -> None:
-    """JSL Figure 4: (1) same-set mask, (2) learned A, (3) test error against steps, (4) cos(w*, v) against steps."""
+    """JSL Figure 4: (1) same-set mask, (2) learned A, (3) test error against steps, (4) cos(w*, v)
+    against steps."""
     fig, axes = _mask_and_A(mask, A)
     for ax, y, se, label in (
         (axes[2], test_error, test_error_se, "test error (seed mean)"),
@@ -108,7 +113,8 @@ def figure4(
 
 
 def transfer_plot(n_tilde, curves: dict, path, *, references: dict, title: str = "") -> None:
-    """Downstream test error against the number of fine-tuning samples, one curve per learner, +- 2 standard errors."""
+    """Downstream test error against the number of fine-tuning samples, one curve per learner, +- 2
+    standard errors."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2), constrained_layout=True)
     for i, (label, (mean, se)) in enumerate(curves.items()):
         mean, se = np.asarray(mean, float), np.asarray(se, float)
@@ -139,7 +145,8 @@ def figure2(
     association_se=None,
     n_test=None,
 ) -> None:
-    """JSL Figure 2: same-set mask, learned A, test error and patch association against steps (seed means, +-2 SE)."""
+    """JSL Figure 2: same-set mask, learned A, test error and patch association against steps (seed
+    means, +-2 SE)."""
     fig, axes = _mask_and_A(mask, A)
     band = r"$\pm 2$ SE over seeds"
     log_time(

@@ -1,4 +1,5 @@
-"""Realistic runs (E) for the claims: `full.jsl.realistic`'s GD plus what Lemma 4.2 and Theorem 4.2 are judged on.
+"""Realistic runs (E) for the claims: `full.jsl.realistic`'s GD plus what Lemma 4.2 and Theorem 4.2
+are judged on.
 
 Per seed: the same data, start, GD and records as `full.jsl.realistic.run` (same key layout, the
 same step with its v-gradient read from X transposed: equal to rounding), optionally with the
@@ -6,18 +7,27 @@ training labels shuffled (a negative control), plus the sharpness at every recor
 one-step rise of the loss (`full.jsl.realistic.train(with_sharpness=True)`, the GD stability
 premise). Added at the final step T:
 
-- the 0-1 error against the labelling function f* (docs/derivations/jsl.md §1): f*(X) = sum_l Threshold_{0.9C}(z_l),
-  z_l = sum_{i in S_l} <w*, X_i>, Threshold_c(z) = z if |z| > c else 0; an error is f* F <= 0 (f* = 0 counts as one);
+- the 0-1 error against the labelling function f* (docs/derivations/jsl.md §1): f*(X) = sum_l
+  Threshold_{0.9C}(z_l),
+  z_l = sum_{i in S_l} <w*, X_i>, Threshold_c(z) = z if |z| > c else 0; an error is f* F <= 0 (f* =
+    0 counts as one);
 - the same error of the sign-of-count GLM sum_j <w*, X_j> on the same test points;
 - the tangent of v to the line of w*, tan(T) = |v - alpha w*| / |alpha| (alpha = <v, w*>);
-- its sampling prediction (Lemma 4.2). On the line, at (A, alpha w*), proj = alpha s does not read the noise xi, and
-  the v-gradient of (E) splits into (sum G s) w* + n with n = sum_nj G_nj xi_nj, G = dL/dproj (n, D): given (y, s),
-  n ~ N(0, sigma^2 |G|_F^2 (I - w* w*^T)) exactly, |n| = sigma |G|_F chi_{d-1}. A component u of v off the line
-  adds (to first order) the curvature term sigma^2 h u to that gradient, h = sum_nj d^2 L / d proj_nj^2 (the mean
-  over xi of the Hessian in u; different patches' noises are independent, so only the diagonal counts). Where GD
+- its sampling prediction (Lemma 4.2). On the line, at (A, alpha w*), proj = alpha s does not read
+  the noise xi, and
+  the v-gradient of (E) splits into (sum G s) w* + n with n = sum_nj G_nj xi_nj, G = dL/dproj (n,
+    D): given (y, s),
+  n ~ N(0, sigma^2 |G|_F^2 (I - w* w*^T)) exactly, |n| = sigma |G|_F chi_{d-1}. A component u of v
+    off the line
+  adds (to first order) the curvature term sigma^2 h u to that gradient, h = sum_nj d^2 L / d
+    proj_nj^2 (the mean
+  over xi of the Hessian in u; different patches' noises are independent, so only the diagonal
+    counts). Where GD
   has equilibrated the off-line component, sigma^2 h u = -n, so at confidence c
-      tan(T) <= bound_c = sigma |G|_F sqrt(chi2_c(d - 1)) / (sigma^2 h |alpha(T)|) = |G|_F sqrt(chi2_c(d - 1)) / (sigma h |alpha(T)|),
-  evaluated with the run's training labels at its final (A(T), alpha(T)). The equilibration time of u is
+      tan(T) <= bound_c = sigma |G|_F sqrt(chi2_c(d - 1)) / (sigma^2 h |alpha(T)|) = |G|_F
+        sqrt(chi2_c(d - 1)) / (sigma h |alpha(T)|),
+  evaluated with the run's training labels at its final (A(T), alpha(T)). The equilibration time of
+    u is
   1 / (eta sigma^2 h) steps (reported as "relaxation_steps").
 """
 
@@ -48,27 +58,31 @@ RUN_VERSION = 4
 
 
 def f_star(cfg: JSLConfig, s):
-    """f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} s_i) from s_i = <w*, X_i> (..., D) (docs/derivations/jsl.md §1)."""
+    """f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} s_i) from s_i = <w*, X_i> (..., D)
+    (docs/derivations/jsl.md §1)."""
     z = s @ jax.nn.one_hot(jnp.asarray(partition.set_of(cfg)), cfg.L, dtype=s.dtype)
     return jnp.sum(jnp.where(jnp.abs(z) > 0.9 * cfg.C, z, 0.0), axis=-1)
 
 
 def f_star_error(cfg: JSLConfig, F, s):
-    """P[f* F <= 0]: the error against f* of Theorems 3.1, 4.1, 4.2 (f* = 0 or F = 0 counts as an error)."""
+    """P[f* F <= 0]: the error against f* of Theorems 3.1, 4.1, 4.2 (f* = 0 or F = 0 counts as an
+    error)."""
     return jnp.mean(jnp.where(f_star(cfg, s) * F > 0, 0.0, 1.0))
 
 
 def tangent(v, w_star):
-    """|v - alpha w*| / |alpha| with alpha = <v, w*>: the tangent of the angle between v and the line of w*."""
+    """|v - alpha w*| / |alpha| with alpha = <v, w*>: the tangent of the angle between v and the
+    line of w*."""
     alpha, r, _ = sampling.split_v(v, w_star)
     return r / jnp.abs(alpha)
 
 
 def on_line_curvature(cfg: JSLConfig, A, alpha, s, y):
-    """(|G|_F, h) of the empirical loss (E) at (A, v = alpha w*), proj = alpha s: G = dL/dproj, h = sum_nj d^2L/dproj_nj^2.
+    """(|G|_F, h) of the empirical loss (E) at (A, v = alpha w*), proj = alpha s: G = dL/dproj, h =
+    sum_nj d^2L/dproj_nj^2.
 
-    Samples do not interact, so the Hessian in proj is block-diagonal over n: h = sum_j <E_j, H E_j> with E_j the
-    indicator of patch j in every sample (one Hessian-vector product per patch).
+    Samples do not interact, so the Hessian in proj is block-diagonal over n: h = sum_j <E_j, H E_j>
+    with E_j the indicator of patch j in every sample (one Hessian-vector product per patch).
     """
     grad = jax.grad(lambda proj: sampling.projections_loss(model_for(cfg), A, y, proj))
     proj = alpha * s

@@ -1,7 +1,8 @@
-"""What a JSL run would hold in memory and do (issue 16), from the config's field values before the config is built:
-`needs` per level (the Setting's resources hook) and `estimate_*` per command (each Command's estimate). Rough on
-purpose: the sizes are the arrays the levels allocate (configurations, batches, data sets, recorded arrays), the work
-a few operations per entry and step; the point is to refuse a run that cannot fit, not to predict its peak."""
+"""What a JSL run would hold in memory and do (issue 16), from the config's field values before the
+config is built: `needs` per level (the Setting's resources hook) and `estimate_*` per command (each
+Command's estimate). Rough on purpose: the sizes are the arrays the levels allocate (configurations,
+batches, data sets, recorded arrays), the work a few operations per entry and step; the point is to
+refuse a run that cannot fit, not to predict its peak."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from .claims_realistic import pending_seeds
 from .realistic_plan import plan_for, realistic_config
 from .claims_idealized import CLAIMS as IDEALIZED_CLAIMS
 
-OBSERVABLES = 24  # numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded up
+# numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded
+# up
+OBSERVABLES = 24
 DEFAULT_RUNS = 8  # replicates of --mode sampled and seeds of --mode realistic when not given
-DERIVE_SECONDS_PER_TYPE = (
-    0.4  # derive jsl: 10 set types (C = 3) 1.7 s, 45 (C = 8) 10.7 s, 153 (C = 16) 57 s measured
-)
-MAX_DERIVE_C = 16  # derive jsl --C: 153 set types took 57 s on 2 CPU cores, and the time grows with (C+1)(C+2)/2
+# derive jsl: 10 set types (C = 3) 1.7 s, 45 (C = 8) 10.7 s, 153 (C = 16) 57 s measured
+DERIVE_SECONDS_PER_TYPE = 0.4
+# derive jsl --C: 153 set types took 57 s on 2 CPU cores, and the time grows with (C+1)(C+2)/2
+MAX_DERIVE_C = 16
 
 
 def _sizes(v: dict) -> tuple:
@@ -37,16 +40,16 @@ def types(C: int) -> int:
 
 
 def reduced_need(v: dict, opts: dict) -> Need:
-    """The reduced level's configuration sum: every moment class up to --max-configurations, else sampled."""
+    """The reduced level's configuration sum: every moment class up to --max-configurations, else
+    sampled."""
     D, C, _ = _sizes(v)
     T = types(C)
     if opts.get("mc_samples") is not None:
         rows, named = max(int(opts["mc_samples"]), 1), {"--mc-samples": opts["mc_samples"]}
     else:
         limit = opts.get("max_configurations") or sums.MAX_CLASSES
-        small = (
-            T <= 1000 and D // C <= 10**6
-        )  # math.comb of larger ones is itself slow; the limit bounds them
+        # math.comb of larger ones is itself slow; the limit bounds them
+        small = T <= 1000 and D // C <= 10**6
         rows, named = (
             min(configurations.count(D, C) if small else limit, limit),
             {"--D": D, "--C": C},
@@ -57,20 +60,20 @@ def reduced_need(v: dict, opts: dict) -> Need:
         bytes=8.0 * rows * (T + 4),
         flops=20.0 * rows * T * max(int(v["steps"]), 0),
         work_options={"--steps": v["steps"]},
-        instead="a smaller --mc-samples or --max-configurations (the Monte Carlo or truncated sum of "
-        "`dynsim sweep jsl`), or a smaller --D",
+        instead="a smaller --mc-samples or --max-configurations (the Monte Carlo or truncated "
+        "sum of `dynsim sweep jsl`), or a smaller --D",
     )
 
 
 def full_need(v: dict, mode: str, runs) -> Need:
-    """The full level's batch: the enumerated configurations (exact), the sampled batch or the realistic data."""
+    """The full level's batch: the enumerated configurations (exact), the sampled batch or the
+    realistic data."""
     D, C, d = _sizes(v)
     steps, N, n_test = max(int(v["steps"]), 0), max(int(v["N"]), 1), max(int(v["n_test"]), 1)
     R = DEFAULT_RUNS if runs is None else max(int(runs), 1)
     if mode == "exact":
-        M = min(
-            D // C * 3 ** min(D - C, 40), population.MAX_EXACT_CONFIGURATIONS
-        )  # check_exact refuses beyond
+        # check_exact refuses beyond
+        M = min(D // C * 3 ** min(D - C, 40), population.MAX_EXACT_CONFIGURATIONS)
         return Need(
             f"exact population: {M:,} configurations x D = {D}",
             {"--D": D, "--C": C},
@@ -131,9 +134,8 @@ def estimate_compare(args) -> list:
         return needs(v, "reduced", {}) + needs(
             v, "full", {"mode": args.mode, "replicates": args.replicates}
         )
-    total = (
-        sum(args.ladder) if args.ladder else 2 * int(v["N"])
-    )  # the default ladder N/16, N/4, N sums below 2 N
+    # the default ladder N/16, N/4, N sums below 2 N
+    total = sum(args.ladder) if args.ladder else 2 * int(v["N"])
     return needs({**v, "N": total}, "full", {"mode": "realistic", "seeds": args.seeds}) + needs(
         v, "reduced", {}
     )
@@ -190,7 +192,8 @@ def estimate_check(args) -> list:
 
 
 def estimate_transfer(args) -> list:
-    """`transfer jsl`: one realistic pretraining, then each N~ fine-tuned --finetune-seeds times by three learners."""
+    """`transfer jsl`: one realistic pretraining, then each N~ fine-tuned --finetune-seeds times by
+    three learners."""
     v = options.values(args)
     D, _, d = _sizes(v)
     n = sum(max(int(x), 1) for x in args.n_tilde) if args.n_tilde else 8 + 16 + 32 + 64 + 128 + 256
@@ -208,7 +211,8 @@ def estimate_transfer(args) -> list:
 
 
 def estimate_derive(args) -> list:
-    """`derive jsl`: sympy's time grows with the set types; --C is bounded (MAX_DERIVE_C), --p by JSLConfig."""
+    """`derive jsl`: sympy's time grows with the set types; --C is bounded (MAX_DERIVE_C), --p by
+    JSLConfig."""
     T = types(max(int(args.C), 1))
     return [
         Need(

@@ -1,9 +1,11 @@
-"""JSL points of a sweep: the groups, the checks before any work, the summaries and the sweep's options.
+"""JSL points of a sweep: the groups, the checks before any work, the summaries and the sweep's
+options.
 
-A group is a set of points that share every shape: (D, C, p), the recording grid, the dtype and how the
-configuration sum is evaluated (`reduced.jsl.sums.choose`). Inside a group the config's traced numbers and the
-seed vary, so the reduced level runs the group as one compiled program (`reduced.jsl.many.simulate_group`) and the
-full level in modes exact and sampled too (`full.jsl.many.simulate_many`).
+A group is a set of points that share every shape: (D, C, p), the recording grid, the dtype and how
+the configuration sum is evaluated (`reduced.jsl.sums.choose`). Inside a group the config's traced
+numbers and the seed vary, so the reduced level runs the group as one compiled program
+(`reduced.jsl.many.simulate_group`) and the full level in modes exact and sampled too
+(`full.jsl.many.simulate_many`).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ DEFAULT_OPTIONS = {"mode": "exact", "replicates": None, "confidence": 0.999}
 
 
 def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
-    """The full trajectories of points of one group: one program (`full.jsl.many`) in modes exact and sampled,
-    point by point in mode realistic."""
+    """The full trajectories of points of one group: one program (`full.jsl.many`) in modes exact
+    and sampled, point by point in mode realistic."""
     mode = options.get("mode", "exact")
     if mode == "realistic":
         return [full.jsl.simulate(c, mode=mode) for c in cfgs]
@@ -35,7 +37,8 @@ def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Tr
 
 
 def check(cfg: JSLConfig, options: dict, level: str) -> None:
-    """Refuse, before any work, a point its levels cannot run (e.g. an exact full sum too large to enumerate)."""
+    """Refuse, before any work, a point its levels cannot run (e.g. an exact full sum too large to
+    enumerate)."""
     if level != "full":
         reduced_many.group_key(cfg, options)  # validates the sum options
     if level != "reduced":
@@ -43,11 +46,12 @@ def check(cfg: JSLConfig, options: dict, level: str) -> None:
 
 
 def seeded(cfg: JSLConfig, options: dict, level: str) -> bool:
-    """Whether the seed changes a point's numbers at `level` beyond rounding. Reduced: only a Monte Carlo sum
-    (its sample); the full and truncated sums are deterministic. Full: modes sampled and realistic draw data; mode
-    exact takes only w*'s direction and, for a random partition, the permutation from the seed, and the population
-    dynamics are invariant under both (rotation about w*, relabelling the patches): seeds 0 and 1 differ by
-    <= 3.4e-16 in every observable (D = 9, C = 3, 300 steps, contiguous and random partitions)."""
+    """Whether the seed changes a point's numbers at `level` beyond rounding. Reduced: only a Monte
+    Carlo sum (its sample); the full and truncated sums are deterministic. Full: modes sampled and
+    realistic draw data; mode exact takes only w*'s direction and, for a random partition, the
+    permutation from the seed, and the population dynamics are invariant under both (rotation about
+    w*, relabelling the patches): seeds 0 and 1 differ by <= 3.4e-16 in every observable (D = 9, C =
+    3, 300 steps, contiguous and random partitions)."""
     reduced_seeded = (
         level != "full"
         and sums.choose(cfg, **reduced_many.sum_options(options)).method == "monte_carlo"
@@ -67,10 +71,11 @@ def level_group(cfg: JSLConfig, options: dict, level: str) -> tuple:
 
 
 def settled_events(t: Trajectory) -> dict:
-    """Event times (`events.detect`, Section 4.1, whose T1_gamma_rho and T0 do not move with the horizon) and their
-    censoring: {event: recorded step or None, event + "_censored": the last recorded step when the event is not
-    reached within the run (every longer run finds it later, docs/sweeps.md), else None}. None for both when the run
-    is not finite or lacks the observables the events need."""
+    """Event times (`events.detect`, Section 4.1, whose T1_gamma_rho and T0 do not move with the
+    horizon) and their censoring: {event: recorded step or None, event + "_censored": the last
+    recorded step when the event is not reached within the run (every longer run finds it later,
+    docs/sweeps.md), else None}. None for both when the run is not finite or lacks the observables
+    the events need."""
     if t.meta.get("nonfinite_from_step") is not None or any(
         k not in t.observables for k in events.REQUIRED
     ):
@@ -79,9 +84,10 @@ def settled_events(t: Trajectory) -> dict:
 
 
 def level_summary(t: Trajectory) -> dict:
-    """Event times that do not move with the horizon, with censoring (`settled_events`), the final loss, 0-1 error
-    (the population error of the reduced and exact levels, the test error of the realistic one), patch
-    association (Definition 2.2), (alpha, gamma, rho) and the loss's stability flags (`common.stability`)."""
+    """Event times that do not move with the horizon, with censoring (`settled_events`), the final
+    loss, 0-1 error (the population error of the reduced and exact levels, the test error of the
+    realistic one), patch association (Definition 2.2), (alpha, gamma, rho) and the loss's stability
+    flags (`common.stability`)."""
     last = {k: float(np.asarray(v)[-1]) for k, v in t.observables.items() if np.ndim(v) == 1}
     loss_name = "test_loss" if "test_loss" in t.observables else "loss"
     return {

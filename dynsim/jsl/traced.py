@@ -1,5 +1,6 @@
-"""JSLConfig as a JAX pytree (`dynsim.pytree`): its NUMBERS are traced, its other fields static. Both levels import
-this module, so a JSLConfig passed to their compiled programs compiles once per shape."""
+"""JSLConfig as a JAX pytree (`dynsim.pytree`): its NUMBERS are traced, its other fields static.
+Both levels import this module, so a JSLConfig passed to their compiled programs compiles once per
+shape."""
 
 from __future__ import annotations
 

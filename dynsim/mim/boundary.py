@@ -1,9 +1,11 @@
-"""The finite-P boundary Delta*(P, gamma) of the two-phase regime: where the initial rate ratio crosses 1.
+"""The finite-P boundary Delta*(P, gamma) of the two-phase regime: where the initial rate ratio
+crosses 1.
 
-The leading order (docs/derivations/mim-model.md §5) puts the ratio at (1 - gamma) P^Delta, so Phase I exists when
-Delta > Delta*_pred = log(1 / (1 - gamma)) / log P (0.10 at P = 1024, gamma = 0.5), not at Delta > 0. `delta_star`
-measures it: one GD step from Q = 0 (mean_field, B free) on grid problems with kappa_s fixed and kappa_c scanned, and
-log(ratio) interpolated linearly in the realised Delta between the two problems that bracket 1.
+The leading order (docs/derivations/mim-model.md §5) puts the ratio at (1 - gamma) P^Delta, so Phase
+I exists when Delta > Delta*_pred = log(1 / (1 - gamma)) / log P (0.10 at P = 1024, gamma = 0.5),
+not at Delta > 0. `delta_star` measures it: one GD step from Q = 0 (mean_field, B free) on grid
+problems with kappa_s fixed and kappa_c scanned, and log(ratio) interpolated linearly in the
+realised Delta between the two problems that bracket 1.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from .config import MIMConfig
 
 
 def initial_ratio(cfg: MIMConfig) -> float:
-    """|dA_global| / dA_target of the first local patch over one GD step from Q = 0 (B free, counts at their means)."""
+    """|dA_global| / dA_target of the first local patch over one GD step from Q = 0 (B free, counts
+    at their means)."""
     return ladder.initial_rate_ratio(cfg, "mean_field").measured
 
 
@@ -28,7 +31,8 @@ def predicted(P: int, gamma: float) -> float:
 
 
 def delta_star(base: MIMConfig, kappa_cs: Sequence[float]) -> dict:
-    """Measured Delta* at base's P and gamma: the realised Delta where log(ratio) crosses 0 over the kappa_c scan."""
+    """Measured Delta* at base's P and gamma: the realised Delta where log(ratio) crosses 0 over the
+    kappa_c scan."""
     points = {}
     for kc in kappa_cs:
         cfg = base.replace(kappa_c=float(kc))
@@ -40,7 +44,8 @@ def delta_star(base: MIMConfig, kappa_cs: Sequence[float]) -> dict:
     if up.size == 0:
         raise ValueError(
             f"kappa_cs = {list(kappa_cs)} do not bracket the boundary at P = {base.P}, gamma = "
-            f"{base.mask_ratio}: the log ratios are {lr.round(3).tolist()} at Delta {d.round(3).tolist()}"
+            f"{base.mask_ratio}: the log ratios are {lr.round(3).tolist()} at Delta "
+            f"{d.round(3).tolist()}"
         )
     i = int(up[0])
     measured = float(d[i] + (d[i + 1] - d[i]) * (-lr[i]) / (lr[i + 1] - lr[i]))

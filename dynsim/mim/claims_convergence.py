@@ -90,9 +90,10 @@ def attention_measurement(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Mea
 
 
 def attention_trend(rungs: Sequence[ladder.Rung]) -> Measurement:
-    """The attention deficit 1 - min Attn(T(P)) against P (log-log slope with its interval): reported,
-    not judged. Theorem 4.1 bounds the deficit by O(eps) at T*(eps), at every P; it states no trend in
-    P, and the slope follows the T schedule (T ~ P^(1 - kappa_s) gives larger P more time)."""
+    """The attention deficit 1 - min Attn(T(P)) against P (log-log slope with its interval):
+    reported, not judged. Theorem 4.1 bounds the deficit by O(eps) at T*(eps), at every P; it states
+    no trend in P, and the slope follows the T schedule (T ~ P^(1 - kappa_s) gives larger P more
+    time)."""
     deficits = [1 - r.min_attention for r in rungs]
     if any(math.isnan(x) for x in deficits):
         return Measurement(

@@ -22,9 +22,8 @@ from .premises import (
     where,
 )
 
-PHASE_DROP = math.log(
-    2.0
-)  # Phase I must at least halve the global attention: drop of A_global >= log 2 / z
+# Phase I must at least halve the global attention: drop of A_global >= log 2 / z
+PHASE_DROP = math.log(2.0)
 # "~" read as Attn_1^2 / Attn_n within [1/4, 4]: a level offset of at most log(4) / 2z
 SWITCH_BAND = 4.0
 STATEMENT_53 = (
@@ -345,7 +344,8 @@ def small_claim(rungs: Sequence[ladder.Rung]) -> Claim:
 
 
 def _small(rung: ladder.Rung, c: ladder.Cluster) -> float:
-    """Cluster c's Phase-I ratio: max(other FP, max_k' |B_k'|) over |A_1(T1)| / ((1 - gamma) C_min)."""
+    """Cluster c's Phase-I ratio: max(other FP, max_k' |B_k'|) over |A_1(T1)| / ((1 - gamma)
+    C_min)."""
     scale = abs(c.drop_at_switch) / ((1 - rung.cfg.mask_ratio) * c.c_min)
     terms = (c.phase1_other_fp, c.phase1_max_B)
     if any(math.isnan(x) for x in terms):  # a reading missing: not a small one

@@ -1,5 +1,5 @@
-"""The MIM commands: `compare mim`, `check-theorems mim`, `derive mim` (the options of `compare` and `derive`, and
-the syntax MIM's fields need, are in `dynsim.mim.arguments`)."""
+"""The MIM commands: `compare mim`, `check-theorems mim`, `derive mim` (the options of `compare` and
+`derive`, and the syntax MIM's fields need, are in `dynsim.mim.arguments`)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ CHECK_SETS = {
 
 
 def check_arguments(parser, setting) -> None:
-    """Options of `check-theorems mim`: the MIMConfig fields the claims take, the ladder, eps and the output."""
+    """Options of `check-theorems mim`: the MIMConfig fields the claims take, the ladder, eps and
+    the output."""
     options.config_options(parser, setting, CHECK_DEFAULTS, CHECK_WHY, exclude=CHECK_SETS)
     g = parser.add_argument_group("the P ladder (reduced level, mean_field: B free)")
     g.add_argument(
@@ -64,7 +65,8 @@ def check_arguments(parser, setting) -> None:
     g.add_argument(
         "--json",
         action="store_true",
-        help='print {"config": {...}, "claims": [...], "measurements": [...]} as JSON instead of the table',
+        help='print {"config": {...}, "claims": [...], "measurements": [...]} as JSON instead '
+        "of the table",
     )
     options.out_options(g)
 
@@ -84,12 +86,14 @@ def claims(cfg, log=lambda s: None) -> list:
 
 
 def derive(cfg, latex: bool = False) -> str:
-    """The sympy per-query loss (own-area and other-area views) and its partial derivatives (any P)."""
+    """The sympy per-query loss (own-area and other-area views) and its partial derivatives (any
+    P)."""
     return render(latex=latex)
 
 
 def run_derive(args) -> int:
-    """`dynsim derive mim`: the sympy per-query loss in its two views and its partial derivatives."""
+    """`dynsim derive mim`: the sympy per-query loss in its two views and its partial
+    derivatives."""
     print(render(latex=args.latex))
     return output.EXIT_AGREE
 
@@ -113,7 +117,8 @@ def run_compare(args) -> int:
     approx = approx_option(args.approximation)
     mc = {} if args.samples is None else {"samples": args.samples, "replicates": args.replicates}
     reduced.mim.check(cfg, approx, method=args.method, **mc)  # fail before any work
-    # --replicates also counts the reduced Monte Carlo draws: with --samples it is not an error in --mode exact
+    # --replicates also counts the reduced Monte Carlo draws: with --samples it is not an error in
+    #   --mode exact
     full_reps = None if args.mode == "exact" and args.samples is not None else args.replicates
     full.mim.check(cfg, args.mode, full_reps)
     output.check_confidence(args.confidence)
@@ -131,12 +136,12 @@ def run_compare(args) -> int:
         label = f"Monte Carlo, {args.samples} count vectors per query, {red_draws(args)} draws"
     sizes = [[len(a) for a in cl] for cl in cfg.areas]
     output.log(
-        f"MIM: P={cfg.P}, K={cfg.K}, areas {sizes}, |M|={cfg.masked}, Delta={cfg.delta:.3f}, d={cfg.d}, {cfg.dtype}"
+        f"MIM: P={cfg.P}, K={cfg.K}, areas {sizes}, |M|={cfg.masked}, Delta={cfg.delta:.3f}, "
+        f"d={cfg.d}, {cfg.dtype}"
     )
     red = output.run_logged("reduced", cfg.steps, reduced_run, timings, "reduced_seconds")
-    red = records.with_per_patch(
-        red, cfg
-    )  # per patch, as the full run holds them, whatever the expansion budget
+    # per patch, as the full run holds them, whatever the expansion budget
+    red = records.with_per_patch(red, cfg)
     output.log(f"full: {args.mode} gradient descent on the {cfg.d}x{cfg.d} matrix Q ...")
     ful = output.run_logged(
         "full",
@@ -172,20 +177,22 @@ def run_compare(args) -> int:
             f"{red.meta['device']})",
         ),
         [
-            f"information gap Delta = {cfg.delta:.3f} (effective kappas {kappas[0]:.3f}, {kappas[1]:.3f}); "
-            f"reduced level: {label}"
+            f"information gap Delta = {cfg.delta:.3f} (effective kappas {kappas[0]:.3f}, "
+            f"{kappas[1]:.3f}); reduced level: {label}"
             + ("" if args.method == "gd" else ", gradient flow (O(eta) from GD)")
         ],
     )
 
 
 def red_draws(args) -> int:
-    """The reduced level's independent Monte Carlo draws: --replicates, default 4 (`reduced.mim.simulate`)."""
+    """The reduced level's independent Monte Carlo draws: --replicates, default 4
+    (`reduced.mim.simulate`)."""
     return 4 if args.replicates is None else args.replicates
 
 
 def signed_configs(base, args) -> tuple:
-    """`base` with the kappas of --kappa-pos and of --kappa-neg (each "KC,KS"): the Delta > 0 and Delta < 0 configs."""
+    """`base` with the kappas of --kappa-pos and of --kappa-neg (each "KC,KS"): the Delta > 0 and
+    Delta < 0 configs."""
     out = []
     for option, text in (("--kappa-pos", args.kappa_pos), ("--kappa-neg", args.kappa_neg)):
         try:

@@ -1,4 +1,5 @@
-"""The MIM figures: `figure mim-phases` (two phases against one) and `figure mim-attention` (maps, diversity)."""
+"""The MIM figures: `figure mim-phases` (two phases against one) and `figure mim-attention` (maps,
+diversity)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ from . import phases, plotting
 from .cli import APPROX_CHOICES, approx_option, signed_configs
 from .partition import query_patches
 
-# mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta = -0.2.
+# mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta =
+# -0.2.
 PHASES_DEFAULTS = dict(P=1024, mask_ratio=0.5, eta=1.0, steps=3000, record_every=5)
 ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
-# Not read, so not listed: mim-phases takes its two runs' kappas from --kappa-pos/--kappa-neg (not --kappa-c/-s) and
-# runs the reduced level only (no embedding dimension d, no samples N); mim-attention trains on the exact population
-# loss (no samples N).
+# Not read, so not listed: mim-phases takes its two runs' kappas from --kappa-pos/--kappa-neg (not
+# --kappa-c/-s) and runs the reduced level only (no embedding dimension d, no samples N);
+# mim-attention trains on the exact population loss (no samples N).
 PHASES_UNREAD = {
     "kappa_c": "the two runs take --kappa-pos and --kappa-neg",
     "kappa_s": "the same",
@@ -30,8 +32,9 @@ PHASES_UNREAD = {
     "N": "the reduced level's loss is the population loss",
 }
 ATTENTION_UNREAD = {"N": "the model trains on the exact population loss"}
-# mim-phases.npz keeps the records a log-time axis needs (trajectory.log_spaced): at most PER_DECADE per decade of
-# steps, which draws the same curves (3000 steps: about 80 of 601 records) at a size set by the decades.
+# mim-phases.npz keeps the records a log-time axis needs (trajectory.log_spaced): at most PER_DECADE
+# per decade of steps, which draws the same curves (3000 steps: about 80 of 601 records) at a size
+# set by the decades.
 PER_DECADE = 40
 PHASES_DESCRIPTION = (
     "Reduced MIM dynamics (default approximation: mean_field, which keeps the PP correlations) at "
@@ -49,7 +52,8 @@ ATTENTION_DESCRIPTION = (
 
 
 def phases_arguments(parser, setting) -> None:
-    """Options of `figure mim-phases`: every MIMConfig field it reads, the two runs' kappas, the approximation, --out."""
+    """Options of `figure mim-phases`: every MIMConfig field it reads, the two runs' kappas, the
+    approximation, --out."""
     options.config_options(
         parser,
         setting,
@@ -74,7 +78,8 @@ def phases_arguments(parser, setting) -> None:
         "--approximation",
         choices=APPROX_CHOICES,
         default="mean_field",
-        help="reduced approximation (default: mean_field; none is exact but only feasible for small P)",
+        help="reduced approximation (default: mean_field; none is exact but only feasible for "
+        "small P)",
     )
     output.out_options(g)
 
@@ -99,12 +104,14 @@ def attention_arguments(parser, setting) -> None:
 
 
 def run_phases(args) -> int:
-    """`dynsim figure mim-phases`: FP and PP trajectories at Delta > 0 and Delta < 0 on a log-time axis."""
+    """`dynsim figure mim-phases`: FP and PP trajectories at Delta > 0 and Delta < 0 on a log-time
+    axis."""
     base = options.config(args)
     if base.partitions is not None:
         raise ValueError(
-            "--partitions is invalid for figure mim-phases: explicit areas override the kappas, so both "
-            "runs would be the same; give the kappas with --kappa-pos and --kappa-neg"
+            "--partitions is invalid for figure mim-phases: explicit areas override the "
+            "kappas, so both runs would be the same; give the kappas with --kappa-pos and "
+            "--kappa-neg"
         )
     approx = approx_option(args.approximation)
     cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
@@ -115,7 +122,8 @@ def run_phases(args) -> int:
     runs, summary, switches = {}, {}, {}
     for label, cfg in cfgs.items():
         output.log(
-            f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.3f}, {cfg.steps} steps ..."
+            f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.3f}, "
+            f"{cfg.steps} steps ..."
         )
         t = output.run_logged(
             label,
@@ -124,10 +132,8 @@ def run_phases(args) -> int:
             timings,
             label,
         )
-        runs[label] = (
-            cfg,
-            t.thinned(PER_DECADE),
-        )  # the figure draws, and the npz keeps, the log-spaced records
+        # the figure draws, and the npz keeps, the log-spaced records
+        runs[label] = (cfg, t.thinned(PER_DECADE))
         q = query_patches(cfg)
         local, glob = (
             phases.classify(t, q["local"], 0, cfg=cfg),
@@ -145,15 +151,15 @@ def run_phases(args) -> int:
             },
         }
         switches[label] = local.switch.step if local.switch is not None else None
-    with output.Staged(
-        args.out
-    ) as stage:  # one set: mim-phases.json, moved last, records the others' digests
+    # one set: mim-phases.json, moved last, records the others' digests
+    with output.Staged(args.out) as stage:
         plotting.phases_plot(
             runs,
             stage.path("mim-phases.png"),
             switches,
-            title=f"MIM reduced dynamics ({reduced.mim.label(reduced.mim.approximations(approx))}), "
-            f"eta={base.eta}, gamma={base.mask_ratio}",
+            title=f"MIM reduced dynamics "
+            f"({reduced.mim.label(reduced.mim.approximations(approx))}), eta={base.eta}, "
+            f"gamma={base.mask_ratio}",
         )
         save_many(
             stage.path("mim-phases.npz"),
@@ -172,15 +178,16 @@ def run_phases(args) -> int:
     for label, info in summary.items():
         loc, glo, r = info["local_query"], info["global_query"], info["initial_rate_ratio"]
         print(
-            f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} ({loc['reason']}); "
-            f"|dA_global|/dA_target over steps {r['interval'][0]}-{r['interval'][1]} = {r['measured']:.3g} "
-            f"(leading order (1 - gamma) P^Delta = {r['predicted']:.3g})"
+            f"{label} (Delta = {info['delta']:.3f}): local query {loc['p']}: {loc['label']} "
+            f"({loc['reason']}); |dA_global|/dA_target over steps "
+            f"{r['interval'][0]}-{r['interval'][1]} = {r['measured']:.3g} (leading order (1 - "
+            f"gamma) P^Delta = {r['predicted']:.3g})"
         )
         if loc["switch"] is not None:
             sw = loc["switch"]
             print(
-                f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against -(Delta/2) log P = "
-                f"{sw['predicted']:.3f}"
+                f"  switch at step {sw['step']}: A_global = {sw['A_global']:.3f} against "
+                f"-(Delta/2) log P = {sw['predicted']:.3f}"
             )
         print(f"  global query {glo['p']}: {glo['label']} ({glo['reason']})")
     print(output.wrote(args.out, ["mim-phases.png", "mim-phases.npz", "mim-phases.json"]))
@@ -188,7 +195,8 @@ def run_phases(args) -> int:
 
 
 def run_attention(args) -> int:
-    """`dynsim figure mim-attention`: attention maps of the trained full model and its attention diversity."""
+    """`dynsim figure mim-attention`: attention maps of the trained full model and its attention
+    diversity."""
     cfg = options.config(args)
     full.mim.check(cfg, "exact")
     side = math.isqrt(cfg.P)
@@ -203,9 +211,8 @@ def run_attention(args) -> int:
     )
     attn, table = attention_table(cfg, t, grid, k)
     q = query_patches(cfg)
-    with output.Staged(
-        args.out
-    ) as stage:  # one set: mim-attention.json, moved last, records the others' digests
+    # one set: mim-attention.json, moved last, records the others' digests
+    with output.Staged(args.out) as stage:
         plotting.attention_maps(
             attn[0],
             cfg,

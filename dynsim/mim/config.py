@@ -1,4 +1,5 @@
-"""`MIMConfig`: every parameter of the MIM setting (Huang, Wen, Chi, Liang 2024, Section 2; docs/derivations/mim-model.md §1-§3)."""
+"""`MIMConfig`: every parameter of the MIM setting (Huang, Wen, Chi, Liang 2024, Section 2;
+docs/derivations/mim-model.md §1-§3)."""
 
 from __future__ import annotations
 
@@ -19,22 +20,22 @@ DTYPES = ("float64", "float32")
 class MIMConfig:
     """One MIM problem, shared by the reduced and the full level.
 
-    Defaults are a small problem (P = 16 on a 4 x 4 grid, one cluster: a global area of 8 patches and four
-    local areas of 2, 12 of 16 patches masked) on which both levels run exactly in seconds. `z` is normalized on construction to
-    "const", a tuple of (value, probability) pairs, or ("uniform", L, U); `partitions` to a tuple (one per
-    cluster) of tuples of areas (sorted patch indices, the global area first); `d=None` to P + sum_k N_k.
+    Defaults are a small problem (P = 16 on a 4 x 4 grid, one cluster: a global area of 8 patches
+    and four local areas of 2, 12 of 16 patches masked) on which both levels run exactly in seconds.
+    `z` is normalized on construction to "const", a tuple of (value, probability) pairs, or
+    ("uniform", L, U); `partitions` to a tuple (one per cluster) of tuples of areas (sorted patch
+    indices, the global area first); `d=None` to P + sum_k N_k.
     """
 
     P: int = 16  # number of patches
     K: int = 1  # number of clusters, drawn uniformly
-    kappa_c: Optional[float] = (
-        0.75  # global area size about P^kappa_c (Assumption 2.2; see partition.py)
-    )
+    # global area size about P^kappa_c (Assumption 2.2; see partition.py)
+    kappa_c: Optional[float] = 0.75
     kappa_s: Optional[float] = 0.25  # local area sizes about P^kappa_s
-    mask_ratio: float = (
-        0.75  # gamma: round(mask_ratio P) patches are masked (Definition 2.5; MAE's 75%)
-    )
-    z: Any = "const"  # latent law: "const" (z = 1), [(value, prob), ...] (exact), ("uniform", L, U) (sampled)
+    # gamma: round(mask_ratio P) patches are masked (Definition 2.5; MAE's 75%)
+    mask_ratio: float = 0.75
+    # latent law: "const" (z = 1), [(value, prob), ...] (exact), ("uniform", L, U) (sampled)
+    z: Any = "const"
     eta: float = 1.0  # learning rate
     steps: int = 400  # gradient-descent steps
     record_every: int = 4  # record observables every this many steps (and at the last step)
@@ -45,10 +46,12 @@ class MIMConfig:
     seed: int = 0
     dtype: str = "float64"
 
-    # The numbers: no shape depends on them, so they are the leaves of MIMConfig as a pytree (`dynsim.pytree`),
-    # traced by jit; every other field changes the areas, the query classes or a table.
+    # The numbers: no shape depends on them, so they are the leaves of MIMConfig as a pytree
+    # (`dynsim.pytree`), traced by jit; every other field changes the areas, the query classes or a
+    # table.
     NUMBERS: ClassVar[tuple[str, ...]] = ("eta",)
-    # What the gradient flow does not depend on, with the value its compiled solve's static config carries.
+    # What the gradient flow does not depend on, with the value its compiled solve's static config
+    # carries.
     FLOW_IGNORES: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {"eta": 1.0, "steps": 0, "record_every": 1}
     )
@@ -63,7 +66,8 @@ class MIMConfig:
 
     @property
     def areas(self) -> tuple:
-        """The areas P_{k,j}: per cluster a tuple of sorted patch-index tuples, area 0 the global one."""
+        """The areas P_{k,j}: per cluster a tuple of sorted patch-index tuples, area 0 the global
+        one."""
         return build(self)
 
     @property
@@ -83,7 +87,8 @@ class MIMConfig:
 
     @property
     def effective_kappas(self) -> tuple[float, float]:
-        """(kappa_c, kappa_s) of the realised areas: log|P_{k,1}| / log P and log(mean local size) / log P, cluster means."""
+        """(kappa_c, kappa_s) of the realised areas: log|P_{k,1}| / log P and log(mean local size) /
+        log P, cluster means."""
         logP = math.log(self.P)
         c = [math.log(len(a[0])) / logP for a in self.areas]
         s = [
@@ -95,12 +100,14 @@ class MIMConfig:
 
     @property
     def delta(self) -> float:
-        """Information gap Delta = 2 kappa_c - kappa_s - 1 (eq. 4.1, docs/derivations/mim-model.md §5), of the realised areas."""
+        """Information gap Delta = 2 kappa_c - kappa_s - 1 (eq. 4.1, docs/derivations/mim-model.md
+        §5), of the realised areas."""
         kc, ks = self.effective_kappas
         return 2 * kc - ks - 1
 
     def replace(self, **changes: Any) -> "MIMConfig":
-        """A copy with some fields changed (validated again); a d that was the derived default is derived again."""
+        """A copy with some fields changed (validated again); a d that was the derived default is
+        derived again."""
         if "d" not in changes and self.d == self.P + sum(self.areas_per_cluster):
             changes["d"] = None
         return dataclasses.replace(self, **changes)
@@ -114,8 +121,8 @@ def _fail(field: str, value: Any, allowed: str) -> None:
 
 
 Z_HELP = (
-    '"const" (z = 1), a list of (value, probability) pairs with values > 0 and probabilities > 0 summing '
-    'to 1 (exact), or ("uniform", L, U) with 0 < L <= U (sampled)'
+    '"const" (z = 1), a list of (value, probability) pairs with values > 0 and probabilities > '
+    '0 summing to 1 (exact), or ("uniform", L, U) with 0 < L <= U (sampled)'
 )
 
 
@@ -139,9 +146,8 @@ def _normalize_z(z: Any) -> Any:
         not (math.isfinite(v) and v > 0 and math.isfinite(p) and p > 0) for v, p in pairs
     ):
         _fail("z", z, Z_HELP)
-    if (
-        abs(sum(p for _, p in pairs) - 1.0) > 1e-12
-    ):  # a few roundings of numbers <= 1 stay far below 1e-12
+    # a few roundings of numbers <= 1 stay far below 1e-12
+    if abs(sum(p for _, p in pairs) - 1.0) > 1e-12:
         _fail("z", z, Z_HELP + f"; the probabilities sum to {sum(p for _, p in pairs)!r}")
     if len({v for v, _ in pairs}) != len(pairs):
         _fail("z", z, Z_HELP + "; each value once")
@@ -172,7 +178,8 @@ def _validate(c: MIMConfig) -> None:
         _fail(
             "P",
             c.P,
-            "must be >= 4 (a global area, a local one and at least one masked and one unmasked patch)",
+            "must be >= 4 (a global area, a local one and at least one masked and one unmasked "
+            "patch)",
         )
     if c.K < 1:
         _fail("K", c.K, "must be >= 1")
@@ -255,17 +262,20 @@ def _check_partitions(c: MIMConfig) -> None:
 FIELD_HELP = {
     "P": "number of patches P (a perfect square for --partition grid)",
     "K": "number of clusters, each drawn with probability 1/K",
-    "kappa_c": "global area size about P^kappa_c (random: round(P^kappa_c); grid: the nearest number of whole rows), "
-    "0 < kappa_c < 1",
+    "kappa_c": "global area size about P^kappa_c (random: round(P^kappa_c); grid: the nearest "
+    "number of whole rows), 0 < kappa_c < 1",
     "kappa_s": "local area size about P^kappa_s, 0 < kappa_s < kappa_c",
     "mask_ratio": "masking ratio gamma: round(gamma P) patches masked, 0 < gamma < 1",
     "z": "latent law: const (z = 1); V1:P1,V2:P2,... (finite, exact); uniform:L:U (sampled only)",
     "eta": "learning rate, > 0",
     "steps": "gradient-descent steps, >= 0",
     "record_every": "record the observables every this many steps (and at the last step)",
-    "d": "embedding dimension (default P + sum_k N_k, the smallest with positions and features orthonormal)",
-    "partition": "grid: rectangles on the sqrt(P) x sqrt(P) grid, a different layout per cluster; random: seeded",
-    "partitions": "explicit areas as JSON: one list of areas per cluster, global area first (overrides the kappas)",
+    "d": "embedding dimension (default P + sum_k N_k, the smallest with positions and features "
+    "orthonormal)",
+    "partition": "grid: rectangles on the sqrt(P) x sqrt(P) grid, a different layout per "
+    "cluster; random: seeded",
+    "partitions": "explicit areas as JSON: one list of areas per cluster, global area first "
+    "(overrides the kappas)",
     "N": "samples per step in the full level's --mode sampled",
     "seed": "random seed (embedding rotation, random partitions, samples)",
     "dtype": "float64 or float32",

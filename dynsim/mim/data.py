@@ -1,8 +1,9 @@
-"""The MIM data: cluster, latents z_j, content x_p = z_{a_k(p)} v_{k,a_k(p)} and the random mask (Section 2).
+"""The MIM data: cluster, latents z_j, content x_p = z_{a_k(p)} v_{k,a_k(p)} and the random mask
+(Section 2).
 
-The latents of the areas of one image are i.i.d. draws of cfg.z (the paper allows any law on [L, U]; the
-choice is stated in docs/mim.md). Exact expectations enumerate clusters, latent vectors and masks; sampled
-ones draw them.
+The latents of the areas of one image are i.i.d. draws of cfg.z (the paper allows any law on [L, U];
+the choice is stated in docs/mim.md). Exact expectations enumerate clusters, latent vectors and
+masks; sampled ones draw them.
 """
 
 from __future__ import annotations
@@ -19,20 +20,23 @@ from .partition import area_of
 
 
 def z_law(cfg) -> tuple[np.ndarray, np.ndarray]:
-    """(values, probabilities) of the latent z of one area; refuses the continuous law ("uniform")."""
+    """(values, probabilities) of the latent z of one area; refuses the continuous law
+    ("uniform")."""
     if cfg.z == "const":
         return np.array([1.0]), np.array([1.0])
     if cfg.z[0] == "uniform":
         raise ValueError(
             f"MIMConfig.z = {cfg.z!r} is continuous: an exact expectation needs a finite law "
-            "(a list of (value, probability) pairs, or 'const'); use the full level's mode 'sampled'"
+            "(a list of (value, probability) pairs, or 'const'); use the full level's mode "
+            "'sampled'"
         )
     values, probs = zip(*cfg.z)
     return np.array(values), np.array(probs)
 
 
 def z_vectors(cfg, n_areas: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every latent vector (z_1..z_n) of n i.i.d. areas, shape (V^n, n), and its probability, shape (V^n,)."""
+    """Every latent vector (z_1..z_n) of n i.i.d. areas, shape (V^n, n), and its probability, shape
+    (V^n,)."""
     values, probs = z_law(cfg)
     idx = np.array(
         list(itertools.product(range(values.size), repeat=n_areas)), dtype=np.int64
@@ -61,7 +65,8 @@ def content(basis: Basis, area_index, k, zvec):
 
 
 def exact_images(cfg, basis: Basis):
-    """Every (cluster, latent vector) image: contents X (n, P, d), probabilities (n,) with sum 1, cluster ids (n,)."""
+    """Every (cluster, latent vector) image: contents X (n, P, d), probabilities (n,) with sum 1,
+    cluster ids (n,)."""
     area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
     X, w, ks = [], [], []
     for k, n_k in enumerate(cfg.areas_per_cluster):
@@ -90,8 +95,7 @@ def sample(cfg, basis: Basis, key, n: int):
             jax.random.choice(kz, values.size, shape, p=jnp.asarray(probs))
         ]
     X = jax.vmap(lambda k, z: content(basis, area_index, k, z))(ks, zs)
-    ranks = jnp.argsort(
-        jax.random.uniform(km, (n, cfg.P)), axis=1
-    )  # a uniform random permutation per sample
+    # a uniform random permutation per sample
+    ranks = jnp.argsort(jax.random.uniform(km, (n, cfg.P)), axis=1)
     masked = jnp.argsort(ranks, axis=1) < cfg.masked
     return X, masked, ks

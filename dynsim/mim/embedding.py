@@ -1,7 +1,8 @@
-"""Positional encodings e_p and features v_{k,j}: an orthonormal set in R^d (Assumption 2.3), randomly rotated.
+"""Positional encodings e_p and features v_{k,j}: an orthonormal set in R^d (Assumption 2.3),
+randomly rotated.
 
-The P + sum_k N_k vectors are the first columns of a seeded Haar-random orthogonal d x d matrix, so no code
-can rely on axis alignment: every observable is read by projecting Q on these vectors.
+The P + sum_k N_k vectors are the first columns of a seeded Haar-random orthogonal d x d matrix, so
+no code can rely on axis alignment: every observable is read by projecting Q on these vectors.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The P ladder of the MIM claims: one B-free reduced run per size, summarised by the numbers the claims judge.
+"""The P ladder of the MIM claims: one B-free reduced run per size, summarised by the numbers the
+claims judge.
 
 Each rung runs `reduced.mim.simulate(cfg, "mean_field")` (B free, unmasked counts at their means)
 for T(P) = ceil(steps (P / P_ref)^(1 - kappa_s) (gamma_ref / gamma) (eta_ref / eta) K) steps, the
@@ -32,39 +33,35 @@ JUDGED = "mean_field"  # B free, counts at their means: the judged dynamics
 THEORY = "pp_frozen+mean_field"  # the theory's approximation (B = 0), reported beside
 LADDER = (256, 1024, 4096, 16384)  # the full ladder of perfect squares (grid areas)
 P_REF, GAMMA_REF, ETA_REF = 1024, 0.5, 1.0  # the reference problem of `steps` (the defaults)
-QUICK_LADDER = (
-    256,
-    1024,
-    4096,
-)  # CI-sized (the tests and --quick): the smallest three grid sizes that realise the same Delta (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
+# CI-sized (the tests and --quick): the smallest three grid sizes that realise the same Delta
+# (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
+QUICK_LADDER = (256, 1024, 4096)
 
 
 @dataclasses.dataclass(frozen=True)
 class Rung:
-    """What the claims read from one size of the ladder (all at the run's last recorded step T unless named)."""
+    """What the claims read from one size of the ladder (all at the run's last recorded step T
+    unless named)."""
 
     cfg: MIMConfig
     min_attention: float  # min over patches of Attn_{p -> U_{k,a_k(p)}}(T)
-    # max over query classes of L_p(T) = (1/K) sum_k l_{p,k}, l = z^2/2 [(1 - A_n)^2 + sum_{j != n} A_j^2]
+    # max over query classes of L_p(T) = (1/K) sum_k l_{p,k}, l = z^2/2 [(1 - A_n)^2 + sum_{j != n}
+    # A_j^2]
     max_query_loss: float
     initial_query_loss: float  # the same at step 0
     labels: tuple  # phases.classify label of every local patch
-    drop_at_switch: (
-        float  # -A_global at Lemma 5.3's switch of the representative local patch (NaN: no switch)
-    )
+    # -A_global at Lemma 5.3's switch of the representative local patch (NaN: no switch)
+    drop_at_switch: float
     switch_step: float
-    switch_predicted_sizes: (
-        float  # Lemma 5.3's condition Attn_1^2 = Attn_n at Q = 0 attentions with p's own area sizes
-    )
-    initial_ratio: (
-        float  # |dA_global| / dA_target over one step from Q = 0, representative local patch
-    )
+    # Lemma 5.3's condition Attn_1^2 = Attn_n at Q = 0 attentions with p's own area sizes
+    switch_predicted_sizes: float
+    # |dA_global| / dA_target over one step from Q = 0, representative local patch
+    initial_ratio: float
     predicted_ratio: float  # (1 - gamma) P^Delta
     max_abs_B: float  # max_t max_{p,q} |B_{p,q}|
     max_abs_A: float  # max_t max_p |A_{p, v_{k,a_k(p)}}|
-    frozen_difference: (
-        float  # max_t max_p |A_own(B free) - A_own(B = 0)| / max|A| (NaN when not run beside)
-    )
+    # max_t max_p |A_own(B free) - A_own(B = 0)| / max|A| (NaN when not run beside)
+    frozen_difference: float
     seconds: float
     # the exact probability that a masked query's own area has no unmasked patch, max over areas
     # (mean field drops it)
@@ -80,9 +77,10 @@ class Rung:
     # attention at T
     global_competitor: float = math.nan
     global_min_attention: float = math.nan
-    diverged: bool = False  # the run's loss became non-finite: every trained reading is NaN (claims not evaluated)
-    # per cluster k: its representative local query's readings (`Cluster`); the scalar fields above
-    # are the worst cluster's (K = 1: cluster 0's), and `worst` names it per reading
+    # the run's loss became non-finite: every trained reading is NaN (claims not evaluated) per
+    # cluster k: its representative local query's readings (`Cluster`); the scalar fields above are
+    # the worst cluster's (K = 1: cluster 0's), and `worst` names it per reading
+    diverged: bool = False
     clusters: tuple = ()
     worst: tuple = ()  # ((reading, k), ...): the cluster of max_query_loss, initial_ratio, ...
     max_cluster_loss: float = math.nan  # max over classes and clusters of l_{p,k}(T) (K = 1: L_p)
@@ -123,23 +121,23 @@ def steps_at(
     return max(1, math.ceil(steps * scale))
 
 
-STEPS_REF = (
-    1000  # the reference run length of `steps` (check-theorems mim's default): the record interval
-)
+# the reference run length of `steps` (check-theorems mim's default): the record interval
+STEPS_REF = 1000
 EPS_REF = 0.01  # the eps of the reference run length (check-theorems mim's default --eps)
 
 
 def steps_for(steps: int, eps: float) -> int:
-    """`steps` for Theorem 4.1's eps: T* = (the phases) + O(K / (gamma eta eps)), so below EPS_REF the run is
-    lengthened by EPS_REF / eps (conservative: the phases' part does not grow); never shortened."""
+    """`steps` for Theorem 4.1's eps: T* = (the phases) + O(K / (gamma eta eps)), so below EPS_REF
+    the run is lengthened by EPS_REF / eps (conservative: the phases' part does not grow); never
+    shortened."""
     return max(1, math.ceil(steps * max(1.0, EPS_REF / eps)))
 
 
 def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIMConfig:
     """`base` at P with T(P) steps (`steps` at every P unless `scaled`), recorded every 1/100 of the
     phases' time scale at the reference length (`steps_at(P, STEPS_REF)`), or of T when shorter: the
-    switch sits at a fixed point of that scale, so a longer run records more often instead of letting
-    the switch fall inside its first recorded interval."""
+    switch sits at a fixed point of that scale, so a longer run records more often instead of
+    letting the switch fall inside its first recorded interval."""
     T = steps_at(P, steps, base.kappa_s, base.mask_ratio, base.eta, base.K) if scaled else steps
     scale = steps_at(P, STEPS_REF, base.kappa_s, base.mask_ratio, base.eta, base.K)
     return base.replace(P=P, steps=T, record_every=max(1, min(T, scale) // 100))
@@ -194,7 +192,8 @@ def run_rung(
     (`Rung.worst` names it)."""
     if base.z != "const":
         raise ValueError(
-            f"MIMConfig.z = {base.z!r} is invalid for the ladder: the claims' per-query loss needs z = 'const'"
+            f"MIMConfig.z = {base.z!r} is invalid for the ladder: the claims' per-query loss "
+            f"needs z = 'const'"
         )
     cfg = rung_config(base, P, steps, scaled)
     t0 = time.perf_counter()
@@ -205,9 +204,8 @@ def run_rung(
     local = [c for c in classes if c.own_area > 0]
     glob = [c for c in classes if c.own_area == 0]  # K = 1: the global patches share one class
     a_free, a_frozen = phases.own_area_fp(t, cfg=cfg), phases.own_area_fp(frozen, cfg=cfg)
-    finite = bool(
-        np.all(np.isfinite(np.asarray(t["loss"])))
-    )  # a diverged run: every reading NaN (not evaluated)
+    # a diverged run: every reading NaN (not evaluated)
+    finite = bool(np.all(np.isfinite(np.asarray(t["loss"]))))
     max_a = float(np.nanmax(np.abs(a_free))) if finite else math.nan
     ran = (beside or dynamics == THEORY) and max_a > 0
     diff = float(np.nanmax(np.abs(a_free - a_frozen))) / max_a if ran else math.nan
@@ -380,12 +378,14 @@ def projected_pp_max(t, until: float) -> float:
 
 
 def first_step(cfg: MIMConfig, dynamics: str = JUDGED) -> Trajectory:
-    """One GD step from Q = 0 under `dynamics`, recorded at steps 0 and 1 (the phases' resolution-free start)."""
+    """One GD step from Q = 0 under `dynamics`, recorded at steps 0 and 1 (the phases'
+    resolution-free start)."""
     return _simulate(cfg.replace(steps=1, record_every=1), dynamics)
 
 
 def initial_rate_ratio(cfg: MIMConfig, dynamics: str = JUDGED) -> phases.RateRatio:
-    """The representative local query's |dA_global| / dA_target over one GD step from Q = 0 under `dynamics`."""
+    """The representative local query's |dA_global| / dA_target over one GD step from Q = 0 under
+    `dynamics`."""
     return phases.initial_rate_ratio(first_step(cfg, dynamics), local_query(cfg), cfg=cfg)
 
 
@@ -395,8 +395,8 @@ def local_query(cfg: MIMConfig, k: int = 0) -> int:
 
 
 def _simulate(cfg: MIMConfig, approximation: str) -> Trajectory:
-    """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max), max |B_k| recorded at
-    every step."""
+    """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max), max |B_k| recorded
+    at every step."""
     t = reduced.mim.simulate(cfg, approximation, every_step=True)
     return Trajectory(
         t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta, t.final

@@ -1,6 +1,8 @@
-"""The one-layer softmax attention of MIM and its masked reconstruction loss, written once (eqs. 2.3, 2.6-2.8).
+"""The one-layer softmax attention of MIM and its masked reconstruction loss, written once (eqs.
+2.3, 2.6-2.8).
 
-Positions enter the scores only; the value is the masked content itself (docs/derivations/mim-model.md §2).
+Positions enter the scores only; the value is the masked content itself
+(docs/derivations/mim-model.md §2).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ def masked_input(X, masked):
 
 
 def attention(Q, Xt, E):
-    """attn_{p->q} = softmax_q((x~_p + e_p)^T Q (x~_q + e_q)) over all P patches (eq. 2.6), shape (P, P)."""
+    """attn_{p->q} = softmax_q((x~_p + e_p)^T Q (x~_q + e_q)) over all P patches (eq. 2.6), shape
+    (P, P)."""
     H = Xt + E
     return jax.nn.softmax(H @ Q @ H.T, axis=-1)
 
@@ -26,7 +29,8 @@ def reconstruct(attn, Xt):
 
 
 def masked_loss(Q, X, masked, E):
-    """1/2 sum_{p in M} ||F_p - x_p||^2 for one image X (P, d) and mask (P,) (the summand of eq. 2.8)."""
+    """1/2 sum_{p in M} ||F_p - x_p||^2 for one image X (P, d) and mask (P,) (the summand of eq.
+    2.8)."""
     Xt = masked_input(X, masked)
     F = reconstruct(attention(Q, Xt, E), Xt)
     return 0.5 * jnp.sum(jnp.where(masked, jnp.sum((F - X) ** 2, axis=-1), 0.0))

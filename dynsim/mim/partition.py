@@ -1,10 +1,12 @@
-"""The areas P_{k,j} of each cluster: a partition of the P patches, the global area first (Assumption 2.2).
+"""The areas P_{k,j} of each cluster: a partition of the P patches, the global area first
+(Assumption 2.2).
 
-Sizes from the kappas: the global area has about P^kappa_c patches; the rest is cut into local areas of about
-P^kappa_s patches each (Theta(P^kappa_s), docs/derivations/mim-model.md §1). "grid" cuts rectangles of the row-major
-sqrt(P) x sqrt(P) grid: the global area is a band of whole rows (whole columns in odd clusters), the number of rows
-nearest round(P^kappa_c) / sqrt(P), placed at a different height in each cluster, and the rows on either side of it
-are tiled by rectangles. "random" uses exactly round(P^kappa_c). `MIMConfig.delta` uses the realised sizes. "random" deals a
+Sizes from the kappas: the global area has about P^kappa_c patches; the rest is cut into local areas
+of about P^kappa_s patches each (Theta(P^kappa_s), docs/derivations/mim-model.md §1). "grid" cuts
+rectangles of the row-major sqrt(P) x sqrt(P) grid: the global area is a band of whole rows (whole
+columns in odd clusters), the number of rows nearest round(P^kappa_c) / sqrt(P), placed at a
+different height in each cluster, and the rows on either side of it are tiled by rectangles.
+"random" uses exactly round(P^kappa_c). `MIMConfig.delta` uses the realised sizes. "random" deals a
 seeded random permutation of the patches into areas of the same sizes.
 """
 
@@ -17,7 +19,8 @@ import numpy as np
 
 
 def build(cfg) -> tuple:
-    """Areas per cluster: a tuple (K) of tuples (N_k) of sorted patch-index tuples, area 0 the global one."""
+    """Areas per cluster: a tuple (K) of tuples (N_k) of sorted patch-index tuples, area 0 the
+    global one."""
     return _build(cfg.P, cfg.K, cfg.kappa_c, cfg.kappa_s, cfg.partition, cfg.partitions, cfg.seed)
 
 
@@ -29,8 +32,8 @@ def _build(P, K, kappa_c, kappa_s, partition, partitions, seed) -> tuple:
     local_size = max(1, int(round(P**kappa_s)))
     if global_size >= P:
         raise ValueError(
-            f"MIMConfig.kappa_c = {kappa_c!r} is invalid: the global area round(P^kappa_c) = {global_size} "
-            f"leaves no patch for a local area (P = {P})"
+            f"MIMConfig.kappa_c = {kappa_c!r} is invalid: the global area round(P^kappa_c) = "
+            f"{global_size} leaves no patch for a local area (P = {P})"
         )
     if partition == "random":
         return tuple(
@@ -52,7 +55,8 @@ def _random(P: int, global_size: int, local_size: int, rng) -> tuple:
 
 
 def _tile(rows: np.ndarray, side: int, target: int) -> list[np.ndarray]:
-    """Rectangles of about `target` cells tiling the rows `rows` (all columns) of the grid; cell ids row-major."""
+    """Rectangles of about `target` cells tiling the rows `rows` (all columns) of the grid; cell ids
+    row-major."""
     if rows.size == 0:
         return []
     height = min(rows.size, max(1, int(round(math.sqrt(target)))))
@@ -82,7 +86,8 @@ def _grid(P: int, global_size: int, local_size: int, k: int, K: int) -> tuple:
 
 
 def area_of(areas: tuple, P: int) -> np.ndarray:
-    """a_k(p): for every cluster k and patch p the index of the area of cluster k holding p, shape (K, P)."""
+    """a_k(p): for every cluster k and patch p the index of the area of cluster k holding p, shape
+    (K, P)."""
     out = np.empty((len(areas), P), dtype=np.int64)
     for k, cluster in enumerate(areas):
         for j, area in enumerate(cluster):
@@ -91,6 +96,7 @@ def area_of(areas: tuple, P: int) -> np.ndarray:
 
 
 def query_patches(cfg, k: int = 0) -> dict[str, int]:
-    """Representative queries of cluster k: the first patch of its first local area and of its global area."""
+    """Representative queries of cluster k: the first patch of its first local area and of its
+    global area."""
     areas = cfg.areas[k]
     return {"local": int(areas[1][0]), "global": int(areas[0][0])}

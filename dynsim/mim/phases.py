@@ -1,22 +1,30 @@
-"""Phase analysis of one MIM trajectory for one query patch p of cluster k (docs/derivations/mim-model.md §5-§6, Theorem 4.1 / F.3).
+"""Phase analysis of one MIM trajectory for one query patch p of cluster k
+(docs/derivations/mim-model.md §5-§6, Theorem 4.1 / F.3).
 
-Everything is read from the recorded FP correlations A_{p,v_{k,j}} = `fp_corr[:, p, k, j]` and the unmasked-area
-attention `area_attention[:, p, k, j]` (or their per-class records, `records.patch_series`), for the global area j = 0 ("global") and p's own area n = a_k(p)
-("target"). Rates are finite differences per step over each recorded interval (s_i, s_{i+1}], so their
-resolution is the trajectory's `record_every`; a trajectory whose first interval is one step long measures the
-rates at Q = 0, which is what the initial prediction (1 - gamma) P^Delta (docs/derivations/mim-model.md §5) is about.
-Vocabulary (docs/derivations/mim-model.md §6, "Phase narrative"), for a local query (n > 0):
-  - stage 1 interval: the global FP correlation falls faster than the target grows, dA_global < 0 and
+Everything is read from the recorded FP correlations A_{p,v_{k,j}} = `fp_corr[:, p, k, j]` and the
+unmasked-area attention `area_attention[:, p, k, j]` (or their per-class records,
+`records.patch_series`), for the global area j = 0 ("global") and p's own area n = a_k(p)
+("target"). Rates are finite differences per step over each recorded interval (s_i, s_{i+1}], so
+their resolution is the trajectory's `record_every`; a trajectory whose first interval is one step
+long measures the rates at Q = 0, which is what the initial prediction (1 - gamma) P^Delta
+(docs/derivations/mim-model.md §5) is about. Vocabulary (docs/derivations/mim-model.md §6, "Phase
+narrative"), for a local query (n > 0):
+  - stage 1 interval: the global FP correlation falls faster than the target grows, dA_global < 0
+    and
     |dA_global| > dA_target (rate ratio |dA_global| / dA_target > 1);
-  - switch (Lemma 5.3): the first interval, after a stage-1 interval, whose target growth exceeds the global's
+  - switch (Lemma 5.3): the first interval, after a stage-1 interval, whose target growth exceeds
+    the global's
     rate of change, dA_target > |dA_global|;
-  - takeoff: the first recorded step at which the own-area attention Attn_{p -> U_{k,n}} reaches 1/2 (the rapid
-    growth stage of Phase II has made the own area's unmasked patches the majority of p's attention).
-A global query (n = 0) has no separate global area to decouple from: its target is the global area itself,
-which goes straight to Phase II (docs/derivations/mim-model.md §6, Appendix E); its rate ratio is undefined (NaN) and it has no switch.
+  - takeoff: the first recorded step at which the own-area attention Attn_{p -> U_{k,n}} reaches 1/2
+    (the rapid
+    growth stage of Phase II has made the own area's unmasked patches the majority of p's
+      attention).
+A global query (n = 0) has no separate global area to decouple from: its target is the global area
+itself, which goes straight to Phase II (docs/derivations/mim-model.md §6, Appendix E); its rate
+ratio is undefined (NaN) and it has no switch.
 
-Pure functions of a `Trajectory` (numpy); the config (areas, gamma, P, the latent law) is rebuilt from
-`t.meta["config"]` unless passed as `cfg`."""
+Pure functions of a `Trajectory` (numpy); the config (areas, gamma, P, the latent law) is rebuilt
+from `t.meta["config"]` unless passed as `cfg`."""
 
 from __future__ import annotations
 
@@ -31,16 +39,16 @@ from . import records
 from .config import MIMConfig
 from .partition import area_of
 
-TAKEOFF_LEVEL = (
-    0.5  # own-area attention that marks the takeoff (the own area holds half of p's attention)
-)
+# own-area attention that marks the takeoff (the own area holds half of p's attention)
+TAKEOFF_LEVEL = 0.5
 
 
-# ---------------------------------------------------------------------------------------------------- helpers
+# ------------------------------------------------------------------------------------------ helpers
 
 
 def config_of(t, cfg: Optional[MIMConfig] = None) -> MIMConfig:
-    """The MIMConfig of a trajectory: `cfg` if given, else rebuilt from `t.meta["config"]` (environment.meta)."""
+    """The MIMConfig of a trajectory: `cfg` if given, else rebuilt from `t.meta["config"]`
+    (environment.meta)."""
     if cfg is not None:
         return cfg
     try:
@@ -52,7 +60,8 @@ def config_of(t, cfg: Optional[MIMConfig] = None) -> MIMConfig:
 
 
 def own_area(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> int:
-    """a_k(p): the index of the area of cluster k that holds patch p (0 = the global area), docs/derivations/mim-model.md §1."""
+    """a_k(p): the index of the area of cluster k that holds patch p (0 = the global area),
+    docs/derivations/mim-model.md §1."""
     c = config_of(t, cfg)
     _check_pk(c, p, k)
     return int(area_index(c)[k, p])
@@ -67,7 +76,8 @@ def area_index(cfg: MIMConfig) -> np.ndarray:
 
 
 def z_scale(cfg: MIMConfig) -> tuple[float, str]:
-    """The z that divides the switching point -(Delta/2) log P / z (Lemma 5.3): 1 for "const", else the law's mean."""
+    """The z that divides the switching point -(Delta/2) log P / z (Lemma 5.3): 1 for "const", else
+    the law's mean."""
     if cfg.z == "const":
         return 1.0, "z = 1 (const)"
     if cfg.z[0] == "uniform":
@@ -92,7 +102,8 @@ def _check_pk(cfg: MIMConfig, p: int, k: int) -> None:
 
 
 def _series(t, p: int, k: int, cfg: Optional[MIMConfig]):
-    """(cfg, n, steps, A_global, A_target, own-area attention) for query p of cluster k (per patch or per class)."""
+    """(cfg, n, steps, A_global, A_target, own-area attention) for query p of cluster k (per patch
+    or per class)."""
     c = config_of(t, cfg)
     n = own_area(t, p, k, cfg=c)
     fp = records.patch_series(t, "fp_corr", p, k, c)
@@ -105,12 +116,13 @@ def _series(t, p: int, k: int, cfg: Optional[MIMConfig]):
     return c, n, steps, fp[:, 0], fp[:, n], att
 
 
-# ------------------------------------------------------------------------------------------------------ rates
+# -------------------------------------------------------------------------------------------- rates
 
 
 @dataclasses.dataclass(frozen=True)
 class Rates:
-    """Per recorded interval (start, stop]: dA/dt of the global area (0) and of the own area (n), per step."""
+    """Per recorded interval (start, stop]: dA/dt of the global area (0) and of the own area (n),
+    per step."""
 
     start: np.ndarray  # (intervals,) recorded step at the start of each interval
     stop: np.ndarray  # (intervals,) recorded step at its end
@@ -120,7 +132,8 @@ class Rates:
 
     @property
     def ratio(self) -> np.ndarray:
-        """|dA_global| / dA_target per interval (inf where the target does not grow, NaN for a global patch)."""
+        """|dA_global| / dA_target per interval (inf where the target does not grow, NaN for a
+        global patch)."""
         if self.own_area == 0:
             return np.full(self.d_global.shape, np.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -132,21 +145,24 @@ class Rates:
 
     @property
     def stage1(self) -> np.ndarray:
-        """Intervals where the global falls faster than the target grows: dA_global < 0 and |dA_global| > dA_target."""
+        """Intervals where the global falls faster than the target grows: dA_global < 0 and
+        |dA_global| > dA_target."""
         if self.own_area == 0:
             return np.zeros(self.d_global.shape, dtype=bool)
         return (self.d_global < 0) & (-self.d_global > self.d_target)
 
     @property
     def target_leads(self) -> np.ndarray:
-        """Intervals where the target grows faster than the global moves: dA_target > |dA_global| (Lemma 5.3)."""
+        """Intervals where the target grows faster than the global moves: dA_target > |dA_global|
+        (Lemma 5.3)."""
         if self.own_area == 0:
             return np.zeros(self.d_global.shape, dtype=bool)
         return self.d_target > np.abs(self.d_global)
 
 
 def rates(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Rates:
-    """dA_global/dt and dA_target/dt per recorded interval for query p of cluster k (Lemma 5.1, docs/derivations/mim-model.md §6)."""
+    """dA_global/dt and dA_target/dt per recorded interval for query p of cluster k (Lemma 5.1,
+    docs/derivations/mim-model.md §6)."""
     _, n, steps, g, a, _ = _series(t, p, k, cfg)
     if steps.size < 2:
         raise ValueError("the trajectory has fewer than two recorded steps: no rate can be formed")
@@ -156,21 +172,20 @@ def rates(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Rates:
     )
 
 
-# ----------------------------------------------------------------------------------------- initial rate ratio
+# ------------------------------------------------------------------------------- initial rate ratio
 
 
 @dataclasses.dataclass(frozen=True)
 class RateRatio:
-    """|dA_global| / dA_target over the first recorded interval beside its leading-order prediction (docs/derivations/mim-model.md §5)."""
+    """|dA_global| / dA_target over the first recorded interval beside its leading-order prediction
+    (docs/derivations/mim-model.md §5)."""
 
     measured: float  # NaN for a global patch (undefined)
     predicted: float  # (1 - gamma) P^Delta with the realised Delta of the config (cluster means)
-    predicted_sizes: (
-        float  # (1 - gamma) C_{k,1}^2 / (P C_{k,n}): the same formula with p's own area sizes
-    )
-    predicted_corrected: (
-        float  # predicted_sizes (1 - Attn_1(0)): the next-order factor of the global rate
-    )
+    # (1 - gamma) C_{k,1}^2 / (P C_{k,n}): the same formula with p's own area sizes
+    predicted_sizes: float
+    # predicted_sizes (1 - Attn_1(0)): the next-order factor of the global rate
+    predicted_corrected: float
     delta: float  # Delta = 2 kappa_c - kappa_s - 1 of the realised areas
     interval: tuple[int, int]  # the first recorded interval (start, stop)
     d_global: float
@@ -185,16 +200,16 @@ class RateRatio:
 
 
 def initial_rate_ratio(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> RateRatio:
-    """|dA_global| / dA_target over the first recorded interval vs (1 - gamma) P^Delta (docs/derivations/mim-model.md §5, derivation of eq. 4.1)."""
+    """|dA_global| / dA_target over the first recorded interval vs (1 - gamma) P^Delta
+    (docs/derivations/mim-model.md §5, derivation of eq. 4.1)."""
     c = config_of(t, cfg)
     r = rates(t, p, k, cfg=c)
     n = r.own_area
     gamma = gamma_of(c)
     sizes = [len(a) for a in c.areas[k]]
     predicted = (1 - gamma) * c.P**c.delta
-    at0 = (
-        (1 - gamma) * sizes[0] / c.P
-    )  # Attn_1 at Q = 0: every score 0, (1 - gamma) C_1 of the P keys unmasked
+    # Attn_1 at Q = 0: every score 0, (1 - gamma) C_1 of the P keys unmasked
+    at0 = (1 - gamma) * sizes[0] / c.P
     if n == 0:
         return RateRatio(
             math.nan,
@@ -210,9 +225,10 @@ def initial_rate_ratio(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None
         )
     pred_sizes = (1 - gamma) * sizes[0] ** 2 / (c.P * sizes[n])
     note = (
-        f"first interval ({int(r.start[0])}, {int(r.stop[0])}]; prediction leading order: Attn_j(0) = "
-        f"(1 - gamma) C_j / P, the global rate ~ Attn_1^2 and the target rate ~ Attn_n; the global rate carries a "
-        f"factor (1 - Attn_1(0)) = {1 - at0:.3f} the leading order drops"
+        f"first interval ({int(r.start[0])}, {int(r.stop[0])}]; prediction leading order: "
+        f"Attn_j(0) = (1 - gamma) C_j / P, the global rate ~ Attn_1^2 and the target rate ~ "
+        f"Attn_n; the global rate carries a factor (1 - Attn_1(0)) = {1 - at0:.3f} the leading "
+        f"order drops"
     )
     return RateRatio(
         float(r.ratio[0]),
@@ -228,31 +244,33 @@ def initial_rate_ratio(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None
     )
 
 
-# ----------------------------------------------------------------------------------------------------- switch
+# ------------------------------------------------------------------------------------------- switch
 
 
 @dataclasses.dataclass(frozen=True)
 class Switch:
     """The switching point of Lemma 5.3: where the target's growth overtakes the global's fall."""
 
-    step: int  # the recorded step that starts the first interval with dA_target > |dA_global| after a stage-1 one
+    # the recorded step that starts the first interval with dA_target > |dA_global| after a stage-1
+    # one
+    step: int
     A_global: float  # A_{p,v_{k,1}} at `step`
-    step_interpolated: (
-        float  # where log(|dA_global| / dA_target) crosses 0, linear between interval midpoints
-    )
+    # where log(|dA_global| / dA_target) crosses 0, linear between interval midpoints
+    step_interpolated: float
     A_global_interpolated: float  # A_global there (linear interpolation of the recorded values)
     predicted: float  # -(Delta / 2) log P / z (Lemma 5.3, leading order in log P)
-    predicted_sizes: (
-        float  # -log((1 - gamma) C_1^2 / (P C_n)) / (2 z): the same condition Attn_1^2 = Attn_n at
-    )
-    #                         Q = 0 attentions, keeping the O(1) term -log(1 - gamma) / (2 z) the leading order drops
+    # -log((1 - gamma) C_1^2 / (P C_n)) / (2 z): the same condition Attn_1^2 = Attn_n at
+    predicted_sizes: float
+    #                         Q = 0 attentions, keeping the O(1) term -log(1 - gamma) / (2 z) the
+    #                           leading order drops
     stage1_from: int  # start of the first stage-1 interval
     z: float
     z_note: str
 
 
 def switch(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Optional[Switch]:
-    """Lemma 5.3's switch: first recorded step with dA_target > |dA_global| after a stage-1 interval; None if none."""
+    """Lemma 5.3's switch: first recorded step with dA_target > |dA_global| after a stage-1
+    interval; None if none."""
     c = config_of(t, cfg)
     r = rates(t, p, k, cfg=c)
     if r.own_area == 0:
@@ -289,13 +307,14 @@ def switch(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None) -> Optiona
     )
 
 
-# ---------------------------------------------------------------------------------------------------- takeoff
+# ------------------------------------------------------------------------------------------ takeoff
 
 
 def takeoff(
     t, p: int, k: int = 0, *, level: float = TAKEOFF_LEVEL, cfg: Optional[MIMConfig] = None
 ) -> Optional[int]:
-    """First recorded step where Attn_{p -> U_{k,n}} >= level (docs/derivations/mim-model.md §5 "exit of the rapid-growth stage"); None if never."""
+    """First recorded step where Attn_{p -> U_{k,n}} >= level (docs/derivations/mim-model.md §5
+    "exit of the rapid-growth stage"); None if never."""
     *_, att = _series(t, p, k, cfg)
     if att is None:
         raise ValueError("the trajectory has no area_attention observable")
@@ -303,7 +322,7 @@ def takeoff(
     return int(t.steps[hit[0]]) if hit.size else None
 
 
-# --------------------------------------------------------------------------------------------------- classify
+# ----------------------------------------------------------------------------------------- classify
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,7 +335,8 @@ class Phases:
     k: int
     own_area: int
     initial_ratio: float  # |dA_global| / dA_target over the first interval (NaN for a global patch)
-    competitor_ratio: float  # global patch only: max_{m > 0} (-dA_m) / dA_target over the first interval (else NaN)
+    # global patch only: max_{m > 0} (-dA_m) / dA_target over the first interval (else NaN)
+    competitor_ratio: float
     first_interval_stage1: bool
     switch: Optional[Switch]
     takeoff: Optional[int]
@@ -331,16 +351,18 @@ class Phases:
 
 
 def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None) -> Phases:
-    """Two-phase vs one-phase dynamics of query p (Theorem 4.1 / F.3, docs/derivations/mim-model.md §6 "Phase narrative").
+    """Two-phase vs one-phase dynamics of query p (Theorem 4.1 / F.3, docs/derivations/mim-model.md
+    §6 "Phase narrative").
 
-    "two-phase": p is local (n = a_k(p) > 0), the first interval is stage 1 (dA_global < 0 and |dA_global| >
-    dA_target: the global FP correlation falls faster than the target grows from the start, a real stage and not a
-    later blip), and a switch (dA_target > |dA_global|) follows. "one-phase": p is local and the first interval is
-    not stage 1 (Delta < 0); or p is global (its target is the global area, Appendix E) and no other area's FP
-    correlation falls faster than the target grows on the first interval (competitor ratio <= 1).
-    "undetermined": stage 1 first but no switch recorded, or a global patch with competitor ratio > 1.
-    The first interval is the first recorded one, or with `initial` (a one-step run, `ladder.first_step`) the first
-    GD step, which makes the label independent of record_every (docs/mim.md §6b)."""
+    "two-phase": p is local (n = a_k(p) > 0), the first interval is stage 1 (dA_global < 0 and
+    |dA_global| > dA_target: the global FP correlation falls faster than the target grows from the
+    start, a real stage and not a later blip), and a switch (dA_target > |dA_global|) follows.
+    "one-phase": p is local and the first interval is not stage 1 (Delta < 0); or p is global (its
+    target is the global area, Appendix E) and no other area's FP correlation falls faster than the
+    target grows on the first interval (competitor ratio <= 1). "undetermined": stage 1 first but no
+    switch recorded, or a global patch with competitor ratio > 1. The first interval is the first
+    recorded one, or with `initial` (a one-step run, `ladder.first_step`) the first GD step, which
+    makes the label independent of record_every (docs/mim.md §6b)."""
     c = config_of(t, cfg)
     r = rates(t if initial is None else initial, p, k, cfg=c)
     _, n, steps, g, a, att = _series(t, p, k, c)
@@ -354,20 +376,23 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=
         if competitor <= 1:
             label = "one-phase"
             reason = (
-                f"global patch: its target is the global area; the fastest-falling other area falls "
-                f"{competitor:.3g} times as fast as the target grows on the first interval (<= 1)"
+                f"global patch: its target is the global area; the fastest-falling other area "
+                f"falls {competitor:.3g} times as fast as the target grows on the first "
+                f"interval (<= 1)"
             )
         else:
             label = "undetermined"
             reason = (
-                f"global patch, but a local area's FP correlation falls {competitor:.3g} times as fast as the "
-                "target grows on the first interval: not the straight-to-Phase-II dynamics of Appendix E"
+                f"global patch, but a local area's FP correlation falls {competitor:.3g} times "
+                f"as fast as the "
+                "target grows on the first interval: not the straight-to-Phase-II dynamics of "
+                "Appendix E"
             )
     elif first and sw is not None:
         label = "two-phase"
         reason = (
-            f"|dA_global| / dA_target = {ratio0:.3g} > 1 on the first interval, switch at step {sw.step} "
-            f"(A_global = {sw.A_global:.3g})"
+            f"|dA_global| / dA_target = {ratio0:.3g} > 1 on the first interval, switch at step "
+            f"{sw.step} (A_global = {sw.A_global:.3g})"
         )
     elif first and initial is not None and bool(rates(t, p, k, cfg=c).target_leads[0]):
         label, reason = (
@@ -379,10 +404,16 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=
         )
     elif first:
         label = "undetermined"
-        reason = f"stage 1 from the start (ratio {ratio0:.3g} > 1) but no switch by step {int(steps[-1])}: run longer"
+        reason = (
+            f"stage 1 from the start (ratio {ratio0:.3g} > 1) but no switch by step "
+            f"{int(steps[-1])}: run longer"
+        )
     else:
         label = "one-phase"
-        reason = f"|dA_global| / dA_target = {ratio0:.3g} <= 1 on the first interval: the target leads from the start"
+        reason = (
+            f"|dA_global| / dA_target = {ratio0:.3g} <= 1 on the first interval: the "
+            f"target leads from the start"
+        )
     return Phases(
         label=label,
         reason=reason,
@@ -403,7 +434,8 @@ def classify(t, p: int, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=
 
 
 def _competitor_ratio(t, p: int, k: int, cfg: MIMConfig) -> float:
-    """For a global query: the fastest fall of another area's FP correlation over the target's growth, first interval."""
+    """For a global query: the fastest fall of another area's FP correlation over the target's
+    growth, first interval."""
     fp = records.patch_series(t, "fp_corr", p, k, cfg)[:2, : cfg.areas_per_cluster[k]]
     d = (fp[1] - fp[0]) / float(t.steps[1] - t.steps[0])
     fall = float(np.max(-d[1:]))
@@ -429,10 +461,12 @@ def classify_all(t, k: int = 0, *, cfg: Optional[MIMConfig] = None, initial=None
 
 
 def own_area_attention(t, step: int = -1, *, cfg: Optional[MIMConfig] = None) -> np.ndarray:
-    """Attn_{p -> U_{k,a_k(p)}} at one recorded index for every (p, k), shape (P, K) (Theorem 4.1, area-wide attention)."""
+    """Attn_{p -> U_{k,a_k(p)}} at one recorded index for every (p, k), shape (P, K) (Theorem 4.1,
+    area-wide attention)."""
     return records.own(t, "area_attention", config_of(t, cfg), step)
 
 
 def own_area_fp(t, *, cfg: Optional[MIMConfig] = None) -> np.ndarray:
-    """A_{p, v_{k, a_k(p)}} for every recorded step, p and k, shape (steps, P, K) (the target FP correlations)."""
+    """A_{p, v_{k, a_k(p)}} for every recorded step, p and k, shape (steps, P, K) (the target FP
+    correlations)."""
     return records.own(t, "fp_corr", config_of(t, cfg))

@@ -1,4 +1,5 @@
-"""MIM plots: both levels on a log-time axis, the two-phase / one-phase figure, attention maps on the patch grid."""
+"""MIM plots: both levels on a log-time axis, the two-phase / one-phase figure, attention maps on
+the patch grid."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ def _own(cfg, p: int, k: int = 0) -> int:
 
 
 def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
-    """FP correlations, own-area attention, max |PP| and loss of every trajectory against the step (log axis,
-    step 0 not drawn); the loss panel says which loss each run recorded (population, or a sampled batch)."""
+    """FP correlations, own-area attention, max |PP| and loss of every trajectory against the step
+    (log axis, step 0 not drawn); the loss panel says which loss each run recorded (population, or a
+    sampled batch)."""
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8), constrained_layout=True)
     q = query_patches(cfg)
     styles = [
@@ -72,14 +74,16 @@ def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
 
 
 def pp_pair(cfg, t, p: int, q: int) -> np.ndarray:
-    """B_{p,q} along the run: from pp_corr, or from a reduced run's per-class pp_class / pp_self when not expanded."""
+    """B_{p,q} along the run: from pp_corr, or from a reduced run's per-class pp_class / pp_self
+    when not expanded."""
     if "pp_corr" in t.observables:
         return t["pp_corr"][:, p, q]
     return records.pp_rows(records.class_index(cfg), t["pp_class"], t["pp_self"], [p])[:, 0, q]
 
 
 def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = "") -> None:
-    """Columns: one run each (e.g. Delta > 0, Delta < 0). Rows: FP and PP correlations of a local query, log time."""
+    """Columns: one run each (e.g. Delta > 0, Delta < 0). Rows: FP and PP correlations of a local
+    query, log time."""
     fig, axes = plt.subplots(
         2, len(runs), figsize=(6.5 * len(runs), 7.5), constrained_layout=True, squeeze=False
     )
@@ -87,9 +91,8 @@ def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = 
         q = query_patches(cfg)
         p, n = q["local"], _own(cfg, q["local"])
         a = area_of(cfg.areas, cfg.P)[0]
-        other = next(
-            (j for j in range(1, cfg.areas_per_cluster[0]) if j != n), None
-        )  # None: one local area
+        # None: one local area
+        other = next((j for j in range(1, cfg.areas_per_cluster[0]) if j != n), None)
         ax, s = axes[0, col], t.steps
         fp, g = records.patch_series(t, "fp_corr", p, 0, cfg), q["global"]
         log_time(ax, s, fp[:, n], color="C0", lw=2, label=r"target $A_{p,v_{n}}$ (local p)")
@@ -167,7 +170,8 @@ def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = 
 
 
 def attention_maps(attn: np.ndarray, cfg, queries: list[int], path, title: str = "") -> None:
-    """Attention rows of the given queries drawn on the sqrt(P) x sqrt(P) grid, query marked, area outlines beside."""
+    """Attention rows of the given queries drawn on the sqrt(P) x sqrt(P) grid, query marked, area
+    outlines beside."""
     side = math.isqrt(cfg.P)
     shape = (side, side) if side * side == cfg.P else (1, cfg.P)
     fig, axes = plt.subplots(
@@ -187,9 +191,8 @@ def attention_maps(attn: np.ndarray, cfg, queries: list[int], path, title: str =
     bar.ax.set_title("area", fontsize=8)
     if n <= 20:
         bar.ax.set_yticklabels(["0 (global)", *map(str, range(1, n))], fontsize=7)
-    vmin, vmax = shared_limits(
-        [attn[p] for p in queries] + [[0.0]]
-    )  # one scale for every query, from 0
+    # one scale for every query, from 0
+    vmin, vmax = shared_limits([attn[p] for p in queries] + [[0.0]])
     for ax, p in zip(axes[1:], queries):
         im = ax.imshow(
             attn[p].reshape(shape), cmap="viridis", vmin=vmin, vmax=vmax, interpolation="nearest"

@@ -1,16 +1,19 @@
-"""Query classes of a MIM config and the per-patch views of per-class records (exchangeability, docs/mim.md §4).
+"""Query classes of a MIM config and the per-patch views of per-class records (exchangeability,
+docs/mim.md §4).
 
-A query class is the signature (own area size, sorted sizes of the other areas). Within one cluster the other
-areas are all areas but the own one, so the signature is fixed by the own size and the cluster's size multiset:
-the classes are found in O(K N log N), N = max_k N_k. A class state lists the areas in class order, the own area
-first, then the others by (size, index). With rank_k the order of cluster k's areas by (size, index), area j sits
-at position 0 if j = n, else 1 + rank_k(j) - [rank_k(n) < rank_k(j)] in the order of area n: no (K, N, N) table.
+A query class is the signature (own area size, sorted sizes of the other areas). Within one cluster
+the other areas are all areas but the own one, so the signature is fixed by the own size and the
+cluster's size multiset: the classes are found in O(K N log N), N = max_k N_k. A class state lists
+the areas in class order, the own area first, then the others by (size, index). With rank_k the
+order of cluster k's areas by (size, index), area j sits at position 0 if j = n, else 1 + rank_k(j)
+- [rank_k(n) < rank_k(j)] in the order of area n: no (K, N, N) table.
 
-The reduced level records per class (`CLASS_KEYS`: `fp_class`, `area_attention_class`, shape (steps, classes, N),
-NaN where a class has fewer areas; `pp_class` (steps, classes, N) and `pp_self` (steps, classes)). The per-patch
-observables the full level records, `fp_corr` and `area_attention` (steps, P, K, N) and `pp_corr` (steps, P, P),
-are views of them: `expand` and `pp_rows` build any slice of patches; `patch_series` and `own` read one patch or
-the own areas from a trajectory in either form. Pure numpy, no P x P and no P x N index.
+The reduced level records per class (`CLASS_KEYS`: `fp_class`, `area_attention_class`, shape (steps,
+classes, N), NaN where a class has fewer areas; `pp_class` (steps, classes, N) and `pp_self` (steps,
+classes)). The per-patch observables the full level records, `fp_corr` and `area_attention` (steps,
+P, K, N) and `pp_corr` (steps, P, P), are views of them: `expand` and `pp_rows` build any slice of
+patches; `patch_series` and `own` read one patch or the own areas from a trajectory in either form.
+Pure numpy, no P x P and no P x N index.
 """
 
 from __future__ import annotations
@@ -24,11 +27,9 @@ from dynsim.trajectory import Trajectory
 
 from .partition import area_of
 
-CLASS_KEYS = {
-    "fp_corr": "fp_class",
-    "area_attention": "area_attention_class",
-}  # per-patch name -> per-class name
-# per-patch name -> per-cell name (K > 1, B free, mean field: one state per joint cell)
+# per-patch name -> per-class name per-patch name -> per-cell name (K > 1, B free, mean field: one
+# state per joint cell)
+CLASS_KEYS = {"fp_corr": "fp_class", "area_attention": "area_attention_class"}
 CELL_KEYS = {"fp_corr": "fp_cell", "area_attention": "area_attention_cell"}
 
 
@@ -36,17 +37,16 @@ class ClassIndex(NamedTuple):
     """The query classes of a config and where each area's values sit in them."""
 
     sizes: list  # per class: the area sizes in class order (own first)
-    of_area: (
-        np.ndarray
-    )  # (K, N): class of the queries of area (k, n); -1 where the area does not exist
-    rank: (
-        np.ndarray
-    )  # (K, N): rank of area (k, n) among cluster k's areas by (size, index); -1 where absent
+    # (K, N): class of the queries of area (k, n); -1 where the area does not exist
+    of_area: np.ndarray
+    # (K, N): rank of area (k, n) among cluster k's areas by (size, index); -1 where absent
+    rank: np.ndarray
     area: np.ndarray  # (K, P): a_k(p), the area of patch p in cluster k
 
 
 def class_index(cfg) -> ClassIndex:
-    """Group the areas (k, n) of every cluster into query classes by signature (cached per areas; read-only)."""
+    """Group the areas (k, n) of every cluster into query classes by signature (cached per areas;
+    read-only)."""
     return _class_index(cfg.areas, cfg.P)
 
 
@@ -107,7 +107,8 @@ def _cell_index(areas: tuple, P: int) -> CellIndex:
 
 
 def positions(index: ClassIndex, k: int, n: int) -> np.ndarray:
-    """(N,): the position of area j of cluster k in the class order of area n (-1 where j >= N_k)."""
+    """(N,): the position of area j of cluster k in the class order of area n (-1 where j >=
+    N_k)."""
     r = index.rank[k]
     pos = np.where(r >= 0, 1 + r - (r[n] < r), -1)
     pos[n] = 0
@@ -122,8 +123,9 @@ def class_of_patch(index: ClassIndex) -> np.ndarray:
 def expand(
     index: ClassIndex, values: np.ndarray, patches: Optional[Sequence[int]] = None
 ) -> np.ndarray:
-    """Per-class values (steps, classes, N) as per-patch values (steps, len(patches), K, N) in area order, NaN where
-    j >= N_k (all patches by default): entry (p, k, j) is the class of p's area in cluster k at j's position."""
+    """Per-class values (steps, classes, N) as per-patch values (steps, len(patches), K, N) in area
+    order, NaN where j >= N_k (all patches by default): entry (p, k, j) is the class of p's area in
+    cluster k at j's position."""
     K, P = index.area.shape
     patches = np.arange(P) if patches is None else np.asarray(patches, dtype=np.int64).reshape(-1)
     out = np.full((values.shape[0], patches.size, K, index.of_area.shape[1]), np.nan, values.dtype)
@@ -144,8 +146,9 @@ def pp_rows(
     pp_self: np.ndarray,
     patches: Optional[Sequence[int]] = None,
 ) -> np.ndarray:
-    """B_{p,q} (steps, len(patches), P) from the class states (cluster 0; K = 1, or B = 0 under pp_frozen): B_self
-    at q = p, else B of the area of q in the class of p. Memory: the output and one (steps, P) row per area."""
+    """B_{p,q} (steps, len(patches), P) from the class states (cluster 0; K = 1, or B = 0 under
+    pp_frozen): B_self at q = p, else B of the area of q in the class of p. Memory: the output and
+    one (steps, P) row per area."""
     P = index.area.shape[1]
     patches = np.arange(P) if patches is None else np.asarray(patches, dtype=np.int64).reshape(-1)
     area0 = index.area[0]
@@ -160,7 +163,8 @@ def pp_rows(
 
 
 def per_class_only(t) -> list[str]:
-    """The per-patch observables a trajectory holds only in their per-class form (above the expansion budget)."""
+    """The per-patch observables a trajectory holds only in their per-class form (above the
+    expansion budget)."""
     return [
         n
         for n in (*CLASS_KEYS, "pp_corr")
@@ -169,8 +173,9 @@ def per_class_only(t) -> list[str]:
 
 
 def with_per_patch(t, cfg) -> Trajectory:
-    """`t` with every per-patch view of its per-class records that it lacks (fp_corr, area_attention, pp_corr), for a
-    comparison with a full-level run, which holds arrays of those shapes itself; `t` if it lacks none."""
+    """`t` with every per-patch view of its per-class records that it lacks (fp_corr,
+    area_attention, pp_corr), for a comparison with a full-level run, which holds arrays of those
+    shapes itself; `t` if it lacks none."""
     missing = per_class_only(t)
     if not missing:
         return t
@@ -196,8 +201,9 @@ def recorded(t, name: str) -> bool:
 
 
 def patch_series(t, name: str, p: int, k: int, cfg) -> np.ndarray:
-    """(steps, N): `name` ("fp_corr" or "area_attention") of query p in cluster k, entry j for area j of cluster k,
-    read per patch when recorded so (the full level, a small reduced run), else from the per-class form."""
+    """(steps, N): `name` ("fp_corr" or "area_attention") of query p in cluster k, entry j for area
+    j of cluster k, read per patch when recorded so (the full level, a small reduced run), else from
+    the per-class form."""
     if name in t.observables:
         x = np.asarray(t[name])
         if x.ndim != 4 or x.shape[1] != cfg.P or x.shape[2] != cfg.K:
@@ -209,14 +215,16 @@ def patch_series(t, name: str, p: int, k: int, cfg) -> np.ndarray:
         return np.asarray(t[CELL_KEYS[name]])[:, cell_index(cfg).cell[p], k, :]
     if CLASS_KEYS.get(name, "") not in t.observables:
         raise ValueError(
-            f"the trajectory has no {name} observable (per patch or per class as {CLASS_KEYS.get(name)})"
+            f"the trajectory has no {name} observable (per patch or per class as "
+            f"{CLASS_KEYS.get(name)})"
         )
     return expand(class_index(cfg), np.asarray(t[CLASS_KEYS[name]]), [p])[:, 0, k, :]
 
 
 def own(t, name: str, cfg, step: Optional[int] = None) -> np.ndarray:
-    """`name` at the own area a_k(p) of every (p, k): shape (steps, P, K), or (P, K) at one recorded index `step`.
-    In class form the own area is position 0 of the class state, so this reads (steps, classes) values only."""
+    """`name` at the own area a_k(p) of every (p, k): shape (steps, P, K), or (P, K) at one recorded
+    index `step`. In class form the own area is position 0 of the class state, so this reads (steps,
+    classes) values only."""
     sel = slice(None) if step is None else step
     index = class_index(cfg)
     if name in t.observables:

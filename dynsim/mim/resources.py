@@ -1,8 +1,9 @@
-"""What a MIM run would hold in memory and do (issue 16), from the config's field values before the config is built (a
-MIMConfig of P = 10^8 would itself build 10^8 patch indices): `needs` per level (the Setting's resources hook) and
-`estimate_*` per command. Rough on purpose: the areas per cluster are estimated from the kappas, the sizes are the
-arrays the levels allocate (per-query class tables, the d x d matrix Q and its batches, recorded arrays), the work a
-few operations per entry and step."""
+"""What a MIM run would hold in memory and do (issue 16), from the config's field values before the
+config is built (a MIMConfig of P = 10^8 would itself build 10^8 patch indices): `needs` per level
+(the Setting's resources hook) and `estimate_*` per command. Rough on purpose: the areas per cluster
+are estimated from the kappas, the sizes are the arrays the levels allocate (per-query class tables,
+the d x d matrix Q and its batches, recorded arrays), the work a few operations per entry and
+step."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHU
 
 
 def _kappas_ok(v: dict) -> bool:
-    """Whether the kappas are numbers in (0, 1) (or explicit partitions replace them): else no estimate is made and
-    MIMConfig names the bad kappa (P^kappa with kappa = 100 or -1000 would overflow here first)."""
+    """Whether the kappas are numbers in (0, 1) (or explicit partitions replace them): else no
+    estimate is made and MIMConfig names the bad kappa (P^kappa with kappa = 100 or -1000 would
+    overflow here first)."""
     if v.get("partitions"):
         return True
     try:
@@ -37,8 +39,8 @@ def _kappas_ok(v: dict) -> bool:
 
 
 def _sizes(v: dict) -> tuple:
-    """(P, K, areas per cluster, d): the areas from the kappas (one global of P^kappa_c, locals of P^kappa_s), or
-    from explicit partitions; d as given, else P + K areas."""
+    """(P, K, areas per cluster, d): the areas from the kappas (one global of P^kappa_c, locals of
+    P^kappa_s), or from explicit partitions; d as given, else P + K areas."""
     P, K = max(int(v["P"]), 1), max(int(v["K"]), 1)
     if v.get("partitions"):
         try:
@@ -53,9 +55,10 @@ def _sizes(v: dict) -> tuple:
 
 
 def reduced_need(v: dict, approximation) -> Need:
-    """The reduced level: per query class a row over the areas (about K x areas^2 numbers), the (counts, latents) rows
-    of its exact expectation (at most classes.MAX_CONFIGURATIONS; one per class under mean_field), and the per-patch
-    views expanded from the records (`reduced.mim.dynamics.per_patch_entries`, at most its PATCH_BUDGET in all)."""
+    """The reduced level: per query class a row over the areas (about K x areas^2 numbers), the
+    (counts, latents) rows of its exact expectation (at most classes.MAX_CONFIGURATIONS; one per
+    class under mean_field), and the per-patch views expanded from the records
+    (`reduced.mim.dynamics.per_patch_entries`, at most its PATCH_BUDGET in all)."""
     P, K, N, _ = _sizes(v)
     rows = K * N * N
     if "mean_field" not in str(approximation or ""):
@@ -72,8 +75,8 @@ def reduced_need(v: dict, approximation) -> Need:
 
 
 def full_need(v: dict, mode: str, replicates) -> Need:
-    """The full level: Q (d x d) with its gradient, and per step every masked query's scores (exact: every cluster,
-    z and mask; sampled: replicates x N images, in chunks of CHUNK)."""
+    """The full level: Q (d x d) with its gradient, and per step every masked query's scores (exact:
+    every cluster, z and mask; sampled: replicates x N images, in chunks of CHUNK)."""
     P, K, N, d = _sizes(v)
     steps = max(int(v["steps"]), 0)
     if mode == "exact":
@@ -98,8 +101,8 @@ def full_need(v: dict, mode: str, replicates) -> Need:
 
 
 def needs(v: dict, level: str, opts: dict) -> list:
-    """The Setting's resources hook: one run at `level` with the run options `opts` (none when a kappa is invalid:
-    MIMConfig says so)."""
+    """The Setting's resources hook: one run at `level` with the run options `opts` (none when a
+    kappa is invalid: MIMConfig says so)."""
     if not _kappas_ok(v):
         return []
     P, K, N, _ = _sizes(v)
@@ -113,9 +116,8 @@ def needs(v: dict, level: str, opts: dict) -> list:
         per_record = 4 * K * N * N  # class records (the per-patch views are in the main term)
     else:
         main = full_need(v, opts.get("mode", "exact"), R)
-        per_record = R * (
-            P * P + 2 * K * P * N
-        )  # pp_corr P x P, fp_corr and area attention per patch
+        # pp_corr P x P, fp_corr and area attention per patch
+        per_record = R * (P * P + 2 * K * P * N)
     grows = {"--P": P, **({"--replicates": R} if R > 1 else {})}
     return [
         main,
@@ -139,8 +141,10 @@ def estimate_compare(args) -> list:
 
 
 def estimate_phases(args) -> list:
-    """`figure mim-phases`: two reduced runs with the approximation, one at a time, at the kappas of --kappa-pos and
-    --kappa-neg (the command ignores --kappa-c / --kappa-s): the memory of the larger, the time of both. Unreadable
+    """`figure mim-phases`: two reduced runs with the approximation, one at a time, at the kappas of
+    --kappa-pos and
+    --kappa-neg (the command ignores --kappa-c / --kappa-s): the memory of the larger, the time of
+      both. Unreadable
     kappas: no estimate (the command names the option)."""
     v = options.values(args)
     runs = []
@@ -188,9 +192,8 @@ def estimate_check(args) -> list:
     if isinstance(K, bool) or not isinstance(K, int) or K < 1 or v["partition"] not in PARTITIONS:
         return []  # run_check names a bad --K (argparse a bad --partition)
     runs = []
-    eps = (
-        float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF
-    )  # run_check names a bad eps
+    # run_check names a bad eps
+    eps = float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF
     steps = ladder.steps_for(max(int(v["steps"]), 1), eps)
     ladder_sizes = ladder.QUICK_LADDER if args.quick else ladder.LADDER
     # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s,
@@ -240,9 +243,8 @@ CELL_TERM_FLOPS = 30.0
 # compiling a rung's run and its one-step start (`ladder.run_rung`), counted as work: about as much
 # as 5e9 element operations each on the 2-core development machine, whatever the size
 COMPILE_FLOPS = 2 * 5e9
-CELLS_BUILT = (
-    10**6
-)  # K P entries up to which the estimate builds the areas to count the joint cells
+# K P entries up to which the estimate builds the areas to count the joint cells
+CELLS_BUILT = 10**6
 
 
 def cells_needs(v: dict) -> list:

@@ -1,8 +1,9 @@
 """The MIM setting (Huang, Wen, Chi, Liang 2024) as a plugin: registered through the entry point
 `mim = "dynsim.mim.setting:SETTING"` of the group `dynsim.settings` (pyproject.toml).
 
-A light record: everything but names and help lines is a "module:attr" reference, loaded on first use (the config
-too: its areas need NumPy); the options of `compare mim` and `derive mim` are in `arguments`."""
+A light record: everything but names and help lines is a "module:attr" reference, loaded on first
+use (the config too: its areas need NumPy); the options of `compare mim` and `derive mim` are in
+`arguments`."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ COMMANDS = (
         "dynsim.mim.cli:run_compare",
         estimate="dynsim.mim.resources:estimate_compare",
         help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
-        description="Compare the reduced per-query MIM dynamics (FP correlations A, PP correlations B, Lemmas "
-        "5.1-5.2) with full-matrix GD on the literal d x d matrix Q. With K = 1 the reduction is exact "
-        "and both levels agree to float rounding, for any K: with K > 1 the PP correlations B stay free, "
-        "one per query and joint type of the key (reduced.mim.joint). --approximation pp_frozen "
-        "(B = 0, the theory's claim) reports its deviation from full and the PP magnitude it drops.",
+        description="Compare the reduced per-query MIM dynamics (FP correlations A, PP "
+        "correlations B, Lemmas 5.1-5.2) with full-matrix GD on the literal d x d "
+        "matrix Q. With K = 1 the reduction is exact and both levels agree to "
+        "float rounding, for any K: with K > 1 the PP correlations B stay free, "
+        "one per query and joint type of the key (reduced.mim.joint). "
+        "--approximation pp_frozen (B = 0, the theory's claim) reports its "
+        "deviation from full and the PP magnitude it drops.",
     ),
     Command(
         "figure",

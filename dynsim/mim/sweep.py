@@ -1,5 +1,6 @@
-"""MIM points of a sweep: each point is its own compiled program (P, the kappas and the mask ratio all change the
-areas, the query classes or the hypergeometric tables, i.e. shapes), so a MIM group holds one point."""
+"""MIM points of a sweep: each point is its own compiled program (P, the kappas and the mask ratio
+all change the areas, the query classes or the hypergeometric tables, i.e. shapes), so a MIM group
+holds one point."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ DEFAULT_OPTIONS = {
 
 
 def approximation(cfg: MIMConfig, options: dict):
-    """The reduced level's approximation: the option, else None (exact, B free, any K; as `dynsim compare mim`)."""
+    """The reduced level's approximation: the option, else None (exact, B free, any K; as `dynsim
+    compare mim`)."""
     return options.get("approximation")
 
 
@@ -39,17 +41,19 @@ def check(cfg: MIMConfig, options: dict, level: str) -> None:
 
 
 def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:
-    """Whether the seed changes a point's numbers at `level` beyond rounding: a random partition (the areas) at
-    either level, the sampled full level's data; the exact full level takes otherwise only the embedding's
-    rotation, which the dynamics are invariant under (seeds 0 and 1 differ by <= 2.5e-15, P = 16, 40 steps)."""
+    """Whether the seed changes a point's numbers at `level` beyond rounding: a random partition
+    (the areas) at either level, the sampled full level's data; the exact full level takes otherwise
+    only the embedding's rotation, which the dynamics are invariant under (seeds 0 and 1 differ by
+    <= 2.5e-15, P = 16, 40 steps)."""
     return cfg.partition == "random" or (
         level != "reduced" and options.get("mode", "exact") != "exact"
     )
 
 
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
-    """The reduced run; with options["versus_frozen"] also its pp_frozen twin (B = 0, the same counts), whose FP
-    deviation from B free goes into meta["fp_deviation_from_pp_frozen"] (issue 15's K study)."""
+    """The reduced run; with options["versus_frozen"] also its pp_frozen twin (B = 0, the same
+    counts), whose FP deviation from B free goes into meta["fp_deviation_from_pp_frozen"] (issue
+    15's K study)."""
     approx = approximation(cfg, options)
     t = reduced.mim.simulate(cfg, approximation=approx)
     names = reduced.mim.approximations(approx)
@@ -67,7 +71,8 @@ def fp_max(t: Trajectory) -> float:
 
 
 def fp_deviation(free: Trajectory, frozen: Trajectory, cfg: MIMConfig) -> float:
-    """max_t max_{p,k,j} |A(B free) - A(B = 0)| / max |A(B free)|: what dropping B costs the FP dynamics."""
+    """max_t max_{p,k,j} |A(B free) - A(B = 0)| / max |A(B free)|: what dropping B costs the FP
+    dynamics."""
     a, b = (np.asarray(records.with_per_patch(t, cfg)["fp_corr"]) for t in (free, frozen))
     return float(np.nanmax(np.abs(a - b)) / fp_max(free))
 
@@ -88,12 +93,12 @@ def full_group(cfgs: list[MIMConfig], options: dict, batch_size: int) -> list[Tr
 
 
 def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
-    """Final loss, the smallest own-area attention at the end (Theorem 4.1), the largest |PP| (pp_max), and how many
-    local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3, `phases.classify`), and the loss's
-    stability flags (`common.stability`)."""
+    """Final loss, the smallest own-area attention at the end (Theorem 4.1), the largest |PP|
+    (pp_max), and how many local patches of cluster 0 are two-phase / one-phase (Theorem 4.1 / F.3,
+    `phases.classify`), and the loss's stability flags (`common.stability`)."""
     own = phases.own_area_attention(t, cfg=cfg)
-    # the reduced level's labels read its first GD step (a one-step run), so they do not depend on --record-every;
-    # the full level's read its first recorded interval
+    # the reduced level's labels read its first GD step (a one-step run), so they do not depend on
+    # --record-every; the full level's read its first recorded interval
     label = t.meta.get("approximation", "exact")
     initial = (
         None
@@ -141,8 +146,9 @@ def add_arguments(group) -> None:
     group.add_argument(
         "--versus-frozen",
         action="store_true",
-        help="also run each point's reduced level with B = 0 (pp_frozen) and report the FP deviation "
-        "max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); doubles the reduced cost",
+        help="also run each point's reduced level with B = 0 (pp_frozen) and report the FP "
+        "deviation max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); "
+        "doubles the reduced cost",
     )
     group.add_argument(
         "--approximation-tolerance",
@@ -153,12 +159,15 @@ def add_arguments(group) -> None:
 
 
 def normalize(options: dict) -> dict:
-    """--approximation none is the exact reduction (None); --approximation-tolerance must be > 0 (as in compare mim:
-    a zero tolerance would ask an approximation to agree exactly, which it does not by definition)."""
+    """--approximation none is the exact reduction (None); --approximation-tolerance must be > 0 (as
+      in compare mim:
+    a zero tolerance would ask an approximation to agree exactly, which it does not by
+    definition)."""
     tol = options.get("approximation_tolerance")
     if tol is not None and not tol > 0:
         raise ValueError(
-            f"--approximation-tolerance = {tol} is invalid: must be > 0 (a fraction of each observable's "
+            f"--approximation-tolerance = {tol} is invalid: must be > 0 (a fraction of each "
+            f"observable's "
             "largest magnitude)"
         )
     return {**options, "approximation": None} if options.get("approximation") == "none" else options

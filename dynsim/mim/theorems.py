@@ -41,10 +41,8 @@ from .claims_phases import (
 from .config import MIMConfig
 from .premises import CONFIDENCE, EPS, MEAN_FIELD_Q_RATES, PHASE_MARGIN
 
-IMAGES, TOP_K = (
-    64,
-    10,
-)  # Section 6: random masks per model, top-k of the metric (the paper's k = 10)
+# Section 6: random masks per model, top-k of the metric (the paper's k = 10)
+IMAGES, TOP_K = 64, 10
 NEGATIVE_KAPPA_C = 0.6  # the Delta < 0 run: kappa = (0.6, 0.4) (docs/derivations/mim-model.md §10d)
 
 
@@ -77,7 +75,8 @@ def base_config(
 
 
 def negative_base(base: MIMConfig) -> MIMConfig:
-    """The Delta < 0 problem beside the ladder: base with kappa_c = NEGATIVE_KAPPA_C (Delta = -0.2 at exact sizes)."""
+    """The Delta < 0 problem beside the ladder: base with kappa_c = NEGATIVE_KAPPA_C (Delta = -0.2
+    at exact sizes)."""
     return base.replace(kappa_c=NEGATIVE_KAPPA_C)
 
 
@@ -141,7 +140,7 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------------------------------------- measurements
+# ------------------------------------------------------------------------------------- measurements
 
 
 def diversity_measurements(div: dict, cfg: MIMConfig) -> list[Measurement]:
@@ -200,7 +199,7 @@ def frozen_measurement(rungs: Sequence[ladder.Rung]) -> Measurement:
     )
 
 
-# ------------------------------------------------------------------------------------------------------- driver
+# ------------------------------------------------------------------------------------------- driver
 
 # what each claim reads: the ladder always; the measurements beside need their own runs
 _LADDER_CLAIMS = {

@@ -1,5 +1,6 @@
-"""MIMConfig as a JAX pytree (`dynsim.pytree`): its NUMBERS (eta) are traced, its other fields static. Both levels
-import this module, so a MIMConfig passed to their compiled programs compiles once per shape."""
+"""MIMConfig as a JAX pytree (`dynsim.pytree`): its NUMBERS (eta) are traced, its other fields
+static. Both levels import this module, so a MIMConfig passed to their compiled programs compiles
+once per shape."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Sweeps: many points of one setting, grouped into compiled programs, stored, resumable, in-process or on Dask.
+"""Sweeps: many points of one setting, grouped into compiled programs, stored, resumable, in-process
+or on Dask.
 
-`sweep("jsl", {"D": [16, 36], "q": [0.2, 0.3]}, seeds=4, out="sweep-out")` runs every point of the grid
-(times the seeds), keeps each finished point in a results store keyed by a versioned hash of its config
-(`dynsim.store`), skips the points already there, and writes the table (table.csv), the manifest
-(sweep.json) and phase diagrams (heatmaps of any summary over two swept axes).
+`sweep("jsl", {"D": [16, 36], "q": [0.2, 0.3]}, seeds=4, out="sweep-out")` runs every point of the
+grid (times the seeds), keeps each finished point in a results store keyed by a versioned hash of
+its config (`dynsim.store`), skips the points already there, and writes the table (table.csv), the
+manifest (sweep.json) and phase diagrams (heatmaps of any summary over two swept axes).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def spec_of(setting: str):
 
 @dataclasses.dataclass
 class SweepResult:
-    """The outcome of `sweep`: one row per point in grid order, and what this call computed or reused."""
+    """The outcome of `sweep`: one row per point in grid order, and what this call computed or
+    reused."""
 
     rows: list[dict]
     columns: list[str]
@@ -62,8 +64,9 @@ def _fail(name: str, value: Any, allowed: str) -> None:
 def points(
     setting: str, axes: Mapping[str, Sequence], base: Optional[Mapping] = None, seeds: int = 1
 ) -> list:
-    """The configs of the grid, in order: the product of the axes (first axis slowest), seeds innermost
-    (seed = base seed + 0, 1, ..., seeds - 1). Every config is validated here, before any work."""
+    """The configs of the grid, in order: the product of the axes (first axis slowest), seeds
+    innermost (seed = base seed + 0, 1, ..., seeds - 1). Every config is validated here, before any
+    work."""
     config = registry.get(setting).config
     fields = {f.name for f in dataclasses.fields(config)}
     base = dict(base or {})
@@ -92,12 +95,14 @@ def points(
 
 
 def seeded(spec, cfg, options: dict, level: str) -> bool:
-    """Whether the seed changes the point's numbers at `level` (the setting's SweepSpec.seeded; default: yes)."""
+    """Whether the seed changes the point's numbers at `level` (the setting's SweepSpec.seeded;
+    default: yes)."""
     return True if spec.seeded is None else bool(spec.seeded(cfg, options, level))
 
 
 def _description(setting: str, level: str, cfg, options: dict) -> dict:
-    """What a point's key hashes: without the seed where the seed does not change the point (one run, every seed)."""
+    """What a point's key hashes: without the seed where the seed does not change the point (one
+    run, every seed)."""
     spec = spec_of(setting)
     wanted = (spec.reduced_options if level != "full" else ()) + (
         spec.full_options if level != "reduced" else ()
@@ -146,20 +151,22 @@ def sweep(
     log: Optional[Callable[[str], None]] = None,
     invocation: Optional[Mapping] = None,
 ) -> SweepResult:
-    """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and the checker).
+    """Run every point of `axes` (x seeds) at `level` ("reduced", "full" or "both": both levels and
+    the checker).
 
-    base: config fields shared by every point; options: the run options the setting's SweepSpec declares
-    (reduced_options and full_options, e.g. mode, replicates, confidence). With `out`, finished points are stored
-    there and reused on the next call (force=True recomputes them), and table.csv, sweep.json and heatmap PNGs
-    are written. Work is cut into
-    chunks of at most `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`;
-    a chunk is written as soon as it finishes, so an interruption loses at most the chunks in flight.
-    scheduler="tls://host:port" runs the chunks on an existing Dask cluster (security: a TOML file of its TLS
-    credentials, `executors.load_security`, or a distributed Security), workers=N on a private local one (dashboard=True: with a dashboard).
-    Several processes may share one `out`: each locks the points it computes (`locks`), and after its own
-    waits for those another live process holds, so each returns the whole table.
-    log: called with one line once the inputs are validated (what will run).
-    invocation: what ran it (the CLI's command line and options), recorded in sweep.json.
+    base: config fields shared by every point; options: the run options the setting's SweepSpec
+    declares (reduced_options and full_options, e.g. mode, replicates, confidence). With `out`,
+    finished points are stored there and reused on the next call (force=True recomputes them), and
+    table.csv, sweep.json and heatmap PNGs are written. Work is cut into chunks of at most
+    `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`; a chunk
+    is written as soon as it finishes, so an interruption loses at most the chunks in flight.
+    scheduler="tls://host:port" runs the chunks on an existing Dask cluster (security: a TOML file
+    of its TLS credentials, `executors.load_security`, or a distributed Security), workers=N on a
+    private local one (dashboard=True: with a dashboard). Several processes may share one `out`:
+    each locks the points it computes (`locks`), and after its own waits for those another live
+    process holds, so each returns the whole table. log: called with one line once the inputs are
+    validated (what will run). invocation: what ran it (the CLI's command line and options),
+    recorded in sweep.json.
     """
     spec = spec_of(setting)
     options = _check_options(setting, level, dict(options or {}))
@@ -207,14 +214,16 @@ def sweep(
     if log is not None:  # after validation: an invalid input prints only its error
         distinct = len(set(keys))
         shared = (
-            f" ({distinct} distinct runs: the seed does not change {len(cfgs) - distinct} of them at level "
-            f"{level}, each run once and reported for every seed)"
+            f" ({distinct} distinct runs: the seed does not change {len(cfgs) - distinct} of "
+            f"them at level {level}, each run once and reported for every seed)"
             if distinct < len(cfgs)
             else ""
         )
         log(
-            f"{len(cfgs)} points ({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'} x seeds[{seeds}]) "
-            f"at level {level}{shared}: {len(todo)} to compute, {len(reused)} already in the store"
+            f"{len(cfgs)} points "
+            f"({' x '.join(f'{k}[{len(v)}]' for k, v in axes.items()) or '1'} x "
+            f"seeds[{seeds}]) at level {level}{shared}: {len(todo)} to compute, {len(reused)} "
+            f"already in the store"
         )
     computed: list[str] = []
     started = time.time()
@@ -229,9 +238,8 @@ def sweep(
         locks.Locks(out) if store is not None else contextlib.nullcontext() as held,
     ):
         pending, recheck, said = todo, not force, False
-        while (
-            pending
-        ):  # claim chunk by chunk what is free, compute it; then look again at what others held
+        # claim chunk by chunk what is free, compute it; then look again at what others held
+        while pending:
             waiting: dict[str, Any] = {}
             before = len(computed) + len(reused)
             take = functools.partial(
@@ -243,12 +251,12 @@ def sweep(
                     held.release(key)
                 results[key] = summary
                 computed.append(key)
-            if (
-                waiting and len(computed) + len(reused) == before
-            ):  # nothing was free: the others are computing
+            # nothing was free: the others are computing
+            if waiting and len(computed) + len(reused) == before:
                 if log is not None and not said:
                     log(
-                        f"{len(waiting)} points are claimed by another live process (see {out}/locks): waiting for "
+                        f"{len(waiting)} points are claimed by another live process (see "
+                        f"{out}/locks): waiting for "
                         "them"
                     )
                     said = True
@@ -260,10 +268,12 @@ def sweep(
     unknown = [
         n for n in heatmaps or () if n not in columns and level_prefix(level) + n not in columns
     ]
-    if unknown:  # issue 16: an error, not a warning; the points are stored, so the corrected command reuses them
+    # issue 16: an error, not a warning; the points are stored, so the corrected command reuses them
+    if unknown:
         raise ValueError(
             f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
-            f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} (every point is "
+            f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} "
+            f"(every point is "
             "stored: the corrected command recomputes nothing)"
         )
     files = {}
@@ -291,9 +301,10 @@ def sweep(
 
 
 def _take(held, store, results: dict, reused: list, waiting: dict, key: str, cfg) -> bool:
-    """Whether this process computes `key` now: it claimed it (in `held`) and `store` lacks it. A point another
-    live process holds goes to `waiting`; one claimed and found in `store` (stored by another process since we
-    looked) to `results` and `reused`. Without a store (held None) every point is this process's."""
+    """Whether this process computes `key` now: it claimed it (in `held`) and `store` lacks it. A
+    point another live process holds goes to `waiting`; one claimed and found in `store` (stored by
+    another process since we looked) to `results` and `reused`. Without a store (held None) every
+    point is this process's."""
     if held is not None and not held.claim(key):
         waiting[key] = cfg
         return False
@@ -308,9 +319,10 @@ def _take(held, store, results: dict, reused: list, waiting: dict, key: str, cfg
 
 
 def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: dict, take):
-    """Each computed point (key, summary, trajectories) of `todo` (key -> config): grouped into compiled programs,
-    cut into chunks, run by `run` (the executor), which asks for each chunk when it can start it; a chunk holds
-    the points of its cut that `take` grants then (claimed chunk by chunk: concurrent sweeps split the work)."""
+    """Each computed point (key, summary, trajectories) of `todo` (key -> config): grouped into
+    compiled programs, cut into chunks, run by `run` (the executor), which asks for each chunk when
+    it can start it; a chunk holds the points of its cut that `take` grants then (claimed chunk by
+    chunk: concurrent sweeps split the work)."""
     groups: dict[Any, list] = {}
     for k, c in todo.items():
         groups.setdefault(spec.group(c, options, level), []).append((k, c))
@@ -319,17 +331,16 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
         for members in groups.values()
         for chunk in _chunks(members, chunk_size)
     )
-    with contextlib.closing(
-        run(task for task in tasks if task[3])
-    ) as finished:  # closing: a Dask cluster stops
+    # closing: a Dask cluster stops
+    with contextlib.closing(run(task for task in tasks if task[3])) as finished:
         for batch in finished:
             yield from batch
             progress.advance(len(batch))  # per chunk: off a terminal, one plain line each
 
 
 def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:
-    """Refuse a heatmap name the setting's summaries cannot give (`SweepSpec.level_summaries`), before any work; a
-    spec that does not list them is checked once the table exists (`sweep`)."""
+    """Refuse a heatmap name the setting's summaries cannot give (`SweepSpec.level_summaries`),
+    before any work; a spec that does not list them is checked once the table exists (`sweep`)."""
     if not heatmaps or not spec.level_summaries:
         return
     prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
@@ -341,14 +352,16 @@ def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence
     unknown = [n for n in heatmaps if n not in known and level_prefix(level) + n not in known]
     if unknown:
         raise ValueError(
-            f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at level {level}: "
-            f"{', '.join(spec.level_summaries)} (of the {' and '.join(prefixes)} level"
-            f"{'s' if len(prefixes) > 1 else ''}), or {', '.join(spec.point_summaries)}"
+            f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at "
+            f"level {level}: {', '.join(spec.level_summaries)} (of the "
+            f"{' and '.join(prefixes)} level{'s' if len(prefixes) > 1 else ''}), or "
+            f"{', '.join(spec.point_summaries)}"
         )
 
 
 def level_prefix(level: str) -> str:
-    """The prefix of the summaries the default heatmaps draw: the reduced level's unless only full ran."""
+    """The prefix of the summaries the default heatmaps draw: the reduced level's unless only full
+    ran."""
     return "full_" if level == "full" else "reduced_"
 
 
@@ -362,9 +375,8 @@ def _table(cfgs, keys, results, axes, seed_used) -> tuple[list[dict], list[str]]
     for cfg, key, used in zip(cfgs, keys, seed_used):
         row = {name: getattr(cfg, name) for name in axes}
         row["seed"] = cfg.seed
-        row["seeded"] = (
-            used  # False: the seed does not enter this point's run; every seed's row is the same run
-        )
+        # False: the seed does not enter this point's run; every seed's row is the same run
+        row["seeded"] = used
         row.update(results[key])
         row["dtype"] = cfg.dtype
         row["key"] = key

@@ -1,5 +1,5 @@
-"""What every setting's point summary shares: the checker's verdict and its largest error, the stability flags of
-a run's loss, and censoring of event times by the horizon."""
+"""What every setting's point summary shares: the checker's verdict and its largest error, the
+stability flags of a run's loss, and censoring of event times by the horizon."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from scipy import stats
 from dynsim import tolerances
 
 OSCILLATING_SIGN_CHANGES = 3  # down, up, down, up: at least two separate rises of the loss
-SE_CONFIDENCE = (
-    0.999  # family-wise, over a run's increments, for a loss recorded with a standard error
-)
+# family-wise, over a run's increments, for a loss recorded with a standard error
+SE_CONFIDENCE = 0.999
 
 
 VERDICT = ("verdict", "max_error", "worst_observable", "check_kind")  # the names `verdict` gives
@@ -21,8 +20,8 @@ STABILITY = ("loss_sign_changes", "non_monotone", "unstable")  # the names `stab
 
 
 def verdict(report) -> dict:
-    """{"verdict": AGREE/DISAGREE, "max_error": largest max |a - b| over the compared observables, "worst_observable",
-    "check_kind"}; all None when only one level ran."""
+    """{"verdict": AGREE/DISAGREE, "max_error": largest max |a - b| over the compared observables,
+    "worst_observable", "check_kind"}; all None when only one level ran."""
     if report is None:
         return {"verdict": None, "max_error": None, "worst_observable": None, "check_kind": None}
     worst: Optional[str] = max(report.errors, key=lambda k: report.errors[k].max_abs, default=None)
@@ -37,14 +36,16 @@ def verdict(report) -> dict:
 def increment_threshold(
     loss: np.ndarray, terms: int, dtype: str, se: Optional[np.ndarray] = None
 ) -> np.ndarray:
-    """Per increment loss[k+1] - loss[k], the largest size rounding (and, with `se`, sampling) explains.
+    """Per increment loss[k+1] - loss[k], the largest size rounding (and, with `se`, sampling)
+    explains.
 
-    A recorded loss is a sum of `terms` nonnegative terms; summing M nonnegative numbers in any order errs by at most
-    (M - 1) u times the sum (Higham, Accuracy and Stability, eq. 4.4, worst case), and each term's own few roundings
-    (exp, powers, softplus, its weight) add the checker's SAFETY u: a recorded loss errs by at most
-    SAFETY M u max|loss|, and a difference of two by twice that. With a standard error per record (replicate runs),
-    an increment is also within z sqrt(se_k^2 + se_k+1^2) by chance, z the normal quantile at SE_CONFIDENCE
-    family-wise over the increments (Bonferroni)."""
+    A recorded loss is a sum of `terms` nonnegative terms; summing M nonnegative numbers in any
+    order errs by at most (M - 1) u times the sum (Higham, Accuracy and Stability, eq. 4.4, worst
+    case), and each term's own few roundings (exp, powers, softplus, its weight) add the checker's
+    SAFETY u: a recorded loss errs by at most SAFETY M u max|loss|, and a difference of two by twice
+    that. With a standard error per record (replicate runs), an increment is also within z
+    sqrt(se_k^2 + se_k+1^2) by chance, z the normal quantile at SE_CONFIDENCE family-wise over the
+    increments (Bonferroni)."""
     loss = np.asarray(loss, np.float64)
     finite = loss[np.isfinite(loss)]
     scale = float(np.max(np.abs(finite))) if finite.size else 0.0
@@ -60,11 +61,12 @@ def increment_threshold(
 
 
 def stability(t, loss_name: str = "loss") -> dict:
-    """Flags of a run's recorded loss beyond rounding (`increment_threshold`): "loss_sign_changes" (sign changes
-    between consecutive significant increments), "non_monotone" (some significant rise: GD on a smooth loss with a
-    small enough step decreases it every step, so a rise means eta is past the local 2/L), "unstable" (at least
-    OSCILLATING_SIGN_CHANGES sign changes: the loss oscillates, and such a run amplifies rounding, so its numbers
-    after the oscillation starts depend on e.g. --batch-size; docs/sweeps.md). Only the finite records count."""
+    """Flags of a run's recorded loss beyond rounding (`increment_threshold`): "loss_sign_changes"
+    (sign changes between consecutive significant increments), "non_monotone" (some significant
+    rise: GD on a smooth loss with a small enough step decreases it every step, so a rise means eta
+    is past the local 2/L), "unstable" (at least OSCILLATING_SIGN_CHANGES sign changes: the loss
+    oscillates, and such a run amplifies rounding, so its numbers after the oscillation starts
+    depend on e.g. --batch-size; docs/sweeps.md). Only the finite records count."""
     loss = np.asarray(t[loss_name], np.float64)
     se = (
         np.asarray(t[loss_name + "_se"], np.float64) if loss_name + "_se" in t.observables else None
@@ -85,8 +87,9 @@ def stability(t, loss_name: str = "loss") -> dict:
 
 
 def censored(times: dict, horizon: int) -> dict:
-    """{event: time, event + "_censored": None} for an event reached; {event: None, event + "_censored": horizon}
-    for one not established within the run (it happens, if at all, after the last recorded step `horizon`)."""
+    """{event: time, event + "_censored": None} for an event reached; {event: None, event +
+    "_censored": horizon} for one not established within the run (it happens, if at all, after the
+    last recorded step `horizon`)."""
     out = {}
     for name, value in times.items():
         out[name] = value

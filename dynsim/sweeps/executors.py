@@ -1,10 +1,12 @@
-"""Where the chunks of a sweep run: in this process (default), on a private local Dask cluster (`workers=N`) or on
-an existing one (`scheduler="tls://host:port"` with `security=FILE`). Results come back to the caller, which alone
-writes the store, so a chunk whose worker died and was recomputed elsewhere is still written once.
+"""Where the chunks of a sweep run: in this process (default), on a private local Dask cluster
+(`workers=N`) or on an existing one (`scheduler="tls://host:port"` with `security=FILE`). Results
+come back to the caller, which alone writes the store, so a chunk whose worker died and was
+recomputed elsewhere is still written once.
 
-The local cluster is private: TLS with credentials made for it in memory (`Security.temporary()`), scheduler,
-nannies and workers bound to 127.0.0.1, no dashboard unless asked (then on 127.0.0.1 too). A connection without
-the credentials is refused in the TLS handshake, before any message is read (docs/sweeps.md §6).
+The local cluster is private: TLS with credentials made for it in memory (`Security.temporary()`),
+scheduler, nannies and workers bound to 127.0.0.1, no dashboard unless asked (then on 127.0.0.1
+too). A connection without the credentials is refused in the TLS handshake, before any message is
+read (docs/sweeps.md §6).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from dynsim.validation import check_int
 from .tasks import compute_chunk
 
 HOST = "127.0.0.1"
-# the fields of a --security file: paths to PEM files (relative to the file's folder), as distributed.Security names them
+# the fields of a --security file: paths to PEM files (relative to the file's folder), as
+# distributed.Security names them
 SECURITY_FIELDS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 
 
@@ -35,7 +38,8 @@ def check(
     """Validate the executor arguments before any work."""
     if scheduler is not None and workers is not None:
         raise ValueError(
-            f"scheduler = {scheduler!r} and workers = {workers!r} are exclusive: give the address of an "
+            f"scheduler = {scheduler!r} and workers = {workers!r} are exclusive: give the "
+            f"address of an "
             "existing cluster, or a number of local workers, not both"
         )
     if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
@@ -56,7 +60,8 @@ def check(
     if security is not None:
         if scheduler is None:
             raise ValueError(
-                f"security = {security!r} is invalid without a scheduler: it holds the credentials of "
+                f"security = {security!r} is invalid without a scheduler: it holds the "
+                f"credentials of "
                 "an existing TLS cluster (a local cluster, workers=N, makes its own)"
             )
         if not scheduler.startswith("tls://"):
@@ -68,9 +73,10 @@ def check(
 
 
 def load_security(security):
-    """A distributed.Security from a TOML file of SECURITY_FIELDS (tls_ca_file and tls_client_cert required, the
-    key may be in the certificate's file); a ValueError naming the file and what is wrong. A Security given
-    instead of a path is returned as it is (the Python API's way to pass a cluster's credentials)."""
+    """A distributed.Security from a TOML file of SECURITY_FIELDS (tls_ca_file and tls_client_cert
+    required, the key may be in the certificate's file); a ValueError naming the file and what is
+    wrong. A Security given instead of a path is returned as it is (the Python API's way to pass a
+    cluster's credentials)."""
     from distributed.security import Security
 
     if isinstance(security, Security):
@@ -87,8 +93,9 @@ def load_security(security):
     missing = [name for name in SECURITY_FIELDS[:2] if name not in fields]
     if unknown or missing:
         raise ValueError(
-            f"security = {path!r} is invalid: it must give {', '.join(SECURITY_FIELDS[:2])} (and may "
-            f"give tls_client_key), paths to PEM files; unknown {unknown}, missing {missing}"
+            f"security = {path!r} is invalid: it must give {', '.join(SECURITY_FIELDS[:2])} "
+            f"(and may give tls_client_key), paths to PEM files; unknown {unknown}, missing "
+            f"{missing}"
         )
     files = {}
     for name, value in fields.items():
@@ -102,10 +109,10 @@ def load_security(security):
 
 
 def local_cluster(workers: int, dashboard: bool = False):
-    """A private LocalCluster of `workers` processes (one thread each) and the Security that admits a client:
-    TLS with temporary credentials, everything on 127.0.0.1. Without `dashboard` the HTTP servers Dask starts
-    anyway (scheduler and workers, free ports on 127.0.0.1) serve no route; with it, the scheduler's serves the
-    dashboard and Dask's usual routes (metrics, info pages)."""
+    """A private LocalCluster of `workers` processes (one thread each) and the Security that admits
+    a client: TLS with temporary credentials, everything on 127.0.0.1. Without `dashboard` the HTTP
+    servers Dask starts anyway (scheduler and workers, free ports on 127.0.0.1) serve no route; with
+    it, the scheduler's serves the dashboard and Dask's usual routes (metrics, info pages)."""
     import dask
     from distributed import LocalCluster
     from distributed.security import Security
@@ -116,11 +123,10 @@ def local_cluster(workers: int, dashboard: bool = False):
         if dashboard
         else {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
     )
-    with (
-        dask.config.set(quiet),
-        _workers_ignore_sigint(),
-    ):  # the nannies hand this config to the workers they start
-        # one thread per worker process: JAX uses the cores itself, and a killed worker's loss stays local
+    # the nannies hand this config to the workers they start
+    with dask.config.set(quiet), _workers_ignore_sigint():
+        # one thread per worker process: JAX uses the cores itself, and a killed worker's loss stays
+        # local
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
@@ -137,10 +143,10 @@ def local_cluster(workers: int, dashboard: bool = False):
 
 @contextlib.contextmanager
 def _workers_ignore_sigint():
-    """SIGINT ignored while the worker processes start, which keep that setting (an ignored signal stays ignored across
-    fork and exec): a Ctrl-C at a terminal reaches the whole process group, and only the sweep itself should act on
-    it (the workers died with KeyboardInterrupt tracebacks); the sweep then closes the cluster. A Ctrl-C in that
-    second of start-up is lost."""
+    """SIGINT ignored while the worker processes start, which keep that setting (an ignored signal
+    stays ignored across fork and exec): a Ctrl-C at a terminal reaches the whole process group, and
+    only the sweep itself should act on it (the workers died with KeyboardInterrupt tracebacks); the
+    sweep then closes the cluster. A Ctrl-C in that second of start-up is lost."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -169,9 +175,8 @@ def run(
             try:
                 result = fn(*task)
             except Exception as exc:
-                if progress.interrupted(
-                    exc
-                ):  # Ctrl-C inside a compiled run: a KeyboardInterrupt for the caller
+                # Ctrl-C inside a compiled run: a KeyboardInterrupt for the caller
+                if progress.interrupted(exc):
                     raise KeyboardInterrupt from exc
                 raise
             yield result
@@ -198,14 +203,16 @@ def _dask(
         cluster, credentials = local_cluster(workers, dashboard)
         if dashboard and log is not None:
             log(
-                f"Dask dashboard at {cluster.dashboard_link} (this machine only; no password: any local user can "
+                f"Dask dashboard at {cluster.dashboard_link} (this machine only; no password: "
+                f"any local user can "
                 "read it)"
             )
         client = Client(cluster, security=credentials)
     else:
         if security is None and not scheduler.startswith("tls://"):
             warnings.warn(
-                f"scheduler {scheduler} is not authenticated: anyone who can reach it can run code on its "
+                f"scheduler {scheduler} is not authenticated: anyone who can reach it can run "
+                f"code on its "
                 "workers as their owner; use a TLS cluster and --security FILE (docs/sweeps.md §6)",
                 UserWarning,
                 stacklevel=2,
@@ -214,24 +221,23 @@ def _dask(
             client = Client(
                 scheduler, security=None if security is None else load_security(security)
             )
-        except (
-            OSError,
-            TypeError,
-        ) as exc:  # refused, timed out, or TLS without credentials (TypeError)
+        # refused, timed out, or TLS without credentials (TypeError)
+        except (OSError, TypeError) as exc:
             raise ValueError(
                 f"scheduler = {scheduler!r} is invalid: cannot connect ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else ''}); with a TLS scheduler give --security "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}); with a TLS scheduler give "
+                f"--security "
                 "FILE"
             ) from None
     futures = []
     try:
-        # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled by Dask
+        # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled
+        # by Dask
         futures = [client.submit(fn, *task, pure=False) for task in tasks]
         for future in as_completed(futures):
             yield future.result()
-    except (
-        BaseException
-    ):  # Ctrl-C, or a failed task: our own workers are killed, not asked to finish their chunks
+    # Ctrl-C, or a failed task: our own workers are killed, not asked to finish their chunks
+    except BaseException:
         # the scheduler's links to our killed workers break, as intended
         with _dask_quiet() if cluster is not None else contextlib.nullcontext():
             if cluster is not None:
@@ -251,10 +257,11 @@ def _close(client, futures: list, cluster) -> None:
 
 @contextlib.contextmanager
 def _dask_quiet():
-    """Dask's loggers in this process (the scheduler runs here) silenced while our workers are killed and the cluster
-    closes: each broken link to a killed worker is logged with its traceback ("Batched Comm Closed ...
-    CommClosedError", seen in CI after a process-group Ctrl-C), which is noise to a user who pressed Ctrl-C. The
-    level is restored afterwards, for the next sweep of a library user."""
+    """Dask's loggers in this process (the scheduler runs here) silenced while our workers are
+    killed and the cluster closes: each broken link to a killed worker is logged with its traceback
+    ("Batched Comm Closed ... CommClosedError", seen in CI after a process-group Ctrl-C), which is
+    noise to a user who pressed Ctrl-C. The level is restored afterwards, for the next sweep of a
+    library user."""
     logger = logging.getLogger("distributed")
     level = logger.level
     logger.setLevel(logging.CRITICAL + 1)
@@ -265,9 +272,9 @@ def _dask_quiet():
 
 
 def _kill_workers(cluster) -> None:
-    """SIGKILL the worker processes of our LocalCluster: a busy worker asked to close waits 4 s for its compiled run
-    (measured), past the interrupt watchdog; killed first, the cluster closes in 0.03 s. Their finished chunks are
-    already stored by this process."""
+    """SIGKILL the worker processes of our LocalCluster: a busy worker asked to close waits 4 s for
+    its compiled run (measured), past the interrupt watchdog; killed first, the cluster closes in
+    0.03 s. Their finished chunks are already stored by this process."""
     for nanny in list(cluster.workers.values()):
         pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
         if isinstance(pid, int):

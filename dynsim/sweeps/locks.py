@@ -1,12 +1,14 @@
-"""Points claimed by one sweep process at a time, so that several processes on one store split the work.
+"""Points claimed by one sweep process at a time, so that several processes on one store split the
+work.
 
-A claim is a lock file `<store>/locks/<key>.lock`, created with O_CREAT | O_EXCL (atomic, also on NFS v3+) and
-holding the owner's pid, host name and start time as JSON. While a process holds claims, a thread refreshes their
-modification time every HEARTBEAT_SECONDS. A claim is stale, and taken over, when its owner is on this host and no
-longer alive, or when it was not refreshed for STALE_SECONDS (an owner on another host, or a reused pid): a killed
-sweep never blocks another for long. Taking over renames the stale file to a unique name first, so of two
-processes that find it stale at once only one removes it. If two processes still compute one point (a takeover
-racing a fresh claim), both write the same bytes atomically: the store stays right, only the work is doubled.
+A claim is a lock file `<store>/locks/<key>.lock`, created with O_CREAT | O_EXCL (atomic, also on
+NFS v3+) and holding the owner's pid, host name and start time as JSON. While a process holds
+claims, a thread refreshes their modification time every HEARTBEAT_SECONDS. A claim is stale, and
+taken over, when its owner is on this host and no longer alive, or when it was not refreshed for
+STALE_SECONDS (an owner on another host, or a reused pid): a killed sweep never blocks another for
+long. Taking over renames the stale file to a unique name first, so of two processes that find it
+stale at once only one removes it. If two processes still compute one point (a takeover racing a
+fresh claim), both write the same bytes atomically: the store stays right, only the work is doubled.
 """
 
 from __future__ import annotations
@@ -25,16 +27,14 @@ from dynsim.trajectory import TEMP_PREFIX
 
 HEARTBEAT_SECONDS = 30.0
 STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
-UNWRITTEN_SECONDS = (
-    10.0  # a claim still without its owner this long after its creation: the writer was killed
-)
-#                           between creating and writing it (the two are microseconds apart)
-TEMP_AGE_SECONDS = (
-    600.0  # a temporary file this old is a killed writer's leftover (a write takes seconds)
-)
-# a killed writer's leftovers besides those `tempfiles.remove_leftovers` recognises (named with host and pid): the
-# names of earlier versions (TEMP_PREFIX + mkstemp's 8 characters) anywhere in the store; mkstemp's plain names and
-# locks moved aside by a takeover, in its own folders
+# a claim still without its owner this long after its creation: the writer was killed between
+# creating and writing it (the two are microseconds apart)
+UNWRITTEN_SECONDS = 10.0
+# a temporary file this old is a killed writer's leftover (a write takes seconds) a killed writer's
+# leftovers besides those `tempfiles.remove_leftovers` recognises (named with host and pid): the
+# names of earlier versions (TEMP_PREFIX + mkstemp's 8 characters) anywhere in the store; mkstemp's
+# plain names and locks moved aside by a takeover, in its own folders
+TEMP_AGE_SECONDS = 600.0
 OURS = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}(\.npz\.tmp|\.tmp|\.png)$")
 OURS_INSIDE = re.compile(r"^(tmp[a-z0-9_]{8}\.npz\.tmp|[0-9a-f]{64}\.lock\.[0-9a-f]{32}\.stale)$")
 
@@ -57,8 +57,9 @@ def _files(directory: str) -> list[str]:
 
 
 def _store_folders(root: str) -> list[tuple[str, bool]]:
-    """(folder, whether it is points/ or locks/ or under them) of the store's own layout: root, locks/, points/ and
-    points/ab/; nothing deeper (root may be a large shared folder: a whole-tree walk took 2.3 s on /usr)."""
+    """(folder, whether it is points/ or locks/ or under them) of the store's own layout: root,
+    locks/, points/ and points/ab/; nothing deeper (root may be a large shared folder: a whole-tree
+    walk took 2.3 s on /usr)."""
     points = os.path.join(root, "points")
     try:
         shards = [e.path for e in os.scandir(points) if e.is_dir(follow_symlinks=False)]
@@ -70,10 +71,10 @@ def _store_folders(root: str) -> list[tuple[str, bool]]:
 
 
 def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
-    """Remove the temporary files of killed writers from the store `root`: dynsim's (`tempfiles.remove_leftovers`),
-    and OURS anywhere, OURS_INSIDE under points/ and locks/ if older than TEMP_AGE_SECONDS; their paths. A live
-    writer's temporary file exists only for the seconds of one write; nothing else in `root` (which may be a shared
-    folder) is touched."""
+    """Remove the temporary files of killed writers from the store `root`: dynsim's
+    (`tempfiles.remove_leftovers`), and OURS anywhere, OURS_INSIDE under points/ and locks/ if older
+    than TEMP_AGE_SECONDS; their paths. A live writer's temporary file exists only for the seconds
+    of one write; nothing else in `root` (which may be a shared folder) is touched."""
     now = time.time() if now is None else now
     removed = tempfiles.remove_leftovers(root)
     for directory, inside in _store_folders(root):
@@ -91,8 +92,8 @@ def remove_leftovers(root: str, now: Optional[float] = None) -> list[str]:
 
 
 class Locks:
-    """This process's claims on the points of one store; `with Locks(root) as locks:` releases them all at the
-    end (also on Ctrl-C) and stops the heartbeat."""
+    """This process's claims on the points of one store; `with Locks(root) as locks:` releases them
+    all at the end (also on Ctrl-C) and stops the heartbeat."""
 
     def __init__(self, root: str):
         self.directory = os.path.join(root, "locks")
@@ -115,8 +116,8 @@ class Locks:
         return os.path.join(self.directory, f"{key}.lock")
 
     def claim(self, key: str) -> bool:
-        """Claim `key`: True if this process now holds it (it was free, or its claim was stale), False if another
-        live process holds it."""
+        """Claim `key`: True if this process now holds it (it was free, or its claim was stale),
+        False if another live process holds it."""
         path = self.path(key)
         for _ in range(3):  # free -> create; stale -> move aside, create; lost a race -> look again
             try:
@@ -140,8 +141,8 @@ class Locks:
             pass
 
     def holder(self, path: str) -> Optional[dict]:
-        """The owner recorded in a claim file, None if it vanished; {} if unreadable (a claim being written, or
-        torn by a kill between its creation and its write)."""
+        """The owner recorded in a claim file, None if it vanished; {} if unreadable (a claim being
+        written, or torn by a kill between its creation and its write)."""
         try:
             with open(path) as fh:
                 text = fh.read()
@@ -159,8 +160,8 @@ class Locks:
         )
 
     def stale(self, owner: dict) -> bool:
-        """Whether a claim's owner is gone: dead on this host, silent for STALE_SECONDS, or never written (no pid
-        after UNWRITTEN_SECONDS)."""
+        """Whether a claim's owner is gone: dead on this host, silent for STALE_SECONDS, or never
+        written (no pid after UNWRITTEN_SECONDS)."""
         age = time.time() - owner["mtime"]
         if age > STALE_SECONDS or ("pid" not in owner and age > UNWRITTEN_SECONDS):
             return True
@@ -168,7 +169,8 @@ class Locks:
         return owner.get("host") == self.owner["host"] and isinstance(pid, int) and not _alive(pid)
 
     def _take_over(self, path: str) -> bool:
-        """Move a stale claim aside (True: the caller may create its own); False if the claim is live."""
+        """Move a stale claim aside (True: the caller may create its own); False if the claim is
+        live."""
         owner = self.holder(path)
         if owner is None:
             return True  # released meanwhile

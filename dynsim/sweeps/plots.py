@@ -1,5 +1,5 @@
-"""Phase diagrams of a sweep: a heatmap of one summary over two swept axes, the seed mean in each cell, one
-panel per combination of the other swept axes."""
+"""Phase diagrams of a sweep: a heatmap of one summary over two swept axes, the seed mean in each
+cell, one panel per combination of the other swept axes."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def _numeric(v) -> float:
 
 
 def pick_axes(axes: dict, heatmap_axes: Optional[Sequence[str]]) -> Optional[tuple[str, str]]:
-    """The two axes of the heatmaps: `heatmap_axes` if given, else the first two axes with more than one value."""
+    """The two axes of the heatmaps: `heatmap_axes` if given, else the first two axes with more than
+    one value."""
     if heatmap_axes is not None:
         pair = tuple(heatmap_axes)
         if len(pair) != 2 or any(a not in axes for a in pair) or pair[0] == pair[1]:
@@ -35,7 +36,8 @@ def pick_axes(axes: dict, heatmap_axes: Optional[Sequence[str]]) -> Optional[tup
     return (multi[0], multi[1]) if len(multi) >= 2 else None
 
 
-CATEGORIES = {  # cells that have no plain value, drawn in colours outside the colour map, with a legend
+# cells that have no plain value, drawn in colours outside the colour map, with a legend
+CATEGORIES = {
     "diverged": ("#d62728", "NaN", "diverged (a seed)"),
     "censored": ("#c7c7c7", "\u2265{}", "\u2265N: censored, not reached by step N (a seed)"),
     "missing": ("#ffffff", "-", "not available"),
@@ -48,12 +50,14 @@ UNSTABLE_HATCH = "xxx"  # drawn over the value of a cell with an unstable seed (
 
 
 def short(v: float) -> str:
-    """A cell's number in a few characters: 3 significant digits, thousands as k (16000 -> 16k, 9800 -> 9.8k)."""
+    """A cell's number in a few characters: 3 significant digits, thousands as k (16000 -> 16k, 9800
+    -> 9.8k)."""
     return f"{v / 1000:.3g}k" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def _prefix(name: str, columns) -> str:
-    """The level prefix of summary `name` ("reduced_", "full_" or ""): the one whose flags the row carries."""
+    """The level prefix of summary `name` ("reduced_", "full_" or ""): the one whose flags the row
+    carries."""
     found = [
         c[: -len("unstable")]
         for c in columns
@@ -63,10 +67,11 @@ def _prefix(name: str, columns) -> str:
 
 
 def cell(rows: list[dict], name: str) -> tuple[str, float, Optional[int]]:
-    """(category, value, censoring bound) of one heatmap cell over its seeds' rows: a verdict column's "agree",
-    "disagree" or "mixed" (with the fraction of agreeing seeds in the bound's place); "diverged" if a seed's run is
-    not finite, else "censored" if a seed's event is censored (the smallest bound), else "missing" if no seed has
-    a value, else "unstable" (some seed's loss oscillates) or "value", with the seed mean."""
+    """(category, value, censoring bound) of one heatmap cell over its seeds' rows: a verdict
+    column's "agree", "disagree" or "mixed" (with the fraction of agreeing seeds in the bound's
+    place); "diverged" if a seed's run is not finite, else "censored" if a seed's event is censored
+    (the smallest bound), else "missing" if no seed has a value, else "unstable" (some seed's loss
+    oscillates) or "value", with the seed mean."""
     columns = {c for r in rows for c in r}
     prefix = _prefix(name, columns)
     values = [_numeric(r.get(name)) for r in rows]
@@ -104,9 +109,9 @@ def heatmaps(
     names: Sequence[str],
     heatmap_axes: Optional[Sequence[str]],
 ) -> dict[str, str]:
-    """Write heatmap-<name>.png for each summary `name` present; {"heatmap-<name>": path}. A cell is the seed mean;
-    diverged, censored and unavailable cells are drawn in their own colours (`CATEGORIES`) and cells with an
-    unstable seed are hatched, all named in a legend."""
+    """Write heatmap-<name>.png for each summary `name` present; {"heatmap-<name>": path}. A cell is
+    the seed mean; diverged, censored and unavailable cells are drawn in their own colours
+    (`CATEGORIES`) and cells with an unstable seed are hatched, all named in a legend."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -245,9 +250,8 @@ def heatmaps(
         fig.tight_layout(rect=(0, 0.045 * math.ceil(len(legend) / across) / nrow, 1, 1))
         path = os.path.join(out, f"heatmap-{name}.png")
         try:
-            atomic_savefig(
-                fig, path, dpi=110
-            )  # a unique temporary name: concurrent sweeps on one --out
+            # a unique temporary name: concurrent sweeps on one --out
+            atomic_savefig(fig, path, dpi=110)
         finally:
             plt.close(fig)
         files[f"heatmap-{name}"] = path

@@ -1,4 +1,5 @@
-"""Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax + optax)."""
+"""Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax +
+optax)."""
 
 from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: numbers traced, shapes static)
 

@@ -1,12 +1,14 @@
-"""Figure 2 (Section 2): a ViT can fit a convolutional teacher on Gaussian patches without patch association.
+"""Figure 2 (Section 2): a ViT can fit a convolutional teacher on Gaussian patches without patch
+association.
 
-Data: patches X_j iid N(0, I_d), shape (n, D, d); labels y = sign f*(X), with the teacher a one-hidden-layer
-CNN with cubic activation over the spatially localized sets S_l ("grid" partition):
+Data: patches X_j iid N(0, I_d), shape (n, D, d); labels y = sign f*(X), with the teacher a
+one-hidden-layer CNN with cubic activation over the spatially localized sets S_l ("grid" partition):
 
     f*(X) = sum_l ( sum_{i in S_l} <w, X_i> )^3,   w a seeded unit filter shared by every set.
 
-The paper's exact teacher (filters, widths) is in its unavailable appendix; this one filter of width C is our
-choice. The learner is the positional-attention model (T) trained on (E) by `full.jsl.realistic`.
+The paper's exact teacher (filters, widths) is in its unavailable appendix; this one filter of width
+C is our choice. The learner is the positional-attention model (T) trained on (E) by
+`full.jsl.realistic`.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ def check(cfg: JSLConfig) -> None:
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if cfg.partition != "grid":
         raise ValueError(
-            f"cfg.partition = {cfg.partition!r} is invalid for Figure 2: the teacher is a CNN over the "
-            "spatially localized sets, so it must be 'grid' (D and C perfect squares, sqrt(C) | sqrt(D))"
+            f"cfg.partition = {cfg.partition!r} is invalid for Figure 2: the teacher is a CNN "
+            f"over the "
+            "spatially localized sets, so it must be 'grid' (D and C perfect squares, sqrt(C) "
+            "| sqrt(D))"
         )
 
 
@@ -44,7 +48,8 @@ def teacher_filter(cfg: JSLConfig, dtype=jnp.float64):
 
 
 def teacher(cfg: JSLConfig, X, w):
-    """f*(X) = sum_l (sum_{i in S_l} <w, X_i>)^3 for X (..., D, d): a width-C conv with cubic activation, sum-pooled."""
+    """f*(X) = sum_l (sum_{i in S_l} <w, X_i>)^3 for X (..., D, d): a width-C conv with cubic
+    activation, sum-pooled."""
     per_set = jnp.einsum("...Dd,d,lD->...l", X, w, jnp.asarray(_set_indicator(cfg), X.dtype))
     return jnp.sum(per_set**3, axis=-1)
 
@@ -55,7 +60,8 @@ def _set_indicator(cfg: JSLConfig) -> np.ndarray:
 
 
 def sample(key, cfg: JSLConfig, n: int, w, dtype=jnp.float64):
-    """n points of Figure 2's data: X_j iid N(0, I_d), y = sign f*(X) (f* = 0 has probability 0; it would give +1)."""
+    """n points of Figure 2's data: X_j iid N(0, I_d), y = sign f*(X) (f* = 0 has probability 0; it
+    would give +1)."""
     X = jax.random.normal(key, (n, cfg.D, cfg.d), dtype)
     y = jnp.where(teacher(cfg, X, w) >= 0, 1.0, -1.0).astype(dtype)
     return X, y
@@ -63,7 +69,8 @@ def sample(key, cfg: JSLConfig, n: int, w, dtype=jnp.float64):
 
 def attention_scores(cfg: JSLConfig, A) -> dict:
     """Soft association scores of A (..., D, D): own-set attention mass (uniform value C/D) and the
-    within/between per-entry attention ratio (1 when the attention ignores the sets, excluding the diagonal)."""
+    within/between per-entry attention ratio (1 when the attention ignores the sets, excluding the
+    diagonal)."""
     S = attention(A, cfg.tau)
     within, between = (jnp.asarray(m) for m in partition.orbit_masks(cfg))
     same = jnp.asarray(partition.same_set_mask(cfg))
@@ -86,9 +93,8 @@ def _train_seeds(cfg: JSLConfig, keys, w):
         params0 = realistic.initial_params(cfg, k_init, w)
         final, records = realistic.train(cfg, params0, w, train, test)
         X_test, y_test = test
-        linear = jnp.einsum(
-            "nDd,d->n", X_test, w
-        )  # what uniform attention computes: sign(sum_j <w, X_j>)
+        # what uniform attention computes: sign(sum_j <w, X_j>)
+        linear = jnp.einsum("nDd,d->n", X_test, w)
         lin_err = jnp.mean(jnp.where(y_test * linear < 0, 1.0, 0.0))
         return params0, final, records, lin_err
 
@@ -100,27 +106,29 @@ _train_seeds_jit = jax.jit(_train_seeds)  # cfg a pytree: its numbers traced
 
 @environment.guarded
 def run_fig2(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
-    """Train model (T) on cfg.N Figure-2 samples per seed (vmapped), test on cfg.n_test; return (Trajectory, final).
+    """Train model (T) on cfg.N Figure-2 samples per seed (vmapped), test on cfg.n_test; return
+    (Trajectory, final).
 
-    Trajectory (level "full", mode "fig2"): every recorded observable of `realistic.train` as the seed mean,
-    `<name>_se` and `<name>_seeds` (steps, R). final: "A", "v", "A0", "v0" (R, ...), "w" (d,), the final
-    scores per seed ("patch_association", "own_set_attention", "within_between_ratio", and the same at A0
-    under "<name>_initial"), "linear_error" (R,) the test error of sign(sum_j <w, X_j>), and
-    "chance" = dynsim.jsl.association.chance(cfg), "uniform_own_set" = C/D.
+    Trajectory (level "full", mode "fig2"): every recorded observable of `realistic.train` as the
+    seed mean, `<name>_se` and `<name>_seeds` (steps, R). final: "A", "v", "A0", "v0" (R, ...), "w"
+    (d,), the final scores per seed ("patch_association", "own_set_attention",
+    "within_between_ratio", and the same at A0 under "<name>_initial"), "linear_error" (R,) the test
+    error of sign(sum_j <w, X_j>), and "chance" = dynsim.jsl.association.chance(cfg),
+    "uniform_own_set" = C/D.
     """
     check(cfg)
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
         raise ValueError(
-            f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs two runs)"
+            f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs "
+            f"two runs)"
         )
     dtype = jnp.dtype(cfg.dtype)
     w = teacher_filter(cfg, dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0xF1C2), seeds)
     params0, params, rec, lin_err = _train_seeds_jit(cfg, keys, w)
-    exact = divergence.take(
-        rec
-    )  # the earliest seed's first non-finite step, checked after every step
-    # only per-step scalars (R, steps) go into the Trajectory
+    # the earliest seed's first non-finite step, checked after every step only per-step scalars (R,
+    # steps) go into the Trajectory
+    exact = divergence.take(rec)
     observables = seed_statistics({k: v for k, v in rec.items() if np.ndim(v) == 2})
     final = {
         "A": np.asarray(params["params"]["A"]),

@@ -1,9 +1,10 @@
-"""Theorem 3.1's generalized linear model g(X) = phi(sum_j <w_j, X_j>), trained by full-batch GD on Assumption 1.
+"""Theorem 3.1's generalized linear model g(X) = phi(sum_j <w_j, X_j>), trained by full-batch GD on
+Assumption 1.
 
-phi is the identity logit with the logistic loss (logistic regression on the D*d patch coordinates): one
-weight vector w_j in R^d per patch, no knowledge of the partition. Theorem 3.1 says every such g errs with
-probability >= 1/8 (in the paper's asymptotic regime); `dynsim.jsl.reference.glm_error` is the exact
-error of the best sign-of-count GLM g = sum_j <w*, X_j> at the config's sizes.
+phi is the identity logit with the logistic loss (logistic regression on the D*d patch coordinates):
+one weight vector w_j in R^d per patch, no knowledge of the partition. Theorem 3.1 says every such g
+errs with probability >= 1/8 (in the paper's asymptotic regime); `dynsim.jsl.reference.glm_error` is
+the exact error of the best sign-of-count GLM g = sum_j <w*, X_j> at the config's sizes.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ DEFAULT_SEEDS = 8
 
 
 def logits(W, X):
-    """g(X) = sum_j <w_j, X_j> for W (D, d) and X (..., D, d) (Theorem 3.1 with phi the identity logit)."""
+    """g(X) = sum_j <w_j, X_j> for W (D, d) and X (..., D, d) (Theorem 3.1 with phi the identity
+    logit)."""
     return jnp.einsum("...Dd,Dd->...", X, W)
 
 
 def weighted_loss(margins, weights=None):
-    """Empirical logistic loss (E) sum_n m_n log(1 + exp(-y_n g(X_n))) / sum_n m_n (m = 1: the plain mean)."""
+    """Empirical logistic loss (E) sum_n m_n log(1 + exp(-y_n g(X_n))) / sum_n m_n (m = 1: the plain
+    mean)."""
     losses = logistic_loss(margins)
     if weights is None:
         return jnp.mean(losses)
@@ -40,7 +43,8 @@ def weighted_loss(margins, weights=None):
 
 
 def gd(loss, params0, steps: int, eta, observe, record_every: int):
-    """Full-batch GD (optax.sgd) on `loss(params)` for `steps` steps, `observe(params)` recorded by lax.scan."""
+    """Full-batch GD (optax.sgd) on `loss(params)` for `steps` steps, `observe(params)` recorded by
+    lax.scan."""
     return engine.train(
         jax.grad(loss),
         optax.sgd(eta),
@@ -68,12 +72,13 @@ def train_glm(
     record_every: Optional[int] = None,
     w_star=None,
 ):
-    """Full-batch GD on the logistic loss of g(X) = sum_j <w_j, X_j> from W ~ N(0, omega^2); traceable.
+    """Full-batch GD on the logistic loss of g(X) = sum_j <w_j, X_j> from W ~ N(0, omega^2);
+    traceable.
 
-    train = (X (n, D, d), y (n,)), test = (X_test, y_test). `weights` (n,) weighs the training samples (a 0/1
-    mask trains on a subset with static shapes). Records per recorded step: loss (training), test_error,
-    test_loss, w_norm, and with `w_star` the mean and spread over j of <w_j, w*>.
-    Returns (final W (D, d), records).
+    train = (X (n, D, d), y (n,)), test = (X_test, y_test). `weights` (n,) weighs the training
+    samples (a 0/1 mask trains on a subset with static shapes). Records per recorded step: loss
+    (training), test_error, test_loss, w_norm, and with `w_star` the mean and spread over j of <w_j,
+    w*>. Returns (final W (D, d), records).
     """
     X, y = train
     X_test, y_test = test
@@ -105,7 +110,8 @@ def check(cfg: JSLConfig, seeds, steps, eta) -> None:
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
         raise ValueError(
-            f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs two runs)"
+            f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs "
+            f"two runs)"
         )
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
         raise ValueError(f"steps = {steps!r} is invalid: must be an integer >= 0")
@@ -146,11 +152,13 @@ def run_glm(
     steps: Optional[int] = None,
     eta: Optional[float] = None,
 ):
-    """Train the GLM of Theorem 3.1 on N = cfg.N samples per seed, test on cfg.n_test fresh ones; vmapped over seeds.
+    """Train the GLM of Theorem 3.1 on N = cfg.N samples per seed, test on cfg.n_test fresh ones;
+    vmapped over seeds.
 
-    steps and eta default to cfg.steps and cfg.eta; cfg.omega is the init std and cfg.record_every the
-    recording period. Returns (Trajectory (level "full", mode "glm"), final) where each observable is the
-    seed mean, with `<name>_se` (std/sqrt(R)) and `<name>_seeds` (steps, R); final = {"W": (R, D, d), "w_star": (d,)}.
+    steps and eta default to cfg.steps and cfg.eta; cfg.omega is the init std and cfg.record_every
+    the recording period. Returns (Trajectory (level "full", mode "glm"), final) where each
+    observable is the seed mean, with `<name>_se` (std/sqrt(R)) and `<name>_seeds` (steps, R); final
+    = {"W": (R, D, d), "w_star": (d,)}.
     """
     steps = cfg.steps if steps is None else steps
     eta = cfg.eta if eta is None else eta

@@ -1,8 +1,10 @@
-"""Several full-matrix runs that share their shapes, as one compiled program (the full level of a sweep).
+"""Several full-matrix runs that share their shapes, as one compiled program (the full level of a
+sweep).
 
-The points differ in the config's numbers (`JSLConfig.NUMBERS`: q, nu, eta, sigma_A, ..., traced as the leaves
-of the stacked configs) and in the seed (the feature w*, the start and the batches are inputs): `lax.map(batch_size)` over them, each point exactly the
-program of `simulation.simulate` (same keys, same configuration weights), so a point equals its single run.
+The points differ in the config's numbers (`JSLConfig.NUMBERS`: q, nu, eta, sigma_A, ..., traced as
+the leaves of the stacked configs) and in the seed (the feature w*, the start and the batches are
+inputs): `lax.map(batch_size)` over them, each point exactly the program of `simulation.simulate`
+(same keys, same configuration weights), so a point equals its single run.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ MODES = ("exact", "sampled")
 
 
 def canonical(cfg: JSLConfig) -> JSLConfig:
-    """cfg as its group's program sees it: the seed at 0 unless it draws a random partition (w*, the start and the
-    batches are inputs)."""
+    """cfg as its group's program sees it: the seed at 0 unless it draws a random partition (w*, the
+    start and the batches are inputs)."""
     return cfg if cfg.partition == "random" else cfg.replace(seed=0)
 
 
 def group_key(cfg: JSLConfig, mode: str, replicates: Optional[int]) -> tuple:
-    """Points with equal keys run as one program: their shapes agree (`canonical`), and in mode 'exact' q at 0 or 1
-    (which drops configurations) is a shape too."""
+    """Points with equal keys run as one program: their shapes agree (`canonical`), and in mode
+    'exact' q at 0 or 1 (which drops configurations) is a shape too."""
     edge = cfg.q if mode == "exact" and cfg.q in (0.0, 1.0) else None
     return (
         pytree.shape(canonical(cfg)),
@@ -42,8 +44,8 @@ def group_key(cfg: JSLConfig, mode: str, replicates: Optional[int]) -> tuple:
 
 
 def run_points(mode: str, R: int, batch_size: int, cfgs: JSLConfig, params0, w_stars, s, w, keys):
-    """lax.map(batch_size) of one point's `training.train` (R vmapped replicates in mode sampled) over the points
-    (cfgs: their configs stacked, `dynsim.pytree.stack`)."""
+    """lax.map(batch_size) of one point's `training.train` (R vmapped replicates in mode sampled)
+    over the points (cfgs: their configs stacked, `dynsim.pytree.stack`)."""
 
     def one(args):
         cfg, p0, w_star, w_c, key = args
@@ -66,7 +68,8 @@ def simulate_many(
     replicates: Optional[int] = None,
     batch_size: int = 8,
 ) -> list[Trajectory]:
-    """`full.jsl.simulate(cfg, mode, replicates=replicates)` for every cfg of one group (`group_key`), one program."""
+    """`full.jsl.simulate(cfg, mode, replicates=replicates)` for every cfg of one group
+    (`group_key`), one program."""
     if mode not in MODES:
         raise ValueError(
             f"mode = {mode!r} is invalid for batched full runs: must be one of {', '.join(MODES)} "
@@ -79,9 +82,8 @@ def simulate_many(
         raise ValueError("simulate_many needs configs of one group (same shapes; see group_key)")
     R = key[-1]
     dtype = jnp.dtype(cfgs[0].dtype)
-    total = batch_size * -(
-        -len(cfgs) // batch_size
-    )  # padded: every batch runs the same compiled vmap
+    # padded: every batch runs the same compiled vmap
+    total = batch_size * -(-len(cfgs) // batch_size)
     padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     w_stars = [data.feature(c, dtype) for c in padded]
     params0 = jax.tree.map(

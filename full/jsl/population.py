@@ -16,7 +16,8 @@ MAX_EXACT_CONFIGURATIONS = 4 * 3**12  # D - C = 12 with L = 4: about 2.1 million
 
 
 class Configurations(NamedTuple):
-    """Every (signal set, delta) configuration of Assumption 1 with y = +1: s (M, D) and probability w (M,)."""
+    """Every (signal set, delta) configuration of Assumption 1 with y = +1: s (M, D) and probability
+    w (M,)."""
 
     s: jax.Array
     w: jax.Array
@@ -28,17 +29,20 @@ def exact_count(cfg: JSLConfig) -> int:
 
 
 def check_exact(cfg: JSLConfig) -> None:
-    """Raise ValueError, pointing to mode='sampled', when the exact sum is too large to enumerate."""
+    """Raise ValueError, pointing to mode='sampled', when the exact sum is too large to
+    enumerate."""
     M = exact_count(cfg)
     if M > MAX_EXACT_CONFIGURATIONS:
         raise ValueError(
-            f"mode='exact' would enumerate L * 3^(D-C) = {M:,} configurations (D = {cfg.D}, C = {cfg.C}); "
-            f"the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use mode='sampled'."
+            f"mode='exact' would enumerate L * 3^(D-C) = {M:,} configurations (D = {cfg.D}, C "
+            f"= {cfg.C}); the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use "
+            f"mode='sampled'."
         )
 
 
 def enumerate_configurations(cfg: JSLConfig) -> Configurations:
-    """All configurations of s_j = <w*, X_j> under Assumption 1 with y = +1, zero-probability ones dropped.
+    """All configurations of s_j = <w*, X_j> under Assumption 1 with y = +1, zero-probability ones
+    dropped.
 
     y = +1 loses nothing: F is odd in X for every A and v, and the law of delta is symmetric, so
     (X, y = -1) has the loss of (-X, +1), which is itself a configuration of equal probability.
@@ -67,7 +71,8 @@ def enumerate_configurations(cfg: JSLConfig) -> Configurations:
 
 
 def exact_loss(model, params, configs: Configurations, w_star):
-    """Population loss (P) = sum over configurations of P(config) log(1 + exp(-F)), with X_j = s_j w*.
+    """Population loss (P) = sum over configurations of P(config) log(1 + exp(-F)), with X_j = s_j
+    w*.
 
     The noise is integrated out exactly while v is in span(w*) (Lemma 4.2), which GD on (P) keeps.
     """
@@ -82,18 +87,21 @@ def sampled_loss(model, params, key, cfg: JSLConfig, w_star, n: int):
 
 
 def tie_tolerance(model, params, w_star, spread=0.0):
-    """Bound on |computed F| of a configuration whose exact F is 0: |F| at or below it counts as F = 0.
+    """Bound on |computed F| of a configuration whose exact F is 0: |F| at or below it counts as F =
+    0.
 
-    F is exactly 0 in exact arithmetic for configurations that a set permutation maps to their negation
-    (docs/derivations/jsl.md §2.4), when A is constant on the orbits of Lemma 4.1 (GD on (P) from such a start keeps it).
-    Two deviations: (1) rounding. With u the unit roundoff, l = max|A|/tau, x = D |<v, w*>| >= |u_i|: a logit errs
-    by <= 2 l u after the max shift, so exp by relative (2 l + 2) u, the softmax (sum of D terms, a division) by
-    relative (4 l + D + 4) u; m_i = sum_j S_ij s_j (|m_i| <= 1, D terms) by (4 l + 3 D + 6) u absolutely and
-    u_i = D <v, w*> m_i by x (4 l + 3 D + 6) u; sigma(u_i) then errs by sigma'(x) x (4 l + 3 D + 6) u + (p + 2) u sigma(x)
-    (sigma' increasing in |u|), and the sum over D terms adds D u D sigma(x). A factor 4 covers evaluation order.
-    (2) `spread` = max over orbits of (max - min) of A, the drift of the computed A off the orbit symmetry: each
-    logit moves by <= spread/tau, each S_ij by relative <= expm1(2 spread/tau), so m_i by <= expm1(2 spread/tau) and
-    F by <= D sigma'(x) x expm1(2 spread/tau) (rigorous, not first order). Genuine |F| are far above both.
+    F is exactly 0 in exact arithmetic for configurations that a set permutation maps to their
+    negation (docs/derivations/jsl.md §2.4), when A is constant on the orbits of Lemma 4.1 (GD on
+    (P) from such a start keeps it). Two deviations: (1) rounding. With u the unit roundoff, l =
+    max|A|/tau, x = D |<v, w*>| >= |u_i|: a logit errs by <= 2 l u after the max shift, so exp by
+    relative (2 l + 2) u, the softmax (sum of D terms, a division) by relative (4 l + D + 4) u; m_i
+    = sum_j S_ij s_j (|m_i| <= 1, D terms) by (4 l + 3 D + 6) u absolutely and u_i = D <v, w*> m_i
+    by x (4 l + 3 D + 6) u; sigma(u_i) then errs by sigma'(x) x (4 l + 3 D + 6) u + (p + 2) u
+    sigma(x) (sigma' increasing in |u|), and the sum over D terms adds D u D sigma(x). A factor 4
+    covers evaluation order. (2) `spread` = max over orbits of (max - min) of A, the drift of the
+    computed A off the orbit symmetry: each logit moves by <= spread/tau, each S_ij by relative <=
+    expm1(2 spread/tau), so m_i by <= expm1(2 spread/tau) and F by <= D sigma'(x) x expm1(2
+    spread/tau) (rigorous, not first order). Genuine |F| are far above both.
     """
     A, v = params["params"]["A"], params["params"]["v"]
     D, p, nu, tau = model.D, model.p, model.nu, model.tau
@@ -107,9 +115,11 @@ def tie_tolerance(model, params, w_star, spread=0.0):
 
 
 def exact_error(model, params, configs: Configurations, w_star, spread=0.0):
-    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0) = sum_c w_c (1[F_c < 0] + 1/2 1[F_c = 0]), y = +1 WLOG.
+    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0) = sum_c w_c (1[F_c < 0] + 1/2 1[F_c = 0]),
+    y = +1 WLOG.
 
-    X_j = s_j w* as in `exact_loss` (exact while v is in span(w*), Lemma 4.2); |F| <= `tie_tolerance` is a tie.
+    X_j = s_j w* as in `exact_loss` (exact while v is in span(w*), Lemma 4.2); |F| <=
+    `tie_tolerance` is a tie.
     """
     F = model.apply(params, configs.s, w_star, method=model.on_feature_line)
     # a non-finite F (a diverged run) makes the error NaN, never a silent 0

@@ -1,10 +1,12 @@
-"""The realistic problem (E): full-batch GD on N fixed samples from the random start of Parametrization 3.1 (realistic case).
+"""The realistic problem (E): full-batch GD on N fixed samples from the random start of
+Parametrization 3.1 (realistic case).
 
 Key layout of `run` (bit-for-bit reproducible from cfg.seed alone):
 
     w*            = dynsim.jsl.data.feature(cfg)                        (shared by every seed)
     k_r           = fold_in(fold_in(key(cfg.seed), SEED_TAG), r)        for seed r = 0 .. R-1
-    data          = data.sample(fold_in(k_r, 0), cfg, cfg.N + cfg.n_test, w*)  (iid rows, one draw compiles once)
+    data          = data.sample(fold_in(k_r, 0), cfg, cfg.N + cfg.n_test, w*)  (iid rows, one draw
+      compiles once)
     training set  = its first cfg.N rows, test set = its last cfg.n_test rows
     A0, v0        = initial_params(cfg, fold_in(k_r, 2), w*)
 
@@ -28,15 +30,16 @@ from . import sampling
 from .observables import reduction
 from .training import model_for, optimizer
 
-SEED_TAG = 0x4EA1  # fold_in tag of the realistic runs' key stream (other streams: 0x5EED w*, 1 sampled mode, ...)
+# fold_in tag of the realistic runs' key stream (other streams: 0x5EED w*, 1 sampled mode, ...)
+SEED_TAG = 0x4EA1
 DEFAULT_SEEDS = 8
-MAX_VMAP_BYTES = (
-    1.5e9  # above this much data for all seeds at once, the seeds run in batches with lax.map
-)
+# above this much data for all seeds at once, the seeds run in batches with lax.map
+MAX_VMAP_BYTES = 1.5e9
 
 
 def initial_params(cfg: JSLConfig, key, w_star) -> dict:
-    """Parametrization 3.1, realistic case: A_ii = sigma_A, A_ij ~ N(0, omega^2) (i != j), v ~ N(0, omega^2 I_d).
+    """Parametrization 3.1, realistic case: A_ii = sigma_A, A_ij ~ N(0, omega^2) (i != j), v ~ N(0,
+    omega^2 I_d).
 
     w_star is unused (accepted for symmetry with the idealized start, which puts v on w*).
     """
@@ -55,17 +58,19 @@ def empirical_loss(model, params, X, y):
 
 
 def empirical_grad(model, params, X, y) -> dict:
-    """The gradient of `empirical_loss` in (A, v) (the chain rule of jax.grad, contracted in another order).
+    """The gradient of `empirical_loss` in (A, v) (the chain rule of jax.grad, contracted in another
+    order).
 
-    F reads X only through proj = X v (n, D). The gradient in (A, proj) is autodiff's; the v-gradient
-    sum_nj G_nj X_nj (G = dL/dproj) is contracted as one row vector per sample (einsum "nj,njd->nd") and then
-    summed over the samples. XLA:CPU streams X through that batched product faster than through autodiff's
-    contraction over (n, j) at once (a transposed matrix-vector product of the (n D, d) matrix X): at D = 196,
-    d = 384, N = 1024 the v-gradient took 21 ms against 36 ms and the whole step 45 against 61 ms, and it is no
-    slower at any size measured down to D = d = 16 (benchmarks/full_large.py). X is still read twice a step: the
-    v-gradient of a sample needs its F, so a single pass goes sample by sample, which XLA:CPU runs slower than the
-    two passes (a fori_loop over chunks of samples took 2.1x the step: each sliced chunk is copied before its
-    product, and the loop body runs on one thread).
+    F reads X only through proj = X v (n, D). The gradient in (A, proj) is autodiff's; the
+    v-gradient sum_nj G_nj X_nj (G = dL/dproj) is contracted as one row vector per sample (einsum
+    "nj,njd->nd") and then summed over the samples. XLA:CPU streams X through that batched product
+    faster than through autodiff's contraction over (n, j) at once (a transposed matrix-vector
+    product of the (n D, d) matrix X): at D = 196, d = 384, N = 1024 the v-gradient took 21 ms
+    against 36 ms and the whole step 45 against 61 ms, and it is no slower at any size measured down
+    to D = d = 16 (benchmarks/full_large.py). X is still read twice a step: the v-gradient of a
+    sample needs its F, so a single pass goes sample by sample, which XLA:CPU runs slower than the
+    two passes (a fori_loop over chunks of samples took 2.1x the step: each sliced chunk is copied
+    before its product, and the loop body runs on one thread).
     """
     return empirical_value_and_grad(model, params, X, y)[1]
 
@@ -141,20 +146,20 @@ def sharpness(model, params, X, y, iterations: int = SHARPNESS_ITERATIONS):
     return jnp.linalg.eigvalsh(T)[-1]
 
 
-zero_one_error = (
-    error.margin_error
-)  # 0-1 error of sign F from the margins yF, ties 1/2, NaN if a margin is NaN
+# 0-1 error of sign F from the margins yF, ties 1/2, NaN if a margin is NaN
+zero_one_error = error.margin_error
 
 
 def train(cfg: JSLConfig, params0, w_star, train, test, with_sharpness: bool = False):
-    """Full-batch GD on (E) over train = (X (n, D, d), y (n,)) from params0, diagonal of A frozen; traceable (cfg static).
+    """Full-batch GD on (E) over train = (X (n, D, d), y (n,)) from params0, diagonal of A frozen;
+    traceable (cfg static).
 
-    Records every observable of `observables.reduction` plus loss (training (E)), test_loss and test_error
-    (0-1 error of sign F on test = (X_test, y_test), F = 0 counted 1/2), and the exact divergence step
-    (`divergence.NONFINITE`, for `divergence.take`); with_sharpness: also "sharpness" (`sharpness`)
-    and `engine.LOSS_RISE` (the largest relative rise of the training loss over one step so far),
-    and the v-gradient reads X `transposed` (the claims' runs: twice X's memory, a faster step).
-    Returns (final params, records).
+    Records every observable of `observables.reduction` plus loss (training (E)), test_loss and
+    test_error (0-1 error of sign F on test = (X_test, y_test), F = 0 counted 1/2), and the exact
+    divergence step (`divergence.NONFINITE`, for `divergence.take`); with_sharpness: also
+    "sharpness" (`sharpness`) and `engine.LOSS_RISE` (the largest relative rise of the training loss
+    over one step so far), and the v-gradient reads X `transposed` (the claims' runs: twice X's
+    memory, a faster step). Returns (final params, records).
     """
     model, opt = model_for(cfg), optimizer(cfg)
     X, y = train
@@ -199,7 +204,8 @@ def seed_key(cfg: JSLConfig, r: int):
 
 
 def datasets(cfg: JSLConfig, key, w_star):
-    """Training set (first cfg.N) and test set (last cfg.n_test) of N + n_test iid points drawn from fold_in(k_r, 0)."""
+    """Training set (first cfg.N) and test set (last cfg.n_test) of N + n_test iid points drawn from
+    fold_in(k_r, 0)."""
     X, y = data.sample(
         jax.random.fold_in(key, 0), cfg, cfg.N + cfg.n_test, w_star, jnp.dtype(cfg.dtype)
     )
@@ -207,7 +213,8 @@ def datasets(cfg: JSLConfig, key, w_star):
 
 
 def one_seed(cfg: JSLConfig, key, w_star):
-    """Sample the training and test sets and the start from k_r, then `train`: returns (params0, final params, records)."""
+    """Sample the training and test sets and the start from k_r, then `train`: returns (params0,
+    final params, records)."""
     train_set, test_set = datasets(cfg, key, w_star)
     params0 = initial_params(cfg, jax.random.fold_in(key, 2), w_star)
     params, records = train(cfg, params0, w_star, train_set, test_set)
@@ -215,7 +222,8 @@ def one_seed(cfg: JSLConfig, key, w_star):
 
 
 def data_bytes(cfg: JSLConfig, seeds: int) -> int:
-    """Bytes of the training and test sets of all seeds together: seeds (N + n_test) D d itemsize."""
+    """Bytes of the training and test sets of all seeds together: seeds (N + n_test) D d
+    itemsize."""
     return seeds * (cfg.N + cfg.n_test) * cfg.D * cfg.d * jnp.dtype(cfg.dtype).itemsize
 
 
@@ -248,11 +256,13 @@ def check_seeds(seeds) -> int:
 
 @environment.guarded
 def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
-    """`seeds` independent realistic runs (E) as one jit program (vmap, or lax.map over batches when the data is large).
+    """`seeds` independent realistic runs (E) as one jit program (vmap, or lax.map over batches when
+    the data is large).
 
-    Returns (Trajectory, final). Trajectory (level "full", mode "realistic"): each recorded scalar as the
-    seed mean, `<name>_se` = std(ddof=1)/sqrt(R) when R >= 2, and `<name>_seeds` (steps, R).
-    final: numpy "A", "v" (final), "A0", "v0" (start), each with a leading seed axis, and "w_star" (d,).
+    Returns (Trajectory, final). Trajectory (level "full", mode "realistic"): each recorded scalar
+    as the seed mean, `<name>_se` = std(ddof=1)/sqrt(R) when R >= 2, and `<name>_seeds` (steps, R).
+    final: numpy "A", "v" (final), "A0", "v0" (start), each with a leading seed axis, and "w_star"
+    (d,).
     """
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
@@ -262,14 +272,12 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     keys = jax.vmap(lambda r: seed_key(cfg, r))(jnp.arange(R))
     batch = batch_size(cfg, R)
     params0, params, rec = _seeds_jit(cfg, keys, w_star, batch)
-    exact = divergence.take(
-        rec
-    )  # the earliest seed's first non-finite step, checked after every step
+    # the earliest seed's first non-finite step, checked after every step
+    exact = divergence.take(rec)
     observables = seed_statistics(rec)
     marks = recording.recorded_steps(cfg.steps, cfg.record_every)
-    bad = divergence.nonfinite(
-        {k: np.asarray(v).T for k, v in rec.items()}, marks
-    )  # rec: (seeds, steps)
+    # rec: (seeds, steps)
+    bad = divergence.nonfinite({k: np.asarray(v).T for k, v in rec.items()}, marks)
     A0, v0 = np.asarray(params0["params"]["A"]), np.asarray(params0["params"]["v"])
     w = np.asarray(w_star)
     within, between = partition.orbit_masks(cfg)
@@ -292,8 +300,8 @@ def run(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
         if batch >= R
         else f"lax.map in batches of {batch} seeds (data of all seeds "
         f"{data_bytes(cfg, R) / 1e9:.2f} GB > {MAX_VMAP_BYTES / 1e9:.1f} GB)",
-        key_layout="k_r = fold_in(fold_in(key(seed), 0x4EA1), r); data fold_in(k_r, 0) (first N rows train, last n_test test), "
-        "init fold_in(k_r, 2)",
+        key_layout="k_r = fold_in(fold_in(key(seed), 0x4EA1), r); data fold_in(k_r, 0) (first "
+        "N rows train, last n_test test), init fold_in(k_r, 2)",
     )
     divergence.flag(bad, marks, meta, "realistic", cfg.eta, 2, exact)
     final = {

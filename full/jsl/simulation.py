@@ -1,4 +1,5 @@
-"""`check` and `simulate`: full JSL in mode exact or sampled (`training`) or realistic (`realistic`)."""
+"""`check` and `simulate`: full JSL in mode exact or sampled (`training`) or realistic
+(`realistic`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def check(
     replicates: Optional[int] = None,
     seeds: Optional[int] = None,
 ) -> int:
-    """Validate the run arguments before any work; return the number of replicate runs (seeds in mode 'realistic')."""
+    """Validate the run arguments before any work; return the number of replicate runs (seeds in
+    mode 'realistic')."""
     engine.check_setting(cfg, JSLConfig, mode, MODES)
     if mode == "realistic":
         if replicates is not None:
@@ -55,15 +57,16 @@ def simulate(
     mode="exact": GD on the population loss (P), every (signal set, delta) configuration enumerated.
     mode="sampled": GD on a fresh batch of N samples of Assumption 1 (noise included) every step;
     `replicates` independent runs (default 8, vmapped) give each observable's mean and its standard
-    error `<name>_se`, from which the checker builds its Monte Carlo band.
-    mode="realistic": problem (E), `full.jsl.realistic.run(cfg, seeds)` (default 8 seeds, random start of
-    Parametrization 3.1, so `init` is refused); returns its Trajectory.
+    error `<name>_se`, from which the checker builds its Monte Carlo band. mode="realistic": problem
+    (E), `full.jsl.realistic.run(cfg, seeds)` (default 8 seeds, random start of Parametrization 3.1,
+    so `init` is refused); returns its Trajectory.
     """
     R = check(cfg, mode, replicates, seeds)
     if mode == "realistic":
         if init is not None:
             raise ValueError(
-                f"init = {init!r} is invalid in mode 'realistic': the start is random (Parametrization 3.1, "
+                f"init = {init!r} is invalid in mode 'realistic': the start is random "
+                f"(Parametrization 3.1, "
                 "realistic case, std cfg.omega); use mode 'exact' or 'sampled' for a given start"
             )
         return realistic.run(cfg, R)[0]

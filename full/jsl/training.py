@@ -1,4 +1,5 @@
-"""Full-matrix gradient descent on the JSL model (modes exact and sampled): one jit-compiled `lax.scan`."""
+"""Full-matrix gradient descent on the JSL model (modes exact and sampled): one jit-compiled
+`lax.scan`."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def model_for(cfg: JSLConfig) -> PositionalAttentionViT:
 
 
 def optimizer(cfg: JSLConfig) -> optax.GradientTransformation:
-    """Plain GD at learning rate eta; the diagonal of A is masked out of every update (it stays sigma_A)."""
+    """Plain GD at learning rate eta; the diagonal of A is masked out of every update (it stays
+    sigma_A)."""
     off_diagonal = 1.0 - jnp.eye(cfg.D, dtype=cfg.dtype)
 
     def freeze_diagonal(updates, params):
@@ -38,9 +40,11 @@ def optimizer(cfg: JSLConfig) -> optax.GradientTransformation:
 
 
 def initial_params(cfg: JSLConfig, w_star, init: Optional[Mapping] = None) -> dict:
-    """Idealized start of Parametrization 3.1 (A = sigma_A I, v = nu^(1/(p-1)) w*) unless `init` says otherwise.
+    """Idealized start of Parametrization 3.1 (A = sigma_A I, v = nu^(1/(p-1)) w*) unless `init`
+    says otherwise.
 
-    `init` may give "alpha", "gamma", "rho" (A constant on the orbits, v = alpha w*) or the arrays "A", "v".
+    `init` may give "alpha", "gamma", "rho" (A constant on the orbits, v = alpha w*) or the arrays
+    "A", "v".
     """
     init = dict(init or {})
     allowed = {"alpha", "gamma", "rho", "A", "v"}
@@ -71,8 +75,8 @@ def initial_params(cfg: JSLConfig, w_star, init: Optional[Mapping] = None) -> di
 
 
 def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
-    """GD from params0 on (P): exact (`configs`) or a fresh batch of cfg.N samples a step (key; drawn in law through
-    the projections, `sampling`); the records."""
+    """GD from params0 on (P): exact (`configs`) or a fresh batch of cfg.N samples a step (key;
+    drawn in law through the projections, `sampling`); the records."""
     model, opt = model_for(cfg), optimizer(cfg)
     if mode == "exact":
 
@@ -80,7 +84,8 @@ def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
             return population.exact_loss(model, params, configs, w_star)
 
         grad = jax.grad(loss)
-    else:  # a fresh batch's loss and gradient, drawn in law without the N D d noise normals (`sampling`)
+    # a fresh batch's loss and gradient, drawn in law without the N D d noise normals (`sampling`)
+    else:
 
         def loss(params, k):
             return sampling.loss(model, params, k, cfg, w_star, cfg.N)
@@ -88,17 +93,15 @@ def train(cfg: JSLConfig, mode: str, params0, w_star, configs, key):
         def grad(params, k):
             return sampling.grad(model, params, k, cfg, w_star, cfg.N)
 
-    eval_key = engine.eval_key(
-        key
-    )  # the recorded loss uses its own samples, never the training batches
+    # the recorded loss uses its own samples, never the training batches
+    eval_key = engine.eval_key(key)
 
     def observe(params, t):
         obs = reduction(cfg, params["params"]["A"], params["params"]["v"], w_star)
         obs["loss"] = loss(params, jax.random.fold_in(eval_key, t))
         if mode == "exact":
-            spread = jnp.maximum(
-                obs["gamma_spread"], obs["rho_spread"]
-            )  # drift off the orbit symmetry (tie tolerance)
+            # drift off the orbit symmetry (tie tolerance)
+            spread = jnp.maximum(obs["gamma_spread"], obs["rho_spread"])
             obs["error"] = population.exact_error(model, params, configs, w_star, spread)
         return obs
 
@@ -120,20 +123,24 @@ train_replicates_jit = jax.jit(train_replicates, static_argnums=1)
 
 
 def check_start(cfg: JSLConfig, params0, w_star) -> None:
-    """Mode 'exact' integrates the noise out only for v in span(w*) (Lemma 4.2): refuse a v off that line."""
+    """Mode 'exact' integrates the noise out only for v in span(w*) (Lemma 4.2): refuse a v off that
+    line."""
     dtype = jnp.dtype(cfg.dtype)
     v0 = np.asarray(params0["params"]["v"], float)
     off_line = np.linalg.norm(v0 - (v0 @ np.asarray(w_star, float)) * np.asarray(w_star, float))
-    # alpha w* rounded to the dtype is off the line by at most u |v| (each component rounded once); 64 eps is wide
+    # alpha w* rounded to the dtype is off the line by at most u |v| (each component rounded once);
+    # 64 eps is wide
     if off_line > 64 * float(np.finfo(dtype).eps) * max(1.0, np.linalg.norm(v0)):
         raise ValueError(
-            f"init['v'] has a part orthogonal to w* of norm {off_line:.3g}: mode='exact' integrates "
+            f"init['v'] has a part orthogonal to w* of norm {off_line:.3g}: mode='exact' "
+            f"integrates "
             "the noise out only for v in span(w*) (Lemma 4.2); use mode='sampled'"
         )
 
 
 def run(cfg: JSLConfig, mode: str, params0, w_star, R: int) -> Trajectory:
-    """GD in mode "exact" (one run) or "sampled" (R replicates, vmapped) from params0, as a Trajectory."""
+    """GD in mode "exact" (one run) or "sampled" (R replicates, vmapped) from params0, as a
+    Trajectory."""
     configs = population.enumerate_configurations(cfg) if mode == "exact" else None
     if mode == "exact":
         rec = train_jit(cfg, mode, params0, w_star, configs, base_key(cfg))
@@ -159,8 +166,8 @@ def trajectory(
     configurations: Optional[int],
     stacklevel: int = 3,
 ) -> Trajectory:
-    """The full Trajectory of one run (mode "exact" or "sampled") from its recorded observables (stacklevel: of the
-    divergence warning, from here)."""
+    """The full Trajectory of one run (mode "exact" or "sampled") from its recorded observables
+    (stacklevel: of the divergence warning, from here)."""
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     meta = environment.meta(
         "full",

@@ -1,14 +1,20 @@
-"""Section 5: fine-tune v on a downstream task with a new feature, A frozen (problem (Ẽ), Theorems 5.1 and 5.2).
+"""Section 5: fine-tune v on a downstream task with a new feature, A frozen (problem (Ẽ), Theorems
+5.1 and 5.2).
 
-The downstream distribution D~ is Assumption 1 with a new unit feature w~ and the SAME partition: the
-spatial structure transfers, the feature does not. Three learners see the same N~ downstream samples:
+The downstream distribution D~ is Assumption 1 with a new unit feature w~ and the SAME partition:
+the spatial structure transfers, the feature does not. Three learners see the same N~ downstream
+samples:
 
-- "pretrained": model (T) with the pretrained A frozen, v fine-tuned from N(0, omega^2 I) (Theorem 5.1);
-- "initial":    model (T) with A at its initialization A0 (no patch association), v fine-tuned the same way;
-- "glm":        the GLM g(X) = sum_j <w_j, X_j> of Theorems 3.1/5.2 from N(0, omega^2), logistic loss.
+- "pretrained": model (T) with the pretrained A frozen, v fine-tuned from N(0, omega^2 I) (Theorem
+  5.1);
+- "initial":    model (T) with A at its initialization A0 (no patch association), v fine-tuned the
+  same way;
+- "glm":        the GLM g(X) = sum_j <w_j, X_j> of Theorems 3.1/5.2 from N(0, omega^2), logistic
+  loss.
 
-All three run full-batch GD on the logistic loss. One compiled program covers every N~ and every seed:
-each seed draws max(N~) samples once, and N~ enters only as a 0/1 weight on the first N~ of them.
+All three run full-batch GD on the logistic loss. One compiled program covers every N~ and every
+seed: each seed draws max(N~) samples once, and N~ enters only as a 0/1 weight on the first N~ of
+them.
 """
 
 from __future__ import annotations
@@ -34,12 +40,14 @@ LEARNERS = ("pretrained", "initial", "glm")
 DEFAULT_N_TILDE = (8, 16, 32, 64, 128, 256)
 DEFAULT_SEEDS = 8
 DEFAULT_STEPS = 2000  # see `transfer`: the measured test-error curves are flat well before this
-DEFAULT_ETA_GLM = 1.0  # see `transfer`: the GLM's logistic loss has curvature <= ~0.35 at D = 16, so eta = 1 is stable
+# see `transfer`: the GLM's logistic loss has curvature <= ~0.35 at D = 16, so eta = 1 is stable
+DEFAULT_ETA_GLM = 1.0
 DEFAULT_RECORD_EVERY = 100
 
 
 def downstream_feature(cfg: JSLConfig, overlap: float, key=None):
-    """The downstream feature w~ = overlap w* + sqrt(1 - overlap^2) u, u a seeded unit vector orthogonal to w* (Section 5).
+    """The downstream feature w~ = overlap w* + sqrt(1 - overlap^2) u, u a seeded unit vector
+    orthogonal to w* (Section 5).
 
     ||w~|| = 1 and <w~, w*> = overlap. `key` seeds u (default: derived from cfg.seed).
     """
@@ -83,11 +91,11 @@ def finetune_v(
     record_every: Optional[int] = None,
     w_star=None,
 ):
-    """GD on (Ẽ) in v only, A frozen, from v0; traceable. Records loss (training), test_error, test_loss, v_norm
-    and, given the task's feature `w_star`, cos_v = <v, w_star>/|v|.
+    """GD on (Ẽ) in v only, A frozen, from v0; traceable. Records loss (training), test_error,
+    test_loss, v_norm and, given the task's feature `w_star`, cos_v = <v, w_star>/|v|.
 
-    train = (X (n, D, d), y (n,)), test = (X_test, y_test); `weights` (n,) weighs the training samples
-    (a 0/1 mask trains on a subset with static shapes). Returns (final v, records).
+    train = (X (n, D, d), y (n,)), test = (X_test, y_test); `weights` (n,) weighs the training
+    samples (a 0/1 mask trains on a subset with static shapes). Returns (final v, records).
     """
     X, y = train
     X_test, y_test = test
@@ -124,7 +132,8 @@ def _one_seed(
     n_tilde,
     key,
 ):
-    """All learners and every N~ for one seed: max(N~) samples drawn once, the first N~ weighted 1 and the rest 0."""
+    """All learners and every N~ for one seed: max(N~) samples drawn once, the first N~ weighted 1
+    and the rest 0."""
     dtype = jnp.dtype(cfg.dtype)
     k_train, k_test, k_v, k_w = jax.random.split(key, 4)
     train = data.sample(k_train, cfg, n_max, w_tilde, dtype)
@@ -158,11 +167,12 @@ _all_seeds_jit = jax.jit(_all_seeds, static_argnums=(1, 2, 3))  # cfg a pytree: 
 
 @dataclasses.dataclass
 class TransferResult:
-    """Downstream test error per learner and N~ (mean and standard error over seeds), with the curves behind it.
+    """Downstream test error per learner and N~ (mean and standard error over seeds), with the
+    curves behind it.
 
-    final[learner]: (seeds, len(n_tilde)) test error at the last step; mean/se[learner]: (len(n_tilde),).
-    curves[learner][name]: (len(steps), len(n_tilde)) seed mean of each recorded observable
-    (test_error, test_loss, loss, ...) at the recorded fine-tuning `steps`.
+    final[learner]: (seeds, len(n_tilde)) test error at the last step; mean/se[learner]:
+    (len(n_tilde),). curves[learner][name]: (len(steps), len(n_tilde)) seed mean of each recorded
+    observable (test_error, test_loss, loss, ...) at the recorded fine-tuning `steps`.
     """
 
     n_tilde: list[int]
@@ -173,13 +183,11 @@ class TransferResult:
     mean: dict[str, np.ndarray]
     se: dict[str, np.ndarray]
     curves: dict[str, dict[str, np.ndarray]]
-    association: dict[
-        str, float
-    ]  # patch_association of the pretrained A and of A0 (Definition 2.2)
+    # patch_association of the pretrained A and of A0 (Definition 2.2)
+    association: dict[str, float]
     own_set_attention: dict[str, float]
-    reference: dict[
-        str, float
-    ]  # glm_error, bayes_error of the downstream task (the same sizes as upstream)
+    # glm_error, bayes_error of the downstream task (the same sizes as upstream)
+    reference: dict[str, float]
     meta: dict[str, Any]
 
     def table(self) -> str:
@@ -187,8 +195,8 @@ class TransferResult:
         head = f"{'N~':>6} " + " ".join(f"{name:>20}" for name in LEARNERS)
         lines = [
             f"Transfer (Section 5): overlap <w~, w*> = {self.overlap:g}, {self.seeds} seeds, "
-            f"{self.meta['finetune_steps']} GD steps (eta {self.meta['eta']:g}, GLM eta {self.meta['eta_glm']:g}), "
-            f"test error on {self.meta['n_test']} held-out samples",
+            f"{self.meta['finetune_steps']} GD steps (eta {self.meta['eta']:g}, GLM eta "
+            f"{self.meta['eta_glm']:g}), test error on {self.meta['n_test']} held-out samples",
             "patch association: "
             + ", ".join(f"{k} A {v:.3f}" for k, v in self.association.items())
             + f" (chance {self.meta['association_chance']:.3g})",
@@ -241,12 +249,14 @@ def _check_args(cfg, seeds, steps, eta, eta_glm, record_every) -> None:
 
 
 def _matrices(cfg: JSLConfig, pretrained: Mapping, seeds: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pretrained A and A0 as (seeds, D, D): a (D, D) or (1, D, D) array is shared by every seed."""
+    """The pretrained A and A0 as (seeds, D, D): a (D, D) or (1, D, D) array is shared by every
+    seed."""
     out = []
     for name in ("A", "A0"):
         if name not in pretrained:
             raise ValueError(
-                f"pretrained has keys {sorted(pretrained)}; it needs 'A' (the pretrained attention matrix) "
+                f"pretrained has keys {sorted(pretrained)}; it needs 'A' (the pretrained "
+                f"attention matrix) "
                 "and 'A0' (its initialization)"
             )
         M = np.asarray(pretrained[name], dtype=float)
@@ -254,8 +264,8 @@ def _matrices(cfg: JSLConfig, pretrained: Mapping, seeds: int) -> tuple[np.ndarr
             M = M[None]
         if M.ndim != 3 or M.shape[1:] != (cfg.D, cfg.D) or M.shape[0] not in (1, seeds):
             raise ValueError(
-                f"pretrained[{name!r}] has shape {M.shape}, expected ({cfg.D}, {cfg.D}) or (R, {cfg.D}, "
-                f"{cfg.D}) with R = 1 or R = seeds = {seeds}"
+                f"pretrained[{name!r}] has shape {M.shape}, expected ({cfg.D}, {cfg.D}) or (R, "
+                f"{cfg.D}, {cfg.D}) with R = 1 or R = seeds = {seeds}"
             )
         if not np.all(np.isfinite(M)):
             raise ValueError(
@@ -273,7 +283,8 @@ def _reference(cfg: JSLConfig) -> dict[str, float]:
 
 
 def pretrain(cfg: JSLConfig) -> dict:
-    """Pretrain on D (Section 4.2, realistic problem (E)) with `full.jsl.realistic.run(cfg, seeds=1)`; returns {"A", "A0"}."""
+    """Pretrain on D (Section 4.2, realistic problem (E)) with `full.jsl.realistic.run(cfg,
+    seeds=1)`; returns {"A", "A0"}."""
     _, final = realistic.run(cfg, seeds=1)
     return {"A": np.asarray(final["A"])[0], "A0": np.asarray(final["A0"])[0]}
 
@@ -289,7 +300,8 @@ def check(
     eta_glm: float = DEFAULT_ETA_GLM,
     record_every: int = DEFAULT_RECORD_EVERY,
 ) -> tuple[tuple[int, ...], float]:
-    """Validate `transfer`'s arguments before any work (named ValueErrors); return (n_tilde, eta) with defaults resolved."""
+    """Validate `transfer`'s arguments before any work (named ValueErrors); return (n_tilde, eta)
+    with defaults resolved."""
     n_tilde = _check_n_tilde(n_tilde)
     eta = cfg.eta / 2 if eta is None else eta
     _check_args(cfg, seeds, steps, eta, eta_glm, record_every)
@@ -309,18 +321,24 @@ def transfer(
     eta_glm: float = DEFAULT_ETA_GLM,
     record_every: int = DEFAULT_RECORD_EVERY,
 ) -> TransferResult:
-    """Fine-tune on N~ downstream samples for every N~ and seed (one vmapped program) and test on cfg.n_test (Section 5).
+    """Fine-tune on N~ downstream samples for every N~ and seed (one vmapped program) and test on
+    cfg.n_test (Section 5).
 
-    pretrained: {"A": (D, D) or (R, D, D), "A0": likewise}; None pretrains with realistic.run(cfg, seeds=1).
-    Defaults, measured with the idealized pretrained A (sigma_A I + gamma within + rho between from the reduced
-    run) at D = 16, C = 4, q = 0.5, nu = 1e-3, unit temperature (cfg.eta 0.02) and at D = 9, C = 3, q = 0.3 (cfg.eta
-    0.05), 8 seeds, N~ = 8..256, overlaps 0, 0.3, 0.8:
-    - eta = cfg.eta / 2 (Section 5 keeps Parametrization 3.1's rate; halved because at D = 16 cfg.eta itself
-      diverged in 2 of 144 fine-tuning runs of the pretrained learner at small N~, cfg.eta / 2 and cfg.eta / 4 in
+    pretrained: {"A": (D, D) or (R, D, D), "A0": likewise}; None pretrains with realistic.run(cfg,
+    seeds=1). Defaults, measured with the idealized pretrained A (sigma_A I + gamma within + rho
+    between from the reduced run) at D = 16, C = 4, q = 0.5, nu = 1e-3, unit temperature (cfg.eta
+    0.02) and at D = 9, C = 3, q = 0.3 (cfg.eta 0.05), 8 seeds, N~ = 8..256, overlaps 0, 0.3, 0.8:
+    - eta = cfg.eta / 2 (Section 5 keeps Parametrization 3.1's rate; halved because at D = 16
+      cfg.eta itself
+      diverged in 2 of 144 fine-tuning runs of the pretrained learner at small N~, cfg.eta / 2 and
+        cfg.eta / 4 in
       none, with the same errors within one s.e.);
-    - steps = 2000: every curve is flat by ~200 steps, and 8000 steps moved no mean by more than one s.e.;
-    - eta_glm = 1: the GLM's logistic loss has curvature <= ~0.35, and its curves are flat by ~200 steps too.
-    A run that diverges leaves NaN in its test error (so in the mean) and is listed in meta["diverged"].
+    - steps = 2000: every curve is flat by ~200 steps, and 8000 steps moved no mean by more than one
+      s.e.;
+    - eta_glm = 1: the GLM's logistic loss has curvature <= ~0.35, and its curves are flat by ~200
+      steps too.
+    A run that diverges leaves NaN in its test error (so in the mean) and is listed in
+    meta["diverged"].
     """
     n_tilde, eta = check(
         cfg,
@@ -353,9 +371,8 @@ def transfer(
     )
     final, mean, se, curves = {}, {}, {}, {}
     for learner in LEARNERS:
-        r = {
-            k: np.asarray(v) for k, v in rec[learner].items()
-        }  # (seeds, len(n_tilde), recorded steps)
+        # (seeds, len(n_tilde), recorded steps)
+        r = {k: np.asarray(v) for k, v in rec[learner].items()}
         final[learner] = r["test_error"][:, :, -1]
         mean[learner] = final[learner].mean(axis=0)
         se[learner] = final[learner].std(axis=0, ddof=1) / np.sqrt(seeds)

@@ -1,4 +1,5 @@
-"""Full-matrix MIM: gradient descent on Q (d x d) with optax, exact population loss or fresh batches."""
+"""Full-matrix MIM: gradient descent on Q (d x d) with optax, exact population loss or fresh
+batches."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def check(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None)
 
 
 def correlations(cfg: MIMConfig, Q, basis) -> dict:
-    """fp_corr A_{p,v_{k,j}} = e_p^T Q v_{k,j} (P, K, max N_k; NaN where j >= N_k) and pp_corr B = E Q E^T (Def. 3.1)."""
+    """fp_corr A_{p,v_{k,j}} = e_p^T Q v_{k,j} (P, K, max N_k; NaN where j >= N_k) and pp_corr B = E
+    Q E^T (Def. 3.1)."""
     fp = jnp.einsum("pa,ab,kjb->pkj", basis.E, Q, basis.V)
     fp = jnp.where(valid_areas(cfg)[None], fp, jnp.nan)
     pp = basis.E @ Q @ basis.E.T
@@ -53,8 +55,8 @@ def valid_areas(cfg: MIMConfig) -> np.ndarray:
 
 
 def _area_attention_sums(cfg, net, params, x, masked, k, area_index, E):
-    """For one image x of cluster k, summed over the masks `masked` (n, P): 1{p in M} Attn_{p->P_{k,j} cap U} (P, max N)
-    and 1{p in M} (P,)."""
+    """For one image x of cluster k, summed over the masks `masked` (n, P): 1{p in M}
+    Attn_{p->P_{k,j} cap U} (P, max N) and 1{p in M} (P,)."""
 
     def one(x, m):
         attn = net.apply(params, x, m, E, method=MaskedAttention.attention)
@@ -66,15 +68,17 @@ def _area_attention_sums(cfg, net, params, x, masked, k, area_index, E):
 
 
 def _by_cluster(cfg, num, den, ks, w):
-    """Weighted sums per cluster: num (n, P, N), den (n, P), weights w (n,) -> E[... | p in M, k] as (P, K, N)."""
+    """Weighted sums per cluster: num (n, P, N), den (n, P), weights w (n,) -> E[... | p in M, k] as
+    (P, K, N)."""
     onehot = jax.nn.one_hot(ks, cfg.K, dtype=w.dtype) * w[:, None]
     aa = jnp.einsum("nk,npj->pkj", onehot, num) / jnp.einsum("nk,np->pk", onehot, den)[..., None]
     return jnp.where(valid_areas(cfg)[None], aa, jnp.nan)
 
 
 def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
-    """GD from Q = 0 in one lax.scan. `tables` (mode exact): (images, their probabilities, clusters, masks), passed as
-    arguments rather than closed over, so that XLA does not constant-fold tens of thousands of masks."""
+    """GD from Q = 0 in one lax.scan. `tables` (mode exact): (images, their probabilities, clusters,
+    masks), passed as arguments rather than closed over, so that XLA does not constant-fold tens of
+    thousands of masks."""
     net = MaskedAttention(cfg.d, cfg.dtype)
     opt = optax.sgd(cfg.eta)
     area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
@@ -86,8 +90,9 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
         def per_image(params, x):
             return jnp.sum(jax.vmap(lambda m: net.apply(params, x, m, E))(masks)) * w_mask
 
-        # vmap, not lax.map: with jax 0.10.2 on the CPU a lax.map here returned garbage in the first record
-        # (outside the scan) once steps >= 1 (NaN loss, wrong area attention); vmap is exact (tests/test_mim.py).
+        # vmap, not lax.map: with jax 0.10.2 on the CPU a lax.map here returned garbage in the first
+        # record (outside the scan) once steps >= 1 (NaN loss, wrong area attention); vmap is exact
+        # (tests/test_mim.py).
         def loss(params, k):
             return jnp.sum(w_img * jax.vmap(lambda x: per_image(params, x))(images))
 
@@ -96,7 +101,9 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
                 lambda x, kk: _area_attention_sums(cfg, net, params, x, masks, kk, area_index, E)
             )(images, k_img)
             return _by_cluster(cfg, num, den, k_img, w_img * w_mask)
-    else:  # masked queries only, chunks of images (`batch`): the literal batch loss, its gradient, its area attention
+    # masked queries only, chunks of images (`batch`): the literal batch loss, its gradient, its
+    # area attention
+    else:
 
         def loss(params, k):
             return batch.loss(cfg, basis, params["params"]["Q"], k, cfg.N)
@@ -131,7 +138,8 @@ def train(cfg: MIMConfig, mode: str, basis, key, tables=None):
 
 
 def exact_tables(cfg: MIMConfig, basis):
-    """Every (cluster, latent vector) image with its probability and cluster, and every mask (mode exact)."""
+    """Every (cluster, latent vector) image with its probability and cluster, and every mask (mode
+    exact)."""
     images, w_img, k_img = data.exact_images(cfg, basis)
     return images, w_img, k_img, jnp.asarray(data.all_masks(cfg.P, cfg.masked))
 
@@ -145,14 +153,15 @@ train_replicates_jit = jax.jit(
 
 @environment.guarded
 def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> Trajectory:
-    """Train the literal d x d matrix Q by GD from Q = 0 and record fp_corr, pp_corr, area_attention, loss, pp_max.
+    """Train the literal d x d matrix Q by GD from Q = 0 and record fp_corr, pp_corr,
+    area_attention, loss, pp_max.
 
     mode="exact": GD on the population loss (2.8), every (cluster, latent vector, mask) enumerated.
-    mode="sampled": GD on a fresh batch of cfg.N samples each step (`full.mim.batch`: the literal loss through the
-    masked queries, in chunks of images); `replicates` independent runs (default 8,
-    vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices
-    Q (R, d, d) and the embedding E, V are the trajectory's final arrays, saved with it (`trained`
-    reads them).
+    mode="sampled": GD on a fresh batch of cfg.N samples each step (`full.mim.batch`: the literal
+    loss through the masked queries, in chunks of images); `replicates` independent runs (default 8,
+    vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices Q (R,
+    d, d) and the embedding E, V are the trajectory's final arrays, saved with it (`trained` reads
+    them).
     """
     R = check(cfg, mode, replicates)
     basis = make_basis(cfg)
@@ -201,11 +210,12 @@ def trained(t: Trajectory) -> tuple[np.ndarray, Basis]:
 
 
 def attention_maps(cfg: MIMConfig, Q, basis) -> jax.Array:
-    """attn_{p->q} (K, P, P) of a trained Q on one unmasked image per cluster, z = 1 on every area (eq. 2.6).
+    """attn_{p->q} (K, P, P) of a trained Q on one unmasked image per cluster, z = 1 on every area
+    (eq. 2.6).
 
-    Query p's scores are (x_p + e_p)^T Q (x_q + e_q) = e_p^T Q (x_q + e_q), since x_p^T Q = 0 (only the rows e_p of Q
-    move, Lemma A.1): row p is what a masked p would see if no other patch were masked, except that p's own key is
-    x_p + e_p instead of e_p.
+    Query p's scores are (x_p + e_p)^T Q (x_q + e_q) = e_p^T Q (x_q + e_q), since x_p^T Q = 0 (only
+    the rows e_p of Q move, Lemma A.1): row p is what a masked p would see if no other patch were
+    masked, except that p's own key is x_p + e_p instead of e_p.
     """
     area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
     ones = jnp.ones((cfg.max_areas,), basis.E.dtype)

@@ -1,13 +1,15 @@
 """The population loss (P), its gradients and the exact 0-1 error as sums over moment classes.
 
-Every class c (`classes`) has F_c = sum_r phi_r(theta) mono_r(c) (`moments`), so with the weights w_c:
+Every class c (`classes`) has F_c = sum_r phi_r(theta) mono_r(c) (`moments`), so with the weights
+w_c:
     L = sum_c w_c softplus(-F_c),    dL/dtheta = (dphi/dtheta) sum_c w_c (-sigmoid(-F_c)) mono(c),
-two passes over the monomial table, stored (R, M): F = sum_r phi_r mono_r as R elementwise terms, then the
-R weighted sums mono (w * dloss/dF) as one matrix-vector product. Measured against an (M, R) table summed by XLA
-reductions: 4.9 against 13.3 us per GD step at D = 16 (663 classes), 27 against 17 ms per evaluation at D = 48
-(2 million classes). A matrix-vector product's order of additions depends on the BLAS threads, so runs sharded over
-devices agree to rounding, not to the bit (tests/test_sweep.py). softplus and sigmoid are jax.nn's, whose values
-and derivatives stay finite when e^F overflows.
+two passes over the monomial table, stored (R, M): F = sum_r phi_r mono_r as R elementwise terms,
+then the R weighted sums mono (w * dloss/dF) as one matrix-vector product. Measured against an (M,
+R) table summed by XLA reductions: 4.9 against 13.3 us per GD step at D = 16 (663 classes), 27
+against 17 ms per evaluation at D = 48 (2 million classes). A matrix-vector product's order of
+additions depends on the BLAS threads, so runs sharded over devices agree to rounding, not to the
+bit (tests/test_sweep.py). softplus and sigmoid are jax.nn's, whose values and derivatives stay
+finite when e^F overflows.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ class ClassWeights(NamedTuple):
 
 
 def class_weights(log_count, z0, random_patches: int, q):
-    """w_c = N(c) (q/2)^Z_0 (1-q)^((L-1)C - Z_0), from log N(c) (traceable in q; 0^0 = 1 at q = 0 or 1)."""
+    """w_c = N(c) (q/2)^Z_0 (1-q)^((L-1)C - Z_0), from log N(c) (traceable in q; 0^0 = 1 at q = 0 or
+    1)."""
     q = jnp.asarray(q)
     z0 = jnp.asarray(z0, q.dtype)
     log_w = (
@@ -43,7 +46,8 @@ def class_weights(log_count, z0, random_patches: int, q):
 
 
 class ClassTable(NamedTuple):
-    """The classes of (D, C, p) cut at max_nonzero, as NumPy arrays: monomials (R, M), log N and Z_0 of each class."""
+    """The classes of (D, C, p) cut at max_nonzero, as NumPy arrays: monomials (R, M), log N and Z_0
+    of each class."""
 
     mono: np.ndarray
     log_count: np.ndarray
@@ -64,15 +68,16 @@ def class_table(D: int, C: int, p: int, max_nonzero: Optional[int]) -> ClassTabl
 
 
 def coefficients(cfg: JSLConfig, theta):
-    """(phi, dphi/dtheta, phi_plus) of `moments` at theta, with cfg's (possibly traced) beta, tau, nu."""
+    """(phi, dphi/dtheta, phi_plus) of `moments` at theta, with cfg's (possibly traced) beta, tau,
+    nu."""
     return moments.coefficients(
         moments.derive(cfg.C, cfg.p), theta, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D
     )
 
 
 def F_from(mono, phi):
-    """sum_r phi_r mono_r over the classes, as R elementwise terms added in order (a reduction over the leading axis
-    of an (R, M) table ran 8x slower at M = 2 million)."""
+    """sum_r phi_r mono_r over the classes, as R elementwise terms added in order (a reduction over
+    the leading axis of an (R, M) table ran 8x slower at M = 2 million)."""
     F = mono[0] * phi[0]
     for r in range(1, mono.shape[0]):
         F = F + mono[r] * phi[r]
@@ -94,19 +99,22 @@ def F_of(cfg: JSLConfig, theta, table: ClassWeights):
 
 
 def tie_tolerance(cfg: JSLConfig, theta, table: ClassWeights):
-    """Per class, a bound on the rounding error of the computed F_c: |F_c| below it counts as F_c = 0.
+    """Per class, a bound on the rounding error of the computed F_c: |F_c| below it counts as F_c =
+    0.
 
-    Rounding model (u = unit roundoff, l = max(|gamma - beta|, |rho - beta|)/tau): Lambda, Gamma, Xi err by relative
-    <= (2 l + 6) u (an exp of a rounded logit over a rounded sum), so A = Lambda - Gamma and B = Gamma - Xi err by
-    <= (2 l + 7) u (Lambda + Gamma), (2 l + 7) u (Gamma + Xi) absolutely, y = D alpha by u |y|. One monomial of
-    phi_r has at most p + 1 such factors and p + 1 products, and phi_r sums N of them, so
-    |phi_r computed - phi_r| <= ((p + 1)(2 l + 7) + p + 1 + N) u phi_plus_r, phi_plus_r being phi_r with absolute
-    coefficients at |y|, Lambda + Gamma, Gamma + Xi, Xi. mono_r are integers (products of class moments, each rounded
-    once: p u). The dot product over R terms adds R u sum_r |phi_r| |mono_r|. So
+    Rounding model (u = unit roundoff, l = max(|gamma - beta|, |rho - beta|)/tau): Lambda, Gamma, Xi
+    err by relative <= (2 l + 6) u (an exp of a rounded logit over a rounded sum), so A = Lambda -
+    Gamma and B = Gamma - Xi err by <= (2 l + 7) u (Lambda + Gamma), (2 l + 7) u (Gamma + Xi)
+    absolutely, y = D alpha by u |y|. One monomial of phi_r has at most p + 1 such factors and p + 1
+    products, and phi_r sums N of them, so |phi_r computed - phi_r| <= ((p + 1)(2 l + 7) + p + 1 +
+    N) u phi_plus_r, phi_plus_r being phi_r with absolute coefficients at |y|, Lambda + Gamma, Gamma
+    + Xi, Xi. mono_r are integers (products of class moments, each rounded once: p u). The dot
+    product over R terms adds R u sum_r |phi_r| |mono_r|. So
         |F_c computed - F_c| <= ((p + 1)(2 l + 7) + 2 p + 1 + N + R) u sum_r phi_plus_r |mono_r(c)|,
-    first order; a factor 4 covers the evaluation order of the lambdified common subexpressions and the BLAS dot.
-    Exact zeros: configurations mapped to their negation by a set permutation, and T = 0 at gamma = rho
-    (docs/derivations/jsl.md §2.4, §3e); genuine |F| are O(alpha^p), far above (tests/test_reduced_observables.py).
+    first order; a factor 4 covers the evaluation order of the lambdified common subexpressions and
+    the BLAS dot. Exact zeros: configurations mapped to their negation by a set permutation, and T =
+    0 at gamma = rho (docs/derivations/jsl.md §2.4, §3e); genuine |F| are O(alpha^p), far above
+    (tests/test_reduced_observables.py).
     """
     der = moments.derive(cfg.C, cfg.p)
     u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
@@ -118,22 +126,23 @@ def tie_tolerance(cfg: JSLConfig, theta, table: ClassWeights):
 
 
 def population_error(cfg: JSLConfig, theta, table: ClassWeights):
-    """P(F < 0) + 1/2 P(F = 0) over the classes, ties by `tie_tolerance` (y = +1 WLOG, docs/derivations/jsl.md §2.3)."""
+    """P(F < 0) + 1/2 P(F = 0) over the classes, ties by `tie_tolerance` (y = +1 WLOG,
+    docs/derivations/jsl.md §2.3)."""
     wrong = error.wrong(F_of(cfg, theta, table), tie_tolerance(cfg, theta, table))
     return jnp.sum(table.w * wrong.astype(table.w.dtype))
 
 
 def sampled_classes(cfg: JSLConfig, counts, dtype) -> jax.Array:
-    """Monomials (R, M) of sampled configurations given by their type counts (M, K) (traceable): the class variables
-    counts @ `moments.per_type_variables`, T shifted by C, then the products (exact in float64 below 2^53)."""
+    """Monomials (R, M) of sampled configurations given by their type counts (M, K) (traceable): the
+    class variables counts @ `moments.per_type_variables`, T shifted by C, then the products (exact
+    in float64 below 2^53)."""
     der = moments.derive(cfg.C, cfg.p)
     per_type = jnp.asarray(moments.per_type_variables(cfg.C, cfg.p), dtype)
     variables = jnp.asarray(counts, dtype) @ per_type
     variables = variables.at[:, 0].add(cfg.C)
     columns = []
-    for (
-        row
-    ) in der.exponents:  # static integer powers: repeated products, exact for integers below 2^53
+    # static integer powers: repeated products, exact for integers below 2^53
+    for row in der.exponents:
         mono = jnp.ones(variables.shape[:1], dtype)
         for v in np.flatnonzero(row):
             mono = mono * variables[:, v] ** int(row[v])

@@ -1,11 +1,13 @@
-"""Moment classes of the random sets: the distinct values of (T, S, Z) and how many patch assignments give each.
+"""Moment classes of the random sets: the distinct values of (T, S, Z) and how many patch
+assignments give each.
 
-A class (`moments`) is a value of the class variables (T, S_2..S_p, Z_0..Z_{p-2}); its probability is
-N(c) (q/2)^Z_0 (1-q)^((L-1)C - Z_0), where N(c) counts the assignments of {+1, -1, 0} to the (L-1)C random patches
-that give class c (Z_0 is the number of nonzero ones). The law of the L-1 independent sets is a convolution, built
-here set by set: the classes after r sets, each pushed by the K set types (a type (a, b) arises in C!/(a! b! c!)
-ways), equal keys merged. The table is kept split by Z_0 (a set adds a + b to it), which bounds the arrays that are
-sorted at once and makes truncation at Z_0 <= max_nonzero a cut of whole buckets.
+A class (`moments`) is a value of the class variables (T, S_2..S_p, Z_0..Z_{p-2}); its probability
+is N(c) (q/2)^Z_0 (1-q)^((L-1)C - Z_0), where N(c) counts the assignments of {+1, -1, 0} to the
+(L-1)C random patches that give class c (Z_0 is the number of nonzero ones). The law of the L-1
+independent sets is a convolution, built here set by set: the classes after r sets, each pushed by
+the K set types (a type (a, b) arises in C!/(a! b! c!) ways), equal keys merged. The table is kept
+split by Z_0 (a set adds a + b to it), which bounds the arrays that are sorted at once and makes
+truncation at Z_0 <= max_nonzero a cut of whole buckets.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ class TooManyClasses(ValueError):
 
 
 class Classes(NamedTuple):
-    """The moment classes of (D, C, p), cut at Z_0 <= max_nonzero: variables (M, V) int64 and log N (M,)."""
+    """The moment classes of (D, C, p), cut at Z_0 <= max_nonzero: variables (M, V) int64 and log N
+    (M,)."""
 
     variables: np.ndarray  # T, S_2..S_p, Z_0..Z_{p-2} per class
     log_count: np.ndarray  # log N(c)
@@ -34,7 +37,8 @@ class Classes(NamedTuple):
 
 
 def _radix(lo: np.ndarray, hi: np.ndarray) -> Optional[np.ndarray]:
-    """Place values of a mixed-radix int64 key over the ranges [lo, hi], or None if the key would overflow."""
+    """Place values of a mixed-radix int64 key over the ranges [lo, hi], or None if the key would
+    overflow."""
     size = [int(b - a + 1) for a, b in zip(lo, hi)]
     if math.prod(size) > INT63:
         return None
@@ -47,9 +51,8 @@ def _radix(lo: np.ndarray, hi: np.ndarray) -> Optional[np.ndarray]:
 def _merge(keys: np.ndarray, counts: np.ndarray):
     """Equal keys (rows) merged, counts added; keys sorted."""
     if keys.ndim == 1:
-        order = np.argsort(
-            keys, kind="stable"
-        )  # a concatenation of sorted runs: the merge sort is cheap
+        # a concatenation of sorted runs: the merge sort is cheap
+        order = np.argsort(keys, kind="stable")
         keys = keys[order]
         new = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     else:
@@ -66,15 +69,16 @@ _built: dict = {}  # the last two complete tables
 def moment_classes(
     D: int, C: int, p: int, max_nonzero: Optional[int] = None, limit: Optional[int] = None
 ) -> Classes:
-    """Every moment class of the L-1 random sets with Z_0 <= max_nonzero (None: all), and its count N(c).
+    """Every moment class of the L-1 random sets with Z_0 <= max_nonzero (None: all), and its count
+    N(c).
 
-    limit: raise TooManyClasses as soon as more classes than this appear (the count never decreases from one set to
-    the next: adding an all-zero set maps classes one to one), so a refusal costs at most a table of `limit` classes.
+    limit: raise TooManyClasses as soon as more classes than this appear (the count never decreases
+    from one set to the next: adding an all-zero set maps classes one to one), so a refusal costs at
+    most a table of `limit` classes.
     """
     key = (D, C, p, max_nonzero)
-    if limit is not None and limit <= _too_many.get(
-        key, -1
-    ):  # known: more classes than a limit at least this
+    # known: more classes than a limit at least this
+    if limit is not None and limit <= _too_many.get(key, -1):
         raise TooManyClasses(
             f"more than {limit:,} moment classes (D = {D}, C = {C}, p = {p}, "
             f"max_nonzero = {max_nonzero})"
@@ -103,12 +107,12 @@ def build(
     limit: Optional[int],
     per_type: Optional[np.ndarray] = None,
 ) -> Classes:
-    """`moment_classes` without the refusal cache (a partial table past `limit` is returned short). per_type: the
-    (K, V) per-type variables (default `per_type_variables`; extra trailing columns are carried as class variables)."""
+    """`moment_classes` without the refusal cache (a partial table past `limit` is returned short).
+    per_type: the (K, V) per-type variables (default `per_type_variables`; extra trailing columns
+    are carried as class variables)."""
     sets = D // C - 1
-    per_type = (
-        per_type_variables(C, p) if per_type is None else per_type
-    )  # columns: t, S_2.., Z_0, Z_1.., extra
+    # columns: t, S_2.., Z_0, Z_1.., extra
+    per_type = per_type_variables(C, p) if per_type is None else per_type
     z0 = p  # the column of Z_0
     other = [v for v in range(per_type.shape[1]) if v != z0]
     steps = per_type[:, other]
@@ -161,7 +165,8 @@ def build(
 def count(
     D: int, C: int, p: int, max_nonzero: Optional[int] = None, limit: Optional[int] = None
 ) -> Optional[int]:
-    """Number of moment classes of (D, C, p) cut at max_nonzero (built and cached), None if more than `limit`."""
+    """Number of moment classes of (D, C, p) cut at max_nonzero (built and cached), None if more
+    than `limit`."""
     try:
         return moment_classes(D, C, p, max_nonzero, limit).variables.shape[0]
     except TooManyClasses:

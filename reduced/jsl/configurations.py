@@ -1,9 +1,9 @@
 """The finite configuration sum behind the exact population loss (P) of JSL.
 
 With v = alpha w* and A constant on the orbits of Lemma 4.1, F(X) depends on X only through the
-count type (a, b) of every random set (a patches carrying +w*, b carrying -w*) and the total
-T = C + sum (a - b); WLOG y = +1 and the signal set is any fixed one (docs/derivations/jsl.md §3a-§3b).
-A configuration is the vector n of how many of the L-1 random sets have each type.
+count type (a, b) of every random set (a patches carrying +w*, b carrying -w*) and the total T = C +
+sum (a - b); WLOG y = +1 and the signal set is any fixed one (docs/derivations/jsl.md §3a-§3b). A
+configuration is the vector n of how many of the L-1 random sets have each type.
 """
 
 from __future__ import annotations
@@ -40,9 +40,11 @@ def count(D: int, C: int) -> int:
 
 
 def count_truncated(D: int, C: int, max_nonzero: int | None) -> int:
-    """Number of configurations with at most `max_nonzero` nonzero random patches, counted without enumerating.
+    """Number of configurations with at most `max_nonzero` nonzero random patches, counted without
+    enumerating.
 
-    Dynamic programming over the types: ways[r][z] = multisets of r sets with z nonzero patches in all.
+    Dynamic programming over the types: ways[r][z] = multisets of r sets with z nonzero patches in
+    all.
     """
     sets, budget = D // C - 1, D - C if max_nonzero is None else max_nonzero
     ways = [[0] * (budget + 1) for _ in range(sets + 1)]
@@ -64,8 +66,9 @@ def count_truncated(D: int, C: int, max_nonzero: int | None) -> int:
 def enumerate_configurations(D: int, C: int, q: float, max_nonzero: int | None = None):
     """Count vectors n (M, K) and their probabilities W(n) (M,), dropping zero-probability ones.
 
-    W(n) = (L-1)!/prod n_k! prod p_k^n_k. With `max_nonzero`, only configurations whose number
-    of nonzero random patches sum_k n_k (a_k + b_k) is <= max_nonzero are kept (see `tail_probability`).
+    W(n) = (L-1)!/prod n_k! prod p_k^n_k. With `max_nonzero`, only configurations whose number of
+    nonzero random patches sum_k n_k (a_k + b_k) is <= max_nonzero are kept (see
+    `tail_probability`).
     """
     types = set_types(C)
     K, sets = len(types), D // C - 1
@@ -102,7 +105,8 @@ def weights(n: np.ndarray, C: int, q: float) -> np.ndarray:
 
 
 def tail_probability(D: int, C: int, q: float, max_nonzero: int | None) -> float:
-    """Probability dropped by truncation at `max_nonzero`: exactly P[Bin(D - C, q) > max_nonzero]."""
+    """Probability dropped by truncation at `max_nonzero`: exactly P[Bin(D - C, q) >
+    max_nonzero]."""
     n = D - C
     if max_nonzero is None or max_nonzero >= n:
         return 0.0
@@ -124,7 +128,8 @@ def truncation_bounds(
     max_Gamma: float,
     max_Xi: float,
 ) -> dict[str, float]:
-    """Rigorous bounds on the error that dropping probability `dropped` induces (docs/derivations/jsl.md §3b).
+    """Rigorous bounds on the error that dropping probability `dropped` induces
+    (docs/derivations/jsl.md §3b).
 
     They use |m_i| <= 1, |s_j - m_i| <= 2, |softplus'| <= 1 and sigma, sigma' increasing in |x|:
     loss <= P (log 2 + D sigma(D|alpha|)); d/dalpha <= P D^2 sigma'(D|alpha|);

@@ -1,4 +1,5 @@
-"""Idealized population dynamics (P) of JSL in the reduced variables (alpha, gamma, rho): gradient, observables, GD."""
+"""Idealized population dynamics (P) of JSL in the reduced variables (alpha, gamma, rho): gradient,
+observables, GD."""
 
 from __future__ import annotations
 
@@ -41,14 +42,13 @@ __all__ = [
 ]
 
 Init = Union[None, Mapping[str, float], Sequence[float]]
-Sum = Union[
-    ClassWeights, Weights
-]  # a sum over moment classes (the default) or over multisets (the reference)
+# a sum over moment classes (the default) or over multisets (the reference)
+Sum = Union[ClassWeights, Weights]
 
 
 def loss_and_gradients(cfg: JSLConfig, state, table: Sum):
-    """Population loss (P) and its partial derivatives in (alpha, gamma, rho): the weighted sum over moment classes
-    (`class_sums`) or, for the multiset reference, over configurations."""
+    """Population loss (P) and its partial derivatives in (alpha, gamma, rho): the weighted sum over
+    moment classes (`class_sums`) or, for the multiset reference, over configurations."""
     if isinstance(table, ClassWeights):
         return class_sums.loss_and_gradients(cfg, state, table)
     der = derive(cfg.C, cfg.p)
@@ -63,22 +63,24 @@ def gradient(cfg: JSLConfig, table: Sum, theta):
 
 
 def tie_tolerance(cfg: JSLConfig, state, n=None):
-    """Bound on the rounding error of the computed F of each configuration n of the multiset sum (a uniform bound
-    over all configurations when n is None): |F| below it counts as F = 0.
+    """Bound on the rounding error of the computed F of each configuration n of the multiset sum (a
+    uniform bound over all configurations when n is None): |F| below it counts as F = 0.
 
-    Rounding model (u = unit roundoff of cfg.dtype, l = max(|gamma - beta|, |rho - beta|)/tau): exp of a rounded
-    logit errs by relative (2 l + 2) u, so Lambda, Gamma, Xi err by relative <= (2 l + 6) u; patch i's
-    m_i = Lambda s_i + Gamma (T_m - s_i) + Xi (T - T_m) has integer coefficients, so with
-    mu_i = Lambda |s_i| + Gamma |T_m - s_i| + Xi |T - T_m| (<= 1) it errs by <= (2 l + 9) u mu_i absolutely, and
-    u_i = D alpha m_i by <= c y_i, c = (2 l + 11) u, y_i = D |alpha| mu_i. By the mean value theorem sigma(u_i)
-    errs by <= sigma'(x_i) c y_i with x_i = |u_i| + 2 c y_i (computed |u_i| plus twice its error bounds the point
-    in between; sigma' increasing in |x|), its evaluation adds 4 u sigma(x_i), and summing the D terms in <= K + 4
-    groups adds (K + 4) u sum_i sigma(x_i). A factor 4 covers the order in which the lambdified CSE code evaluates
-    these (powers as products, common subexpressions). With n given the sums are the configuration's own
-    (`symbolic.Derivation.compiled_scales`); without, every patch is taken at |u_i| = y_i = x = D |alpha| (looser:
-    it called a genuine F = 1.8e-10 a tie, tests/test_reduced_observables.py). F is exactly 0 in exact arithmetic for
-    configurations mapped to their negation by a set permutation (docs/derivations/jsl.md §2.4) and for T = 0 whenever
-    gamma = rho (docs/derivations/jsl.md §3e, e.g. the idealized start).
+    Rounding model (u = unit roundoff of cfg.dtype, l = max(|gamma - beta|, |rho - beta|)/tau): exp
+    of a rounded logit errs by relative (2 l + 2) u, so Lambda, Gamma, Xi err by relative <= (2 l +
+    6) u; patch i's m_i = Lambda s_i + Gamma (T_m - s_i) + Xi (T - T_m) has integer coefficients, so
+    with mu_i = Lambda |s_i| + Gamma |T_m - s_i| + Xi |T - T_m| (<= 1) it errs by <= (2 l + 9) u
+    mu_i absolutely, and u_i = D alpha m_i by <= c y_i, c = (2 l + 11) u, y_i = D |alpha| mu_i. By
+    the mean value theorem sigma(u_i) errs by <= sigma'(x_i) c y_i with x_i = |u_i| + 2 c y_i
+    (computed |u_i| plus twice its error bounds the point in between; sigma' increasing in |x|), its
+    evaluation adds 4 u sigma(x_i), and summing the D terms in <= K + 4 groups adds (K + 4) u sum_i
+    sigma(x_i). A factor 4 covers the order in which the lambdified CSE code evaluates these (powers
+    as products, common subexpressions). With n given the sums are the configuration's own
+    (`symbolic.Derivation.compiled_scales`); without, every patch is taken at |u_i| = y_i = x = D
+    |alpha| (looser: it called a genuine F = 1.8e-10 a tie, tests/test_reduced_observables.py). F is
+    exactly 0 in exact arithmetic for configurations mapped to their negation by a set permutation
+    (docs/derivations/jsl.md §2.4) and for T = 0 whenever gamma = rho (docs/derivations/jsl.md §3e,
+    e.g. the idealized start).
     """
     u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
     K = len(configurations.set_types(cfg.C))
@@ -95,8 +97,8 @@ def tie_tolerance(cfg: JSLConfig, state, n=None):
 
 
 def population_error(cfg: JSLConfig, state, table: Sum):
-    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0), y = +1 WLOG (docs/derivations/jsl.md §2.3), ties by `tie_tolerance`
-    (by `class_sums.tie_tolerance` over moment classes)."""
+    """Exact population 0-1 error P(F < 0) + 1/2 P(F = 0), y = +1 WLOG (docs/derivations/jsl.md
+    §2.3), ties by `tie_tolerance` (by `class_sums.tie_tolerance` over moment classes)."""
     if isinstance(table, ClassWeights):
         return class_sums.population_error(cfg, state, table)
     der = derive(cfg.C, cfg.p)
@@ -109,13 +111,15 @@ def population_error(cfg: JSLConfig, state, table: Sum):
 
 
 def orbit_step_sizes(cfg: JSLConfig) -> jnp.ndarray:
-    """eta, eta/(D(C-1)), eta/(D(D-C)): GD on every A_ij of an orbit, in units of one entry (docs/derivations/jsl.md §3c)."""
+    """eta, eta/(D(C-1)), eta/(D(D-C)): GD on every A_ij of an orbit, in units of one entry
+    (docs/derivations/jsl.md §3c)."""
     D, C = cfg.D, cfg.C
     return jnp.array([cfg.eta, cfg.eta / (D * (C - 1)), cfg.eta / (D * (D - C))], dtype=cfg.dtype)
 
 
 def attention_weights(cfg: JSLConfig, state):
-    """(Lambda, Gamma, Xi): diagonal, within-set and between-set scores of a row of S (Section 4.1)."""
+    """(Lambda, Gamma, Xi): diagonal, within-set and between-set scores of a row of S (Section
+    4.1)."""
     logits = jnp.stack([jnp.asarray(cfg.sigma_A, state.dtype), state[1], state[2]]) / cfg.tau
     mult = jnp.array([1.0, cfg.C - 1, cfg.D - cfg.C], state.dtype)
     z = jax.nn.logsumexp(logits, b=mult)
@@ -123,7 +127,8 @@ def attention_weights(cfg: JSLConfig, state):
 
 
 def extent(cfg: JSLConfig, theta):
-    """(|alpha|, Gamma, Xi) of a state: the truncation bounds take their largest values along a run."""
+    """(|alpha|, Gamma, Xi) of a state: the truncation bounds take their largest values along a
+    run."""
     _, Gam, Xi = attention_weights(cfg, theta)
     return jnp.stack([jnp.abs(theta[0]), Gam, Xi])
 
@@ -148,10 +153,12 @@ def initial_state(cfg: JSLConfig, init: Init = None) -> np.ndarray:
 
 
 def derived_observables(cfg: JSLConfig, theta, table: Sum) -> dict:
-    """within/between attention, patch association and the exact 0-1 error of the state (alpha, gamma, rho).
+    """within/between attention, patch association and the exact 0-1 error of the state (alpha,
+    gamma, rho).
 
-    within = (C-1) Gamma, between = (D-C) Xi (Section 4.1); by Lemma 4.1 every row is alike, so Top_C = S_l(i)
-    (Definition 2.2, strict: ties fail) holds on all rows or none: 1.0 iff min(beta, gamma) > rho.
+    within = (C-1) Gamma, between = (D-C) Xi (Section 4.1); by Lemma 4.1 every row is alike, so
+    Top_C = S_l(i) (Definition 2.2, strict: ties fail) holds on all rows or none: 1.0 iff min(beta,
+    gamma) > rho.
     """
     _, Gam, Xi = attention_weights(cfg, theta)
     return {
@@ -173,15 +180,18 @@ def observe(cfg: JSLConfig, table: Sum, theta) -> dict:
         "rho": theta[2],
         "loss": loss_and_gradients(cfg, theta, table)[0],
         "own_set_attention": Lam + (cfg.C - 1) * Gam,
-        # The barrier keeps XLA from fusing these with the five above, which moved own_set_attention by 1 ulp.
+        # The barrier keeps XLA from fusing these with the five above, which moved own_set_attention
+        # by 1 ulp.
         **derived_observables(cfg, jax.lax.optimization_barrier(theta), table),
     }
 
 
 def run(cfg: JSLConfig, table: Sum, state0):
-    """GD theta -= orbit_step_sizes * dL/dtheta from state0, recorded; returns (records, largest (|alpha|, Gamma, Xi)).
+    """GD theta -= orbit_step_sizes * dL/dtheta from state0, recorded; returns (records, largest
+    (|alpha|, Gamma, Xi)).
 
-    cfg's numbers may be traced (`JSLConfig.NUMBERS`): one compiled run serves every value of them."""
+    cfg's numbers may be traced (`JSLConfig.NUMBERS`): one compiled run serves every value of
+    them."""
     theta0 = jnp.asarray(state0, cfg.dtype)
     theta, seen, rec = gd.run(
         lambda th: gradient(cfg, table, th),
@@ -202,7 +212,8 @@ run_jit = jax.jit(run)
 
 
 def trajectory(cfg: JSLConfig, rec: dict, seen, truncation: dict, **extra) -> Trajectory:
-    """The reduced Trajectory of one run from its records and the largest (|alpha|, Gamma, Xi) met."""
+    """The reduced Trajectory of one run from its records and the largest (|alpha|, Gamma, Xi)
+    met."""
     records = {k: np.asarray(v) for k, v in rec.items()}
     exact = divergence.take(records)
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)

@@ -1,12 +1,15 @@
-"""Gradient flow of reduced JSL: the eta -> 0 limit of the GD recurrence of `dynamics`, solved by `reduced.flow`.
+"""Gradient flow of reduced JSL: the eta -> 0 limit of the GD recurrence of `dynamics`, solved by
+`reduced.flow`.
 
-With theta = (alpha, gamma, rho) and the per-entry step sizes of the recurrence (`dynamics.orbit_step_sizes`:
-eta, eta/(D(C-1)), eta/(D(D-C))),
+With theta = (alpha, gamma, rho) and the per-entry step sizes of the recurrence
+(`dynamics.orbit_step_sizes`: eta, eta/(D(C-1)), eta/(D(D-C))),
 
-    d theta / dt = -(orbit_step_sizes(cfg) / eta) * dL/dtheta = -(1, 1/(D(C-1)), 1/(D(D-C))) * dL/dtheta,
+    d theta / dt = -(orbit_step_sizes(cfg) / eta) * dL/dtheta = -(1, 1/(D(C-1)), 1/(D(D-C))) *
+      dL/dtheta,
 
-with time in units of eta * steps. dL/dtheta is `dynamics.gradient`, the same sympy-derived configuration sum the
-recurrence steps with; the observables are `dynamics.observe`, the ones GD records.
+with time in units of eta * steps. dL/dtheta is `dynamics.gradient`, the same sympy-derived
+configuration sum the recurrence steps with; the observables are `dynamics.observe`, the ones GD
+records.
 """
 
 from __future__ import annotations
@@ -47,11 +50,13 @@ from ..flow import (
 from . import configurations, dynamics, tables
 from .sums import choose
 
-# By measurement (D = 36, C = 4, q = 0.3 to t = 1e6, docs/benchmarks.md b): LSODA 548 evaluations and 62 Jacobians,
-# 3.3 s warm and 8 s cold; diffrax Kvaerno4 18.6 s warm and 34 s cold (its JVPs per Newton solve and its trace)
+# By measurement (D = 36, C = 4, q = 0.3 to t = 1e6, docs/benchmarks.md b): LSODA 548 evaluations
+# and 62 Jacobians, 3.3 s warm and 8 s cold; diffrax Kvaerno4 18.6 s warm and 34 s cold (its JVPs
+# per Newton solve and its trace)
 JSL_SOLVER = "lsoda"
 
-# the generic names stay importable from here (the CLI and the tests use reduced.jsl.flow.gd_times, .options, ...)
+# the generic names stay importable from here (the CLI and the tests use reduced.jsl.flow.gd_times,
+# .options, ...)
 __all__ = [
     "ATOL",
     "LABEL",
@@ -108,7 +113,8 @@ jvp_jit = jax.jit(
 
 
 def largest_extent(cfg: JSLConfig, states):
-    """The largest (|alpha|, Gamma, Xi) over saved states (R, 3) (`dynamics.extent`): what the truncation bounds use."""
+    """The largest (|alpha|, Gamma, Xi) over saved states (R, 3) (`dynamics.extent`): what the
+    truncation bounds use."""
     return jnp.max(jax.vmap(lambda th: dynamics.extent(cfg, th))(states), axis=0)
 
 
@@ -125,10 +131,10 @@ def solve(
     rtol,
     atol,
 ):
-    """The flow from theta0, observed at ts: (records, reached, largest (|alpha|, Gamma, Xi) saved, stats, result)."""
-    weights = tables.table(
-        cfg, max_nonzero, enumeration
-    ).weights  # the same arrays as `table`, kept on the device
+    """The flow from theta0, observed at ts: (records, reached, largest (|alpha|, Gamma, Xi) saved,
+    stats, result)."""
+    # the same arrays as `table`, kept on the device
+    weights = tables.table(cfg, max_nonzero, enumeration).weights
     rec, reached, safe, stats, result = generic.solve(
         lambda th: rhs_jit(cfg, weights, th),
         lambda th, v: jvp_jit(cfg, weights, th, v),
@@ -154,8 +160,9 @@ observe_all_jit = jax.jit(observe_all)
 
 
 def solve_on_host(cfg: JSLConfig, table, theta0, opts: dict):
-    """The flow by a scipy solver stepped on the host (`reduced.flow.solve_host`) with the jit-compiled field and
-    its Jacobian, then observed at the saves: (records, reached, largest (|alpha|, Gamma, Xi) saved, stats, result)."""
+    """The flow by a scipy solver stepped on the host (`reduced.flow.solve_host`) with the
+    jit-compiled field and its Jacobian, then observed at the saves: (records, reached, largest
+    (|alpha|, Gamma, Xi) saved, stats, result)."""
     dtype = jnp.dtype(cfg.dtype)
     ys, reached, stats, result = generic.solve_host(
         lambda th: rhs_jit(cfg, table, jnp.asarray(th, dtype)),
@@ -173,8 +180,8 @@ def solve_on_host(cfg: JSLConfig, table, theta0, opts: dict):
     return rec, reached, largest_extent(cfg, safe), stats, result
 
 
-# cfg static (normalized by `generic.static`, so eta, steps and record_every do not recompile) with the table's
-# truncation, solver and step budget; ts, t_max, rtol, atol traced
+# cfg static (normalized by `generic.static`, so eta, steps and record_every do not recompile) with
+# the table's truncation, solver and step budget; ts, t_max, rtol, atol traced
 solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3, 4))
 
 
@@ -194,24 +201,27 @@ def simulate_flow(
     max_steps: int = MAX_STEPS,
     enumeration: str = "classes",
 ) -> Trajectory:
-    """Solve the gradient flow of (P) in (alpha, gamma, rho) from `init` to t_max and record GD's observables.
+    """Solve the gradient flow of (P) in (alpha, gamma, rho) from `init` to t_max and record GD's
+    observables.
 
-    t_max: end time in units of eta * steps (default cfg.eta * cfg.steps). Saved at t = 0 and `saves` log-spaced
-    times from t_min (default min(eta, t_max)) to t_max, or at `times`. The Trajectory's steps are round(t / eta),
-    deduplicated (nearest kept); the exact times are the observable "t" and meta["times"]. rtol, atol: the step-size
-    tolerances. solver: "lsoda" (default: scipy's LSODA stepped from the host on the jit-compiled field and its
-    jacfwd Jacobian), "bdf" (scipy), or diffrax's "kvaerno4", "kvaerno5", "kvaerno3" (implicit, stiff-capable) and
-    "tsit5" (explicit), whose rtol/atol are traced (no recompilation). max_steps: solver step budget.
-    The sum runs over every moment class unless there are more than MAX_CLASSES (then truncated as
-    `reduced.jsl.sums.choose` says) or `max_nonzero` is given; the truncation bounds use the largest |alpha|,
-    Gamma, Xi over the saved states.
+    t_max: end time in units of eta * steps (default cfg.eta * cfg.steps). Saved at t = 0 and
+    `saves` log-spaced times from t_min (default min(eta, t_max)) to t_max, or at `times`. The
+    Trajectory's steps are round(t / eta), deduplicated (nearest kept); the exact times are the
+    observable "t" and meta["times"]. rtol, atol: the step-size tolerances. solver: "lsoda"
+    (default: scipy's LSODA stepped from the host on the jit-compiled field and its jacfwd
+    Jacobian), "bdf" (scipy), or diffrax's "kvaerno4", "kvaerno5", "kvaerno3" (implicit,
+    stiff-capable) and "tsit5" (explicit), whose rtol/atol are traced (no recompilation). max_steps:
+    solver step budget. The sum runs over every moment class unless there are more than MAX_CLASSES
+    (then truncated as `reduced.jsl.sums.choose` says) or `max_nonzero` is given; the truncation
+    bounds use the largest |alpha|, Gamma, Xi over the saved states.
     """
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     generic.check_flow(method, t_max)
     if max_nonzero is not None and (not is_int(max_nonzero) or max_nonzero < 0):
         raise ValueError(
-            f"max_nonzero = {max_nonzero!r} is invalid: must be an integer >= 0 (or None for the full sum)"
+            f"max_nonzero = {max_nonzero!r} is invalid: must be an integer >= 0 (or None for "
+            f"the full sum)"
         )
     opts = options(
         cfg.eta,
@@ -231,7 +241,8 @@ def simulate_flow(
         choice = choose(cfg)
         if choice.method == "monte_carlo":
             raise ValueError(
-                f"D = {cfg.D}, C = {cfg.C}: {choice.reason}; the flow needs the exact or truncated sum: "
+                f"D = {cfg.D}, C = {cfg.C}: {choice.reason}; the flow needs the exact or "
+                f"truncated sum: "
                 "give max_nonzero"
             )
         max_nonzero = choice.max_nonzero

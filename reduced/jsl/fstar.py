@@ -1,10 +1,12 @@
-"""The population error against the labelling function f* (docs/derivations/jsl.md §1, §2.4), not against y.
+"""The population error against the labelling function f* (docs/derivations/jsl.md §1, §2.4), not
+against y.
 
-f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} <w*, X_i>); for C < 10 a set passes the threshold only if its C patches
-all carry the same sign, so with y = +1 WLOG f* = C (1 + N+ - N-), N+- = the random sets entirely +-1. The moment
-classes (`classes`) need not determine N+ - N-, so the class DP carries it as one more class variable (a set of type
-(C, 0) adds +1, (0, C) adds -1), and the classes are then merged by sign(1 + N+ - N-): each class's weight split into
-the three f*-sign buckets. Theorems 3.1, 4.1 count f* F <= 0 as a failure (f* = 0 included).
+f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} <w*, X_i>); for C < 10 a set passes the threshold only
+if its C patches all carry the same sign, so with y = +1 WLOG f* = C (1 + N+ - N-), N+- = the random
+sets entirely +-1. The moment classes (`classes`) need not determine N+ - N-, so the class DP
+carries it as one more class variable (a set of type (C, 0) adds +1, (0, C) adds -1), and the
+classes are then merged by sign(1 + N+ - N-): each class's weight split into the three f*-sign
+buckets. Theorems 3.1, 4.1 count f* F <= 0 as a failure (f* = 0 included).
 """
 
 from __future__ import annotations
@@ -25,23 +27,25 @@ from .configurations import set_types
 
 
 class SignedClasses(NamedTuple):
-    """The moment classes of (D, C, p) split by sign(f*): ClassWeights (monomials, weights) and sign (M,) in {-1, 0, 1}."""
+    """The moment classes of (D, C, p) split by sign(f*): ClassWeights (monomials, weights) and sign
+    (M,) in {-1, 0, 1}."""
 
     weights: ClassWeights
     sign: jax.Array
-    sampled: bool = (
-        False  # a Monte Carlo sample (equal weights 1/M): its error has a standard error
-    )
+    # a Monte Carlo sample (equal weights 1/M): its error has a standard error
+    sampled: bool = False
 
 
 def signed_type_variables(C: int, p: int) -> np.ndarray:
-    """`moments.per_type_variables` with a last column: +1 for the all-(+1) type (C, 0), -1 for (0, C), else 0."""
+    """`moments.per_type_variables` with a last column: +1 for the all-(+1) type (C, 0), -1 for (0,
+    C), else 0."""
     delta = [[1 if a == C else -1 if b == C else 0] for a, b in set_types(C)]
     return np.hstack([moments.per_type_variables(C, p), np.array(delta, np.int64)])
 
 
 def signed_classes(D: int, C: int, p: int):
-    """(variables (M, V), sign(1 + N+ - N-) (M,), log N (M,), random patches): the classes merged per f*-sign."""
+    """(variables (M, V), sign(1 + N+ - N-) (M,), log N (M,), random patches): the classes merged
+    per f*-sign."""
     cls = classes.build(D, C, p, None, None, signed_type_variables(C, p))
     sign = np.sign(1 + cls.variables[:, -1])
     keyed = np.hstack([cls.variables[:, :-1], sign[:, None]])
@@ -53,7 +57,8 @@ def signed_classes(D: int, C: int, p: int):
 
 
 def signed_table(cfg: JSLConfig) -> SignedClasses:
-    """The f*-signed class table of cfg's (D, C, p, q, dtype), built once (the last two used kept)."""
+    """The f*-signed class table of cfg's (D, C, p, q, dtype), built once (the last two used
+    kept)."""
     return _signed_table(cfg.D, cfg.C, cfg.p, cfg.q, cfg.dtype)
 
 
@@ -77,7 +82,8 @@ def class_weights_np(log_count, z0, random_patches: int, q: float):
 
 
 def sampled_signed(cfg: JSLConfig, key, samples: int) -> SignedClasses:
-    """`samples` configurations drawn from their law (Monte Carlo, weight 1/samples each), with sign(f*)."""
+    """`samples` configurations drawn from their law (Monte Carlo, weight 1/samples each), with
+    sign(f*)."""
     prob = type_probabilities(jnp.asarray(cfg.q, cfg.dtype), cfg.C)
     n = jax.random.multinomial(
         key, cfg.L - 1, prob, shape=(samples, prob.shape[0]), dtype=jnp.dtype(cfg.dtype)
@@ -95,15 +101,16 @@ def sampled_signed(cfg: JSLConfig, key, samples: int) -> SignedClasses:
 
 
 def failures(cfg: JSLConfig, theta, table: SignedClasses):
-    """Per class 1[f* F <= 0]: f* = 0 fails, |F| <= `class_sums.tie_tolerance` counts as F = 0 (a failure too)."""
+    """Per class 1[f* F <= 0]: f* = 0 fails, |F| <= `class_sums.tie_tolerance` counts as F = 0 (a
+    failure too)."""
     F = class_sums.F_of(cfg, theta, table.weights)
     tol = class_sums.tie_tolerance(cfg, theta, table.weights)
     return jnp.where(jnp.isfinite(F), jnp.where(table.sign * F > tol, 0.0, 1.0), jnp.nan)
 
 
 def error(cfg: JSLConfig, theta, table: SignedClasses):
-    """P[f* F <= 0] at the state theta = (alpha, gamma, rho) (Theorems 3.1, 4.1), and its Monte Carlo standard error
-    (0 for an exact table: its weights are not equal)."""
+    """P[f* F <= 0] at the state theta = (alpha, gamma, rho) (Theorems 3.1, 4.1), and its Monte
+    Carlo standard error (0 for an exact table: its weights are not equal)."""
     wrong = failures(cfg, jnp.asarray(theta, cfg.dtype), table)
     w = table.weights.w
     err = jnp.sum(w * wrong)

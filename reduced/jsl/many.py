@@ -1,9 +1,10 @@
-"""Several reduced runs as one compiled program: one config from several starts, or a group of configs (a sweep's).
+"""Several reduced runs as one compiled program: one config from several starts, or a group of
+configs (a sweep's).
 
-A group is a set of points that share every shape: (D, C, p), the recording grid, the dtype and how the
-configuration sum is evaluated (`sums.choose`). Inside a group the config's numbers (`JSLConfig.NUMBERS`: q, nu,
-eta, sigma_A, ...) and the Monte Carlo keys are traced, so the group runs as `lax.map(batch_size=...)` over them:
-vmapped batches, bounded memory, one compilation.
+A group is a set of points that share every shape: (D, C, p), the recording grid, the dtype and how
+the configuration sum is evaluated (`sums.choose`). Inside a group the config's numbers
+(`JSLConfig.NUMBERS`: q, nu, eta, sigma_A, ...) and the Monte Carlo keys are traced, so the group
+runs as `lax.map(batch_size=...)` over them: vmapped batches, bounded memory, one compilation.
 """
 
 from __future__ import annotations
@@ -86,13 +87,14 @@ def sum_options(options: dict) -> dict:
 
 
 def canonical(cfg: JSLConfig) -> JSLConfig:
-    """cfg as its group's program sees it: the seed at 0 (the reduced level reads it only through the Monte Carlo
-    keys, which are inputs)."""
+    """cfg as its group's program sees it: the seed at 0 (the reduced level reads it only through
+    the Monte Carlo keys, which are inputs)."""
     return cfg.replace(seed=0)
 
 
 def group_key(cfg: JSLConfig, options: dict) -> tuple:
-    """Points with the same group key run in one compiled program (their shapes and sum method agree)."""
+    """Points with the same group key run in one compiled program (their shapes and sum method
+    agree)."""
     choice = sums.choose(cfg, **sum_options(options))
     return (pytree.shape(canonical(cfg)), choice.method, choice.max_nonzero, choice.size)
 
@@ -100,11 +102,11 @@ def group_key(cfg: JSLConfig, options: dict) -> tuple:
 def run_group(
     method: str, size: int, batch_size: int, devices: int, classes, cfgs: JSLConfig, keys, states0
 ):
-    """lax.map(batch_size) of one point's run over the points; with several devices, the points are split across
-    them (shard_map over a 1-D mesh "points"), each device mapping over its share.
+    """lax.map(batch_size) of one point's run over the points; with several devices, the points are
+    split across them (shard_map over a 1-D mesh "points"), each device mapping over its share.
 
-    cfgs: the points' configs stacked (`dynsim.pytree.stack`); classes: (mono, log N, Z_0) of the shared class table;
-    each point weighs the classes at its own (traced) q."""
+    cfgs: the points' configs stacked (`dynsim.pytree.stack`); classes: (mono, log N, Z_0) of the
+    shared class table; each point weighs the classes at its own (traced) q."""
 
     def local(classes, xs):
         def one(args):
@@ -135,8 +137,8 @@ run_group_jit = jax.jit(run_group, static_argnums=(0, 1, 2, 3))
 
 
 def padded_size(n_points: int, multiple: int) -> int:
-    """Points padded to a multiple of (devices x batch), so every batch runs the same compiled vmap (no remainder
-    path) and every device gets the same share."""
+    """Points padded to a multiple of (devices x batch), so every batch runs the same compiled vmap
+    (no remainder path) and every device gets the same share."""
     return multiple * math.ceil(n_points / multiple)
 
 
@@ -153,18 +155,17 @@ def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> lis
     total = padded_size(len(cfgs), batch_size * devices)
     padded = cfgs + [cfgs[-1]] * (total - len(cfgs))
     if method == "monte_carlo":
-        shared = (jnp.zeros((1, 1), dtype),) + (
-            jnp.zeros((1,), dtype),
-        ) * 2  # unused: each point samples its own
+        # unused: each point samples its own
+        shared = (jnp.zeros((1, 1), dtype),) + (jnp.zeros((1,), dtype),) * 2
     else:
-        # every class, whatever q; each point's weights by `class_weights` at its q (0 for classes impossible there)
+        # every class, whatever q; each point's weights by `class_weights` at its q (0 for classes
+        # impossible there)
         ct = class_table(static.D, static.C, static.p, max_nonzero)
         shared = tuple(jnp.asarray(a, dtype) for a in (ct.mono, ct.log_count, ct.z0))
     stacked = pytree.stack([canonical(c) for c in padded], dtype)
     keys = jnp.stack([sums.mc_key(c) for c in padded])
-    states0 = jnp.asarray(
-        np.stack([dynamics.initial_state(c) for c in padded]), dtype
-    )  # alpha0 = nu^(1/(p-1))
+    # alpha0 = nu^(1/(p-1))
+    states0 = jnp.asarray(np.stack([dynamics.initial_state(c) for c in padded]), dtype)
     out = []
     rec, seen = run_group_jit(method, size, batch_size, devices, shared, stacked, keys, states0)
     rec = jax.tree.map(np.asarray, rec)
@@ -180,7 +181,8 @@ def simulate_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> lis
             )
         trunc = tables.truncation_meta(cfg, size, max_nonzero, dropped, bounds)
         trunc["method"] = method
-        # a sampled sum is an approximation of (P): the checker then holds the levels to its stated tolerance
+        # a sampled sum is an approximation of (P): the checker then holds the levels to its stated
+        # tolerance
         extra = (
             {"approximation": "monte_carlo_sum", "monte_carlo_samples": size}
             if method == "monte_carlo"

@@ -1,17 +1,19 @@
 """F of reduced JSL as a polynomial in a few integer moments of the configuration, derived in sympy.
 
-sigma(x) = x^p + nu x is a polynomial and, with v = alpha w*, patch i of set m has the pre-activation
-x_i = y (A s_i + B t_m + Xi T), y = D alpha, A = Lambda - Gamma, B = Gamma - Xi, s_i in {-1, 0, 1}, t_m the set's
-feature sum and T the total (docs/derivations/jsl.md §3a). Expanding sigma(x_i) in s_i and t_m and summing over the patches
-of a set uses only sum_i s_i^0 = C, sum_i s_i^j = t_m (j odd) and sum_i s_i^j = z_m (j even >= 2), z_m the set's
-nonzero patches. Summing over the sets then leaves the moments of the random sets
+sigma(x) = x^p + nu x is a polynomial and, with v = alpha w*, patch i of set m has the
+pre-activation x_i = y (A s_i + B t_m + Xi T), y = D alpha, A = Lambda - Gamma, B = Gamma - Xi, s_i
+in {-1, 0, 1}, t_m the set's feature sum and T the total (docs/derivations/jsl.md §3a). Expanding
+sigma(x_i) in s_i and t_m and summing over the patches of a set uses only sum_i s_i^0 = C, sum_i
+s_i^j = t_m (j odd) and sum_i s_i^j = z_m (j even >= 2), z_m the set's nonzero patches. Summing over
+the sets then leaves the moments of the random sets
 
     S_e = sum_m t_m^e (e = 2..p),    Z_e = sum_m z_m t_m^e (e = 0..p-2),    and T = C + sum_m t_m,
 
-so F = sum_r phi_r(alpha, gamma, rho) mono_r(T, S, Z): configurations with equal moments ("a moment class") have
-equal F, for every state. sympy expands, collects by moment monomial and differentiates the coefficients phi_r;
-the loss gradient of one class is then -sigmoid(-F) sum_r mono_r dphi_r/dtheta, which is what sympy.diff gives
-for softplus(-F) (tests/test_moments.py checks that, and F against the per-type form of `symbolic`).
+so F = sum_r phi_r(alpha, gamma, rho) mono_r(T, S, Z): configurations with equal moments ("a moment
+class") have equal F, for every state. sympy expands, collects by moment monomial and differentiates
+the coefficients phi_r; the loss gradient of one class is then -sigmoid(-F) sum_r mono_r
+dphi_r/dtheta, which is what sympy.diff gives for softplus(-F) (tests/test_moments.py checks that,
+and F against the per-type form of `symbolic`).
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ y_, A_, B_, Xi_ = sp.symbols("y A B Xi", real=True)
 
 
 def variable_names(p: int) -> tuple[str, ...]:
-    """The class variables: T, S_2..S_p, Z_0..Z_{p-2} (Z_0 = nonzero random patches, which sets the weight)."""
+    """The class variables: T, S_2..S_p, Z_0..Z_{p-2} (Z_0 = nonzero random patches, which sets the
+    weight)."""
     return ("T",) + tuple(f"S{e}" for e in range(2, p + 1)) + tuple(f"Z{e}" for e in range(p - 1))
 
 
 def per_type_variables(C: int, p: int) -> np.ndarray:
-    """(K, V) integers: what one random set of type (a, b) adds to each class variable (t = a - b, z = a + b)."""
+    """(K, V) integers: what one random set of type (a, b) adds to each class variable (t = a - b, z
+    = a + b)."""
     rows = []
     for a, b in set_types(C):
         t, z = a - b, a + b
@@ -47,8 +51,9 @@ def per_type_variables(C: int, p: int) -> np.ndarray:
 
 
 def moment_F(C: int, p: int):
-    """F as a sympy polynomial in y, A, B, Xi, nu and the class variables (sum over the signal set and the L-1
-    random sets, docs/derivations/jsl.md §3a, patch sums by the rules of the module docstring)."""
+    """F as a sympy polynomial in y, A, B, Xi, nu and the class variables (sum over the signal set
+    and the L-1 random sets, docs/derivations/jsl.md §3a, patch sums by the rules of the module
+    docstring)."""
     s, t, z = sp.symbols("s t z", real=True)
     V = sp.symbols(" ".join(variable_names(p)), real=True)
     T = V[0]
@@ -82,22 +87,29 @@ class MomentDerivation:
     variables: tuple[sp.Symbol, ...]  # T, S_2..S_p, Z_0..Z_{p-2}
     exponents: np.ndarray  # (R, V): mono_r = prod_v variables_v^exponents[r, v]
     phi: tuple[sp.Expr, ...]  # phi_r, polynomials in (y, A, B, Xi, nu)
-    state: dict  # y, A, B, Xi as functions of (alpha, gamma, rho, beta, tau, D) (docs/derivations/jsl.md §3a)
+    # y, A, B, Xi as functions of (alpha, gamma, rho, beta, tau, D) (docs/derivations/jsl.md §3a)
+    state: dict
     F: sp.Expr  # sum_r phi_r mono_r
-    # (y, A, B, Xi, nu, D) -> (phi (R,), dphi/d(y, A, B, Xi) (4, R)); phi_plus (R,) at (|y|, Lam+Gam, Gam+Xi, Xi, nu, D)
+    # (y, A, B, Xi, nu, D) -> (phi (R,), dphi/d(y, A, B, Xi) (4, R)); phi_plus (R,) at (|y|,
+    # Lam+Gam, Gam+Xi, Xi, nu, D)
     compiled_phi: Callable
     compiled_plus: Callable
-    # (alpha, gamma, rho, beta, tau, D) -> ((y, A, B, Xi, Lambda + Gamma, Gamma + Xi), d(y, A, B, Xi)/dtheta (4, 3))
+    # (alpha, gamma, rho, beta, tau, D) -> ((y, A, B, Xi, Lambda + Gamma, Gamma + Xi), d(y, A, B,
+    # Xi)/dtheta (4, 3))
     compiled_state: Callable
-    terms: int  # most monomials in (y, A, B, Xi, nu) of one phi_r (the rounding bound of `tie_tolerance` uses it)
+    # most monomials in (y, A, B, Xi, nu) of one phi_r (the rounding bound of `tie_tolerance` uses
+    # it)
+    terms: int
 
 
 @lru_cache(maxsize=None)
 def derive(C: int, p: int) -> MomentDerivation:
-    """Expand F in the moments (`moment_F`), collect by moment monomial, and differentiate the coefficients.
+    """Expand F in the moments (`moment_F`), collect by moment monomial, and differentiate the
+    coefficients.
 
-    dphi_r/dtheta is sympy's, by the chain rule through z = (y, A, B, Xi): dphi_r/dz (polynomials) times dz/dtheta
-    (the softmax), each compiled on its own so that XLA sees two small expressions, not their expanded product."""
+    dphi_r/dtheta is sympy's, by the chain rule through z = (y, A, B, Xi): dphi_r/dz (polynomials)
+    times dz/dtheta (the softmax), each compiled on its own so that XLA sees two small expressions,
+    not their expanded product."""
     F, V = moment_F(C, p)
     poly = sp.Poly(F, *V)
     exponents = np.array([m for m, _ in poly.terms()], dtype=np.int64)
@@ -113,8 +125,9 @@ def derive(C: int, p: int) -> MomentDerivation:
         modules="jax",
         cse=True,
     )
-    # phi_plus: every coefficient's absolute value (evaluated at |y|, Lambda + Gamma >= |A|, Gamma + Xi >= |B|, Xi):
-    # what the rounding error of the computed phi_r and of the sum over r scale with (`class_sums.tie_tolerance`)
+    # phi_plus: every coefficient's absolute value (evaluated at |y|, Lambda + Gamma >= |A|, Gamma +
+    # Xi >= |B|, Xi): what the rounding error of the computed phi_r and of the sum over r scale with
+    # (`class_sums.tie_tolerance`)
     polys = [sp.Poly(c, *GENS) for c in phi]
     plus = [
         sum(sp.Abs(k) * sp.Mul(*(g**e for g, e in zip(GENS, m))) for m, k in q.terms())
@@ -145,8 +158,8 @@ def derive(C: int, p: int) -> MomentDerivation:
 
 
 def monomials(exponents: np.ndarray, variables: np.ndarray) -> np.ndarray:
-    """mono_r of every class: (M, R) float64 from integer class variables (M, V), products taken in int64 (exact:
-    |mono_r| <= D^p < 2^63 for D <= 196, p <= 7) and rounded once."""
+    """mono_r of every class: (M, R) float64 from integer class variables (M, V), products taken in
+    int64 (exact: |mono_r| <= D^p < 2^63 for D <= 196, p <= 7) and rounded once."""
     out = np.ones((variables.shape[0], exponents.shape[0]), dtype=np.int64)
     for v in range(exponents.shape[1]):
         for r in np.flatnonzero(exponents[:, v]):
@@ -155,7 +168,8 @@ def monomials(exponents: np.ndarray, variables: np.ndarray) -> np.ndarray:
 
 
 def coefficients(der: MomentDerivation, theta, beta_, tau_, nu_, D_):
-    """(phi (R,), dphi/dtheta (3, R), phi_plus (R,)) as JAX arrays at theta = (alpha, gamma, rho)."""
+    """(phi (R,), dphi/dtheta (3, R), phi_plus (R,)) as JAX arrays at theta = (alpha, gamma,
+    rho)."""
     jnp = jax.numpy
     dtype = theta.dtype
 

@@ -1,4 +1,5 @@
-"""`simulate`: reduced JSL by GD (`dynamics.run` on the sum `sums.choose` picks) or by the flow (`flow`)."""
+"""`simulate`: reduced JSL by GD (`dynamics.run` on the sum `sums.choose` picks) or by the flow
+(`flow`)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from .tables import BOUND_TARGET
 
 
 def run_monte_carlo(cfg: JSLConfig, key, q, state0, samples: int):
-    """GD on a fixed Monte Carlo sample of the sum (`sums.monte_carlo_table`), with the sample's standard errors.
-    The key and q (= cfg.q) are arguments, not constants of the program: XLA would otherwise fold the sampling's
-    (types x samples) arrays at compile time (minutes at 1e6 samples). cfg's numbers may be traced, as in
-    `dynamics.run`."""
+    """GD on a fixed Monte Carlo sample of the sum (`sums.monte_carlo_table`), with the sample's
+    standard errors. The key and q (= cfg.q) are arguments, not constants of the program: XLA would
+    otherwise fold the sampling's (types x samples) arrays at compile time (minutes at 1e6 samples).
+    cfg's numbers may be traced, as in `dynamics.run`."""
     table = sums.monte_carlo_table(cfg, key, q, samples)
     rec, seen = dynamics.run(cfg, table, state0)
     states = jnp.stack([rec["alpha"], rec["gamma"], rec["rho"]], axis=1)
@@ -38,8 +39,9 @@ def simulate_gd(
     max_nonzero: Optional[int] = None,
     enumeration: str = "classes",
 ) -> Trajectory:
-    """GD on the exact population loss (P): every moment class if they fit, else truncated with the cut tightened
-    until every bound along the run is below BOUND_TARGET (unless `max_nonzero` fixes it), else Monte Carlo."""
+    """GD on the exact population loss (P): every moment class if they fit, else truncated with the
+    cut tightened until every bound along the run is below BOUND_TARGET (unless `max_nonzero` fixes
+    it), else Monte Carlo."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     if max_nonzero is not None and (not isinstance(max_nonzero, int) or not 0 <= max_nonzero):
@@ -118,16 +120,17 @@ def simulate(
     """Run GD on the exact population loss (P) in (alpha, gamma, rho) and record observables.
 
     Updates (same units as full-matrix GD, docs/derivations/jsl.md §3c): alpha -= eta dL/dalpha,
-    gamma -= eta/(D(C-1)) dL/dgamma, rho -= eta/(D(D-C)) dL/drho; beta = sigma_A is fixed.
-    The population sum runs over moment classes (`reduced.jsl.classes`; enumeration="multisets" sums every multiset
-    of set types instead, the reference they are tested against). It is complete unless `max_nonzero` truncates it
-    or it has more than MAX_CLASSES terms; then the truncation is chosen so that every bound stays below 1e-12
-    along the run, and if no truncation fits, a fixed Monte Carlo sample of 1e6 configurations is used, with its
-    standard errors. The method, the terms summed, the dropped probability and the bounds are in meta["truncation"].
+    gamma -= eta/(D(C-1)) dL/dgamma, rho -= eta/(D(D-C)) dL/drho; beta = sigma_A is fixed. The
+    population sum runs over moment classes (`reduced.jsl.classes`; enumeration="multisets" sums
+    every multiset of set types instead, the reference they are tested against). It is complete
+    unless `max_nonzero` truncates it or it has more than MAX_CLASSES terms; then the truncation is
+    chosen so that every bound stays below 1e-12 along the run, and if no truncation fits, a fixed
+    Monte Carlo sample of 1e6 configurations is used, with its standard errors. The method, the
+    terms summed, the dropped probability and the bounds are in meta["truncation"].
 
-    method="flow": the gradient flow d theta/dt = -(orbit_step_sizes/eta) dL/dtheta instead, solved to t_max
-    (default eta * steps) by `reduced.jsl.flow.simulate_flow`, which takes `flow_options` (saves, t_min, times,
-    rtol, atol, solver, max_steps).
+    method="flow": the gradient flow d theta/dt = -(orbit_step_sizes/eta) dL/dtheta instead, solved
+    to t_max (default eta * steps) by `reduced.jsl.flow.simulate_flow`, which takes `flow_options`
+    (saves, t_min, times, rtol, atol, solver, max_steps).
     """
     if method != "gd" or t_max is not None or flow_options:
         return simulate_flow(

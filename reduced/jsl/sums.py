@@ -1,14 +1,20 @@
-"""How the configuration sum of (P) is evaluated, chosen per config: full, truncated with its bound, or Monte Carlo.
+"""How the configuration sum of (P) is evaluated, chosen per config: full, truncated with its bound,
+or Monte Carlo.
 
-The exact population loss is a sum over moment classes (`classes`; 229,062 at D = 36, 15.1 million at D = 64 for
-C = 4, p = 3). `choose` picks, before any run:
+The exact population loss is a sum over moment classes (`classes`; 229,062 at D = 36, 15.1 million
+at D = 64 for C = 4, p = 3). `choose` picks, before any run:
   "full"        every class, when there are at most `max_configurations`;
-  "truncated"   classes with at most k nonzero random patches, the smallest k whose dropped probability
+  "truncated"   classes with at most k nonzero random patches, the smallest k whose dropped
+    probability
                 P[Bin(D-C, q) > k] is <= `tail_target`, when that sum fits; the rigorous bounds of
-                `configurations.truncation_bounds` are evaluated after the run with the largest alpha, Gamma, Xi met;
-  "monte_carlo" `mc_samples` configurations drawn from their law (multinomial over the K set types) once, each with
-                weight 1/M (common random numbers: the same sample at every step): GD runs on that sample average,
-                and the standard error of the loss and of the 0-1 error at each recorded state is reported
+                `configurations.truncation_bounds` are evaluated after the run with the largest
+                  alpha, Gamma, Xi met;
+  "monte_carlo" `mc_samples` configurations drawn from their law (multinomial over the K set types)
+    once, each with
+                weight 1/M (common random numbers: the same sample at every step): GD runs on that
+                  sample average,
+                and the standard error of the loss and of the 0-1 error at each recorded state is
+                  reported
                 (`standard_errors`).
 Counting the classes builds them (`classes.moment_classes`, stopped as soon as there are too many).
 """
@@ -30,9 +36,8 @@ from .class_sums import ClassWeights
 from .tables import BOUND_TARGET, MAX_CLASSES
 
 METHODS = ("full", "truncated", "monte_carlo")
-MC_SAMPLES = (
-    1_000_000  # the issue's measurement: 1e6 samples gave 0.1-0.2% trajectory error at D = 100
-)
+# the issue's measurement: 1e6 samples gave 0.1-0.2% trajectory error at D = 100
+MC_SAMPLES = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,9 +48,8 @@ class SumChoice:
     max_nonzero: Optional[int]  # truncated: the cut k; otherwise None
     size: int  # moment classes summed (samples for monte_carlo)
     total: int  # multisets of set types in the full sum (what the classes group)
-    dropped_probability: (
-        float  # truncated: P[Bin(D-C, q) > k]; full: 0; monte_carlo: nan (sampled instead)
-    )
+    # truncated: P[Bin(D-C, q) > k]; full: 0; monte_carlo: nan (sampled instead)
+    dropped_probability: float
     reason: str
 
     def to_dict(self) -> dict:
@@ -58,8 +62,9 @@ def choose(
     tail_target: float = BOUND_TARGET,
     mc_samples: int = MC_SAMPLES,
 ) -> SumChoice:
-    """Every moment class if there are at most `max_configurations`, else the smallest fitting truncation with dropped
-    probability <= tail_target, else Monte Carlo with `mc_samples` configurations."""
+    """Every moment class if there are at most `max_configurations`, else the smallest fitting
+    truncation with dropped probability <= tail_target, else Monte Carlo with `mc_samples`
+    configurations."""
     check_int("max_configurations", max_configurations, 1)
     check_int("mc_samples", mc_samples, 1)
     if not (isinstance(tail_target, (int, float)) and 0 < tail_target < 1):
@@ -83,8 +88,9 @@ def choose(
                     size,
                     total,
                     dropped,
-                    f"more than {max_configurations:,} moment classes; at most {k} nonzero random "
-                    f"patches keeps {size:,} and drops probability {dropped:.3g} <= {tail_target:g}",
+                    f"more than {max_configurations:,} moment classes; at most {k} nonzero "
+                    f"random patches keeps {size:,} and drops probability {dropped:.3g} <= "
+                    f"{tail_target:g}",
                 )
             break
     return SumChoice(
@@ -93,14 +99,14 @@ def choose(
         mc_samples,
         total,
         float("nan"),
-        f"more than {max_configurations:,} moment classes and no truncation with dropped probability "
-        f"<= {tail_target:g} fits: {mc_samples:,} sampled configurations",
+        f"more than {max_configurations:,} moment classes and no truncation with dropped "
+        f"probability <= {tail_target:g} fits: {mc_samples:,} sampled configurations",
     )
 
 
 def type_probabilities(q, C: int) -> jax.Array:
-    """P[set type (a, b)] = C!/(a! b! c!) (q/2)^(a+b) (1-q)^c for every type of `configurations.set_types(C)`
-    (traceable in q)."""
+    """P[set type (a, b)] = C!/(a! b! c!) (q/2)^(a+b) (1-q)^c for every type of
+    `configurations.set_types(C)` (traceable in q)."""
     types = configurations.set_types(C)
     coef = jnp.array(
         [math.comb(C, a) * math.comb(C - a, b) for a, b in types], jnp.result_type(q, float)
@@ -110,8 +116,8 @@ def type_probabilities(q, C: int) -> jax.Array:
 
 
 def monte_carlo_table(cfg: JSLConfig, key, q, samples: int) -> ClassWeights:
-    """`samples` configurations n ~ Multinomial(L-1, type probabilities(q)), as their moment classes' monomials, each
-    of weight 1/samples (traceable in q)."""
+    """`samples` configurations n ~ Multinomial(L-1, type probabilities(q)), as their moment
+    classes' monomials, each of weight 1/samples (traceable in q)."""
     p = type_probabilities(jnp.asarray(q, cfg.dtype), cfg.C)
     n = jax.random.multinomial(
         key, cfg.L - 1, p, shape=(samples, p.shape[0]), dtype=jnp.dtype(cfg.dtype)
@@ -128,8 +134,9 @@ def mc_key(cfg: JSLConfig) -> jax.Array:
 
 
 def standard_errors(cfg: JSLConfig, states, table: ClassWeights) -> dict:
-    """loss_se_mc, error_se_mc: standard errors of the sampled loss and 0-1 error at each recorded state (alpha, gamma, rho) (R, 3):
-    std over the equally weighted sampled configurations / sqrt(M)."""
+    """loss_se_mc, error_se_mc: standard errors of the sampled loss and 0-1 error at each recorded
+    state (alpha, gamma, rho) (R, 3): std over the equally weighted sampled configurations /
+    sqrt(M)."""
     M = table.w.shape[0]
 
     def one(theta):
@@ -139,5 +146,6 @@ def standard_errors(cfg: JSLConfig, states, table: ClassWeights) -> dict:
         return jnp.std(loss, ddof=1) / jnp.sqrt(M), jnp.std(wrong, ddof=1) / jnp.sqrt(M)
 
     loss_se, error_se = jax.lax.map(one, jnp.asarray(states))
-    # not "<name>_se": that suffix is the checker's Monte Carlo band of replicate runs, which this is not
+    # not "<name>_se": that suffix is the checker's Monte Carlo band of replicate runs, which this
+    # is not
     return {"loss_se_mc": loss_se, "error_se_mc": error_se}

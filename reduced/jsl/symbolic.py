@@ -3,7 +3,8 @@
 The loss of one count configuration n (see `configurations`) is built from model (T)'s definition
 (`dynsim.jsl.model.activation`, `logistic_loss`) with A constant on the orbits of Lemma 4.1
 (diagonal beta, within-set gamma, between-set rho) and v = alpha w* (Lemma 4.2). sympy derives
-d/dalpha, d/dgamma, d/drho; everything is lambdified once to JAX with common-subexpression elimination.
+d/dalpha, d/dgamma, d/drho; everything is lambdified once to JAX with common-subexpression
+elimination.
 """
 
 from __future__ import annotations
@@ -47,32 +48,31 @@ class Derivation:
     C: int
     p: int
     n: tuple[sp.Symbol, ...]  # n_k: number of random sets of type k = set_types(C)[k]
-    definitions: dict[
-        str, sp.Expr
-    ]  # Lambda, Gamma, Xi (one row of S on its orbits) and the total T
-    preactivations: dict[
-        str, sp.Expr
-    ]  # m for a signal patch and for +1, -1, 0 patches of a type-(a,b) set
+    # Lambda, Gamma, Xi (one row of S on its orbits) and the total T
+    definitions: dict[str, sp.Expr]
+    # m for a signal patch and for +1, -1, 0 patches of a type-(a,b) set
+    preactivations: dict[str, sp.Expr]
     F_named: sp.Expr  # F written with the symbols Lambda, Gamma, Xi, T
     F: sp.Expr
     loss: sp.Expr
     gradients: tuple[sp.Expr, sp.Expr, sp.Expr]  # d loss / d(alpha, gamma, rho)
     compiled: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> [loss, dalpha, dgamma, drho]
-    compiled_F: (
-        Callable  # (alpha, gamma, rho, beta, tau, nu, D, n) -> F, the same sympy expression `F`
-    )
-    compiled_scales: Callable  # (alpha, gamma, rho, beta, tau, nu, D, n, c) -> the two sums of `dynamics.tie_tolerance`
+    # (alpha, gamma, rho, beta, tau, nu, D, n) -> F, the same sympy expression `F`
+    compiled_F: Callable
+    # (alpha, gamma, rho, beta, tau, nu, D, n, c) -> the two sums of `dynamics.tie_tolerance`
+    compiled_scales: Callable
 
 
 @lru_cache(maxsize=None)
 def derive(C: int, p: int) -> Derivation:
-    """Build the per-configuration loss of (P) for sets of size C and activation degree p, and its gradients."""
+    """Build the per-configuration loss of (P) for sets of size C and activation degree p, and its
+    gradients."""
     types = set_types(C)
     n = sp.symbols(f"n0:{len(types)}", nonnegative=True, integer=True)
-    Lam_, Gam_, Xi_, T_ = sp.symbols(
-        "Lambda Gamma Xi T", real=True
-    )  # named for display, substituted below
-    # One row of the score matrix S on its orbits, shifted by the diagonal logit (softmax is shift invariant).
+    # named for display, substituted below
+    Lam_, Gam_, Xi_, T_ = sp.symbols("Lambda Gamma Xi T", real=True)
+    # One row of the score matrix S on its orbits, shifted by the diagonal logit (softmax is shift
+    # invariant).
     e_g, e_r = sp.exp((gamma - beta) / tau), sp.exp((rho - beta) / tau)
     Z = 1 + (C - 1) * e_g + (D - C) * e_r
     definitions = {
@@ -83,7 +83,8 @@ def derive(C: int, p: int) -> Derivation:
     }
 
     def m(s_i, T_set):
-        """sum_j S_ij s_j for patch i with s_i in a set whose feature sum is T_set (docs/derivations/jsl.md §3a)."""
+        """sum_j S_ij s_j for patch i with s_i in a set whose feature sum is T_set
+        (docs/derivations/jsl.md §3a)."""
         return Lam_ * s_i + Gam_ * (T_set - s_i) + Xi_ * (T_ - T_set)
 
     def sigma(x):
@@ -96,8 +97,9 @@ def derive(C: int, p: int) -> Derivation:
         F_named += nk * (
             a * sigma(u * m(1, a - b)) + b * sigma(u * m(-1, a - b)) + c * sigma(u * m(0, a - b))
         )
-    # Per patch, y_i = D |alpha| (Lambda |s_i| + Gamma |T_set - s_i| + Xi |T - T_set|) scales the rounding error
-    # c y_i of u_i = D alpha m_i, and x_i = |u_i| + 2 c y_i bounds where sigma' is evaluated (`dynamics.tie_tolerance`).
+    # Per patch, y_i = D |alpha| (Lambda |s_i| + Gamma |T_set - s_i| + Xi |T - T_set|) scales the
+    # rounding error c y_i of u_i = D alpha m_i, and x_i = |u_i| + 2 c y_i bounds where sigma' is
+    # evaluated (`dynamics.tie_tolerance`).
     c_ = sp.Symbol("c", nonnegative=True)
 
     def patches(g):
@@ -134,7 +136,8 @@ def derive(C: int, p: int) -> Derivation:
         modules=[{"softplus": jax.nn.softplus, "sigmoid": jax.nn.sigmoid}, "jax"],
         cse=True,
     )
-    # F itself (for the 0-1 error): lambdified from the same expression, so sign(F) is the model's sign.
+    # F itself (for the 0-1 error): lambdified from the same expression, so sign(F) is the model's
+    # sign.
     compiled_F = sp.lambdify(
         [alpha, gamma, rho, beta, tau, nu, D, list(n)], F, modules="jax", cse=True
     )

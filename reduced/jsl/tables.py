@@ -1,8 +1,10 @@
-"""The sum behind (P) as arrays, cached: moment classes (default) or multisets of set types (the reference).
+"""The sum behind (P) as arrays, cached: moment classes (default) or multisets of set types (the
+reference).
 
-Both sum the same population over the same configurations: `class_sums` over the distinct values of the moments
-F depends on (`moments`, `classes`), `configurations` over every multiset of set types. Truncation at
-max_nonzero keeps the configurations with at most that many nonzero random patches in either form.
+Both sum the same population over the same configurations: `class_sums` over the distinct values of
+the moments F depends on (`moments`, `classes`), `configurations` over every multiset of set types.
+Truncation at max_nonzero keeps the configurations with at most that many nonzero random patches in
+either form.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from . import classes, configurations
 from .class_sums import ClassWeights, class_table, class_weights
 
 ENUMERATIONS = ("classes", "multisets")
-MAX_CLASSES = 20_000_000  # above this the class sum is truncated, with bounds (15.1 million at D = 64, C = 4, p = 3)
+# above this the class sum is truncated, with bounds (15.1 million at D = 64, C = 4, p = 3)
+MAX_CLASSES = 20_000_000
 MAX_CONFIGURATIONS = 3_000_000  # the multiset reference's limit
 BOUND_TARGET = 1e-12  # the default keeps every truncation bound below this
 
@@ -35,13 +38,15 @@ def check_enumeration(enumeration) -> str:
     """enumeration, if it is one of ENUMERATIONS."""
     if enumeration not in ENUMERATIONS:
         raise ValueError(
-            f"enumeration = {enumeration!r} is invalid: must be one of {', '.join(map(repr, ENUMERATIONS))}"
+            f"enumeration = {enumeration!r} is invalid: must be one of "
+            f"{', '.join(map(repr, ENUMERATIONS))}"
         )
     return enumeration
 
 
 class Table:
-    """The sum of one (D, C, p, q) cut at max_nonzero: `weights` (ClassWeights or Weights), its size and dropped mass."""
+    """The sum of one (D, C, p, q) cut at max_nonzero: `weights` (ClassWeights or Weights), its size
+    and dropped mass."""
 
     def __init__(self, cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes"):
         self.max_nonzero, self.enumeration = max_nonzero, check_enumeration(enumeration)
@@ -53,9 +58,8 @@ class Table:
         else:
             ct = class_table(cfg.D, cfg.C, cfg.p, max_nonzero)
             w = np.asarray(class_weights(ct.log_count, ct.z0, ct.random_patches, np.float64(cfg.q)))
-            keep = (
-                w > 0
-            )  # classes impossible at this q (q = 0 or 1) dropped, as the multiset sum does
+            # classes impossible at this q (q = 0 or 1) dropped, as the multiset sum does
+            keep = w > 0
             self.weights = ClassWeights(
                 jnp.asarray(ct.mono[:, keep], dtype), jnp.asarray(w[keep], dtype)
             )
@@ -68,7 +72,8 @@ _tables: dict = {}
 
 
 def table(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes") -> Table:
-    """The `Table` of cfg's (D, C, p, q, dtype) cut at max_nonzero, built once (the last four kept)."""
+    """The `Table` of cfg's (D, C, p, q, dtype) cut at max_nonzero, built once (the last four
+    kept)."""
     key = (cfg.D, cfg.C, cfg.p, cfg.q, cfg.dtype, max_nonzero, enumeration)
     if key not in _tables:
         if len(_tables) >= 4:
@@ -83,7 +88,8 @@ def size(
     enumeration: str = "classes",
     limit: Optional[int] = None,
 ) -> Optional[int]:
-    """Terms of the sum cut at max_nonzero, None if more than `limit` (classes are built to count them)."""
+    """Terms of the sum cut at max_nonzero, None if more than `limit` (classes are built to count
+    them)."""
     if enumeration == "multisets":
         n = configurations.count_truncated(cfg.D, cfg.C, max_nonzero)
         return None if limit is not None and n > limit else n
@@ -91,7 +97,8 @@ def size(
 
 
 def check_size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "classes") -> None:
-    """Refuse, before building it, a sum larger than MAX_CLASSES (classes) or MAX_CONFIGURATIONS (multisets)."""
+    """Refuse, before building it, a sum larger than MAX_CLASSES (classes) or MAX_CONFIGURATIONS
+    (multisets)."""
     limit = MAX_CLASSES if enumeration == "classes" else MAX_CONFIGURATIONS
     if size(cfg, max_nonzero, enumeration, limit) is None:
         what = (
@@ -100,9 +107,11 @@ def check_size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "c
             else f"the sum truncated at max_nonzero = {max_nonzero}"
         )
         raise ValueError(
-            f"{what} has more than {limit:,} {'moment classes' if enumeration == 'classes' else 'configurations'} "
-            f"(D = {cfg.D}, C = {cfg.C}, p = {cfg.p}, q = {cfg.q}). Use a smaller D, a smaller max_nonzero (its "
-            f"bounds are reported in meta['truncation']), or the full model in mode='sampled'."
+            f"{what} has more than {limit:,} "
+            f"{'moment classes' if enumeration == 'classes' else 'configurations'} (D = "
+            f"{cfg.D}, C = {cfg.C}, p = {cfg.p}, q = {cfg.q}). Use a smaller D, a smaller "
+            f"max_nonzero (its bounds are reported in meta['truncation']), or the full model "
+            f"in mode='sampled'."
         )
 
 
@@ -114,7 +123,8 @@ def truncation_meta(
     bounds: dict,
     enumeration: str = "classes",
 ) -> dict:
-    """meta["truncation"] of a run: the sum's size, where it was cut, the dropped probability and the bounds."""
+    """meta["truncation"] of a run: the sum's size, where it was cut, the dropped probability and
+    the bounds."""
     return {
         "enumeration": enumeration,
         "configurations": size,  # terms summed: moment classes or multisets
@@ -122,6 +132,7 @@ def truncation_meta(
         "max_nonzero": max_nonzero,
         "dropped_probability": dropped,
         "bounds": bounds,
-        # the recorded 0-1 error misses at most the dropped probability (each configuration contributes <= 1)
+        # the recorded 0-1 error misses at most the dropped probability (each configuration
+        # contributes <= 1)
         "error_bound": dropped,
     }

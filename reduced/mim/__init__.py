@@ -1,5 +1,5 @@
-"""Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients from sympy; with
-several clusters and B free, per query and joint type (`joint`)."""
+"""Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients
+from sympy; with several clusters and B free, per query and joint type (`joint`)."""
 
 from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: eta traced, shapes static)
 

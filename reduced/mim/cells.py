@@ -129,8 +129,8 @@ def pp_recorded(cfg: MIMConfig, records_count: int, budget: int) -> bool:
 
 def observe(cfg: MIMConfig, tab, sizes, with_pp: bool, state) -> dict:
     """fp_cell, area_attention_cell (G, K, N; NaN where cluster k has no area j), pp_max, its
-    projection per cluster pp_cluster_max (K,), the loss (each cell's queries counted) and, `with_pp`,
-    pp_cell and pp_self_cell."""
+    projection per cluster pp_cluster_max (K,), the loss (each cell's queries counted) and,
+    `with_pp`, pp_cell and pp_self_cell."""
     A, B, Bs = state[:3]
     loss, _, _, _, att, _, _ = expectations(tab, state)
     valid = tab[-1]

@@ -1,12 +1,13 @@
 """Query classes and the exact expectation tables of the reduced MIM dynamics.
 
-Exchangeability (docs/derivations/mim-model.md §10b): the mask law is exchangeable within each area and Q starts at 0, so for
-a masked query p in area n the state depends only on the area sizes, and queries whose own area has the same
-size and whose other areas have the same sizes share one trajectory. A class is the signature (own size, sorted
-sizes of the other areas); its state is one A and one B per area (own first, then the others by size) and
-B_self. Areas of equal size other than the own one are exchangeable too, so they carry equal values.
-Conditional on p in M the unmasked counts u_j of the C'_j = |P_{k,j}| - 1{j = n} other patches of each area are
-multivariate hypergeometric (P - 1 patches, P - |M| unmasked drawn); the latents are i.i.d. per area.
+Exchangeability (docs/derivations/mim-model.md §10b): the mask law is exchangeable within each area
+and Q starts at 0, so for a masked query p in area n the state depends only on the area sizes, and
+queries whose own area has the same size and whose other areas have the same sizes share one
+trajectory. A class is the signature (own size, sorted sizes of the other areas); its state is one A
+and one B per area (own first, then the others by size) and B_self. Areas of equal size other than
+the own one are exchangeable too, so they carry equal values. Conditional on p in M the unmasked
+counts u_j of the C'_j = |P_{k,j}| - 1{j = n} other patches of each area are multivariate
+hypergeometric (P - 1 patches, P - |M| unmasked drawn); the latents are i.i.d. per area.
 """
 
 from __future__ import annotations
@@ -21,19 +22,20 @@ from dynsim.mim import data, records
 MAX_CONFIGURATIONS = 2_000_000  # (class, counts, latents) rows of the exact expectation
 
 
-Classes = (
-    records.ClassIndex
-)  # sizes per class, of_area (K, N), rank (K, N), area (K, P): `records.class_index`
+# sizes per class, of_area (K, N), rank (K, N), area (K, P): `records.class_index`
+Classes = records.ClassIndex
 
 
 def classes(cfg) -> Classes:
-    """Group the areas (k, n) of every cluster into query classes by signature (own size, sorted other sizes);
-    the position of area j in the class order of area n is `records.positions` (no (K, N, N) table)."""
+    """Group the areas (k, n) of every cluster into query classes by signature (own size, sorted
+    other sizes); the position of area j in the class order of area n is `records.positions` (no (K,
+    N, N) table)."""
     return records.class_index(cfg)
 
 
 class Table(NamedTuple):
-    """Per class c, rows r of the expectation: counts u, latents z, weights w; populations C' per class."""
+    """Per class c, rows r of the expectation: counts u, latents z, weights w; populations C' per
+    class."""
 
     u: np.ndarray  # (classes, rows, max N)
     z: np.ndarray  # (classes, rows, max N)
@@ -60,15 +62,15 @@ def count_vectors(caps: list[int], total: int) -> np.ndarray:
 
 
 def count_size(caps: list[int], total: int, limit: Optional[int] = None) -> int:
-    """How many vectors `count_vectors` would return: a dynamic program over prefix sums, nothing enumerated
-    (O(len(caps) x total)); with `limit` the counts saturate at limit + 1 in int64, enough to refuse a table."""
+    """How many vectors `count_vectors` would return: a dynamic program over prefix sums, nothing
+    enumerated (O(len(caps) x total)); with `limit` the counts saturate at limit + 1 in int64,
+    enough to refuse a table."""
     ways = np.zeros(total + 1, dtype=object if limit is None else np.int64)
     ways[0] = 1
     s = np.arange(total + 1)
     for cap in caps:
-        prefix = np.concatenate(
-            [np.zeros(1, ways.dtype), np.cumsum(ways)]
-        )  # int64: <= (total + 1)(limit + 1)
+        # int64: <= (total + 1)(limit + 1)
+        prefix = np.concatenate([np.zeros(1, ways.dtype), np.cumsum(ways)])
         ways = prefix[s + 1] - prefix[np.maximum(s - cap, 0)]
         if limit is not None:
             ways = np.minimum(ways, limit + 1)
@@ -82,9 +84,9 @@ def table(
     samples: Optional[int] = None,
     rng: Optional[np.random.Generator] = None,
 ) -> Table:
-    """The expectation over (counts, latents) for every class: exact enumeration, counts at their means, or
-    `samples` count vectors drawn from the multivariate hypergeometric law by `rng` (Monte Carlo, weight 1/samples
-    each, times the latents' exact weights)."""
+    """The expectation over (counts, latents) for every class: exact enumeration, counts at their
+    means, or `samples` count vectors drawn from the multivariate hypergeometric law by `rng` (Monte
+    Carlo, weight 1/samples each, times the latents' exact weights)."""
     P, drawn = cfg.P, cfg.P - cfg.masked
     N = cfg.max_areas
     values, _ = data.z_law(cfg)
@@ -102,8 +104,9 @@ def table(
         total += n_u * values.size ** len(sizes)
         if total > MAX_CONFIGURATIONS:
             raise ValueError(
-                f"the exact reduced expectation needs more than {MAX_CONFIGURATIONS:,} (counts, latents) "
-                f"rows (P = {P}, own area {sizes[0]}, other areas {_sizes_text(sizes[1:])}, {values.size} latent value(s) per area): use "
+                f"the exact reduced expectation needs more than {MAX_CONFIGURATIONS:,} "
+                f"(counts, latents) rows (P = {P}, own area {sizes[0]}, other areas "
+                f"{_sizes_text(sizes[1:])}, {values.size} latent value(s) per area): use "
                 "approximation='mean_field' (counts at their means), a smaller P or z = 'const'"
             )
         u, pu = count_rows(caps, P, drawn, mean_field, samples, rng)
@@ -134,7 +137,8 @@ SAMPLES_TAG = 0x3C  # Monte Carlo counts of replicate r: numpy's default_rng([se
 
 
 def sample_rngs(seed: int, replicates: int) -> list[np.random.Generator]:
-    """The generators of the Monte Carlo count tables, one per replicate (reduced classes and joint types alike)."""
+    """The generators of the Monte Carlo count tables, one per replicate (reduced classes and joint
+    types alike)."""
     return [np.random.default_rng([seed, SAMPLES_TAG, r]) for r in range(replicates)]
 
 
@@ -146,10 +150,10 @@ def count_rows(
     samples: Optional[int] = None,
     rng: Optional[np.random.Generator] = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows (count vectors u, their weights) of an expectation over the unmasked counts of groups of sizes
-    `caps` among the P - 1 patches other than the query, `drawn` of them unmasked: every vector with its
-    hypergeometric probability, the means (P - |M|) caps / (P - 1) with weight 1 ("mean_field"), or `samples`
-    vectors drawn by `rng` with weight 1/samples (Monte Carlo)."""
+    """The rows (count vectors u, their weights) of an expectation over the unmasked counts of
+    groups of sizes `caps` among the P - 1 patches other than the query, `drawn` of them unmasked:
+    every vector with its hypergeometric probability, the means (P - |M|) caps / (P - 1) with weight
+    1 ("mean_field"), or `samples` vectors drawn by `rng` with weight 1/samples (Monte Carlo)."""
     if mean_field:
         return np.array([[drawn * c / (P - 1) for c in caps]]), np.ones(1)
     if samples is not None:
@@ -161,8 +165,9 @@ def count_rows(
 
 
 def hypergeometric_log_weights(caps: list[int], u: np.ndarray, P: int, drawn: int) -> np.ndarray:
-    """log P(u) of count vectors u (rows) when `drawn` of the P - 1 patches other than the query are unmasked and
-    caps[j] of them belong to group j: prod_j C(caps_j, u_j) / C(P - 1, drawn) (multivariate hypergeometric)."""
+    """log P(u) of count vectors u (rows) when `drawn` of the P - 1 patches other than the query are
+    unmasked and caps[j] of them belong to group j: prod_j C(caps_j, u_j) / C(P - 1, drawn)
+    (multivariate hypergeometric)."""
     return (
         sum(_log_comb(c, u[:, j]) for j, c in enumerate(caps))
         - math.lgamma(P)

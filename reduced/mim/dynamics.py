@@ -1,12 +1,13 @@
-"""Reduced MIM: per-query gradient descent on the FP correlations A and PP correlations B (Lemmas 5.1, 5.2).
+"""Reduced MIM: per-query gradient descent on the FP correlations A and PP correlations B (Lemmas
+5.1, 5.2).
 
-By Lemma A.1's corollary only the rows w_p = Q^T e_p of masked queries move, and the loss splits into one
-term per query, so GD on Q is P independent GDs on (A_{p,v_{k,j}}, B_{p,q}). Exchangeability (see `classes`)
-leaves one state per query class: A_j and B_j per area (own area first) and B_self. The expectation over
-the unmasked counts and the latents is a weighted sum (`classes.table`), the per-sample loss and its partial
-derivatives come from sympy (`symbolic`). Approximations, by name: "pp_frozen" keeps B = 0 (the theory's
-claim), which also decouples the clusters; "mean_field" puts the counts at their means (the proofs'
-high-probability event).
+By Lemma A.1's corollary only the rows w_p = Q^T e_p of masked queries move, and the loss splits
+into one term per query, so GD on Q is P independent GDs on (A_{p,v_{k,j}}, B_{p,q}).
+Exchangeability (see `classes`) leaves one state per query class: A_j and B_j per area (own area
+first) and B_self. The expectation over the unmasked counts and the latents is a weighted sum
+(`classes.table`), the per-sample loss and its partial derivatives come from sympy (`symbolic`).
+Approximations, by name: "pp_frozen" keeps B = 0 (the theory's claim), which also decouples the
+clusters; "mean_field" puts the counts at their means (the proofs' high-probability event).
 """
 
 from __future__ import annotations
@@ -25,25 +26,19 @@ from . import joint as joint_module
 from .symbolic import derive
 
 APPROXIMATIONS = ("pp_frozen", "mean_field")
-PATCH_BUDGET = 20_000_000  # entries (160 MB in float64) of per-patch views expanded from the per-class records, in all
-PP_BUDGET = (
-    PATCH_BUDGET  # the same budget, under its former name (pp_corr: recorded steps x P^2 entries)
-)
-RECORDED = (
-    "fp_class",
-    "area_attention_class",
-    "pp_class",
-    "pp_self",
-    "pp_max",
-    "loss",
-)  # what GD and the flow record
+# entries (160 MB in float64) of per-patch views expanded from the per-class records, in all
+PATCH_BUDGET = 20_000_000
+# the same budget, under its former name (pp_corr: recorded steps x P^2 entries)
+PP_BUDGET = PATCH_BUDGET
+# what GD and the flow record
+RECORDED = ("fp_class", "area_attention_class", "pp_class", "pp_self", "pp_max", "loss")
 
 Approximation = Union[None, str, Sequence[str]]
 
 
 def approximations(approximation: Approximation) -> tuple[str, ...]:
-    """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a tuple in
-    APPROXIMATIONS order."""
+    """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a
+    tuple in APPROXIMATIONS order."""
     if approximation is None:
         return ()
     names = approximation.split("+") if isinstance(approximation, str) else list(approximation)
@@ -62,8 +57,8 @@ def label(approx: tuple[str, ...]) -> str:
 
 
 def joint(cfg: MIMConfig, approx: tuple) -> bool:
-    """Whether a run needs the joint-type engine (`reduced.mim.joint`): several clusters with B free. (With B = 0 the
-    clusters decouple and the query classes of this module hold the state.)"""
+    """Whether a run needs the joint-type engine (`reduced.mim.joint`): several clusters with B
+    free. (With B = 0 the clusters decouple and the query classes of this module hold the state.)"""
     return cfg.K > 1 and "pp_frozen" not in approx
 
 
@@ -81,7 +76,8 @@ def check(
     if samples is not None or replicates is not None:
         if approx:
             raise ValueError(
-                f"approximation = {approximation!r} is invalid with samples: the Monte Carlo expectation "
+                f"approximation = {approximation!r} is invalid with samples: the Monte Carlo "
+                f"expectation "
                 "keeps B free and draws the counts (leave approximation None)"
             )
         if method != "gd":
@@ -90,22 +86,26 @@ def check(
             )
         if not (isinstance(samples, int) and not isinstance(samples, bool) and samples >= 1):
             raise ValueError(
-                f"samples = {samples!r} is invalid: must be an integer >= 1 (count vectors per query)"
+                f"samples = {samples!r} is invalid: must be an integer >= 1 (count vectors per "
+                f"query)"
             )
         if replicates is not None and not (isinstance(replicates, int) and replicates >= 2):
             raise ValueError(
-                f"replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard error "
+                f"replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard "
+                f"error "
                 "needs two independent draws)"
             )
     if joint(cfg, approx) and method != "gd":
         raise ValueError(
             f"method = {method!r} is invalid with K = {cfg.K} and B free (approximation = "
-            f"{approximation!r}): the gradient flow holds the per-class state of K = 1 or pp_frozen; use "
+            f"{approximation!r}): the gradient flow holds the per-class state of K = 1 or "
+            f"pp_frozen; use "
             "method='gd', or approximation='pp_frozen'"
         )
     if cfg.z != "const" and cfg.z[0] == "uniform":
         raise ValueError(
-            f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact expectation and "
+            f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact "
+            f"expectation and "
             "needs a finite law ('const' or (value, probability) pairs); the full level's mode "
             "'sampled' runs the uniform law"
         )
@@ -115,27 +115,30 @@ def check(
 
 
 class Indices:
-    """Where each patch's observables sit in the class states, per cluster and area (numpy, static): the class index
-    (`records.class_index`: of_area, rank, area) and the class of every (p, k). O(K (P + N)): no per-patch-pair
-    and no per-patch-and-area table."""
+    """Where each patch's observables sit in the class states, per cluster and area (numpy, static):
+    the class index (`records.class_index`: of_area, rank, area) and the class of every (p, k). O(K
+    (P + N)): no per-patch-pair and no per-patch-and-area table."""
 
     def __init__(self, cfg: MIMConfig, cls: classes_mod.Classes):
         self.index = cls
         self.cls = records.class_of_patch(cls)  # (P, K)
+        # (K, N)
         self.sizes = np.array(
             [[len(x) for x in cl] + [0] * (cfg.max_areas - len(cl)) for cl in cfg.areas]
-        )  # (K, N)
+        )
 
 
 def pp_corr(idx: "Indices", pp_class: np.ndarray, pp_self: np.ndarray, patches=None) -> np.ndarray:
-    """B_{p,q} (steps, P, P), or the rows of `patches` only (steps, len(patches), P), from the class states (K = 1;
-    B = 0 under pp_frozen): B_self on the diagonal, else B of the area of q in the class of p (`records.pp_rows`)."""
+    """B_{p,q} (steps, P, P), or the rows of `patches` only (steps, len(patches), P), from the class
+    states (K = 1; B = 0 under pp_frozen): B_self on the diagonal, else B of the area of q in the
+    class of p (`records.pp_rows`)."""
     return records.pp_rows(idx.index, np.asarray(pp_class), np.asarray(pp_self), patches)
 
 
 def per_patch_entries(records: int, P: int, K: int, areas: int) -> tuple[int, int]:
-    """(entries of fp_corr and area_attention, entries of pp_corr) that `attach_per_patch` expands for `records`
-    records: 2 records P K areas while that fits PATCH_BUDGET, then records P^2 while the sum fits; 0 where not."""
+    """(entries of fp_corr and area_attention, entries of pp_corr) that `attach_per_patch` expands
+    for `records` records: 2 records P K areas while that fits PATCH_BUDGET, then records P^2 while
+    the sum fits; 0 where not."""
     used = 2 * records * P * K * areas
     used = used if used <= PATCH_BUDGET else 0
     pp = records * P * P
@@ -143,14 +146,14 @@ def per_patch_entries(records: int, P: int, K: int, areas: int) -> tuple[int, in
 
 
 def attach_per_patch(cfg: MIMConfig, idx: "Indices", observables: dict) -> str:
-    """Add the per-patch views of the per-class records to `observables` while they fit PATCH_BUDGET entries in all:
-    fp_corr and area_attention (steps x P x K x N each) first, then pp_corr (steps x P^2); return what was done."""
+    """Add the per-patch views of the per-class records to `observables` while they fit PATCH_BUDGET
+    entries in all: fp_corr and area_attention (steps x P x K x N each) first, then pp_corr (steps x
+    P^2); return what was done."""
     steps = observables["loss"].shape[0]
     used, pp_used = per_patch_entries(steps, cfg.P, cfg.K, cfg.max_areas)
     per_patch, pp = used > 0, pp_used > 0
-    se = (
-        ("", "_se") if "loss_se" in observables else ("",)
-    )  # a Monte Carlo run's standard errors expand alike
+    # a Monte Carlo run's standard errors expand alike
+    se = ("", "_se") if "loss_se" in observables else ("",)
     if per_patch:
         for name, key in records.CLASS_KEYS.items():
             for x in se:
@@ -170,7 +173,8 @@ def attach_per_patch(cfg: MIMConfig, idx: "Indices", observables: dict) -> str:
         f"per class: {', '.join(RECORDED)}; per patch: "
         + (", ".join(done) if done else "none")
         + (
-            f" ({', '.join(left)} beyond {PATCH_BUDGET:,} entries: dynsim.mim.records expands any slice)"
+            f" ({', '.join(left)} beyond {PATCH_BUDGET:,} entries: dynsim.mim.records expands "
+            f"any slice)"
             if left
             else ""
         )
@@ -188,10 +192,11 @@ def class_meta(cfg: MIMConfig, cls: classes_mod.Classes) -> dict:
 
 
 def terms(der, A, B, Bs, u, pop, z):
-    """One query class and one table row, the own area first: l, dl/dA (N,), dl/dB (N,), dl/dB_self, Attn (N,)
-    by `symbolic`'s chain rule. The masses are taken with every score shifted by the largest one that counts (m:
-    the softmax and every partial are unchanged), so none exceeds 1 and no exponential overflows; a mass of count 0
-    is exactly 0 (its exponent is -inf), never 0 x inf."""
+    """One query class and one table row, the own area first: l, dl/dA (N,), dl/dB (N,), dl/dB_self,
+    Attn (N,) by `symbolic`'s chain rule. The masses are taken with every score shifted by the
+    largest one that counts (m: the softmax and every partial are unchanged), so none exceeds 1 and
+    no exponential overflows; a mass of count 0 is exactly 0 (its exponent is -inf), never 0 x
+    inf."""
     s = z * A + B
     masked = pop - u
     m = jnp.maximum(
@@ -211,7 +216,8 @@ def terms(der, A, B, Bs, u, pop, z):
 
 
 def expectations(der, A, B, Bs, tab):
-    """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows (`terms` per row)."""
+    """Per class: E[l], E[dl/dA_j], E[dl/dB_j], E[dl/dB_self], E[Attn_j] over the table rows
+    (`terms` per row)."""
     u, z, w, pop = tab
     z = jnp.broadcast_to(z, u.shape)
     row = jax.vmap(terms, in_axes=(None, None, None, None, 0, None, 0))  # the rows of one class
@@ -224,15 +230,17 @@ def expectations(der, A, B, Bs, tab):
 
 
 def rates(cfg: MIMConfig, pop):
-    """(c, 1/C'_j): c = (|M|/P)/K = P(p in M) P(cluster k), the weight of one query's conditional loss, and the
-    share of one entry in B_j, which C'_j entries of Q hold (0 where the area has no other patch)."""
+    """(c, 1/C'_j): c = (|M|/P)/K = P(p in M) P(cluster k), the weight of one query's conditional
+    loss, and the share of one entry in B_j, which C'_j entries of Q hold (0 where the area has no
+    other patch)."""
     c = (cfg.masked / cfg.P) / cfg.K
     per_entry = jnp.where(pop > 0, 1.0 / jnp.where(pop > 0, pop, 1.0), 0.0)
     return c, per_entry
 
 
 def gradient(approx: tuple, tab, state):
-    """(E[dl/dA], E[dl/dB_j], E[dl/dB_self]) per class (Lemmas 5.1, 5.2); zero for B, B_self under "pp_frozen"."""
+    """(E[dl/dA], E[dl/dB_j], E[dl/dB_self]) per class (Lemmas 5.1, 5.2); zero for B, B_self under
+    "pp_frozen"."""
     A, B, Bs = state
     _, gA, gB, gBs, _ = expectations(derive(), A, B, Bs, tab)
     if "pp_frozen" in approx:
@@ -241,9 +249,10 @@ def gradient(approx: tuple, tab, state):
 
 
 def observe(cfg: MIMConfig, tab, valid, class_weight, state) -> dict:
-    """The observables GD and the flow record at one class state, all per class (`RECORDED`): A (fp_class) and the
-    expected unmasked-area attention (area_attention_class) per class and area in class order, NaN where a class
-    has fewer areas; B (pp_class), B_self (pp_self), their max |.| (pp_max) and the loss."""
+    """The observables GD and the flow record at one class state, all per class (`RECORDED`): A
+    (fp_class) and the expected unmasked-area attention (area_attention_class) per class and area in
+    class order, NaN where a class has fewer areas; B (pp_class), B_self (pp_self), their max |.|
+    (pp_max) and the loss."""
     A, B, Bs = state
     pop = tab[3]
     c, _ = rates(cfg, pop)
@@ -276,9 +285,9 @@ def final_state(state) -> dict[str, np.ndarray]:
 
 
 def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: bool = False):
-    """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c E[dl/dB_self] (B, B_self
-    frozen under "pp_frozen"); `every_step`: also max |B| after every step (pp_cluster_max_steps, one
-    cluster: `gd.step_series`). Returns (final state, records)."""
+    """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c
+    E[dl/dB_self] (B, B_self frozen under "pp_frozen"); `every_step`: also max |B| after every step
+    (pp_cluster_max_steps, one cluster: `gd.step_series`). Returns (final state, records)."""
     c, per_entry = rates(cfg, tab[3])
     step = cfg.eta * c
     pop = tab[3]
@@ -313,8 +322,9 @@ run_replicates_jit = jax.jit(
 
 def setup(cfg: MIMConfig, approx: tuple, samples: Optional[int] = None, replicates: int = 1):
     """The classes, the expectation table, the indices and the arrays of a run (GD and flow alike):
-    (cls, tab, idx, table arrays (u, z, w, populations), valid (classes, N), class weights). With `samples`, u, z
-    and w carry a leading axis of `replicates` Monte Carlo tables (`classes.sample_rngs`)."""
+    (cls, tab, idx, table arrays (u, z, w, populations), valid (classes, N), class weights). With
+    `samples`, u, z and w carry a leading axis of `replicates` Monte Carlo tables
+    (`classes.sample_rngs`)."""
     cls = classes_mod.classes(cfg)
     if samples is None:
         tab = classes_mod.table(cfg, cls, mean_field="mean_field" in approx)

@@ -1,12 +1,13 @@
-"""Gradient flow of the reduced MIM dynamics: the eta -> 0 limit of the per-query-class GD of `dynamics.run`.
+"""Gradient flow of the reduced MIM dynamics: the eta -> 0 limit of the per-query-class GD of
+`dynamics.run`.
 
 With c = (|M|/P)/K and the per-entry factor 1/C'_j of the shared B_j (`dynamics.rates`):
 
     dA/dt = -c E[dl/dA],   dB_j/dt = -c E[dl/dB_j] / C'_j,   dB_self/dt = -c E[dl/dB_self]
 
 (B and B_self frozen at 0 under "pp_frozen"), time in units of eta * steps. The expectations are
-`dynamics.gradient`, the sympy-derived partials the recurrence steps with; the solver, the options and the step
-mapping are `reduced.flow`.
+`dynamics.gradient`, the sympy-derived partials the recurrence steps with; the solver, the options
+and the step mapping are `reduced.flow`.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ def solve(cfg, approx, solver, max_steps, tab, valid, class_weight, ts, t_max, r
     return rec, reached, jax.tree.map(lambda y: y[-1], safe), stats, result
 
 
-# cfg (normalized: eta, steps, record_every do not matter), approximation, solver, step budget static; the save
-# times, t_max, rtol and atol traced (no recompilation when they change)
+# cfg (normalized: eta, steps, record_every do not matter), approximation, solver, step budget
+# static; the save times, t_max, rtol and atol traced (no recompilation when they change)
 solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3))
 
 
@@ -86,12 +87,14 @@ def simulate_flow(
     solver: str = generic.SOLVER,
     max_steps: int = generic.MAX_STEPS,
 ) -> Trajectory:
-    """Solve the MIM gradient flow from Q = 0 to t_max (default eta * steps) and record what GD records.
+    """Solve the MIM gradient flow from Q = 0 to t_max (default eta * steps) and record what GD
+    records.
 
-    Options as `reduced.jsl.flow.simulate_flow`: saves log-spaced from t_min (default min(eta, t_max)), or at
-    `times`; steps = round(t / eta) (deduplicated; exact times in "t"); rtol, atol traced; solver, max_steps.
-    meta["approximation"] is the reduction's label joined with "gradient_flow" (e.g. "gradient_flow",
-    "pp_frozen+gradient_flow"), so `dynsim.compare` judges it against GD as an approximation.
+    Options as `reduced.jsl.flow.simulate_flow`: saves log-spaced from t_min (default min(eta,
+    t_max)), or at `times`; steps = round(t / eta) (deduplicated; exact times in "t"); rtol, atol
+    traced; solver, max_steps. meta["approximation"] is the reduction's label joined with
+    "gradient_flow" (e.g. "gradient_flow", "pp_frozen+gradient_flow"), so `dynsim.compare` judges it
+    against GD as an approximation.
     """
     generic.check_flow(method, t_max)
     approx = dynamics.check(cfg, approximation, method="flow")

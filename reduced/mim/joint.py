@@ -1,28 +1,33 @@
-"""Reduced MIM for any number of clusters with the PP correlations B free: one state per query and joint type.
+"""Reduced MIM for any number of clusters with the PP correlations B free: one state per query and
+joint type.
 
-With K > 1 clusters the PP correlation B_{p,q} = e_p^T Q e_q is shared by the clusters, so it no longer takes
-one value per area. What is left of the symmetry (docs/mim.md §3b): for a masked query p, two keys q, q' with the
-same area as each other in every cluster (the same *joint type* relative to p: tau(q) = (a_1(q), ..., a_K(q))) are
-exchangeable (the mask law is exchangeable over patches, the latents are per (cluster, area), Q starts at 0), so
-B_{p,q} = B_{p,q'} for all time. The state of query p is
+With K > 1 clusters the PP correlation B_{p,q} = e_p^T Q e_q is shared by the clusters, so it no
+longer takes one value per area. What is left of the symmetry (docs/mim.md §3b): for a masked query
+p, two keys q, q' with the same area as each other in every cluster (the same *joint type* relative
+to p: tau(q) = (a_1(q), ..., a_K(q))) are exchangeable (the mask law is exchangeable over patches,
+the latents are per (cluster, area), Q starts at 0), so B_{p,q} = B_{p,q'} for all time. The state
+of query p is
 
-    A_{p,k,j}  (FP, per cluster k and area j of k),   B_{p,tau}  (PP, per joint type),   B_{p,p}  (B_self).
+    A_{p,k,j}  (FP, per cluster k and area j of k),   B_{p,tau}  (PP, per joint type),   B_{p,p}
+      (B_self).
 
-For query p in cluster k with u_tau unmasked keys among the C'_tau keys of type tau (q != p), the scores are
-z_j A_{k,j} + B_tau on unmasked keys of area j = tau_k and B_tau on masked ones, so with
-    S_j = e^{z_j A_{k,j}} sum_{tau: tau_k = j} u_tau e^{B_tau}                       (unmasked mass of area j)
+For query p in cluster k with u_tau unmasked keys among the C'_tau keys of type tau (q != p), the
+scores are z_j A_{k,j} + B_tau on unmasked keys of area j = tau_k and B_tau on masked ones, so with
+    S_j = e^{z_j A_{k,j}} sum_{tau: tau_k = j} u_tau e^{B_tau}                       (unmasked mass
+      of area j)
     Z   = sum_j S_j + sum_tau (C'_tau - u_tau) e^{B_tau} + e^{B_self}
-the per-sample loss is l = 1/2 [z_n^2 (1 - S_n/Z)^2 + R/Z^2], R = sum_{j != n} z_j^2 S_j^2 (Lemma A.8), whose
-partial derivatives in (S_n, R, Z) come from sympy (`reduced.mim.symbolic`); the chain rule through S and Z is exact:
+the per-sample loss is l = 1/2 [z_n^2 (1 - S_n/Z)^2 + R/Z^2], R = sum_{j != n} z_j^2 S_j^2 (Lemma
+A.8), whose partial derivatives in (S_n, R, Z) come from sympy (`reduced.mim.symbolic`); the chain
+rule through S and Z is exact:
     dl/dA_{k,j} = (g_j + dl/dZ) z_j S_j,          g_n = dl/dS_n,  g_j = 2 z_j^2 S_j dl/dR (j != n)
     dl/dB_tau  = (g_{tau_k} + dl/dZ) u_tau e^{z A + B_tau} + dl/dZ (C'_tau - u_tau) e^{B_tau}
     dl/dB_self = dl/dZ e^{B_self}.
-The expectation over the unmasked counts (multivariate hypergeometric over the joint types: P - |M| unmasked among
-the P - 1 other patches, given p in M) and the latents is exact by enumeration, or with the counts at their means
-("mean_field"). GD on Q moves each coordinate of the row w_p = Q^T e_p by eta dL/d(coordinate) (orthonormal
-embedding): A by eta c E[dl/dA], each of the C'_tau entries of B_tau by eta c E[dl/dB_tau] / C'_tau, with
-c = (|M|/P)/K and dl/dB summed over the clusters. With K = 1 the joint types are the areas and this is
-`dynamics` without its query classes.
+The expectation over the unmasked counts (multivariate hypergeometric over the joint types: P - |M|
+unmasked among the P - 1 other patches, given p in M) and the latents is exact by enumeration, or
+with the counts at their means ("mean_field"). GD on Q moves each coordinate of the row w_p = Q^T
+e_p by eta dL/d(coordinate) (orthonormal embedding): A by eta c E[dl/dA], each of the C'_tau entries
+of B_tau by eta c E[dl/dB_tau] / C'_tau, with c = (|M|/P)/K and dl/dB summed over the clusters. With
+K = 1 the joint types are the areas and this is `dynamics` without its query classes.
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ from .symbolic import derive
 
 
 class Types(NamedTuple):
-    """Every query's joint types (numpy, static): padded to the largest number of types T of any query."""
+    """Every query's joint types (numpy, static): padded to the largest number of types T of any
+    query."""
 
     of_key: np.ndarray  # (P, P): type index of key q for query p (-1 on the diagonal)
     population: np.ndarray  # (P, T): C'_tau, 0 where padded
@@ -87,8 +93,8 @@ class Expectation(NamedTuple):
 
 
 def check_size(cfg: MIMConfig, types: Types | None = None) -> int:
-    """The number of count vectors the exact expectation enumerates over all queries (a dynamic program, nothing
-    enumerated); refuses more than MAX_CONFIGURATIONS with what to do instead."""
+    """The number of count vectors the exact expectation enumerates over all queries (a dynamic
+    program, nothing enumerated); refuses more than MAX_CONFIGURATIONS with what to do instead."""
     types = joint_types(cfg) if types is None else types
     total = 0
     for caps in types.population:
@@ -109,9 +115,10 @@ def expectation(
     samples: int | None = None,
     rng: np.random.Generator | None = None,
 ) -> Expectation:
-    """Exact: every count vector of the multivariate hypergeometric law over each query's joint types, and every
-    latent vector; "mean_field": the counts at their means (P - |M|) C'_tau / (P - 1); `samples`: that many count
-    vectors per query drawn from the law by `rng` (Monte Carlo, weight 1/samples each)."""
+    """Exact: every count vector of the multivariate hypergeometric law over each query's joint
+    types, and every latent vector; "mean_field": the counts at their means (P - |M|) C'_tau / (P -
+    1); `samples`: that many count vectors per query drawn from the law by `rng` (Monte Carlo,
+    weight 1/samples each)."""
     P, drawn = cfg.P, cfg.P - cfg.masked
     if not mean_field and samples is None:
         check_size(cfg, types)
@@ -143,9 +150,10 @@ def latents(cfg: MIMConfig) -> tuple[np.ndarray, np.ndarray]:
 
 
 def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
-    """One (query, cluster, count vector, latent vector): loss, dl/dA_k (N,), dl/dB (T,), dl/dB_self, Attn (N,).
-    The masses are taken with the scores shifted by the largest one that counts (m; `symbolic`: nothing changes),
-    so no exponential overflows; a mass of count 0 is exactly 0 (exponent -inf), never 0 x inf."""
+    """One (query, cluster, count vector, latent vector): loss, dl/dA_k (N,), dl/dB (T,),
+    dl/dB_self, Attn (N,). The masses are taken with the scores shifted by the largest one that
+    counts (m; `symbolic`: nothing changes), so no exponential overflows; a mass of count 0 is
+    exactly 0 (exponent -inf), never 0 x inf."""
     N = A_k.shape[0]
     held = pop > 0  # a padded type (or an empty one) carries no key: no score, no mass
     s = jnp.where(held, (z * A_k)[area_k], 0.0) + B  # (T,): an unmasked key's score, type tau
@@ -172,7 +180,8 @@ def sample_terms(der, A_k, B, Bs, u, pop, area_k, own_k, z, valid_k):
 
 
 def query_expectation(der, A, B, Bs, u, w, pop, area, own, z, wz, valid):
-    """One query, every cluster: E[l_k], E[dl/dA_k] (K, N), sum_k E[dl/dB] (T,), sum_k E[dl/dB_self], E[Attn_k]."""
+    """One query, every cluster: E[l_k], E[dl/dA_k] (K, N), sum_k E[dl/dB] (T,), sum_k
+    E[dl/dB_self], E[Attn_k]."""
 
     def cluster(A_k, area_k, own_k, z_k, wz_k, valid_k):
         per = jax.vmap(
@@ -188,8 +197,8 @@ def query_expectation(der, A, B, Bs, u, w, pop, area, own, z, wz, valid):
 
 
 def expectations(tables, state):
-    """Every query (vmapped): per-query E[l_k] (P, K), E[dl/dA] (P, K, N), E[dl/dB] (P, T), E[dl/dB_self] (P,),
-    E[Attn] (P, K, N)."""
+    """Every query (vmapped): per-query E[l_k] (P, K), E[dl/dA] (P, K, N), E[dl/dB] (P, T),
+    E[dl/dB_self] (P,), E[Attn] (P, K, N)."""
     der = derive()
     u, w, pop, area, own, z, wz, valid = tables
     A, B, Bs = state
@@ -199,13 +208,14 @@ def expectations(tables, state):
 
 
 def rates(cfg: MIMConfig, pop):
-    """(c, 1/C'_tau): c = (|M|/P)/K weighs one query's conditional loss in one cluster; B_tau is held by C'_tau
-    entries of Q (0 where padded)."""
+    """(c, 1/C'_tau): c = (|M|/P)/K weighs one query's conditional loss in one cluster; B_tau is
+    held by C'_tau entries of Q (0 where padded)."""
     return (cfg.masked / cfg.P) / cfg.K, jnp.where(pop > 0, 1.0 / jnp.where(pop > 0, pop, 1.0), 0.0)
 
 
 def observe(cfg: MIMConfig, tables, of_key, state) -> dict:
-    """fp_corr, area_attention (P, K, N; NaN where cluster k has no area j), pp_corr (P, P), pp_max and the loss."""
+    """fp_corr, area_attention (P, K, N; NaN where cluster k has no area j), pp_corr (P, P), pp_max
+    and the loss."""
     A, B, Bs = state
     loss, _, _, _, att = expectations(tables, state)
     valid = tables[-1]
@@ -228,7 +238,8 @@ def pp_max_of(pop, state):
 
 def run(cfg: MIMConfig, tables, of_key, every_step: bool = False):
     """GD from Q = 0 in one lax.scan (`reduced.gd`); `every_step`: also max |B| after every step
-    (pp_cluster_max_steps, one value: B itself, `gd.step_series`). Returns (final state, records)."""
+    (pp_cluster_max_steps, one value: B itself, `gd.step_series`). Returns (final state,
+    records)."""
     pop = tables[2]
     c, per_entry = rates(cfg, pop)
     step = cfg.eta * c
@@ -263,7 +274,8 @@ run_jit = jax.jit(run, static_argnums=3)  # cfg a pytree: its numbers (eta) trac
 
 
 def run_replicates(cfg: MIMConfig, tables, of_key):
-    """`run` over R Monte Carlo tables at once: u (R, P, S, T) and w (R, P, S) vmapped, the rest shared."""
+    """`run` over R Monte Carlo tables at once: u (R, P, S, T) and w (R, P, S) vmapped, the rest
+    shared."""
     u, w, *rest = tables
     return jax.vmap(lambda uu, ww: run(cfg, (uu, ww, *rest), of_key))(u, w)
 
@@ -272,9 +284,9 @@ run_replicates_jit = jax.jit(run_replicates)
 
 
 def setup(cfg: MIMConfig, mean_field: bool, samples: int | None = None, replicates: int = 1):
-    """(types, expectation, the arrays `run` takes): u, w, C', areas, own areas, latents, their weights, valid.
-    With `samples`, u and w carry a leading axis of `replicates` independent Monte Carlo tables
-    (`classes.sample_rngs`)."""
+    """(types, expectation, the arrays `run` takes): u, w, C', areas, own areas, latents, their
+    weights, valid. With `samples`, u and w carry a leading axis of `replicates` independent Monte
+    Carlo tables (`classes.sample_rngs`)."""
     types = joint_types(cfg)
     if samples is None:
         ex = expectation(cfg, types, mean_field)

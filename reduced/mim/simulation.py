@@ -24,11 +24,11 @@ def simulate_gd(
     replicates: int = 1,
     every_step: bool = False,
 ) -> Trajectory:
-    """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added where they fit
-    (`dynamics.attach_per_patch`). With `samples` (checked by the caller): `replicates` Monte Carlo tables of the
-    class counts, each observable's mean and `<name>_se` (mode "sampled"), still per class and without any P x P
-    array. `every_step` (population runs): the largest |B| after every step too, pp_cluster_max_steps
-    (`simulate`)."""
+    """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added
+    where they fit (`dynamics.attach_per_patch`). With `samples` (checked by the caller):
+    `replicates` Monte Carlo tables of the class counts, each observable's mean and `<name>_se`
+    (mode "sampled"), still per class and without any P x P array. `every_step` (population runs):
+    the largest |B| after every step too, pp_cluster_max_steps (`simulate`)."""
     approx = (
         dynamics.check(cfg, approximation)
         if samples is None
@@ -77,10 +77,11 @@ def simulate_joint(
     replicates: int = 1,
     every_step: bool = False,
 ) -> Trajectory:
-    """K > 1 with B free (or any K with `samples`): reduced GD per query and joint type (`joint.run`), recorded per
-    patch (fp_corr, area_attention, pp_corr, pp_max, loss: the full level's shapes). With `samples`, the expectation
-    over the counts is a Monte Carlo mean of that many count vectors per query, and `replicates` independent draws
-    give each observable's mean and standard error `<name>_se` (mode "sampled")."""
+    """K > 1 with B free (or any K with `samples`): reduced GD per query and joint type
+    (`joint.run`), recorded per patch (fp_corr, area_attention, pp_corr, pp_max, loss: the full
+    level's shapes). With `samples`, the expectation over the counts is a Monte Carlo mean of that
+    many count vectors per query, and `replicates` independent draws give each observable's mean and
+    standard error `<name>_se` (mode "sampled")."""
     if samples is None and "mean_field" in approx:
         return simulate_cells(cfg, approx, every_step)
     types, ex, tables = joint.setup(cfg, "mean_field" in approx, samples, replicates)
@@ -171,25 +172,27 @@ def simulate(
     every_step: bool = False,
     **flow_options,
 ) -> Trajectory:
-    """Run reduced GD from Q = 0 and record per query class: fp_class, area_attention_class, pp_class, pp_self, loss
-    and pp_max; fp_corr, area_attention and pp_corr per patch where they fit `dynamics.PATCH_BUDGET` entries.
+    """Run reduced GD from Q = 0 and record per query class: fp_class, area_attention_class,
+    pp_class, pp_self, loss and pp_max; fp_corr, area_attention and pp_corr per patch where they fit
+    `dynamics.PATCH_BUDGET` entries.
 
-    approximation: None (exact: every count vector of the multivariate hypergeometric law and every latent
-    vector enumerated; K > 1 with B free runs per query and joint type, `reduced.mim.joint`), "pp_frozen" (B = 0),
-    "mean_field" (counts at their means) or both
-    ("pp_frozen+mean_field"). The per-patch observables have the full level's shapes, so `dynsim.compare` reads
-    both; meta["records"] says which were expanded, and `dynsim.mim.records` reads either form (any P: memory
-    O(records x classes x N + K P), no P x P index; docs/mim.md §3).
-    samples, replicates: a Monte Carlo expectation over the counts instead (any K, B free, GD only): `samples`
-    count vectors per query drawn from the multivariate hypergeometric law, `replicates` (default 4, at least 2)
-    independent draws; each observable gets its mean and `<name>_se`, which the checker turns into a statistical
-    band (for the P where the exact enumeration does not fit and mean field is too coarse: docs/mim.md §3b).
-    method="flow": the gradient flow of the same per-class state instead, solved to t_max (default eta * steps) by
-    `reduced.mim.flow.simulate_flow` with `flow_options` (saves, t_min, times, rtol, atol, solver, max_steps).
-    every_step (GD, population): also the largest |B| after every step, pp_cluster_max_steps (records,
-    record_every, K'): per cluster's projection B_k at K > 1 under mean field with B free (K' = K),
-    else of B itself (K' = 1); `reduced.gd.step_series` gives one value per step (Lemma 5.3's Phase I read to its
-    switch, not to the last record before it).
+    approximation: None (exact: every count vector of the multivariate hypergeometric law and every
+    latent vector enumerated; K > 1 with B free runs per query and joint type, `reduced.mim.joint`),
+    "pp_frozen" (B = 0), "mean_field" (counts at their means) or both ("pp_frozen+mean_field"). The
+    per-patch observables have the full level's shapes, so `dynsim.compare` reads both;
+    meta["records"] says which were expanded, and `dynsim.mim.records` reads either form (any P:
+    memory O(records x classes x N + K P), no P x P index; docs/mim.md §3). samples, replicates: a
+    Monte Carlo expectation over the counts instead (any K, B free, GD only): `samples` count
+    vectors per query drawn from the multivariate hypergeometric law, `replicates` (default 4, at
+    least 2) independent draws; each observable gets its mean and `<name>_se`, which the checker
+    turns into a statistical band (for the P where the exact enumeration does not fit and mean field
+    is too coarse: docs/mim.md §3b). method="flow": the gradient flow of the same per-class state
+    instead, solved to t_max (default eta * steps) by `reduced.mim.flow.simulate_flow` with
+    `flow_options` (saves, t_min, times, rtol, atol, solver, max_steps). every_step (GD,
+    population): also the largest |B| after every step, pp_cluster_max_steps (records, record_every,
+    K'): per cluster's projection B_k at K > 1 under mean field with B free (K' = K), else of B
+    itself (K' = 1); `reduced.gd.step_series` gives one value per step (Lemma 5.3's Phase I read to
+    its switch, not to the last record before it).
     """
     if every_step and (
         samples is not None

@@ -1,19 +1,23 @@
-"""The per-query MIM loss of one masked patch, built in sympy and differentiated there (Lemmas A.8, 5.1, 5.2).
+"""The per-query MIM loss of one masked patch, built in sympy and differentiated there (Lemmas A.8,
+5.1, 5.2).
 
-For a masked query p in area n of cluster k (the "own" area) the scores are z_j A_j + B on the unmasked keys of
-area j and B on the masked ones (B_self on p itself), docs/derivations/mim-model.md §2. Write the softmax through
-its masses: S_j the unmasked mass of area j (u_j e^{z_j A_j + B_j} when one B serves area j), M the masked mass and
+For a masked query p in area n of cluster k (the "own" area) the scores are z_j A_j + B on the
+unmasked keys of area j and B on the masked ones (B_self on p itself), docs/derivations/mim-model.md
+§2. Write the softmax through its masses: S_j the unmasked mass of area j (u_j e^{z_j A_j + B_j}
+when one B serves area j), M the masked mass and
     Z = sum_j S_j + M + e^{B_self},   Attn_j = S_j / Z.
 The per-sample loss (Lemma A.8, conditional on p in M) is then a function of three numbers and z_n:
     l(S_n, R, Z) = 1/2 [z_n^2 (1 - S_n/Z)^2 + R/Z^2],   R = sum_{j != n} z_j^2 S_j^2,
-whose partial derivatives sympy takes (`derive`). The chain rule through the masses is exact and short, since
-d S_j / d A_j = z_j S_j, d S_j / d B = S_j (the unmasked keys B scores), d M / d B = M, d Z / d B_self = e^{B_self}:
+whose partial derivatives sympy takes (`derive`). The chain rule through the masses is exact and
+short, since d S_j / d A_j = z_j S_j, d S_j / d B = S_j (the unmasked keys B scores), d M / d B = M,
+d Z / d B_self = e^{B_self}:
     dl/dA_j = (g_j + dl/dZ) z_j S_j,   g_n = dl/dS_n,   g_j = 2 z_j^2 S_j dl/dR  (j != n)
     dl/dB   = (g_j + dl/dZ) S_j^B + dl/dZ M^B     (S^B, M^B: the masses that B scores)
     dl/dB_self = dl/dZ e^{B_self}.
-l is homogeneous of degree 0 in (S, M, e^{B_self}) (R of degree 2), so every partial above is unchanged when all
-masses are scaled by one factor e^{-m}: the levels compute the masses with the scores shifted by their largest m,
-so no exponential overflows (`reduced.mim.dynamics.terms`, `reduced.mim.joint.sample_terms`).
+l is homogeneous of degree 0 in (S, M, e^{B_self}) (R of degree 2), so every partial above is
+unchanged when all masses are scaled by one factor e^{-m}: the levels compute the masses with the
+scores shifted by their largest m, so no exponential overflows (`reduced.mim.dynamics.terms`,
+`reduced.mim.joint.sample_terms`).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ def per_sample_loss() -> sp.Expr:
 
 @dataclasses.dataclass(frozen=True)
 class Derivation:
-    """The loss, its partial derivatives in (S_n, R, Z) and the compiled (lambdified to JAX) form."""
+    """The loss, its partial derivatives in (S_n, R, Z) and the compiled (lambdified to JAX)
+    form."""
 
     loss: sp.Expr
     gradients: tuple  # d l / d(S_n, R, Z)
@@ -48,7 +53,8 @@ class Derivation:
 
 @lru_cache(maxsize=None)
 def derive() -> Derivation:
-    """Build l, differentiate it with sympy.diff and lambdify it to JAX (common subexpressions shared)."""
+    """Build l, differentiate it with sympy.diff and lambdify it to JAX (common subexpressions
+    shared)."""
     loss = per_sample_loss()
     grads = tuple(sp.diff(loss, x) for x in (S_n, R, Z))
     return Derivation(loss, grads, sp.lambdify(ARGS, [loss, *grads], modules="jax", cse=True))
@@ -60,7 +66,8 @@ def render(latex: bool = False) -> str:
     fmt = sp.latex if latex else sp.sstr
     lines = [
         "# Reduced MIM: loss of one masked query p in area n, conditional on p in M (Lemma A.8)",
-        "# S_j: unmasked mass of area j; Z = sum_j S_j + (masked mass) + e^{B_self}; R = sum_{j != n} z_j^2 S_j^2",
+        "# S_j: unmasked mass of area j; Z = sum_j S_j + (masked mass) + e^{B_self}; R = "
+        "sum_{j != n} z_j^2 S_j^2",
         f"l = {fmt(der.loss)}",
     ]
     for name, g in zip(("S_n", "R", "Z"), der.gradients):

@@ -1,4 +1,5 @@
-"""The toy setting's config: a frozen dataclass with a default for every field (what dynsim's face needs)."""
+"""The toy setting's config: a frozen dataclass with a default for every field (what dynsim's face
+needs)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class ToyConfig:
-    """Linear teacher-student: dimension d, learning rate eta, GD steps, start w0 = w0_scale * e_1, batch N."""
+    """Linear teacher-student: dimension d, learning rate eta, GD steps, start w0 = w0_scale * e_1,
+    batch N."""
 
     d: int = dataclasses.field(default=8, metadata={"help": "input dimension"})
     eta: float = dataclasses.field(default=0.1, metadata={"help": "learning rate"})

@@ -1,5 +1,6 @@
-"""The toy setting's two levels: the reduced recurrence in (m, s) and the full vector w trained by optax GD on
-dynsim's full-level engine (a plugin reuses it; it need not write its own training loop)."""
+"""The toy setting's two levels: the reduced recurrence in (m, s) and the full vector w trained by
+optax GD on dynsim's full-level engine (a plugin reuses it; it need not write its own training
+loop)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def start(cfg: ToyConfig) -> jnp.ndarray:
 
 
 def reduced(cfg: ToyConfig, bias: float = 0.0) -> Trajectory:
-    """GD in the order parameters (m, s); `bias` adds a wrong term to m's update (a negative control's bug)."""
+    """GD in the order parameters (m, s); `bias` adds a wrong term to m's update (a negative
+    control's bug)."""
     w_star, w0 = teacher(cfg), start(cfg)
     state0 = jnp.stack([w0 @ w_star, w0 @ w0])
     eta = jnp.asarray(cfg.eta, cfg.dtype)
@@ -54,8 +56,9 @@ def reduced(cfg: ToyConfig, bias: float = 0.0) -> Trajectory:
 
 
 def _train(cfg: ToyConfig, loss, key=None):
-    """optax GD from w0 on the full level's engine (`full.engine.train`): loss(w) or, with a key, loss(w, key_t) on
-    step t's batch; recorded: overlap with w*, |w|^2 and the exact population loss."""
+    """optax GD from w0 on the full level's engine (`full.engine.train`): loss(w) or, with a key,
+    loss(w, key_t) on step t's batch; recorded: overlap with w*, |w|^2 and the exact population
+    loss."""
     w_star = teacher(cfg)
     grad = jax.grad(loss)
 
@@ -68,7 +71,8 @@ def _train(cfg: ToyConfig, loss, key=None):
 
 
 def full(cfg: ToyConfig, mode: str = "exact", replicates: int = 8) -> Trajectory:
-    """The full level: exact population GD, or `replicates` runs on fresh batches of N samples (mean and `_se`)."""
+    """The full level: exact population GD, or `replicates` runs on fresh batches of N samples (mean
+    and `_se`)."""
     if mode not in ("exact", "sampled"):
         raise ValueError(f"mode = {mode!r} is invalid: must be exact or sampled")
     w_star = teacher(cfg)

@@ -13,7 +13,8 @@ from .config import ToyConfig
 
 
 def monotone_loss(cfg: ToyConfig, log=lambda s: None) -> list[Claim]:
-    """Claim: GD on the loss never increases it (true for 0 < eta <= 2; eta > 2 is the negative control)."""
+    """Claim: GD on the loss never increases it (true for 0 < eta <= 2; eta > 2 is the negative
+    control)."""
     log("reduced: the (m, s) recurrence ...")
     t = levels.reduced(cfg)
     rise = float(np.max(np.diff(t["loss"])))
