@@ -1,11 +1,11 @@
 """Ctrl-C (SIGINT) and SIGTERM inside compiled runs: stop within seconds, exit 130 / 143.
 
-A compiled run blocks the main thread in XLA, where Python's signal handlers cannot run: before this
-module a Ctrl-C took effect only when the whole run returned (47 s to 503 s measured, issue 16).
-`watch()` (the CLI wraps every command in it) makes the C-level signal handler write the signal
-number to a socket (`signal.set_wakeup_fd`); a thread reads it and raises the flag that `check()`
-reads. Compiled runs call `check()` from their host callback every ~40 ms of work (`recording.run`),
-which raises KeyboardInterrupt there: JAX aborts the run and the main thread gets it back wrapped
+A compiled run blocks the main thread in XLA, where Python's signal handlers cannot run: without it
+a Ctrl-C would take effect only when the whole run returned. `watch()` (the CLI wraps every command
+in it) makes the C-level signal handler write the signal number to a socket
+(`signal.set_wakeup_fd`); a thread reads it and raises the flag that `check()` reads. Compiled runs
+call `check()` from their host callback every ~40 ms of work (`recording.run`), which raises
+KeyboardInterrupt there: JAX aborts the run and the main thread gets it back wrapped
 (`progress.interrupted`). When the main thread runs Python, the handler itself raises
 KeyboardInterrupt, as Python's default SIGINT handler does. A run with no callback (an ODE solve) is
 stopped by the watchdog: GRACE_S seconds after the first signal, or at once on a second one, the

@@ -1,4 +1,4 @@
-"""A resource estimate before any work (issue 16): what a command would hold in memory and, roughly,
+"""A resource estimate before any work: what a command would hold in memory and, roughly,
 how long it would run, compared with the machine's available memory and the optional --max-memory /
 --max-time; and the bounds of the integer options that the hardware sets.
 

@@ -114,7 +114,7 @@ def _umask() -> int:
 def public_mode(tmp: str) -> None:
     """Give a temporary file the mode a plain open() would (0666 less the umask): mkstemp makes it
     0600, so a renamed result would be unreadable by the collaborators a shared filesystem's umask
-    admits (issue 14)."""
+    admits."""
     os.chmod(tmp, 0o666 & ~_umask())
 
 

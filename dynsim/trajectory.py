@@ -243,7 +243,7 @@ def seed_statistics(
 
 def strict_json(data: Any, indent: Optional[int] = 2) -> str:
     """`data` as strict JSON (RFC 8259, what every JSON file of the CLI is): NaN and +-inf written
-    as null (a strict parser rejects Python's NaN / Infinity; issue 16), numpy values as numbers and
+    as null (a strict parser rejects Python's NaN / Infinity), numpy values as numbers and
     lists, other objects as their str. allow_nan=False: a non-finite number that slipped through
     raises instead of being written."""
     return json.dumps(finite(data), indent=indent, allow_nan=False)

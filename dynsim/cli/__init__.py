@@ -177,7 +177,7 @@ def main(argv=None) -> int:
             return EXIT_AGREE
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = DEFAULT_OUT(args)
-        # issue 16: refuse what does not fit before any work
+        # refuse what does not fit before any work
         if getattr(args, "estimate", None) is not None:
             resources.check(args.estimate(args), args.max_memory, args.max_time)
         if getattr(args, "out", None) is not None:

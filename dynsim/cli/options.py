@@ -28,7 +28,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # every type=int option within int64 (issue 16)
+        # every type=int option within int64
         self.register("type", int, resources.integer)
 
     def error(self, message):
@@ -59,7 +59,7 @@ def config_options(
 ) -> None:
     """One option per field of `setting.config`. A command that needs other defaults than the
     config's (a paper's figure, a theorem's regime) gives them in `defaults` and says `why`: --help
-    shows both values and the reason (issue 14: one default per field everywhere, unless a command
+    shows both values and the reason (one default per field everywhere, unless a command
     says otherwise). A field the command sets itself is in `exclude` (field -> why), said in --help
     and not an option. `config(args)` builds the config back."""
     cls = setting.config
@@ -267,8 +267,7 @@ def only_option(group, names) -> None:
 
 def out_options(group, help: str = "output directory") -> None:
     """--out DIR; left out, `dynsim.cli.output.default_out` gives each command its own folder under
-      ./dynsim-out
-    (issue 14: three README commands wrote into one folder and replaced each other's files)."""
+    ./dynsim-out."""
     group.add_argument(
         "--out",
         default=None,
@@ -279,7 +278,7 @@ def out_options(group, help: str = "output directory") -> None:
 
 
 def seeds_option(group, default, use: str, option: str = "--seeds") -> None:
-    """--seeds N, with one meaning in every command (issue 14): N independent runs, each with its
+    """--seeds N, with one meaning in every command: N independent runs, each with its
       own random draws
     (data, initialization, batches) derived from --seed; `use` says what the command does with
     them."""

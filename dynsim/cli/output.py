@@ -48,8 +48,7 @@ def write_json(path: str, data) -> None:
 def invocation(args) -> dict:
     """The exact command line (`args.argv`, set by `dynsim.cli.main`), the same with a --config
     file's options spelled out (`effective_argv`: what `dynsim rerun` runs), every option's value as
-    parsed, defaults included, and the package versions (issue 14: report.json held the config but
-    not the command line, --confidence or --mode)."""
+    parsed, defaults included, and the package versions."""
     options = {}
     for k, v in sorted(vars(args).items()):
         if k in ("run", "setting_record", "argv", "effective_argv", "command_parser", "entry"):
@@ -86,7 +85,7 @@ def wrote(out: str, names) -> str:
 
 def warn_unread(args, unread: dict[str, str]) -> None:
     """A warning line for each config option given (typed or in --config) that this run does not
-    read: `unread` maps field -> why (issue 14: no silently ignored option)."""
+    read: `unread` maps field -> why (no option is silently ignored)."""
     for field, why in unread.items():
         if field in vars(args):
             log(

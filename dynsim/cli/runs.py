@@ -40,8 +40,8 @@ def run_compare(args) -> int:
 
 
 def estimate_levels(args) -> list:
-    """Both levels' needs (the setting's resources hook; none without one), checked before any work
-    (issue 16)."""
+    """Both levels' needs (the setting's resources hook; none without one), checked before any
+    work."""
     hook = args.setting_record.resources
     if hook is None:
         return []

@@ -15,7 +15,7 @@ from . import options, output
 
 
 def estimate(args) -> list:
-    """The sweep's needs (issue 16): each point's at its levels (the setting's resources hook), the
+    """The sweep's needs: each point's at its levels (the setting's resources hook), the
     largest held --batch-size times at once on each of --workers processes, every point's work once
     per seed."""
     setting: Setting = args.setting_record

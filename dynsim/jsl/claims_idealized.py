@@ -4,7 +4,7 @@ Theorems 4.1 and 3.1.
 `idealized_items(cfg, quick=..., log=...)` runs the reduced level on the ladder (`ladder`: the
 gradient flow of (P) to t = eta * steps, q(D - C) kept) at the judged temperature ("unit": the
 paper's Lambda/Gamma/Xi are printed without 1/sqrt(d), and at "sqrt_d" the idealized dynamics can
-anti-associate at small sizes, issue 13), the judged point at "sqrt_d" too (reported as
+anti-associate at small sizes), the judged point at "sqrt_d" too (reported as
 measurements), one full-matrix exact GD run (Lemma 4.1, steps capped at LEMMA_4_1_MAX_STEPS) and the
 trained GLMs (Theorem 3.1, `claims_glm`, steps capped at its budget). Every trained run reads
 cfg.steps, so a short --steps shortens all of them.

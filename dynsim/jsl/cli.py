@@ -27,7 +27,7 @@ from . import (
 from .config import MAX_P
 from .resources import MAX_DERIVE_C
 
-# in the theorems' regime (issue 13): sign-of-count error 0.161 against y, 0.204 against f*, q(D -
+# in the theorems' regime: sign-of-count error 0.161 against y, 0.204 against f*, q(D -
 # C) = C^2; eta 0.005 (at D = 36 and unit temperature GD diverges at 0.02 and oscillates at 0.01); T
 # = 2e8 steps, i.e. t = eta T = 1e6: the idealized claims run the gradient flow to that time
 # (seconds), the GD runs cap their steps (docs/jsl.md 12); nu = 1e-4 puts alpha0 = nu^(1/(p-1)) =
@@ -91,8 +91,7 @@ def check_arguments(parser, setting) -> None:
         help="Theorem 4.1's ladder of D, at least 3 sizes, each with q(D - C) = the judged "
         "point's (default: "
         f"{','.join(map(str, ladder.LADDER))}; at most D = {ladder.MAX_FLOW_D}, the exact "
-        f"class sum: "
-        "D = 56 took 82 s and 3.4 GB)",
+        f"class sum)",
     )
     g.add_argument(
         "--realistic-sizes",
@@ -132,7 +131,7 @@ def derive_arguments(parser, setting) -> None:
         default=3,
         help=f"patches per set, 2 <= C <= {MAX_DERIVE_C}: sympy's time grows with the "
         f"(C+1)(C+2)/2 set "
-        "types, C = 16 took 57 s on 2 CPU cores (default: 3)",
+        "types (default: 3)",
     )
     parser.add_argument(
         "--p", type=int, default=3, help=f"activation degree, odd, 3 <= p <= {MAX_P} (default: 3)"
@@ -343,7 +342,7 @@ def run_derive(args) -> int:
         raise ValueError(
             f"--C = {args.C} is invalid: must lie in [2, {MAX_DERIVE_C}] (sympy's time grows "
             f"with the "
-            "(C+1)(C+2)/2 set types: C = 16 took 57 s on 2 CPU cores)"
+            "(C+1)(C+2)/2 set types)"
         )
     if not 3 <= args.p <= MAX_P or args.p % 2 == 0:
         raise ValueError(

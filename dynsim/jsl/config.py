@@ -15,7 +15,7 @@ PARTITIONS = ("grid", "contiguous", "random")
 DTYPES = ("float64", "float32")
 # p at most 1023: x^p overflows float64 (max 1.8e308 = 2^1024) from |x| = 2 on beyond it, and D <v,
 # X_j> reaches 2 at the problems dynsim runs; sympy's derivation is symbolic but its lambdified loss
-# is not (issue 16)
+# is not
 MAX_P = 1023
 
 

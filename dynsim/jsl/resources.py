@@ -1,4 +1,4 @@
-"""What a JSL run would hold in memory and do (issue 16), from the config's field values before the
+"""What a JSL run would hold in memory and do, from the config's field values before the
 config is built: `needs` per level (the Setting's resources hook) and `estimate_*` per command (each
 Command's estimate). Rough on purpose: the sizes are the arrays the levels allocate (configurations,
 batches, data sets, recorded arrays), the work a few operations per entry and step; the point is to

@@ -40,8 +40,7 @@ def pp_magnitude(a, b, approx) -> dict[str, Residual]:
                 "the expansion budget); dynsim.mim.records.with_per_patch(reduced, cfg) "
                 "expands them for the checker",
             )
-    # B's size from the full run, else from a reduced run with B free (pp_frozen against B free:
-    # issue 15)
+    # B's size from the full run, else from a reduced run with B free (pp_frozen against B free)
     full = [t for t in (a, b) if t.level == "full"]
     for t in full or [t for t in (a, b) if "pp_frozen" not in str(t.meta.get("approximation", ""))]:
         if "pp_corr" not in t.observables:

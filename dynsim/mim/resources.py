@@ -1,4 +1,4 @@
-"""What a MIM run would hold in memory and do (issue 16), from the config's field values before the
+"""What a MIM run would hold in memory and do, from the config's field values before the
 config is built (a MIMConfig of P = 10^8 would itself build 10^8 patch indices): `needs` per level
 (the Setting's resources hook) and `estimate_*` per command. Rough on purpose: the areas per cluster
 are estimated from the kappas, the sizes are the arrays the levels allocate (per-query class tables,

@@ -111,7 +111,7 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
         "final_loss": float(np.asarray(t["loss"])[-1]),
         "own_area_attention_min": float(np.nanmin(own)),
         "pp_max": float(np.asarray(t["pp_max"])[-1]) if "pp_max" in t.observables else None,
-        # max over the run of |B| / |A|: where the PP route stops being small (issue 15)
+        # max over the run of |B| / |A|: where the PP route stops being small
         "pp_over_fp": float(np.max(np.asarray(t["pp_max"])) / fp_max(t))
         if "pp_max" in t.observables
         else None,

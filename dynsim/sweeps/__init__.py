@@ -268,7 +268,7 @@ def sweep(
     unknown = [
         n for n in heatmaps or () if n not in columns and level_prefix(level) + n not in columns
     ]
-    # issue 16: an error, not a warning; the points are stored, so the corrected command reuses them
+    # an error, not a warning; the points are stored, so the corrected command reuses them
     if unknown:
         raise ValueError(
             f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
