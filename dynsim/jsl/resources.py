@@ -22,9 +22,9 @@ from .claims_idealized import CLAIMS as IDEALIZED_CLAIMS
 # up
 OBSERVABLES = 24
 DEFAULT_RUNS = 8  # replicates of --mode sampled and seeds of --mode realistic when not given
-# derive jsl: 10 set types (C = 3) 1.7 s, 45 (C = 8) 10.7 s, 153 (C = 16) 57 s measured
+# derive jsl: seconds per set type, fitted to the measurements of docs/benchmarks.md l
 DERIVE_SECONDS_PER_TYPE = 0.4
-# derive jsl --C: 153 set types took 57 s on 2 CPU cores, and the time grows with (C+1)(C+2)/2
+# derive jsl --C: sympy's time grows with the (C+1)(C+2)/2 set types (docs/benchmarks.md l)
 MAX_DERIVE_C = 16
 
 
