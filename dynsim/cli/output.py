@@ -18,20 +18,7 @@ from dynsim import progress
 from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
-# declared with the options, which --help reads without this module's imports; named here for the
-# commands
-from .options import (  # noqa: F401
-    EXIT_AGREE,
-    EXIT_DISAGREE,
-    EXIT_INTERRUPTED,
-    EXIT_INVALID,
-    OUT_ROOT,
-    method_options,
-    only_option,
-    out_options,
-    report_options,
-    seeds_option,
-)
+from .options import EXIT_AGREE, EXIT_DISAGREE, OUT_ROOT
 
 
 def log(msg: str) -> None:

@@ -68,4 +68,4 @@ def run_check(args) -> int:
 def run_derive(args) -> int:
     """Print the setting's symbolic derivation."""
     print(args.setting_record.derive(options.config(args), latex=args.latex))
-    return output.EXIT_AGREE
+    return options.EXIT_AGREE

@@ -131,7 +131,7 @@ def run(args) -> int:
         return interrupt.exit_code()
     print(summary_text(result, list(axes), spec))
     disagree = [r for r in result.rows if r.get("verdict") == "DISAGREE"]
-    return output.EXIT_DISAGREE if disagree else output.EXIT_AGREE
+    return options.EXIT_DISAGREE if disagree else options.EXIT_AGREE
 
 
 def flags(row: dict, columns: list[str]) -> str:

@@ -351,4 +351,4 @@ def run_derive(args) -> int:
             "float64 from |x| = 2 on)"
         )
     print(render(args.C, args.p, latex=args.latex))
-    return output.EXIT_AGREE
+    return options.EXIT_AGREE

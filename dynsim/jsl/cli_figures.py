@@ -66,8 +66,8 @@ def fig4_arguments(parser, setting) -> None:
         "Figure 4's recipe (D = 16, C = 4, q = 0.5, unit temperature)",
     )
     g = parser.add_argument_group("run")
-    output.seeds_option(g, 1, "curves are their means, the panels show the first run's A")
-    output.out_options(g)
+    options.seeds_option(g, 1, "curves are their means, the panels show the first run's A")
+    options.out_options(g)
 
 
 def fig2_arguments(parser, setting) -> None:
@@ -81,8 +81,8 @@ def fig2_arguments(parser, setting) -> None:
         FIG2_UNREAD,
     )
     g = parser.add_argument_group("run")
-    output.seeds_option(g, 4, "at least 2; curves are their means with a standard error")
-    output.out_options(g)
+    options.seeds_option(g, 4, "at least 2; curves are their means with a standard error")
+    options.out_options(g)
 
 
 def transfer_arguments(parser, setting) -> None:
@@ -109,7 +109,7 @@ def transfer_arguments(parser, setting) -> None:
         metavar="N1,N2,...",
         help="downstream sample sizes (default: 8,16,32,64,128,256)",
     )
-    output.seeds_option(
+    options.seeds_option(
         g,
         8,
         "of the fine-tuning at each N~ (the pretraining is one run), averaged with a standard "
@@ -128,7 +128,7 @@ def transfer_arguments(parser, setting) -> None:
         default=None,
         help="fine-tuning learning rate (default: the library's)",
     )
-    output.out_options(g)
+    options.out_options(g)
 
 
 def run_figure(args, name: str) -> int:
@@ -244,7 +244,7 @@ def run_figure(args, name: str) -> int:
         output.wrote(args.out, [f"{name}.png", f"{name}.npz", f"{name}-final.npz", f"{name}.json"])
         + " (npz: the trajectory; -final.npz: mask, A, v)"
     )
-    return output.EXIT_AGREE
+    return options.EXIT_AGREE
 
 
 def run_transfer(args) -> int:
@@ -301,4 +301,4 @@ def run_transfer(args) -> int:
         + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items())
     )
     print(output.wrote(args.out, ["transfer.png", "transfer.json"]))
-    return output.EXIT_AGREE
+    return options.EXIT_AGREE

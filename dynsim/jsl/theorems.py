@@ -7,7 +7,7 @@ q(D - C) kept at the judged point's value; it is printed with the claim.
 
 from __future__ import annotations
 
-from dynsim.claims import LOG, table, to_json  # noqa: F401  (re-exported)
+from dynsim.claims import LOG
 
 from . import claims_idealized, claims_realistic
 from .config import JSLConfig

@@ -13,7 +13,6 @@ from dynsim.cli import flow, options, output
 from reduced.mim.symbolic import render
 
 from . import plotting, records, theorems
-from .arguments import APPROX_CHOICES  # noqa: F401  (dynsim.mim.cli_figures reads it here)
 
 # check-theorems mim judges the Delta > 0 theorems on a ladder of P at the parameters of
 # docs/derivations/mim-model.md §10d (docs/mim.md §6)
@@ -95,7 +94,7 @@ def run_derive(args) -> int:
     """`dynsim derive mim`: the sympy per-query loss in its two views and its partial
     derivatives."""
     print(render(latex=args.latex))
-    return output.EXIT_AGREE
+    return options.EXIT_AGREE
 
 
 def approx_option(value):

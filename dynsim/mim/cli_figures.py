@@ -15,7 +15,8 @@ from dynsim.cli import options, output
 from dynsim.trajectory import atomic_savez, many_to_arrays, save_many
 
 from . import phases, plotting
-from .cli import APPROX_CHOICES, approx_option, signed_configs
+from .arguments import APPROX_CHOICES
+from .cli import approx_option, signed_configs
 from .partition import query_patches
 
 # mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta =
@@ -81,7 +82,7 @@ def phases_arguments(parser, setting) -> None:
         help="reduced approximation (default: mean_field; none is exact but only feasible for "
         "small P)",
     )
-    output.out_options(g)
+    options.out_options(g)
 
 
 def attention_arguments(parser, setting) -> None:
@@ -100,7 +101,7 @@ def attention_arguments(parser, setting) -> None:
         default=None,
         help="k of the diversity metric (default: min(10, P // 4))",
     )
-    output.out_options(g)
+    options.out_options(g)
 
 
 def run_phases(args) -> int:
@@ -191,7 +192,7 @@ def run_phases(args) -> int:
             )
         print(f"  global query {glo['p']}: {glo['label']} ({glo['reason']})")
     print(output.wrote(args.out, ["mim-phases.png", "mim-phases.npz", "mim-phases.json"]))
-    return output.EXIT_AGREE
+    return options.EXIT_AGREE
 
 
 def run_attention(args) -> int:
@@ -250,7 +251,7 @@ def run_attention(args) -> int:
             f"{name:<24} {np.mean(v['diversity']):>18.4f} {np.mean(v['average_distance']):>14.4f}"
         )
     print(output.wrote(args.out, ["mim-attention.png", "mim-attention.npz", "mim-attention.json"]))
-    return output.EXIT_AGREE
+    return options.EXIT_AGREE
 
 
 def attention_table(cfg, t, grid: tuple[int, int], k: int) -> tuple[np.ndarray, dict]:

@@ -16,7 +16,6 @@ from dynsim.jsl import JSLConfig, partition, traced  # noqa: F401 (traced: JSLCo
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
-from ..engine import DEFAULT_REPLICATES, base_key  # noqa: F401 (re-exported)
 from . import population, sampling
 from .module import PositionalAttentionViT
 from .observables import reduction
@@ -143,7 +142,7 @@ def run(cfg: JSLConfig, mode: str, params0, w_star, R: int) -> Trajectory:
     Trajectory."""
     configs = population.enumerate_configurations(cfg) if mode == "exact" else None
     if mode == "exact":
-        rec = train_jit(cfg, mode, params0, w_star, configs, base_key(cfg))
+        rec = train_jit(cfg, mode, params0, w_star, configs, engine.base_key(cfg))
         observables = {k: np.asarray(v) for k, v in rec.items()}
     else:
         rec = train_replicates_jit(cfg, mode, params0, w_star, engine.replicate_keys(cfg, R))

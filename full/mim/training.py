@@ -18,7 +18,6 @@ from dynsim.mim.partition import area_of
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
-from ..engine import DEFAULT_REPLICATES  # noqa: F401 (re-exported)
 from . import batch
 from .module import MaskedAttention
 

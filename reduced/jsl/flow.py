@@ -26,27 +26,7 @@ from dynsim.trajectory import Trajectory
 from dynsim.validation import is_int
 
 from .. import flow as generic
-from ..flow import (
-    ATOL,
-    LABEL,
-    MAX_STEPS,
-    METHODS,
-    PI_COEFFICIENTS,
-    RTOL,
-    SAVES,
-    SOLVER,
-    SOLVERS,
-    check_method,
-    finish,
-    gd_times,
-    integrate,
-    isolated,
-    observe_saves,
-    options,
-    save_times,
-    steps_of,
-    traced_options,
-)
+from ..flow import ATOL, MAX_STEPS, RTOL, SAVES, finish, options, traced_options
 from . import configurations, dynamics, tables
 from .sums import choose
 
@@ -55,33 +35,7 @@ from .sums import choose
 # per Newton solve and its trace)
 JSL_SOLVER = "lsoda"
 
-# the generic names stay importable from here (the CLI and the tests use reduced.jsl.flow.gd_times,
-# .options, ...)
-__all__ = [
-    "ATOL",
-    "LABEL",
-    "MAX_STEPS",
-    "METHODS",
-    "PI_COEFFICIENTS",
-    "RTOL",
-    "SAVES",
-    "SOLVER",
-    "SOLVERS",
-    "check_method",
-    "finish",
-    "gd_times",
-    "integrate",
-    "isolated",
-    "observe_saves",
-    "options",
-    "save_times",
-    "steps_of",
-    "traced_options",
-    "rates",
-    "vector_field",
-    "rhs",
-    "simulate_flow",
-]
+__all__ = ["rates", "vector_field", "rhs", "simulate_flow"]
 
 
 def rates(cfg) -> jnp.ndarray:
