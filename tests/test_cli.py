@@ -11,6 +11,7 @@ import pytest
 from dynsim import cli
 from dynsim.cli import output
 from dynsim.trajectory import load_many
+from tests.helpers import assert_refused
 
 SMALL = ["--D", "8", "--C", "2", "--steps", "60", "--record-every", "20"]
 
@@ -77,9 +78,7 @@ BAD_ARGS = [
 @pytest.mark.parametrize("args,needle", BAD_ARGS)
 def test_invalid_input_exits_2_with_one_line(args, needle, tmp_path, capsys):
     code = cli.main(["compare", "jsl", *args, "--out", str(tmp_path / "o")])
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert_refused(code, capsys.readouterr().err, needle)
     assert not (tmp_path / "o").exists()  # nothing was run
 
 
@@ -381,8 +380,7 @@ def test_new_commands_reject_bad_input(args, needle, tmp_path, capsys):
         if args[0] != "figure" or args[1] != "jsl-fig5"
         else args
     )
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert_refused(code, capsys.readouterr().err, needle)
     assert not (tmp_path / "o").exists()
 
 

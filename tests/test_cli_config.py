@@ -3,7 +3,6 @@ config field."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import importlib.metadata
 import json
@@ -13,25 +12,14 @@ import pytest
 
 from dynsim import cli
 from dynsim import setting as registry
+from tests.helpers import cli_commands
 
 TINY = ["--D", "9", "--steps", "40", "--record-every", "20"]
 # the runs of this file use two configs, TINY at q = 0.4 with unit or sqrt_d temperature (each
 # compiled once here)
 
 
-def _commands():
-    """(command line prefix, subparser) of every `dynsim VERB NAME` command."""
-    parser = cli.build_parser()
-    verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    out = []
-    for verb, vp in verbs.choices.items():
-        sub = [a for a in vp._actions if isinstance(a, argparse._SubParsersAction)]
-        for name, p in sub[0].choices.items() if sub else []:
-            out.append(((verb, name), p))
-    return out
-
-
-COMMANDS = _commands()
+COMMANDS = cli_commands()
 
 
 def test_every_setting_command_takes_a_config_file():

@@ -8,6 +8,7 @@ import sympy
 from dynsim import cli
 from dynsim.mim import theorems
 from dynsim.trajectory import load_many
+from tests.helpers import assert_refused
 
 SMALL = ["--steps", "40", "--record-every", "10"]
 
@@ -121,9 +122,7 @@ BAD_ARGS = [
 @pytest.mark.parametrize("args,needle", BAD_ARGS)
 def test_compare_mim_invalid_input_exits_2_with_one_line(args, needle, tmp_path, capsys):
     code = cli.main(["compare", "mim", *args, "--out", str(tmp_path / "o")])
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert_refused(code, capsys.readouterr().err, needle)
     assert not (tmp_path / "o").exists()  # nothing was run
 
 

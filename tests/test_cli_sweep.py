@@ -14,6 +14,7 @@ import time
 import pytest
 
 from dynsim.cli import main
+from tests.helpers import assert_refused
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRID = [
@@ -126,6 +127,5 @@ def test_ctrl_c_then_rerun_resumes(tmp_path, capsys):
     ],
 )
 def test_invalid_input_is_one_line_exit_2(tmp_path, capsys, extra, message):
-    assert main(["sweep", "jsl", "--out", str(tmp_path), *extra]) == 2
-    err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    code = main(["sweep", "jsl", "--out", str(tmp_path), *extra])
+    assert_refused(code, capsys.readouterr().err, message)

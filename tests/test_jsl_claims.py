@@ -12,13 +12,13 @@ from dynsim.jsl import claims_glm, claims_idealized as ci, ladder, reference
 from reduced.jsl import configurations, fstar, sums
 from reduced.jsl.class_sums import ClassWeights, sampled_classes
 from tests.conftest import U64
-from tests.test_reference import _joint
+from tests.helpers import joint_law
 
 IDEAL = dict(C=4, q=0.5, eta=0.02, temperature="unit", record_every=100)
 
 
 def _fstar(s, C):
-    """f* of Assumption 1 with contiguous sets (the sets of tests.test_reference._joint), from its
+    """f* of Assumption 1 with contiguous sets (the sets of tests.helpers.joint_law), from its
     definition."""
     total = 0
     for ell in range(len(s) // C):
@@ -35,7 +35,7 @@ def test_fstar_reference_lines_equal_brute_force(shape, q):
     D, C = shape
     if D * 3 ** (D - C) > 3e5:
         q = 0.5  # (12, 4): 3^8 deltas, one q is enough
-    joint = _joint(D, C, q)
+    joint = joint_law(D, C, q)
     glm = sum(w for (s, y), w in joint.items() if _fstar(s, C) * sum(s) <= 0)
     bayes = sum(w for (s, y), w in joint.items() if _fstar(s, C) == 0)
     cfg = JSLConfig(D=D, C=C, q=q, partition="contiguous")

@@ -18,7 +18,7 @@ import pytest
 import dynsim
 from dynsim import cli, tempfiles
 from dynsim.cli import outdir, output
-from tests.test_cli_config import COMMANDS
+from tests.helpers import cli_commands
 from tests.toy_setting.setting import SETTING
 
 TOY = ["compare", "toy", "--d", "4", "--steps", "20", "--record-every", "5"]
@@ -54,7 +54,9 @@ def _dead_pid() -> int:
     return p.pid
 
 
-WRITERS = [prefix for prefix, p in COMMANDS if any("--out" in a.option_strings for a in p._actions)]
+WRITERS = [
+    prefix for prefix, p in cli_commands() if any("--out" in a.option_strings for a in p._actions)
+]
 
 
 def test_every_writing_command_is_covered():

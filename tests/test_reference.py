@@ -1,9 +1,7 @@
 """Exact reference lines (GLM error, Bayes error, loss floor) against brute force and the published
 numbers."""
 
-import itertools
 import math
-from collections import defaultdict
 from fractions import Fraction
 
 import pytest
@@ -11,41 +9,14 @@ import pytest
 from dynsim import JSLConfig
 from dynsim.jsl import reference
 from tests.conftest import U64
+from tests.helpers import joint_law
 
 SHAPES = [(6, 2), (8, 4), (9, 3), (8, 2)]
 QS = [0.0, 0.3, 0.5, 1.0]
 
 
-def _joint(D, C, q):
-    """P(s, y) over every (y, signal set, deltas) of Assumption 1, uniform prior on y and on the
-    set, exact Fractions.
-
-    The noise is independent of (y, l, delta) with one law, so it cancels from every posterior: s
-    (the vector of <w*, X_j>) is a sufficient statistic, and the joint law of (s, y) is all the
-    references need.
-    """
-    q = Fraction(q)  # the exact binary value of the float, as the code under test takes it
-    prob = {1: q / 2, -1: q / 2, 0: 1 - q}
-    L = D // C
-    joint = defaultdict(Fraction)
-    for y in (1, -1):
-        for ell in range(L):
-            others = [j for j in range(D) if not ell * C <= j < (ell + 1) * C]
-            for deltas in itertools.product((1, -1, 0), repeat=D - C):
-                w = Fraction(1, 2 * L)
-                for dl in deltas:
-                    w *= prob[dl]
-                if w == 0:
-                    continue
-                s = [y] * D
-                for j, dl in zip(others, deltas):
-                    s[j] = dl
-                joint[(tuple(s), y)] += w
-    return joint
-
-
 def _brute(D, C, q):
-    joint = _joint(D, C, q)
+    joint = joint_law(D, C, q)
     glm = sum(
         w * (Fraction(1) if y * sum(s) < 0 else Fraction(1, 2) if sum(s) == 0 else 0)
         for (s, y), w in joint.items()

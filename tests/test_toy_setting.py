@@ -18,6 +18,7 @@ from dynsim import cli
 from tests.toy_setting import levels
 from tests.toy_setting.config import ToyConfig
 from tests.toy_setting.setting import BROKEN, SETTING
+from tests.helpers import assert_refused
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,9 +73,8 @@ def test_compare_negative_control_disagrees(tmp_path, capsys):
 
 
 def test_invalid_option_is_one_line_exit_2(tmp_path, capsys):
-    assert cli.main(["compare", "toy", "--d", "1", "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert "ToyConfig.d = 1 is invalid" in err and "Traceback" not in err
+    code = cli.main(["compare", "toy", "--d", "1", "--out", str(tmp_path)])
+    assert_refused(code, capsys.readouterr().err, "ToyConfig.d = 1 is invalid")
 
 
 def test_two_point_sweep_from_the_cli(tmp_path, capsys):
