@@ -203,18 +203,23 @@ class SweepSpec(Lazy):
 @dataclasses.dataclass(frozen=True)
 class Setting(Lazy):
     """One setting: its name, config dataclass, two levels and everything the face needs to run and
-    judge them.
+    judge them. dynsim runs `compare`, `check-theorems`, `derive` and `sweep` for every setting from
+    this record (`dynsim.cli.verbs`); `commands` adds the setting's own (figures, transfer).
 
-    reduced(cfg, **options) and full(cfg, **options) return Trajectories whose meta["setting"] is
-    the config class's name. claims(cfg, log) -> [dynsim.claims.Claim] backs `check-theorems NAME`;
-    derive(cfg, latex) -> str backs `derive NAME`; commands replace or add CLI subcommands (a
-    command for verb "compare" replaces the generated one). field_help / field_parsers /
-    field_choices: per config field, the --help text, an argparse type for fields with their own
-    syntax, and the allowed values. modes: the full level's modes (`compare --mode`).
-    resources(values, level, options) -> [dynsim.resources.Need]: what one run at `level` ("reduced"
-    or "full") of the config field `values` (a dict, not yet validated) with the run `options`
-    (mode, replicates, ...) would hold in memory and do; the generated commands check it before any
-    work (None: no estimate)."""
+    reduced / full: each level as a `dynsim.verbs.Level` (its simulate, options, modes,
+    post-processing, report lines) or as a bare simulate(cfg, **options) returning Trajectories
+    whose meta["setting"] is the config class's name. claims: a `dynsim.verbs.Claims` or a function
+    (cfg, log) -> [dynsim.claims.Claim], backing `check-theorems NAME`; derive: a
+    `dynsim.verbs.Derivation` or a function (cfg, latex) -> str, backing `derive NAME`. modes: the
+    full level's modes when it is a bare function. plot(cfg, opts, reduced, full, path) draws
+    compare.png (None: every compared observable against steps). descriptions / estimates: per verb,
+    the --help description and estimate(args) -> [dynsim.resources.Need] (checked before any work;
+    default for compare and check-theorems: `resources` for both levels). field_help /
+    field_parsers / field_choices: per config field, the --help text, an argparse type for fields
+    with their own syntax, and the allowed values. resources(values, level, options) ->
+    [dynsim.resources.Need]: what one run at `level` ("reduced" or "full") of the config field
+    `values` (a dict, not yet validated) with the run `options` (mode, replicates, ...) would hold
+    in memory and do (None: no estimate)."""
 
     LAZY = (
         "config",
@@ -228,23 +233,27 @@ class Setting(Lazy):
         "field_parsers",
         "field_choices",
         "resources",
+        "plot",
     )
 
     name: str
     description: str
     config: type
-    reduced: Callable
-    full: Callable
+    reduced: Any
+    full: Any
     checks: Checks
     modes: tuple[str, ...] = ("exact",)
-    claims: Optional[Callable] = None
-    derive: Optional[Callable] = None
+    claims: Optional[Any] = None
+    derive: Optional[Any] = None
     sweep: Optional[SweepSpec] = None
     commands: tuple[Command, ...] = ()
     field_help: Mapping[str, str] = dataclasses.field(default_factory=dict)
     field_parsers: Mapping[str, Callable[[str], Any]] = dataclasses.field(default_factory=dict)
     field_choices: Mapping[str, Sequence] = dataclasses.field(default_factory=dict)
     resources: Optional[Callable[[dict, str, dict], list]] = None
+    plot: Optional[Callable] = None
+    descriptions: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    estimates: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def command(self, verb: str) -> Optional[Command]:
         """The setting's own command for `verb` under its name (e.g. its `compare`), or None."""

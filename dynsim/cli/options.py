@@ -14,6 +14,7 @@ import typing
 from typing import Any, Optional
 
 from dynsim import resources
+from dynsim.verbs import Option
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUT_ROOT = "dynsim-out"
@@ -274,6 +275,20 @@ def out_options(group, help: str = "output directory") -> None:
         metavar="DIR",
         help=f"{help} (default: ./{OUT_ROOT}/COMMAND-NAME, e.g. ./{OUT_ROOT}/compare-jsl; "
         "compare adds the mode when it is not exact: compare-jsl-realistic)",
+    )
+
+
+def seeds(default, use: str, **declared):
+    """--seeds N as a declared `dynsim.verbs.Option` (`seeds_option`'s meaning and help)."""
+    shown = "derived" if default is None else default
+    return Option(
+        "--seeds",
+        f"number of independent runs, each with its own random draws derived from --seed; "
+        f"{use} (default: {shown})",
+        type=int,
+        default=default,
+        metavar="N",
+        **declared,
     )
 
 

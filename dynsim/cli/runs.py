@@ -1,42 +1,123 @@
-"""The work of the generated commands (`dynsim.cli.generic`): compare both levels, evaluate the
-claims, print the derivation. Loaded when one of them runs."""
+"""The work of the generated commands (`dynsim.cli.generic`), one implementation for every setting:
+compare both levels, evaluate the claims, print the derivation. Each reads the setting's
+declarations (`dynsim.verbs`) for what differs. Loaded when one of them runs."""
 
 from __future__ import annotations
 
 import os
 
-from dynsim import plotting
+from dynsim import plotting, verbs
 from dynsim.checker import compare
 from dynsim.setting import Setting
 
-from . import options, output
+from . import flow, options, output
+
+
+def parsed(args, declared) -> dict:
+    """The values of the declared options on the command line, by name."""
+    return {o.dest: getattr(args, o.dest) for o in declared}
+
+
+def compare_options(args, setting: Setting) -> dict:
+    """What `compare`'s hooks read: the levels' options, the mode, the band and the method."""
+    core = ("mode", "confidence", "method", "t_max")
+    return {
+        **{k: getattr(args, k) for k in core if hasattr(args, k)},
+        **parsed(args, verbs.compare_options(setting)),
+    }
+
+
+def refuse_other_modes(args, setting: Setting, mode: str) -> None:
+    """A full-level option given in a mode that does not read it is refused, naming both."""
+    given = [
+        o
+        for o in verbs.compare_options(setting)
+        if o.modes and mode not in o.modes and getattr(args, o.dest) != o.default
+    ]
+    if given:
+        modes = " or ".join(f"--mode {m}" for m in given[0].modes)
+        verb = "is" if len(given) == 1 else "are"
+        flags = " and ".join(o.flag for o in given)
+        raise ValueError(f"{flags} {verb} for {modes}, not --mode {mode}")
+
+
+def keywords(level: verbs.Level, cfg, opts: dict, full: bool) -> dict:
+    """The keywords of the level's simulate: its `keywords` hook, else each of its options the mode
+    reads (and the full level's mode)."""
+    if level.keywords is not None:
+        return level.keywords(cfg, opts)
+    out = {"mode": opts["mode"]} if full else {}
+    for o in level.options:
+        if not o.checker and (not o.modes or opts["mode"] in o.modes):
+            out[o.dest] = opts[o.dest]
+    return out
+
+
+def run_level(name: str, level: verbs.Level, cfg, opts: dict, run, timings: dict):
+    """One level under a progress bar, logged, then its post-processing."""
+    if level.describe is not None:
+        output.log(level.describe(cfg, opts))
+    traj = output.run_logged(name, getattr(cfg, "steps", 0), run, timings, f"{name}_seconds")
+    return traj if level.post is None else level.post(traj, cfg, opts)
+
+
+def run_pair(args, setting: Setting, cfg, opts: dict, timings: dict) -> verbs.Joint:
+    """Validate both levels before any work, then run reduced, then full, and compare them."""
+    red_level, full_level = verbs.level(setting, "reduced"), verbs.level(setting, "full")
+    for level in (red_level, full_level):
+        if level.validate is not None:
+            level.validate(cfg, opts)
+    output.check_confidence(args.confidence)
+    red_kw, full_kw = keywords(red_level, cfg, opts, False), keywords(full_level, cfg, opts, True)
+    if red_level.flow:  # --method flow: checks --t-max before any work
+        reduced_run = flow.reduced_flow_or_gd(args, cfg, red_level.simulate, **red_kw)
+    else:
+        reduced_run = lambda: red_level.simulate(cfg, **red_kw)  # noqa: E731
+    os.makedirs(args.out, exist_ok=True)
+    red = run_level("reduced", red_level, cfg, opts, reduced_run, timings)
+    ful = run_level(
+        "full", full_level, cfg, opts, lambda: full_level.simulate(cfg, **full_kw), timings
+    )
+    checker = {o.dest: opts[o.dest] for o in verbs.compare_options(setting) if o.checker}
+    report = compare(red, ful, confidence=args.confidence, **checker)
+    return verbs.Joint(red, ful, report, {"reduced": red, "full": ful}, {}, [])
 
 
 def run_compare(args) -> int:
-    """Run both levels on the config of the command line, compare them and write the outputs."""
+    """Run both levels on the config of the command line (or a joint mode's runs), compare them and
+    write the outputs: the report, each level's report entries and lines, the plot."""
     setting: Setting = args.setting_record
     cfg = options.config(args)
-    output.check_confidence(args.confidence)
-    os.makedirs(args.out, exist_ok=True)
+    opts = compare_options(args, setting)
+    mode = args.mode
+    red_level, full_level = verbs.level(setting, "reduced"), verbs.level(setting, "full")
+    output.warn_unread(args, {**red_level.unread.get(mode, {}), **full_level.unread.get(mode, {})})
     timings: dict = {}
-    steps = getattr(cfg, "steps", 0)
-    red = output.run_logged(
-        "reduced", steps, lambda: setting.reduced(cfg), timings, "reduced_seconds"
-    )
-    ful = output.run_logged(
-        "full", steps, lambda: setting.full(cfg, mode=args.mode), timings, "full_seconds"
-    )
-    report = compare(red, ful, confidence=args.confidence)
-    out = {**report.to_dict(), "timings": timings, "reduced_meta": red.meta, "full_meta": ful.meta}
-    runs = {"reduced": red, "full": ful}
-    return output.emit_compare(
-        args,
-        report,
-        out,
-        runs,
-        lambda path: plotting.compare_plot(runs, path, title=f"{setting.name}: {cfg}"),
-        [],
-    )
+    if mode in full_level.joint:
+        if red_level.flow and (args.method != "gd" or args.t_max is not None):
+            others = " or ".join(m for m in verbs.modes(setting) if m not in full_level.joint)
+            raise ValueError(
+                f"--method {args.method} / --t-max are for --mode {others}, not --mode {mode}"
+            )
+        pair = full_level.joint[mode](cfg, opts, timings)
+    else:
+        refuse_other_modes(args, setting, mode)
+        pair = run_pair(args, setting, cfg, opts, timings)
+    out, lines = {**pair.report.to_dict(), **pair.extra}, list(pair.lines)
+    for level in (red_level, full_level):
+        if level.report is not None:
+            entries, more = level.report(cfg, opts, pair.reduced, pair.full)
+            out.update(entries)
+            lines += more
+    out.update(timings=timings, reduced_meta=pair.reduced.meta, full_meta=pair.full.meta)
+
+    def plot(path):
+        if setting.plot is not None:
+            return setting.plot(cfg, opts, pair.reduced, pair.full, path)
+        runs = {"reduced": pair.reduced, "full": pair.full}
+        return plotting.compare_plot(runs, path, title=f"{setting.name}: {cfg}")
+
+    return output.emit_compare(args, pair.report, out, pair.trajectories, plot, lines)
 
 
 def estimate_levels(args) -> list:
@@ -52,20 +133,25 @@ def estimate_levels(args) -> list:
 
 
 def run_check(args) -> int:
-    """Evaluate the setting's claims; exit 0 only when every claim holds
-    (dynsim.claims.exit_code)."""
-    setting: Setting = args.setting_record
+    """Evaluate the setting's claims as its `Claims` plans them (validated before any run); exit 0
+    only when every claim holds (dynsim.claims.exit_code)."""
+    spec = verbs.claims(args.setting_record)
+    if spec.precheck is not None:
+        spec.precheck(options.values(args))
     cfg = options.config(args)
-    return output.run_claims(
-        args,
-        getattr(cfg, "steps", 0),
-        lambda log: setting.claims(cfg, log=log),
-        cfg.to_dict(),
-        unit="steps",
-    )
+    core = ("only", "out", "scheduler", "workers", "security")
+    opts = {
+        **{k: getattr(args, k) for k in core if hasattr(args, k)},
+        **parsed(args, spec.options),
+        "given": {k for k in options.values(args) if k in vars(args)},
+    }
+    plan = spec.plan(cfg, opts)
+    return output.run_claims(args, plan.total, plan.evaluate, plan.config, unit=plan.unit)
 
 
 def run_derive(args) -> int:
     """Print the setting's symbolic derivation."""
-    print(args.setting_record.derive(options.config(args), latex=args.latex))
+    spec = verbs.derivation(args.setting_record)
+    cfg = options.config(args) if spec.config else None
+    print(spec.render(cfg, {**parsed(args, spec.options), "latex": args.latex}))
     return options.EXIT_AGREE

@@ -1,52 +1,128 @@
-"""The options of `dynsim compare jsl`, declared without the levels: `--help` reads them from
-here."""
+"""What JSL declares for the core's verbs, without the levels (`--help` reads it from here): the two
+levels as `dynsim.verbs.Level`s with their options and modes, the claims and the derivation. The
+work they name is in `dynsim.jsl.hooks`, loaded when a command runs."""
 
 from __future__ import annotations
 
 from dynsim.cli import options
+from dynsim.setting import Ref
+from dynsim.verbs import Claims, Derivation, Level, Option
 
+from .config import MAX_DERIVE_C, MAX_P
 
-def compare_arguments(parser, setting) -> None:
-    """Options of `compare jsl`: every JSLConfig field, the full level's mode and the checker's
-    band."""
-    options.config_options(parser, setting)
-    run = parser.add_argument_group("run")
-    run.add_argument(
-        "--mode",
-        choices=("exact", "sampled", "realistic"),
-        default="exact",
-        help="full level: exact population loss by enumeration; a fresh batch of N samples each "
-        "step; "
-        "or realistic (E): N fixed samples, random start (omega), held-out test set (default: "
-        "exact)",
-    )
-    run.add_argument(
+HOOKS = "dynsim.jsl.hooks"
+MODES = ("exact", "sampled", "realistic")
+
+# config fields a mode of the full level does not read (the reduced level reads none of them)
+UNREAD = {
+    "exact": {
+        "N": "--mode exact enumerates the population (N is --mode sampled's batch and --mode "
+        "realistic's training set)",
+        "omega": "--mode realistic's random start only",
+        "n_test": "--mode realistic's test set only",
+    },
+    "sampled": {
+        "omega": "--mode realistic's random start only",
+        "n_test": "--mode realistic's test set only",
+    },
+    "realistic": {},
+}
+
+FULL_OPTIONS = (
+    Option(
         "--replicates",
+        "independent runs in --mode sampled, for the Monte Carlo band (default: 8)",
         type=int,
-        default=None,
-        help="independent runs in --mode sampled, for the Monte Carlo band (default: 8)",
-    )
-    options.seeds_option(
-        run,
+    ),
+    options.seeds(
         None,
         "--mode realistic only: the runs of each N, one vmapped program, averaged with "
         "a standard error (8 when left out)",
-    )
-    run.add_argument(
+        modes=("realistic",),
+    ),
+    Option(
         "--ladder",
-        type=options.int_list,
-        default=None,
-        metavar="N1,N2,...",
-        help="--mode realistic: training-set sizes for the approach table (Theorem 4.2) "
+        "--mode realistic: training-set sizes for the approach table (Theorem 4.2) "
         "(default: N/16, N/4, N)",
-    )
-    run.add_argument(
-        "--confidence",
-        type=float,
-        default=0.999,
-        help="confidence of the Monte Carlo band, family-wise over recorded steps and observables "
-        "(default: 0.999)",
-    )
-    options.out_options(run, "directory for report.json, trajectories.npz, compare.png")
-    options.report_options(run)
-    options.method_options(run)
+        type=options.int_list,
+        metavar="N1,N2,...",
+        modes=("realistic",),
+    ),
+)
+
+REDUCED = Level(
+    simulate="reduced.jsl:simulate",
+    flow=True,
+    describe=f"{HOOKS}:describe_reduced",
+    report=f"{HOOKS}:report",
+)
+
+FULL = Level(
+    simulate="full.jsl:simulate",
+    options=FULL_OPTIONS,
+    modes=MODES,
+    mode_help="full level: exact population loss by enumeration; a fresh batch of N samples each "
+    "step; or realistic (E): N fixed samples, random start (omega), held-out test set (default: "
+    "exact)",
+    unread=UNREAD,
+    validate=f"{HOOKS}:validate_full",
+    describe=f"{HOOKS}:describe_full",
+    joint={"realistic": Ref(f"{HOOKS}:compare_realistic")},
+)
+
+# in the theorems' regime: sign-of-count error 0.161 against y, 0.204 against f*, q(D - C) = C^2;
+# eta 0.005 (at D = 36 and unit temperature GD diverges at 0.02 and oscillates at 0.01); T = 2e8
+# steps, i.e. t = eta T = 1e6: the idealized claims run the gradient flow to that time (seconds),
+# the GD runs cap their steps (docs/jsl.md 12); nu = 1e-4 puts alpha0 = nu^(1/(p-1)) = 0.01 below
+# the Event-I plateau (0.073 at D = 36), the premise of Lemma 4.3: at the config's nu = 0.01,
+# alpha0 = 0.1 lies above it and alpha only falls (no Event I)
+CHECK_DEFAULTS = dict(
+    D=36,
+    C=4,
+    q=0.5,
+    nu=1e-4,
+    eta=0.005,
+    temperature="unit",
+    steps=200_000_000,
+    record_every=100,
+    N=4000,
+    n_test=8192,
+)
+CHECK_WHY = (
+    "the theorems are judged in their regime, q(D - C) = C^2 at D = 36, nu small enough for "
+    "Event I (alpha0 below its plateau), to t = eta T = 1e6 (docs/jsl.md 12), not at the small "
+    "problem `compare jsl` runs in seconds"
+)
+
+CLAIMS = Claims(
+    plan=f"{HOOKS}:check_plan",
+    options=f"{HOOKS}:CHECK_OPTIONS",
+    defaults=CHECK_DEFAULTS,
+    why=CHECK_WHY,
+    names="dynsim.jsl.theorems:CLAIMS",
+    cluster="the realistic seeds",
+    out_help="output directory; each seed of the realistic runs is stored in DIR/points as it "
+    "finishes, so the same command run again reads back every seed an interruption left finished",
+)
+
+DERIVATION = Derivation(
+    render=f"{HOOKS}:derive",
+    config=False,
+    options=(
+        Option(
+            "--C",
+            f"patches per set, 2 <= C <= {MAX_DERIVE_C}: sympy's time grows with the (C+1)(C+2)/2 "
+            "set types (default: 3)",
+            type=int,
+            default=3,
+            verbs=("derive",),
+        ),
+        Option(
+            "--p",
+            f"activation degree, odd, 3 <= p <= {MAX_P} (default: 3)",
+            type=int,
+            default=3,
+            verbs=("derive",),
+        ),
+    ),
+)

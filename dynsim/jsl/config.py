@@ -17,6 +17,8 @@ DTYPES = ("float64", "float32")
 # X_j> reaches 2 at the problems dynsim runs; sympy's derivation is symbolic but its lambdified loss
 # is not
 MAX_P = 1023
+# derive jsl --C: sympy's time grows with the (C+1)(C+2)/2 set types (docs/benchmarks.md l)
+MAX_DERIVE_C = 16
 
 
 @dataclasses.dataclass(frozen=True)

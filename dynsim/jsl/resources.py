@@ -24,8 +24,6 @@ OBSERVABLES = 24
 DEFAULT_RUNS = 8  # replicates of --mode sampled and seeds of --mode realistic when not given
 # derive jsl: seconds per set type, fitted to the measurements of docs/benchmarks.md l
 DERIVE_SECONDS_PER_TYPE = 0.4
-# derive jsl --C: sympy's time grows with the (C+1)(C+2)/2 set types (docs/benchmarks.md l)
-MAX_DERIVE_C = 16
 
 
 def _sizes(v: dict) -> tuple:

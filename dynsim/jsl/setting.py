@@ -2,8 +2,9 @@
 `jsl = "dynsim.jsl.setting:SETTING"` of the group `dynsim.settings` (pyproject.toml).
 
 A light record: the levels, the checks, the sweep and each command's work are "module:attr"
-references, loaded on first use; the config (pure Python) and the options of `compare jsl`
-(`arguments`) are all `--help` reads."""
+references, loaded on first use; the config (pure Python) and the levels' declarations
+(`arguments`) are all `--help` reads. `compare`, `check-theorems` and `derive` are the core's
+(`dynsim.cli.runs`); JSL's own commands are its figures and `transfer`."""
 
 from __future__ import annotations
 
@@ -17,16 +18,6 @@ from .config import DTYPES, FIELD_HELP, PARTITIONS, TEMPERATURES, JSLConfig
 RUN_FIGURE = Ref("dynsim.jsl.cli_figures:run_figure")
 
 COMMANDS = (
-    Command(
-        "compare",
-        "jsl",
-        arguments.compare_arguments,
-        "dynsim.jsl.cli:run_compare",
-        estimate="dynsim.jsl.resources:estimate_compare",
-        help="Jelassi, Sander, Li (2022): positional-attention ViT",
-        description="Compare reduced (alpha, gamma, rho) population dynamics with full-matrix "
-        "GD on the JSL model (T).",
-    ),
     Command(
         "figure",
         "jsl-fig4",
@@ -65,47 +56,44 @@ COMMANDS = (
         "a GLM baseline. Prints test error against N~ and writes transfer.png, "
         "transfer.json.",
     ),
-    Command(
-        "check-theorems",
-        "jsl",
-        "dynsim.jsl.cli:check_arguments",
-        "dynsim.jsl.cli:run_check",
-        estimate="dynsim.jsl.resources:estimate_check",
-        description="Judge JSL's claims (docs/jsl.md 12-13): Lemma 4.1 (full exact run), Lemma "
-        "4.3 (d gamma > 0 at every saved state), Theorem 4.1 (gap to the Bayes "
-        "error against f* decreasing over the ladder D = 36, 40, 44, 48 with q(D - "
-        "C) kept; --quick: 32, 36, 40; --sizes), Theorem 3.1 (monotone-link GLMs "
-        "against f*), and the realistic claims (Lemma 4.2, Theorems 4.2, 5.1, "
-        "Figure 2); unit temperature judged, sqrt_d reported. Defaults: D=36, C=4, "
-        "q=0.5, eta=0.005, T = 2e8 steps: the idealized reduced runs are the "
-        "gradient flow (the eta -> 0 limit of GD) to t = eta T = 1e6, and the GD "
-        "runs cap their steps (Lemma 4.1 60,000, GLM 500, realistic 2,000), so "
-        "--steps reaches every trained run. Prints a table of verdicts (holds, "
-        "fails, not "
-        'applicable, not evaluated) and measurements; --json prints {"config", "claims", '
-        '"measurements"}. Exit 0 only when every claim holds, 1 otherwise, 2 on invalid input.',
-    ),
-    Command(
-        "derive",
-        "jsl",
-        "dynsim.jsl.cli:derive_arguments",
-        "dynsim.jsl.cli:run_derive",
-        estimate="dynsim.jsl.resources:estimate_derive",
-        description="Print the per-configuration reduced JSL loss built in sympy and its "
-        "derivatives in alpha, gamma, rho (D, beta, tau, nu stay symbols).",
-    ),
 )
+
+DESCRIPTIONS = {
+    "compare": "Compare reduced (alpha, gamma, rho) population dynamics with full-matrix "
+    "GD on the JSL model (T).",
+    "check-theorems": "Judge JSL's claims (docs/jsl.md 12-13): Lemma 4.1 (full exact run), Lemma "
+    "4.3 (d gamma > 0 at every saved state), Theorem 4.1 (gap to the Bayes "
+    "error against f* decreasing over the ladder D = 36, 40, 44, 48 with q(D - "
+    "C) kept; --quick: 32, 36, 40; --sizes), Theorem 3.1 (monotone-link GLMs "
+    "against f*), and the realistic claims (Lemma 4.2, Theorems 4.2, 5.1, "
+    "Figure 2); unit temperature judged, sqrt_d reported. Defaults: D=36, C=4, "
+    "q=0.5, eta=0.005, T = 2e8 steps: the idealized reduced runs are the "
+    "gradient flow (the eta -> 0 limit of GD) to t = eta T = 1e6, and the GD "
+    "runs cap their steps (Lemma 4.1 60,000, GLM 500, realistic 2,000), so "
+    "--steps reaches every trained run. Prints a table of verdicts (holds, "
+    "fails, not "
+    'applicable, not evaluated) and measurements; --json prints {"config", "claims", '
+    '"measurements"}. Exit 0 only when every claim holds, 1 otherwise, 2 on invalid input.',
+    "derive": "Print the per-configuration reduced JSL loss built in sympy and its "
+    "derivatives in alpha, gamma, rho (D, beta, tau, nu stay symbols).",
+}
 
 SETTING = Setting(
     name="jsl",
     description="Jelassi, Sander, Li (2022): positional-attention ViT",
     config=JSLConfig,
-    reduced="reduced.jsl:simulate",
-    full="full.jsl:simulate",
+    reduced=arguments.REDUCED,
+    full=arguments.FULL,
     checks="dynsim.jsl.checks:CHECKS",
-    modes=("exact", "sampled", "realistic"),
-    claims="dynsim.jsl.theorems:check_theorems",
-    derive="dynsim.jsl.cli:derive",
+    claims=arguments.CLAIMS,
+    derive=arguments.DERIVATION,
+    plot="dynsim.jsl.hooks:plot",
+    descriptions=DESCRIPTIONS,
+    estimates={
+        "compare": "dynsim.jsl.resources:estimate_compare",
+        "check-theorems": "dynsim.jsl.resources:estimate_check",
+        "derive": "dynsim.jsl.resources:estimate_derive",
+    },
     sweep="dynsim.jsl.sweep:SWEEP",
     commands=COMMANDS,
     field_help=FIELD_HELP,

@@ -1,5 +1,6 @@
-"""The options of `dynsim compare mim` and `derive mim` and the syntax MIM's config fields need,
-declared without the levels: `--help` reads them from here."""
+"""What MIM declares for the core's verbs, without the levels (`--help` reads it from here): the two
+levels as `dynsim.verbs.Level`s with their options and modes, the claims, the derivation, and the
+syntax MIM's config fields need. The work they name is in `dynsim.mim.hooks`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import json
 
 from dynsim.cli import options
+from dynsim.verbs import Claims, Derivation, Level, Option
 
 from .config import DTYPES, PARTITIONS
 
@@ -36,62 +38,90 @@ FIELD_PARSERS = {"z": z_option, "partitions": options.json_option}
 FIELD_CHOICES = {"partition": PARTITIONS, "dtype": DTYPES}
 
 
-def compare_arguments(parser, setting) -> None:
-    """Options of `compare mim`: every MIMConfig field, the full level's mode, the reduced
-    approximation."""
-    options.config_options(parser, setting)
-    run = parser.add_argument_group("run")
-    run.add_argument(
-        "--mode",
-        choices=("exact", "sampled"),
-        default="exact",
-        help="full level: exact population loss (every cluster, latent vector and mask) or a fresh "
-        "batch of N samples each step (default: exact)",
-    )
-    run.add_argument(
-        "--approximation",
-        choices=APPROX_CHOICES,
-        default=None,
-        help="reduced level: none (exact, B free; K > 1 runs per query and joint type), pp_frozen "
-        "(B = 0), mean_field (counts at their means) or both (default: none)",
-    )
-    run.add_argument(
-        "--replicates",
-        type=int,
-        default=None,
-        help="independent runs in --mode sampled (default: 8), and independent Monte Carlo draws "
-        "of the "
-        "reduced level with --samples (default: 4)",
-    )
-    run.add_argument(
-        "--samples",
-        type=int,
-        default=None,
-        metavar="S",
-        help="reduced level by Monte Carlo over the masked counts: S count vectors per query (B "
-        "free, "
-        "any K; for the P where the exact enumeration does not fit and mean field is too coarse; "
-        "its bias is O(1/S), docs/mim.md §3b) (default: exact)",
-    )
-    run.add_argument(
-        "--confidence",
-        type=float,
-        default=0.999,
-        help="confidence of the Monte Carlo band in --mode sampled (default: 0.999)",
-    )
-    run.add_argument(
-        "--approximation-tolerance",
-        type=float,
-        default=0.05,
-        help="with an approximation: allowed |difference| as a fraction of each observable's "
-        "largest "
-        "magnitude, > 0 (a stated choice, not a derived bound) (default: 0.05)",
-    )
-    options.out_options(run)
-    options.report_options(run)
-    options.method_options(run)
+HOOKS = "dynsim.mim.hooks"
 
+REDUCED = Level(
+    simulate="reduced.mim:simulate",
+    options=(
+        Option(
+            "--approximation",
+            "reduced level: none (exact, B free; K > 1 runs per query and joint type), pp_frozen "
+            "(B = 0), mean_field (counts at their means) or both (default: none)",
+            choices=APPROX_CHOICES,
+        ),
+        Option(
+            "--samples",
+            "reduced level by Monte Carlo over the masked counts: S count vectors per query (B "
+            "free, any K; for the P where the exact enumeration does not fit and mean field is too "
+            "coarse; its bias is O(1/S), docs/mim.md §3b) (default: exact)",
+            type=int,
+            metavar="S",
+        ),
+        Option(
+            "--approximation-tolerance",
+            "with an approximation: allowed |difference| as a fraction of each observable's "
+            "largest magnitude, > 0 (a stated choice, not a derived bound) (default: 0.05)",
+            type=float,
+            default=0.05,
+            checker=True,
+        ),
+    ),
+    keywords=f"{HOOKS}:reduced_keywords",
+    flow=True,
+    validate=f"{HOOKS}:validate_reduced",
+    describe=f"{HOOKS}:describe_reduced",
+    post=f"{HOOKS}:per_patch",
+    report=f"{HOOKS}:report",
+)
 
-def derive_arguments(parser, setting) -> None:
-    """Options of `derive mim`: --latex."""
-    parser.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+FULL = Level(
+    simulate="full.mim:simulate",
+    options=(
+        Option(
+            "--replicates",
+            "independent runs in --mode sampled (default: 8), and independent Monte Carlo draws "
+            "of the reduced level with --samples (default: 4)",
+            type=int,
+        ),
+    ),
+    keywords=f"{HOOKS}:full_keywords",
+    modes=("exact", "sampled"),
+    mode_help="full level: exact population loss (every cluster, latent vector and mask) or a "
+    "fresh batch of N samples each step (default: exact)",
+    unread={
+        "exact": {
+            "N": "--mode exact takes every cluster, latent vector and mask (N is --mode "
+            "sampled's batch)"
+        }
+    },
+    validate=f"{HOOKS}:validate_full",
+    describe=f"{HOOKS}:describe_full",
+)
+
+# check-theorems mim judges the Delta > 0 theorems on a ladder of P at the parameters of
+# docs/derivations/mim-model.md §10d (docs/mim.md §6)
+CLAIMS = Claims(
+    plan=f"{HOOKS}:check_plan",
+    options=f"{HOOKS}:CHECK_OPTIONS",
+    defaults=dict(kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=1000),
+    why="the theorems are judged at Delta = +0.4 (kappa = 0.9, 0.4; "
+    "docs/derivations/mim-model.md §10d), gamma = 0.5, and steps counts the GD steps of "
+    "the reference problem (P = 1024, gamma = 0.5, eta = 1, K = 1): every run takes "
+    "ceil(steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K), the phases' time scale "
+    "K P^(1 - kappa_s) / (gamma eta z^3) with z = 1 (docs/mim.md §6); every rung has K "
+    "clusters, areas from --partition (the random areas of cluster k drawn from --seed "
+    "and k)",
+    exclude={
+        "P": "the ladder: --quick or not",
+        "z": "z = 1: the claims' per-query loss is z^2/2 [...]",
+        "record_every": "about 100 records per run",
+        "d": "the reduced level has no embedding",
+        "partitions": "the areas come from --partition",
+        "N": "the reduced level's loss is the population loss",
+        "dtype": "float64",
+    },
+    names="dynsim.mim.theorems:CLAIMS",
+    precheck=f"{HOOKS}:check_clusters",
+)
+
+DERIVATION = Derivation(render=f"{HOOKS}:derive", config=False)

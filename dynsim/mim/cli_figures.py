@@ -16,7 +16,7 @@ from dynsim.trajectory import atomic_savez, many_to_arrays, save_many
 
 from . import phases, plotting
 from .arguments import APPROX_CHOICES
-from .cli import approx_option, signed_configs
+from .hooks import approx_option, signed_configs
 from .partition import query_patches
 
 # mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta =

@@ -2,31 +2,18 @@
 `mim = "dynsim.mim.setting:SETTING"` of the group `dynsim.settings` (pyproject.toml).
 
 A light record: everything but names and help lines is a "module:attr" reference, loaded on first
-use (the config too: its areas need NumPy); the options of `compare mim` and `derive mim` are in
-`arguments`."""
+use (the config too: its areas need NumPy); the levels, claims and derivation are declared in
+`arguments` and run by the core's verbs (`dynsim.cli.runs`); MIM's own commands are its figures."""
 
 from __future__ import annotations
 
 from dynsim.setting import Command, Ref, Setting
 
+from . import arguments
+
 CLI_FIGURES = "dynsim.mim.cli_figures"
 
 COMMANDS = (
-    Command(
-        "compare",
-        "mim",
-        "dynsim.mim.arguments:compare_arguments",
-        "dynsim.mim.cli:run_compare",
-        estimate="dynsim.mim.resources:estimate_compare",
-        help="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
-        description="Compare the reduced per-query MIM dynamics (FP correlations A, PP "
-        "correlations B, Lemmas 5.1-5.2) with full-matrix GD on the literal d x d "
-        "matrix Q. With K = 1 the reduction is exact and both levels agree to "
-        "float rounding, for any K: with K > 1 the PP correlations B stay free, "
-        "one per query and joint type of the key (reduced.mim.joint). "
-        "--approximation pp_frozen (B = 0, the theory's claim) reports its "
-        "deviation from full and the PP magnitude it drops.",
-    ),
     Command(
         "figure",
         "mim-phases",
@@ -45,13 +32,27 @@ COMMANDS = (
         help="MIM: attention maps of the trained full model and its attention diversity",
         description=Ref(f"{CLI_FIGURES}:ATTENTION_DESCRIPTION"),
     ),
-    Command(
-        "check-theorems",
-        "mim",
-        "dynsim.mim.cli:check_arguments",
-        "dynsim.mim.cli:run_check",
-        estimate="dynsim.mim.resources:estimate_check",
-        description="Judge the MIM claims on a P ladder of reduced runs with B free "
+)
+
+SETTING = Setting(
+    name="mim",
+    description="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
+    config="dynsim.mim.config:MIMConfig",
+    reduced=arguments.REDUCED,
+    full=arguments.FULL,
+    checks="dynsim.mim.checks:CHECKS",
+    claims=arguments.CLAIMS,
+    derive=arguments.DERIVATION,
+    plot="dynsim.mim.hooks:plot",
+    descriptions={
+        "compare": "Compare the reduced per-query MIM dynamics (FP correlations A, PP "
+        "correlations B, Lemmas 5.1-5.2) with full-matrix GD on the literal d x d "
+        "matrix Q. With K = 1 the reduction is exact and both levels agree to "
+        "float rounding, for any K: with K > 1 the PP correlations B stay free, "
+        "one per query and joint type of the key (reduced.mim.joint). "
+        "--approximation pp_frozen (B = 0, the theory's claim) reports its "
+        "deviation from full and the PP magnitude it drops.",
+        "check-theorems": "Judge the MIM claims on a P ladder of reduced runs with B free "
         "(mean_field; pp_frozen+mean_field reported beside): Theorem 4.1's loss "
         "gap <= eps; F.3's two phases "
         "for Delta > 0 with a Phase-I drop >= log 2; the initial rate ratio on the "
@@ -73,31 +74,17 @@ COMMANDS = (
         "a table (or --json: config, claims, "
         "measurements); exit 0 only when every claim holds (docs/mim.md section "
         "6), 1 otherwise, 2 on invalid input.",
-    ),
-    Command(
-        "derive",
-        "mim",
-        "dynsim.mim.arguments:derive_arguments",
-        "dynsim.mim.cli:run_derive",
-        description="Print the per-query MIM loss built in sympy (own-area and other-area "
+        "derive": "Print the per-query MIM loss built in sympy (own-area and other-area "
         "views) and its derivatives in A_n, B_n, B_self, A_i, B_i.",
-    ),
-)
-
-SETTING = Setting(
-    name="mim",
-    description="Huang, Wen, Chi, Liang (2024): masked image modeling, FP and PP correlations",
-    config="dynsim.mim.config:MIMConfig",
-    reduced="reduced.mim:simulate",
-    full="full.mim:simulate",
-    checks="dynsim.mim.checks:CHECKS",
-    modes=("exact", "sampled"),
-    claims="dynsim.mim.cli:claims",
-    derive="dynsim.mim.cli:derive",
+    },
+    estimates={
+        "compare": "dynsim.mim.resources:estimate_compare",
+        "check-theorems": "dynsim.mim.resources:estimate_check",
+    },
     sweep="dynsim.mim.sweep:SWEEP",
     commands=COMMANDS,
     field_help="dynsim.mim.config:FIELD_HELP",
     resources="dynsim.mim.resources:needs",
-    field_parsers="dynsim.mim.arguments:FIELD_PARSERS",
-    field_choices="dynsim.mim.arguments:FIELD_CHOICES",
+    field_parsers=arguments.FIELD_PARSERS,
+    field_choices=arguments.FIELD_CHOICES,
 )

@@ -1,0 +1,232 @@
+"""What JSL's levels, claims and derivation do beyond the core's verbs (`dynsim.jsl.arguments`
+declares them): the log lines, the event times and reference lines of every compare, the realistic
+mode's joint runs over a ladder of N, the plan of `check-theorems jsl`, the sympy derivation."""
+
+from __future__ import annotations
+
+import full.jsl
+from dynsim.claims import parse_only
+from dynsim.cli import options, output
+from dynsim.store import Store
+from dynsim.sweeps import executors
+from dynsim.verbs import Joint, Option, Plan
+from reduced.jsl.symbolic import render
+
+from . import (
+    approach,
+    claims_idealized,
+    events,
+    ladder,
+    plotting,
+    realistic_plan,
+    reference,
+    theorems,
+)
+from .config import MAX_DERIVE_C, MAX_P
+
+CHECK_OPTIONS = (
+    Option(
+        "--seeds",
+        "number of independent runs, each with its own random draws derived from --seed; the "
+        "realistic runs and the GLM of each judged point, averaged or counted per claim "
+        "(default: 4)",
+        type=int,
+        default=4,
+        metavar="N",
+        verbs=("check-theorems",),
+    ),
+    Option(
+        "--quick",
+        f"CI-sized: Theorem 4.1's ladder D = {', '.join(map(str, ladder.QUICK_LADDER))} "
+        f"instead of {', '.join(map(str, ladder.LADDER))}, a smaller GLM training set",
+        action="store_true",
+        verbs=("check-theorems",),
+    ),
+    Option(
+        "--sizes",
+        "Theorem 4.1's ladder of D, at least 3 sizes, each with q(D - C) = the judged point's "
+        f"(default: {','.join(map(str, ladder.LADDER))}; at most D = {ladder.MAX_FLOW_D}, the "
+        "exact class sum)",
+        type=options.int_list,
+        metavar="D1,D2,D3,...",
+        verbs=("check-theorems",),
+    ),
+    Option(
+        "--realistic-sizes",
+        "the realistic runs' problem and ladder (Lemma 4.2, Theorems 4.2, 5.1), any of D, C, q, "
+        "eta, T (GD steps, capped by --steps) and N (the ladder, joined by ':'); e.g. "
+        "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000 (default: "
+        + realistic_plan.describe_sizes(realistic_plan.FULL)
+        + ")",
+        metavar="KEY=VALUE,...",
+        verbs=("check-theorems",),
+    ),
+)
+
+
+def describe_reduced(cfg, opts: dict) -> str:
+    """The line logged before the reduced run."""
+    what = (
+        "population dynamics"
+        if opts["method"] == "gd"
+        else "gradient flow (the eta -> 0 limit; O(eta) from GD)"
+    )
+    return f"reduced: {what}, {cfg.steps} steps (D={cfg.D}, C={cfg.C}, {cfg.dtype}) ..."
+
+
+def describe_full(cfg, opts: dict) -> str:
+    """The line logged before the full run."""
+    return (
+        f"full: {opts['mode']} gradient descent on the {cfg.D}x{cfg.D} matrix A and v in "
+        f"R^{cfg.d} ..."
+    )
+
+
+def validate_full(cfg, opts: dict) -> None:
+    """The full level's run options (`full.jsl.check`), before any work."""
+    full.jsl.check(cfg, opts["mode"], opts["replicates"])
+
+
+def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
+    """The event times of both levels and their differences, the exact reference lines and, in
+    mode realistic, the realistic run's final test error, alignment and association."""
+    ev = events.compare_events(red, ful)
+    lines = reference.lines(cfg)
+    printed = [
+        events.table(ev),
+        "reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()),
+    ]
+    if opts["mode"] == "realistic":
+        printed.append(
+            f"realistic at T: test error {ful['test_error'][-1]:.4f}, cos(w*, v) "
+            f"{ful['cos_v'][-1]:.4f}, patch association {ful['patch_association'][-1]:.3f}"
+        )
+    return {"events": ev, "reference_lines": lines}, printed
+
+
+def plot(cfg, opts: dict, red, ful, path: str) -> None:
+    """compare.png: every observable of both levels against steps, titled with the problem."""
+    if opts["mode"] == "realistic":
+        runs = {"reduced": red, "realistic": ful}
+        title = (
+            f"JSL realistic N={cfg.N} ({realistic_seeds(opts)} seeds) vs reduced, D={cfg.D} "
+            f"C={cfg.C} q={cfg.q} temperature={cfg.temperature} eta={cfg.eta}"
+        )
+    else:
+        runs = {"reduced": red, "full": ful}
+        title = (
+            f"JSL D={cfg.D} C={cfg.C} q={cfg.q} p={cfg.p} temperature={cfg.temperature} "
+            f"eta={cfg.eta} ({cfg.dtype}, {red.meta['device']})"
+        )
+    plotting.compare_plot(runs, path, title=title)
+
+
+def realistic_seeds(opts: dict) -> int:
+    """--seeds of compare's mode realistic: 8 when left out."""
+    return 8 if opts["seeds"] is None else opts["seeds"]
+
+
+def compare_realistic(cfg, opts: dict, timings: dict) -> Joint:
+    """Mode realistic: realistic (E) over a ladder of N, each seed's reduced run from its projected
+    start (`approach.approach`); the pair compared is the one at cfg.N."""
+    if opts["replicates"] is not None:
+        raise ValueError("--replicates is for --mode sampled; --mode realistic takes --seeds")
+    seeds = realistic_seeds(opts)
+    full.jsl.check(cfg, "realistic", seeds=seeds)
+    if seeds < 2:
+        raise ValueError(
+            f"--seeds = {seeds} is invalid in compare: the standard error needs at least 2 seeds"
+        )
+    output.check_confidence(opts["confidence"])
+    sizes = sorted(set(opts["ladder"])) if opts["ladder"] else approach.ladder(cfg.N)
+    for n in sizes:
+        cfg.replace(N=n)  # validates every size before any work
+    if cfg.N not in sizes:
+        sizes = sorted(set(sizes) | {cfg.N})
+    runs: dict = {}
+    output.log(
+        f"realistic (E) at N = {', '.join(map(str, sizes))}, {seeds} seeds each, and reduced "
+        f"(P) from each seed's projected start ..."
+    )
+    # one bar per N of the ladder: each run reports its own step count
+    result = output.run_logged(
+        "realistic",
+        cfg.steps,
+        lambda: approach.approach(cfg, sizes, seeds, opts["confidence"], runs),
+        timings,
+        "seconds",
+    )
+    red, ful = runs[cfg.N]
+    trajectories = {
+        **{f"reduced_N{n}": r for n, (r, _) in runs.items()},
+        **{f"full_N{n}": f for n, (_, f) in runs.items()},
+    }
+    return Joint(
+        red,
+        ful,
+        result.reports[sizes.index(cfg.N)],
+        trajectories,
+        {"approach": result.to_dict()},
+        [result.table()],
+    )
+
+
+def check_plan(cfg, opts: dict) -> Plan:
+    """`check-theorems jsl`: every size, ladder and option validated before any run; the claims of
+    `theorems.check_theorems` on the judged point."""
+    full.jsl.check(cfg, "realistic", seeds=opts["seeds"])
+    quick, seeds = opts["quick"], opts["seeds"]
+    sizes = claims_idealized.ladder_sizes(quick, opts["sizes"])
+    if cfg.steps < 1:
+        raise ValueError(
+            f"--steps = {cfg.steps} is invalid for check-theorems: must be >= 1 (the idealized "
+            "runs are the gradient flow to t = eta * steps)"
+        )
+    # the judged D and each size valid, before any run
+    claims_idealized.ladder_configs(cfg, quick, opts["sizes"])
+    plan = realistic_plan.plan_for(quick, opts["realistic_sizes"])
+    realistic = realistic_plan.realistic_config(cfg, plan)  # valid with the judged point's q
+    only = parse_only(opts["only"], theorems.CLAIMS)
+    executors.check(opts["scheduler"], opts["workers"], opts["security"])
+    executor = {k: opts[k] for k in ("scheduler", "workers", "security")}
+    config = {
+        **cfg.to_dict(),
+        "quick": quick,
+        "seeds": seeds,
+        "ladder": list(sizes),
+        "only": sorted(only) if only else None,
+        "realistic": realistic.to_dict() | {"n_ladder": list(plan.n_ladder)},
+    }
+    total = theorems.runs(cfg, quick=quick, seeds=seeds, sizes=sizes, only=only, plan=plan)
+
+    def evaluate(log):
+        return theorems.check_theorems(
+            cfg,
+            quick=quick,
+            seeds=seeds,
+            log=log,
+            sizes=sizes,
+            only=only,
+            store=Store(opts["out"]),
+            executor=executor,
+            plan=plan,
+        )
+
+    return Plan(total, "runs", config, evaluate)
+
+
+def derive(cfg, opts: dict) -> str:
+    """`derive jsl`: the sympy per-configuration reduced loss at (--C, --p) and its derivatives in
+    alpha, gamma, rho (D, beta, tau, nu stay symbols)."""
+    C, p = opts["C"], opts["p"]
+    if not 2 <= C <= MAX_DERIVE_C:
+        raise ValueError(
+            f"--C = {C} is invalid: must lie in [2, {MAX_DERIVE_C}] (sympy's time grows with the "
+            "(C+1)(C+2)/2 set types)"
+        )
+    if not 3 <= p <= MAX_P or p % 2 == 0:
+        raise ValueError(
+            f"--p = {p} is invalid: must be an odd integer in [3, {MAX_P}] (beyond it x^p "
+            "overflows float64 from |x| = 2 on)"
+        )
+    return render(C, p, latex=opts["latex"])

@@ -1,0 +1,228 @@
+"""What MIM's levels, claims and derivation do beyond the core's verbs (`dynsim.mim.arguments`
+declares them): the reduced level's approximation and Monte Carlo keywords, the validation before
+any work, the per-patch records, the information-gap line, the plot, the plan of `check-theorems
+mim` on its P ladder and the sympy derivation."""
+
+from __future__ import annotations
+
+import full.mim
+import reduced.mim
+from dynsim.claims import parse_only
+from dynsim.cli import output
+from dynsim.verbs import Option, Plan
+from reduced.mim.symbolic import render
+
+from . import plotting, records, theorems
+
+CHECK_GROUP = "the P ladder (reduced level, mean_field: B free)"
+CHECK_OPTIONS = (
+    Option(
+        "--quick",
+        f"CI-sized ladder P = {', '.join(map(str, theorems.ladder.QUICK_LADDER))} "
+        f"instead of P = {', '.join(map(str, theorems.ladder.LADDER))}: three rungs "
+        "leave a trend 1 degree of freedom, too few to resolve Sec. 5.4 PP small's "
+        "slope (at the defaults it fails there and holds on the default ladder; "
+        "the claim says so)",
+        action="store_true",
+        verbs=("check-theorems",),
+        group=CHECK_GROUP,
+    ),
+    Option(
+        "--eps",
+        f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps); below "
+        f"{theorems.EPS} every run is lengthened by {theorems.EPS}/eps (T* grows like "
+        f"1/eps) (default: {theorems.EPS})",
+        type=float,
+        default=theorems.EPS,
+        verbs=("check-theorems",),
+        group=CHECK_GROUP,
+    ),
+)
+
+
+def approx_option(value):
+    """--approximation none is the exact reduction (None)."""
+    return None if value in (None, "none") else value
+
+
+def monte_carlo(opts: dict) -> dict:
+    """The reduced level's Monte Carlo keywords: with --samples, its samples and replicates."""
+    if opts["samples"] is None:
+        return {}
+    return {"samples": opts["samples"], "replicates": opts["replicates"]}
+
+
+def reduced_keywords(cfg, opts: dict) -> dict:
+    """`reduced.mim.simulate`'s keywords: the approximation and the Monte Carlo draws."""
+    return {"approximation": approx_option(opts["approximation"]), **monte_carlo(opts)}
+
+
+def full_replicates(opts: dict):
+    """--replicates of the full level: with --samples in mode exact it counts the reduced level's
+    draws, not the full level's (which takes none)."""
+    if opts["mode"] == "exact" and opts["samples"] is not None:
+        return None
+    return opts["replicates"]
+
+
+def full_keywords(cfg, opts: dict) -> dict:
+    """`full.mim.simulate`'s keywords: the mode and the replicates."""
+    return {"mode": opts["mode"], "replicates": full_replicates(opts)}
+
+
+def validate_reduced(cfg, opts: dict) -> None:
+    """The reduced level's options (`reduced.mim.check`) and the approximation's tolerance."""
+    approx = approx_option(opts["approximation"])
+    reduced.mim.check(cfg, approx, method=opts["method"], **monte_carlo(opts))
+    if not opts["approximation_tolerance"] > 0:
+        raise ValueError(
+            f"--approximation-tolerance = {opts['approximation_tolerance']} is invalid: must be > 0"
+        )
+
+
+def validate_full(cfg, opts: dict) -> None:
+    """The full level's options (`full.mim.check`)."""
+    full.mim.check(cfg, opts["mode"], full_replicates(opts))
+
+
+def area_sizes(cfg) -> list:
+    """The size of every area of every cluster."""
+    return [[len(a) for a in cl] for cl in cfg.areas]
+
+
+def describe_reduced(cfg, opts: dict) -> str:
+    """The line logged before the reduced run: the problem."""
+    return (
+        f"MIM: P={cfg.P}, K={cfg.K}, areas {area_sizes(cfg)}, |M|={cfg.masked}, "
+        f"Delta={cfg.delta:.3f}, d={cfg.d}, {cfg.dtype}"
+    )
+
+
+def describe_full(cfg, opts: dict) -> str:
+    """The line logged before the full run."""
+    return f"full: {opts['mode']} gradient descent on the {cfg.d}x{cfg.d} matrix Q ..."
+
+
+def per_patch(red, cfg, opts: dict):
+    """The reduced records per patch, as the full run holds them, whatever the expansion
+    budget."""
+    return records.with_per_patch(red, cfg)
+
+
+def red_draws(replicates) -> int:
+    """The reduced level's independent Monte Carlo draws: --replicates, default 4
+    (`reduced.mim.simulate`)."""
+    return 4 if replicates is None else replicates
+
+
+def label(opts: dict) -> str:
+    """What the reduced level computed: exact, a named approximation, or Monte Carlo."""
+    if opts["samples"] is not None:
+        return (
+            f"Monte Carlo, {opts['samples']} count vectors per query, "
+            f"{red_draws(opts['replicates'])} draws"
+        )
+    return reduced.mim.label(reduced.mim.approximations(approx_option(opts["approximation"])))
+
+
+def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
+    """The information gap, the area sizes and what the reduced level computed."""
+    kappas, what = cfg.effective_kappas, label(opts)
+    line = (
+        f"information gap Delta = {cfg.delta:.3f} (effective kappas {kappas[0]:.3f}, "
+        f"{kappas[1]:.3f}); reduced level: {what}"
+        + ("" if opts["method"] == "gd" else ", gradient flow (O(eta) from GD)")
+    )
+    entries = {"delta": cfg.delta, "area_sizes": area_sizes(cfg), "reduced_approximation": what}
+    return entries, [line]
+
+
+def plot(cfg, opts: dict, red, ful, path: str) -> None:
+    """compare.png: FP and PP correlations of both levels, per query class."""
+    plotting.compare_plot(
+        {"reduced": red, "full": ful},
+        cfg,
+        path,
+        title=f"MIM P={cfg.P} K={cfg.K} areas {area_sizes(cfg)[0]} gamma={cfg.mask_ratio} "
+        f"eta={cfg.eta} Delta={cfg.delta:.2f} ({cfg.dtype}, {red.meta['device']})",
+    )
+
+
+def signed_configs(base, args) -> tuple:
+    """`base` with the kappas of --kappa-pos and of --kappa-neg (each "KC,KS"): the Delta > 0 and
+    Delta < 0 configs."""
+    out = []
+    for option, text in (("--kappa-pos", args.kappa_pos), ("--kappa-neg", args.kappa_neg)):
+        try:
+            kc, ks = (float(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(
+                f"{option} = {text!r} is invalid: expected two numbers KC,KS, e.g. 0.9,0.4"
+            ) from None
+        out.append(base.replace(kappa_c=kc, kappa_s=ks))
+    return tuple(out)
+
+
+def check_clusters(values: dict) -> None:
+    """--K: an integer >= 1 (the config would name its field, not the option)."""
+    K = values["K"]
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise ValueError(
+            f"--K = {K!r} is invalid: must be an integer >= 1 (the number of clusters)"
+        )
+
+
+def check_plan(cfg, opts: dict) -> Plan:
+    """`check-theorems mim`: the claims on the P ladder (docs/mim.md §6), every rung's config
+    validated before any run."""
+    eps, quick = opts["eps"], opts["quick"]
+    if not 0.0 < eps < 1.0:
+        raise ValueError(f"--eps = {eps} is invalid: must lie strictly between 0 and 1")
+    if cfg.steps < 1:
+        raise ValueError(f"--steps = {cfg.steps} is invalid: must be >= 1")
+    if cfg.partition == "grid" and "seed" in opts["given"]:
+        output.log(
+            f"warning: --seed = {cfg.seed} is not read here: grid areas draw nothing (--seed "
+            "sets the areas of --partition random)"
+        )
+    base = theorems.base_config(
+        steps=cfg.steps,
+        eta=cfg.eta,
+        mask_ratio=cfg.mask_ratio,
+        kappa_c=cfg.kappa_c,
+        kappa_s=cfg.kappa_s,
+        K=cfg.K,
+        partition=cfg.partition,
+        seed=cfg.seed,
+    )  # validates eta, gamma, the kappas and K
+    only = parse_only(opts["only"], theorems.CLAIMS)
+    sizes = theorems.sizes(quick)
+    runs = theorems.run_configs(base, sizes, theorems.ladder.steps_for(cfg.steps, eps))
+    # a Delta <= 0 base is judged too: the Delta > 0 statements are then "not applicable" (their
+    # premise)
+    config = {
+        "quick": quick,
+        "eps": eps,
+        "ladder": list(sizes),
+        "dynamics": theorems.ladder.JUDGED,
+        "K": base.K,
+        "partition": base.partition,
+        "seed": base.seed if base.partition == "random" else None,
+        "runs": {str(P): c.to_dict() for P, c in runs["runs"].items()},
+        "only": sorted(only) if only else None,
+    }
+    if only is None:
+        config.update(
+            negative_delta=runs["negative_delta"].to_dict(), diversity=runs["diversity"].to_dict()
+        )
+
+    def evaluate(log):
+        return theorems.check_theorems(base=base, quick=quick, eps=eps, log=log, only=only)
+
+    return Plan(theorems.runs(quick, only), "runs", config, evaluate)
+
+
+def derive(cfg, opts: dict) -> str:
+    """`derive mim`: the sympy per-query loss (own-area and other-area views) and its partial
+    derivatives in A_n, B_n, B_self, A_i, B_i (any P)."""
+    return render(latex=opts["latex"])
