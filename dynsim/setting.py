@@ -46,10 +46,11 @@ def load(target: str) -> Any:
 
 
 class Ref:
-    """A "module:attr" reference, loaded on first use: `load()`, or a call, which calls the loaded
-    object."""
+    """A "module:attr" reference, loaded on use: `load()`, or a call, which calls the loaded object.
+    Each use reads the attribute again (the module is imported once), so a function replaced in its
+    module (a test's monkeypatch, a user's wrapper) is the one called."""
 
-    __slots__ = ("target", "loaded")
+    __slots__ = ("target",)
 
     def __init__(self, target: str):
         module, colon, attr = target.partition(":")
@@ -57,12 +58,10 @@ class Ref:
             raise ValueError(
                 f'reference = {target!r} is invalid: must read "package.module:attribute"'
             )
-        self.target, self.loaded = target, None
+        self.target = target
 
     def load(self) -> Any:
-        if self.loaded is None:
-            self.loaded = (load(self.target),)
-        return self.loaded[0]
+        return load(self.target)
 
     def __call__(self, *args, **kwargs):
         return self.load()(*args, **kwargs)
@@ -158,26 +157,39 @@ class Checks(Lazy):
 
 
 @dataclasses.dataclass(frozen=True)
+class SweepTable:
+    """What a sweep prints and draws: heatmaps, the summaries drawn by default; columns, name
+    endings of the summaries printed in the terminal table (table.csv has all); extra_columns,
+    further columns printed when present; example, the help line of `dynsim sweep NAME`;
+    level_summaries / point_summaries, every name the summary can give, per level (prefixed
+    "reduced_" / "full_" in the row) and per point (a --heatmap outside them is refused before any
+    work; empty: checked after the points run)."""
+
+    heatmaps: tuple[str, ...] = ("final_loss",)
+    columns: tuple[str, ...] = ("final_loss",)
+    extra_columns: tuple[str, ...] = ()
+    example: str = ""
+    level_summaries: tuple[str, ...] = ()
+    point_summaries: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class SweepSpec(Lazy):
-    """How `dynsim.sweep` runs a setting's points.
+    """How `dynsim.sweep` computes a setting's points (what it prints: `table`, a `SweepTable`).
 
     reduced / full: (cfgs of one group, options, batch_size) -> [Trajectory]; group(cfg, options,
     level) -> a hashable key (points with equal keys share their compiled programs); check(cfg,
     options, level) raises ValueError for a point its levels cannot run, before any work;
     summary(cfg, reduced, full, report) -> dict (one table row); reduced_options / full_options: the
-    run options each level takes, with `defaults`; heatmaps: the summaries drawn by default;
-    columns: name endings of the summaries printed in the terminal table (table.csv has all),
-    extra_columns: further columns printed when present; modes: the full level's modes;
-    add_arguments(group): the level options of `dynsim sweep NAME`; normalize(options) -> options,
-    after parsing; example: the help line; traced: the config fields a group's compiled program
-    takes as traced numbers (the others are shapes: points that differ in them fall in different
-    groups); seeded(cfg, options, level) -> whether the seed changes the point's numbers at `level`
-    beyond rounding (None: always); a point it does not is run once for all its seeds.
-    level_summaries / point_summaries: every name `summary` can give, per level (prefixed "reduced_"
-    / "full_" in the row) and per point; a --heatmap outside them is refused before any work (empty:
-    checked after the points run)."""
+    run options each level takes (a point's key records them), with `defaults`; normalize(options)
+    -> options, after parsing (the command line's level options are the levels' declared
+    `dynsim.verbs.Option`s with "sweep" in their verbs, and --mode from the full level's modes);
+    traced: the config fields a group's compiled program takes as traced numbers (the others are
+    shapes: points that differ in them fall in different groups); seeded(cfg, options, level) ->
+    whether the seed changes the point's numbers at `level` beyond rounding (None: always); a point
+    it does not is run once for all its seeds."""
 
-    LAZY = ("reduced", "full", "group", "check", "summary", "add_arguments", "normalize", "seeded")
+    LAZY = ("reduced", "full", "group", "check", "summary", "normalize", "seeded")
 
     reduced: Callable
     full: Callable
@@ -187,24 +199,17 @@ class SweepSpec(Lazy):
     reduced_options: tuple[str, ...] = ()
     full_options: tuple[str, ...] = ("mode", "replicates", "confidence")
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    heatmaps: tuple[str, ...] = ("final_loss",)
-    columns: tuple[str, ...] = ("final_loss",)
-    extra_columns: tuple[str, ...] = ()
-    modes: tuple[str, ...] = ("exact",)
-    add_arguments: Optional[Callable[[Any], None]] = None
     normalize: Optional[Callable[[dict], dict]] = None
-    example: str = ""
     traced: tuple[str, ...] = ()
     seeded: Optional[Callable] = None
-    level_summaries: tuple[str, ...] = ()
-    point_summaries: tuple[str, ...] = ()
+    table: SweepTable = SweepTable()
 
 
 @dataclasses.dataclass(frozen=True)
 class Setting(Lazy):
     """One setting: its name, config dataclass, two levels and everything the face needs to run and
     judge them. dynsim runs `compare`, `check-theorems`, `derive` and `sweep` for every setting from
-    this record (`dynsim.cli.verbs`); `commands` adds the setting's own (figures, transfer).
+    this record (`dynsim.cli.runs`); `commands` adds the setting's own (figures, transfer).
 
     reduced / full: each level as a `dynsim.verbs.Level` (its simulate, options, modes,
     post-processing, report lines) or as a bare simulate(cfg, **options) returning Trajectories

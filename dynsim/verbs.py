@@ -2,7 +2,7 @@
 `check-theorems`, `derive`): its two levels (`Level`), their options (`Option`), its claims
 (`Claims`) and its derivation (`Derivation`).
 
-A setting declares only what differs; `dynsim.cli.verbs` reads these records and does the rest (the
+A setting declares only what differs; `dynsim.cli.runs` reads these records and does the rest (the
 config options, validation before any work, progress, the checker, the outputs). Every field that
 names code may be a "module:attr" reference (`dynsim.setting.Ref`), loaded when a run needs it, so
 `--help` reads the declarations without importing a level.
@@ -187,4 +187,15 @@ def compare_options(setting) -> list[Option]:
         for name in ("reduced", "full")
         for o in level(setting, name).options
         if "compare" in o.verbs
+    ]
+
+
+def sweep_options(setting) -> list[Option]:
+    """The options `sweep` takes from the two levels (declared once, with "sweep" in their verbs),
+    reduced first."""
+    return [
+        o
+        for name in ("reduced", "full")
+        for o in level(setting, name).options
+        if "sweep" in o.verbs
     ]

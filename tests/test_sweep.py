@@ -360,13 +360,13 @@ def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
     ],
 )
 def test_heatmap_names_are_checked_before_any_work(tmp_path, setting, axes, base):
-    """The summaries a setting declares (`SweepSpec.level_summaries`, `point_summaries`) are every
+    """The summaries a setting declares (`SweepTable.level_summaries`, `point_summaries`) are every
     column its rows hold, so a --heatmap outside them is refused before any point runs (issue 16: it
     was, after all of them)."""
     spec = dynsim.sweeps.spec_of(setting)
     known = (
-        {p + n for p in ("reduced_", "full_") for n in spec.level_summaries}
-        | set(spec.point_summaries)
+        {p + n for p in ("reduced_", "full_") for n in spec.table.level_summaries}
+        | set(spec.table.point_summaries)
         | set(axes)
         | {"seed", "seeded", "dtype", "key"}
     )

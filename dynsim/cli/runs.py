@@ -42,13 +42,14 @@ def refuse_other_modes(args, setting: Setting, mode: str) -> None:
 
 
 def keywords(level: verbs.Level, cfg, opts: dict, full: bool) -> dict:
-    """The keywords of the level's simulate: its `keywords` hook, else each of its options the mode
-    reads (and the full level's mode)."""
+    """The keywords of the level's simulate: its `keywords` hook, else each of its `compare` options
+    the mode reads (and the full level's mode)."""
     if level.keywords is not None:
         return level.keywords(cfg, opts)
     out = {"mode": opts["mode"]} if full else {}
     for o in level.options:
-        if not o.checker and (not o.modes or opts["mode"] in o.modes):
+        wanted = "compare" in o.verbs and not o.checker
+        if wanted and (not o.modes or opts["mode"] in o.modes):
             out[o.dest] = opts[o.dest]
     return out
 

@@ -5,6 +5,7 @@ runs."""
 
 from __future__ import annotations
 
+from dynsim import verbs
 from dynsim.setting import Command, Setting
 
 from . import options
@@ -74,7 +75,7 @@ def sweep_arguments(parser, setting: Setting) -> None:
         default=None,
         metavar="NAME,...",
         help="summaries to draw as heatmaps over two swept axes (default: "
-        + ", ".join(spec.heatmaps)
+        + ", ".join(spec.table.heatmaps)
         + " of the level run)",
     )
     run.add_argument(
@@ -85,23 +86,26 @@ def sweep_arguments(parser, setting: Setting) -> None:
         help="the two swept axes of the heatmaps (default: the first two with several values)",
     )
     levels = parser.add_argument_group("levels")
+    modes = verbs.modes(setting)
     levels.add_argument(
         "--mode",
-        choices=spec.modes,
-        default=spec.modes[0],
-        help=f"full level: as in `dynsim compare` (default: {spec.modes[0]})",
+        choices=modes,
+        default=modes[0],
+        help=f"full level: as in `dynsim compare` (default: {modes[0]})",
     )
-    levels.add_argument(
-        "--replicates", type=int, default=None, help="full level in --mode sampled (default: 8)"
-    )
+    declared = verbs.sweep_options(setting)
+    if "replicates" in spec.full_options and all(o.dest != "replicates" for o in declared):
+        levels.add_argument(
+            "--replicates", type=int, default=None, help="full level in --mode sampled (default: 8)"
+        )
     levels.add_argument(
         "--confidence",
         type=float,
         default=0.999,
         help="checker's Monte Carlo band (default: 0.999)",
     )
-    if spec.add_arguments is not None:
-        spec.add_arguments(levels)
+    for o in declared:
+        o.add(levels)
 
 
 def commands(setting: Setting) -> list[Command]:
@@ -114,7 +118,7 @@ def commands(setting: Setting) -> list[Command]:
             setting.name,
             sweep_arguments,
             "dynsim.cli.sweep_run:run",
-            help=setting.sweep.example or setting.description,
+            help=setting.sweep.table.example or setting.description,
             description=DESCRIPTION,
             estimate="dynsim.cli.sweep_run:estimate",
         )

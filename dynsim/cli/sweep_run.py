@@ -8,7 +8,7 @@ import itertools
 import logging
 import sys
 
-from dynsim import interrupt, resources, sweeps
+from dynsim import interrupt, resources, sweeps, verbs
 from dynsim.setting import Setting
 
 from . import options, output
@@ -30,8 +30,7 @@ def estimate(args) -> list:
         return []
     values = options.values(args)
     lists = {k: (v if isinstance(v, list) else [v]) for k, v in values.items()}
-    names = setting.sweep.reduced_options + setting.sweep.full_options
-    opts = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+    opts = run_options(args, setting)
     levels = ("reduced", "full") if args.level == "both" else (args.level,)
     points = list(
         itertools.islice(itertools.product(*lists.values()), 100_000)
@@ -65,6 +64,20 @@ def estimate(args) -> list:
     return out
 
 
+def run_options(args, setting: Setting) -> dict:
+    """The levels' options of the command line that the sweep passes on: a declared option
+    (`dynsim.verbs.sweep_options`) when given (not its default: the setting's sweep defaults fill
+    in, so a point's key does not change with the spelling), --mode, --confidence and --replicates
+    when set."""
+    declared = {o.dest: o for o in verbs.sweep_options(setting)}
+    out = {}
+    for k in setting.sweep.reduced_options + setting.sweep.full_options:
+        value = getattr(args, k, None)
+        if value is not None and (k not in declared or value != declared[k].default):
+            out[k] = value
+    return out
+
+
 def run(args) -> int:
     """Run the sweep of the command line; print the compact table."""
     setting: Setting = args.setting_record
@@ -79,11 +92,10 @@ def run(args) -> int:
         raise ValueError(
             f"--seed = {given['seed']} is invalid: give one base seed and --seeds N for N seeds"
         )
-    names = spec.reduced_options + spec.full_options
-    run_options = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+    chosen = run_options(args, setting)
     if spec.normalize is not None:
-        run_options = spec.normalize(run_options)
-    if run_options.get("replicates") is not None and args.mode != "sampled":
+        chosen = spec.normalize(chosen)
+    if chosen.get("replicates") is not None and args.mode != "sampled":
         raise ValueError(
             f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for "
             f"--mode sampled"
@@ -105,7 +117,7 @@ def run(args) -> int:
             base=base,
             seeds=args.seeds,
             level=args.level,
-            options=run_options,
+            options=chosen,
             out=args.out,
             force=args.force,
             chunk_size=args.chunk_size,
@@ -162,15 +174,15 @@ def cell(row: dict, name: str) -> str:
 
 def summary_text(result, axes: list[str], spec) -> str:
     """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries
-    whose names end in one of spec.columns, spec.extra_columns, the stability flags, the verdict and
-    the largest error; then how many points diverged, are unstable or non-monotone, and how many
-    event times are censored."""
-    level_cols = [c for c in result.columns if c.endswith(tuple(spec.columns))]
+    whose names end in one of spec.table.columns, spec.table.extra_columns, the stability flags, the
+    verdict and the largest error; then how many points diverged, are unstable or non-monotone, and
+    how many event times are censored."""
+    level_cols = [c for c in result.columns if c.endswith(tuple(spec.table.columns))]
     cols = (
         axes
         + ["seed"]
         + level_cols
-        + [c for c in (*spec.extra_columns, "verdict", "max_error") if c in result.columns]
+        + [c for c in (*spec.table.extra_columns, "verdict", "max_error") if c in result.columns]
     )
     table = [[cell(r, c) for c in cols] + [flags(r, result.columns)] for r in result.rows]
     cols = cols + ["flags"]

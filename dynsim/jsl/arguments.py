@@ -33,6 +33,7 @@ FULL_OPTIONS = (
         "--replicates",
         "independent runs in --mode sampled, for the Monte Carlo band (default: 8)",
         type=int,
+        verbs=("compare", "sweep"),
     ),
     options.seeds(
         None,
@@ -50,8 +51,32 @@ FULL_OPTIONS = (
     ),
 )
 
+# how a sweep's reduced level evaluates the population sum (`reduced.jsl.sums.choose`)
+SUM_OPTIONS = (
+    Option(
+        "--max-configurations",
+        "reduced level: most moment classes summed; above it the sum is truncated or sampled "
+        "(default: 20,000,000; D = 64, C = 4, p = 3 has 15.1 million)",
+        type=int,
+        verbs=("sweep",),
+    ),
+    Option(
+        "--tail-target",
+        "reduced level: largest probability a truncation may drop (default: 1e-12)",
+        type=float,
+        verbs=("sweep",),
+    ),
+    Option(
+        "--mc-samples",
+        "reduced level: sampled configurations when neither fits (default: 1000000)",
+        type=int,
+        verbs=("sweep",),
+    ),
+)
+
 REDUCED = Level(
     simulate="reduced.jsl:simulate",
+    options=SUM_OPTIONS,
     flow=True,
     describe=f"{HOOKS}:describe_reduced",
     report=f"{HOOKS}:report",

@@ -15,7 +15,7 @@ import numpy as np
 import full.jsl
 from dynsim.jsl import events
 from dynsim.jsl.config import JSLConfig
-from dynsim.setting import SweepSpec
+from dynsim.setting import SweepSpec, SweepTable
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
@@ -128,29 +128,6 @@ def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
     return row
 
 
-def add_arguments(group) -> None:
-    """The reduced level's sum options of `dynsim sweep jsl`."""
-    group.add_argument(
-        "--max-configurations",
-        type=int,
-        default=None,
-        help="reduced level: most moment classes summed; above it the sum is truncated or sampled "
-        "(default: 20,000,000; D = 64, C = 4, p = 3 has 15.1 million)",
-    )
-    group.add_argument(
-        "--tail-target",
-        type=float,
-        default=None,
-        help="reduced level: largest probability a truncation may drop (default: 1e-12)",
-    )
-    group.add_argument(
-        "--mc-samples",
-        type=int,
-        default=None,
-        help="reduced level: sampled configurations when neither fits (default: 1000000)",
-    )
-
-
 SWEEP = SweepSpec(
     reduced=reduced_many.simulate_group,
     full=full_group,
@@ -160,31 +137,31 @@ SWEEP = SweepSpec(
     reduced_options=REDUCED_OPTIONS,
     full_options=FULL_OPTIONS,
     defaults=DEFAULT_OPTIONS,
-    heatmaps=("T1_attention", "final_error", "patch_association"),
-    columns=("final_loss", "final_error", "T1_attention"),
-    extra_columns=("sum_method",),
-    modes=("exact", "sampled", "realistic"),
-    add_arguments=add_arguments,
-    example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
     traced=tuple(JSLConfig.NUMBERS) + ("seed",),
     seeded=seeded,
-    level_summaries=tuple(k for e in events.EVENTS for k in (e, e + "_censored"))
-    + (
-        "final_loss",
-        "final_error",
-        "patch_association",
-        "final_alpha",
-        "final_gamma",
-        "final_rho",
-        "nonfinite_from_step",
-    )
-    + common.STABILITY,
-    point_summaries=(
-        "sum_method",
-        "configurations",
-        "dropped_probability",
-        "loss_bound",
-        "loss_se_mc",
-    )
-    + common.VERDICT,
+    table=SweepTable(
+        heatmaps=("T1_attention", "final_error", "patch_association"),
+        columns=("final_loss", "final_error", "T1_attention"),
+        extra_columns=("sum_method",),
+        example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
+        level_summaries=tuple(k for e in events.EVENTS for k in (e, e + "_censored"))
+        + (
+            "final_loss",
+            "final_error",
+            "patch_association",
+            "final_alpha",
+            "final_gamma",
+            "final_rho",
+            "nonfinite_from_step",
+        )
+        + common.STABILITY,
+        point_summaries=(
+            "sum_method",
+            "configurations",
+            "dropped_probability",
+            "loss_bound",
+            "loss_se_mc",
+        )
+        + common.VERDICT,
+    ),
 )

@@ -48,6 +48,7 @@ REDUCED = Level(
             "reduced level: none (exact, B free; K > 1 runs per query and joint type), pp_frozen "
             "(B = 0), mean_field (counts at their means) or both (default: none)",
             choices=APPROX_CHOICES,
+            verbs=("compare", "sweep"),
         ),
         Option(
             "--samples",
@@ -63,7 +64,16 @@ REDUCED = Level(
             "largest magnitude, > 0 (a stated choice, not a derived bound) (default: 0.05)",
             type=float,
             default=0.05,
+            verbs=("compare", "sweep"),
             checker=True,
+        ),
+        Option(
+            "--versus-frozen",
+            "also run each point's reduced level with B = 0 (pp_frozen) and report the FP "
+            "deviation max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); "
+            "doubles the reduced cost",
+            action="store_true",
+            verbs=("sweep",),
         ),
     ),
     keywords=f"{HOOKS}:reduced_keywords",
@@ -79,9 +89,10 @@ FULL = Level(
     options=(
         Option(
             "--replicates",
-            "independent runs in --mode sampled (default: 8), and independent Monte Carlo draws "
-            "of the reduced level with --samples (default: 4)",
+            "independent runs in --mode sampled (default: 8), and in compare the independent "
+            "Monte Carlo draws of the reduced level with --samples (default: 4)",
             type=int,
+            verbs=("compare", "sweep"),
         ),
     ),
     keywords=f"{HOOKS}:full_keywords",

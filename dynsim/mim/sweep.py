@@ -10,7 +10,7 @@ import full.mim
 import reduced.mim
 from dynsim.mim import ladder, phases, records
 from dynsim.mim.config import MIMConfig
-from dynsim.setting import SweepSpec
+from dynsim.setting import SweepSpec, SweepTable
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 
@@ -135,29 +135,6 @@ def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
     return row
 
 
-def add_arguments(group) -> None:
-    """The reduced approximation and the checker's approximation tolerance of `dynsim sweep mim`."""
-    group.add_argument(
-        "--approximation",
-        choices=("none", "pp_frozen", "mean_field", "pp_frozen+mean_field"),
-        default=None,
-        help="reduced level (default: none: exact, B free, any K)",
-    )
-    group.add_argument(
-        "--versus-frozen",
-        action="store_true",
-        help="also run each point's reduced level with B = 0 (pp_frozen) and report the FP "
-        "deviation max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); "
-        "doubles the reduced cost",
-    )
-    group.add_argument(
-        "--approximation-tolerance",
-        type=float,
-        default=None,
-        help="checker's tolerance with an approximation, > 0 (default: 0.05)",
-    )
-
-
 def normalize(options: dict) -> dict:
     """--approximation none is the exact reduction (None); --approximation-tolerance must be > 0 (as
       in compare mim:
@@ -182,24 +159,24 @@ SWEEP = SweepSpec(
     reduced_options=REDUCED_OPTIONS,
     full_options=FULL_OPTIONS,
     defaults=DEFAULT_OPTIONS,
-    heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
-    columns=("final_loss", "two_phase_local", "own_area_attention_min"),
-    modes=("exact", "sampled"),
-    add_arguments=add_arguments,
     normalize=normalize,
     seeded=seeded,
-    example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75",
-    level_summaries=(
-        "final_loss",
-        "own_area_attention_min",
-        "pp_max",
-        "pp_over_fp",
-        "fp_deviation_from_pp_frozen",
-        "two_phase_local",
-        "one_phase_local",
-        "local_patches",
-        "nonfinite_from_step",
-    )
-    + common.STABILITY,
-    point_summaries=("delta", "reduced_approximation") + common.VERDICT,
+    table=SweepTable(
+        heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
+        columns=("final_loss", "two_phase_local", "own_area_attention_min"),
+        example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75",
+        level_summaries=(
+            "final_loss",
+            "own_area_attention_min",
+            "pp_max",
+            "pp_over_fp",
+            "fp_deviation_from_pp_frozen",
+            "two_phase_local",
+            "one_phase_local",
+            "local_patches",
+            "nonfinite_from_step",
+        )
+        + common.STABILITY,
+        point_summaries=("delta", "reduced_approximation") + common.VERDICT,
+    ),
 )

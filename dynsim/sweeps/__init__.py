@@ -292,7 +292,7 @@ def sweep(
             computed,
             reused,
             time.time() - started,
-            heatmaps or spec.heatmaps,
+            heatmaps or spec.table.heatmaps,
             heatmap_axes,
             level_prefix(level),
             invocation,
@@ -339,23 +339,23 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
 
 
 def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:
-    """Refuse a heatmap name the setting's summaries cannot give (`SweepSpec.level_summaries`),
+    """Refuse a heatmap name the setting's summaries cannot give (`SweepTable.level_summaries`),
     before any work; a spec that does not list them is checked once the table exists (`sweep`)."""
-    if not heatmaps or not spec.level_summaries:
+    if not heatmaps or not spec.table.level_summaries:
         return
     prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
     known = (
-        [p + n for p in prefixes for n in spec.level_summaries]
-        + list(spec.point_summaries)
+        [p + n for p in prefixes for n in spec.table.level_summaries]
+        + list(spec.table.point_summaries)
         + list(axes)
     )
     unknown = [n for n in heatmaps if n not in known and level_prefix(level) + n not in known]
     if unknown:
         raise ValueError(
             f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at "
-            f"level {level}: {', '.join(spec.level_summaries)} (of the "
+            f"level {level}: {', '.join(spec.table.level_summaries)} (of the "
             f"{' and '.join(prefixes)} level{'s' if len(prefixes) > 1 else ''}), or "
-            f"{', '.join(spec.point_summaries)}"
+            f"{', '.join(spec.table.point_summaries)}"
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dynsim.claims import LITERAL, Claim, Premise, judge
-from dynsim.setting import Checks, Setting, SweepSpec
+from dynsim.setting import Checks, Setting, SweepSpec, SweepTable
 from dynsim.sweeps.common import verdict
 
 from . import levels
@@ -62,10 +62,11 @@ SWEEP = SweepSpec(
     check=lambda cfg, options, level: None,
     summary=summary,
     defaults={"mode": "exact", "replicates": None, "confidence": 0.999},
-    heatmaps=("final_loss",),
-    columns=("final_loss", "final_overlap"),
-    modes=("exact", "sampled"),
-    example="toy grid, e.g. --eta 0.1,0.2 --d 4,8",
+    table=SweepTable(
+        heatmaps=("final_loss",),
+        columns=("final_loss", "final_overlap"),
+        example="toy grid, e.g. --eta 0.1,0.2 --d 4,8",
+    ),
 )
 
 SETTING = Setting(
