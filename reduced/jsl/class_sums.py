@@ -23,6 +23,7 @@ import numpy as np
 from dynsim.jsl import JSLConfig, error
 
 from . import classes, moments
+from .state import named
 
 
 class ClassWeights(NamedTuple):
@@ -118,7 +119,8 @@ def tie_tolerance(cfg: JSLConfig, theta, table: ClassWeights):
     """
     der = moments.derive(cfg.C, cfg.p)
     u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
-    ell = jnp.maximum(jnp.abs(theta[1] - cfg.sigma_A), jnp.abs(theta[2] - cfg.sigma_A)) / cfg.tau
+    s = named(theta)
+    ell = jnp.maximum(jnp.abs(s.gamma - cfg.sigma_A), jnp.abs(s.rho - cfg.sigma_A)) / cfg.tau
     p, R = cfg.p, der.exponents.shape[0]
     factor = 4 * u * ((p + 1) * (2 * ell + 7) + 2 * p + 1 + der.terms + R)
     plus = coefficients(cfg, theta)[2]

@@ -17,6 +17,7 @@ from dynsim.trajectory import Trajectory
 from .. import gd
 from . import class_sums, configurations
 from .class_sums import ClassWeights
+from .state import Theta, named
 from .symbolic import derive
 from .tables import BOUND_TARGET, MAX_CLASSES, MAX_CONFIGURATIONS, Table, Weights, truncation_meta
 
@@ -34,6 +35,8 @@ __all__ = [
     "orbit_step_sizes",
     "attention_weights",
     "initial_state",
+    "Theta",
+    "named",
     "derived_observables",
     "observe",
     "gradient",
@@ -52,8 +55,10 @@ def loss_and_gradients(cfg: JSLConfig, state, table: Sum):
     if isinstance(table, ClassWeights):
         return class_sums.loss_and_gradients(cfg, state, table)
     der = derive(cfg.C, cfg.p)
-    a, g, r = state[0], state[1], state[2]
-    values = der.compiled(a, g, r, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
+    s = named(state)
+    values = der.compiled(
+        s.alpha, s.gamma, s.rho, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n)
+    )
     return jnp.stack([jnp.sum(table.w * jnp.broadcast_to(v, table.w.shape)) for v in values])
 
 
@@ -84,14 +89,15 @@ def tie_tolerance(cfg: JSLConfig, state, n=None):
     """
     u = float(jnp.finfo(jnp.dtype(cfg.dtype)).eps) / 2
     K = len(configurations.set_types(cfg.C))
-    ell = jnp.maximum(jnp.abs(state[1] - cfg.sigma_A), jnp.abs(state[2] - cfg.sigma_A)) / cfg.tau
+    s = named(state)
+    ell = jnp.maximum(jnp.abs(s.gamma - cfg.sigma_A), jnp.abs(s.rho - cfg.sigma_A)) / cfg.tau
     c = (2 * ell + 11) * u
     if n is None:
-        x = cfg.D * jnp.abs(state[0])
+        x = cfg.D * jnp.abs(s.alpha)
         spread, sig = cfg.D * (cfg.p * x**cfg.p + cfg.nu * x) * c, cfg.D * (x**cfg.p + cfg.nu * x)
     else:
         spread, sig = derive(cfg.C, cfg.p).compiled_scales(
-            state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(n), c
+            s.alpha, s.gamma, s.rho, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(n), c
         )
     return 4 * (spread + (K + 8) * u * sig)
 
@@ -102,9 +108,8 @@ def population_error(cfg: JSLConfig, state, table: Sum):
     if isinstance(table, ClassWeights):
         return class_sums.population_error(cfg, state, table)
     der = derive(cfg.C, cfg.p)
-    F = der.compiled_F(
-        state[0], state[1], state[2], cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n)
-    )
+    s = named(state)
+    F = der.compiled_F(s.alpha, s.gamma, s.rho, cfg.sigma_A, cfg.tau, cfg.nu, cfg.D, list(table.n))
     F = jnp.broadcast_to(F, table.w.shape)
     tol = jnp.broadcast_to(tie_tolerance(cfg, state, table.n), table.w.shape)
     return jnp.sum(table.w * error.wrong(F, tol).astype(table.w.dtype))
@@ -120,7 +125,8 @@ def orbit_step_sizes(cfg: JSLConfig) -> jnp.ndarray:
 def attention_weights(cfg: JSLConfig, state):
     """(Lambda, Gamma, Xi): diagonal, within-set and between-set scores of a row of S (Section
     4.1)."""
-    logits = jnp.stack([jnp.asarray(cfg.sigma_A, state.dtype), state[1], state[2]]) / cfg.tau
+    s = named(state)
+    logits = jnp.stack([jnp.asarray(cfg.sigma_A, state.dtype), s.gamma, s.rho]) / cfg.tau
     mult = jnp.array([1.0, cfg.C - 1, cfg.D - cfg.C], state.dtype)
     z = jax.nn.logsumexp(logits, b=mult)
     return jnp.exp(logits - z)
@@ -130,7 +136,7 @@ def extent(cfg: JSLConfig, theta):
     """(|alpha|, Gamma, Xi) of a state: the truncation bounds take their largest values along a
     run."""
     _, Gam, Xi = attention_weights(cfg, theta)
-    return jnp.stack([jnp.abs(theta[0]), Gam, Xi])
+    return jnp.stack([jnp.abs(named(theta).alpha), Gam, Xi])
 
 
 def initial_state(cfg: JSLConfig, init: Init = None) -> np.ndarray:
@@ -165,7 +171,7 @@ def derived_observables(cfg: JSLConfig, theta, table: Sum) -> dict:
         "within_attention": (cfg.C - 1) * Gam,
         "between_attention": (cfg.D - cfg.C) * Xi,
         "patch_association": jnp.where(
-            jnp.minimum(cfg.sigma_A, theta[1]) > theta[2], 1.0, 0.0
+            jnp.minimum(cfg.sigma_A, named(theta).gamma) > named(theta).rho, 1.0, 0.0
         ).astype(theta.dtype),
         "error": population_error(cfg, theta, table),
     }
@@ -175,9 +181,7 @@ def observe(cfg: JSLConfig, table: Sum, theta) -> dict:
     """The observables GD and the flow record at one state (alpha, gamma, rho)."""
     Lam, Gam, _ = attention_weights(cfg, theta)
     return {
-        "alpha": theta[0],
-        "gamma": theta[1],
-        "rho": theta[2],
+        **named(theta)._asdict(),
         "loss": loss_and_gradients(cfg, theta, table)[0],
         "own_set_attention": Lam + (cfg.C - 1) * Gam,
         # The barrier keeps XLA from fusing these with the five above, which moved own_set_attention

@@ -29,6 +29,7 @@ import sympy as sp
 from dynsim.jsl.model import activation
 
 from .configurations import set_types
+from .state import named
 from .symbolic import STATE, alpha, beta, D, gamma, nu, rho, tau
 
 y_, A_, B_, Xi_ = sp.symbols("y A B Xi", real=True)
@@ -176,7 +177,7 @@ def coefficients(der: MomentDerivation, theta, beta_, tau_, nu_, D_):
     def stack(xs):
         return jnp.stack([jnp.broadcast_to(jnp.asarray(x, dtype), ()) for x in xs])
 
-    (y, A, B, Xi, LG, GX), dz = der.compiled_state(theta[0], theta[1], theta[2], beta_, tau_, D_)
+    (y, A, B, Xi, LG, GX), dz = der.compiled_state(*named(theta), beta_, tau_, D_)
     phi, dphi = der.compiled_phi(y, A, B, Xi, nu_, D_)
     plus = der.compiled_plus(jnp.abs(y), LG, GX, Xi, nu_, D_)
     dz = jnp.stack([stack(row) for row in dz])  # (4, 3)
