@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import jax.numpy as jnp
 import numpy as np
@@ -15,6 +15,23 @@ from . import cells, dynamics, joint
 from .classes import SAMPLES_TAG
 from .dynamics import Approximation
 from .flow import simulate_flow
+
+
+def assemble(cfg: MIMConfig, state, rec: dict, sampled: bool, meta: Callable) -> Trajectory:
+    """The reduced Trajectory of a run's final state and records: per-replicate records (`sampled`)
+    become each observable's mean and standard error; `meta(observables)` -> the run's meta entries
+    (evaluated once the observables are final); a loss that stops being finite is flagged at its
+    step."""
+    observables = {k: np.asarray(v) for k, v in rec.items()}
+    if sampled:
+        observables = seed_statistics(observables, keep_seeds=False)
+    exact = divergence.take(observables)
+    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
+    mode = "sampled" if sampled else "population"
+    info = environment.meta("reduced", mode, cfg, **meta(observables))
+    loss = divergence.nonfinite({"loss": observables["loss"]}, steps)
+    divergence.flag(loss, steps, info, "reduced", cfg.eta, 3, exact)
+    return Trajectory(steps, observables, info, dynamics.final_state(state))
 
 
 def simulate_gd(
@@ -41,33 +58,20 @@ def simulate_gd(
     cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx, samples, replicates)
     if samples is None:
         state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight, every_step)
-        observables = {k: np.asarray(v) for k, v in rec.items()}
     else:
         state, rec = dynamics.run_replicates_jit(cfg, approx, arrays, valid, class_weight)
-        observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
-    exact = divergence.take(observables)
-    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta(
-        "reduced",
-        "population" if samples is None else "sampled",
-        cfg,
-        approximation=dynamics.label(approx),
-        replicates=replicates,
-        samples=samples,
-        configurations=int(np.count_nonzero(tab.w)),
-        **dynamics.class_meta(cfg, cls),
-        records=dynamics.attach_per_patch(cfg, idx, observables),
-    )
-    divergence.flag(
-        divergence.nonfinite({"loss": observables["loss"]}, steps),
-        steps,
-        meta,
-        "reduced",
-        cfg.eta,
-        3,
-        exact,
-    )
-    return Trajectory(steps, observables, meta, dynamics.final_state(state))
+
+    def meta(observables):
+        return dict(
+            approximation=dynamics.label(approx),
+            replicates=replicates,
+            samples=samples,
+            configurations=int(np.count_nonzero(tab.w)),
+            **dynamics.class_meta(cfg, cls),
+            records=dynamics.attach_per_patch(cfg, idx, observables),
+        )
+
+    return assemble(cfg, state, rec, samples is not None, meta)
 
 
 def simulate_joint(
@@ -87,38 +91,25 @@ def simulate_joint(
     types, ex, tables = joint.setup(cfg, "mean_field" in approx, samples, replicates)
     if samples is None:
         state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key), every_step)
-        observables = {k: np.asarray(v) for k, v in rec.items()}
     else:
         state, rec = joint.run_replicates_jit(cfg, tables, jnp.asarray(types.of_key))
-        observables = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
-    exact = divergence.take(observables)
-    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    meta = environment.meta(
-        "reduced",
-        "population" if samples is None else "sampled",
-        cfg,
-        approximation=dynamics.label(approx),
-        replicates=replicates,
-        samples=samples,
-        count_draws=None
-        if samples is None
-        else f"numpy default_rng([seed, {SAMPLES_TAG}, r]), r = 0..{replicates - 1}",
-        configurations=int(np.count_nonzero(ex.w)) * int(np.count_nonzero(ex.wz)),
-        joint_types=[int(np.count_nonzero(c)) for c in types.population],
-        areas=[[list(a) for a in cl] for cl in cfg.areas],
-        delta=cfg.delta,
-        records="per patch (joint types: B per query and joint type of the key)",
-    )
-    divergence.flag(
-        divergence.nonfinite({"loss": observables["loss"]}, steps),
-        steps,
-        meta,
-        "reduced",
-        cfg.eta,
-        3,
-        exact,
-    )
-    return Trajectory(steps, observables, meta, dynamics.final_state(state))
+
+    def meta(observables):
+        return dict(
+            approximation=dynamics.label(approx),
+            replicates=replicates,
+            samples=samples,
+            count_draws=None
+            if samples is None
+            else f"numpy default_rng([seed, {SAMPLES_TAG}, r]), r = 0..{replicates - 1}",
+            configurations=int(np.count_nonzero(ex.w)) * int(np.count_nonzero(ex.wz)),
+            joint_types=[int(np.count_nonzero(c)) for c in types.population],
+            areas=[[list(a) for a in cl] for cl in cfg.areas],
+            delta=cfg.delta,
+            records="per patch (joint types: B per query and joint type of the key)",
+        )
+
+    return assemble(cfg, state, rec, samples is not None, meta)
 
 
 def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> Trajectory:
@@ -131,34 +122,22 @@ def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> T
     with_pp = cells.pp_recorded(cfg, n, dynamics.PATCH_BUDGET)
     sizes = jnp.asarray(index.size, jnp.dtype(cfg.dtype))
     state, rec = cells.run_jit(cfg, tab, sizes, with_pp, every_step)
-    observables = {k: np.asarray(v) for k, v in rec.items()}
-    exact = divergence.take(observables)
-    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     per_query = np.count_nonzero(np.asarray(tab[2]), axis=1)[index.cell]
-    meta = environment.meta(
-        "reduced",
-        "population",
-        cfg,
-        approximation=dynamics.label(approx),
-        replicates=1,
-        samples=None,
-        configurations=int(index.size.size),
-        joint_types=[int(x) for x in per_query],
-        joint_cells=int(index.size.size),
-        areas=[[list(a) for a in cl] for cl in cfg.areas],
-        delta=cfg.delta,
-        records=cells.attach_per_patch(cfg, observables, dynamics.PATCH_BUDGET),
-    )
-    divergence.flag(
-        divergence.nonfinite({"loss": observables["loss"]}, steps),
-        steps,
-        meta,
-        "reduced",
-        cfg.eta,
-        3,
-        exact,
-    )
-    return Trajectory(steps, observables, meta, dynamics.final_state(state))
+
+    def meta(observables):
+        return dict(
+            approximation=dynamics.label(approx),
+            replicates=1,
+            samples=None,
+            configurations=int(index.size.size),
+            joint_types=[int(x) for x in per_query],
+            joint_cells=int(index.size.size),
+            areas=[[list(a) for a in cl] for cl in cfg.areas],
+            delta=cfg.delta,
+            records=cells.attach_per_patch(cfg, observables, dynamics.PATCH_BUDGET),
+        )
+
+    return assemble(cfg, state, rec, False, meta)
 
 
 @environment.guarded
