@@ -250,8 +250,6 @@ def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypa
         _thread.interrupt_main()
 
     def interrupted_sweep() -> list:
-        # stdlib: a worker imports it by name
-        monkeypatch.setattr(executors, "compute_chunk", time.sleep)
         keep, sent = Keep(), []
         logger = logging.getLogger("distributed")
         level = logger.level
@@ -263,7 +261,11 @@ def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypa
                 target=ctrl_c_when_both_workers_sleep, args=(sent,), daemon=True
             ).start()
             with pytest.raises(KeyboardInterrupt):
-                next(executors.run([(60.0,), (60.0,)], workers=2))
+                # time.sleep is stdlib: a worker imports it by name. (Patching
+                # executors.compute_chunk instead would not reach `run`, whose default `fn` is bound
+                # at import: the real chunk would fail at once on these arguments, and the test
+                # passed only when the workers' start outlasted the interrupt's 2 s wait.)
+                next(executors.run([(60.0,), (60.0,)], workers=2, fn=time.sleep))
         finally:
             logger.removeHandler(keep)
             logger.setLevel(level)
