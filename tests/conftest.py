@@ -1,5 +1,7 @@
 """Shared test setup: float64 everywhere (importing dynsim enables jax_enable_x64)."""
 
+import os
+
 import dynsim  # noqa: F401  (enables float64)
 import numpy as np
 import pytest
@@ -26,14 +28,14 @@ def small_runs():
 # compiled (the same small configs and the element-wise programs of eager jnp calls recur across
 # modules).
 MAX_MAPS = 20_000
-MAX_RESIDENT_BYTES = 2.5e9
+# 2.5 GB for one process; pytest-xdist's workers share a budget of about twice that between them
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+MAX_RESIDENT_BYTES = 2.5e9 * 2 / (WORKERS + 1)
 
 
 def _maps_and_resident_bytes() -> tuple[int, float]:
     """This process's memory maps (lines of /proc/self/maps) and resident bytes; (0, 0) where /proc
     is absent."""
-    import os
-
     try:
         with open("/proc/self/maps") as fh:
             maps = sum(1 for _ in fh)
