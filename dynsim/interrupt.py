@@ -3,14 +3,14 @@
 A compiled run blocks the main thread in XLA, where Python's signal handlers cannot run: without it
 a Ctrl-C would take effect only when the whole run returned. `watch()` (the CLI wraps every command
 in it) makes the C-level signal handler write the signal number to a socket
-(`signal.set_wakeup_fd`); a thread reads it and raises the flag that `check()` reads. Compiled runs
-call `check()` from their host callback every ~40 ms of work (`recording.run`), which raises
-KeyboardInterrupt there: JAX aborts the run and the main thread gets it back wrapped
-(`progress.interrupted`). When the main thread runs Python, the handler itself raises
-KeyboardInterrupt, as Python's default SIGINT handler does. A run with no callback (an ODE solve) is
-stopped by the watchdog: GRACE_S seconds after the first signal, or at once on a second one, the
-process prints the interrupted line and leaves through `os._exit` (files are written atomically, so
-the ones on disk are complete).
+(`signal.set_wakeup_fd`); a thread reads it and raises the flag that `raise_if_interrupted()` reads.
+Compiled runs call `raise_if_interrupted()` from their host callback every ~40 ms of work
+(`recording.run`), which raises KeyboardInterrupt there: JAX aborts the run and the main thread gets
+it back wrapped (`progress.interrupted`). When the main thread runs Python, the handler itself
+raises KeyboardInterrupt, as Python's default SIGINT handler does. A run with no callback (an ODE
+solve) is stopped by the watchdog: GRACE_S seconds after the first signal, or at once on a second
+one, the process prints the interrupted line and leaves through `os._exit` (files are written
+atomically, so the ones on disk are complete).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def exit_code() -> int:
     return 128 + int(_state["signal"] or signal.SIGINT)
 
 
-def check(*_) -> None:
+def raise_if_interrupted(*_) -> None:
     """Raise KeyboardInterrupt once a signal arrived under `watch()` (from any thread: a compiled
     run's host callback calls it). After the block the signal is still `received()`, but later runs
     in the process are not stopped."""
@@ -56,7 +56,7 @@ def check(*_) -> None:
 
 class _QuietAbort(logging.Filter):
     """Drop JAX's "jax.debug.callback failed" traceback when the failure is our own abort
-    (`check`)."""
+    (`raise_if_interrupted`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
@@ -77,7 +77,7 @@ def _handler(signum, frame) -> None:
     """Python-level handler (main thread, between bytecodes): record the signal and raise
     KeyboardInterrupt, unless a compiled run's callback already aborted for it (its error is on its
     way up and carries the interrupt), or the signal landed in a garbage-collector callback (the
-    flag stays up: the run's next `check` or the watchdog stops it)."""
+    flag stays up: the run's next `raise_if_interrupted` or the watchdog stops it)."""
     _state["signal"] = _state["signal"] or signum
     if not _state["aborted"] and not _in_gc_callback(frame):
         _state["aborted"] = True

@@ -70,8 +70,8 @@ def bar(
 
 def report(done) -> None:
     """Host side of the callback of compiled runs: stop the run if a signal arrived
-    (`interrupt.check`), else redraw a steps bar (at most 10 times a second)."""
-    interrupt.check()
+    (`interrupt.raise_if_interrupted`), else redraw a steps bar (at most 10 times a second)."""
+    interrupt.raise_if_interrupted()
     state = _active
     if state is None or state["unit"] != "steps":
         return

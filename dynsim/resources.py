@@ -3,9 +3,9 @@ how long it would run, compared with the machine's available memory and the opti
 --max-time; and the bounds of the integer options that the hardware sets.
 
 A setting says what its runs need as a list of `Need`s (a term of memory and of work, the options it
-grows with and what to do instead); `check` refuses, on one line naming the option, its value, the
-estimate and the limit, a command whose needs exceed them. The time is rough: floating-point
-operations at `FLOP_RATE` a second.
+grows with and what to do instead); `refuse_oversized` refuses, on one line naming the option, its
+value, the estimate and the limit, a command whose needs exceed them. The time is rough:
+floating-point operations at `FLOP_RATE` a second.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def sequential(runs: Iterable[Sequence[Need]]) -> list[Need]:
     ]
 
 
-def check(
+def refuse_oversized(
     needs: Iterable[Need],
     max_memory: Optional[float] = None,
     max_time: Optional[float] = None,

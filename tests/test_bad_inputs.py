@@ -205,7 +205,7 @@ def test_defaults_of_every_command_fit_in_8_gb_and_a_day():
             continue
         args = cli.parse([verb, target])
         needs = args.estimate(args) if args.estimate is not None else []
-        resources.check(needs, available=8 * 2**30, max_time=86400)
+        resources.refuse_oversized(needs, available=8 * 2**30, max_time=86400)
 
 
 def test_every_command_states_the_integer_bound_in_help():
@@ -279,11 +279,11 @@ def test_max_memory_replaces_the_available_memory():
     overshoot)."""
     need = [resources.Need("x", {"--N": 1}, bytes=2e9)]
     # raised above the available memory: admitted
-    resources.check(need, max_memory=4e9, available=1e9)
+    resources.refuse_oversized(need, max_memory=4e9, available=1e9)
     with pytest.raises(ValueError, match="available memory"):
-        resources.check(need, available=1e9)
+        resources.refuse_oversized(need, available=1e9)
     with pytest.raises(ValueError, match="--max-memory"):
-        resources.check(need, max_memory=1e9, available=8e9)
+        resources.refuse_oversized(need, max_memory=1e9, available=8e9)
 
 
 def test_runs_one_after_another_count_their_largest_memory():
@@ -345,4 +345,4 @@ def test_mim_phases_is_estimated_at_the_kappas_it_runs():
         ["figure", "mim-phases", "--P", "65536", "--steps", "300", "--kappa-neg", "0.6,0.1"]
     )
     with pytest.raises(ValueError, match="--P = 65536 is too large here"):
-        resources.check(args.estimate(args), available=8 * 2**30)
+        resources.refuse_oversized(args.estimate(args), available=8 * 2**30)

@@ -52,8 +52,8 @@ def test_a_signal_aborts_a_compiled_run_through_its_callback(sig, code):
 def test_a_signal_inside_a_gc_callback_raises_nothing_there_and_stays_received(monkeypatch):
     """A signal that lands while a garbage-collector callback runs (JAX's `_xla_gc_callback`) must
     not raise there: Python would print "Exception ignored in ..." with a traceback and drop the
-    interrupt. The flag stays up, so the run's next `check` stops it (seen once in the suite: a
-    Ctrl-C on compare jsl printed that traceback)."""
+    interrupt. The flag stays up, so the run's next `raise_if_interrupted` stops it (seen once in
+    the suite: a Ctrl-C on compare jsl printed that traceback)."""
     seen = []
 
     def callback(phase, info):
@@ -76,7 +76,7 @@ def test_a_signal_inside_a_gc_callback_raises_nothing_there_and_stays_received(m
         gc.callbacks.remove(callback)
     assert seen and not lost and interrupt.received() == signal.SIGINT
     with pytest.raises(KeyboardInterrupt):
-        interrupt.check()
+        interrupt.raise_if_interrupted()
     # negative control: the same handler outside a gc callback raises at once
     monkeypatch.setattr(interrupt, "_state", {**interrupt._state, "signal": None, "aborted": False})
     with pytest.raises(KeyboardInterrupt):

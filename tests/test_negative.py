@@ -148,7 +148,7 @@ def test_fig2_labels_match_an_independent_teacher():
 
 def test_fig2_requires_the_grid_partition():
     with pytest.raises(ValueError, match="partition"):
-        fig2.check(JSLConfig(D=16, C=4, partition="random"))
+        fig2.require_grid_partition(JSLConfig(D=16, C=4, partition="random"))
     with pytest.raises(ValueError, match="partition"):
         fig2.run_fig2(JSLConfig(D=9, C=3), seeds=2)
     with pytest.raises(ValueError, match="seeds"):

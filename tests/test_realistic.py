@@ -275,19 +275,22 @@ def test_named_errors():
     cfg = JSLConfig(D=4, C=2, steps=1)
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match=r"seeds = .* is invalid"):
-            fj.check(cfg, "realistic", seeds=bad)
+            fj.validate_run_options(cfg, "realistic", seeds=bad)
         with pytest.raises(ValueError, match=r"seeds = .* is invalid"):
             realistic.run(cfg, seeds=bad)
-    assert fj.check(cfg, "realistic") == 8 and fj.check(cfg, "realistic", seeds=1) == 1
+    assert (
+        fj.validate_run_options(cfg, "realistic") == 8
+        and fj.validate_run_options(cfg, "realistic", seeds=1) == 1
+    )
     with pytest.raises(ValueError, match=r"replicates = 2 is invalid in mode 'realistic'"):
-        fj.check(cfg, "realistic", replicates=2)
+        fj.validate_run_options(cfg, "realistic", replicates=2)
     for mode in ("exact", "sampled"):
         with pytest.raises(ValueError, match=rf"seeds = 2 is invalid in mode '{mode}'"):
-            fj.check(cfg, mode, seeds=2)
+            fj.validate_run_options(cfg, mode, seeds=2)
     with pytest.raises(ValueError, match=r"init = .* is invalid in mode 'realistic'"):
         fj.simulate(cfg, mode="realistic", init={"alpha": 0.1})
     with pytest.raises(ValueError, match=r"mode = 'other' is invalid"):
-        fj.check(cfg, "other")
+        fj.validate_run_options(cfg, "other")
 
 
 def _tie(cfg, s, equal_orbits):

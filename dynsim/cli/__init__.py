@@ -69,7 +69,10 @@ RERUN_HELP = (
     "trajectories.npz differs; 2 on invalid input.",
 )
 # what only a run needs, loaded then: --help and --version import none of it
-DEFAULT_OUT, CHECK_OUT = Ref("dynsim.cli.output:default_out"), Ref("dynsim.cli.outdir:check")
+DEFAULT_OUT, CHECK_OUT = (
+    Ref("dynsim.cli.output:default_out"),
+    Ref("dynsim.cli.outdir:validate_out_dir"),
+)
 WRITE_ERROR, INTERRUPTED = Ref("dynsim.cli.outdir:write_error"), Ref("dynsim.progress:interrupted")
 
 
@@ -179,7 +182,7 @@ def main(argv=None) -> int:
             args.out = DEFAULT_OUT(args)
         # refuse what does not fit before any work
         if getattr(args, "estimate", None) is not None:
-            resources.check(args.estimate(args), args.max_memory, args.max_time)
+            resources.refuse_oversized(args.estimate(args), args.max_memory, args.max_time)
         if getattr(args, "out", None) is not None:
             CHECK_OUT(args)  # a folder, writable, with room for the outputs: before any work
         with interrupt.watch():

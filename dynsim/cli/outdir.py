@@ -1,9 +1,8 @@
-"""--out, the output folder of every command that writes: checked before any work (`check`: a folder
-  or nothing
-yet, its first existing ancestor a writable folder, room on its file system for the estimated
-outputs), cleaned of the temporary files a killed run left (`dynsim.tempfiles.remove_leftovers`); a
-failed write is one line (`write_error`). Commands write their files as one set with
-`dynsim.cli.output.Staged`."""
+"""--out, the output folder of every command that writes: checked before any work
+(`validate_out_dir`: a folder or nothing yet, its first existing ancestor a writable folder, room on
+its file system for the estimated outputs), cleaned of the temporary files a killed run left
+(`dynsim.tempfiles.remove_leftovers`); a failed write is one line (`write_error`). Commands write
+their files as one set with `dynsim.cli.output.Staged`."""
 
 from __future__ import annotations
 
@@ -88,7 +87,7 @@ def human(n: float) -> str:
     return f"{int(n)} B"
 
 
-def check(args, option: str = "--out") -> None:
+def validate_out_dir(args, option: str = "--out") -> None:
     """Refuse args.out before any work, with one line naming `option`, the path and the problem: an
     existing file (or a file where one of its parent folders would go), a folder that cannot be
     written (permissions, a read-only file system), too little free space for `estimated_bytes`.

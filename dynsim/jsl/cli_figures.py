@@ -135,9 +135,9 @@ def run_figure(args, name: str) -> int:
     """`dynsim figure jsl-fig4|jsl-fig2`: the figure's PNG, its trajectory npz, the final A and v, a
     JSON summary."""
     cfg = options.config(args)
-    full.jsl.check(cfg, "realistic", seeds=args.seeds)
+    full.jsl.validate_run_options(cfg, "realistic", seeds=args.seeds)
     if name == "jsl-fig2":
-        full.jsl.fig2.check(cfg)
+        full.jsl.fig2.require_grid_partition(cfg)
         if args.seeds < 2:
             raise ValueError(
                 f"--seeds = {args.seeds} is invalid for jsl-fig2: must be >= 2 (the standard "
@@ -251,7 +251,7 @@ def run_transfer(args) -> int:
     """`dynsim transfer jsl`: pretrained A vs A at init vs GLM, test error against N~ (Section
     5)."""
     cfg = options.config(args)
-    full.jsl.check(cfg, "realistic", seeds=1)
+    full.jsl.validate_run_options(cfg, "realistic", seeds=1)
     kwargs = {"overlap": args.overlap, "seeds": args.finetune_seeds}
     if args.n_tilde is not None:
         kwargs["n_tilde"] = tuple(args.n_tilde)
@@ -259,7 +259,8 @@ def run_transfer(args) -> int:
         kwargs["steps"] = args.finetune_steps
     if args.finetune_eta is not None:
         kwargs["eta"] = args.finetune_eta
-    transfer.check(cfg, **kwargs)  # every transfer argument, before the pretraining
+    # every transfer argument, before the pretraining
+    transfer.validate_transfer_args(cfg, **kwargs)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     output.log(

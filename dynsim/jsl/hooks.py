@@ -83,8 +83,8 @@ def describe_full(cfg, opts: dict) -> str:
 
 
 def validate_full(cfg, opts: dict) -> None:
-    """The full level's run options (`full.jsl.check`), before any work."""
-    full.jsl.check(cfg, opts["mode"], opts["replicates"])
+    """The full level's run options (`full.jsl.validate_run_options`), before any work."""
+    full.jsl.validate_run_options(cfg, opts["mode"], opts["replicates"])
 
 
 def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
@@ -132,7 +132,7 @@ def compare_realistic(cfg, opts: dict, timings: dict) -> Joint:
     if opts["replicates"] is not None:
         raise ValueError("--replicates is for --mode sampled; --mode realistic takes --seeds")
     seeds = realistic_seeds(opts)
-    full.jsl.check(cfg, "realistic", seeds=seeds)
+    full.jsl.validate_run_options(cfg, "realistic", seeds=seeds)
     if seeds < 2:
         raise ValueError(
             f"--seeds = {seeds} is invalid in compare: the standard error needs at least 2 seeds"
@@ -174,7 +174,7 @@ def compare_realistic(cfg, opts: dict, timings: dict) -> Joint:
 def check_plan(cfg, opts: dict) -> Plan:
     """`check-theorems jsl`: every size, ladder and option validated before any run; the claims of
     `theorems.check_theorems` on the judged point."""
-    full.jsl.check(cfg, "realistic", seeds=opts["seeds"])
+    full.jsl.validate_run_options(cfg, "realistic", seeds=opts["seeds"])
     quick, seeds = opts["quick"], opts["seeds"]
     sizes = claims_idealized.ladder_sizes(quick, opts["sizes"])
     if cfg.steps < 1:
@@ -187,7 +187,7 @@ def check_plan(cfg, opts: dict) -> Plan:
     plan = realistic_plan.plan_for(quick, opts["realistic_sizes"])
     realistic = realistic_plan.realistic_config(cfg, plan)  # valid with the judged point's q
     only = parse_only(opts["only"], theorems.CLAIMS)
-    executors.check(opts["scheduler"], opts["workers"], opts["security"])
+    executors.validate_executor(opts["scheduler"], opts["workers"], opts["security"])
     executor = {k: opts[k] for k in ("scheduler", "workers", "security")}
     config = {
         **cfg.to_dict(),

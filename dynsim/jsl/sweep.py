@@ -36,13 +36,13 @@ def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Tr
     return many.simulate_many(cfgs, mode, options.get("replicates"), batch_size)
 
 
-def check(cfg: JSLConfig, options: dict, level: str) -> None:
+def validate_point(cfg: JSLConfig, options: dict, level: str) -> None:
     """Refuse, before any work, a point its levels cannot run (e.g. an exact full sum too large to
     enumerate)."""
     if level != "full":
         reduced_many.group_key(cfg, options)  # validates the sum options
     if level != "reduced":
-        full.jsl.check(cfg, options.get("mode", "exact"), options.get("replicates"))
+        full.jsl.validate_run_options(cfg, options.get("mode", "exact"), options.get("replicates"))
 
 
 def seeded(cfg: JSLConfig, options: dict, level: str) -> bool:
@@ -132,7 +132,7 @@ SWEEP = SweepSpec(
     reduced=reduced_many.simulate_group,
     full=full_group,
     group=level_group,
-    check=check,
+    check=validate_point,
     summary=point_summary,
     reduced_options=REDUCED_OPTIONS,
     full_options=FULL_OPTIONS,

@@ -117,7 +117,7 @@ def run_phases(args) -> int:
     approx = approx_option(args.approximation)
     cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
     for cfg in cfgs.values():
-        reduced.mim.check(cfg, approx)
+        reduced.mim.validate_run_options(cfg, approx)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     runs, summary, switches = {}, {}, {}
@@ -199,7 +199,7 @@ def run_attention(args) -> int:
     """`dynsim figure mim-attention`: attention maps of the trained full model and its attention
     diversity."""
     cfg = options.config(args)
-    full.mim.check(cfg, "exact")
+    full.mim.validate_run_options(cfg, "exact")
     side = math.isqrt(cfg.P)
     grid = (side, side) if side * side == cfg.P else (1, cfg.P)
     k = args.top_k if args.top_k is not None else max(1, min(10, cfg.P // 4))

@@ -71,9 +71,10 @@ def full_keywords(cfg, opts: dict) -> dict:
 
 
 def validate_reduced(cfg, opts: dict) -> None:
-    """The reduced level's options (`reduced.mim.check`) and the approximation's tolerance."""
+    """The reduced level's options (`reduced.mim.validate_run_options`) and the approximation's
+    tolerance."""
     approx = approx_option(opts["approximation"])
-    reduced.mim.check(cfg, approx, method=opts["method"], **monte_carlo(opts))
+    reduced.mim.validate_run_options(cfg, approx, method=opts["method"], **monte_carlo(opts))
     if not opts["approximation_tolerance"] > 0:
         raise ValueError(
             f"--approximation-tolerance = {opts['approximation_tolerance']} is invalid: must be > 0"
@@ -81,8 +82,8 @@ def validate_reduced(cfg, opts: dict) -> None:
 
 
 def validate_full(cfg, opts: dict) -> None:
-    """The full level's options (`full.mim.check`)."""
-    full.mim.check(cfg, opts["mode"], full_replicates(opts))
+    """The full level's options (`full.mim.validate_run_options`)."""
+    full.mim.validate_run_options(cfg, opts["mode"], full_replicates(opts))
 
 
 def area_sizes(cfg) -> list:

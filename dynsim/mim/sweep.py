@@ -32,12 +32,12 @@ def approximation(cfg: MIMConfig, options: dict):
     return options.get("approximation")
 
 
-def check(cfg: MIMConfig, options: dict, level: str) -> None:
+def validate_point(cfg: MIMConfig, options: dict, level: str) -> None:
     """Refuse, before any work, a point its levels cannot run."""
     if level != "full":
-        reduced.mim.check(cfg, approximation(cfg, options))
+        reduced.mim.validate_run_options(cfg, approximation(cfg, options))
     if level != "reduced":
-        full.mim.check(cfg, options.get("mode", "exact"), options.get("replicates"))
+        full.mim.validate_run_options(cfg, options.get("mode", "exact"), options.get("replicates"))
 
 
 def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:
@@ -154,7 +154,7 @@ SWEEP = SweepSpec(
     reduced=reduced_group,
     full=full_group,
     group=lambda cfg, options, level: cfg,
-    check=check,
+    check=validate_point,
     summary=point_summary,
     reduced_options=REDUCED_OPTIONS,
     full_options=FULL_OPTIONS,

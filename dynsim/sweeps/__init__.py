@@ -172,7 +172,7 @@ def sweep(
     options = _check_options(setting, level, dict(options or {}))
     check_int("chunk_size", chunk_size, 1)
     check_int("batch_size", batch_size, 1)
-    executors.check(scheduler, workers, security, dashboard)
+    executors.validate_executor(scheduler, workers, security, dashboard)
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     _check_heatmaps(spec, level, axes, heatmaps)
     cfgs = points(setting, axes, base, seeds)

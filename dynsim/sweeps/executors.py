@@ -32,7 +32,7 @@ HOST = "127.0.0.1"
 SECURITY_FIELDS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 
 
-def check(
+def validate_executor(
     scheduler: Optional[str], workers: Optional[int], security: Any = None, dashboard: bool = False
 ) -> None:
     """Validate the executor arguments before any work."""

@@ -5,12 +5,12 @@ from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: numbers trac
 
 from . import fig2, glm, observables, population, realistic, sampling, transfer
 from .module import PositionalAttentionViT
-from .simulation import check, simulate
+from .simulation import simulate, validate_run_options
 from .training import initial_params, model_for, optimizer
 
 __all__ = [
     "simulate",
-    "check",
+    "validate_run_options",
     "PositionalAttentionViT",
     "model_for",
     "optimizer",

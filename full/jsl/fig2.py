@@ -28,7 +28,7 @@ from . import realistic
 DEFAULT_SEEDS = 8
 
 
-def check(cfg: JSLConfig) -> None:
+def require_grid_partition(cfg: JSLConfig) -> None:
     """Figure 2 uses the spatially localized sets: cfg.partition must be "grid"."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
@@ -116,7 +116,7 @@ def run_fig2(cfg: JSLConfig, seeds: int = DEFAULT_SEEDS):
     error of sign(sum_j <w, X_j>), and "chance" = dynsim.jsl.association.chance(cfg),
     "uniform_own_set" = C/D.
     """
-    check(cfg)
+    require_grid_partition(cfg)
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
         raise ValueError(
             f"seeds = {seeds!r} is invalid: must be an integer >= 2 (the standard error needs "

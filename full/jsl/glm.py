@@ -104,7 +104,7 @@ def train_glm(
     return gd(loss, initial_weights(cfg, key), steps, eta, observe, max(1, record_every))
 
 
-def check(cfg: JSLConfig, seeds, steps, eta) -> None:
+def validate_glm_args(cfg: JSLConfig, seeds, steps, eta) -> None:
     """Validate `run_glm`'s arguments (seeds >= 2 for a standard error, steps >= 0, eta > 0)."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
@@ -162,7 +162,7 @@ def run_glm(
     """
     steps = cfg.steps if steps is None else steps
     eta = cfg.eta if eta is None else eta
-    check(cfg, seeds, steps, eta)
+    validate_glm_args(cfg, seeds, steps, eta)
     dtype = jnp.dtype(cfg.dtype)
     w_star = data.feature(cfg, dtype)
     keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0x61F), seeds)

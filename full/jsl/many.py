@@ -76,7 +76,7 @@ def simulate_many(
             "(mode 'realistic' runs point by point)"
         )
     for cfg in cfgs:
-        simulation.check(cfg, mode, replicates)
+        simulation.validate_run_options(cfg, mode, replicates)
     key = group_key(cfgs[0], mode, replicates)
     if any(group_key(c, mode, replicates) != key for c in cfgs):
         raise ValueError("simulate_many needs configs of one group (same shapes; see group_key)")

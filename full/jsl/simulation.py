@@ -1,5 +1,5 @@
-"""`check` and `simulate`: full JSL in mode exact or sampled (`training`) or realistic
-(`realistic`)."""
+"""`validate_run_options` and `simulate`: full JSL in mode exact or sampled (`training`) or
+realistic (`realistic`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from . import population, realistic, training
 MODES = ("exact", "sampled", "realistic")
 
 
-def check(
+def validate_run_options(
     cfg: JSLConfig,
     mode: str = "exact",
     replicates: Optional[int] = None,
@@ -61,7 +61,7 @@ def simulate(
     (E), `full.jsl.realistic.run(cfg, seeds)` (default 8 seeds, random start of Parametrization 3.1,
     so `init` is refused); returns its Trajectory.
     """
-    R = check(cfg, mode, replicates, seeds)
+    R = validate_run_options(cfg, mode, replicates, seeds)
     if mode == "realistic":
         if init is not None:
             raise ValueError(

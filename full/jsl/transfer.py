@@ -241,7 +241,7 @@ def _check_n_tilde(n_tilde) -> tuple[int, ...]:
 
 
 def _check_args(cfg, seeds, steps, eta, eta_glm, record_every) -> None:
-    glm.check(cfg, seeds, steps, eta)  # cfg, seeds >= 2, steps >= 0, eta > 0
+    glm.validate_glm_args(cfg, seeds, steps, eta)  # cfg, seeds >= 2, steps >= 0, eta > 0
     if not isinstance(record_every, int) or isinstance(record_every, bool) or record_every < 1:
         raise ValueError(f"record_every = {record_every!r} is invalid: must be an integer >= 1")
     if not validation.is_real(eta_glm) or eta_glm <= 0:
@@ -289,7 +289,7 @@ def pretrain(cfg: JSLConfig) -> dict:
     return {"A": np.asarray(final["A"])[0], "A0": np.asarray(final["A0"])[0]}
 
 
-def check(
+def validate_transfer_args(
     cfg: JSLConfig,
     *,
     overlap: float = 0.0,
@@ -340,7 +340,7 @@ def transfer(
     A run that diverges leaves NaN in its test error (so in the mean) and is listed in
     meta["diverged"].
     """
-    n_tilde, eta = check(
+    n_tilde, eta = validate_transfer_args(
         cfg,
         overlap=overlap,
         n_tilde=n_tilde,

@@ -3,6 +3,13 @@
 from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: eta traced, shapes static)
 
 from .module import MaskedAttention
-from .training import attention_maps, check, correlations, simulate, trained
+from .training import attention_maps, correlations, simulate, trained, validate_run_options
 
-__all__ = ["simulate", "check", "correlations", "attention_maps", "trained", "MaskedAttention"]
+__all__ = [
+    "simulate",
+    "validate_run_options",
+    "correlations",
+    "attention_maps",
+    "trained",
+    "MaskedAttention",
+]

@@ -25,7 +25,9 @@ MODES = ("exact", "sampled")
 MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "exact"
 
 
-def check(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
+def validate_run_options(
+    cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None
+) -> int:
     """Validate the run arguments before any work; return the number of replicate runs."""
     engine.check_setting(cfg, MIMConfig, mode, MODES)
     R = engine.replicates(mode, replicates)
@@ -162,7 +164,7 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
     d, d) and the embedding E, V are the trajectory's final arrays, saved with it (`trained` reads
     them).
     """
-    R = check(cfg, mode, replicates)
+    R = validate_run_options(cfg, mode, replicates)
     basis = make_basis(cfg)
     if mode == "exact":
         rec, Q = train_jit(cfg, mode, basis, engine.base_key(cfg), exact_tables(cfg, basis))

@@ -62,7 +62,7 @@ def joint(cfg: MIMConfig, approx: tuple) -> bool:
     return cfg.K > 1 and "pp_frozen" not in approx
 
 
-def check(
+def validate_run_options(
     cfg: MIMConfig,
     approximation: Approximation = None,
     method: str = "gd",

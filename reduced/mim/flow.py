@@ -97,7 +97,7 @@ def simulate_flow(
     against GD as an approximation.
     """
     generic.check_flow(method, t_max)
-    approx = dynamics.check(cfg, approximation, method="flow")
+    approx = dynamics.validate_run_options(cfg, approximation, method="flow")
     opts = generic.options(
         cfg.eta,
         t_max,

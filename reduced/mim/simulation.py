@@ -47,7 +47,7 @@ def simulate_gd(
     (mode "sampled"), still per class and without any P x P array. `every_step` (population runs):
     the largest |B| after every step too, pp_cluster_max_steps (`simulate`)."""
     approx = (
-        dynamics.check(cfg, approximation)
+        dynamics.validate_run_options(cfg, approximation)
         if samples is None
         else dynamics.approximations(approximation)
     )
@@ -182,7 +182,9 @@ def simulate(
     ):
         raise ValueError("every_step is read by GD population runs only (method 'gd', no samples)")
     if samples is not None or replicates is not None:
-        approx = dynamics.check(cfg, approximation, method, samples=samples, replicates=replicates)
+        approx = dynamics.validate_run_options(
+            cfg, approximation, method, samples=samples, replicates=replicates
+        )
         R = 4 if replicates is None else replicates
         return (
             simulate_joint(cfg, approx, samples, R)
