@@ -104,7 +104,9 @@ class Plan(NamedTuple):
 class Claims(Lazy):
     """A setting's `check-theorems`.
 
-    plan(cfg, opts) -> `Plan`, validating before any work. options: its own options; defaults / why
+    plan(cfg, opts) -> `Plan`, validating before any work; `opts` holds its options by name, "only",
+    "out", the cluster's options and "given" (the config fields given with a value other than the
+    default: `dynsim.cli.options.changed`). options: its own options; defaults / why
     / exclude: config defaults that differ from the config's and why, and fields the command sets
     itself (`dynsim.cli.options.config_options`); names: the claims' names (--only, when given);
     cluster: what runs on a Dask cluster (adds --scheduler, --security, --workers; "": none);
@@ -188,6 +190,20 @@ def compare_options(setting) -> list[Option]:
         for o in level(setting, name).options
         if "compare" in o.verbs
     ]
+
+
+def refusal(declared, values: dict, mode: str) -> Optional[str]:
+    """Why options given in a mode that does not read them are refused (None: none is): each
+    declared option with `modes` whose value in `values` differs from its default (a value equal to
+    the default cannot be told apart from one left out, and changes nothing)."""
+    given = [
+        o for o in declared if o.modes and mode not in o.modes and values.get(o.dest) != o.default
+    ]
+    if not given:
+        return None
+    modes = " or ".join(f"--mode {m}" for m in given[0].modes)
+    verb = "is" if len(given) == 1 else "are"
+    return f"{' and '.join(o.flag for o in given)} {verb} for {modes}, not --mode {mode}"
 
 
 def sweep_options(setting) -> list[Option]:

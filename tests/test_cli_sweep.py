@@ -121,7 +121,7 @@ def test_ctrl_c_then_rerun_resumes(tmp_path, capsys):
         (["--scheduler", "localhost"], "scheduler = 'localhost' is invalid"),
         (["--seed", "1,2"], "--seed = [1, 2] is invalid"),
         (["--q", "0.2,0.3", "--heatmap-axes", "q"], "heatmap_axes = ['q'] is invalid"),
-        (["--replicates", "4"], "--replicates = 4 is invalid with --mode exact"),
+        (["--replicates", "4"], "--replicates is for --mode sampled, not --mode exact"),
         (["--level", "all"], "invalid choice: 'all'"),
         (["--resume", "--force"], "--resume and --force are exclusive"),
     ],

@@ -321,11 +321,6 @@ def test_sweep_both_levels(tmp_path, capsys):
     assert code == 0 and "0 computed now, 2 reused" in stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dynsim/cli/sweep_run.py's run() refuses --replicates unless --mode sampled (a mode "
-    "name of JSL and MIM) instead of reading the option's declared modes (here noisy)",
-)
 def test_sweep_reads_the_declared_modes_of_an_option(tmp_path, capsys):
     """Option("--replicates", modes=("noisy",), verbs=("compare", "sweep")): a sweep in mode noisy
     takes it, and one in mode exact refuses it naming the mode that reads it."""

@@ -33,7 +33,8 @@ class Parser(argparse.ArgumentParser):
         self.register("type", int, resources.integer)
 
     def error(self, message):
-        raise UsageError(f"{self.prog}: {message}")
+        # the top-level parser's own name is the "dynsim: error:" prefix already
+        raise UsageError(message if self.prog == "dynsim" else f"{self.prog}: {message}")
 
 
 def field_kind(setting, f: dataclasses.Field, hints: dict):
@@ -124,6 +125,18 @@ def values(args: argparse.Namespace) -> dict:
         **getattr(args, "config_defaults", {}),
         **{k: v for k, v in vars(args).items() if k in out},
     }
+
+
+def changed(args: argparse.Namespace) -> set[str]:
+    """The config fields given (typed or in --config) with another value than the command's
+    default: a --print-config file spells out every field, and a value equal to its default changes
+    nothing."""
+    cls = getattr(args, "config_class", None)
+    if cls is None:
+        return set()
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    defaults.update(getattr(args, "config_defaults", None) or {})
+    return {k for k in defaults if k in vars(args) and getattr(args, k) != defaults[k]}
 
 
 def json_option(text: str) -> Any:

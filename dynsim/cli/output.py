@@ -18,7 +18,7 @@ from dynsim import progress
 from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
-from .options import EXIT_AGREE, EXIT_DISAGREE, OUT_ROOT
+from .options import EXIT_AGREE, EXIT_DISAGREE, OUT_ROOT, changed
 
 
 def log(msg: str) -> None:
@@ -72,9 +72,12 @@ def wrote(out: str, names) -> str:
 
 def warn_unread(args, unread: dict[str, str]) -> None:
     """A warning line for each config option given (typed or in --config) that this run does not
-    read: `unread` maps field -> why (no option is silently ignored)."""
+    read: `unread` maps field -> why (no option is silently ignored). A value equal to the command's
+    default changes nothing and is not warned about (a --print-config file spells out every
+    field)."""
+    given = changed(args)
     for field, why in unread.items():
-        if field in vars(args):
+        if field in given:
             log(
                 f"warning: --{field.replace('_', '-')} = {getattr(args, field)} is not read "
                 f"here: {why}"

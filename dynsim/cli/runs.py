@@ -27,20 +27,6 @@ def compare_options(args, setting: Setting) -> dict:
     }
 
 
-def refuse_other_modes(args, setting: Setting, mode: str) -> None:
-    """A full-level option given in a mode that does not read it is refused, naming both."""
-    given = [
-        o
-        for o in verbs.compare_options(setting)
-        if o.modes and mode not in o.modes and getattr(args, o.dest) != o.default
-    ]
-    if given:
-        modes = " or ".join(f"--mode {m}" for m in given[0].modes)
-        verb = "is" if len(given) == 1 else "are"
-        flags = " and ".join(o.flag for o in given)
-        raise ValueError(f"{flags} {verb} for {modes}, not --mode {mode}")
-
-
 def keywords(level: verbs.Level, cfg, opts: dict, full: bool) -> dict:
     """The keywords of the level's simulate: its `keywords` hook, else each of its `compare` options
     the mode reads (and the full level's mode)."""
@@ -102,7 +88,10 @@ def run_compare(args) -> int:
             )
         pair = full_level.joint[mode](cfg, opts, timings)
     else:
-        refuse_other_modes(args, setting, mode)
+        declared = verbs.compare_options(setting)
+        why = verbs.refusal(declared, parsed(args, declared), mode)
+        if why is not None:
+            raise ValueError(why)
         pair = run_pair(args, setting, cfg, opts, timings)
     out, lines = {**pair.report.to_dict(), **pair.extra}, list(pair.lines)
     for level in (red_level, full_level):
@@ -144,7 +133,7 @@ def run_check(args) -> int:
     opts = {
         **{k: getattr(args, k) for k in core if hasattr(args, k)},
         **parsed(args, spec.options),
-        "given": {k for k in options.values(args) if k in vars(args)},
+        "given": options.changed(args),
     }
     plan = spec.plan(cfg, opts)
     return output.run_claims(args, plan.total, plan.evaluate, plan.config, unit=plan.unit)

@@ -95,7 +95,12 @@ def run(args) -> int:
     chosen = run_options(args, setting)
     if spec.normalize is not None:
         chosen = spec.normalize(chosen)
-    if chosen.get("replicates") is not None and args.mode != "sampled":
+    declared = verbs.sweep_options(setting)
+    why = verbs.refusal(declared, chosen, args.mode)
+    if why is not None:
+        raise ValueError(why)
+    core_replicates = all(o.dest != "replicates" for o in declared)
+    if core_replicates and chosen.get("replicates") is not None and args.mode != "sampled":
         raise ValueError(
             f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for "
             f"--mode sampled"

@@ -34,6 +34,7 @@ FULL_OPTIONS = (
         "independent runs in --mode sampled, for the Monte Carlo band (default: 8)",
         type=int,
         verbs=("compare", "sweep"),
+        modes=("sampled",),
     ),
     options.seeds(
         None,

@@ -10,7 +10,7 @@ import warnings
 
 import jax
 
-from dynsim import checker
+from dynsim import checker, verbs
 from dynsim import setting as registry
 from dynsim.trajectory import jsonable
 
@@ -55,11 +55,11 @@ def compute_chunk(setting: str, level: str, options: dict, points: list, batch_s
                 red,
                 ful,
                 confidence=options.get("confidence") or 0.999,
-                **(
-                    {"approximation_tolerance": options["approximation_tolerance"]}
-                    if options.get("approximation_tolerance")
-                    else {}
-                ),
+                **{
+                    o.dest: options[o.dest]
+                    for o in verbs.sweep_options(found)
+                    if o.checker and options.get(o.dest) is not None
+                },
             )
         # plain JSON types (no numpy scalars): a fresh summary must equal the one read back from the
         # store
