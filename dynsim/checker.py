@@ -11,9 +11,10 @@ builds the `Report`.
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -57,6 +58,11 @@ class Residual:
     tolerance: float | None  # None: reported, not judged
     passed: bool | None
     reason: str
+
+
+def residual_verdict(r: Residual) -> str:
+    """A residual's verdict: reported (not judged), ok or VIOLATED."""
+    return "reported" if r.passed is None else ("ok" if r.passed else "VIOLATED")
 
 
 @dataclasses.dataclass
@@ -109,12 +115,52 @@ class Report:
         if self.residuals:
             lines.append("reduction residuals of the full trajectory (max over the run):")
             for name, r in self.residuals.items():
-                verdict = "reported" if r.passed is None else ("ok" if r.passed else "VIOLATED")
                 tol = "" if r.tolerance is None else f"{r.tolerance:.2e}"
-                lines.append(f"  {name:<16} {r.value:>14.3e} {'':>14} {tol:>11}  {verdict}")
+                lines.append(
+                    f"  {name:<16} {r.value:>14.3e} {'':>14} {tol:>11}  {residual_verdict(r)}"
+                )
         lines.extend(f"note: {n}" for n in self.notes)
         lines.append(f"verdict: {self.verdict}")
         return "\n".join(lines)
+
+    def worst(self) -> Optional[str]:
+        """The compared observable nearest to (or furthest past) its tolerance, or None."""
+        ratios = {k: e.max_abs / e.tolerance for k, e in self.errors.items() if e.tolerance > 0}
+        return max(ratios, key=ratios.get) if ratios else None
+
+    def __repr__(self) -> str:
+        worst = self.worst()
+        detail = ""
+        if worst is not None:
+            e = self.errors[worst]
+            detail = f", worst {worst} {e.max_abs:.3g} against {e.tolerance:.3g}"
+        return (
+            f"Report({self.verdict}: {self.levels[0]} vs {self.levels[1]}, {self.kind} tolerance, "
+            f"{len(self.errors)} observable{'s' if len(self.errors) != 1 else ''} over "
+            f"{self.common_steps} steps{detail})"
+        )
+
+    def _repr_html_(self) -> str:
+        """The table as HTML (Jupyter shows it for a Report left at the end of a cell)."""
+        rows = "".join(
+            f"<tr><td>{html.escape(k)}</td><td>{e.max_abs:.3e}</td><td>{e.max_rel:.3e}</td>"
+            f"<td>{e.tolerance:.2e}</td><td>{'agree' if e.passed else '<b>DISAGREE</b>'}</td></tr>"
+            for k, e in self.errors.items()
+        )
+        rows += "".join(
+            f"<tr><td>{html.escape(k)} (residual)</td><td>{r.value:.3e}</td><td></td>"
+            f"<td>{'' if r.tolerance is None else f'{r.tolerance:.2e}'}</td>"
+            f"<td>{residual_verdict(r)}</td></tr>"
+            for k, r in self.residuals.items()
+        )
+        head = "<tr><th>observable</th><th>max abs</th><th>max rel</th><th>tolerance</th>"
+        head += "<th>verdict</th></tr>"
+        title = html.escape(
+            f"{self.levels[0]} vs {self.levels[1]}: {self.verdict} ({self.kind} tolerance, "
+            f"{self.common_steps} common steps)"
+        )
+        notes = "".join(f"<br>note: {html.escape(n)}" for n in self.notes)
+        return f"<b>{title}</b><table>{head}{rows}</table>{notes}"
 
     @property
     def verdict(self) -> str:

@@ -13,6 +13,7 @@ import contextlib
 import csv
 import dataclasses
 import functools
+import html
 import io
 import itertools
 import os
@@ -55,6 +56,31 @@ class SweepResult:
 
     def column(self, name: str) -> list:
         return [r.get(name) for r in self.rows]
+
+    def __repr__(self) -> str:
+        return (
+            f"SweepResult({len(self.rows)} rows x {len(self.columns)} columns, "
+            f"{len(self.computed)} computed, {len(self.reused)} reused, out={self.out!r})"
+        )
+
+    def _repr_html_(self, limit: int = 20) -> str:
+        """The first `limit` rows as an HTML table (Jupyter), without the store keys and without
+        the columns no row fills."""
+        cols = [
+            c for c in self.columns if c != "key" and any(r.get(c) is not None for r in self.rows)
+        ]
+
+        def cell(v) -> str:
+            return html.escape(f"{v:.4g}" if isinstance(v, float) else str(v))
+
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{cell(r.get(c))}</td>" for c in cols) + "</tr>"
+            for r in self.rows[:limit]
+        )
+        more = len(self.rows) - limit
+        tail = f"<br>... {more} more rows (table.csv has all)" if more > 0 else ""
+        return f"<b>{html.escape(repr(self))}</b><table><tr>{head}</tr>{body}</table>{tail}"
 
 
 def _fail(name: str, value: Any, allowed: str) -> None:
