@@ -14,6 +14,8 @@ import typing
 from typing import Any, Optional
 
 from dynsim import resources
+
+from . import ranges
 from dynsim.verbs import Option
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -164,7 +166,14 @@ int_list.comma_list = True  # a --config list value is written as its comma-sepa
 
 
 def list_of(kind):
-    """An argparse type: one value of `kind` or a comma-separated list of them."""
+    """An argparse type: one value of `kind` or a comma-separated list of them; for a number, an
+    item may be a range, START:STOP:STEP or START:STOP:logN (`dynsim.cli.ranges`)."""
+    numeric = kind in (float, resources.integer)
+
+    def item(x: str) -> list:
+        if numeric and ":" in x:
+            return ranges.expand(x, integer=kind is not float)
+        return [kind(x)]
 
     def parse(text: str) -> list:
         items = [x.strip() for x in text.split(",")]
@@ -173,7 +182,7 @@ def list_of(kind):
                 f"{text!r} is not a value or a comma-separated list of values"
             )
         try:
-            return [kind(x) for x in items]
+            return [v for x in items for v in item(x)]
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"{text!r}: every item must be {kind.__name__}"
@@ -236,7 +245,10 @@ def axis_options(parser: argparse.ArgumentParser, setting) -> None:
     hints = typing.get_type_hints(cls)
     group = parser.add_argument_group(
         f"{setting.name.upper()} configuration: each {cls.__name__} field takes one "
-        "value or a comma-separated list (a list is a swept axis)"
+        "value or a comma-separated list (a list is a swept axis)",
+        "A number's list may hold ranges: START:STOP:STEP (STOP included when the steps reach "
+        "it, e.g. --q 0.1:0.5:0.05) and START:STOP:logN (N values evenly spaced in log scale, "
+        "e.g. --eta 1e-3:1e-1:log5).",
     )
     for f in dataclasses.fields(cls):
         kind = field_kind(setting, f, hints)
