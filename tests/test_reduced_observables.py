@@ -180,6 +180,21 @@ def test_patch_association_ties_fail():
         assert _reduced_at(cfg, state)["patch_association"] == want, state
 
 
+def test_patch_association_of_a_nan_state_is_nan_not_zero():
+    """A diverged run ranks nothing: its association is NaN at both levels, not 0 (which would read
+    as 'not associated' in a sweep's table beside NaN losses)."""
+    cfg = JSLConfig(D=9, C=3, sigma_A=1.0)
+    nan = float("nan")
+    # a run cannot start from NaN: the observable `derived_observables` records, at such states
+    for state in ((0.2, nan, 0.4), (0.2, 0.5, nan)):
+        assert np.isnan(float(rj.dynamics.association(cfg, jnp.array(state)))), state
+    assert float(rj.dynamics.association(cfg, jnp.array((nan, 0.5, 0.4)))) == 1.0  # alpha: unranked
+    A = np.where(np.asarray(partition.same_set_mask(cfg)), 1.0, 0.0)  # every row associated
+    assert float(association.patch_association(jnp.asarray(A), cfg)) == 1.0
+    A[4, 7] = nan
+    assert np.isnan(float(association.patch_association(jnp.asarray(A), cfg)))
+
+
 def test_tie_tolerance_per_configuration_decides_a_small_genuine_F():
     """The issue-13 case (D=12, C=3, q=0.4, p=5, nu=0.01, sigma_A=2, sqrt_d, step 4): one
     configuration has F = 1.849e-10, nonzero in 60-digit arithmetic. The uniform bound (every patch

@@ -318,6 +318,7 @@ def test_a_diverged_point_is_flagged_not_silently_zero(tmp_path, capsys):
         single = reduced.jsl.simulate(JSLConfig(**dict(BASE, temperature="unit", q=0.5, eta=5.0)))
     assert 0 < bad["reduced_nonfinite_from_step"] == single.meta["nonfinite_from_step"] < 50
     assert math.isnan(bad["reduced_final_error"])
+    assert math.isnan(bad["reduced_patch_association"])  # not 0: a NaN state ranks nothing
     assert (
         main(
             [

@@ -25,8 +25,9 @@ def associated_rows(A, cfg: JSLConfig):
 
 def patch_association(A, cfg: JSLConfig):
     """Fraction of rows i of A whose Top_C entries are exactly S_l(i) (Definition 2.2; 1 = full
-    association)."""
-    return jnp.mean(associated_rows(A, cfg).astype(jnp.result_type(A)), axis=-1)
+    association); NaN for an A with a NaN entry (a diverged run ranks nothing)."""
+    value = jnp.mean(associated_rows(A, cfg).astype(jnp.result_type(A)), axis=-1)
+    return jnp.where(jnp.any(jnp.isnan(A), axis=(-2, -1)), jnp.nan, value)
 
 
 def chance(cfg: JSLConfig) -> float:

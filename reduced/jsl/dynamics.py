@@ -158,6 +158,14 @@ def initial_state(cfg: JSLConfig, init: Init = None) -> np.ndarray:
     return arr
 
 
+def association(cfg: JSLConfig, theta):
+    """Definition 2.2 at the state: 1.0 iff min(beta, gamma) > rho (every row alike, Lemma 4.1);
+    NaN where gamma or rho is NaN (a diverged run ranks nothing, and is not 'not associated')."""
+    s = named(theta)
+    value = jnp.where(jnp.minimum(cfg.sigma_A, s.gamma) > s.rho, 1.0, 0.0).astype(theta.dtype)
+    return jnp.where(jnp.isnan(s.gamma) | jnp.isnan(s.rho), jnp.nan, value)
+
+
 def derived_observables(cfg: JSLConfig, theta, table: Sum) -> dict:
     """within/between attention, patch association and the exact 0-1 error of the state (alpha,
     gamma, rho).
@@ -170,9 +178,7 @@ def derived_observables(cfg: JSLConfig, theta, table: Sum) -> dict:
     return {
         "within_attention": (cfg.C - 1) * Gam,
         "between_attention": (cfg.D - cfg.C) * Xi,
-        "patch_association": jnp.where(
-            jnp.minimum(cfg.sigma_A, named(theta).gamma) > named(theta).rho, 1.0, 0.0
-        ).astype(theta.dtype),
+        "patch_association": association(cfg, theta),
         "error": population_error(cfg, theta, table),
     }
 
