@@ -146,7 +146,7 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return interrupt.exit_code()
-    print(summary_text(result, list(axes), spec))
+    print(summary_text(result, list(axes), spec, args.heatmap or ()))
     disagree = [r for r in result.rows if r.get("verdict") == "DISAGREE"]
     return options.EXIT_DISAGREE if disagree else options.EXIT_AGREE
 
@@ -177,18 +177,21 @@ def cell(row: dict, name: str) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def summary_text(result, axes: list[str], spec) -> str:
+def summary_text(result, axes: list[str], spec, heatmaps=()) -> str:
     """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries
-    whose names end in one of spec.table.columns, spec.table.extra_columns, the stability flags, the
-    verdict and the largest error; then how many points diverged, are unstable or non-monotone, and
-    how many event times are censored."""
-    level_cols = [c for c in result.columns if c.endswith(tuple(spec.table.columns))]
+    whose names end in one of spec.table.columns or in a --heatmap name (what a heatmap draws is
+    printed too), spec.table.extra_columns, the stability flags, the verdict and the largest error;
+    then how many points diverged, are unstable or non-monotone, and how many event times are
+    censored."""
+    endings = (*spec.table.columns, *[h for h in heatmaps if h not in spec.table.columns])
+    level_cols = [c for c in result.columns if c.endswith(endings)]
     cols = (
         axes
         + ["seed"]
         + level_cols
         + [c for c in (*spec.table.extra_columns, "verdict", "max_error") if c in result.columns]
     )
+    cols = list(dict.fromkeys(cols))  # a --heatmap of a column shown anyway: once
     table = [[cell(r, c) for c in cols] + [flags(r, result.columns)] for r in result.rows]
     cols = cols + ["flags"]
     widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(cols)]
