@@ -157,7 +157,11 @@ def recorded_files(record_path: str) -> dict[str, str]:
     written before digests were recorded."""
     with open(record_path) as fh:
         data = json.load(fh)
-    return (data.get("files") if isinstance(data, dict) else None) or {}
+    files = data.get("files") if isinstance(data, dict) else None
+    # an edited record's "files" that is not {name: digest} lists nothing
+    if not isinstance(files, dict):
+        return {}
+    return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def mismatched(record_path: str) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 
 from dynsim import environment
@@ -16,21 +17,63 @@ from . import output
 from .options import UsageError, without
 
 
-def recorded(path: str) -> dict:
-    """The `invocation` of the report at `path`."""
+MAX_REPORT_BYTES = 64 * 2**20  # a report is kilobytes; a larger file is not one
+# options through which a report would make this process reach code or data elsewhere: a Dask
+# scheduler returns results this process unpickles
+REFUSED = ("--scheduler", "--security")
+
+
+def _read(path: str) -> dict:
+    """The JSON of the report at `path`: a regular file (not a FIFO or a device) of at most
+    MAX_REPORT_BYTES, read in one bounded read."""
     try:
-        with open(path) as fh:
-            data = json.load(fh)
+        info = os.stat(path)
     except FileNotFoundError:
         raise UsageError(f"REPORT = {path!r} is invalid: no such file") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"REPORT = {path!r} is invalid: not a JSON report ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"REPORT = {path!r} is invalid: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"REPORT = {path!r} is invalid: not a regular file")
+    if info.st_size > MAX_REPORT_BYTES:
+        raise UsageError(
+            f"REPORT = {path!r} is invalid: {info.st_size} bytes, a report is at most "
+            f"{MAX_REPORT_BYTES}"
+        )
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.read(MAX_REPORT_BYTES + 1))
+    except (OSError, ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise UsageError(f"REPORT = {path!r} is invalid: not a JSON report ({why})") from None
+
+
+def recorded(path: str) -> dict:
+    """The `invocation` of the report at `path`, checked: a command line of strings naming a verb
+    other than rerun, with no option that reaches a Dask scheduler, and versions as a mapping."""
+    data = _read(path)
     inv = data.get("invocation") if isinstance(data, dict) else None
-    if not isinstance(inv, dict) or not isinstance(inv.get("effective_argv"), list):
+    argv = inv.get("effective_argv") if isinstance(inv, dict) else None
+    if not isinstance(argv, list):
         raise UsageError(
             f'REPORT = {path!r} is invalid: it records no command line (no "invocation" with '
             '"effective_argv"; reports of dynsim 0.1.0 from before `rerun` existed do not)'
         )
+    if not argv or not all(isinstance(t, str) for t in argv) or argv[0].startswith("-"):
+        raise UsageError(
+            f"REPORT = {path!r} is invalid: its effective_argv is not a dynsim command line "
+            "(a list of strings starting with a verb)"
+        )
+    if argv[0] == "rerun":
+        raise UsageError(f"REPORT = {path!r} is invalid: it records a rerun, not a command")
+    reached = [t for t in argv if t.split("=")[0] in REFUSED]
+    if reached:
+        raise UsageError(
+            f"REPORT = {path!r} asks for {reached[0].split('=')[0]}: rerun never connects to a "
+            "Dask scheduler a report names (its results would run code in this process); if "
+            "you trust it, run the recorded command yourself"
+        )
+    if not isinstance(inv.get("versions", {}), dict):
+        raise UsageError(f"REPORT = {path!r} is invalid: its versions are not a mapping")
     return inv
 
 
@@ -39,14 +82,14 @@ def run(args) -> int:
     inv = recorded(args.report)
     source = os.path.dirname(os.path.abspath(args.report))
     out = args.out if args.out is not None else os.path.join(source, "rerun")
-    if os.path.abspath(out) == source:
+    if os.path.realpath(out) == os.path.realpath(source):
         raise UsageError(
             f"--out = {out!r} is invalid: it is the report's own folder, whose files the rerun "
             f"would "
             "replace; give another folder"
         )
     argv = without(without(inv["effective_argv"], "--out"), "--config") + ["--out", out]
-    if inv.get("versions") not in (None, environment.versions()):
+    if inv.get("versions") not in (None, {}, environment.versions()):
         changed = {
             k: (v, environment.versions().get(k))
             for k, v in inv["versions"].items()
