@@ -1,6 +1,6 @@
 """What a setting declares for the verbs the core runs once for every setting (`compare`,
-`check-theorems`, `derive`): its two levels (`Level`), their options (`Option`), its claims
-(`Claims`) and its derivation (`Derivation`).
+`check-theorems`, `derive`, and the level options of `sweep`): its two levels (`Level`), their
+options (`Option`), its claims (`Claims`) and its derivation (`Derivation`).
 
 A setting declares only what differs; `dynsim.cli.runs` reads these records and does the rest (the
 config options, validation before any work, progress, the checker, the outputs). Every field that
@@ -19,8 +19,8 @@ from dynsim.setting import Lazy
 @dataclasses.dataclass(frozen=True)
 class Option:
     """One command-line option: its flag, argparse's keywords, the verbs that take it, the --help
-    group it is shown in, for a full-level option the modes that read it (a value given in another
-    mode is refused; empty: every mode), and whether its value goes to the checker
+    group it is shown in, for a full-level option the modes that read it (a value other than the
+    default given in another mode is refused, by compare and sweep; empty: every mode), and whether its value goes to the checker
     (`dynsim.checker.compare`'s keyword of the same name) rather than to a level."""
 
     flag: str
