@@ -20,8 +20,9 @@ from dynsim.setting import Lazy
 class Option:
     """One command-line option: its flag, argparse's keywords, the verbs that take it, the --help
     group it is shown in, for a full-level option the modes that read it (a value other than the
-    default given in another mode is refused, by compare and sweep; empty: every mode), and whether its value goes to the checker
-    (`dynsim.checker.compare`'s keyword of the same name) rather than to a level."""
+    default given in another mode is refused, by compare and sweep; empty: every mode), and whether
+    its value goes to the checker (`dynsim.checker.compare`'s keyword of the same name) rather than
+    to a level."""
 
     flag: str
     help: str
