@@ -303,11 +303,13 @@ def out_options(group, help: str = "output directory") -> None:
     )
 
 
-def seeds(default, use: str, **declared):
-    """--seeds N as a declared `dynsim.verbs.Option` (`seeds_option`'s meaning and help)."""
+def seeds(default, use: str, flag: str = "--seeds", **declared) -> Option:
+    """--seeds N as a declared `dynsim.verbs.Option`, with one meaning in every command: N
+    independent runs, each with its own random draws (data, initialization, batches) derived from
+    --seed; `use` says what the command does with them."""
     shown = "derived" if default is None else default
     return Option(
-        "--seeds",
+        flag,
         f"number of independent runs, each with its own random draws derived from --seed; "
         f"{use} (default: {shown})",
         type=int,
@@ -318,19 +320,8 @@ def seeds(default, use: str, **declared):
 
 
 def seeds_option(group, default, use: str, option: str = "--seeds") -> None:
-    """--seeds N, with one meaning in every command: N independent runs, each with its
-      own random draws
-    (data, initialization, batches) derived from --seed; `use` says what the command does with
-    them."""
-    shown = "derived" if default is None else default
-    group.add_argument(
-        option,
-        type=int,
-        default=default,
-        metavar="N",
-        help=f"number of independent runs, each with its own random draws derived from --seed; "
-        f"{use} (default: {shown})",
-    )
+    """--seeds N (`seeds`) added to an argparse group."""
+    seeds(default, use, flag=option).add(group)
 
 
 def report_options(group) -> None:

@@ -25,14 +25,9 @@ from . import (
 from .config import MAX_DERIVE_C, MAX_P
 
 CHECK_OPTIONS = (
-    Option(
-        "--seeds",
-        "number of independent runs, each with its own random draws derived from --seed; the "
-        "realistic runs and the GLM of each judged point, averaged or counted per claim "
-        "(default: 4)",
-        type=int,
-        default=4,
-        metavar="N",
+    options.seeds(
+        4,
+        "the realistic runs and the GLM of each judged point, averaged or counted per claim",
         verbs=("check-theorems",),
     ),
     Option(
