@@ -91,11 +91,20 @@ def write_npz(path: str, arrays: dict) -> None:
 
 def run_logged(label: str, total: int, fn, timings: dict, key: str, unit: str = "steps"):
     """Run `fn()` under a progress bar of `total` `unit`s, time it, and pass its warnings to
-    stderr."""
+    stderr. A steps bar shows once the run has taken `progress.DELAY` seconds; off a terminal it
+    writes one plain line every `progress.INTERVAL` seconds instead."""
     t0 = time.perf_counter()
+    steps = unit == "steps"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with progress.bar(total, label, unit=unit):
+        with progress.bar(
+            total,
+            label,
+            unit=unit,
+            plain=steps,
+            delay=progress.DELAY if steps else 0.0,
+            interval=progress.INTERVAL if steps else 0.0,
+        ):
             out = fn()
     timings[key] = time.perf_counter() - t0
     for w in caught:

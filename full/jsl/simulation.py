@@ -7,7 +7,7 @@ from typing import Mapping, Optional
 
 import jax.numpy as jnp
 
-from dynsim import environment
+from dynsim import environment, progress
 from dynsim.jsl import JSLConfig, data
 from dynsim.trajectory import Trajectory
 
@@ -45,6 +45,7 @@ def validate_run_options(
 
 
 @environment.guarded
+@progress.tracked("full JSL", lambda cfg, *a, **k: getattr(cfg, "steps", None))
 def simulate(
     cfg: JSLConfig,
     mode: str = "exact",
@@ -59,7 +60,8 @@ def simulate(
     `replicates` independent runs (default 8, vmapped) give each observable's mean and its standard
     error `<name>_se`, from which the checker builds its Monte Carlo band. mode="realistic": problem
     (E), `full.jsl.realistic.run(cfg, seeds)` (default 8 seeds, random start of Parametrization 3.1,
-    so `init` is refused); returns its Trajectory.
+    so `init` is refused); returns its Trajectory. progress: None (a bar once the run has taken a
+    few seconds), True or False (`dynsim.progress.tracked`).
     """
     R = validate_run_options(cfg, mode, replicates, seeds)
     if mode == "realistic":

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from dynsim import divergence, environment, recording
+from dynsim import divergence, environment, progress, recording
 from dynsim.mim import MIMConfig, data, model
 from dynsim.mim.embedding import Basis
 from dynsim.mim.embedding import basis as make_basis
@@ -153,6 +153,7 @@ train_replicates_jit = jax.jit(
 
 
 @environment.guarded
+@progress.tracked("full MIM", lambda cfg, *a, **k: getattr(cfg, "steps", None))
 def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> Trajectory:
     """Train the literal d x d matrix Q by GD from Q = 0 and record fp_corr, pp_corr,
     area_attention, loss, pp_max.
@@ -162,7 +163,8 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
     loss through the masked queries, in chunks of images); `replicates` independent runs (default 8,
     vmapped) give each observable's mean and standard error `<name>_se`. The trained matrices Q (R,
     d, d) and the embedding E, V are the trajectory's final arrays, saved with it (`trained` reads
-    them).
+    them). progress: None (a bar once the run has taken a few seconds), True or False
+    (`dynsim.progress.tracked`).
     """
     R = validate_run_options(cfg, mode, replicates)
     basis = make_basis(cfg)

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment
+from dynsim import environment, progress
 from dynsim.jsl import JSLConfig
 from dynsim.trajectory import Trajectory
 
@@ -107,7 +107,14 @@ def simulate_gd(
     )
 
 
+def gd_steps(cfg, init=None, max_nonzero=None, method="gd", t_max=None, *_, **flow_options):
+    """The steps a progress bar counts for `simulate`'s arguments (None for the flow: no scan)."""
+    plain = method == "gd" and t_max is None and not flow_options
+    return getattr(cfg, "steps", None) if plain else None
+
+
 @environment.guarded
+@progress.tracked("reduced JSL", gd_steps)
 def simulate(
     cfg: JSLConfig,
     init: Init = None,
@@ -131,6 +138,9 @@ def simulate(
     method="flow": the gradient flow d theta/dt = -(orbit_step_sizes/eta) dL/dtheta instead, solved
     to t_max (default eta * steps) by `reduced.jsl.flow.simulate_flow`, which takes `flow_options`
     (saves, t_min, times, rtol, atol, solver, max_steps).
+
+    progress: None (a bar once the run has taken a few seconds), True or False
+    (`dynsim.progress.tracked`).
     """
     if method != "gd" or t_max is not None or flow_options:
         return simulate_flow(

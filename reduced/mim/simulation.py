@@ -7,7 +7,7 @@ from typing import Callable, Optional
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import divergence, environment, recording
+from dynsim import divergence, environment, progress, recording
 from dynsim.mim import MIMConfig, records
 from dynsim.trajectory import Trajectory, seed_statistics
 
@@ -140,7 +140,16 @@ def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> T
     return assemble(cfg, state, rec, False, meta)
 
 
+def gd_steps(cfg, approximation=None, method="gd", t_max=None, *_, **flow_options):
+    """The steps a progress bar counts for `simulate`'s arguments (None for the flow: no scan)."""
+    flow_options.pop("samples", None), flow_options.pop("replicates", None)
+    flow_options.pop("every_step", None)
+    plain = method == "gd" and t_max is None and not flow_options
+    return getattr(cfg, "steps", None) if plain else None
+
+
 @environment.guarded
+@progress.tracked("reduced MIM", gd_steps)
 def simulate(
     cfg: MIMConfig,
     approximation: Approximation = None,
@@ -171,7 +180,9 @@ def simulate(
     population): also the largest |B| after every step, pp_cluster_max_steps (records, record_every,
     K'): per cluster's projection B_k at K > 1 under mean field with B free (K' = K), else of B
     itself (K' = 1); `reduced.gd.step_series` gives one value per step (Lemma 5.3's Phase I read to
-    its switch, not to the last record before it).
+    its switch, not to the last record before it). progress: None (a bar once the run has taken a
+    few seconds; K > 1 with B free: one pass of the bar per joint type), True or False
+    (`dynsim.progress.tracked`).
     """
     if every_step and (
         samples is not None
