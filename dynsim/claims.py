@@ -26,6 +26,7 @@ is not a claim: report it as a `Measurement`. Setting-free: the settings build t
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 import re
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
@@ -171,6 +172,12 @@ class Claim:
             )
         return "; ".join(parts) or "fails"
 
+    def __repr__(self) -> str:
+        return (
+            f"Claim({self.claim!r}: {self.verdict}; measured {_fmt(self.measured)} "
+            f"{self.relation} {_fmt(self.threshold)}, {self.reading_class} reading)"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "claim",
@@ -189,11 +196,74 @@ class Measurement:
     value: Any
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        value = _fmt(self.value)
+        return f"Measurement({self.name!r} = {value if len(value) <= 60 else value[:57] + '...'})"
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "measurement", **dataclasses.asdict(self)}
 
 
 Item = Union[Claim, Measurement]
+
+
+class Results(list):
+    """What a setting's `check_theorems` returns: its claims and measurements, in order (a list),
+    with a one-line repr (how many claims hold, which do not), an HTML table for Jupyter, and the
+    module's `table`, `to_dict` and `exit_code` as methods."""
+
+    @property
+    def claims(self) -> list[Claim]:
+        return claims_of(self)
+
+    @property
+    def measurements(self) -> list[Measurement]:
+        return [m for m in self if isinstance(m, Measurement)]
+
+    def table(self) -> str:
+        return table(self)
+
+    def to_dict(self, config: Optional[dict] = None) -> dict[str, Any]:
+        return to_dict(self, config)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self)
+
+    def __repr__(self) -> str:
+        cs = self.claims
+        held = sum(c.holds for c in cs)
+        rest = "; ".join(
+            f"{v}: {', '.join(c.claim for c in cs if c.verdict == v)}"
+            for v in VERDICTS[1:]
+            if any(c.verdict == v for c in cs)
+        )
+        return (
+            f"Results({held} of {len(cs)} claims hold{'; ' + rest if rest else ''}; "
+            f"{len(self.measurements)} measurements)"
+        )
+
+    def _repr_html_(self) -> str:
+        """Claims (verdict, measured, threshold, why) then measurements, names escaped."""
+
+        def row(cells) -> str:
+            return "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>"
+
+        head = ("claim", "reading", "measured", "", "threshold", "verdict", "at", "why")
+        out = ["<table>", "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+        out += [
+            row(
+                (c.claim, c.reading_class, _fmt(c.measured), c.relation, _fmt(c.threshold))
+                + (c.verdict, c.at, c.why())
+            )
+            for c in self.claims
+        ]
+        out.append("</table>")
+        if self.measurements:
+            out += ["<p>measurements (reported, not judged)</p>", "<table>"]
+            out += [row((m.name, repr(m).split(" = ", 1)[1][:-1])) for m in self.measurements]
+            out.append("</table>")
+        return "\n".join(out)
 
 
 def compare(measured: float, relation: str, threshold: float) -> bool:

@@ -1,8 +1,13 @@
-"""Short reprs and HTML views of what a notebook user holds: a Report, a SweepResult."""
+"""Short reprs and HTML views of what a notebook user holds: a Report, a SweepResult, the claims
+of a check."""
+
+import math
 
 import numpy as np
 
+from dynsim import claims
 from dynsim.checker import compare
+from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, Claim, Measurement, Results
 from dynsim.sweeps import SweepResult
 from dynsim.trajectory import Trajectory
 
@@ -42,3 +47,33 @@ def test_sweep_result_repr_and_html_leave_out_keys_and_empty_columns():
     assert "f" * 64 not in page and "verdict" not in page  # the store key; a column never filled
     assert page.count("<tr>") == 1 + 20 and "5 more rows" in page  # header, the first 20 rows
     assert "<td>0.5</td>" in page  # 1 / 2, shown with 4 significant digits
+
+
+def claim(name: str, measured: float, verdict: str, **kw):
+    """A judged claim "measured <= 1" (the fields a notebook user reads)."""
+    fields = {"regime": "in regime", "threshold": 1.0, "derivation": "the paper", **kw}
+    return Claim(name, "s", "r", measured=measured, verdict=verdict, negative_control="n", **fields)
+
+
+def test_claims_results_repr_names_what_does_not_hold_and_html_escapes():
+    results = Results(
+        [
+            claim("Lemma <4.3>", 0.5, HOLDS),
+            claim("Theorem 4.1", 2.0, FAILS, at="D = 40"),
+            claim("Theorem 4.2", math.nan, NOT_APPLICABLE, regime="NOT MET: eta lambda < 2"),
+            Measurement("seconds", "wall seconds", 12.5),
+        ]
+    )
+    text = repr(results)
+    assert text == (
+        "Results(1 of 3 claims hold; fails: Theorem 4.1; not applicable: Theorem 4.2; "
+        "1 measurements)"
+    )
+    assert repr(results[1]) == "Claim('Theorem 4.1': fails; measured 2 <= 1, literal reading)"
+    assert repr(results[3]) == "Measurement('seconds' = 12.5)"
+    page = results._repr_html_()
+    assert "Lemma &lt;4.3&gt;" in page and "<4.3>" not in page
+    # header + three claims, then the one measurement
+    assert page.count("<tr>") == 5 and "measured 2 is not &lt;= 1" in page
+    assert results.exit_code == 1 and [c.claim for c in results.claims][1] == "Theorem 4.1"
+    assert results.table() == claims.table(list(results))  # the module's table, as a method

@@ -7,7 +7,7 @@ q(D - C) kept at the judged point's value; it is printed with the claim.
 
 from __future__ import annotations
 
-from dynsim.claims import LOG
+from dynsim.claims import LOG, Results
 
 from . import claims_idealized, claims_realistic
 from .config import JSLConfig
@@ -35,14 +35,14 @@ def check_theorems(
     store=None,
     executor=None,
     plan=None,
-) -> list:
+) -> Results:
     """The JSL claims and measurements on cfg: idealized (Theorem 4.1's ladder of D: `sizes`,
     default `claims_idealized.ladder_sizes(quick)`), then realistic. `only`: a set of names from
     CLAIMS (None: every claim); only the runs those claims need are made. `store`: a
     `dynsim.store.Store` keeping each seed of the realistic runs, read back by a rerun; `executor`:
     where those seeds run (a dict of `dynsim.sweeps.executors.run`'s scheduler, workers, security;
     None: here). `plan`: the realistic runs' sizes (`realistic_plan.Plan`, e.g. from
-    `realistic_plan.with_sizes`; None: by quick)."""
+    `realistic_plan.with_sizes`; None: by quick). A `dynsim.claims.Results` (a list)."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     unknown = sorted(set(only or ()) - set(CLAIMS))
@@ -51,6 +51,16 @@ def check_theorems(
     items = claims_idealized.idealized_items(
         cfg, quick=quick, seeds=seeds, log=log, sizes=sizes, only=only
     )
-    return items + claims_realistic.realistic_items(
-        cfg, quick=quick, seeds=seeds, log=log, only=only, store=store, executor=executor, plan=plan
+    return Results(
+        items
+        + claims_realistic.realistic_items(
+            cfg,
+            quick=quick,
+            seeds=seeds,
+            log=log,
+            only=only,
+            store=store,
+            executor=executor,
+            plan=plan,
+        )
     )

@@ -18,7 +18,7 @@ import numpy as np
 
 import reduced.mim
 from dynsim import progress
-from dynsim.claims import LOG, Measurement, wanted
+from dynsim.claims import LOG, Measurement, Results, wanted
 
 from . import diversity, ladder
 from .claims_convergence import (
@@ -225,11 +225,12 @@ def check_theorems(
     log: Optional[LOG] = None,
     base: Optional[MIMConfig] = None,
     only: Optional[frozenset] = None,
-) -> list:
+) -> Results:
     """Every MIM claim and measurement on the ladder (`steps` at the reference problem, scaled by
     `ladder.steps_at`). `base` (a `base_config`, e.g. with other kappas) replaces the problem of
     `steps`, `eta` and `mask_ratio`. `only` (claim names of CLAIMS): judge those, and skip the
-    measurements' own runs (the pp_frozen runs beside, the Delta < 0 run, the Section 6 model)."""
+    measurements' own runs (the pp_frozen runs beside, the Delta < 0 run, the Section 6 model). A
+    `dynsim.claims.Results` (a list)."""
     log = log or (lambda s: None)
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps = {eps} is invalid: must lie strictly between 0 and 1")
@@ -244,7 +245,7 @@ def check_theorems(
         judge_(rungs, eps) for name, judge_ in _LADDER_CLAIMS.items() if wanted(only, name)
     ]
     if not every:
-        return out
+        return Results(out)
     neg = ladder.run_rung(
         negative_base(base),
         negative_size(base, Ps),
@@ -259,19 +260,22 @@ def check_theorems(
         div_cfg, reduced.mim.simulate(div_cfg, ladder.JUDGED), images, TOP_K
     )
     progress.advance()
-    return out + [
-        attention_measurement(rungs, eps),
-        attention_trend(rungs),
-        *diversity_measurements(div, div_cfg),
-        negative_delta_measurement(neg),
-        frozen_measurement(rungs),
-        Measurement(
-            "seconds of the ladder",
-            "wall seconds of the rungs' runs (per rung in details)",
-            sum(r.seconds for r in rungs),
-            {r.cfg.P: r.seconds for r in rungs},
-        ),
-    ]
+    return Results(
+        out
+        + [
+            attention_measurement(rungs, eps),
+            attention_trend(rungs),
+            *diversity_measurements(div, div_cfg),
+            negative_delta_measurement(neg),
+            frozen_measurement(rungs),
+            Measurement(
+                "seconds of the ladder",
+                "wall seconds of the rungs' runs (per rung in details)",
+                sum(r.seconds for r in rungs),
+                {r.cfg.P: r.seconds for r in rungs},
+            ),
+        ]
+    )
 
 
 def runs(quick: bool, only: Optional[frozenset] = None) -> int:
