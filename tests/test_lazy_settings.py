@@ -53,6 +53,20 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
     assert json.loads(out.stderr.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.parametrize(
+    "argv, field",
+    [
+        (["compare", "jsl", "--C", "0"], "JSLConfig.C = 0"),
+        (["compare", "mim", "--P", "15"], "P = 15"),
+    ],
+)
+def test_a_bad_config_value_is_refused_before_the_heavy_imports(argv, field):
+    out = fresh(PROBE.format(heavy=HEAVY), *argv)
+    lines = out.stderr.strip().splitlines()
+    assert lines[0].startswith("dynsim: error: ") and field in lines[0]
+    assert json.loads(lines[-1]) == []
+
+
 def test_float64_after_import_without_importing_jax():
     """The documented contract: after `import dynsim`, JAX computes in float64 (JAX imported after
     dynsim, before it, or in a subprocess started after the import); DYNSIM_X64=0 leaves it off."""

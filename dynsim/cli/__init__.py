@@ -25,7 +25,7 @@ from dynsim import setting as registry
 from dynsim import __version__
 from dynsim.setting import Ref
 
-from . import configfile, generic, sweep
+from . import configfile, generic, options, sweep
 from .options import (
     EXIT_AGREE,
     EXIT_DISAGREE,
@@ -178,6 +178,9 @@ def main(argv=None) -> int:
         if getattr(args, "print_config", False):
             print(configfile.render(args, args.command_parser))
             return EXIT_AGREE
+        # the config's own checks are pure Python: a bad value is refused before the heavy imports
+        if hasattr(args, "config_defaults"):
+            options.config(args)
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = DEFAULT_OUT(args)
         # refuse what does not fit before any work

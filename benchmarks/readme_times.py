@@ -1,0 +1,148 @@
+"""Run every command of the README on this machine and write its wall and CPU time into
+docs/benchmarks.md (section "README commands"), so the README cites measured times, not promises.
+
+The commands are read from the README's ```bash blocks (`commands`): every line that starts with
+`dynsim ` (a `pip install ... && dynsim ...` line contributes its dynsim part), continuation
+lines joined, comments dropped; an optional part in brackets (`[--quick]`, `[--only CLAIM]`) is left
+out, so each command runs at its defaults. Each runs in a fresh scratch folder (its relative --out
+lands there), one after another; wall time from `time.perf_counter`, CPU time as user + sys of the
+child (`resource.getrusage(RUSAGE_CHILDREN)` before and after), the load average before each run
+beside it. A command that exits with another code than the README says it does still gets its time,
+and its exit code is in the table.
+
+Run: python benchmarks/readme_times.py [--only TEXT ...] [--skip TEXT ...] [--list] [--dry-run]
+--only / --skip: run the commands containing TEXT (or all but them); the rows of commands not run
+are kept from the table already in docs/benchmarks.md, so one slow command can be measured apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOC = ROOT / "docs" / "benchmarks.md"
+START, END = "<!-- readme-times:start -->", "<!-- readme-times:end -->"
+ROW = re.compile(r"^\| `(?P<cmd>[^`]+)` \|")
+
+
+def commands(text: str) -> list[str]:
+    """The dynsim commands of the README's bash blocks, as the README spells them (brackets
+    removed, continuation lines joined)."""
+    out, block = [], re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    for body in block:
+        body = re.sub(r"\\\n\s*", " ", body)  # continuation lines
+        for line in body.splitlines():
+            line = line.split("  #", 1)[0].split(" # ", 1)[0].strip()
+            if "&& dynsim " in line:
+                line = "dynsim " + line.split("&& dynsim ", 1)[1]
+            if not line.startswith("dynsim "):
+                continue
+            line = re.sub(r"\s*\[[^\]]*\]", "", line)  # optional parts: the defaults run
+            line = line.split(" & ")[0]  # two processes on one store: the first one's time
+            out.append(" ".join(line.split()))
+    return list(dict.fromkeys(out))
+
+
+def measure(command: str, scratch: Path) -> dict:
+    """Run `command` in `scratch`: wall and CPU seconds, exit code, load average before."""
+    argv = shlex.split(command)
+    argv[0] = shutil.which("dynsim") or argv[0]
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, cwd=scratch, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return {"wall": wall, "cpu": cpu, "code": done.returncode, "load": load, "tail": tail[0]}
+
+
+def row(command: str, m: dict, day: str) -> str:
+    return (
+        f"| `{command}` | {m['wall']:.1f} | {m['cpu']:.1f} | {m['code']} | {m['load']:.1f} "
+        f"| {day} |"
+    )
+
+
+def table(rows: dict[str, str], machine: str) -> str:
+    head = [
+        START,
+        f"Machine: {machine}. Wall and CPU (user + sys) seconds of each README command, run one "
+        "after another by `python benchmarks/readme_times.py`; load: the 1-minute load average "
+        "before the run (on this 2-core machine a load above 2 means the command shared it).",
+        "",
+        "| command | wall s | CPU s | exit | load | measured |",
+        "|---|---|---|---|---|---|",
+    ]
+    return "\n".join(head + list(rows.values()) + [END])
+
+
+def previous_rows(doc: str) -> dict[str, str]:
+    if START not in doc:
+        return {}
+    body = doc.split(START, 1)[1].split(END, 1)[0]
+    return {m["cmd"]: line for line in body.splitlines() if (m := ROW.match(line))}
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    return f"{os.cpu_count()} CPU cores ({cpu}), Python {platform.python_version()}"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", nargs="+", default=None, help="run the commands containing TEXT")
+    p.add_argument("--skip", nargs="+", default=(), help="do not run those containing TEXT")
+    p.add_argument("--list", action="store_true", help="print the commands and exit")
+    p.add_argument("--dry-run", action="store_true", help="write nothing to docs/benchmarks.md")
+    args = p.parse_args(argv)
+    cmds = commands(README.read_text())
+    if args.list:
+        print("\n".join(cmds))
+        return 0
+    doc = DOC.read_text()
+    old = previous_rows(doc)
+    day = datetime.date.today().isoformat()
+    rows = {}
+    for c in cmds:
+        run = (args.only is None or any(t in c for t in args.only)) and not any(
+            t in c for t in args.skip
+        )
+        if not run:
+            if c in old:
+                rows[c] = old[c]
+            continue
+        with tempfile.TemporaryDirectory(prefix="readme-times-") as scratch:
+            m = measure(c, Path(scratch))
+        rows[c] = row(c, m, day)
+        print(f"{m['wall']:8.1f} s wall {m['cpu']:8.1f} s CPU  exit {m['code']}  {c}", flush=True)
+        if m["code"] not in (0, 1):
+            print(f"    {m['tail']}", file=sys.stderr)
+    text = table(rows, machine())
+    if args.dry_run:
+        print(text)
+        return 0
+    if START in doc:
+        doc = doc.split(START, 1)[0] + text + doc.split(END, 1)[1]
+    else:
+        doc = doc.rstrip("\n") + "\n\n## n. README commands: measured times\n\n" + text + "\n"
+    DOC.write_text(doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
