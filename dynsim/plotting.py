@@ -1,6 +1,6 @@
 """Plots: trajectories of both levels overlaid on a log-time axis, written atomically; the helpers
 every setting's figures share (log-time lines without step 0, which loss a run recorded, shared
-colour limits)."""
+colour limits, one line style per level, the provenance footer)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
+from .figtext import footer, provenance, without_provenance  # noqa: E402
 from .trajectory import atomic_savefig  # noqa: E402
 
 # What each mode's recorded "loss" is (a setting's plotting adds its own modes): the reduced level
@@ -25,6 +27,10 @@ LOSS_LABELS = {
 
 
 STEP_LABEL = r"step (log; $\blacktriangleright$ on the y axis: step 0)"
+# How each level's curves are drawn, in the order the trajectories come (the reduced level first):
+# solid and wide under the others, then dashed, then dotted. A curve keeps its colour at every
+# level, so the line style alone tells the levels apart.
+LEVEL_STYLES = (dict(lw=2.6, alpha=0.45), dict(lw=1.2, ls="--"), dict(lw=1.2, ls=":"))
 
 
 def loss_label(meta: dict, labels: dict = LOSS_LABELS) -> str:
@@ -106,23 +112,57 @@ def heatmap_cmap(name: str, bad: str = "0.55"):
     return matplotlib.colormaps[name].with_extremes(bad=bad)
 
 
+def level_styles(labels) -> dict:
+    """{label: LEVEL_STYLES entry} for the trajectories' labels, in order."""
+    return {label: LEVEL_STYLES[i % len(LEVEL_STYLES)] for i, label in enumerate(labels)}
+
+
+def level_handles(styles: dict, texts: dict) -> list:
+    """Legend entries that say which line style is which level: a grey line in each level's style,
+    labelled `texts[label]`."""
+    return [
+        Line2D([], [], color="0.3", label=texts[label], **style) for label, style in styles.items()
+    ]
+
+
+def provenance_footer(fig, metas) -> None:
+    """The footer of a figure drawn from runs with these metas: each distinct provenance once."""
+    footer(fig, "; ".join(dict.fromkeys(provenance(m) for m in metas if m)))
+
+
+def titled(fig, title: str, metas=(), fontsize: float = 10) -> None:
+    """`title` above the figure, without a "(dtype, device)" group of the metas (the footer's), and
+    the provenance footer."""
+    title = without_provenance(title, metas)
+    if title:
+        fig.suptitle(title, fontsize=fontsize)
+    provenance_footer(fig, metas)
+
+
 def compare_plot(
-    trajectories, path, title: str = "", panels=None, loss_labels: dict = LOSS_LABELS
+    trajectories,
+    path,
+    title: str = "",
+    panels=None,
+    loss_labels: dict = LOSS_LABELS,
+    annotate=None,
 ) -> None:
     """Each panel (observable, axis label) of every trajectory against the step (log axis,
     `log_time`), written atomically to `path`; the default panels: the scalar observables both
-    record (at most four). A `<name>_se` is drawn as +-3 SE. The "loss" panel says which loss each
-    trajectory recorded (`loss_label`)."""
+    record (at most four). One colour per panel, one line style per trajectory (`LEVEL_STYLES`,
+    named in the legend). A `<name>_se` is drawn as +-3 SE. The "loss" panel says which loss each
+    trajectory recorded (`loss_label`). annotate(axes), if given, draws more before saving. The
+    provenance of the runs goes to a footer, not the title."""
     if panels is None:
         panels = default_panels(trajectories)
     fig, axes = plt.subplots(
         1, len(panels), figsize=(4 * len(panels), 3.6), constrained_layout=True, squeeze=False
     )
     axes = axes[0]
-    styles = [dict(lw=2.2, alpha=0.55), dict(lw=1.0, ls="--", color="k")]
+    styles = level_styles(trajectories)
     kinds = {label: loss_label(t.meta, loss_labels) for label, t in trajectories.items()}
-    for (label, t), style in zip(trajectories.items(), styles * len(trajectories)):
-        for ax, (name, ylabel) in zip(axes, panels):
+    for i, (ax, (name, ylabel)) in enumerate(zip(axes, panels)):
+        for label, t in trajectories.items():
             if name not in t.observables:
                 continue
             y = np.asarray(t[name], float)
@@ -131,19 +171,19 @@ def compare_plot(
                 if name == "loss"
                 else f"{label} ({t.meta.get('mode', '')})"
             )
-            log_time(ax, t.steps, y, t.observables.get(f"{name}_se"), label=text, **style)
+            se = t.observables.get(f"{name}_se")
+            log_time(ax, t.steps, y, se, label=text, color=f"C{i}", **styles[label])
             if name == "loss" and np.all(y > 0):
                 ax.set_yscale("log")
-            ax.set_ylabel(
-                ylabel
-                if name != "loss" or len(set(kinds.values())) > 1
-                else next(iter(kinds.values()))
-            )
+        ax.set_ylabel(
+            ylabel if name != "loss" or len(set(kinds.values())) > 1 else next(iter(kinds.values()))
+        )
+    if annotate is not None:
+        annotate(axes)
     for ax, (name, _) in zip(axes, panels):
         if name == "loss" or ax is axes[0]:
             ax.legend(fontsize=7)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    titled(fig, title, [t.meta for t in trajectories.values()])
     save(fig, path)
 
 

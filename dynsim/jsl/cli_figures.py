@@ -3,6 +3,7 @@ jsl`."""
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -173,8 +174,9 @@ def run_figure(args, name: str) -> int:
                 test_error_se=traj.observables.get("test_error_se"),
                 cos_v_se=traj.observables.get("cos_v_se"),
                 n_test=cfg.n_test,
-                title=f"JSL Figure 4 (realistic): D={cfg.D} C={cfg.C} N={cfg.N} q={cfg.q} "
-                f"temperature={cfg.temperature} eta={cfg.eta}, {args.seeds} seed(s)",
+                title=f"{plotting.PAPER}, Figure 4, realistic problem (E): "
+                f"{plotting.parameters(cfg, ('D', 'C', 'q', 'N', 'eta'))}, {args.seeds} seed(s)",
+                meta=traj.meta,
             )
 
         summary = {
@@ -198,6 +200,7 @@ def run_figure(args, name: str) -> int:
         lines = {}
         A = np.asarray(final["A"][0])
         chance = association.chance(cfg)
+        linear, left = plateau(cfg, float(traj["test_error"][-1]), final, args.seeds)
 
         def draw(path):
             plotting.figure2(
@@ -211,14 +214,19 @@ def run_figure(args, name: str) -> int:
                 n_test=cfg.n_test,
                 test_error_se=traj.observables.get("test_error_se"),
                 association_se=traj.observables.get("patch_association_se"),
-                title=f"JSL Figure 2 (CNN-labelled Gaussian patches): D={cfg.D} C={cfg.C} "
-                f"N={cfg.N} temperature={cfg.temperature} eta={cfg.eta}",
+                linear_error=linear,
+                left_plateau=left,
+                title=f"{plotting.PAPER}, Figure 2, CNN-labelled Gaussian patches: "
+                f"{plotting.parameters(cfg, ('D', 'C', 'd', 'N', 'eta'))}, {args.seeds} seeds",
+                meta=traj.meta,
             )
 
         summary = {
             "test_error_at_T": float(traj["test_error"][-1]),
             "patch_association_at_T": float(traj["patch_association"][-1]),
             "patch_association_chance": chance,
+            "linear_rule_error": linear,
+            "left_linear_plateau": left,
         }
     # one set: the .json, moved last, records the others' digests
     with output.Staged(args.out) as stage:
@@ -245,6 +253,15 @@ def run_figure(args, name: str) -> int:
         + " (npz: the trajectory; -final.npz: mask, A, v)"
     )
     return options.EXIT_AGREE
+
+
+def plateau(cfg, test_error: float, final: dict, seeds: int) -> tuple[float, bool]:
+    """(the linear rule's test error, seed mean; whether the learner left its plateau): left when
+    the test error lies below it by more than 3 binomial standard errors of `seeds` x n_test test
+    samples, the reading of `claims_realistic.figure_2` (docs/jsl.md §11)."""
+    linear = float(np.mean(final["linear_error"]))
+    se = math.sqrt(linear * (1 - linear) / (seeds * cfg.n_test))
+    return linear, bool(test_error < linear - 3 * se)
 
 
 def run_transfer(args) -> int:
@@ -284,8 +301,11 @@ def run_transfer(args) -> int:
             curves,
             stage.path("transfer.png"),
             references=lines,
-            title=f"JSL transfer: D={cfg.D} C={cfg.C} q={cfg.q}, overlap {args.overlap}, "
-            f"{args.finetune_seeds} fine-tuning seeds",
+            title=f"{plotting.PAPER}, Section 5, transfer: "
+            f"{plotting.parameters(cfg, ('D', 'C', 'q'))}, overlap "
+            rf"$\langle\tilde w, w^*\rangle$={args.overlap:g}, {args.finetune_seeds} "
+            "fine-tuning seeds",
+            meta=result.meta,
         )
         stage.commit(
             "transfer.json",

@@ -1,14 +1,21 @@
-"""JSL plots: reduced vs full (alpha, gamma, rho, loss), Figure 4, Figure 2 and the transfer
-curves."""
+"""JSL plots: reduced vs full (alpha, gamma, rho, loss, the event times), Figure 4, Figure 2 and the
+transfer curves; titles in the paper's symbols (`parameters`)."""
 
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MaxNLocator
 
 from dynsim import plotting
-from dynsim.plotting import heatmap_cmap, log_time, plt, save, shared_limits
+from dynsim.figtext import assignment
+from dynsim.plotting import heatmap_cmap, log_time, plt, save, shared_limits, titled
+
+from . import events
+
+PAPER = "JSL (Jelassi, Sander, Li 2022)"
 
 PANELS = (
     ("alpha", r"$\alpha = \langle v, w^*\rangle$"),
@@ -25,10 +32,56 @@ LOSS_LABELS = {
 }
 
 
+def parameters(config, names=("D", "C", "q", "p", "nu", "eta")) -> str:
+    """The config's `names` in the paper's symbols (D=9, C=3, $\\eta$=0.05, ...) and its softmax
+    temperature (model (T): sqrt(d); "unit": 1), from a JSLConfig or its dict."""
+    values = config if isinstance(config, dict) else config.to_dict()
+    parts = [assignment(n, values[n]) for n in names if values.get(n) is not None]
+    temperature = {"sqrt_d": r"$\sqrt{d}$", "unit": "1"}.get(values.get("temperature"))
+    return ", ".join(parts + ([f"temperature {temperature}"] if temperature else []))
+
+
 def compare_plot(trajectories, path, title: str = "") -> None:
-    """alpha, gamma, rho and loss of every trajectory against the step (log axis), written
-    atomically to `path`."""
-    plotting.compare_plot(trajectories, path, title, panels=PANELS, loss_labels=LOSS_LABELS)
+    """alpha, gamma, rho and loss of every trajectory against the step (log axis), the event times
+    of the first (`events.detect`) marked on every panel, written atomically to `path`; without a
+    title, one from the first run's config."""
+    first = next(iter(trajectories.values()))
+    if not title and "config" in first.meta:
+        title = f"{PAPER}: {' vs '.join(trajectories)}, {parameters(first.meta['config'])}"
+    plotting.compare_plot(
+        trajectories,
+        path,
+        title,
+        panels=PANELS,
+        loss_labels=LOSS_LABELS,
+        annotate=lambda axes: _event_lines(axes, first, next(iter(trajectories))),
+    )
+
+
+def _event_lines(axes, traj, label: str) -> None:
+    """The event times of `traj` (Events I-III, docs/jsl.md §10) as dotted vertical lines named at
+    the top of every panel, and a legend entry on the first panel that names those not reached."""
+    if any(name not in traj.observables for name in events.REQUIRED) or "config" not in traj.meta:
+        return
+    found = events.detect(traj).to_dict()
+    reached = {name: found[name] for name in events.EVENTS if found[name]}
+    for ax in axes:
+        for name, step in reached.items():
+            ax.axvline(step, color="0.5", ls=":", lw=1, zorder=0)
+            ax.text(
+                step,
+                0.98,
+                f"{name} ",
+                transform=ax.get_xaxis_transform(),
+                rotation=90,
+                fontsize=6,
+                color="0.35",
+                ha="right",
+                va="top",
+            )
+    missed = [name for name in events.EVENTS if name not in reached]
+    text = f"event times ({label})" + (f"\nnot reached: {', '.join(missed)}" if missed else "")
+    axes[0].plot([], [], color="0.5", ls=":", lw=1, label=text)
 
 
 def _reference_lines(ax, lines: dict) -> None:
@@ -80,9 +133,10 @@ def figure4(
     test_error_se=None,
     cos_v_se=None,
     n_test=None,
+    meta: Optional[dict] = None,
 ) -> None:
     """JSL Figure 4: (1) same-set mask, (2) learned A, (3) test error against steps, (4) cos(w*, v)
-    against steps."""
+    against steps; the provenance of `meta` (the run's) in a footer."""
     fig, axes = _mask_and_A(mask, A)
     for ax, y, se, label in (
         (axes[2], test_error, test_error_se, "test error (seed mean)"),
@@ -107,14 +161,15 @@ def figure4(
     axes[3].legend(fontsize=8, loc="lower right")
     axes[3].set_ylabel(r"$\cos(w^*, \hat v)$")
     axes[3].set_ylim(min(-0.1, float(np.nanmin(cos_v)) - 0.05), 1.02)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    titled(fig, title, [meta] if meta else [])
     save(fig, path)
 
 
-def transfer_plot(n_tilde, curves: dict, path, *, references: dict, title: str = "") -> None:
+def transfer_plot(
+    n_tilde, curves: dict, path, *, references: dict, title: str = "", meta: Optional[dict] = None
+) -> None:
     """Downstream test error against the number of fine-tuning samples, one curve per learner, +- 2
-    standard errors."""
+    standard errors; the provenance of `meta` in a footer."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2), constrained_layout=True)
     for i, (label, (mean, se)) in enumerate(curves.items()):
         mean, se = np.asarray(mean, float), np.asarray(se, float)
@@ -126,8 +181,7 @@ def transfer_plot(n_tilde, curves: dict, path, *, references: dict, title: str =
     ax.set_xlabel(r"downstream samples $\tilde N$")
     ax.set_ylabel("downstream test 0-1 error")
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=9)
+    titled(fig, title, [meta] if meta else [], fontsize=9)
     save(fig, path)
 
 
@@ -144,9 +198,13 @@ def figure2(
     test_error_se=None,
     association_se=None,
     n_test=None,
+    linear_error: Optional[float] = None,
+    left_plateau: Optional[bool] = None,
+    meta: Optional[dict] = None,
 ) -> None:
     """JSL Figure 2: same-set mask, learned A, test error and patch association against steps (seed
-    means, +-2 SE)."""
+    means, +-2 SE); the linear rule's test error as a line, and when `left_plateau` is False a note
+    on both curves that the learner never left that plateau (so the association tests nothing)."""
     fig, axes = _mask_and_A(mask, A)
     band = r"$\pm 2$ SE over seeds"
     log_time(
@@ -159,6 +217,14 @@ def figure2(
         color="C0",
         label="test error (seed mean)",
     )
+    if linear_error is not None:
+        axes[2].axhline(
+            linear_error,
+            color="C3",
+            ls="--",
+            lw=1.2,
+            label=rf"linear rule sign$(\sum_j\langle w, X_j\rangle)$ {linear_error:.4f}",
+        )
     axes[2].set_ylabel(
         f"test 0-1 error ({n_test} held-out samples)" if n_test else "test 0-1 error"
     )
@@ -176,6 +242,21 @@ def figure2(
     axes[3].axhline(chance, color="k", ls=":", label=f"chance {chance:.3g}")
     axes[3].set_ylim(-0.05, 1.05)
     axes[3].legend(fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    if left_plateau is False:
+        for ax, text in (
+            (axes[2], "never left the linear plateau:\nnot below the linear rule by 3 SE"),
+            (axes[3], "not tested: the learner never\nleft the linear plateau"),
+        ):
+            ax.text(
+                0.5,
+                0.5,
+                text,
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="C3",
+                bbox=dict(boxstyle="round", fc="w", ec="C3", alpha=0.9),
+            )
+    titled(fig, title, [meta] if meta else [])
     save(fig, path)

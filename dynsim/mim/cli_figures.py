@@ -14,7 +14,7 @@ from dynsim import metrics
 from dynsim.cli import options, output
 from dynsim.trajectory import atomic_savez, many_to_arrays, save_many
 
-from . import phases, plotting
+from . import diversity, phases, plotting
 from .arguments import APPROX_CHOICES
 from .hooks import approx_option, signed_configs
 from .partition import query_patches
@@ -47,9 +47,14 @@ PHASES_DESCRIPTION = (
 ATTENTION_DESCRIPTION = (
     "Train the full MIM model (exact population GD), draw the attention of a local and a global "
     "query on the patch grid, and rank the trained attention by the attention diversity of "
-    "Section 6 (top-k) and the average attention distance against uniform and collapsed "
-    "attention. Writes mim-attention.png and mim-attention.json."
+    "Section 6 (top-k) and the average attention distance against the reference maps of "
+    "check-theorems mim's diversity measurement (Theorem 4.1's ideal, a collapse, random logits) "
+    "and against uniform and collapsed attention. Writes mim-attention.png and "
+    "mim-attention.json."
 )
+# Random-logit maps averaged in mim-attention's table (each draw's diversity varies: the mean of
+# this many draws is what the table and the title show)
+RANDOM_DRAWS = 100
 
 
 def phases_arguments(parser, setting) -> None:
@@ -158,9 +163,9 @@ def run_phases(args) -> int:
             runs,
             stage.path("mim-phases.png"),
             switches,
-            title=f"MIM reduced dynamics "
-            f"({reduced.mim.label(reduced.mim.approximations(approx))}), eta={base.eta}, "
-            f"gamma={base.mask_ratio}",
+            title=f"{plotting.PAPER}, reduced dynamics "
+            f"({reduced.mim.label(reduced.mim.approximations(approx))}): "
+            f"{plotting.parameters(base, ('mask_ratio', 'eta'), gap=False)}",
         )
         save_many(
             stage.path("mim-phases.npz"),
@@ -219,10 +224,8 @@ def run_attention(args) -> int:
             cfg,
             [q["local"], q["global"]],
             stage.path("mim-attention.png"),
-            title=f"trained MIM attention, unmasked image of cluster 1 (P={cfg.P}, {cfg.steps} "
-            f"steps); diversity top-{k}: trained "
-            f"{table['trained (per cluster)']['diversity'][0]:.3g}, "
-            f"uniform {table['uniform']['diversity'][0]:.3g}, collapsed 0",
+            title=attention_title(cfg, table, k),
+            meta=t.meta,
         )
         atomic_savez(
             stage.path("mim-attention.npz"),
@@ -254,16 +257,42 @@ def run_attention(args) -> int:
     return options.EXIT_AGREE
 
 
+def attention_title(cfg, table: dict, k: int) -> str:
+    """The figure's title: what is drawn, and the top-k diversity (ties to the lowest index) of the
+    trained attention beside the reference maps that check-theorems mim's measurement of Section 6
+    uses (`dynsim.mim.diversity.MAPS`)."""
+    values = {name: np.mean(table[name]["diversity"]) for name in diversity.MAPS[1:]}
+    return (
+        f"{plotting.PAPER}: trained attention (full level, {cfg.steps} steps) on an unmasked image "
+        f"of cluster 1, {plotting.parameters(cfg, ('P', 'mask_ratio', 'eta'))}\n"
+        f"Section 6 diversity (top-{k}): trained "
+        f"{table['trained (per cluster)']['diversity'][0]:.3g}; the references of check-theorems "
+        f"mim: {values['Thm 4.1 ideal']:.3g} (Thm 4.1 ideal), {values['collapse']:.3g} "
+        f"(collapse), {values['random logits']:.3g} (random logits, mean of {RANDOM_DRAWS})"
+    )
+
+
 def attention_table(cfg, t, grid: tuple[int, int], k: int) -> tuple[np.ndarray, dict]:
     """The attention maps (K, P, P) of a full run's trained Q (`t` fresh or loaded from its file)
-    and the diversity (top-k) and average distance on `grid` of them, of uniform and of collapsed
-    attention."""
+    and the diversity (top-k) and average distance on `grid` of them, of the reference maps of
+    `dynsim.mim.diversity` on the same unmasked images (Theorem 4.1's ideal per cluster, a collapse,
+    RANDOM_DRAWS random-logit maps; seeded by cfg.seed), of uniform and of collapsed attention."""
     Q, basis = full.mim.trained(t)
     attn = np.asarray(full.mim.attention_maps(cfg, Q[0], basis))
+    rng = np.random.default_rng(cfg.seed)
+    unmasked = np.ones(cfg.P)
+    logits = rng.standard_normal((RANDOM_DRAWS, cfg.P, cfg.P))
     uniform = np.full((1, cfg.P, cfg.P), 1.0 / cfg.P)
     collapsed = np.zeros((1, cfg.P, cfg.P))
     collapsed[0, :, :k] = 1.0 / k  # every query on the same k patches
-    rows = {"trained (per cluster)": attn, "uniform": uniform, "collapsed": collapsed}
+    rows = {
+        "trained (per cluster)": attn,
+        "Thm 4.1 ideal": np.stack([diversity.ideal(cfg, unmasked, c) for c in range(cfg.K)]),
+        "collapse": diversity.collapse(cfg.P, rng)[None],
+        "random logits": np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True),
+        "uniform": uniform,
+        "collapsed": collapsed,
+    }
     return attn, {
         name: {
             "diversity": metrics.attention_diversity(a, grid, k=k).tolist(),

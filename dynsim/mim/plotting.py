@@ -1,5 +1,6 @@
-"""MIM plots: both levels on a log-time axis, the two-phase / one-phase figure, attention maps on
-the patch grid."""
+"""MIM plots: both levels on a log-time axis (one colour per curve, one line style per level), the
+two-phase / one-phase figure, attention maps on the patch grid; titles in the paper's symbols
+(`parameters`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Optional
 import numpy as np
 
 from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.lines import Line2D
 
 from dynsim import plotting
-from dynsim.plotting import log_time, plt, save, shared_limits
+from dynsim.figtext import assignment
+from dynsim.plotting import log_time, plt, save, shared_limits, titled
 
 from . import records
 from .partition import area_of, query_patches
@@ -21,42 +24,45 @@ def _own(cfg, p: int, k: int = 0) -> int:
     return int(area_of(cfg.areas, cfg.P)[k, p])
 
 
+PAPER = "MIM (Huang, Wen, Chi, Liang 2024)"
+
+
+def parameters(
+    cfg, names=("P", "K", "kappa_c", "kappa_s", "mask_ratio", "eta"), gap: bool = True
+) -> str:
+    """The config's `names` in the paper's symbols (P=16, $\\kappa_{c}$=0.75, mask ratio 0.75 (its
+    gamma, not JSL's), $\\eta$=1) and, with `gap`, the information gap Delta."""
+    values = cfg.to_dict()
+    parts = [assignment(n, values[n]) for n in names]
+    return ", ".join(parts + ([rf"$\Delta$={cfg.delta:.2f}"] if gap else []))
+
+
 def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
     """FP correlations, own-area attention, max |PP| and loss of every trajectory against the step
-    (log axis, step 0 not drawn); the loss panel says which loss each run recorded (population, or a
-    sampled batch)."""
-    fig, axes = plt.subplots(1, 4, figsize=(17, 3.8), constrained_layout=True)
+    (log axis, step 0 not drawn): one colour per curve, the same at every level, one line style per
+    level (`plotting.LEVEL_STYLES`), both named in the legends; the loss legend says which loss each
+    run recorded (population, or a sampled batch). Without a title, one from `cfg`."""
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), constrained_layout=True)
     q = query_patches(cfg)
-    styles = [
-        dict(lw=2.2, alpha=0.55),
-        dict(lw=1.0, ls="--", color="k"),
-        dict(lw=1.0, ls=":", color="C3"),
-    ]
+    styles = plotting.level_styles(trajectories)
     kinds = {label: plotting.loss_label(t.meta) for label, t in trajectories.items()}
-    for (label, t), style in zip(trajectories.items(), styles * len(trajectories)):
-        lab = f"{label} ({t.meta.get('approximation', t.meta.get('mode', ''))})"
-        for name, p, j, tag in (
-            ("local", q["local"], _own(cfg, q["local"]), "target"),
-            ("local", q["local"], 0, "global"),
-            ("global", q["global"], 0, "target"),
-        ):
-            log_time(
-                axes[0],
-                t.steps,
-                records.patch_series(t, "fp_corr", p, 0, cfg)[:, j],
-                label=f"{lab}: {name} p, {tag} area",
-                **style,
-            )
-            if tag == "target":
-                log_time(
-                    axes[1],
-                    t.steps,
-                    records.patch_series(t, "area_attention", p, 0, cfg)[:, j],
-                    label=f"{lab}: {name} p",
-                    **style,
-                )
-        log_time(axes[2], t.steps, t["pp_max"], label=lab, **style)
-        log_time(axes[3], t.steps, t["loss"], label=f"{label}: {kinds[label]}", **style)
+    # (query, FP column, colour, name): the target and global areas of a local query, the target of
+    # a global query
+    curves = (
+        (q["local"], _own(cfg, q["local"]), "C0", "local p, own (target) area"),
+        (q["local"], 0, "C3", "local p, global area"),
+        (q["global"], 0, "C2", "global p, own (global) area"),
+    )
+    for label, t in trajectories.items():
+        style = styles[label]
+        for p, j, color, _ in curves:
+            fp = records.patch_series(t, "fp_corr", p, 0, cfg)[:, j]
+            log_time(axes[0], t.steps, fp, color=color, **style)
+            if j == _own(cfg, p):
+                attention = records.patch_series(t, "area_attention", p, 0, cfg)[:, j]
+                log_time(axes[1], t.steps, attention, color=color, **style)
+        log_time(axes[2], t.steps, t["pp_max"], color="C4", **style)
+        log_time(axes[3], t.steps, t["loss"], color="C7", **style)
     loss = next(iter(kinds.values())) if len(set(kinds.values())) == 1 else "loss"
     ylabels = (
         r"FP correlation $A_{p,v_{1,j}}$",
@@ -66,10 +72,20 @@ def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
     )
     for ax, ylabel in zip(axes, ylabels):
         ax.set_ylabel(ylabel)
-    for ax in (axes[0], axes[1], axes[3]):
-        ax.legend(fontsize=6)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    levels = {
+        label: f"{label} ({t.meta.get('approximation') or t.meta.get('mode', '')})"
+        for label, t in trajectories.items()
+    }
+    colours = [Line2D([], [], color=c, lw=2, label=name) for _, j, c, name in curves]
+    axes[0].legend(handles=colours + plotting.level_handles(styles, levels), fontsize=6)
+    axes[1].legend(handles=[colours[0], colours[2]], fontsize=6)
+    losses = {label: f"{label}: {kind}" for label, kind in kinds.items()}
+    axes[3].legend(handles=plotting.level_handles(styles, losses), fontsize=6)
+    titled(
+        fig,
+        title or f"{PAPER}: {' vs '.join(levels.values())}, {parameters(cfg)}",
+        [t.meta for t in trajectories.values()],
+    )
     save(fig, path)
 
 
@@ -125,8 +141,9 @@ def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = 
                 label=f"switch at step {switches[label]}",
             )
         ax.set_title(
-            f"{label}: P={cfg.P}, kappa=({cfg.kappa_c}, {cfg.kappa_s}), Delta={cfg.delta:.2f}, "
-            f"gamma={cfg.mask_ratio}",
+            label.replace("Delta", r"$\Delta$")
+            + ": "
+            + parameters(cfg, ("P", "kappa_c", "kappa_s")),
             fontsize=9,
         )
         ax.set_ylabel("FP correlation")
@@ -164,14 +181,15 @@ def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = 
             )
         ax.set_ylabel("PP correlation (local p)")
         ax.legend(fontsize=7)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    titled(fig, title, [t.meta for _, t in runs.values()])
     save(fig, path)
 
 
-def attention_maps(attn: np.ndarray, cfg, queries: list[int], path, title: str = "") -> None:
+def attention_maps(
+    attn: np.ndarray, cfg, queries: list[int], path, title: str = "", meta: Optional[dict] = None
+) -> None:
     """Attention rows of the given queries drawn on the sqrt(P) x sqrt(P) grid, query marked, area
-    outlines beside."""
+    outlines beside; the provenance of `meta` (the run's) in a footer."""
     side = math.isqrt(cfg.P)
     shape = (side, side) if side * side == cfg.P else (1, cfg.P)
     fig, axes = plt.subplots(
@@ -204,6 +222,5 @@ def attention_maps(attn: np.ndarray, cfg, queries: list[int], path, title: str =
     for ax in axes:
         ax.set_xticks([])
         ax.set_yticks([])
-    if title:
-        fig.suptitle(title, fontsize=10)
+    titled(fig, title, [meta] if meta else [])
     save(fig, path)

@@ -1,5 +1,6 @@
 """Phase diagrams of a sweep: a heatmap of one summary over two swept axes, the seed mean in each
-cell, one panel per combination of the other swept axes."""
+cell, one panel per combination of the other swept axes; a log colour scale over more than a decade,
+cell labels fitted to their cells, the provenance in a footer."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import math
 import os
 import re
 import warnings
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from dynsim import environment
+from dynsim.figtext import assignment, footer, provenance, summary_name, symbol, wrapped
 from dynsim.trajectory import atomic_savefig
 
 
@@ -46,13 +49,37 @@ CATEGORIES = {
     "disagree": ("#9467bd", "DISAGREE", "DISAGREE (every seed)"),
     "mixed": ("#ffbb78", "{}", "some seeds agree (the fraction shown)"),
 }
-UNSTABLE_HATCH = "xxx"  # drawn over the value of a cell with an unstable seed (oscillating loss)
+UNSTABLE_HATCH = "xx"  # drawn over the value of a cell with an unstable seed (oscillating loss)
+# A colour scale is logarithmic when the finite values are positive and span more than this factor
+LOG_SPAN = 10.0
+# Cell labels: drawn at LABEL_POINTS, shrunk to fit their cell (90% of its width, 80% of its
+# height), with 2 significant digits instead of 3 when 3 would need a font below MIN_LABEL_POINTS,
+# and left out when even 2 would; none on a grid of more than MAX_LABELLED cells a panel.
+LABEL_POINTS = 8.0
+MIN_LABEL_POINTS = 5.0
+MAX_LABELLED = 400
 
 
-def short(v: float) -> str:
-    """A cell's number in a few characters: 3 significant digits, thousands as k (16000 -> 16k, 9800
-    -> 9.8k)."""
-    return f"{v / 1000:.3g}k" if abs(v) >= 1000 else f"{v:.3g}"
+def short(v: float, digits: int = 3) -> str:
+    """A cell's number in a few characters: `digits` significant digits, thousands as k (16000 ->
+    16k, 9800 -> 9.8k)."""
+    return f"{v / 1000:.{digits}g}k" if abs(v) >= 1000 else f"{v:.{digits}g}"
+
+
+def dark(rgb) -> bool:
+    """Whether a colour is dark (luma below one half): a label on it is drawn white, else black."""
+    return float(np.dot(np.asarray(rgb)[:3], (0.299, 0.587, 0.114))) < 0.5
+
+
+def colour_norm(values: Sequence[float]):
+    """The colour scale of a heatmap's finite values: logarithmic (LogNorm) when all are positive
+    and span more than LOG_SPAN, else linear."""
+    from matplotlib.colors import LogNorm, Normalize
+
+    lo, hi = min(values, default=0.0), max(values, default=1.0)
+    if values and lo > 0 and hi / lo > LOG_SPAN:
+        return LogNorm(lo, hi)
+    return Normalize(lo, hi)
 
 
 def _prefix(name: str, columns) -> str:
@@ -108,20 +135,27 @@ def heatmaps(
     axes: dict,
     names: Sequence[str],
     heatmap_axes: Optional[Sequence[str]],
+    *,
+    labels: Optional[Mapping[str, str]] = None,
+    footer_text: Optional[str] = None,
 ) -> dict[str, str]:
     """Write heatmap-<name>.png for each summary `name` present; {"heatmap-<name>": path}. A cell is
     the seed mean; diverged, censored and unavailable cells are drawn in their own colours
-    (`CATEGORIES`) and cells with an unstable seed are hatched, all named in a legend."""
+    (`CATEGORIES`) and cells with an unstable seed are hatched, all named in a legend; the colour
+    scale is logarithmic over more than a decade (`colour_norm`); cell labels fit their cells
+    (`LABEL_POINTS`). labels: a description of each summary (keyed with or without its level
+    prefix) for the title; footer_text: the provenance line (default: the rows' dtypes, this
+    process's device, the versions of dynsim and JAX)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch, Rectangle
 
     pair = pick_axes(axes, heatmap_axes)
     if pair is None or not rows:
         return {}
     xa, ya = pair
+    xs, ys = axes[xa], axes[ya]
     others = [a for a in axes if a not in pair and len(axes[a]) > 1]
     combos = list(itertools.product(*(axes[a] for a in others))) or [()]
     files = {}
@@ -134,120 +168,49 @@ def heatmaps(
                 stacklevel=3,
             )
             continue
+        cells = {
+            (k, i, j): cell(
+                [
+                    r
+                    for r in rows
+                    if r[xa] == xv and r[ya] == yv and all(r[a] == v for a, v in zip(others, combo))
+                ],
+                name,
+            )
+            for k, combo in enumerate(combos)
+            for i, yv in enumerate(ys)
+            for j, xv in enumerate(xs)
+        }
+        finite = [v for _, v, _ in cells.values() if not math.isnan(v)]
+        norm = colour_norm(finite)
         ncol = min(len(combos), 3)
         nrow = math.ceil(len(combos) / ncol)
-        width, height = max(4.2, 1.6 + 0.55 * len(axes[xa])), max(3.6, 1.4 + 0.4 * len(axes[ya]))
+        width, height = max(4.6, 2.0 + 0.55 * len(xs)), max(3.4, 1.4 + 0.4 * len(ys))
         fig, axs = plt.subplots(
-            nrow, ncol, figsize=(width * ncol, height * nrow + 0.6), squeeze=False
+            nrow,
+            ncol,
+            figsize=(width * ncol, height * nrow + 1.0),
+            squeeze=False,
+            layout="constrained",
         )
-        cells = {}
-        for k, combo in enumerate(combos):
-            for i, yv in enumerate(axes[ya]):
-                for j, xv in enumerate(axes[xa]):
-                    cells[k, i, j] = cell(
-                        [
-                            r
-                            for r in rows
-                            if r[xa] == xv
-                            and r[ya] == yv
-                            and all(r[a] == v for a, v in zip(others, combo))
-                        ],
-                        name,
-                    )
-        finite = [v for _, v, _ in cells.values() if not math.isnan(v)]
-        norm = matplotlib.colors.Normalize(min(finite, default=0.0), max(finite, default=1.0))
-        cmap = matplotlib.colormaps["viridis"]
-        seen = set()
+        seen, texts = set(), []
         for k, (ax, combo) in enumerate(zip(axs.flat, combos)):
-            grid = np.array(
-                [[cells[k, i, j][1] for j in range(len(axes[xa]))] for i in range(len(axes[ya]))]
-            )
-            im = ax.imshow(
-                np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, norm=norm
-            )
-            for i in range(len(axes[ya])):
-                for j in range(len(axes[xa])):
-                    kind, v, bound = cells[k, i, j]
-                    seen.add(kind)
-                    if kind in CATEGORIES:
-                        colour, text, _ = CATEGORIES[kind]
-                        ax.add_patch(
-                            Rectangle(
-                                (j - 0.5, i - 0.5), 1, 1, facecolor=colour, edgecolor="0.5", lw=0.5
-                            )
-                        )
-                        label = (
-                            bound
-                            if isinstance(bound, str)
-                            else short(bound)
-                            if bound is not None
-                            else ""
-                        )
-                        ax.text(
-                            j,
-                            i,
-                            text.format(label),
-                            ha="center",
-                            va="center",
-                            color="k",
-                            fontsize=8,
-                        )
-                        continue
-                    dark = sum(np.array(cmap(norm(v))[:3]) * (0.299, 0.587, 0.114)) < 0.5
-                    if kind == "unstable":
-                        ax.add_patch(
-                            Rectangle(
-                                (j - 0.5, i - 0.5),
-                                1,
-                                1,
-                                fill=False,
-                                hatch=UNSTABLE_HATCH,
-                                edgecolor="w" if dark else "k",
-                                lw=0,
-                            )
-                        )
-                    ax.text(
-                        j,
-                        i,
-                        short(v),
-                        ha="center",
-                        va="center",
-                        color="w" if dark else "k",
-                        fontsize=8,
-                        bbox=dict(boxstyle="round,pad=0.1", fc=cmap(norm(v)), ec="none")
-                        if kind == "unstable"
-                        else None,
-                    )
-            ax.set_xticks(range(len(axes[xa])), [str(v) for v in axes[xa]])
-            ax.set_yticks(range(len(axes[ya])), [str(v) for v in axes[ya]])
-            ax.set_xlabel(xa)
-            ax.set_ylabel(ya)
-            ax.set_title(", ".join(f"{a}={v}" for a, v in zip(others, combo)) or name, fontsize=9)
+            im = _panel(ax, cells, k, (len(xs), len(ys)), norm, seen, texts)
+            ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+            ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+            ax.set_xlabel(symbol(xa))
+            ax.set_ylabel(symbol(ya))
+            ax.set_title(", ".join(assignment(a, v) for a, v in zip(others, combo)), fontsize=9)
             if finite:
-                fig.colorbar(im, ax=ax).set_label(
-                    name + (" (recorded step)" if re.search(r"(^|_)T\d", name) else "")
-                )
+                fig.colorbar(im, ax=ax).set_label(_bar_label(name, norm))
         for ax in list(axs.flat)[len(combos) :]:
             ax.axis("off")
-        legend = [
-            Patch(facecolor=CATEGORIES[k][0], edgecolor="0.5", label=CATEGORIES[k][2])
-            for k in CATEGORIES
-            if k in seen
-        ]
-        if "unstable" in seen:
-            legend.append(
-                Patch(
-                    facecolor="w",
-                    edgecolor="k",
-                    hatch=UNSTABLE_HATCH,
-                    label="unstable: the loss oscillates (a seed)",
-                )
-            )
-        across = 1 if ncol == 1 else 2
-        if legend:
-            fig.legend(handles=legend, loc="lower center", ncol=across, fontsize=7, frameon=False)
-        fig.suptitle(f"{setting} sweep ({level}): {name}, mean over seeds", fontsize=9)
-        fig.tight_layout(rect=(0, 0.045 * math.ceil(len(legend) / across) / nrow, 1, 1))
+        title = _title(setting, level, name, rows, labels or {})
+        fig.suptitle(wrapped(title, fig.get_figwidth(), 9), fontsize=9)
+        note = footer(fig, footer_text or _provenance(rows))
+        _bottom_legend(fig, _legend(seen), 1 if ncol == 1 else 2)
+        if note is not None and not (texts and _fit_labels(fig, texts, len(xs), len(ys))):
+            note.set_text(note.get_text() + "; cells too small to label: table.csv has the values")
         path = os.path.join(out, f"heatmap-{name}.png")
         try:
             # a unique temporary name: concurrent sweeps on one --out
@@ -256,3 +219,148 @@ def heatmaps(
             plt.close(fig)
         files[f"heatmap-{name}"] = path
     return files
+
+
+def _panel(ax, cells: dict, k: int, shape: tuple[int, int], norm, seen: set, texts: list):
+    """Panel k: the values (colour map), the category cells (their colours), the hatch of unstable
+    cells, and a label per cell (in `texts`: (axes, text, its 2-digit form); none on a grid of more
+    than MAX_LABELLED cells) in the colour that stands out on the cell's own (a hatched cell's label
+    sits on a box of the cell's colour)."""
+    import matplotlib
+    from matplotlib.patches import Rectangle
+
+    cmap = matplotlib.colormaps["viridis"]
+    grid = np.array([[cells[k, i, j][1] for j in range(shape[0])] for i in range(shape[1])])
+    im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, norm=norm)
+    for i, j in itertools.product(range(shape[1]), range(shape[0])):
+        kind, v, bound = cells[k, i, j]
+        seen.add(kind)
+        if kind in CATEGORIES:
+            back, text, _ = CATEGORIES[kind]
+            ax.add_patch(
+                Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=back, edgecolor="0.5", lw=0.5)
+            )
+            shown = [
+                bound if isinstance(bound, str) else "" if bound is None else short(bound, d)
+                for d in (3, 2)
+            ]
+            forms = [text.format(x) for x in shown]
+        else:
+            back, forms = cmap(norm(v)), [short(v), short(v, 2)]
+        ink = "w" if dark(matplotlib.colors.to_rgb(back)) else "k"
+        box = None
+        if kind == "unstable":
+            ax.add_patch(
+                Rectangle(
+                    (j - 0.5, i - 0.5),
+                    1,
+                    1,
+                    fill=False,
+                    hatch=UNSTABLE_HATCH,
+                    edgecolor=matplotlib.colors.to_rgba(ink, 0.6),
+                    lw=0,
+                )
+            )
+            box = dict(boxstyle="round,pad=0.25", fc=back, ec="none")
+        if shape[0] * shape[1] <= MAX_LABELLED:
+            label = ax.text(j, i, forms[0], ha="center", va="center", color=ink, bbox=box)
+            texts.append((ax, label, forms[1]))
+    return im
+
+
+def _fit_labels(fig, texts: list, columns: int, rows: int) -> bool:
+    """Shrink each cell label to fit its cell (LABEL_POINTS at most), fall back to its 2-digit form,
+    and remove the labels if one still needs less than MIN_LABEL_POINTS; False when removed."""
+    fig.draw_without_rendering()  # the layout: the cells' sizes
+    renderer = fig.canvas.get_renderer()
+    sizes = []
+    for ax, label, brief in texts:
+        room = (0.9 * ax.bbox.width / columns, 0.8 * ax.bbox.height / rows)
+        for form in (label.get_text(), brief):
+            label.set_text(form)
+            label.set_fontsize(LABEL_POINTS)
+            extent = label.get_window_extent(renderer)
+            size = LABEL_POINTS * min(1.0, room[0] / extent.width, room[1] / extent.height)
+            if size >= MIN_LABEL_POINTS:
+                break
+        label.set_fontsize(size)
+        sizes.append(size)
+    if min(sizes, default=LABEL_POINTS) >= MIN_LABEL_POINTS:
+        return True
+    for _, label, _ in texts:
+        label.remove()
+    return False
+
+
+def _bottom_legend(fig, handles: list, columns: int) -> None:
+    """The legend of the categories below the panels and above the footer's strip: the layout's
+    bottom edge is raised by the legend's height."""
+    if not handles:
+        return
+    engine = fig.get_layout_engine()
+    left, bottom, width, height = engine.get()["rect"]
+    legend = fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, bottom),
+        ncol=columns,
+        fontsize=7,
+        frameon=False,
+    )
+    tall = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+    engine.set(rect=(left, bottom + tall, width, height - tall))
+
+
+def _legend(seen: set) -> list:
+    """Legend entries of the categories drawn (and of the hatch, if any cell is unstable)."""
+    from matplotlib.patches import Patch
+
+    legend = [
+        Patch(facecolor=CATEGORIES[k][0], edgecolor="0.5", label=CATEGORIES[k][2])
+        for k in CATEGORIES
+        if k in seen
+    ]
+    if "unstable" in seen:
+        legend.append(
+            Patch(
+                facecolor="w",
+                edgecolor="k",
+                hatch=UNSTABLE_HATCH,
+                label="unstable: the loss oscillates (a seed)",
+            )
+        )
+    return legend
+
+
+def _title(setting: str, level: str, name: str, rows: list[dict], labels: Mapping) -> str:
+    """ "JSL sweep, reduced level: T1_attention, mean over 2 seeds": the summary without its level
+    prefix, its description when `labels` has one."""
+    bare, prefix = summary_name(name)
+    what = labels.get(name) or labels.get(bare)
+    seeds = len({r.get("seed") for r in rows})
+    where = f"{prefix} level" if prefix else "both levels" if level == "both" else f"{level} level"
+    return (
+        f"{setting.upper()} sweep, {where}: {bare}"
+        + (f" ({what})" if what else "")
+        + (f", mean over {seeds} seeds" if seeds > 1 else "")
+    )
+
+
+def _bar_label(name: str, norm) -> str:
+    """The colour bar's label: the summary, "(recorded step)" for an event time, the scale when
+    logarithmic."""
+    bare, _ = summary_name(name)
+    event = " (recorded step)" if re.search(r"(^|_)T\d", bare) else ""
+    return bare + event + (", log scale" if type(norm).__name__ == "LogNorm" else "")
+
+
+def _provenance(rows: list[dict]) -> str:
+    """The footer of a sweep's heatmaps: the rows' dtypes, this process's device, the versions."""
+    dtypes = sorted({str(r["dtype"]) for r in rows if r.get("dtype")})
+    return provenance(
+        {
+            "dtype": ", ".join(dtypes),
+            "device": environment.device(),
+            "versions": environment.versions(),
+        }
+    )
