@@ -206,6 +206,25 @@ class SweepSpec(Lazy):
 
 
 @dataclasses.dataclass(frozen=True)
+class Frames(Lazy):
+    """How a setting's trajectories become labelled arrays and tables (`Trajectory.to_xarray`,
+    `to_dataframe`; docs/data.md).
+
+    dims: observable name -> the names of its axes after "step" (an observable left out, or one
+    whose rank differs, keeps <name>_dim1, ...; `<name>_se` takes the dims of `<name>`,
+    `<name>_seeds` adds "seed"). coords(trajectory) -> {coordinate: (axis names, values)}:
+    coordinates over those axes (a coordinate whose axes the trajectory lacks is left out). present:
+    names of boolean coordinates among them that say which entries exist; an entry where one is
+    False is padding (NaN by construction) and `to_dataframe` drops its row."""
+
+    LAZY = ("coords",)
+
+    dims: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    coords: Optional[Callable[[Any], dict]] = None
+    present: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class Setting(Lazy):
     """One setting: its name, config dataclass, two levels and everything the face needs to run and
     judge them. dynsim runs `compare`, `check-theorems`, `derive` and `sweep` for every setting from
@@ -224,7 +243,8 @@ class Setting(Lazy):
     with their own syntax, and the allowed values. resources(values, level, options) ->
     [dynsim.resources.Need]: what one run at `level` ("reduced" or "full") of the config field
     `values` (a dict, not yet validated) with the run `options` (mode, replicates, ...) would hold
-    in memory and do (None: no estimate)."""
+    in memory and do (None: no estimate). frames: the names of the observables' axes and their
+    coordinates (`Frames`; None: <name>_dim1, ...)."""
 
     LAZY = (
         "config",
@@ -239,6 +259,7 @@ class Setting(Lazy):
         "field_choices",
         "resources",
         "plot",
+        "frames",
     )
 
     name: str
@@ -259,6 +280,7 @@ class Setting(Lazy):
     plot: Optional[Callable] = None
     descriptions: Mapping[str, str] = dataclasses.field(default_factory=dict)
     estimates: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    frames: Optional[Frames] = None
 
     def command(self, verb: str) -> Optional[Command]:
         """The setting's own command for `verb` under its name (e.g. its `compare`), or None."""

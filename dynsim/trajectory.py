@@ -12,6 +12,7 @@ import numpy as np
 
 from . import divergence, tempfiles
 from .divergence import NONFINITE
+from .setting import load
 from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
 
 TEMP_PREFIX = tempfiles.PREFIX  # every temporary file dynsim writes starts so (dynsim.tempfiles)
@@ -32,7 +33,8 @@ class Trajectory:
     `.items()`, `.get()`, `len(traj)`, iteration over the names. `traj1 == traj2` compares steps,
     every observable and final array (bitwise, NaN equal to NaN) and meta; the repr is one line
     (level, mode, steps, observables with their shapes). `to_xarray()` gives an `xarray.Dataset`
-    of the observables when xarray is installed (`pip install 'dynsim[xarray]'`). Slotted: setting
+    of the observables with named axes, `to_dataframe()` a tidy table, when xarray is installed
+    (`pip install 'dynsim[xarray]'`; docs/data.md). Slotted: setting
     any other attribute raises AttributeError, so what a run leaves for later is declared here.
     """
 
@@ -82,27 +84,19 @@ class Trajectory:
 
     def to_xarray(self):
         """An `xarray.Dataset`: one variable per observable over the dimension "step" (the recorded
-        step numbers), its further axes named <name>_dim1, ...; attrs: level, mode, setting, dtype,
-        device and the whole meta as JSON ("meta_json"). Needs xarray (`pip install
-        'dynsim[xarray]'`)."""
-        try:
-            import xarray
-        except ImportError:
-            raise ImportError(
-                "Trajectory.to_xarray needs xarray, an optional dependency of dynsim: "
-                "pip install 'dynsim[xarray]'"
-            ) from None
-        data = {
-            k: (("step", *(f"{k}_dim{i}" for i in range(1, v.ndim))), v)
-            for k, v in self.observables.items()
-        }
-        attrs = {
-            k: str(self.meta[k])
-            for k in ("level", "mode", "setting", "dtype", "device")
-            if k in self.meta
-        }
-        attrs["meta_json"] = json.dumps(self.meta, default=jsonable, sort_keys=True)
-        return xarray.Dataset(data, coords={"step": self.steps}, attrs=attrs)
+        step numbers) and the axes its setting names (MIM's fp_corr: patch, cluster, area; a
+        `<name>_seeds` run axis: seed; an axis no setting names: <name>_dim1, ...), with their
+        coordinates (docs/data.md); attrs: level, mode, setting, dtype, device and the whole meta
+        as JSON ("meta_json"). Needs xarray (`pip install 'dynsim[xarray]'`)."""
+        return frames_module("Trajectory.to_xarray").to_xarray(self)
+
+    def to_dataframe(self, observables=None):
+        """A tidy `pandas.DataFrame`: one row per (observable, step, coordinate tuple), columns
+        "observable", "step", the named axes with their coordinates (MIM's fp_corr: patch,
+        cluster, area, own_area, area_size), "value"; padding entries (MIM's areas j >= N_k) left
+        out, a NaN the run recorded kept (docs/data.md). observables: a name or a list of names
+        (default: all). Needs xarray and pandas (`pip install 'dynsim[xarray]'`)."""
+        return frames_module("Trajectory.to_dataframe").to_dataframe(self, observables)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Trajectory):
@@ -216,8 +210,28 @@ class Trajectories(list):
         """name -> Trajectory."""
         return dict(zip(self.names, self))
 
+    def to_dataframe(self, observables=None):
+        """Every run's `Trajectory.to_dataframe` in one tidy table, first column "run" (the name:
+        "reduced", "full", ...); with `observables`, each run's rows of those it holds. Needs
+        xarray and pandas (`pip install 'dynsim[xarray]'`)."""
+        return frames_module("Trajectories.to_dataframe").runs_to_dataframe(
+            self.as_dict(), observables
+        )
+
     def __repr__(self) -> str:
         return "Trajectories(" + ", ".join(f"{n}={t!r}" for n, t in zip(self.names, self)) + ")"
+
+
+def frames_module(what: str):
+    """`dynsim.frames`, loaded on first use; without xarray (and the pandas it needs), one line
+    saying what to install."""
+    try:
+        import xarray  # noqa: F401  (it requires pandas)
+    except ImportError:
+        raise ImportError(
+            f"{what} needs xarray, an optional dependency of dynsim: pip install 'dynsim[xarray]'"
+        ) from None
+    return load("dynsim.frames")
 
 
 def seed_statistics(

@@ -60,13 +60,24 @@ VERB_HELP = {
     "derive": ("print the symbolic reduced loss and its gradients", None),
 }
 # verbs in `dynsim --help`
-ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive", "rerun")
+ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive", "rerun", "export")
 RERUN_HELP = (
     "run a recorded command again (bit for bit)",
     "Run the command recorded in a report (report.json of compare, theorems.json of "
     "check-theorems) again, with the same options, into --out, and compare the new "
     "trajectories.npz with the original byte for byte. Exit: the command's own code, or 1 when "
     "trajectories.npz differs; 2 on invalid input.",
+)
+EXPORT_HELP = (
+    "write an output folder's data as tidy CSV (or Parquet) tables",
+    "Convert a dynsim output folder into tidy tables, one row per value with its labels "
+    "(docs/data.md): trajectories.npz (compare) -> tidy-trajectories (run, observable, step, "
+    "the observable's named axes, value), report.json -> tidy-report (one row per compared "
+    "observable and residual), a sweep's table.csv -> tidy-sweep (one row per point; a censored "
+    "event is +inf, its bound in <level>_horizon), theorems.json -> tidy-theorems (one row per "
+    "claim and measurement). Written next to the folder's files, or into --to. Exit 0 when "
+    "written; 2 on invalid input (no such folder, not a dynsim output, a target that cannot be "
+    "written, an export file that exists without --force, --parquet without pyarrow).",
 )
 # what only a run needs, loaded then: --help and --version import none of it
 DEFAULT_OUT, CHECK_OUT = (
@@ -134,6 +145,7 @@ def build_parser(argv: Optional[list[str]] = None) -> Parser:
                 run=c.ref("run"), setting_record=s, command_parser=p, estimate=c.ref("estimate")
             )
     add_rerun(sub)
+    add_export(sub)
     return parser
 
 
@@ -151,6 +163,29 @@ def add_rerun(sub) -> None:
         "report's own",
     )
     p.set_defaults(run=Ref("dynsim.cli.rerun:run"), target=None, entry=main)
+
+
+def add_export(sub) -> None:
+    """The `export` verb (no setting: the folder's files say what it holds); its work is
+    `dynsim.cli.export.run`."""
+    p = sub.add_parser(
+        "export", allow_abbrev=False, help=EXPORT_HELP[0], description=EXPORT_HELP[1]
+    )
+    p.add_argument("folder", metavar="FOLDER", help="an output folder a dynsim command wrote")
+    p.add_argument(
+        "--to",
+        default=None,
+        metavar="DIR",
+        help="folder for the tidy files (default: FOLDER itself, next to the files read)",
+    )
+    p.add_argument(
+        "--csv", action="store_true", help="write CSV (the default when no format is given)"
+    )
+    p.add_argument(
+        "--parquet", action="store_true", help="write Parquet as well or instead (needs pyarrow)"
+    )
+    p.add_argument("--force", action="store_true", help="overwrite export files that exist")
+    p.set_defaults(run=Ref("dynsim.cli.export:run"), target=None)
 
 
 def parse(argv: list[str]):

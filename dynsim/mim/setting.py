@@ -7,7 +7,7 @@ use (the config too: its areas need NumPy); the levels, claims and derivation ar
 
 from __future__ import annotations
 
-from dynsim.setting import Command, Ref, Setting
+from dynsim.setting import Command, Frames, Ref, Setting
 
 from . import arguments
 
@@ -32,6 +32,29 @@ COMMANDS = (
         help="MIM: attention maps of the trained full model and its attention diversity",
         description=Ref(f"{CLI_FIGURES}:ATTENTION_DESCRIPTION"),
     ),
+)
+
+PER_AREA = ("patch", "cluster", "area")  # fp_corr[p, k, j]: A_{p, v_{k,j}}
+PER_CLASS = ("class", "position")  # the reduced records per query class, areas in class order
+PER_CELL = ("cell", "cluster", "area")  # the reduced records per joint cell (K > 1, mean field)
+# the axes of the observables (docs/data.md); their coordinates: dynsim.mim.frames
+FRAMES = Frames(
+    dims={
+        "fp_corr": PER_AREA,
+        "area_attention": PER_AREA,
+        "pp_corr": ("patch", "key"),
+        "pp_cluster_max": ("cluster",),
+        "fp_class": PER_CLASS,
+        "area_attention_class": PER_CLASS,
+        "pp_class": PER_CLASS,
+        "pp_self": ("class",),
+        "fp_cell": PER_CELL,
+        "area_attention_cell": PER_CELL,
+        "pp_cell": ("cell", "key_cell"),
+        "pp_self_cell": ("cell",),
+    },
+    coords="dynsim.mim.frames:coords",
+    present=("area_present", "class_area_present"),
 )
 
 SETTING = Setting(
@@ -87,4 +110,5 @@ SETTING = Setting(
     resources="dynsim.mim.resources:needs",
     field_parsers=arguments.FIELD_PARSERS,
     field_choices=arguments.FIELD_CHOICES,
+    frames=FRAMES,
 )
