@@ -170,7 +170,8 @@ def test_the_declaration_loads_its_hook_on_use():
 
 
 # a sweep's rows as `sweep` returns them: T1 reached, censored by the horizon (2000 steps), unknown
-# (diverged); t1 the same event in time eta * steps (eta = 0.05), censored at 0.05 * 2000
+# (diverged); t1 the same event in time eta * steps (eta = 0.05), censored at 0.05 * 2000, and t3
+# a later event in time, censored in the first two rows
 ROWS = [
     {"eta": 0.05, "reduced_T1": 150, "reduced_T1_censored": None, "reduced_nonfinite": None},
     {"eta": 0.05, "reduced_T1": None, "reduced_T1_censored": 2000, "reduced_nonfinite": None},
@@ -178,7 +179,11 @@ ROWS = [
 ]
 TIMES = [(7.5, None), (None, 100.0), (None, None)]
 ROWS = [
-    {**r, "reduced_t1": t, "reduced_t1_censored": c, "verdict": None, "key": f"k{i}"}
+    {
+        **r,
+        **{"reduced_t1": t, "reduced_t1_censored": c, "reduced_t3": None},
+        **{"reduced_t3_censored": 100.0 if i < 2 else None, "verdict": None, "key": f"k{i}"},
+    }
     for i, (r, (t, c)) in enumerate(zip(ROWS, TIMES))
 ]
 COLUMNS = list(ROWS[0])
@@ -192,14 +197,20 @@ def test_sweep_table_has_one_event_column_and_no_empty_ones():
         "reduced_horizon",
         "reduced_nonfinite",
         "reduced_t1",
-        "reduced_t1_horizon",
+        "reduced_t3",
+        "reduced_t_horizon",
         "key",
     ]
     assert df["reduced_T1"].iloc[0] == 150 and df["reduced_T1"].iloc[1] == np.inf
     assert np.isnan(df["reduced_T1"].iloc[2])
     assert df["reduced_horizon"].tolist()[1] == 2000 and df["reduced_horizon"].isna().sum() == 2
     assert str(df["reduced_horizon"].dtype) == str(df["reduced_nonfinite"].dtype) == "Int64"
-    assert df["reduced_t1"].tolist()[:2] == [7.5, np.inf] and df["reduced_t1_horizon"][1] == 100.0
+    assert df["reduced_t1"].tolist()[:2] == [7.5, np.inf] and df["reduced_t3"].tolist()[:2] == [
+        np.inf,
+        np.inf,
+    ]
+    # the events in time share one bound, 100.0, in every row where one is censored
+    assert df["reduced_t_horizon"].tolist()[:2] == [100.0, 100.0]
     # the censored point sorts after the reached one; describe() reads it as beyond every reached
     # time (max and mean +inf, never the horizon 2000), and reached-only statistics drop it
     assert df.sort_values("reduced_T1")["key"].tolist()[:2] == ["k0", "k1"]

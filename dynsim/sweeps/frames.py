@@ -8,7 +8,8 @@ where it was not reached by the horizon, NaN where it is unknown (the run diverg
 event needs). The horizon of a level's censored events, the last recorded step, is its column
 `<level>_horizon` (`horizon` for unprefixed events), set in the rows where that level has a censored
 event; events of one level censored at another bound in the same row (the same events in time t =
-eta * steps) get their own column, `<first such event>_horizon`, after them. +inf sorts after every
+eta * steps) get their own column after them, named by the common start of their names
+(`reduced_t_horizon` for reduced_t1_attention, ..., reduced_t3). +inf sorts after every
 reached time, is not drawn by matplotlib, and makes `describe()`'s mean and max infinite rather than
 a horizon-biased number: a censored event is never read as a reached one. Reached-only statistics:
 `df[col].replace(np.inf, np.nan)`."""
@@ -83,11 +84,14 @@ def bounds(row: dict, events: list[str]) -> set:
 
 def horizon_columns(rows: list[dict], events: list[str]) -> dict:
     """{last event of a group: {horizon column: per row the bound of the group's censored events}}.
-    A group is one level's events whose bounds agree in every row (its events in recorded steps;
-    the same events in another unit form a second group); its column is "<level>_horizon", a
-    level's further groups "<first event>_horizon"; a group never censored has none."""
+    A group is one level's censored events whose bounds agree in every row (its events in
+    recorded steps; the same events in another unit form a second group). Its column is
+    "<level>_horizon"; a level's further group's is "<level>_<the common start of its events'
+    names>_horizon" (reduced_t1_attention, reduced_t3: reduced_t_horizon)."""
     groups: list[list[str]] = []
     for e in events:
+        if all(r.get(e + CENSORED) is None for r in rows):
+            continue  # never censored: bounded by nothing
         same = (g for g in groups if prefix(g[0]) == prefix(e))
         fit = next((g for g in same if all(len(bounds(r, [*g, e])) <= 1 for r in rows)), None)
         if fit is None:
@@ -95,13 +99,15 @@ def horizon_columns(rows: list[dict], events: list[str]) -> dict:
         else:
             fit.append(e)
     out: dict = {}
-    named: set = set()
+    used: set = set()
     for g in groups:
-        values = [min(bounds(r, g), default=None) for r in rows]
-        if any(v is not None for v in values):
-            name = prefix(g[0]) + "horizon" if prefix(g[0]) not in named else g[0] + "_horizon"
-            named.add(prefix(g[0]))
-            out[g[-1]] = {name: typed(values)}
+        p = prefix(g[0])
+        stem = os.path.commonprefix([e[len(p) :] for e in g]).rstrip("_") or g[0][len(p) :]
+        name = next(
+            n for n in (p + "horizon", f"{p}{stem}_horizon", g[0] + "_horizon") if n not in used
+        )
+        used.add(name)
+        out[g[-1]] = {name: typed([min(bounds(r, g), default=None) for r in rows])}
     return out
 
 
