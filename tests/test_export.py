@@ -137,7 +137,7 @@ def test_what_is_not_a_dynsim_output_is_refused(tmp_path, capsys):
     for target, needle in (
         (tmp_path / "missing", "no such folder"),
         (tmp_path / "notes.txt", "it is a file"),
-        (tmp_path, "not a dynsim output folder"),
+        (tmp_path, "none of the outputs export reads"),
     ):
         assert_refused(run(target), capsys.readouterr().err, str(target), needle)
     (tmp_path / "report.json").write_text('{"something": 1}')

@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
     found = sources(folder)
     if not found:
         raise UsageError(
-            f"FOLDER = {folder!r} is invalid: not a dynsim output folder (expected {EXPECTED})"
+            f"FOLDER = {folder!r} is invalid: it holds none of the outputs export reads "
+            f"(expected {EXPECTED})"
         )
     kinds = [k for k in EXTENSIONS if getattr(args, k)] or ["csv"]
     if "parquet" in kinds and importlib.util.find_spec("pyarrow") is None:
