@@ -39,7 +39,7 @@ GRID = [
 
 def test_grid_table_heatmaps_and_resume(tmp_path, capsys):
     out = str(tmp_path / "sw")
-    assert main(GRID + ["--out", out, "--heatmap", "final_loss,patch_association"]) == 0
+    assert main(GRID + ["--out", out, "--heatmap", "final_loss,final_attention_ratio"]) == 0
     text = capsys.readouterr().out
     # the reduced level does not depend on the seed: 9 distinct runs, each reported for both seeds
     assert (
@@ -54,15 +54,15 @@ def test_grid_table_heatmaps_and_resume(tmp_path, capsys):
         ("0.2", "0.05", "1"),
         ("0.2", "0.1", "0"),
     ]
-    for name in ("reduced_final_loss", "reduced_patch_association"):
+    for name in ("reduced_final_loss", "reduced_final_attention_ratio"):
         with open(os.path.join(out, f"heatmap-{name}.png"), "rb") as fh:
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
     # sweep.json records what ran it: the command line, every option (--heatmap too), the heatmaps
     # drawn
     with open(os.path.join(out, "sweep.json")) as fh:
         manifest = json.load(fh)
-    assert manifest["heatmaps"] == ["final_loss", "patch_association"]
-    assert manifest["invocation"]["options"]["heatmap"] == ["final_loss", "patch_association"]
+    assert manifest["heatmaps"] == ["final_loss", "final_attention_ratio"]
+    assert manifest["invocation"]["options"]["heatmap"] == ["final_loss", "final_attention_ratio"]
     assert manifest["invocation"]["command_line"][:3] == ["dynsim", "sweep", "jsl"]
     assert main(GRID + ["--out", out, "--resume"]) == 0
     assert "0 computed now, 9 reused" in capsys.readouterr().out

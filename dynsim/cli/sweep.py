@@ -18,7 +18,9 @@ DESCRIPTION = (
     "sweep.json, heatmap-*.png and points/. Several sweeps may share one --out: they split the "
     "points (claims in locks/) and each prints the whole table. Exit 0 when done (and, with "
     "--level both, every point agrees), 1 when a point disagrees, 2 on invalid input, 130 when "
-    "interrupted (143 by SIGTERM)."
+    "interrupted (143 by SIGTERM). --method flow runs the reduced level as the gradient flow "
+    "(point by point, saved as `dynsim compare --method flow` saves it) and gives event times in "
+    "time t = eta * steps (t0, t1_attention, ...; censored at --t-max)."
 )
 
 
@@ -85,7 +87,17 @@ def sweep_arguments(parser, setting: Setting) -> None:
         metavar="X,Y",
         help="the two swept axes of the heatmaps (default: the first two with several values)",
     )
+    run.add_argument(
+        "--heatmap-unit",
+        choices=("steps", "time"),
+        default=None,
+        help="event times drawn in recorded steps or in time t = eta * steps (the t0, "
+        "t1_attention, ... columns); other summaries are drawn as they are (default: time with "
+        "--method flow, else steps)",
+    )
     levels = parser.add_argument_group("levels")
+    if verbs.level(setting, "reduced").flow:
+        options.method_options(levels)
     modes = verbs.modes(setting)
     levels.add_argument(
         "--mode",

@@ -10,6 +10,7 @@ import sys
 
 from dynsim import interrupt, resources, sweeps, verbs
 from dynsim.setting import Setting
+from dynsim.sweeps import choices
 
 from . import options, output
 
@@ -68,14 +69,16 @@ def run_options(args, setting: Setting) -> dict:
     """The levels' options of the command line that the sweep passes on: a declared option
     (`dynsim.verbs.sweep_options`) when given (not its default: the setting's sweep defaults fill
     in, so a point's key does not change with the spelling), --mode, --confidence and --replicates
-    when set."""
+    when set, --method flow and --t-max when given."""
     declared = {o.dest: o for o in verbs.sweep_options(setting)}
     out = {}
     for k in setting.sweep.reduced_options + setting.sweep.full_options:
         value = getattr(args, k, None)
         if value is not None and (k not in declared or value != declared[k].default):
             out[k] = value
-    return out
+    # --method and --t-max where the reduced level has a flow (the method only when not gd)
+    flow = {"method": getattr(args, "method", "gd"), "t_max": getattr(args, "t_max", None)}
+    return {**out, **{k: v for k, v in flow.items() if v not in ("gd", None)}}
 
 
 def run(args) -> int:
@@ -133,6 +136,7 @@ def run(args) -> int:
             dashboard=args.dashboard,
             heatmaps=args.heatmap,
             heatmap_axes=args.heatmap_axes,
+            heatmap_unit=args.heatmap_unit,
             invocation=output.invocation(args),
             log=lambda line: print(
                 f"dynsim sweep {setting.name}: {line}; store {args.out}", file=sys.stderr
@@ -146,7 +150,8 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return interrupt.exit_code()
-    print(summary_text(result, list(axes), spec, args.heatmap or ()))
+    unit = choices.unit_of(args.heatmap_unit, chosen)
+    print(summary_text(result, list(axes), spec, args.heatmap or (), unit))
     disagree = [r for r in result.rows if r.get("verdict") == "DISAGREE"]
     return options.EXIT_DISAGREE if disagree else options.EXIT_AGREE
 
@@ -177,13 +182,14 @@ def cell(row: dict, name: str) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def summary_text(result, axes: list[str], spec, heatmaps=()) -> str:
+def summary_text(result, axes: list[str], spec, heatmaps=(), unit: str = "steps") -> str:
     """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries
     whose names end in one of spec.table.columns or in a --heatmap name (what a heatmap draws is
-    printed too), spec.table.extra_columns, the stability flags, the verdict and the largest error;
-    then how many points diverged, are unstable or non-monotone, and how many event times are
-    censored."""
-    endings = (*spec.table.columns, *[h for h in heatmaps if h not in spec.table.columns])
+    printed too; event times in `unit`, `choices.in_unit`), spec.table.extra_columns, the stability
+    flags, the verdict and the largest error; then how many points diverged, are unstable or
+    non-monotone, and how many event times are censored."""
+    named = [choices.in_unit(spec, n, unit) for n in (*spec.table.columns, *heatmaps)]
+    endings = tuple(dict.fromkeys(named))
     level_cols = [c for c in result.columns if c.endswith(endings)]
     cols = (
         axes
@@ -221,8 +227,8 @@ def summary_text(result, axes: list[str], spec, heatmaps=()) -> str:
         ),
         (
             count("_censored"),
-            "with an event censored by the horizon ('>= N': not established by step N): "
-            "raise --steps",
+            "with an event censored by the horizon ('>= N': not established by step or time N): "
+            "raise --steps (the flow: --t-max)",
         ),
     ]
     lines += [f"{n} points {text}" for n, text in notes if n]

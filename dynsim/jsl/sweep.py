@@ -5,7 +5,9 @@ A group is a set of points that share every shape: (D, C, p), the recording grid
 the configuration sum is evaluated (`reduced.jsl.sums.choose`). Inside a group the config's traced
 numbers and the seed vary, so the reduced level runs the group as one compiled program
 (`reduced.jsl.many.simulate_group`) and the full level in modes exact and sampled too
-(`full.jsl.many.simulate_many`).
+(`full.jsl.many.simulate_many`). With method "flow" the reduced level is the gradient flow, point by
+point (`reduced.jsl.flow`, LSODA stepped on the host), saved as `dynsim compare --method flow` saves
+it; every event time is also given in time t = eta * steps.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 import full.jsl
+import reduced.jsl
 from dynsim.jsl import events
 from dynsim.jsl.config import JSLConfig
-from dynsim.setting import SweepSpec, SweepTable
+from dynsim.setting import SweepSpec
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
@@ -25,6 +28,32 @@ from reduced.jsl import sums
 REDUCED_OPTIONS = reduced_many.SUM_OPTIONS
 FULL_OPTIONS = ("mode", "replicates", "confidence")
 DEFAULT_OPTIONS = {"mode": "exact", "replicates": None, "confidence": 0.999}
+TIMES = tuple(common.time_name(e) for e in events.EVENTS)  # t0, t1_attention, ...: eta * steps
+NOT_OFFERED = {
+    "reduced_patch_association": "Definition 2.2 at the reduced state is one 0/1 flag for every "
+    "row (Lemma 4.1), min(sigma_A, gamma) > rho: 1 from the first step wherever gamma >= rho "
+    "(Lemma 4.3), 0 where the attention anti-associates (q = 0.9 at D = 9), so a phase diagram of "
+    "it is one colour; final_attention_ratio grades it ((C-1) Gamma / ((D-C) Xi) = (C-1)/(D-C) "
+    "exp((gamma - rho)/tau) at the end: below (C-1)/(D-C) when anti-associated, above 1 once the "
+    "sets are learned, T1_attention); full_patch_association is the full level's",
+}
+
+
+def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
+    """The reduced trajectories of points of one group: one compiled program of GD
+    (`reduced.jsl.many.simulate_group`), or with options["method"] "flow" the gradient flow of each
+    point on the sum the sweep chose (LSODA on the host: one point at a time), saved at eta times
+    GD's recorded steps up to t_max (`common.flow_keywords`, as `dynsim compare --method flow`)."""
+    if options.get("method") != "flow":
+        return reduced_many.simulate_group(cfgs, options, batch_size)
+    return [
+        reduced.jsl.simulate(
+            c,
+            max_nonzero=sums.choose(c, **reduced_many.sum_options(options)).max_nonzero,
+            **common.flow_keywords(c, options),
+        )
+        for c in cfgs
+    ]
 
 
 def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
@@ -41,6 +70,14 @@ def validate_point(cfg: JSLConfig, options: dict, level: str) -> None:
     enumerate)."""
     if level != "full":
         reduced_many.group_key(cfg, options)  # validates the sum options
+    if level != "full" and options.get("method") == "flow":
+        choice = sums.choose(cfg, **reduced_many.sum_options(options))
+        if choice.method == "monte_carlo":
+            raise ValueError(
+                f"method = 'flow' is invalid at D = {cfg.D}, C = {cfg.C}: {choice.reason}; the "
+                "flow needs the full or truncated sum (raise --max-configurations or --tail-target)"
+            )
+        common.flow_keywords(cfg, options)  # checks t_max
     if level != "reduced":
         full.jsl.validate_run_options(cfg, options.get("mode", "exact"), options.get("replicates"))
 
@@ -74,20 +111,23 @@ def settled_events(t: Trajectory) -> dict:
     """Event times (`events.detect`, Section 4.1, whose T1_gamma_rho and T0 do not move with the
     horizon) and their censoring: {event: recorded step or None, event + "_censored": the last
     recorded step when the event is not reached within the run (every longer run finds it later,
-    docs/sweeps.md), else None}. None for both when the run is not finite or lacks the observables
-    the events need."""
+    docs/sweeps.md), else None}, and the same in time t = eta * steps (`common.in_time`: t0,
+    t1_attention, ...; censored at the last record's time, a flow's t_max). None for all when the
+    run is not finite or lacks the observables the events need."""
     if t.meta.get("nonfinite_from_step") is not None or any(
         k not in t.observables for k in events.REQUIRED
     ):
-        return {k: None for e in events.EVENTS for k in (e, e + "_censored")}
-    return common.censored(events.detect(t).times(), int(t.steps[-1]))
+        return {k: None for e in events.EVENTS + TIMES for k in (e, e + "_censored")}
+    steps = events.detect(t).times()
+    return {**common.censored(steps, int(t.steps[-1])), **common.in_time(t, steps)}
 
 
 def level_summary(t: Trajectory) -> dict:
-    """Event times that do not move with the horizon, with censoring (`settled_events`), the final
-    loss, 0-1 error (the population error of the reduced and exact levels, the test error of the
-    realistic one), patch association (Definition 2.2), (alpha, gamma, rho) and the loss's stability
-    flags (`common.stability`)."""
+    """Event times that do not move with the horizon, in steps and in time, with censoring
+    (`settled_events`), the final loss, 0-1 error (the population error of the reduced and exact
+    levels, the test error of the realistic one), patch association (Definition 2.2), the final
+    within/between attention ratio (C-1) Gamma / ((D-C) Xi) (> 1 once Event II is over), (alpha,
+    gamma, rho) and the loss's stability flags (`common.stability`)."""
     last = {k: float(np.asarray(v)[-1]) for k, v in t.observables.items() if np.ndim(v) == 1}
     loss_name = "test_loss" if "test_loss" in t.observables else "loss"
     return {
@@ -95,6 +135,12 @@ def level_summary(t: Trajectory) -> dict:
         "final_loss": last.get(loss_name),
         "final_error": last.get("test_error", last.get("error")),
         "patch_association": last.get("patch_association"),
+        # numpy's division: a between-attention that underflowed to 0 gives inf, not an error
+        "final_attention_ratio": float(
+            np.divide(last["within_attention"], last["between_attention"])
+        )
+        if "between_attention" in last
+        else None,
         "final_alpha": last.get("alpha"),
         "final_gamma": last.get("gamma"),
         "final_rho": last.get("rho"),
@@ -129,7 +175,7 @@ def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
 
 
 SWEEP = SweepSpec(
-    reduced=reduced_many.simulate_group,
+    reduced=reduced_group,
     full=full_group,
     group=level_group,
     check=validate_point,
@@ -139,16 +185,17 @@ SWEEP = SweepSpec(
     defaults=DEFAULT_OPTIONS,
     traced=tuple(JSLConfig.NUMBERS) + ("seed",),
     seeded=seeded,
-    table=SweepTable(
-        heatmaps=("T1_attention", "final_error", "patch_association"),
+    table=common.Table(
+        heatmaps=("T1_attention", "final_error", "final_attention_ratio"),
         columns=("final_loss", "final_error", "T1_attention"),
         extra_columns=("sum_method",),
         example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
-        level_summaries=tuple(k for e in events.EVENTS for k in (e, e + "_censored"))
+        level_summaries=tuple(k for e in events.EVENTS + TIMES for k in (e, e + "_censored"))
         + (
             "final_loss",
             "final_error",
             "patch_association",
+            "final_attention_ratio",
             "final_alpha",
             "final_gamma",
             "final_rho",
@@ -163,5 +210,6 @@ SWEEP = SweepSpec(
             "loss_se_mc",
         )
         + common.VERDICT,
+        not_offered=NOT_OFFERED,
     ),
 )

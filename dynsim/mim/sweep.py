@@ -8,6 +8,7 @@ import numpy as np
 
 import full.mim
 import reduced.mim
+from reduced import flow
 from dynsim.mim import ladder, phases, records
 from dynsim.mim.config import MIMConfig
 from dynsim.setting import SweepSpec, SweepTable
@@ -36,6 +37,8 @@ def validate_point(cfg: MIMConfig, options: dict, level: str) -> None:
     """Refuse, before any work, a point its levels cannot run."""
     if level != "full":
         reduced.mim.validate_run_options(cfg, approximation(cfg, options))
+    if level != "full" and options.get("method") == "flow":
+        common.flow_keywords(cfg, options)  # checks t_max
     if level != "reduced":
         full.mim.validate_run_options(cfg, options.get("mode", "exact"), options.get("replicates"))
 
@@ -51,14 +54,16 @@ def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:
 
 
 def reduced_point(cfg: MIMConfig, options: dict) -> Trajectory:
-    """The reduced run; with options["versus_frozen"] also its pp_frozen twin (B = 0, the same
-    counts), whose FP deviation from B free goes into meta["fp_deviation_from_pp_frozen"] (issue
-    15's K study)."""
+    """The reduced run (GD, or with options["method"] "flow" the gradient flow); with
+    options["versus_frozen"] also its pp_frozen twin (B = 0, the same counts), whose FP deviation
+    from B free goes into meta["fp_deviation_from_pp_frozen"] (issue 15's K study)."""
     approx = approximation(cfg, options)
-    t = reduced.mim.simulate(cfg, approximation=approx)
+    # with method "flow": the gradient flow, saved as `dynsim compare mim --method flow` saves it
+    keywords = common.flow_keywords(cfg, options) if options.get("method") == "flow" else {}
+    t = reduced.mim.simulate(cfg, approximation=approx, **keywords)
     names = reduced.mim.approximations(approx)
     if options.get("versus_frozen") and "pp_frozen" not in names:
-        frozen = reduced.mim.simulate(cfg, approximation=("pp_frozen", *names))
+        frozen = reduced.mim.simulate(cfg, approximation=("pp_frozen", *names), **keywords)
         t.meta["fp_deviation_from_pp_frozen"] = fp_deviation(t, frozen, cfg)
     return t
 
@@ -99,11 +104,12 @@ def level_summary(t: Trajectory, cfg: MIMConfig) -> dict:
     own = phases.own_area_attention(t, cfg=cfg)
     # the reduced level's labels read its first GD step (a one-step run), so they do not depend on
     # --record-every; the full level's read its first recorded interval
-    label = t.meta.get("approximation", "exact")
+    # the reduced dynamics the run follows, without the flow's label (its first step is GD's)
+    label = "+".join(n for n in t.meta.get("approximation", "exact").split("+") if n != flow.LABEL)
     initial = (
         None
         if t.level != "reduced"
-        else ladder.first_step(cfg, None if label == "exact" else label)
+        else ladder.first_step(cfg, None if label in ("exact", "") else label)
     )
     labels = [ph.label for ph in phases.classify_all(t, cfg=cfg, initial=initial)]
     local = [lab for lab, a in zip(labels, phases.area_index(cfg)[0]) if a > 0]

@@ -26,7 +26,7 @@ from dynsim.store import STORE_VERSION, Store, point_key
 from dynsim.trajectory import atomic_write_text, strict_json
 from dynsim.validation import check_int
 
-from . import executors, locks, plots
+from . import choices, executors, locks, plots
 
 LEVELS = ("reduced", "full", "both")
 CHUNK_SIZE = 16  # points per unit of work: the most a Ctrl-C or a lost worker can cost
@@ -140,7 +140,7 @@ def _description(setting: str, level: str, cfg, options: dict) -> dict:
         "setting": setting,
         "level": level,
         "config": config,
-        "options": {k: options.get(k) for k in wanted},
+        "options": {**{k: options.get(k) for k in wanted}, **choices.flow_key(options)},
     }
 
 
@@ -148,11 +148,12 @@ def _check_options(setting: str, level: str, options: Mapping) -> dict:
     spec = spec_of(setting)
     if level not in LEVELS:
         _fail("level", level, f"must be one of {', '.join(LEVELS)}")
+    options, flow = choices.flow_options(setting, level, options)
     known = set(spec.reduced_options) | set(spec.full_options)
     unknown = set(options) - known
     if unknown:
         _fail("options", sorted(unknown), f"{setting} sweeps take {', '.join(sorted(known))}")
-    return {**spec.defaults, **options}
+    return {**spec.defaults, **options, **flow}
 
 
 def sweep(
@@ -173,6 +174,7 @@ def sweep(
     dashboard: bool = False,
     heatmaps: Optional[Sequence[str]] = None,
     heatmap_axes: Optional[Sequence[str]] = None,
+    heatmap_unit: Optional[str] = None,
     show_progress: Optional[bool] = None,
     log: Optional[Callable[[str], None]] = None,
     invocation: Optional[Mapping] = None,
@@ -181,7 +183,11 @@ def sweep(
     the checker).
 
     base: config fields shared by every point; options: the run options the setting's SweepSpec
-    declares (reduced_options and full_options, e.g. mode, replicates, confidence). With `out`,
+    declares (reduced_options and full_options, e.g. mode, replicates, confidence) and, where the
+    setting's reduced Level declares a flow, method ("gd" or "flow": the gradient flow, point by
+    point, saved as `dynsim compare --method flow` saves it) and t_max (the flow's end time, default
+    eta * steps). heatmaps: summaries drawn over two swept axes (`heatmap_axes`), event times in
+    `heatmap_unit` ("steps", or "time" = eta * steps; default time for the flow). With `out`,
     finished points are stored there and reused on the next call (force=True recomputes them), and
     table.csv, sweep.json and heatmap PNGs are written. Work is cut into chunks of at most
     `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`; a chunk
@@ -200,7 +206,9 @@ def sweep(
     check_int("batch_size", batch_size, 1)
     executors.validate_executor(scheduler, workers, security, dashboard)
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
-    _check_heatmaps(spec, level, axes, heatmaps)
+    unit = choices.unit_of(heatmap_unit, options)
+    asked = [choices.in_unit(spec, n, unit) for n in heatmaps or ()]
+    _check_heatmaps(spec, level, axes, asked)
     cfgs = points(setting, axes, base, seeds)
     for cfg in cfgs:
         spec.check(cfg, options, level)
@@ -291,9 +299,7 @@ def sweep(
     rows, columns = _table(
         cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs]
     )
-    unknown = [
-        n for n in heatmaps or () if n not in columns and level_prefix(level) + n not in columns
-    ]
+    unknown = [n for n in asked if n not in columns and level_prefix(level) + n not in columns]
     # an error, not a warning; the points are stored, so the corrected command reuses them
     if unknown:
         raise ValueError(
@@ -318,10 +324,11 @@ def sweep(
             computed,
             reused,
             time.time() - started,
-            heatmaps or spec.table.heatmaps,
+            asked or [choices.in_unit(spec, n, unit) for n in choices.defaults(spec, level)],
             heatmap_axes,
             level_prefix(level),
             invocation,
+            unit,
         )
     return SweepResult(rows, columns, computed, reused, out, files)
 
@@ -365,8 +372,10 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
 
 
 def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:
-    """Refuse a heatmap name the setting's summaries cannot give (`SweepTable.level_summaries`),
-    before any work; a spec that does not list them is checked once the table exists (`sweep`)."""
+    """Refuse a heatmap the level does not offer (`choices.refuse`) or a name the setting's
+    summaries cannot give (`SweepTable.level_summaries`), before any work; a spec that does not list
+    them is checked once the table exists (`sweep`)."""
+    choices.refuse(spec, level, heatmaps)
     if not heatmaps or not spec.table.level_summaries:
         return
     prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
@@ -444,6 +453,7 @@ def _write_outputs(
     heatmap_axes,
     prefix,
     invocation=None,
+    unit="steps",
 ) -> dict[str, str]:
     files = {"table": os.path.join(out, "table.csv"), "manifest": os.path.join(out, "sweep.json")}
     atomic_write_text(files["table"], table_csv(rows, columns))
@@ -468,9 +478,22 @@ def _write_outputs(
         "dtypes": sorted({r["dtype"] for r in rows}),
         "heatmaps": list(heatmaps),
         "heatmap_axes": None if heatmap_axes is None else list(heatmap_axes),
+        "heatmap_unit": unit,
+        "units": choices.UNIT_NOTES,
         "invocation": dict(invocation) if invocation is not None else None,
     }
     atomic_write_text(files["manifest"], strict_json(manifest))
     names = [n if n in columns else prefix + n for n in heatmaps]
-    files.update(plots.heatmaps(out, setting, level, rows, axes, names, heatmap_axes))
+    files.update(
+        plots.heatmaps(
+            out,
+            setting,
+            level,
+            rows,
+            axes,
+            names,
+            heatmap_axes,
+            labels=choices.labels(registry.get(setting).sweep, names),
+        )
+    )
     return files

@@ -1,14 +1,20 @@
 """What every setting's point summary shares: the checker's verdict and its largest error, the
-stability flags of a run's loss, and censoring of event times by the horizon."""
+stability flags of a run's loss, censoring of event times by the horizon, event times in flow time
+(t = eta * steps), the gradient flow's keywords for a point and the table that says which heatmaps
+a level does not offer."""
 
 from __future__ import annotations
 
-from typing import Optional
+import argparse
+import dataclasses
+from typing import Mapping, Optional
 
 import numpy as np
 from scipy import stats
 
 from dynsim import tolerances
+from dynsim.cli import flow
+from dynsim.setting import SweepTable
 
 OSCILLATING_SIGN_CHANGES = 3  # down, up, down, up: at least two separate rises of the loss
 # family-wise, over a run's increments, for a loss recorded with a standard error
@@ -86,7 +92,7 @@ def stability(t, loss_name: str = "loss") -> dict:
     }
 
 
-def censored(times: dict, horizon: int) -> dict:
+def censored(times: dict, horizon: float) -> dict:
     """{event: time, event + "_censored": None} for an event reached; {event: None, event +
     "_censored": horizon} for one not established within the run (it happens, if at all, after the
     last recorded step `horizon`)."""
@@ -95,3 +101,48 @@ def censored(times: dict, horizon: int) -> dict:
         out[name] = value
         out[name + "_censored"] = horizon if value is None else None
     return out
+
+
+def time_name(event: str) -> str:
+    """The column of an event's time t = eta * steps, twin of the column in recorded steps: the
+    papers' T counts steps, t is the flow's time (T1_attention -> t1_attention)."""
+    return event[:1].lower() + event[1:]
+
+
+def clock(t) -> np.ndarray:
+    """Each record's time t = eta * step: a flow's exact save times (its observable "t"), else eta
+    times the recorded steps."""
+    if "t" in t.observables:
+        return np.asarray(t["t"], np.float64)
+    return float(t.meta["config"]["eta"]) * np.asarray(t.steps, np.float64)
+
+
+def in_time(t, steps: Mapping[str, Optional[int]]) -> dict:
+    """Event times given as recorded steps ({event: step or None}) in time t = eta * steps, with
+    their censoring at the last record's time (a flow: its t_max; GD: eta * steps):
+    {time_name(event): t or None, time_name(event) + "_censored": None or that horizon}."""
+    times = clock(t)
+    at = {
+        time_name(k): None if v is None else float(times[np.searchsorted(t.steps, v)])
+        for k, v in steps.items()
+    }
+    return censored(at, float(times[-1]))
+
+
+def flow_keywords(cfg, options: Mapping) -> dict:
+    """The keywords the reduced simulate takes for the gradient flow of a sweep point:
+    method="flow", t_max (options["t_max"], default eta * steps) and the save times, exactly those
+    of `dynsim compare --method flow` (`dynsim.cli.flow`, one implementation: eta times GD's
+    recorded steps, log-spaced beyond eta * steps); t_max is checked before any work."""
+    given = argparse.Namespace(method="flow", t_max=options.get("t_max"))
+    # the compare path returns a thunk calling simulate(cfg, **keywords): here it hands them back
+    return flow.reduced_flow_or_gd(given, cfg, lambda _cfg, **keywords: keywords)()
+
+
+@dataclasses.dataclass(frozen=True)
+class Table(SweepTable):
+    """A SweepTable that also says which summaries a level does not offer as heatmaps, and why:
+    not_offered maps a prefixed summary ("reduced_patch_association") to the reason, which
+    `dynsim.sweep` gives when such a heatmap is asked for, before any point runs."""
+
+    not_offered: Mapping[str, str] = dataclasses.field(default_factory=dict)
