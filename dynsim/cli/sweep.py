@@ -19,8 +19,8 @@ DESCRIPTION = (
     "points (claims in locks/) and each prints the whole table. Exit 0 when done (and, with "
     "--level both, every point agrees), 1 when a point disagrees, 2 on invalid input, 130 when "
     "interrupted (143 by SIGTERM). --method flow runs the reduced level as the gradient flow "
-    "(point by point, saved as `dynsim compare --method flow` saves it) and gives event times in "
-    "time t = eta * steps (t0, t1_attention, ...; censored at --t-max)."
+    "(point by point, saved as `dynsim compare --method flow` saves it); event times are given in "
+    "recorded steps and in time t = eta * steps (a flow's censored at --t-max)."
 )
 
 
@@ -91,9 +91,9 @@ def sweep_arguments(parser, setting: Setting) -> None:
         "--heatmap-unit",
         choices=("steps", "time"),
         default=None,
-        help="event times drawn in recorded steps or in time t = eta * steps (the t0, "
-        "t1_attention, ... columns); other summaries are drawn as they are (default: time with "
-        "--method flow, else steps)",
+        help="event times drawn in recorded steps (a column T...) or in time t = eta * steps (its "
+        "twin t...); other summaries are drawn as they are (default: time with --method flow, "
+        "else steps)",
     )
     levels = parser.add_argument_group("levels")
     if verbs.level(setting, "reduced").flow:
