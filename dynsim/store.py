@@ -25,9 +25,12 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import inputs
 from .trajectory import Trajectory, atomic_savez, jsonable, many_from_arrays, many_to_arrays
 
 STORE_VERSION = 1
+# a stored point holds one configuration's summaries and trajectories: megabytes; more is not one
+MAX_POINT_BYTES = 1 << 32
 
 
 def point_path(root: str, key: str) -> str:
@@ -122,13 +125,17 @@ class Store:
         if not os.path.exists(path):
             return None
         try:
+            # a regular file inside the store (a FIFO or a link to a device never read), bounded
+            inputs.regular_file(path, MAX_POINT_BYTES, "stored point", inside=self.root)
             check_sizes(path)
             with np.load(path, allow_pickle=False) as f:
                 arrays = {name: f[name] for name in f.files}
             digest = str(arrays.pop("digest"))
             if digest != _digest(arrays) or str(arrays["key"]) != key:
                 raise ValueError("digest or key mismatch")
-            out: dict[str, Any] = {"summary": json.loads(str(arrays["summary"]))}
+            out: dict[str, Any] = {"summary": inputs.json_text(str(arrays["summary"]), "summary")}
+            if not isinstance(out["summary"], dict):
+                raise ValueError(f"its summary is a {type(out['summary']).__name__}, not a mapping")
         # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
         except Exception as exc:
             # another sweep on this store moved it aside first

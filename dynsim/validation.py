@@ -24,6 +24,13 @@ def check_int(name: str, value: Any, low: int) -> None:
         raise ValueError(f"{name} = {value!r} is invalid: must be an integer >= {low}")
 
 
+def check_positive(name: str, value: Any, why: str = "") -> None:
+    """Raise `<name> = <value> is invalid: must be a finite number > 0<why>` unless it is one (NaN
+    and infinity are refused: a tolerance or a scale of inf accepts everything)."""
+    if not is_real(value) or not value > 0:
+        raise ValueError(f"{name} = {value!r} is invalid: must be a finite number > 0{why}")
+
+
 def lower_bounds(fail, cfg: Any, bounds: dict) -> None:
     """For each field name -> (bound, strict): fail(name, value, "must be > bound" or ">= bound")
     when violated."""

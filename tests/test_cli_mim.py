@@ -112,6 +112,9 @@ BAD_ARGS = [
     ),
     (["--z", "uniform:0.5:1.5"], "continuous"),
     (["--approximation-tolerance", "0"], "--approximation-tolerance"),
+    # inf would accept any gap: refused, as NaN (never > 0) is
+    (["--approximation-tolerance", "inf"], "--approximation-tolerance = inf is invalid: must be a"),
+    (["--approximation-tolerance", "nan"], "--approximation-tolerance = nan is invalid"),
     (["--d", "10"], "MIMConfig.d"),
     (["--samples", "0"], "samples = 0"),
     (["--samples", "16", "--replicates", "1"], "replicates = 1"),

@@ -63,7 +63,7 @@ def test_a_report_that_is_not_a_small_regular_json_file_is_refused(tmp_path, cap
     os.mkfifo(fifo)  # reading it would block forever
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
-    for path, why in ((fifo, "not a regular file"), (deep, "nested too deeply")):
+    for path, why in ((fifo, "not a regular file"), (deep, "nested more than 64 deep")):
         code = cli.main(["rerun", str(path)])
         assert_refused(code, capsys.readouterr().err, why)
     code = cli.main(["rerun", "/dev/zero"])

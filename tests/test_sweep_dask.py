@@ -86,7 +86,7 @@ def test_local_cluster_refuses_a_client_without_its_credentials(tmp_path):
         ),
         (
             ["--scheduler", "tls://127.0.0.1:1", "--security", "missing.toml"],
-            "cannot read it as TOML",
+            "security = 'missing.toml' is invalid: no such file",
         ),
         (
             ["--scheduler", "tls://127.0.0.1:1", "--security", "bad.toml"],

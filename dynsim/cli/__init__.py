@@ -195,7 +195,7 @@ def parse(argv: list[str]):
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     effective = list(argv)
-    if getattr(args, "config", None):
+    if getattr(args, "config", None) is not None:
         at = argv.index(args.command)
         at = argv.index(args.target, at + 1) + 1
         typed = without(argv[at:], "--config")
@@ -213,6 +213,8 @@ def main(argv=None) -> int:
         if getattr(args, "print_config", False):
             print(configfile.render(args, args.command_parser))
             return EXIT_AGREE
+        if isinstance(getattr(args, "out", None), str):
+            args.out = options.out_path(args.out)
         # the config's own checks are pure Python: a bad value is refused before the heavy imports
         if hasattr(args, "config_defaults"):
             options.config(args)

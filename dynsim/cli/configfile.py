@@ -14,10 +14,15 @@ import argparse
 import dataclasses
 import json
 import math
-import tomllib
+
 from typing import Any
 
+from dynsim import inputs
+
 from .options import UsageError, config
+
+# a config file holds a few dozen options: a larger file is not one
+MAX_CONFIG_BYTES = 1 << 20
 
 # options that say where or how to write, not what to compute: --print-config leaves them out
 NOT_PRINTED = frozenset({"out", "config", "print_config", "help", "json", "no_plot"})
@@ -74,13 +79,7 @@ def _text(value: Any, action: argparse.Action, where: str) -> str:
 
 def tokens(parser: argparse.ArgumentParser, path: str) -> list[str]:
     """The command-line tokens that the TOML file `path` stands for, in the file's order."""
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise UsageError(f"--config = {path!r} is invalid: no such file") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"--config = {path!r} is invalid: {exc}") from None
+    data = inputs.read_toml(path, MAX_CONFIG_BYTES, "--config")
     actions = _actions(parser)
     out = []
     for key, value in data.items():

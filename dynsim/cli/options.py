@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import typing
 from typing import Any, Optional
 
-from dynsim import resources
+from dynsim import inputs, resources
 
 from . import ranges
 from dynsim.verbs import Option
@@ -141,8 +142,18 @@ def changed(args: argparse.Namespace) -> set[str]:
     return {k for k in defaults if k in vars(args) and getattr(args, k) != defaults[k]}
 
 
+def out_path(text: str) -> str:
+    """--out with "~" expanded (a TOML file's or a quoted "~/x" reaches dynsim unexpanded); an
+    empty path refused."""
+    if not text.strip():
+        raise UsageError(f"--out = {text!r} is invalid: an empty path; give a folder")
+    return os.path.expanduser(text)
+
+
 def json_option(text: str) -> Any:
-    """An argparse type: a JSON value."""
+    """An argparse type: a JSON value, its nesting bounded (`dynsim.inputs.MAX_DEPTH`)."""
+    if inputs.depth(text) > inputs.MAX_DEPTH:
+        raise argparse.ArgumentTypeError(f"nested more than {inputs.MAX_DEPTH} deep")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

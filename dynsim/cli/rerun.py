@@ -6,12 +6,10 @@ are declared in `dynsim.cli` (`--help` reads them without this module's imports)
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import sys
 
-from dynsim import environment
+from dynsim import environment, inputs
 
 from . import output
 from .options import UsageError, without
@@ -26,25 +24,7 @@ REFUSED = ("--scheduler", "--security")
 def _read(path: str) -> dict:
     """The JSON of the report at `path`: a regular file (not a FIFO or a device) of at most
     MAX_REPORT_BYTES, read in one bounded read."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise UsageError(f"REPORT = {path!r} is invalid: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"REPORT = {path!r} is invalid: {exc.strerror}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"REPORT = {path!r} is invalid: not a regular file")
-    if info.st_size > MAX_REPORT_BYTES:
-        raise UsageError(
-            f"REPORT = {path!r} is invalid: {info.st_size} bytes, a report is at most "
-            f"{MAX_REPORT_BYTES}"
-        )
-    try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read(MAX_REPORT_BYTES + 1))
-    except (OSError, ValueError, RecursionError) as exc:
-        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-        raise UsageError(f"REPORT = {path!r} is invalid: not a JSON report ({why})") from None
+    return inputs.read_json(path, MAX_REPORT_BYTES, "REPORT")
 
 
 def recorded(path: str) -> dict:

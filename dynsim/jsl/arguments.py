@@ -79,6 +79,7 @@ REDUCED = Level(
     simulate="reduced.jsl:simulate",
     options=SUM_OPTIONS,
     flow=True,
+    validate=f"{HOOKS}:validate_reduced",
     describe=f"{HOOKS}:describe_reduced",
     report=f"{HOOKS}:report",
 )

@@ -10,6 +10,7 @@ from dynsim.cli import options, output
 from dynsim.store import Store
 from dynsim.sweeps import executors
 from dynsim.verbs import Joint, Option, Plan
+from reduced.jsl import classes
 from reduced.jsl.symbolic import render
 
 from . import (
@@ -75,6 +76,11 @@ def describe_full(cfg, opts: dict) -> str:
         f"full: {opts['mode']} gradient descent on the {cfg.D}x{cfg.D} matrix A and v in "
         f"R^{cfg.d} ..."
     )
+
+
+def validate_reduced(cfg, opts: dict) -> None:
+    """The reduced level's exact sums hold cfg.p's moments (`classes.check_moments_fit`)."""
+    classes.check_moments_fit(cfg.D, cfg.C, cfg.p)
 
 
 def validate_full(cfg, opts: dict) -> None:

@@ -5,8 +5,9 @@ syntax MIM's config fields need. The work they name is in `dynsim.mim.hooks`."""
 from __future__ import annotations
 
 import argparse
-import json
 
+
+from dynsim import inputs
 from dynsim.cli import options
 from dynsim.verbs import Claims, Derivation, Level, Option
 
@@ -20,7 +21,7 @@ def z_option(text: str):
     P1], ...], which --print-config writes)."""
     try:
         if text.startswith("["):
-            value = json.loads(text)
+            value = inputs.json_text(text, "--z")
             return tuple(value) if value and value[0] == "uniform" else [tuple(v) for v in value]
         if text == "const":
             return text

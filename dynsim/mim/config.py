@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
+import reprlib
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Optional
 
@@ -14,6 +16,9 @@ from .partition import build
 
 PARTITIONS = ("grid", "random")
 DTYPES = ("float64", "float32")
+# the config lists every patch of every area (Python ints, about a second per million patches to
+# build and check): past this it would take minutes before any run could start
+MAX_P = 1 << 22
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +122,8 @@ class MIMConfig:
 
 
 def _fail(field: str, value: Any, allowed: str) -> None:
-    raise ValueError(f"MIMConfig.{field} = {value!r} is invalid: {allowed}")
+    # reprlib: a bounded repr (a value nested 1,000 deep or with 10^6 items prints a short line)
+    raise ValueError(f"MIMConfig.{field} = {_SHORT.repr(value)} is invalid: {allowed}")
 
 
 Z_HELP = (
@@ -154,17 +160,28 @@ def _normalize_z(z: Any) -> Any:
     return pairs
 
 
+_SHORT = reprlib.Repr()  # keywords only from Python 3.12: set after
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxstring = 4, 8, 8, 40
+
+
 def _normalize_partitions(parts: Any) -> tuple:
-    try:
-        return tuple(
-            tuple(tuple(sorted(int(q) for q in area)) for area in cluster) for cluster in parts
-        )
-    except (TypeError, ValueError):
-        _fail(
-            "partitions",
-            parts,
-            "must be one list of areas per cluster, each area a list of integer patch indices",
-        )
+    """Areas as sorted tuples; exactly three levels of lists (clusters, areas, patches) whose
+    patch indices are integers: a float, bool or string is refused, never cast."""
+    why = "must be one list of areas per cluster, each area a list of integer patch indices"
+    seq = (list, tuple)
+    if not isinstance(parts, seq) or not all(
+        isinstance(cluster, seq) and all(isinstance(area, seq) for area in cluster)
+        for cluster in parts
+    ):
+        _fail("partitions", parts, why)
+    for cluster in parts:
+        for area in cluster:
+            for q in area:
+                if isinstance(q, bool) or not isinstance(q, numbers.Integral):
+                    _fail("partitions", parts, f"{why}; {_SHORT.repr(q)} is not an integer")
+    return tuple(
+        tuple(tuple(sorted(int(q) for q in area)) for area in cluster) for cluster in parts
+    )
 
 
 def _validate(c: MIMConfig) -> None:
@@ -174,6 +191,8 @@ def _validate(c: MIMConfig) -> None:
     for name in ("mask_ratio", "eta"):
         if not _is_real(getattr(c, name)):
             _fail(name, getattr(c, name), "must be a finite real number")
+    if c.P > MAX_P:
+        _fail("P", c.P, f"must be <= {MAX_P:,} (the config lists every patch of every area)")
     if c.P < 4:
         _fail(
             "P",

@@ -9,6 +9,7 @@ import full.mim
 import reduced.mim
 from dynsim.claims import parse_only
 from dynsim.cli import output
+from dynsim.validation import check_positive
 from dynsim.verbs import Option, Plan
 from reduced.mim.symbolic import render
 
@@ -75,10 +76,15 @@ def validate_reduced(cfg, opts: dict) -> None:
     tolerance."""
     approx = approx_option(opts["approximation"])
     reduced.mim.validate_run_options(cfg, approx, method=opts["method"], **monte_carlo(opts))
-    if not opts["approximation_tolerance"] > 0:
-        raise ValueError(
-            f"--approximation-tolerance = {opts['approximation_tolerance']} is invalid: must be > 0"
-        )
+    check_tolerance(opts["approximation_tolerance"])
+
+
+def check_tolerance(tol) -> None:
+    """--approximation-tolerance: a finite fraction > 0 (zero would ask an approximation to agree
+    exactly, which by definition it does not; inf would accept any gap)."""
+    check_positive(
+        "--approximation-tolerance", tol, " (a fraction of each observable's largest magnitude)"
+    )
 
 
 def validate_full(cfg, opts: dict) -> None:

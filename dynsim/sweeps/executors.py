@@ -17,11 +17,10 @@ import logging
 import os
 import signal
 import threading
-import tomllib
 import warnings
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from dynsim import progress
+from dynsim import inputs, progress
 from dynsim.validation import check_int
 
 from .tasks import compute_chunk
@@ -30,6 +29,7 @@ HOST = "127.0.0.1"
 # the fields of a --security file: paths to PEM files (relative to the file's folder), as
 # distributed.Security names them
 SECURITY_FIELDS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
+MAX_SECURITY_BYTES = 1 << 16  # three paths in TOML: a larger file is not a security file
 
 
 def validate_executor(
@@ -82,13 +82,7 @@ def load_security(security):
     if isinstance(security, Security):
         return security
     path = security
-    try:
-        with open(path, "rb") as fh:
-            fields = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(
-            f"security = {path!r} is invalid: cannot read it as TOML ({exc})"
-        ) from None
+    fields = inputs.read_toml(path, MAX_SECURITY_BYTES, "security")
     unknown = sorted(set(fields) - set(SECURITY_FIELDS))
     missing = [name for name in SECURITY_FIELDS[:2] if name not in fields]
     if unknown or missing:

@@ -22,10 +22,11 @@ import time
 import uuid
 from typing import Optional
 
-from dynsim import tempfiles
+from dynsim import inputs, tempfiles
 from dynsim.trajectory import TEMP_PREFIX
 
 HEARTBEAT_SECONDS = 30.0
+MAX_CLAIM_BYTES = 1 << 16  # a claim file holds one owner's JSON: a few hundred bytes
 STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
 # a claim still without its owner this long after its creation: the writer was killed between
 # creating and writing it (the two are microseconds apart)
@@ -144,11 +145,14 @@ class Locks:
         """The owner recorded in a claim file, None if it vanished; {} if unreadable (a claim being
         written, or torn by a kill between its creation and its write)."""
         try:
-            with open(path) as fh:
-                text = fh.read()
+            text = inputs.read_bytes(path, MAX_CLAIM_BYTES, "claim").decode("utf-8", "replace")
             mtime = os.path.getmtime(path)
         except FileNotFoundError:
             return None
+        except inputs.InputError as exc:
+            if exc.missing:
+                return None
+            text, mtime = "", os.path.getmtime(path)  # not a claim dynsim wrote: unreadable
         try:
             owner = json.loads(text)
         except ValueError:

@@ -76,6 +76,7 @@ def moment_classes(
     from one set to the next: adding an all-zero set maps classes one to one), so a refusal costs at
     most a table of `limit` classes.
     """
+    check_moments_fit(D, C, p)
     key = (D, C, p, max_nonzero)
     # known: more classes than a limit at least this
     if limit is not None and limit <= _too_many.get(key, -1):
@@ -97,6 +98,20 @@ def moment_classes(
             f"max_nonzero = {max_nonzero})"
         )
     return cls
+
+
+def check_moments_fit(D: int, C: int, p: int) -> None:
+    """Refuse a p whose class monomials overflow int64 (`moments.monomials` multiplies them exactly
+    in int64: |mono_r| <= D^p)."""
+    if D**p < 2**63:
+        return
+    fits = max([e for e in range(3, p, 2) if D**e < 2**63], default=None)
+    raise ValueError(
+        f"JSLConfig.p = {p} is invalid for the reduced level at D = {D}: its exact sum multiplies "
+        f"moments up to D^p in int64, which holds less than 2^63; "
+        + (f"p <= {fits} fits" if fits else "no p fits")
+        + " (the full level runs any p)"
+    )
 
 
 def build(

@@ -1,0 +1,160 @@
+"""Every file dynsim reads, read one way: a regular file (never a FIFO, a device or a folder, so no
+read hangs or runs forever), at most a stated size (checked before reading, then again while
+reading), JSON and TOML parsed with a nesting bound; each refusal one line naming the file, as
+`what = 'path' is invalid: why` (a ValueError, which the command line prints as "dynsim: error:").
+
+`inside`: a file that must lie in a folder (a store's points) is refused when it, or a symlink on
+its way, resolves outside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tomllib
+from typing import Any, Optional
+
+MB = 1 << 20
+# the deepest nesting of brackets a JSON or TOML input may have: dynsim's own files nest at most
+# about 8 deep (a report's invocation options); Python's parsers recurse once per level and fail
+# near 1,000
+MAX_DEPTH = 64
+
+
+class InputError(ValueError):
+    """A file or text refused by this module (a ValueError: the command line exits 2); `missing`:
+    the file does not exist."""
+
+    missing = False
+
+
+def _fail(what: str, path: Any, why: str, missing: bool = False):
+    exc = InputError(f"{what} = {str(path)!r} is invalid: {why}")
+    exc.missing = missing
+    raise exc
+
+
+def read_bytes(path, cap: int, what: str, inside: Optional[str] = None) -> bytes:
+    """The bytes of the regular file `path`, at most `cap` of them (`what`: the option or field
+    that named the file, for the message)."""
+    path = os.path.expanduser(os.fspath(path))
+    if path == "":
+        _fail(what, path, "an empty path")
+    if inside is not None:
+        real, folder = os.path.realpath(path), os.path.realpath(inside)
+        if os.path.commonpath([real, folder]) != folder:
+            _fail(what, path, f"it resolves to {real!r}, outside {folder!r}")
+    try:
+        # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        _fail(what, path, "no such file", missing=True)
+    except IsADirectoryError:
+        _fail(what, path, "a folder, not a file")
+    except OSError as exc:
+        _fail(what, path, exc.strerror or str(exc))
+    try:
+        _check(os.fstat(fd), cap, what, path)
+        data = b""
+        while len(data) <= cap:  # unbuffered reads of the regular file, at most cap + 1 bytes
+            chunk = os.read(fd, cap + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > cap:  # it grew while being read
+        _fail(what, path, f"more than the {cap:,} bytes it may have")
+    return data
+
+
+def depth(text: str) -> int:
+    """The deepest nesting of [ and { in `text` outside strings and # comments (JSON's strings;
+    TOML's basic, literal and multi-line strings read alike)."""
+    deepest = level = 0
+    quote, escaped, comment = None, False, False
+    for ch in text:
+        if comment:
+            comment = ch != "\n"
+        elif quote is not None:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            comment = True
+        elif ch in "[{":
+            level += 1
+            deepest = max(deepest, level)
+        elif ch in "]}":
+            level -= 1
+    return deepest
+
+
+def _bounded(text: str, what: str, where: Any) -> None:
+    if depth(text) > MAX_DEPTH:
+        _fail(what, where, f"nested more than {MAX_DEPTH} deep")
+
+
+def json_text(text: str, what: str) -> Any:
+    """`text` parsed as JSON, its nesting bounded (a command-line value: `what` names it)."""
+    _bounded(text, what, text if len(text) <= 60 else text[:57] + "...")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        _fail(what, text if len(text) <= 60 else text[:57] + "...", f"not JSON ({exc})")
+
+
+def _read_text(path, cap: int, what: str, inside: Optional[str], parse, kind: str) -> Any:
+    raw = read_bytes(path, cap, what, inside)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        _fail(what, path, "not UTF-8 text")
+    _bounded(text, what, path)
+    try:
+        return parse(text)
+    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError alike
+        _fail(what, path, f"not {kind} ({exc})")
+
+
+def read_json(path, cap: int, what: str, inside: Optional[str] = None) -> Any:
+    """The JSON file `path` (`read_bytes`, then parsed with its nesting bounded)."""
+    return _read_text(path, cap, what, inside, json.loads, "JSON")
+
+
+def read_toml(path, cap: int, what: str) -> dict:
+    """The TOML file `path` (`read_bytes`, then parsed with its nesting bounded)."""
+    return _read_text(path, cap, what, None, tomllib.loads, "TOML")
+
+
+def regular_file(path, cap: int, what: str, inside: Optional[str] = None) -> str:
+    """`path` checked as `read_bytes` would check it, without reading it (for a library that opens
+    it itself, such as numpy's npz reader); returns the path with "~" expanded."""
+    path = os.path.expanduser(os.fspath(path))
+    if inside is not None:
+        real, folder = os.path.realpath(path), os.path.realpath(inside)
+        if os.path.commonpath([real, folder]) != folder:
+            _fail(what, path, f"it resolves to {real!r}, outside {folder!r}")
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        _fail(what, path, "no such file", missing=True)
+    except OSError as exc:
+        _fail(what, path, exc.strerror or str(exc))
+    _check(info, cap, what, path)
+    return path
+
+
+def _check(info: os.stat_result, cap: int, what: str, path) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        _fail(what, path, "a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        _fail(what, path, "not a regular file (a FIFO, socket or device is never read)")
+    if info.st_size > cap:
+        _fail(what, path, f"{info.st_size:,} bytes, more than the {cap:,} it may have")
