@@ -191,6 +191,7 @@ COLUMNS = list(ROWS[0])
 
 def test_sweep_table_has_one_event_column_and_no_empty_ones():
     df = frames.to_pandas(SweepResult(ROWS, COLUMNS, [], [], None, {}))
+    pd.testing.assert_frame_equal(SweepResult(ROWS, COLUMNS, [], [], None, {}).to_pandas(), df)
     assert list(df.columns) == [
         "eta",
         "reduced_T1",

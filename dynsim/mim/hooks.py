@@ -9,11 +9,10 @@ import full.mim
 import reduced.mim
 from dynsim.claims import parse_only
 from dynsim.cli import output
-from dynsim.validation import check_positive
 from dynsim.verbs import Option, Plan
 from reduced.mim.symbolic import render
 
-from . import plotting, records, theorems
+from . import checks, plotting, records, theorems
 
 CHECK_GROUP = "the P ladder (reduced level, mean_field: B free)"
 CHECK_OPTIONS = (
@@ -76,15 +75,7 @@ def validate_reduced(cfg, opts: dict) -> None:
     tolerance."""
     approx = approx_option(opts["approximation"])
     reduced.mim.validate_run_options(cfg, approx, method=opts["method"], **monte_carlo(opts))
-    check_tolerance(opts["approximation_tolerance"])
-
-
-def check_tolerance(tol) -> None:
-    """--approximation-tolerance: a finite fraction > 0 (zero would ask an approximation to agree
-    exactly, which by definition it does not; inf would accept any gap)."""
-    check_positive(
-        "--approximation-tolerance", tol, " (a fraction of each observable's largest magnitude)"
-    )
+    checks.check_tolerance(opts["approximation_tolerance"])
 
 
 def validate_full(cfg, opts: dict) -> None:

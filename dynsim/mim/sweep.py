@@ -9,7 +9,7 @@ import numpy as np
 import full.mim
 import reduced.mim
 from reduced import flow
-from dynsim.mim import ladder, phases, records
+from dynsim.mim import checks, ladder, phases, records
 from dynsim.mim.config import MIMConfig
 from dynsim.setting import SweepSpec, SweepTable
 from dynsim.sweeps import common
@@ -142,17 +142,11 @@ def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
 
 
 def normalize(options: dict) -> dict:
-    """--approximation none is the exact reduction (None); --approximation-tolerance must be > 0 (as
-      in compare mim:
-    a zero tolerance would ask an approximation to agree exactly, which it does not by
-    definition)."""
+    """--approximation none is the exact reduction (None); --approximation-tolerance checked as in
+    compare mim (`checks.check_tolerance`)."""
     tol = options.get("approximation_tolerance")
-    if tol is not None and not tol > 0:
-        raise ValueError(
-            f"--approximation-tolerance = {tol} is invalid: must be > 0 (a fraction of each "
-            f"observable's "
-            "largest magnitude)"
-        )
+    if tol is not None:
+        checks.check_tolerance(tol)
     return {**options, "approximation": None} if options.get("approximation") == "none" else options
 
 

@@ -63,6 +63,12 @@ class SweepResult:
             f"{len(self.computed)} computed, {len(self.reused)} reused, out={self.out!r})"
         )
 
+    def to_pandas(self):
+        """One row per point as a pandas.DataFrame: only the columns some row fills, each event one
+        float column (+inf: not reached by the horizon, which <level>_horizon gives)
+        (`dynsim.sweeps.frames.to_pandas`; docs/data.md §3)."""
+        return registry.load("dynsim.sweeps.frames:to_pandas")(self)
+
     def _repr_html_(self, limit: int = 20) -> str:
         """The first `limit` rows as an HTML table (Jupyter), without the store keys and without
         the columns no row fills."""
