@@ -6,6 +6,7 @@ import math
 import os
 import re
 
+import matplotlib
 import numpy as np
 import pytest
 
@@ -14,6 +15,7 @@ from dynsim import cli, plotting
 from dynsim.jsl import plotting as jsl_plotting
 from dynsim.mim import MIMConfig
 from dynsim.mim import plotting as mim_plotting
+from dynsim.sweeps import plots
 from dynsim.trajectory import Trajectory, load_many, log_spaced
 
 
@@ -23,7 +25,9 @@ def drawn(monkeypatch):
     figs = []
     for module in (plotting, jsl_plotting, mim_plotting):
         monkeypatch.setattr(module, "save", lambda fig, path: figs.append(fig))
-    return figs
+    yield figs
+    for fig in figs:
+        plotting.plt.close(fig)
 
 
 def _traj(mode, steps=(0, 10, 100, 1000), N=4000, se=False):
@@ -424,3 +428,231 @@ def test_every_listed_option_changes_the_data(command, tmp_path, capsys, undrawn
     assert not unchanged, (
         f"options of figure {command} whose changed value changes nothing written: {unchanged}"
     )
+
+
+# ------------------------------------------------------------------ colours, titles, heatmaps
+
+PROVENANCE = {"dtype": "float64", "device": "cpu:0 (cpu)", "versions": {"dynsim": "9.9"}}
+
+
+def _curves(ax):
+    """The curves of a log-time panel: lines of more than one point in data coordinates (not the
+    step-0 triangles, not axvline / axhline)."""
+    return [
+        line
+        for line in ax.get_lines()
+        if len(line.get_xdata()) > 1
+        and line.get_transform() not in (ax.get_xaxis_transform(), ax.get_yaxis_transform())
+    ]
+
+
+def _colour(line):
+    return matplotlib.colors.to_hex(line.get_color())
+
+
+def test_jsl_levels_share_each_observables_colour_and_differ_in_style(drawn):
+    runs = {"reduced": _traj("population"), "full": _traj("exact")}
+    jsl_plotting.compare_plot(runs, "x.png")
+    colours = []
+    for ax in drawn[0].axes[:4]:
+        reduced, full = _curves(ax)
+        assert _colour(reduced) == _colour(full)
+        assert reduced.get_linestyle() != full.get_linestyle()
+        colours.append(_colour(reduced))
+    assert len(set(colours)) == 4  # one colour per observable
+    texts = [t.get_text() for t in drawn[0].axes[0].get_legend().get_texts()]
+    assert texts == ["reduced (population)", "full (exact)"]
+
+
+def test_mim_levels_share_each_curves_colour_and_the_legend_names_the_styles(drawn):
+    cfg, t = _mim_run()
+    mim_plotting.compare_plot({"reduced": t, "full": t}, cfg, "x.png")
+    ax = drawn[0].axes[0]
+    by_colour = {}
+    for line in _curves(ax):
+        by_colour.setdefault(_colour(line), []).append(line.get_linestyle())
+    # three FP curves (local target, local global, global target), each once per level
+    assert len(by_colour) == 3
+    assert all(sorted(styles) == ["-", "--"] for styles in by_colour.values())
+    legend = {
+        t.get_text(): h for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)
+    }
+    assert legend["reduced (exact)"].get_linestyle() == "-"
+    assert legend["full (exact)"].get_linestyle() == "--"
+
+
+def test_titles_leave_the_provenance_to_a_footer(drawn):
+    runs = {
+        "reduced": _traj("population"),
+        "full": _traj("exact"),
+    }
+    for t in runs.values():
+        t.meta.update(PROVENANCE)
+    jsl_plotting.compare_plot(runs, "x.png", title="JSL D=9 (float64, cpu:0 (cpu))")
+    cfg, t = _mim_run()
+    mim_plotting.compare_plot({"reduced": t, "full": t}, cfg, "x.png")
+    mim_plotting.phases_plot({"Delta > 0": (cfg, t)}, "x.png", title="MIM")
+    for fig in drawn:
+        titles = [fig._suptitle.get_text()] + [ax.get_title() for ax in fig.axes]
+        assert not any("cpu:" in title for title in titles), titles
+        assert any("cpu:0 (cpu)" in text.get_text() for text in fig.texts)  # the footer
+    assert drawn[0]._suptitle.get_text() == "JSL D=9"
+    # MIM's mask ratio is not written gamma (JSL's gamma is an attention entry)
+    mim_titles = [drawn[1]._suptitle.get_text(), drawn[2].axes[0].get_title()]
+    assert "mask ratio 0.75" in mim_titles[0]
+    assert not any("gamma" in title for title in mim_titles)
+
+
+def test_jsl_compare_marks_the_event_times(drawn):
+    """A trajectory whose within-set attention overtakes the between-set one at step 100 (T1 by its
+    definition, docs/jsl.md §10): a dotted line at 100 named T1_attention on every panel."""
+    steps = np.array([0, 10, 100, 1000])
+    t = _traj("population", steps=steps)
+    t.observables["within_attention"] = np.array([0.1, 0.2, 0.6, 0.8])
+    t.observables["between_attention"] = np.array([0.5, 0.5, 0.5, 0.4])
+    t.meta["config"] = {"D": 9, "C": 3, "q": 0.3}
+    jsl_plotting.compare_plot({"reduced": t, "full": _traj("exact", steps=steps)}, "x.png")
+    for ax in drawn[0].axes[:4]:
+        marked = {
+            float(line.get_xdata()[0])
+            for line in ax.get_lines()
+            if line.get_transform() == ax.get_xaxis_transform()
+        }
+        assert 100.0 in marked
+        assert "T1_attention " in [text.get_text() for text in ax.texts]
+
+
+def test_figure2_says_when_the_learner_never_left_the_plateau(drawn):
+    steps, y = np.array([0, 5, 50]), np.array([0.5, 0.4, 0.2])
+    for left in (False, True):
+        jsl_plotting.figure2(
+            np.eye(3),
+            np.ones((3, 3)),
+            steps,
+            y,
+            y,
+            "x.png",
+            chance=0.1,
+            linear_error=0.1,
+            left_plateau=left,
+        )
+    notes = [[t.get_text() for ax in fig.axes for t in ax.texts] for fig in drawn]
+    assert any("never left the linear plateau" in text for text in notes[0])
+    assert not any("plateau" in text for text in notes[1])
+    lines = [line.get_label() for line in drawn[0].axes[2].get_lines()]
+    assert any(label.startswith("linear rule") for label in lines)
+
+
+def test_mim_attention_title_shows_the_references_of_the_claim():
+    """check-theorems mim's Section 6 measurement ranks the trained attention beside Theorem 4.1's
+    ideal, a collapse and random logits (dynsim.mim.diversity.MAPS): the title shows those."""
+    from dynsim.mim import cli_figures, diversity
+
+    table = {
+        name: {"diversity": [value]}
+        for name, value in zip(
+            ("trained (per cluster)", "Thm 4.1 ideal", "collapse", "random logits", "uniform"),
+            (4.2, 3.1, 0.0, 4.4, 0.0),
+        )
+    }
+    title = cli_figures.attention_title(MIMConfig(P=16), table, 4)
+    assert diversity.MAPS[1:] == ("Thm 4.1 ideal", "collapse", "random logits")
+    assert "4.2" in title and "3.1 (Thm 4.1 ideal)" in title and "4.4 (random logits" in title
+    assert "uniform" not in title
+
+
+def _heatmap(monkeypatch, values, tmp_path, unstable=(), labels=None):
+    """The figure `plots.heatmaps` draws for summary reduced_X over (q, eta) = values' (columns,
+    rows), two seeds with equal values, kept instead of saved, and its laid-out renderer."""
+    figs = []
+
+    def keep(fig, path, dpi):
+        fig.draw_without_rendering()  # the layout saving would make
+        figs.append((fig, fig.canvas.get_renderer()))
+
+    monkeypatch.setattr(plots, "atomic_savefig", keep)
+    values = np.asarray(values, float)
+    qs = [round(0.1 * (j + 1), 1) for j in range(values.shape[1])]
+    etas = [0.01 * (i + 1) for i in range(values.shape[0])]
+    rows = [
+        {
+            "q": q,
+            "eta": eta,
+            "seed": seed,
+            "dtype": "float64",
+            "reduced_X": float(values[i, j]),
+            "reduced_unstable": (i, j) in unstable,
+            "reduced_nonfinite_from_step": None,
+        }
+        for i, eta in enumerate(etas)
+        for j, q in enumerate(qs)
+        for seed in (0, 1)
+    ]
+    plots.heatmaps(
+        str(tmp_path),
+        "jsl",
+        "reduced",
+        rows,
+        {"q": qs, "eta": etas},
+        ["reduced_X"],
+        None,
+        labels=labels,
+    )
+    return figs[0]
+
+
+def test_heatmap_scale_is_logarithmic_over_more_than_a_decade(monkeypatch, tmp_path):
+    wide, _ = _heatmap(monkeypatch, [[1.0, 10.0], [100.0, 1000.0]], tmp_path)  # three decades
+    narrow, _ = _heatmap(monkeypatch, [[1.0, 2.0], [4.0, 9.0]], tmp_path)  # less than one
+    signed, _ = _heatmap(monkeypatch, [[-1.0, 10.0], [100.0, 1000.0]], tmp_path)  # no log of -1
+    assert isinstance(wide.axes[0].images[0].norm, matplotlib.colors.LogNorm)
+    assert "log scale" in wide.axes[1].get_ylabel()  # the colour bar says so
+    for fig in (narrow, signed):
+        assert not isinstance(fig.axes[0].images[0].norm, matplotlib.colors.LogNorm)
+        assert "log" not in fig.axes[1].get_ylabel()
+
+
+def test_heatmap_title_and_axes_use_readable_names(monkeypatch, tmp_path):
+    fig, _ = _heatmap(
+        monkeypatch, [[1.0, 2.0], [3.0, 4.0]], tmp_path, labels={"X": "a description"}
+    )
+    title = fig._suptitle.get_text().replace("\n", " ")
+    assert title == "JSL sweep, reduced level: X (a description), mean over 2 seeds"
+    assert fig.axes[0].get_ylabel() == r"$\eta$" and fig.axes[0].get_xlabel() == "$q$"
+    assert any("float64" in text.get_text() for text in fig.texts)  # provenance in the footer
+
+
+def _cell_width(ax, columns):
+    return ax.bbox.width / columns
+
+
+def test_heatmap_labels_fit_their_cells(monkeypatch, tmp_path):
+    columns = 30
+    values = np.full((3, columns), 123456.789)  # "123k": as long as a label of short() gets
+    values[0, 0] = 1.0
+    fig, renderer = _heatmap(monkeypatch, values, tmp_path)
+    ax = fig.axes[0]
+    assert len(ax.texts) == values.size
+    for text in ax.texts:
+        assert text.get_window_extent(renderer).width <= _cell_width(ax, columns)
+
+
+def test_heatmap_labels_are_left_out_past_the_grid_size(monkeypatch, tmp_path):
+    side = 21  # 441 cells > plots.MAX_LABELLED = 400
+    values = np.arange(side * side, dtype=float).reshape(side, side) + 1
+    fig, _ = _heatmap(monkeypatch, values, tmp_path)
+    assert not fig.axes[0].texts
+    assert any("table.csv has the values" in text.get_text() for text in fig.texts)
+
+
+def test_hatched_cell_label_stands_out_on_the_cell_colour(monkeypatch, tmp_path):
+    """An unstable cell is hatched; its label sits on a box of the cell's own colour, in white on a
+    dark cell (the smallest value: viridis' darkest end) and black on a light one (the largest)."""
+    fig, _ = _heatmap(monkeypatch, [[1.0, 2.0], [2.0, 2.0]], tmp_path, unstable={(0, 0), (0, 1)})
+    ax = fig.axes[0]
+    image = ax.images[0]
+    for text, value, ink in zip(ax.texts[:2], (1.0, 2.0), ((1, 1, 1), (0, 0, 0))):
+        cell = image.cmap(image.norm(value))
+        assert matplotlib.colors.to_rgb(text.get_color()) == ink
+        assert tuple(text.get_bbox_patch().get_facecolor()) == tuple(cell)
+    assert [p.get_hatch() for p in ax.patches] == [plots.UNSTABLE_HATCH] * 2

@@ -175,7 +175,8 @@ def run_figure(args, name: str) -> int:
                 cos_v_se=traj.observables.get("cos_v_se"),
                 n_test=cfg.n_test,
                 title=f"{plotting.PAPER}, Figure 4, realistic problem (E): "
-                f"{plotting.parameters(cfg, ('D', 'C', 'q', 'N', 'eta'))}, {args.seeds} seed(s)",
+                f"{plotting.parameters(cfg, ('D', 'C', 'q', 'N', 'eta'))}, {args.seeds} seed"
+                + ("s" if args.seeds > 1 else ""),
                 meta=traj.meta,
             )
 

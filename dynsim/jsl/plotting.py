@@ -47,7 +47,8 @@ def compare_plot(trajectories, path, title: str = "") -> None:
     title, one from the first run's config."""
     first = next(iter(trajectories.values()))
     if not title and "config" in first.meta:
-        title = f"{PAPER}: {' vs '.join(trajectories)}, {parameters(first.meta['config'])}"
+        shown = [f"{PAPER}: {' vs '.join(trajectories)}", parameters(first.meta["config"])]
+        title = ", ".join(part for part in shown if part)
     plotting.compare_plot(
         trajectories,
         path,
@@ -98,7 +99,8 @@ def _mask_and_A(mask, A):
     """A 1 x 4 figure whose first two panels show the same-set mask (two labelled colours) and A off
     its diagonal (a labelled diverging scale symmetric about 0; the fixed diagonal sigma_A drawn
     grey, not white)."""
-    fig, axes = plt.subplots(1, 4, figsize=(17, 4), constrained_layout=True)
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4), layout="constrained")
+    fig.get_layout_engine().set(wspace=0.06)  # room between A's colour bar and the next panel
     im = axes[0].imshow(
         mask, cmap=ListedColormap(["0.92", "0.2"]), vmin=-0.5, vmax=1.5, interpolation="nearest"
     )
@@ -157,6 +159,9 @@ def figure4(
     axes[2].set_ylabel(
         f"test 0-1 error ({n_test} held-out samples)" if n_test else "test 0-1 error"
     )
+    # the error falls from chance to near the Bayes line: a log axis shows both ends
+    if np.all(np.asarray(test_error, float) > 0) and all(v > 0 for v in references.values()):
+        axes[2].set_yscale("log")
     axes[2].legend(fontsize=8)
     axes[3].legend(fontsize=8, loc="lower right")
     axes[3].set_ylabel(r"$\cos(w^*, \hat v)$")

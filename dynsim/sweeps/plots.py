@@ -205,7 +205,7 @@ def heatmaps(
                 fig.colorbar(im, ax=ax).set_label(_bar_label(name, norm))
         for ax in list(axs.flat)[len(combos) :]:
             ax.axis("off")
-        title = _title(setting, level, name, rows, labels or {})
+        title = _title(setting, level, name, rows, labels or {}, bool(finite))
         fig.suptitle(wrapped(title, fig.get_figwidth(), 9), fontsize=9)
         note = footer(fig, footer_text or _provenance(rows))
         _bottom_legend(fig, _legend(seen), 1 if ncol == 1 else 2)
@@ -332,9 +332,12 @@ def _legend(seen: set) -> list:
     return legend
 
 
-def _title(setting: str, level: str, name: str, rows: list[dict], labels: Mapping) -> str:
-    """ "JSL sweep, reduced level: T1_attention, mean over 2 seeds": the summary without its level
-    prefix, its description when `labels` has one."""
+def _title(
+    setting: str, level: str, name: str, rows: list[dict], labels: Mapping, numbers: bool
+) -> str:
+    """The summary without its level prefix, its description when `labels` has one, the seeds (a
+    mean where the cells hold `numbers`): "JSL sweep, reduced level: T1_attention, mean over 2
+    seeds"."""
     bare, prefix = summary_name(name)
     what = labels.get(name) or labels.get(bare)
     seeds = len({r.get("seed") for r in rows})
@@ -342,7 +345,7 @@ def _title(setting: str, level: str, name: str, rows: list[dict], labels: Mappin
     return (
         f"{setting.upper()} sweep, {where}: {bare}"
         + (f" ({what})" if what else "")
-        + (f", mean over {seeds} seeds" if seeds > 1 else "")
+        + ((", mean over" if numbers else ",") + f" {seeds} seeds" if seeds > 1 else "")
     )
 
 
