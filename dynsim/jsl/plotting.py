@@ -62,7 +62,8 @@ def compare_plot(trajectories, path, title: str = "") -> None:
 def _event_lines(axes, traj, label: str) -> None:
     """The event times of `traj` (Events I-III, docs/jsl.md §10) as dotted vertical lines named at
     the top of every panel, and a legend entry on the first panel that names those not reached."""
-    if any(name not in traj.observables for name in events.REQUIRED) or "config" not in traj.meta:
+    needs = [*events.REQUIRED, "config"]
+    if any(n not in traj.observables and n not in traj.meta for n in needs) or not traj.steps.size:
         return
     found = events.detect(traj).to_dict()
     reached = {name: found[name] for name in events.EVENTS if found[name]}
