@@ -23,8 +23,10 @@ INT_MAX = 2**63 - 1
 # product at 85; dynsim's steps are mostly element-wise sums with a few small products, so 1e9, good
 # to about a factor 10 either way.
 FLOP_RATE = 1e9
-# an estimate above this is refused even without --max-time: it cannot be meant
 YEAR = 365.25 * 86400
+# an estimate above this is refused unless --max-time raises it: a run that long is a mistake more
+# often than a plan (the estimates are rough: the largest README command estimates 35 min)
+DAY = 86400.0
 BOUNDS_HELP = (
     "Every integer option is at most 2^63 - 1 (int64, what numpy and JAX take; --seed >= 0 as "
     "jax.random.key takes it, and seed + seeds - 1 <= 2^63 - 1). Before any work the command "
@@ -32,7 +34,7 @@ BOUNDS_HELP = (
     "its time (rough: "
     f"{FLOP_RATE:.0e} floating-point operations a second) and refuses, with exit 2, what "
     f"exceeds the "
-    "available memory, --max-memory, --max-time, or a year."
+    "available memory, --max-memory, or --max-time (default: a day)."
 )
 UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -124,8 +126,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         type=duration,
         default=None,
         metavar="TIME",
-        help="refuse, before any work, a run estimated (roughly) to take longer, e.g. 2h "
-        "(default: no limit below a year)",
+        help="refuse, before any work, a run estimated (roughly) to take longer, e.g. 2h or 3d "
+        "(default: a day; a larger value allows longer runs)",
     )
 
 
@@ -199,7 +201,7 @@ def refuse_oversized(
 ) -> None:
     """Raise ValueError, on one line naming the option of the largest term, its value, the estimate
     and the limit and what to do instead, when the summed memory of `needs` exceeds `max_memory`
-    (default: the available memory), or their rough time exceeds `max_time` (or a year)."""
+    (default: the available memory), or their rough time exceeds `max_time` (default: a day)."""
     needs = list(needs)
     if not needs:
         return
@@ -220,7 +222,9 @@ def refuse_oversized(
         )
     seconds = sum(n.flops for n in needs) / FLOP_RATE
     limit, source = (
-        (max_time, "--max-time") if max_time is not None and max_time < YEAR else (YEAR, "a year")
+        (max_time, "--max-time")
+        if max_time is not None
+        else (DAY, "a day (raise it with --max-time)")
     )
     if seconds > limit:
         big = max(needs, key=lambda n: n.flops)

@@ -10,11 +10,13 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from . import divergence, tempfiles
+from . import divergence, inputs, tempfiles
 from .divergence import NONFINITE
 from .setting import load
 from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
 
+# a trajectory file larger than this is not one dynsim wrote (the largest runs write megabytes)
+MAX_FILE_BYTES = 1 << 36
 TEMP_PREFIX = tempfiles.PREFIX  # every temporary file dynsim writes starts so (dynsim.tempfiles)
 
 
@@ -162,7 +164,8 @@ class Trajectory:
         `name` picks one of several ("reduced", "full", ...). Left out, a file with one trajectory
         gives that Trajectory and a file with several gives all of them as a `Trajectories` list (in
         the file's order; index it by position or by name: `runs["full"]`)."""
-        with np.load(os.fspath(path), allow_pickle=False) as f:
+        path = inputs.regular_file(path, MAX_FILE_BYTES, "path")  # a FIFO would block np.load
+        with np.load(path, allow_pickle=False) as f:
             if "steps" in f.files:
                 if name is not None:
                     raise ValueError(
@@ -174,7 +177,7 @@ class Trajectory:
                 return cls(
                     steps=f["steps"],
                     observables=observables,
-                    meta=json.loads(str(f["meta"])),
+                    meta=inputs.json_text(str(f["meta"]), "meta"),
                     final=final,
                 )
             many = many_from_arrays({k: f[k] for k in f.files})
@@ -373,7 +376,7 @@ def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
         pre: Trajectory(
             arrays[f"{pre}/steps"],
             under(pre, "obs"),
-            json.loads(str(arrays[f"{pre}/meta"])),
+            inputs.json_text(str(arrays[f"{pre}/meta"]), "meta"),
             under(pre, "final"),
         )
         for pre in prefixes
@@ -387,7 +390,8 @@ def save_many(path, trajectories: dict[str, "Trajectory"], compressed: bool = Fa
 
 def load_many(path) -> dict[str, "Trajectory"]:
     """Read what `save_many` wrote."""
-    with np.load(os.fspath(path), allow_pickle=False) as f:
+    path = inputs.regular_file(path, MAX_FILE_BYTES, "path")
+    with np.load(path, allow_pickle=False) as f:
         return many_from_arrays({k: f[k] for k in f.files})
 
 

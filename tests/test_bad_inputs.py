@@ -122,6 +122,8 @@ CASES = [
     (["compare", "jsl", "--steps", "-1", "--record-every", "0"], "steps"),
     (["rerun", "/nonexistent/report.json"], "report"),
     (["export", "/nonexistent/folder"], "FOLDER"),
+    # Theorem 4.1's run lengthens as 1/eps: at 1e-320 it is refused by its estimate, not overflowed
+    (["check-theorems", "mim", "--eps", "1e-320"], "--eps = 1e-320"),
     # kappas the estimate cannot read (P^100 overflowed in it): the configuration names them
     (["compare", "mim", "--P", "1000000", "--kappa-s", "100"], "kappa_s"),
     (["sweep", "mim", "--P", "1000000", "--kappa-s", "100"], "kappa_s"),
@@ -199,6 +201,16 @@ def test_time_refusal_names_the_limit(capsys):
     )
     err = capsys.readouterr().err
     assert code == 2 and "--max-time" in err and "roughly" in err and "--steps = 100000000" in err
+
+
+def test_a_day_is_the_default_horizon_and_max_time_raises_it():
+    # two days of work at the estimate's rate
+    need = [resources.Need("x", {"--steps": 7}, flops=2 * 86400 * resources.FLOP_RATE)]
+    with pytest.raises(ValueError, match=r"--steps = 7 is too large here: .* above a day"):
+        resources.refuse_oversized(need, available=8 * 2**30)
+    resources.refuse_oversized(need, available=8 * 2**30, max_time=3 * 86400)  # raised: admitted
+    with pytest.raises(ValueError, match="above --max-time"):
+        resources.refuse_oversized(need, available=8 * 2**30, max_time=86400.0)
 
 
 def test_defaults_of_every_command_fit_in_8_gb_and_a_day():

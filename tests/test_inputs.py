@@ -131,3 +131,16 @@ def test_out_is_never_empty_and_its_tilde_is_expanded(tmp_path, monkeypatch, cap
     (tmp_path / "c.toml").write_text('out = "~/run"\nsteps = 1\n')
     assert cli.main(["compare", "jsl", "--config", str(tmp_path / "c.toml"), "--no-plot"]) == 0
     assert (tmp_path / "run" / "report.json").is_file() and not os.path.exists("~")
+
+
+def test_library_reads_and_axes_are_bounded_before_any_work(tmp_path, fifo):
+    from dynsim.trajectory import Trajectory
+
+    # np.load of a FIFO would wait for a writer forever: refused at once
+    refused(lambda: Trajectory.load(fifo), "path = ", "not a regular file")
+    refused(lambda: Trajectory.load(tmp_path / "none.npz"), "no such file")
+    import dynsim
+
+    # the grid is counted before a config is built: a billion-value axis is never listed
+    with pytest.raises(ValueError, match=r"1,000,000,000 points .* more than the 100,000"):
+        dynsim.sweep("jsl", {"q": range(10**9)})

@@ -129,8 +129,10 @@ EPS_REF = 0.01  # the eps of the reference run length (check-theorems mim's defa
 def steps_for(steps: int, eps: float) -> int:
     """`steps` for Theorem 4.1's eps: T* = (the phases) + O(K / (gamma eta eps)), so below EPS_REF
     the run is lengthened by EPS_REF / eps (conservative: the phases' part does not grow); never
-    shortened."""
-    return max(1, math.ceil(steps * max(1.0, EPS_REF / eps)))
+    shortened. At most 2^63 - 1 (an eps so small that the run is longer is then refused by its
+    time estimate, never overflowed)."""
+    scaled = steps * max(1.0, EPS_REF / eps)
+    return max(1, math.ceil(scaled)) if scaled < 2**63 else 2**63 - 1
 
 
 def rung_config(base: MIMConfig, P: int, steps: int, scaled: bool = True) -> MIMConfig:

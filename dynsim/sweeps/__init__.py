@@ -16,7 +16,9 @@ import functools
 import html
 import io
 import itertools
+import math
 import os
+import reprlib
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -29,6 +31,8 @@ from dynsim.validation import check_int
 from . import choices, executors, locks, plots
 
 LEVELS = ("reduced", "full", "both")
+# a store keeps one file per point and the grid's configs are built at once: past this, split it
+MAX_POINTS = 100_000
 CHUNK_SIZE = 16  # points per unit of work: the most a Ctrl-C or a lost worker can cost
 BATCH_SIZE = 8  # points per vmapped batch inside a chunk (lax.map batch_size): bounds memory
 WAIT_SECONDS = 1.0  # how often a sweep looks again at the points another process computes
@@ -90,7 +94,8 @@ class SweepResult:
 
 
 def _fail(name: str, value: Any, allowed: str) -> None:
-    raise ValueError(f"{name} = {value!r} is invalid: {allowed}")
+    # reprlib: a bounded repr (an axis of a million values prints its first few)
+    raise ValueError(f"{name} = {reprlib.repr(value)} is invalid: {allowed}")
 
 
 def points(
@@ -117,6 +122,14 @@ def points(
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
             _fail(f"axes[{name!r}]", values, "must be a non-empty list of values")
     check_int("seeds", seeds, 1)
+    total = math.prod(len(v) for v in axes.values()) * seeds
+    if total > MAX_POINTS:  # counted before any config is built: range(10**9) is never listed
+        _fail(
+            "axes",
+            {n: f"{len(v):,} values" for n, v in axes.items()},
+            f"{total:,} points (x {seeds} seeds) is more than the {MAX_POINTS:,} a sweep takes: "
+            "sweep fewer values, or split the grid over several sweeps on one out",
+        )
     seed0 = base.pop("seed", config().seed)
     names = list(axes)
     out = []
