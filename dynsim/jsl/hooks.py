@@ -108,18 +108,14 @@ def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
 def plot(cfg, opts: dict, red, ful, path: str) -> None:
     """compare.png: every observable of both levels against steps, titled with the problem."""
     if opts["mode"] == "realistic":
-        runs = {"reduced": red, "realistic": ful}
-        title = (
-            f"JSL realistic N={cfg.N} ({realistic_seeds(opts)} seeds) vs reduced, D={cfg.D} "
-            f"C={cfg.C} q={cfg.q} temperature={cfg.temperature} eta={cfg.eta}"
+        plotting.compare_plot(
+            {"reduced": red, "realistic": ful},
+            path,
+            title=f"{plotting.PAPER}: realistic (E), N={cfg.N}, {realistic_seeds(opts)} seeds, "
+            f"vs reduced, {plotting.parameters(cfg)}",
         )
-    else:
-        runs = {"reduced": red, "full": ful}
-        title = (
-            f"JSL D={cfg.D} C={cfg.C} q={cfg.q} p={cfg.p} temperature={cfg.temperature} "
-            f"eta={cfg.eta} ({cfg.dtype}, {red.meta['device']})"
-        )
-    plotting.compare_plot(runs, path, title=title)
+    else:  # the title from the runs' config, in the paper's symbols
+        plotting.compare_plot({"reduced": red, "full": ful}, path)
 
 
 def realistic_seeds(opts: dict) -> int:

@@ -141,8 +141,8 @@ def plot(cfg, opts: dict, red, ful, path: str) -> None:
         {"reduced": red, "full": ful},
         cfg,
         path,
-        title=f"MIM P={cfg.P} K={cfg.K} areas {area_sizes(cfg)[0]} gamma={cfg.mask_ratio} "
-        f"eta={cfg.eta} Delta={cfg.delta:.2f} ({cfg.dtype}, {red.meta['device']})",
+        title=f"{plotting.PAPER}: reduced vs full, {plotting.parameters(cfg)}, areas "
+        f"{area_sizes(cfg)[0]}",
     )
 
 
