@@ -147,3 +147,14 @@ def test_ladder_config_keeps_the_random_count_and_resolves_the_size():
     )
     with pytest.raises(ValueError, match="D = 16"):
         ladder.ladder_config(judged, 16)  # q = 16/12 > 1
+
+
+def test_one_lemma_at_any_size_builds_no_ladder():
+    """Lemma 4.3 alone runs the judged point only: the ladder of D (36, 40, 44, 48 by default, all
+    multiples of C = 4) is neither built nor validated, so C = 3 is taken; a claim that reads the
+    ladder still refuses D = 40 at C = 3, naming it."""
+    cfg = JSLConfig(D=12, C=3, q=0.5)
+    assert ci.ladder_configs(cfg, False, None, frozenset({"Lemma 4.3"})) == []
+    for only in (None, frozenset({"Theorem 4.1"}), frozenset({"Theorem 3.1"})):
+        with pytest.raises(ValueError, match="JSLConfig.D = 40 is invalid"):
+            ci.ladder_configs(cfg, False, None, only)

@@ -469,10 +469,14 @@ def check_judged(cfg: JSLConfig) -> None:
         )
 
 
-def ladder_configs(cfg: JSLConfig, quick: bool, sizes=None) -> list[JSLConfig]:
+def ladder_configs(cfg: JSLConfig, quick: bool, sizes=None, only=None) -> list[JSLConfig]:
     """The judged point checked and Theorem 4.1's ladder as configs at the judged temperature: every
-    size validated (a ValueError naming it) before any run."""
+    size validated (a ValueError naming it) before any run; none when no claim asked for (`only`)
+    reads the ladder (Lemma 4.3 alone runs the judged point only, at any valid D and C)."""
     check_judged(cfg)
+    need = needs(only)
+    if not (need["ladder"] or need["glm"] or need["reports"]):
+        return []
     judged = cfg.replace(temperature=JUDGED_TEMPERATURE)
     return [ladder_config(judged, D) for D in ladder_sizes(quick, sizes)]
 
@@ -483,7 +487,7 @@ def idealized_items(
     """Lemma 4.1, Lemma 4.3 and its corollary, Theorem 4.1, Theorem 3.1 (claims) and the
     measurements beside them; `sizes`: the ladder of D (default `ladder_sizes(quick)`); `only`: the
     claims asked for (None: all), each run made only when an asked claim needs it."""
-    configs = ladder_configs(cfg, quick, sizes)
+    configs = ladder_configs(cfg, quick, sizes, only)
     judged = cfg.replace(temperature=JUDGED_TEMPERATURE)
     sizes = tuple(c.D for c in configs)
     need = needs(only)

@@ -179,11 +179,11 @@ def check_plan(cfg, opts: dict) -> Plan:
             f"--steps = {cfg.steps} is invalid for check-theorems: must be >= 1 (the idealized "
             "runs are the gradient flow to t = eta * steps)"
         )
-    # the judged D and each size valid, before any run
-    claims_idealized.ladder_configs(cfg, quick, opts["sizes"])
+    only = parse_only(opts["only"], theorems.CLAIMS)
+    # the judged D and each size the asked claims read valid, before any run
+    claims_idealized.ladder_configs(cfg, quick, opts["sizes"], only)
     plan = realistic_plan.plan_for(quick, opts["realistic_sizes"])
     realistic = realistic_plan.realistic_config(cfg, plan)  # valid with the judged point's q
-    only = parse_only(opts["only"], theorems.CLAIMS)
     executors.validate_executor(opts["scheduler"], opts["workers"], opts["security"])
     executor = {k: opts[k] for k in ("scheduler", "workers", "security")}
     config = {
