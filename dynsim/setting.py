@@ -163,7 +163,9 @@ class SweepTable:
     further columns printed when present; example, the help line of `dynsim sweep NAME`;
     level_summaries / point_summaries, every name the summary can give, per level (prefixed
     "reduced_" / "full_" in the row) and per point (a --heatmap outside them is refused before any
-    work; empty: checked after the points run)."""
+    work; empty: checked after the points run); not_offered: a prefixed summary
+    ("reduced_patch_association") -> why that level does not offer it as a heatmap (a --heatmap of
+    it is refused with that reason before any point runs)."""
 
     heatmaps: tuple[str, ...] = ("final_loss",)
     columns: tuple[str, ...] = ("final_loss",)
@@ -171,6 +173,7 @@ class SweepTable:
     example: str = ""
     level_summaries: tuple[str, ...] = ()
     point_summaries: tuple[str, ...] = ()
+    not_offered: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from dynsim.validation import check_positive
 from reduced import flow  # the generic flow engine: save times, option checks
 
 
+def flow_keywords(cfg, t_max=None) -> dict:
+    """What the reduced simulate takes for the gradient flow: method="flow", t_max (default eta *
+    steps; a finite number > 0) and the save times, GD's recorded times (beyond eta * steps,
+    log-spaced up to t_max). Checked before any work."""
+    t_max = cfg.eta * cfg.steps if t_max is None else t_max
+    check_positive("--t-max", t_max, f" (default eta * steps; steps = {cfg.steps})")
+    times = flow.gd_times(cfg.eta, cfg.steps, cfg.record_every, t_max)
+    flow.options(cfg.eta, t_max, times=times, default_t_max=t_max)  # validate before any work
+    return {"method": "flow", "t_max": t_max, "times": times}
+
+
 def reduced_flow_or_gd(args, cfg, simulate, **kw):
-    """The reduced level of `compare`: GD, or with --method flow the flow saved at GD's recorded
-    times (beyond eta * steps, log-spaced up to --t-max). Checks --t-max before any work."""
+    """The reduced level of `compare`: GD, or with --method flow the flow (`flow_keywords`). Checks
+    --t-max before any work."""
     if args.method == "gd":
         if args.t_max is not None:
             raise ValueError(
@@ -15,11 +27,5 @@ def reduced_flow_or_gd(args, cfg, simulate, **kw):
                 "(use --method flow)"
             )
         return lambda: simulate(cfg, **kw)
-    t_max = cfg.eta * cfg.steps if args.t_max is None else args.t_max
-    if not t_max > 0:
-        raise ValueError(
-            f"--t-max = {t_max} is invalid: must be > 0 (default eta * steps; steps = {cfg.steps})"
-        )
-    times = flow.gd_times(cfg.eta, cfg.steps, cfg.record_every, t_max)
-    flow.options(cfg.eta, t_max, times=times, default_t_max=t_max)  # validate before any work
-    return lambda: simulate(cfg, method="flow", t_max=t_max, times=times, **kw)
+    keywords = flow_keywords(cfg, args.t_max)
+    return lambda: simulate(cfg, **keywords, **kw)

@@ -18,7 +18,7 @@ import full.jsl
 import reduced.jsl
 from dynsim.jsl import events
 from dynsim.jsl.config import JSLConfig
-from dynsim.setting import SweepSpec
+from dynsim.setting import SweepSpec, SweepTable
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
@@ -185,7 +185,7 @@ SWEEP = SweepSpec(
     defaults=DEFAULT_OPTIONS,
     traced=tuple(JSLConfig.NUMBERS) + ("seed",),
     seeded=seeded,
-    table=common.Table(
+    table=SweepTable(
         heatmaps=("T1_attention", "final_error", "final_attention_ratio"),
         columns=("final_loss", "final_error", "T1_attention"),
         extra_columns=("sum_method",),

@@ -101,8 +101,8 @@ def column(name: str, level: str) -> str:
 def refuse(spec, level: str, names: Sequence[str]) -> None:
     """Refuse, before any work, a heatmap the level does not offer: the checker's summaries
     (`common.VERDICT`) without level both, and what the setting's table declares not offered
-    (`common.Table.not_offered`)."""
-    not_offered = getattr(spec.table, "not_offered", {})
+    (`SweepTable.not_offered`)."""
+    not_offered = spec.table.not_offered
     for name in names:
         if name in common.VERDICT and level != "both":
             _fail(
@@ -118,5 +118,4 @@ def refuse(spec, level: str, names: Sequence[str]) -> None:
 
 def defaults(spec, level: str) -> list[str]:
     """The default heatmaps the level offers (`SweepTable.heatmaps` less the ones it does not)."""
-    not_offered = getattr(spec.table, "not_offered", {})
-    return [n for n in spec.table.heatmaps if column(n, level) not in not_offered]
+    return [n for n in spec.table.heatmaps if column(n, level) not in spec.table.not_offered]

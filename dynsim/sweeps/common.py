@@ -5,8 +5,6 @@ a level does not offer."""
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 from typing import Mapping, Optional
 
 import numpy as np
@@ -14,7 +12,6 @@ from scipy import stats
 
 from dynsim import tolerances
 from dynsim.cli import flow
-from dynsim.setting import SweepTable
 
 OSCILLATING_SIGN_CHANGES = 3  # down, up, down, up: at least two separate rises of the loss
 # family-wise, over a run's increments, for a loss recorded with a standard error
@@ -134,15 +131,4 @@ def flow_keywords(cfg, options: Mapping) -> dict:
     method="flow", t_max (options["t_max"], default eta * steps) and the save times, exactly those
     of `dynsim compare --method flow` (`dynsim.cli.flow`, one implementation: eta times GD's
     recorded steps, log-spaced beyond eta * steps); t_max is checked before any work."""
-    given = argparse.Namespace(method="flow", t_max=options.get("t_max"))
-    # the compare path returns a thunk calling simulate(cfg, **keywords): here it hands them back
-    return flow.reduced_flow_or_gd(given, cfg, lambda _cfg, **keywords: keywords)()
-
-
-@dataclasses.dataclass(frozen=True)
-class Table(SweepTable):
-    """A SweepTable that also says which summaries a level does not offer as heatmaps, and why:
-    not_offered maps a prefixed summary ("reduced_patch_association") to the reason, which
-    `dynsim.sweep` gives when such a heatmap is asked for, before any point runs."""
-
-    not_offered: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    return flow.flow_keywords(cfg, options.get("t_max"))

@@ -42,7 +42,11 @@ def pick_axes(axes: dict, heatmap_axes: Optional[Sequence[str]]) -> Optional[tup
 # cells that have no plain value, drawn in colours outside the colour map, with a legend
 CATEGORIES = {
     "diverged": ("#d62728", "NaN", "diverged (a seed)"),
-    "censored": ("#c7c7c7", "\u2265{}", "\u2265N: censored, not reached by step N (a seed)"),
+    "censored": (
+        "#c7c7c7",
+        "\u2265{}",
+        "\u2265N: censored, not reached by the horizon N (steps or time; a seed)",
+    ),
     "missing": ("#ffffff", "-", "not available"),
     # the checker's verdict (--level both) is a category, not a number
     "agree": ("#98df8a", "agree", "AGREE: the levels agree (every seed)"),
