@@ -4,15 +4,16 @@ colour limits, one line style per level, the provenance footer)."""
 
 from __future__ import annotations
 
+# No backend is chosen here: the command line draws into files with Agg (dynsim.cli sets
+# MPLBACKEND), a notebook keeps its inline backend, a script without a display gets Agg from
+# matplotlib itself
 import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
-
-from .figtext import footer, provenance, without_provenance  # noqa: E402
+from .figtext import footer, provenance, without_provenance
 from .trajectory import atomic_savefig  # noqa: E402
 
 # What each mode's recorded "loss" is (a setting's plotting adds its own modes): the reduced level

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 import zipfile
@@ -125,6 +126,35 @@ class Trajectory:
             + ")"
         )
 
+    def _repr_html_(self, limit: int = 30) -> str:
+        """For Jupyter: who produced it (level, mode, setting, dtype, device), the records, then one
+        row per observable (the first `limit`): its shape per record and, for a scalar, its first
+        and last recorded value."""
+        facts = ", ".join(
+            f"{k} {self.meta[k]}"
+            for k in ("level", "mode", "setting", "dtype", "device")
+            if k in self.meta
+        )
+        span = f"{self.steps[0]}..{self.steps[-1]}" if self.steps.size else "none"
+        rows = [
+            f"<tr><td>{html.escape(k)}</td><td>{list(v.shape[1:]) or 'scalar'}</td>"
+            + (
+                f"<td>{float(v[0]):.4g}</td><td>{float(v[-1]):.4g}</td>"
+                if v.ndim == 1 and v.size
+                else "<td></td>" * 2
+            )
+            + "</tr>"
+            for k, v in list(self.observables.items())[:limit]
+        ]
+        more = len(self.observables) - limit
+        return (
+            f"<p>Trajectory: {html.escape(facts)}; {self.steps.size} records at steps {span}</p>"
+            "<table><tr><th>observable</th><th>per record</th><th>first</th><th>last</th></tr>"
+            + "".join(rows)
+            + "</table>"
+            + (f"<p>... {more} more observables</p>" if more > 0 else "")
+        )
+
     def thinned(self, per_decade: int) -> "Trajectory":
         """The records at `log_spaced(self.steps, per_decade)`: a log-time figure's data at a size
         bounded by the number of decades, not by the number of records (meta["thinned"] says so)."""
@@ -223,6 +253,12 @@ class Trajectories(list):
 
     def __repr__(self) -> str:
         return "Trajectories(" + ", ".join(f"{n}={t!r}" for n, t in zip(self.names, self)) + ")"
+
+    def _repr_html_(self) -> str:
+        """Each run's table (`Trajectory._repr_html_`) under its name."""
+        return "".join(
+            f"<p><b>{html.escape(n)}</b></p>{t._repr_html_()}" for n, t in zip(self.names, self)
+        )
 
 
 def frames_module(what: str):

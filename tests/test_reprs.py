@@ -9,7 +9,7 @@ from dynsim import claims
 from dynsim.checker import compare
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, Claim, Measurement, Results
 from dynsim.sweeps import SweepResult
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import Trajectories, Trajectory
 
 
 def pair(gap: float):
@@ -77,3 +77,14 @@ def test_claims_results_repr_names_what_does_not_hold_and_html_escapes():
     assert page.count("<tr>") == 5 and "measured 2 is not &lt;= 1" in page
     assert results.exit_code == 1 and [c.claim for c in results.claims][1] == "Theorem 4.1"
     assert results.table() == claims.table(list(results))  # the module's table, as a method
+
+
+def test_trajectory_html_names_who_produced_it_and_each_observable():
+    red, ful = pair(0.0)
+    red.meta.update(level="reduced", mode="population", dtype="float64")
+    page = red._repr_html_()
+    assert "level reduced, mode population, dtype float64; 3 records at steps 0..2" in page
+    assert "<td>a&lt;b</td><td>scalar</td>" in page and "a<b" not in page
+    assert "<td>1</td><td>0.25</td>" in page  # loss: first and last record
+    both = Trajectories({"reduced": red, "full": ful})._repr_html_()
+    assert both.count("<table>") == 2 and "<b>full</b>" in both

@@ -150,10 +150,7 @@ def heatmaps(
     (`LABEL_POINTS`). labels: a description of each summary (keyed with or without its level
     prefix) for the title; footer_text: the provenance line (default: the rows' dtypes, this
     process's device, the versions of dynsim and JAX)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # the caller's backend: Agg on the command line (dynsim.cli)
 
     pair = pick_axes(axes, heatmap_axes)
     if pair is None or not rows:

@@ -1,0 +1,42 @@
+"""docs/notebooks/researcher.ipynb runs headless (nbclient, the python3 kernel of this
+environment): a compare, a sweep and a claim check with their reprs, and a pandas plot of MIM's FP
+curves by area; no cell errs, and no output is longer than a screen (40 lines of text, 40 table
+rows), a progress bar counted as the line a notebook shows after its carriage returns."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")  # the test extra installs both
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "notebooks" / "researcher.ipynb"
+SCREEN = 40  # lines of a terminal or a notebook's output area without scrolling
+
+
+def shown(text: str) -> list[str]:
+    """The lines a notebook displays: each line's text after its last carriage return."""
+    return [line.rsplit("\r", 1)[-1] for line in text.splitlines()]
+
+
+def test_the_notebook_runs_headless_with_short_outputs(tmp_path):
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()  # raises CellExecutionError on the first cell that errs
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    kinds = {k for o in outputs for k in o.get("data", {})}
+    assert {"text/html", "image/png"} <= kinds  # the reprs' tables and the pandas plot
+    for o in outputs:
+        text = o.get("text", "") or o.get("data", {}).get("text/plain", "")
+        assert len(shown(text)) <= SCREEN, text[:2000]
+        page = o.get("data", {}).get("text/html", "")
+        assert len(re.findall(r"<tr", page)) <= SCREEN + 1, page[:2000]  # rows and a header
+    reprs = [o["data"]["text/plain"] for o in outputs if "text/plain" in o.get("data", {})]
+    assert any(r.startswith("Report(AGREE") for r in reprs), reprs
+    assert any(r.startswith("SweepResult(2 rows") for r in reprs), reprs
+    assert any(r.startswith("Results(") for r in reprs), reprs
