@@ -11,6 +11,7 @@ floating-point operations at `FLOP_RATE` a second.
 from __future__ import annotations
 
 import argparse
+import sys
 import dataclasses
 import os
 import re
@@ -234,6 +235,18 @@ def refuse_oversized(
             f"second), above "
             f"{source}{f' ({text_seconds(limit)})' if source == '--max-time' else ''}, so "
             f"nothing was started; {big.instead or 'choose a smaller problem'}"
+        )
+
+
+def say_long(needs: Iterable[Need], stream=None, above: float = 60.0) -> None:
+    """Accepted work estimated at more than `above` seconds says so on its first line (stderr)."""
+    seconds = sum(n.flops for n in needs) / FLOP_RATE
+    if seconds > above:
+        print(
+            f"dynsim: estimated at roughly {text_seconds(seconds)} of work (rough: {FLOP_RATE:.0e} "
+            "operations a second; --max-time refuses longer runs before they start)",
+            file=stream or sys.stderr,
+            flush=True,
         )
 
 

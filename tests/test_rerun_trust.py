@@ -51,6 +51,9 @@ def test_a_report_naming_a_scheduler_is_refused_without_connecting(tmp_path, cap
         ({"effective_argv": ["rerun", "other.json"]}, "records a rerun"),
         ({"effective_argv": ["derive", "mim"], "versions": "1.0"}, "versions are not a mapping"),
         ({"argv": ["compare", "jsl"]}, "records no command line"),
+        # answers and exits 0: a rerun would "pass" without running anything
+        ({"effective_argv": ["compare", "jsl", "--help"]}, "holds --help, which prints"),
+        ({"effective_argv": ["derive", "mim", "--print-config"]}, "holds --print-config"),
     ],
 )
 def test_an_edited_invocation_is_refused_in_one_line(tmp_path, capsys, invocation, why):

@@ -223,7 +223,9 @@ def main(argv=None) -> int:
             args.out = DEFAULT_OUT(args)
         # refuse what does not fit before any work
         if getattr(args, "estimate", None) is not None:
-            resources.refuse_oversized(args.estimate(args), args.max_memory, args.max_time)
+            needs = args.estimate(args)
+            resources.refuse_oversized(needs, args.max_memory, args.max_time)
+            resources.say_long(needs)
         if getattr(args, "out", None) is not None:
             CHECK_OUT(args)  # a folder, writable, with room for the outputs: before any work
         with interrupt.watch():

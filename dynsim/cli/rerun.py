@@ -19,6 +19,8 @@ MAX_REPORT_BYTES = 64 * 2**20  # a report is kilobytes; a larger file is not one
 # options through which a report would make this process reach code or data elsewhere: a Dask
 # scheduler returns results this process unpickles
 REFUSED = ("--scheduler", "--security")
+# options that answer and exit: a report's command line never holds one (an edited report might)
+NOT_A_RUN = ("--help", "-h", "--print-config", "--version")
 
 
 def _read(path: str) -> dict:
@@ -51,6 +53,12 @@ def recorded(path: str) -> dict:
             f"REPORT = {path!r} asks for {reached[0].split('=')[0]}: rerun never connects to a "
             "Dask scheduler a report names (its results would run code in this process); if "
             "you trust it, run the recorded command yourself"
+        )
+    asked = [t for t in argv if t.split("=")[0] in NOT_A_RUN]
+    if asked:
+        raise UsageError(
+            f"REPORT = {path!r} is invalid: its command line holds {asked[0].split('=')[0]}, "
+            "which prints and runs nothing: no command that wrote a report had it"
         )
     if not isinstance(inv.get("versions", {}), dict):
         raise UsageError(f"REPORT = {path!r} is invalid: its versions are not a mapping")
