@@ -27,7 +27,7 @@ SECONDS = 10
 
 # bad values by kind; "{fifo}", "{folder}" and "{file}" are made in the test's tmp_path
 NUMBER = ["nan", "inf", "-inf", "1e400", "", "abc"]
-INTEGER = ["nan", "inf", "", "abc", "1.5", "99999999999999999999999"]
+INTEGER = ["nan", "inf", "", "abc", "1.5", "99999999999999999999999", "-1"]
 FAMILIES = {
     "float": NUMBER,
     "integer": INTEGER,
@@ -70,6 +70,21 @@ DEFECTS = {
         for option in ("--overlap", "--finetune-eta")
         for value in ("nan", "inf", "1e400")
     },
+    **{("check-theorems jsl", option, "-1"): LONG_NOTE for option in ("--sizes", "--workers")},
+    ("figure jsl-fig4", "--seeds", "-1"): LONG_NOTE,
+    ("transfer jsl", "--n-tilde", "-1"): LONG_NOTE,
+    **{
+        ("transfer jsl", f"--finetune-{name}", "-1"): (
+            f"{LONG_NOTE}; and the error says '{name} = -1' (jsl transfer's keyword), which names "
+            f"not --finetune-{name}"
+        )
+        for name in ("seeds", "steps")
+    },
+    ("sweep mim", "--replicates", "-1"): (
+        "defect: sweep mim --replicates -1 is accepted in --mode exact and the sweep begins "
+        "(dynsim/mim/arguments.py FULL's --replicates has no bound and no modes; the sweep's "
+        "option check does not bound it either): a count must be >= 1"
+    ),
     ("export", "--to", ""): (
         "defect: export --to '' is taken as a target folder (dynsim/cli/export.py run: '' is not "
         "None, and validate_out_dir admits it; the tidy files would go to the current folder): "
