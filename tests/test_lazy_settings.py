@@ -44,7 +44,15 @@ def test_import_dynsim_imports_no_level_and_not_jax():
 
 
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["--version"], ["compare", "jsl", "--help"], ["compare", "--help"]]
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["compare", "jsl", "--help"],
+        ["compare", "--help"],
+        ["check-theorems", "jsl", "--help"],
+        ["check-theorems", "mim", "--help"],
+    ],
 )
 def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
     out = fresh(PROBE.format(heavy=HEAVY), *argv)
@@ -58,6 +66,8 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
     [
         (["compare", "jsl", "--C", "0"], "JSLConfig.C = 0"),
         (["compare", "mim", "--P", "15"], "P = 15"),
+        (["check-theorems", "jsl", "--C", "0"], "JSLConfig.C = 0"),
+        (["check-theorems", "mim", "--eps", "2"], "argument --eps: 2.0 is invalid"),
     ],
 )
 def test_a_bad_config_value_is_refused_before_the_heavy_imports(argv, field):

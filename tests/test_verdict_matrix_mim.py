@@ -20,7 +20,7 @@ import pytest
 
 import reduced.mim
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE
-from dynsim.mim import diversity, ladder, theorems
+from dynsim.mim import checklist, diversity, ladder, theorems
 
 BASE = theorems.base_config(steps=1000)
 quiet = lambda s: None  # noqa: E731
@@ -30,9 +30,10 @@ quiet = lambda s: None  # noqa: E731
 def scenario(name: str) -> tuple:
     """The rungs of one scenario (cached for the session: the runs are deterministic)."""
     if name == "in regime":
-        return tuple(ladder.run_rung(BASE, P, 1000, quiet, beside=False) for P in ladder.LADDER)
+        return tuple(ladder.run_rung(BASE, P, 1000, quiet, beside=False) for P in checklist.LADDER)
     if name == "short":
-        return tuple(ladder.run_rung(BASE, P, 2, quiet, beside=False) for P in ladder.QUICK_LADDER)
+        short = checklist.QUICK_LADDER
+        return tuple(ladder.run_rung(BASE, P, 2, quiet, beside=False) for P in short)
     if name == "Delta < 0":
         return (ladder.run_rung(theorems.negative_base(BASE), 256, 1000, quiet, beside=False),)
     if name == "gamma = 0.95":

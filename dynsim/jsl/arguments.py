@@ -8,6 +8,7 @@ from dynsim.cli import options
 from dynsim.setting import Ref
 from dynsim.verbs import Claims, Derivation, Level, Option
 
+from . import checklist, realistic_plan
 from .config import MAX_DERIVE_C, MAX_P
 
 HOOKS = "dynsim.jsl.hooks"
@@ -121,12 +122,46 @@ CHECK_WHY = (
     "problem `compare jsl` runs in seconds"
 )
 
+CHECK_OPTIONS = (
+    options.seeds(
+        4,
+        "the realistic runs and the GLM of each judged point, averaged or counted per claim",
+        verbs=("check-theorems",),
+    ),
+    Option(
+        "--quick",
+        f"CI-sized: Theorem 4.1's ladder D = {', '.join(map(str, checklist.QUICK_LADDER))} "
+        f"instead of {', '.join(map(str, checklist.LADDER))}, a smaller GLM training set",
+        action="store_true",
+        verbs=("check-theorems",),
+    ),
+    Option(
+        "--sizes",
+        "Theorem 4.1's ladder of D, at least 3 sizes, each with q(D - C) = the judged point's "
+        f"(default: {','.join(map(str, checklist.LADDER))}; at most D = "
+        f"{checklist.MAX_FLOW_D}, the exact class sum)",
+        type=options.int_list,
+        metavar="D1,D2,D3,...",
+        verbs=("check-theorems",),
+    ),
+    Option(
+        "--realistic-sizes",
+        "the realistic runs' problem and ladder (Lemma 4.2, Theorems 4.2, 5.1), any of D, C, q, "
+        "eta, T (GD steps, capped by --steps) and N (the ladder, joined by ':'); e.g. "
+        "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000 (default: "
+        + realistic_plan.describe_sizes(realistic_plan.FULL)
+        + ")",
+        metavar="KEY=VALUE,...",
+        verbs=("check-theorems",),
+    ),
+)
+
 CLAIMS = Claims(
     plan=f"{HOOKS}:check_plan",
-    options=f"{HOOKS}:CHECK_OPTIONS",
+    options=CHECK_OPTIONS,
     defaults=CHECK_DEFAULTS,
     why=CHECK_WHY,
-    names="dynsim.jsl.theorems:CLAIMS",
+    names=checklist.CLAIMS,
     cluster="the realistic seeds",
     out_help="output directory; each seed of the realistic runs is stored in DIR/points as it "
     "finishes, so the same command run again reads back every seed an interruption left finished",

@@ -22,9 +22,10 @@ from dynsim.tolerances import rounding_tolerance, term_count
 from dynsim.claims import LITERAL, LOG, ORDER, Claim, Measurement, Premise, flag, judge, wanted
 from full.jsl import population
 
-from . import claims_glm, ladder
+from . import claims_glm
 from .config import JSLConfig
-from .ladder import LADDER, QUICK_LADDER, Point, at_size, ladder_config, run_point
+from .ladder import Point, at_size, ladder_config, run_point
+from .checklist import COROLLARY, IDEALIZED, LADDER, MAX_FLOW_D, QUICK_LADDER
 
 JUDGED_TEMPERATURE = "unit"
 TEMPERATURE_REASON = (
@@ -54,10 +55,10 @@ def ladder_sizes(quick: bool, sizes=None) -> tuple[int, ...]:
             f"sizes = {list(sizes)} is invalid: Theorem 4.1's trend needs at least 3 distinct "
             f"sizes D"
         )
-    if out[-1] > ladder.MAX_FLOW_D:
+    if out[-1] > MAX_FLOW_D:
         raise ValueError(
             f"sizes = {list(sizes)} is invalid: the ladder's flow needs an exact class sum, D <= "
-            f"{ladder.MAX_FLOW_D}"
+            f"{MAX_FLOW_D}"
         )
     return out
 
@@ -144,8 +145,7 @@ LEMMA_4_3_STATEMENT = (
     "|rho^(t+1)| <= |rho^(t)| + eta polylog(d) (alpha^(t))^p (1/D + (1/D) Gamma^(t) "
     "(G^(t))^(p-1)), for t <= T, under Parametrization 3.1 (Lemma 4.3)"
 )
-COROLLARY = "Lemma 4.3 corollary"
-CLAIMS = ("Lemma 4.1", "Lemma 4.3", COROLLARY, "Theorem 4.1", "Theorem 3.1")
+CLAIMS = IDEALIZED
 
 
 def event_i_premises(point: Point) -> list[Premise]:
@@ -462,10 +462,10 @@ def runs(cfg: JSLConfig, quick: bool, sizes=None, only=None) -> int:
 def check_judged(cfg: JSLConfig) -> None:
     """The judged point runs the same flow as the ladder: a ValueError naming D when its exact sum
     is too large."""
-    if cfg.D > ladder.MAX_FLOW_D:
+    if cfg.D > MAX_FLOW_D:
         raise ValueError(
             f"JSLConfig.D = {cfg.D} is invalid for check-theorems: the judged point runs the "
-            f"gradient flow on the exact class sum, up to D = {ladder.MAX_FLOW_D}"
+            f"gradient flow on the exact class sum, up to D = {MAX_FLOW_D}"
         )
 
 

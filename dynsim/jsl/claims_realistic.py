@@ -21,6 +21,7 @@ from dynsim.store import Store
 from full.jsl import fig2, transfer
 
 from . import realistic_runs, reference
+from .checklist import REALISTIC
 from .config import JSLConfig
 from .realistic_plan import Plan, plan_for, realistic_config, separation
 from .stability import stability_premises
@@ -40,13 +41,7 @@ FIG2_DEFAULTS = dict(
 )
 
 
-CLAIMS = (
-    "Lemma 4.2 (realistic)",
-    "Theorem 4.2",
-    "Theorem 5.1 (paired)",
-    "Theorem 5.1 (o(1))",
-    "Figure 2",
-)
+CLAIMS = REALISTIC
 
 
 def n_ladder(plan: Plan, only) -> tuple[int, ...]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import full.jsl
 from dynsim.claims import parse_only
-from dynsim.cli import options, output
+from dynsim.cli import output
 from dynsim.store import Store
 from dynsim.sweeps import executors
-from dynsim.verbs import Joint, Option, Plan
+from dynsim.verbs import Joint, Plan
 from reduced.jsl import classes
 from reduced.jsl.symbolic import render
 
@@ -17,47 +17,12 @@ from . import (
     approach,
     claims_idealized,
     events,
-    ladder,
     plotting,
     realistic_plan,
     reference,
     theorems,
 )
 from .config import MAX_DERIVE_C, MAX_P
-
-CHECK_OPTIONS = (
-    options.seeds(
-        4,
-        "the realistic runs and the GLM of each judged point, averaged or counted per claim",
-        verbs=("check-theorems",),
-    ),
-    Option(
-        "--quick",
-        f"CI-sized: Theorem 4.1's ladder D = {', '.join(map(str, ladder.QUICK_LADDER))} "
-        f"instead of {', '.join(map(str, ladder.LADDER))}, a smaller GLM training set",
-        action="store_true",
-        verbs=("check-theorems",),
-    ),
-    Option(
-        "--sizes",
-        "Theorem 4.1's ladder of D, at least 3 sizes, each with q(D - C) = the judged point's "
-        f"(default: {','.join(map(str, ladder.LADDER))}; at most D = {ladder.MAX_FLOW_D}, the "
-        "exact class sum)",
-        type=options.int_list,
-        metavar="D1,D2,D3,...",
-        verbs=("check-theorems",),
-    ),
-    Option(
-        "--realistic-sizes",
-        "the realistic runs' problem and ladder (Lemma 4.2, Theorems 4.2, 5.1), any of D, C, q, "
-        "eta, T (GD steps, capped by --steps) and N (the ladder, joined by ':'); e.g. "
-        "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000 (default: "
-        + realistic_plan.describe_sizes(realistic_plan.FULL)
-        + ")",
-        metavar="KEY=VALUE,...",
-        verbs=("check-theorems",),
-    ),
-)
 
 
 def describe_reduced(cfg, opts: dict) -> str:

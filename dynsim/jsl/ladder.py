@@ -36,12 +36,8 @@ from reduced.jsl import dynamics, fstar, sums, tables
 
 from . import events, reference
 from .config import JSLConfig
+from .checklist import MAX_FLOW_D
 
-# Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 5-21 s each (docs/jsl.md 12)
-LADDER = (36, 40, 44, 48)
-QUICK_LADDER = (32, 36, 40)  # CI-sized: seconds per point
-# the flow needs an exact class sum: D = 64 has 15.1 million classes (docs/benchmarks.md l)
-MAX_FLOW_D = 64
 # the error is read at t and at t / HORIZON_DECADE (is the run past the theorem's horizon?)
 HORIZON_DECADE = 10.0
 # Lemma 4.3's increments are evaluated at every recorded step up to this sum size

@@ -11,9 +11,21 @@ from dynsim import inputs
 from dynsim.cli import options
 from dynsim.verbs import Claims, Derivation, Level, Option
 
+from . import checklist
 from .config import DTYPES, PARTITIONS
 
 APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
+
+
+def eps_option(text: str) -> float:
+    """--eps: Theorem 4.1's "for any 0 < eps < 1", checked while parsing (before any import)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{value!r} is invalid: must lie strictly between 0 and 1")
+    return value
 
 
 def z_option(text: str):
@@ -112,9 +124,34 @@ FULL = Level(
 
 # check-theorems mim judges the Delta > 0 theorems on a ladder of P at the parameters of
 # docs/derivations/mim-model.md §10d (docs/mim.md §6)
+CHECK_GROUP = "the P ladder (reduced level, mean_field: B free)"
+CHECK_OPTIONS = (
+    Option(
+        "--quick",
+        f"CI-sized ladder P = {', '.join(map(str, checklist.QUICK_LADDER))} "
+        f"instead of P = {', '.join(map(str, checklist.LADDER))}: three rungs "
+        "leave a trend 1 degree of freedom, too few to resolve Sec. 5.4 PP small's "
+        "slope (at the defaults it fails there and holds on the default ladder; "
+        "the claim says so)",
+        action="store_true",
+        verbs=("check-theorems",),
+        group=CHECK_GROUP,
+    ),
+    Option(
+        "--eps",
+        f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps); below "
+        f"{checklist.EPS} every run is lengthened by {checklist.EPS}/eps (T* grows like "
+        f"1/eps) (default: {checklist.EPS})",
+        type=eps_option,
+        default=checklist.EPS,
+        verbs=("check-theorems",),
+        group=CHECK_GROUP,
+    ),
+)
+
 CLAIMS = Claims(
     plan=f"{HOOKS}:check_plan",
-    options=f"{HOOKS}:CHECK_OPTIONS",
+    options=CHECK_OPTIONS,
     defaults=dict(kappa_c=0.9, kappa_s=0.4, mask_ratio=0.5, steps=1000),
     why="the theorems are judged at Delta = +0.4 (kappa = 0.9, 0.4; "
     "docs/derivations/mim-model.md §10d), gamma = 0.5, and steps counts the GD steps of "
@@ -132,7 +169,7 @@ CLAIMS = Claims(
         "N": "the reduced level's loss is the population loss",
         "dtype": "float64",
     },
-    names="dynsim.mim.theorems:CLAIMS",
+    names=checklist.CLAIMS,
     precheck=f"{HOOKS}:check_clusters",
 )
 

@@ -11,7 +11,8 @@ from dynsim import trends
 from dynsim.claims import Claim, Measurement, judge
 
 from . import ladder, phases
-from .premises import CONFIDENCE, EPS, MEAN_FIELD_Q_RATES, mean_field_premise, quick_note, where
+from .premises import CONFIDENCE, MEAN_FIELD_Q_RATES, mean_field_premise, quick_note, where
+from .checklist import EPS
 
 STATEMENT_41 = (
     "Theorem 4.1: for any 0 < eps < 1 ... after T* iterations, L_p(Q^(T*)) - L*_p <= "

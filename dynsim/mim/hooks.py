@@ -9,35 +9,10 @@ import full.mim
 import reduced.mim
 from dynsim.claims import parse_only
 from dynsim.cli import output
-from dynsim.verbs import Option, Plan
+from dynsim.verbs import Plan
 from reduced.mim.symbolic import render
 
 from . import checks, plotting, records, theorems
-
-CHECK_GROUP = "the P ladder (reduced level, mean_field: B free)"
-CHECK_OPTIONS = (
-    Option(
-        "--quick",
-        f"CI-sized ladder P = {', '.join(map(str, theorems.ladder.QUICK_LADDER))} "
-        f"instead of P = {', '.join(map(str, theorems.ladder.LADDER))}: three rungs "
-        "leave a trend 1 degree of freedom, too few to resolve Sec. 5.4 PP small's "
-        "slope (at the defaults it fails there and holds on the default ladder; "
-        "the claim says so)",
-        action="store_true",
-        verbs=("check-theorems",),
-        group=CHECK_GROUP,
-    ),
-    Option(
-        "--eps",
-        f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps); below "
-        f"{theorems.EPS} every run is lengthened by {theorems.EPS}/eps (T* grows like "
-        f"1/eps) (default: {theorems.EPS})",
-        type=float,
-        default=theorems.EPS,
-        verbs=("check-theorems",),
-        group=CHECK_GROUP,
-    ),
-)
 
 
 def approx_option(value):

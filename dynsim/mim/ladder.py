@@ -31,11 +31,7 @@ from .config import MIMConfig
 
 JUDGED = "mean_field"  # B free, counts at their means: the judged dynamics
 THEORY = "pp_frozen+mean_field"  # the theory's approximation (B = 0), reported beside
-LADDER = (256, 1024, 4096, 16384)  # the full ladder of perfect squares (grid areas)
 P_REF, GAMMA_REF, ETA_REF = 1024, 0.5, 1.0  # the reference problem of `steps` (the defaults)
-# CI-sized (the tests and --quick): the smallest three grid sizes that realise the same Delta
-# (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
-QUICK_LADDER = (256, 1024, 4096)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,6 @@ from dynsim.claims import Premise
 
 from . import ladder, phases
 
-EPS = 0.01  # Theorem 4.1's epsilon ("for any 0 < eps < 1"); the loss gap must be <= EPS at T
 CONFIDENCE = 0.95  # two-sided interval of every ladder slope (dynsim.trends.fit)
 # (1 - gamma) P^Delta >= 4: the leading order's Phase-I drop (1/2) log of it reaches log 2
 PHASE_MARGIN = 4.0

@@ -15,7 +15,7 @@ from dynsim.resources import Need, record_need, records, sequential
 from reduced.mim import classes
 from reduced.mim.dynamics import per_patch_entries
 
-from . import ladder
+from . import checklist, ladder
 from .config import PARTITIONS, MIMConfig
 from .records import cell_index
 from .theorems import NEGATIVE_KAPPA_C
@@ -195,7 +195,7 @@ def estimate_check(args) -> list:
     # run_check names a bad eps
     eps = float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF
     steps = ladder.steps_for(max(int(v["steps"]), 1), eps)
-    ladder_sizes = ladder.QUICK_LADDER if args.quick else ladder.LADDER
+    ladder_sizes = checklist.QUICK_LADDER if args.quick else checklist.LADDER
     # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s,
     # --eta, --mask-ratio, --K, which scale T; with K > 1 --partition sets the joint cells)
     opts = {
