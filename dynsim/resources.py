@@ -238,16 +238,27 @@ def refuse_oversized(
         )
 
 
-def say_long(needs: Iterable[Need], stream=None, above: float = 60.0) -> None:
-    """Accepted work estimated at more than `above` seconds says so on its first line (stderr)."""
+# the estimate line of the accepted command, said when its work starts (`say_pending`): a refusal
+# after the estimate (of --out, of the run's own checks) stays one line
+_pending: list[str] = []
+
+
+def say_long(needs: Iterable[Need], above: float = 60.0) -> None:
+    """Work estimated at more than `above` seconds says so on the first line of its work
+    (`say_pending`, called where the work starts)."""
+    _pending.clear()
     seconds = sum(n.flops for n in needs) / FLOP_RATE
     if seconds > above:
-        print(
+        _pending.append(
             f"dynsim: estimated at roughly {text_seconds(seconds)} of work (rough: {FLOP_RATE:.0e} "
-            "operations a second; --max-time refuses longer runs before they start)",
-            file=stream or sys.stderr,
-            flush=True,
+            "operations a second; --max-time refuses longer runs before they start)"
         )
+
+
+def say_pending(stream=None) -> None:
+    """Print the estimate line `say_long` left, once (stderr)."""
+    while _pending:
+        print(_pending.pop(0), file=stream or sys.stderr, flush=True)
 
 
 def records(steps, record_every) -> int:

@@ -212,9 +212,12 @@ def test_a_day_is_the_default_horizon_and_max_time_raises_it():
     resources.refuse_oversized(need, available=8 * 2**30, max_time=3 * 86400)  # raised: admitted
     with pytest.raises(ValueError, match="above --max-time"):
         resources.refuse_oversized(need, available=8 * 2**30, max_time=86400.0)
-    said = io.StringIO()  # accepted long work says its estimate first; a short run says nothing
-    resources.say_long(need, said)
-    resources.say_long([resources.Need("y", {}, flops=30 * resources.FLOP_RATE)], said)
+    said = io.StringIO()  # accepted long work says its estimate when it starts, once
+    resources.say_long(need)
+    resources.say_pending(said)
+    resources.say_pending(said)
+    resources.say_long([resources.Need("y", {}, flops=30 * resources.FLOP_RATE)])  # short: silent
+    resources.say_pending(said)
     assert said.getvalue().count("\n") == 1 and "roughly 2 days of work" in said.getvalue()
 
 

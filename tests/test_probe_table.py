@@ -49,55 +49,7 @@ ALLOWED: dict = {}
 
 # (command, option, value) refused wrongly today, each with the defect: strict xfails, which fail
 # once the defect is fixed (then delete the entry)
-LONG_NOTE = (
-    "defect: dynsim/cli/__init__.py main prints resources.say_long's 'dynsim: estimated at "
-    "roughly ... of work' before --out's check and the run's own validation, so a refusal there "
-    "is two lines (the note belongs after the inputs are validated)"
-)
-DEFECTS = {
-    **{
-        (command, "--out", value): LONG_NOTE
-        for command in ("check-theorems jsl", "figure jsl-fig2", "figure jsl-fig4", "transfer jsl")
-        for value in ("/dev/zero", "{fifo}", "{file}")
-    },
-    **{("check-theorems jsl", "--scheduler", value): LONG_NOTE for value in ("", "abc")},
-    **{
-        ("check-theorems jsl", "--security", value): LONG_NOTE
-        for value in ("", "/dev/zero", "{fifo}", "{folder}")
-    },
-    **{
-        ("transfer jsl", option, value): LONG_NOTE
-        for option in ("--overlap", "--finetune-eta")
-        for value in ("nan", "inf", "1e400")
-    },
-    **{("check-theorems jsl", option, "-1"): LONG_NOTE for option in ("--sizes", "--workers")},
-    ("figure jsl-fig4", "--seeds", "-1"): LONG_NOTE,
-    ("transfer jsl", "--n-tilde", "-1"): LONG_NOTE,
-    **{
-        ("transfer jsl", f"--finetune-{name}", "-1"): (
-            f"{LONG_NOTE}; and the error says '{name} = -1' (jsl transfer's keyword), which names "
-            f"not --finetune-{name}"
-        )
-        for name in ("seeds", "steps")
-    },
-    ("sweep mim", "--replicates", "-1"): (
-        "defect: sweep mim --replicates -1 is accepted in --mode exact and the sweep begins "
-        "(dynsim/mim/arguments.py FULL's --replicates has no bound and no modes; the sweep's "
-        "option check does not bound it either): a count must be >= 1"
-    ),
-    ("export", "--to", ""): (
-        "defect: export --to '' is taken as a target folder (dynsim/cli/export.py run: '' is not "
-        "None, and validate_out_dir admits it; the tidy files would go to the current folder): "
-        "refuse it as --out '' is (options.out_path)"
-    ),
-    **{
-        ("figure mim-phases", option, "nan,nan"): (
-            f"defect: {option} nan,nan is refused as 'MIMConfig.kappa_c = nan', which names "
-            f"not {option} (dynsim/mim: the figure's KC,KS pairs are not checked as an option)"
-        )
-        for option in ("--kappa-pos", "--kappa-neg")
-    },
-}
+DEFECTS: dict = {}  # none known (the estimate line, export --to, --replicates, ... fixed)
 
 
 def kind(action: argparse.Action) -> str | None:
@@ -107,7 +59,7 @@ def kind(action: argparse.Action) -> str | None:
         return "choice"
     if typ in ("integer", "int", "int_list", "list of integer"):
         return "integer"
-    if typ in ("float", "list of float"):
+    if typ in ("float", "list of float", "eps_option"):
         return "float"
     if typ in ("memory_size", "duration"):
         return "size"

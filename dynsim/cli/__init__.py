@@ -208,6 +208,7 @@ def parse(argv: list[str]):
 def main(argv=None) -> int:
     """Parse `argv` (default: sys.argv[1:]), run the command, return its exit code."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files: no window, no display needed
+    resources.say_long([])  # no estimate line left by an earlier command of this process
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         args = parse(argv)

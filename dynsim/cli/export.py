@@ -156,7 +156,9 @@ def run(args: argparse.Namespace) -> int:
             "--parquet needs pyarrow, which is not installed: pip install pyarrow (or give --csv)"
         )
     needed(found)
-    target = folder if args.to is None else args.to
+    if args.to is not None and not args.to.strip():
+        raise UsageError(f"--to = {args.to!r} is invalid: an empty path; give a folder")
+    target = folder if args.to is None else os.path.expanduser(args.to)
     option = "--to" if args.to is not None else "FOLDER"
     validate_out_dir(argparse.Namespace(out=target, command="export"), option)
     names = [PREFIX + n + EXTENSIONS[k] for n in found for k in kinds]

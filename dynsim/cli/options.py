@@ -150,6 +150,19 @@ def out_path(text: str) -> str:
     return os.path.expanduser(text)
 
 
+def at_least(low: int):
+    """An argparse type: an integer >= low (a count) within int64 (`resources.integer`), refused
+    while parsing with the value."""
+
+    def integer(text: str) -> int:
+        value = resources.integer(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is invalid: must be an integer >= {low}")
+        return value
+
+    return integer
+
+
 def json_option(text: str) -> Any:
     """An argparse type: a JSON value, its nesting bounded (`dynsim.inputs.MAX_DEPTH`)."""
     if inputs.depth(text) > inputs.MAX_DEPTH:

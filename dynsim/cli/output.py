@@ -14,7 +14,7 @@ import warnings
 
 from dynsim import claims as claims_mod
 from dynsim import environment
-from dynsim import progress
+from dynsim import progress, resources
 from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
@@ -93,6 +93,7 @@ def run_logged(label: str, total: int, fn, timings: dict, key: str, unit: str = 
     """Run `fn()` under a progress bar of `total` `unit`s, time it, and pass its warnings to
     stderr. A steps bar shows once the run has taken `progress.DELAY` seconds; off a terminal it
     writes one plain line every `progress.INTERVAL` seconds instead."""
+    resources.say_pending()  # the work starts: the estimate, if long, is its first line
     t0 = time.perf_counter()
     steps = unit == "steps"
     with warnings.catch_warnings(record=True) as caught:

@@ -138,8 +138,9 @@ def run(args) -> int:
             heatmap_axes=args.heatmap_axes,
             heatmap_unit=args.heatmap_unit,
             invocation=output.invocation(args),
-            log=lambda line: print(
-                f"dynsim sweep {setting.name}: {line}; store {args.out}", file=sys.stderr
+            log=lambda line: (
+                resources.say_pending(),  # the inputs are checked: the estimate, if long, first
+                print(f"dynsim sweep {setting.name}: {line}; store {args.out}", file=sys.stderr),
             ),
         )
     except KeyboardInterrupt:

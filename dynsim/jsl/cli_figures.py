@@ -265,6 +265,16 @@ def plateau(cfg, test_error: float, final: dict, seeds: int) -> tuple[float, boo
     return linear, bool(test_error < linear - 3 * se)
 
 
+# `transfer.validate_transfer_args`' keywords -> the options of `dynsim transfer jsl`
+TRANSFER_OPTIONS = {
+    "seeds": "--finetune-seeds",
+    "steps": "--finetune-steps",
+    "eta": "--finetune-eta",
+    "n_tilde": "--n-tilde",
+    "overlap": "--overlap",
+}
+
+
 def run_transfer(args) -> int:
     """`dynsim transfer jsl`: pretrained A vs A at init vs GLM, test error against N~ (Section
     5)."""
@@ -277,8 +287,15 @@ def run_transfer(args) -> int:
         kwargs["steps"] = args.finetune_steps
     if args.finetune_eta is not None:
         kwargs["eta"] = args.finetune_eta
-    # every transfer argument, before the pretraining
-    transfer.validate_transfer_args(cfg, **kwargs)
+    # every transfer argument, before the pretraining; the messages name the options typed
+    try:
+        transfer.validate_transfer_args(cfg, **kwargs)
+    except ValueError as exc:
+        text = str(exc)
+        for keyword, option in TRANSFER_OPTIONS.items():
+            if text.startswith(f"{keyword} = "):
+                text = option + text[len(keyword) :]
+        raise ValueError(text) from None
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     output.log(

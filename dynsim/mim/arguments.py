@@ -104,7 +104,7 @@ FULL = Level(
             "--replicates",
             "independent runs in --mode sampled (default: 8), and in compare the independent "
             "Monte Carlo draws of the reduced level with --samples (default: 4)",
-            type=int,
+            type=options.at_least(1),
             verbs=("compare", "sweep"),
         ),
     ),

@@ -132,7 +132,10 @@ def signed_configs(base, args) -> tuple:
             raise ValueError(
                 f"{option} = {text!r} is invalid: expected two numbers KC,KS, e.g. 0.9,0.4"
             ) from None
-        out.append(base.replace(kappa_c=kc, kappa_s=ks))
+        try:
+            out.append(base.replace(kappa_c=kc, kappa_s=ks))
+        except ValueError as exc:  # the config names its field; the user gave this option
+            raise ValueError(f"{option} = {text!r} is invalid: {exc}") from None
     return tuple(out)
 
 
