@@ -97,6 +97,8 @@ def test_local_cluster_refuses_a_client_without_its_credentials(tmp_path):
             "tls_client_cert = 'nowhere.pem' is not a",
         ),
         (["--dashboard"], "dashboard = True is invalid without workers"),
+        # no credentials: refused before connecting (a worker's result would run code here)
+        (["--scheduler", "tcp://127.0.0.1:1"], "is invalid without TLS credentials"),
     ],
 )
 def test_security_options_are_checked_before_any_work(
@@ -128,6 +130,7 @@ def test_a_scheduler_that_cannot_be_reached_is_one_line(tmp_path, capsys):
                 str(tmp_path),
                 "--scheduler",
                 "tls://127.0.0.1:1",
+                "--insecure-scheduler",  # past the credentials' check: the connection fails
             ]
         )
         == 2
@@ -170,6 +173,7 @@ def test_killed_worker_points_are_recomputed_elsewhere_once(tmp_path):
                 base=BASE,
                 out=str(store),
                 scheduler=cluster.scheduler_address,
+                insecure_scheduler=True,  # the test's own local cluster
                 chunk_size=1,
                 batch_size=1,
             )

@@ -107,7 +107,5 @@ def test_off_a_terminal_each_chunk_logs_one_plain_line(tmp_path, capsys):
     done = [re.fullmatch(pattern, line) for line in lines]
     assert all(done) and [int(m.group(1)) for m in done] == [2, 3], lines
     assert done[0].group(2) is None and done[1].group(2) == ", ~0 s left", lines
-    dynsim.sweep(
-        "jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path / "b"), show_progress=False
-    )
+    dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path / "b"), progress=False)
     assert capsys.readouterr().err == ""

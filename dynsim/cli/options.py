@@ -240,9 +240,15 @@ def cluster_options(group, what: str, default: str) -> None:
         default=None,
         metavar="tls://HOST:PORT",
         help=f"run {what} on this existing Dask scheduler (a SLURM cluster "
-        "through dask-jobqueue: docs/sweeps.md §6); with --security FILE "
-        "for a TLS one (a tcp:// scheduler is unauthenticated: a warning says "
-        "so)",
+        "through dask-jobqueue: docs/sweeps.md §6), with --security FILE: its TLS credentials "
+        "(without them only with --insecure-scheduler)",
+    )
+    group.add_argument(
+        "--insecure-scheduler",
+        action="store_true",
+        help="connect to a --scheduler without --security (tcp://): its workers' results are "
+        "unpickled here, so this trusts the scheduler, every worker and the network to run "
+        "code as you (default: refused)",
     )
     group.add_argument(
         "--security",

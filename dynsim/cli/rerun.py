@@ -18,7 +18,7 @@ from .options import UsageError, without
 MAX_REPORT_BYTES = 64 * 2**20  # a report is kilobytes; a larger file is not one
 # options through which a report would make this process reach code or data elsewhere: a Dask
 # scheduler returns results this process unpickles
-REFUSED = ("--scheduler", "--security")
+REFUSED = ("--scheduler", "--security", "--insecure-scheduler")
 # options that answer and exit: a report's command line never holds one (an edited report might)
 NOT_A_RUN = ("--help", "-h", "--print-config", "--version")
 

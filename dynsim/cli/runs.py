@@ -129,7 +129,7 @@ def run_check(args) -> int:
     if spec.precheck is not None:
         spec.precheck(options.values(args))
     cfg = options.config(args)
-    core = ("only", "out", "scheduler", "workers", "security")
+    core = ("only", "out", "scheduler", "workers", "security", "insecure_scheduler")
     opts = {
         **{k: getattr(args, k) for k in core if hasattr(args, k)},
         **parsed(args, spec.options),

@@ -131,6 +131,7 @@ def run(args) -> int:
             chunk_size=args.chunk_size,
             batch_size=args.batch_size,
             scheduler=args.scheduler,
+            insecure_scheduler=args.insecure_scheduler,
             workers=args.workers,
             security=args.security,
             dashboard=args.dashboard,

@@ -149,7 +149,12 @@ def check_plan(cfg, opts: dict) -> Plan:
     claims_idealized.ladder_configs(cfg, quick, opts["sizes"], only)
     plan = realistic_plan.plan_for(quick, opts["realistic_sizes"])
     realistic = realistic_plan.realistic_config(cfg, plan)  # valid with the judged point's q
-    executors.validate_executor(opts["scheduler"], opts["workers"], opts["security"])
+    executors.validate_executor(
+        opts["scheduler"],
+        opts["workers"],
+        opts["security"],
+        insecure=opts.get("insecure_scheduler", False),
+    )
     executor = {k: opts[k] for k in ("scheduler", "workers", "security")}
     config = {
         **cfg.to_dict(),

@@ -22,7 +22,8 @@ import reprlib
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from dynsim import environment, progress
+from dynsim import environment
+from dynsim import progress as bars  # `progress` is sweep's keyword
 from dynsim import setting as registry
 from dynsim.store import STORE_VERSION, Store, point_key
 from dynsim.trajectory import atomic_write_text, strict_json
@@ -194,7 +195,8 @@ def sweep(
     heatmaps: Optional[Sequence[str]] = None,
     heatmap_axes: Optional[Sequence[str]] = None,
     heatmap_unit: Optional[str] = None,
-    show_progress: Optional[bool] = None,
+    progress: Optional[bool] = None,
+    insecure_scheduler: bool = False,
     log: Optional[Callable[[str], None]] = None,
     invocation: Optional[Mapping] = None,
 ) -> SweepResult:
@@ -213,7 +215,10 @@ def sweep(
     is written as soon as it finishes, so an interruption loses at most the chunks in flight.
     scheduler="tls://host:port" runs the chunks on an existing Dask cluster (security: a TOML file
     of its TLS credentials, `executors.load_security`, or a distributed Security), workers=N on a
-    private local one (dashboard=True: with a dashboard). Several processes may share one `out`:
+    private local one (dashboard=True: with a dashboard); a scheduler without credentials (tcp://)
+    is refused unless insecure_scheduler=True (its workers' results are unpickled here: that trusts
+    them to run code in this process). progress: None (a bar on a terminal, one plain line per
+    chunk elsewhere), True or False. Several processes may share one `out`:
     each locks the points it computes (`locks`), and after its own waits for those another live
     process holds, so each returns the whole table. log: called with one line once the inputs are
     validated (what will run). invocation: what ran it (the CLI's command line and options),
@@ -223,7 +228,8 @@ def sweep(
     options = _check_options(setting, level, dict(options or {}))
     check_int("chunk_size", chunk_size, 1)
     check_int("batch_size", batch_size, 1)
-    executors.validate_executor(scheduler, workers, security, dashboard)
+    executors.validate_executor(scheduler, workers, security, dashboard, insecure_scheduler)
+    show = progress
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     unit = choices.unit_of(heatmap_unit, options)
     asked = [choices.in_unit(spec, n, unit) for n in heatmaps or ()]
@@ -281,12 +287,12 @@ def sweep(
     computed: list[str] = []
     started = time.time()
     with (
-        progress.bar(
+        bars.bar(
             len(todo),
             f"sweep {setting} ({level})",
-            enabled=show_progress,
+            enabled=show,
             unit="runs",
-            plain=show_progress is None,
+            plain=show is None,
         ),
         locks.Locks(out) if store is not None else contextlib.nullcontext() as held,
     ):
@@ -366,7 +372,7 @@ def _take(held, store, results: dict, reused: list, waiting: dict, key: str, cfg
     results[key] = got["summary"]
     reused.append(key)
     held.release(key)
-    progress.advance(1)
+    bars.advance(1)
     return False
 
 
@@ -387,7 +393,7 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
     with contextlib.closing(run(task for task in tasks if task[3])) as finished:
         for batch in finished:
             yield from batch
-            progress.advance(len(batch))  # per chunk: off a terminal, one plain line each
+            bars.advance(len(batch))  # per chunk: off a terminal, one plain line each
 
 
 def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:

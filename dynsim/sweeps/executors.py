@@ -33,9 +33,14 @@ MAX_SECURITY_BYTES = 1 << 16  # three paths in TOML: a larger file is not a secu
 
 
 def validate_executor(
-    scheduler: Optional[str], workers: Optional[int], security: Any = None, dashboard: bool = False
+    scheduler: Optional[str],
+    workers: Optional[int],
+    security: Any = None,
+    dashboard: bool = False,
+    insecure: bool = False,
 ) -> None:
-    """Validate the executor arguments before any work."""
+    """Validate the executor arguments before any work. A scheduler without TLS credentials is
+    refused unless `insecure`: its workers' results are unpickled in this process, that is, run."""
     if scheduler is not None and workers is not None:
         raise ValueError(
             f"scheduler = {scheduler!r} and workers = {workers!r} are exclusive: give the "
@@ -45,6 +50,13 @@ def validate_executor(
     if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
         raise ValueError(
             f"scheduler = {scheduler!r} is invalid: must be an address like tls://HOST:PORT"
+        )
+    if scheduler is not None and security is None and not insecure:
+        raise ValueError(
+            f"scheduler = {scheduler!r} is invalid without TLS credentials (--security FILE): "
+            "its workers' results are unpickled in this process, so whoever runs them runs code "
+            "here; --insecure-scheduler (insecure_scheduler=True) connects anyway, trusting the "
+            "scheduler, its workers and the network (docs/sweeps.md §6)"
         )
     if workers is not None:
         check_int("workers", workers, 1)
