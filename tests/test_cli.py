@@ -69,7 +69,8 @@ BAD_ARGS = [
     (["--dtype", "float16"], "--dtype"),
     (["--mode", "fancy"], "--mode"),
     (["--mode", "sampled", "--replicates", "1"], "replicates"),
-    (["--D", "36", "--C", "4"], "mode='sampled'"),
+    # the exact enumeration's estimate (2,125,764 configurations) is past a day: refused first
+    (["--D", "36", "--C", "4"], "--D = 36, --C = 4"),
     (["--confidence", "1"], "--confidence"),
     (["--bogus"], "unrecognized"),
 ]
@@ -361,7 +362,7 @@ NEW_BAD = [
     (["figure", "jsl-fig5"], "invalid choice"),
     (["figure", "jsl-fig4", "--seeds", "0"], "seeds = 0"),
     (["transfer", "jsl", "--overlap", "2"], "overlap"),
-    (["transfer", "jsl", "--n-tilde", "0,8"], "n_tilde"),
+    (["transfer", "jsl", "--n-tilde", "0,8"], "--n-tilde"),
     (["check-theorems", "jsl", "--n-test", "0"], "JSLConfig.n_test = 0"),
     # D = C: no random set (was a traceback)
     (["check-theorems", "jsl", "--sizes", "4,8,12"], "ladder size D = 4"),

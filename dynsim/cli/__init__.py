@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Optional
 
-from dynsim import interrupt, resources
+from dynsim import interrupt, resources, verbs
 from dynsim import setting as registry
 from dynsim import __version__
 from dynsim.setting import Ref
@@ -218,6 +218,11 @@ def main(argv=None) -> int:
         if isinstance(getattr(args, "out", None), str):
             args.out = options.out_path(args.out)
         # the config's own checks are pure Python: a bad value is refused before the heavy imports
+        # (after the claims' precheck, which names options the config would name as fields)
+        if args.command == "check-theorems":
+            precheck = verbs.claims(args.setting_record).precheck
+            if precheck is not None:
+                precheck(options.values(args))
         if hasattr(args, "config_defaults"):
             options.config(args)
         if getattr(args, "out", "") is None and args.target is not None:

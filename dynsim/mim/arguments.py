@@ -170,7 +170,7 @@ CLAIMS = Claims(
         "dtype": "float64",
     },
     names=checklist.CLAIMS,
-    precheck=f"{HOOKS}:check_clusters",
+    precheck="dynsim.mim.checklist:check_clusters",
 )
 
 DERIVATION = Derivation(render=f"{HOOKS}:derive", config=False)

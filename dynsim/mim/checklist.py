@@ -16,3 +16,12 @@ LADDER = (256, 1024, 4096, 16384)  # the full ladder of perfect squares (grid ar
 # (0.404, 0.400, 0.396; P = 64 realises 0.44, another problem)
 QUICK_LADDER = (256, 1024, 4096)
 EPS = 0.01  # Theorem 4.1's epsilon ("for any 0 < eps < 1"); the loss gap must be <= EPS at T
+
+
+def check_clusters(values: dict) -> None:
+    """--K: an integer >= 1 (the config would name its field, not the option)."""
+    K = values["K"]
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise ValueError(
+            f"--K = {K!r} is invalid: must be an integer >= 1 (the number of clusters)"
+        )

@@ -139,15 +139,6 @@ def signed_configs(base, args) -> tuple:
     return tuple(out)
 
 
-def check_clusters(values: dict) -> None:
-    """--K: an integer >= 1 (the config would name its field, not the option)."""
-    K = values["K"]
-    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
-        raise ValueError(
-            f"--K = {K!r} is invalid: must be an integer >= 1 (the number of clusters)"
-        )
-
-
 def check_plan(cfg, opts: dict) -> Plan:
     """`check-theorems mim`: the claims on the P ladder (docs/mim.md §6), every rung's config
     validated before any run."""
