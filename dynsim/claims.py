@@ -196,9 +196,13 @@ class Measurement:
     value: Any
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
 
-    def __repr__(self) -> str:
+    def short_value(self) -> str:
+        """The value as the repr and the HTML table show it: at most 60 characters."""
         value = _fmt(self.value)
-        return f"Measurement({self.name!r} = {value if len(value) <= 60 else value[:57] + '...'})"
+        return value if len(value) <= 60 else value[:57] + "..."
+
+    def __repr__(self) -> str:
+        return f"Measurement({self.name!r} = {self.short_value()})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "measurement", **dataclasses.asdict(self)}
@@ -261,7 +265,7 @@ class Results(list):
         out.append("</table>")
         if self.measurements:
             out += ["<p>measurements (reported, not judged)</p>", "<table>"]
-            out += [row((m.name, repr(m).split(" = ", 1)[1][:-1])) for m in self.measurements]
+            out += [row((m.name, m.short_value())) for m in self.measurements]
             out.append("</table>")
         return "\n".join(out)
 

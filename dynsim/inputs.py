@@ -41,10 +41,7 @@ def read_bytes(path, cap: int, what: str, inside: Optional[str] = None) -> bytes
     path = os.path.expanduser(os.fspath(path))
     if path == "":
         _fail(what, path, "an empty path")
-    if inside is not None:
-        real, folder = os.path.realpath(path), os.path.realpath(inside)
-        if os.path.commonpath([real, folder]) != folder:
-            _fail(what, path, f"it resolves to {real!r}, outside {folder!r}")
+    _check_inside(path, inside, what)
     try:
         # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -103,11 +100,12 @@ def _bounded(text: str, what: str, where: Any) -> None:
 
 def json_text(text: str, what: str) -> Any:
     """`text` parsed as JSON, its nesting bounded (a command-line value: `what` names it)."""
-    _bounded(text, what, text if len(text) <= 60 else text[:57] + "...")
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    _bounded(text, what, shown)
     try:
         return json.loads(text)
     except ValueError as exc:
-        _fail(what, text if len(text) <= 60 else text[:57] + "...", f"not JSON ({exc})")
+        _fail(what, shown, f"not JSON ({exc})")
 
 
 def _read_text(path, cap: int, what: str, inside: Optional[str], parse, kind: str) -> Any:
@@ -137,10 +135,7 @@ def regular_file(path, cap: int, what: str, inside: Optional[str] = None) -> str
     """`path` checked as `read_bytes` would check it, without reading it (for a library that opens
     it itself, such as numpy's npz reader); returns the path with "~" expanded."""
     path = os.path.expanduser(os.fspath(path))
-    if inside is not None:
-        real, folder = os.path.realpath(path), os.path.realpath(inside)
-        if os.path.commonpath([real, folder]) != folder:
-            _fail(what, path, f"it resolves to {real!r}, outside {folder!r}")
+    _check_inside(path, inside, what)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -149,6 +144,14 @@ def regular_file(path, cap: int, what: str, inside: Optional[str] = None) -> str
         _fail(what, path, exc.strerror or str(exc))
     _check(info, cap, what, path)
     return path
+
+
+def _check_inside(path: str, inside: Optional[str], what: str) -> None:
+    """Refuse `path` when it (or a link on its way) resolves outside the folder `inside`."""
+    if inside is not None:
+        real, folder = os.path.realpath(path), os.path.realpath(inside)
+        if os.path.commonpath([real, folder]) != folder:
+            _fail(what, path, f"it resolves to {real!r}, outside {folder!r}")
 
 
 def _check(info: os.stat_result, cap: int, what: str, path) -> None:

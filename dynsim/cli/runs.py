@@ -125,9 +125,7 @@ def estimate_levels(args) -> list:
 def run_check(args) -> int:
     """Evaluate the setting's claims as its `Claims` plans them (validated before any run); exit 0
     only when every claim holds (dynsim.claims.exit_code)."""
-    spec = verbs.claims(args.setting_record)
-    if spec.precheck is not None:
-        spec.precheck(options.values(args))
+    spec = verbs.claims(args.setting_record)  # its precheck ran in `dynsim.cli.main`, first
     cfg = options.config(args)
     core = ("only", "out", "scheduler", "workers", "security", "insecure_scheduler")
     opts = {
