@@ -60,7 +60,17 @@ VERB_HELP = {
     "derive": ("print the symbolic reduced loss and its gradients", None),
 }
 # verbs in `dynsim --help`
-ORDER = ("compare", "figure", "transfer", "check-theorems", "sweep", "derive", "rerun", "export")
+ORDER = (
+    "compare",
+    "figure",
+    "transfer",
+    "experiment",
+    "check-theorems",
+    "sweep",
+    "derive",
+    "rerun",
+    "export",
+)
 RERUN_HELP = (
     "run a recorded command again (bit for bit)",
     "Run the command recorded in a report (report.json of compare, theorems.json of "
