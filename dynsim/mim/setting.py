@@ -32,6 +32,16 @@ COMMANDS = (
         help="MIM: attention maps of the trained full model and its attention diversity",
         description=Ref(f"{CLI_FIGURES}:ATTENTION_DESCRIPTION"),
     ),
+    Command(
+        "experiment",
+        "mim-images",
+        "dynsim.images.cli_mim:arguments",
+        "dynsim.images.cli_mim:run",
+        verb_help="the papers' Section 6 experiments in miniature on real images (digits)",
+        help="MIM Section 6 on the digits: masked reconstruction against supervised attention "
+        "diversity",
+        description=Ref("dynsim.images.cli_mim:DESCRIPTION"),
+    ),
 )
 
 PER_AREA = ("patch", "cluster", "area")  # fp_corr[p, k, j]: A_{p, v_{k,j}}

@@ -1,0 +1,200 @@
+"""`experiment mim-images`: MIM Section 6 in miniature on the digits. The same one-layer softmax
+attention (`dynsim.images.mim_model`) trained by masked reconstruction, supervised and (asked for)
+contrastive objectives, seeds vmapped; per seed the attention diversity (Section 6, top-k) and the
+average attention distance of the test images' attention, their seed intervals, the claim and the
+measurements (`dynsim.images.mim_claims`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dynsim import metrics
+from dynsim.claims import Measurement, not_evaluated
+
+from . import digits, mim_claims
+from .mim_model import OBJECTIVES
+from .mim_train import Training, evaluate, train
+
+__all__ = ["Config", "run", "items", "default_k", "queries"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """The experiment's sizes (the CLI's defaults: docs/images.md section 2)."""
+
+    patch: int = 2
+    seeds: int = 5
+    steps: int = 1500
+    batch: int = 64
+    learning_rate: float = 0.01
+    mask_ratio: float = 0.5
+    width: int = 32
+    n_test: int = 297
+    eval_images: int = 152  # Section 6 averages over 152 example images
+    top_k: Optional[int] = None
+    objectives: tuple = ("masked", "supervised")
+    seed: int = 0
+    dtype: str = "float32"
+
+    @property
+    def P(self) -> int:
+        return (digits.SIDE // self.patch) ** 2
+
+    @property
+    def k(self) -> int:
+        return self.top_k if self.top_k is not None else default_k(self.P)
+
+    def training(self, objective: str) -> Training:
+        return Training(
+            objective,
+            self.steps,
+            self.batch,
+            self.learning_rate,
+            self.mask_ratio,
+            self.width,
+            self.dtype,
+        )
+
+
+def default_k(P: int) -> int:
+    """k of the diversity: the paper's 10 on 196 patches, at most a quarter of the grid here."""
+    return max(1, min(10, P // 4))
+
+
+def queries(grid: tuple[int, int]) -> list[int]:
+    """Four query patches spread over the grid: two corners and two inner cells."""
+    rows, cols = grid
+    cells = [(0, 0), (rows // 3, 2 * cols // 3), (2 * rows // 3, cols // 3), (rows - 1, cols - 1)]
+    return list(dict.fromkeys(r * cols + c for r, c in cells))
+
+
+def _stack(cfg: Config):
+    data = digits.load(cfg.patch)
+    splits = [digits.split(data, cfg.n_test, cfg.seed + s) for s in range(cfg.seeds)]
+    as_x = lambda ds: jnp.asarray(np.stack([d.x for d in ds]), cfg.dtype)  # noqa: E731
+    as_y = lambda ds: jnp.asarray(np.stack([d.y for d in ds]))  # noqa: E731
+    train_set, test_set = [s[0] for s in splits], [s[1] for s in splits]
+    ev = [digits.Digits(t.x[: cfg.eval_images], t.y[: cfg.eval_images], t.grid) for t in test_set]
+    return data.grid, as_x(train_set), as_y(train_set), as_x(ev), as_y(ev)
+
+
+def _per_image(attn: np.ndarray, grid, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed: the mean over images of the diversity and of the average attention distance."""
+    div = np.array([np.mean([metrics.attention_diversity(a, grid, k)[0] for a in s]) for s in attn])
+    dist = np.array([np.mean(metrics.average_attention_distance(s, grid)) for s in attn])
+    return div, dist
+
+
+def run(cfg: Config, runner: Optional[Callable] = None) -> dict:
+    """Train and evaluate every objective of `cfg`; runner(label, steps, fn) runs a training (the
+    CLI's progress bar; default: fn()). Returns per objective the per-seed numbers, the seed-0
+    attention maps (mean over the evaluation images), and the untrained model's numbers."""
+    runner = runner or (lambda label, steps, fn: fn())
+    grid, X, y, Xe, ye = _stack(cfg)
+    root = jax.random.PRNGKey(cfg.seed)
+    out: dict = {"grid": list(grid), "k": cfg.k, "objectives": {}}
+    for i, objective in enumerate(cfg.objectives):
+        training = cfg.training(objective)
+        keys = jax.random.split(jax.random.fold_in(root, i), cfg.seeds)
+        params, losses = runner(objective, cfg.steps, lambda: train(training, X, y, keys))
+        attn, value, baseline, accuracy = (
+            np.asarray(a, np.float64)
+            for a in evaluate(training, params, X, Xe, ye, jax.random.fold_in(root, 100))
+        )
+        div, dist = _per_image(attn, grid, cfg.k)
+        out["objectives"][objective] = {
+            "diversity": div.tolist(),
+            "distance": dist.tolist(),
+            "test_loss": value.tolist(),
+            "baseline": baseline.tolist(),
+            "loss_ratio": (value / baseline).tolist(),
+            "accuracy": accuracy.tolist(),
+            "final_train_loss": np.asarray(losses, np.float64)[-1].tolist(),
+            "maps": attn[0].mean(axis=0).tolist(),
+        }
+    # Q = 0, the paper's start: every query attends uniformly (eq. 2.6 with zero scores)
+    model = cfg.training(cfg.objectives[0]).model(cfg.P, X.shape[-1])
+    uniform = np.asarray(model.apply(model.init(root, Xe[0]), Xe[0], method="attention"))
+    div, dist = _per_image(uniform[None], grid, cfg.k)
+    out["untrained"] = {"diversity": float(div[0]), "distance": float(dist[0])}
+    return out
+
+
+def _interval(values) -> dict:
+    mean, low, high = mim_claims.interval(values)
+    return {"mean": mean, "low": low, "high": high}
+
+
+def items(cfg: Config, result: dict) -> list:
+    """The claims (masked against each other objective run) and the measurements."""
+    obj = result["objectives"]
+    regime = (
+        f"digits, {cfg.patch} x {cfg.patch} patches (P = {cfg.P}), gamma = {cfg.mask_ratio}, "
+        f"{cfg.steps} Adam steps of {cfg.batch} images, {cfg.seeds} seeds, "
+        f"{cfg.eval_images} evaluation images"
+    )
+    premises = {
+        "supervised": lambda o: mim_claims.trained_supervised(o["accuracy"], cfg.n_test),
+        "contrastive": lambda o: mim_claims.trained_contrastive(o["loss_ratio"]),
+    }
+    found: list = []
+    for other in [o for o in cfg.objectives if o != "masked"]:
+        if "masked" not in obj:
+            found.append(
+                not_evaluated(
+                    f"Section 6 (masked > {other})",
+                    "the masked objective was not run (--objectives)",
+                    reading_class="literal",
+                    relation=">",
+                )
+            )
+            continue
+        given = [
+            mim_claims.trained_masked(obj["masked"]["loss_ratio"]),
+            premises[other](obj[other]),
+        ]
+        found.append(
+            mim_claims.more_diverse(
+                obj["masked"]["diversity"], obj[other]["diversity"], other, given, regime, cfg.k
+            )
+        )
+    for name, o in obj.items():
+        for metric, what in (
+            ("diversity", f"attention diversity (top-{cfg.k})"),
+            ("distance", "average attention distance (grid units)"),
+        ):
+            found.append(
+                Measurement(
+                    f"{metric} ({name})",
+                    f"{what}, mean over seeds and its {mim_claims.CONFIDENCE:.0%} Student-t "
+                    "interval",
+                    _interval(o[metric])["mean"],
+                    {"interval": _interval(o[metric]), "seeds": o[metric]},
+                )
+            )
+    found.append(
+        Measurement(
+            "diversity (untrained)",
+            "Q = 0: uniform attention, the tie rule gives every query the same top-k",
+            result["untrained"]["diversity"],
+        )
+    )
+    return found
+
+
+def summary(result: dict) -> dict:
+    """Per objective: the seed intervals of diversity, distance, loss ratio and accuracy."""
+    keys = ("diversity", "distance", "loss_ratio", "accuracy")
+    return {
+        name: {key: _interval(o[key]) if not all(map(math.isnan, o[key])) else None for key in keys}
+        for name, o in result["objectives"].items()
+    }
+
+
+__all__ += ["summary", "OBJECTIVES"]

@@ -1,0 +1,145 @@
+"""`experiment mim-images` (dynsim.images.mim_*): the model's masking and start, the seed
+intervals, the claim's verdicts on constructed numbers (holds, fails, not applicable, not
+evaluated), its negative control with the real untrained model, and one tiny end-to-end run."""
+
+import json
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from dynsim import cli, metrics
+from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED
+from dynsim.images import digits, mim_claims, mim_experiment
+from dynsim.images.mim_model import Attention, masked_input, masks
+from dynsim.images.mim_train import Training, loss
+
+GRID = (4, 4)
+
+
+def _claim(masked, other, ratio=(0.8, 0.8, 0.8), accuracy=(0.9, 0.9, 0.9), n_test=297):
+    premises = [
+        mim_claims.trained_masked(ratio),
+        mim_claims.trained_supervised(accuracy, n_test),
+    ]
+    return mim_claims.more_diverse(masked, other, "supervised", premises, "constructed", 4)
+
+
+def test_masks_hide_round_gamma_p_patches_per_image():
+    M = np.asarray(masks(jax.random.PRNGKey(0), 50, 16, 0.3))
+    # Definition 2.5: round(0.3 * 16) = 5 patches per image, no more, no fewer
+    assert M.shape == (50, 16) and set(M.sum(axis=1).tolist()) == {5}
+    # the draws differ between images (a fixed mask would repeat one row)
+    assert len({tuple(r) for r in M.tolist()}) > 1
+
+
+def test_the_start_attends_uniformly_and_the_untrained_diversity_is_zero():
+    data = digits.load(2)
+    model = Attention(P=16, d=4)
+    X = jnp.asarray(data.x[:3])
+    attn = np.asarray(model.apply(model.init(jax.random.PRNGKey(0), X), X, method="attention"))
+    # Q = 0: every score is 0, so every weight is 1/P up to float64 rounding of the softmax
+    assert np.abs(attn - 1 / 16).max() < 1e-15
+    # the tie rule gives every query the same top-k, so every pairwise distance is 0
+    assert metrics.attention_diversity(attn, GRID, 4).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_the_reconstruction_loss_reads_masked_patches_only():
+    data = digits.load(2)
+    training = Training("masked", 1, 4, 0.01, 0.5)
+    model = training.model(16, 4)
+    X = jnp.asarray(data.x[:4])
+    params = model.init(jax.random.PRNGKey(1), X)
+    key = jax.random.PRNGKey(2)
+    M = masks(key, 4, 16, 0.5)
+    base = loss(model, training, params, X, None, key)
+    # the masked patches enter only as targets (their input is the token 0): changing them changes
+    # the loss and not the input
+    changed = jnp.where(M[..., None], X + 1.0, X)
+    assert float(loss(model, training, params, changed, None, key)) != float(base)
+    # the masked input is the same for both: the masked patches are replaced by the token 0
+    assert np.array_equal(masked_input(X, M), masked_input(changed, M))
+
+
+def test_interval_is_the_student_t_95_interval_of_the_mean():
+    mean, low, high = mim_claims.interval([1.0, 2.0, 3.0])
+    # sd 1, n 3: t_{0.975, 2} = 4.302653 (tables), half-width 4.302653 / sqrt(3) = 2.484138
+    assert mean == 2.0
+    assert abs(low - (2.0 - 2.484138)) < 1e-6 and abs(high - (2.0 + 2.484138)) < 1e-6  # 7 digits
+    assert all(math.isnan(v) for v in mim_claims.interval([1.0])[1:])
+
+
+def test_chance_bound():
+    # z_{0.999} = 3.090232 (tables); sqrt(0.1 * 0.9 / 100) = 0.03
+    assert abs(mim_claims.chance_bound(100) - (0.1 + 3.090232 * 0.03)) < 1e-6  # 7 digits of z
+
+
+def test_claim_holds_when_every_paired_difference_is_clearly_positive():
+    c = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9])
+    assert c.verdict == HOLDS and c.measured > 0
+
+
+def test_claim_fails_when_the_difference_straddles_zero():
+    c = _claim([4.0, 3.0, 4.5], [3.5, 3.6, 3.9])  # differences 0.5, -0.6, 0.6
+    assert c.verdict == FAILS and c.measured < 0
+
+
+def test_claim_fails_when_masked_is_less_diverse():
+    assert _claim([2.0, 2.1, 1.9], [3.0, 3.2, 2.9]).verdict == FAILS
+
+
+@pytest.mark.parametrize(
+    "ratio,accuracy,named",
+    [((0.8, 0.95, 0.8), (0.9, 0.9, 0.9), "masked reconstruction trained"),
+     ((0.8, 0.8, 0.8), (0.9, 0.12, 0.9), "supervised model trained")],
+)  # fmt: skip
+def test_claim_is_not_applicable_when_a_model_did_not_train(ratio, accuracy, named):
+    # the diversities alone would make it hold
+    c = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9], ratio=ratio, accuracy=accuracy)
+    assert c.verdict == NOT_APPLICABLE and named in c.why()
+
+
+def test_claim_is_not_evaluated_on_one_seed():
+    c = _claim([5.0], [3.0], ratio=(0.8,), accuracy=(0.9,))
+    assert c.verdict == NOT_EVALUATED
+
+
+def test_claim_fails_with_the_untrained_model():
+    """Negative control: the untrained model's measured diversity (0) in place of the masked one."""
+    data = digits.load(2)
+    model = Attention(P=16, d=4)
+    X = jnp.asarray(data.x[:6])
+    attn = np.asarray(model.apply(model.init(jax.random.PRNGKey(0), X), X, method="attention"))
+    untrained = [float(metrics.attention_diversity(a, GRID, 4)[0]) for a in attn[:3]]
+    assert _claim(untrained, [3.0, 3.2, 2.9]).verdict == FAILS
+
+
+def test_default_k_and_queries():
+    assert mim_experiment.default_k(16) == 4 and mim_experiment.default_k(64) == 10
+    assert mim_experiment.queries((4, 4)) == [0, 6, 9, 15]
+
+
+def test_mask_ratio_that_masks_nothing_is_refused(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = cli.main(["experiment", "mim-images", "--mask-ratio", "0.01", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--mask-ratio = 0.01" in err[0]
+    assert not out.exists()
+
+
+def test_a_tiny_run_writes_json_and_png(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["experiment", "mim-images", "--steps", "3", "--seeds", "2", "--n-test", "30"]
+    argv += ["--eval-images", "4", "--batch-size", "8", "--width", "4", "--out", str(out)]
+    code = cli.main(argv)
+    printed = capsys.readouterr().out
+    # 3 steps train neither model: the premises are measured false
+    assert code == 1 and "not applicable" in printed
+    data = json.loads((out / "mim-images.json").read_text())
+    assert (out / "mim-images.png").stat().st_size > 0
+    assert [c["claim"] for c in data["claims"]] == ["Section 6 (masked > supervised)"]
+    masked = data["results"]["objectives"]["masked"]
+    assert len(masked["diversity"]) == 2 and np.shape(masked["maps"]) == (16, 16)
+    assert data["provenance"]["dtype"] == "float32" and data["config"]["k"] == 4
