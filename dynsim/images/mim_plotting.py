@@ -30,11 +30,12 @@ def _diversity_panel(ax, result: dict) -> None:
             ax.errorbar(i, mean, [[mean - low], [high - mean]], fmt="_", color="k", capsize=5)
         ax.plot(i, mean, "_", color="k", ms=14)
     ax.axhline(result["untrained"]["diversity"], color="0.5", ls=":", label="untrained (Q = 0)")
+    ax.axhline(result["random"]["diversity"], color="0.5", ls="--", label="random attention")
     ax.set_xticks(range(len(names)), [LABELS[n].replace(" ", "\n", 1) for n in names], fontsize=7)
     ax.set_xlim(-0.6, len(names) - 0.4)
     ax.set_ylabel(f"attention diversity (top-{result['k']})")
     ax.set_title("per seed, mean and 95 % interval", fontsize=8)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="center right")
 
 
 def figure(result: dict, path: str, title: str, meta: dict) -> None:
