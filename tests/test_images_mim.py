@@ -143,3 +143,12 @@ def test_a_tiny_run_writes_json_and_png(tmp_path, capsys):
     masked = data["results"]["objectives"]["masked"]
     assert len(masked["diversity"]) == 2 and np.shape(masked["maps"]) == (16, 16)
     assert data["provenance"]["dtype"] == "float32" and data["config"]["k"] == 4
+
+
+@pytest.mark.parametrize("option,value", [("--steps", "1000000000000"), ("--seeds", "100000000")])
+def test_a_run_too_large_is_refused_by_its_estimate(option, value, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = cli.main(["experiment", "mim-images", option, value, "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"{option} = {value}" in err[0]
+    assert not out.exists()

@@ -7,13 +7,13 @@ import argparse
 import math
 import os
 
-from dynsim import claims, environment
+from dynsim import claims, environment, resources
 from dynsim.cli import options, output
 
 from . import digits, mim_experiment, mim_plotting
 from .mim_model import OBJECTIVES
 
-__all__ = ["arguments", "run", "DESCRIPTION", "NAME"]
+__all__ = ["arguments", "run", "estimate", "DESCRIPTION", "NAME"]
 
 NAME = "mim-images"
 DEFAULTS = mim_experiment.Config()
@@ -171,6 +171,33 @@ def config(args) -> mim_experiment.Config:
     if cfg.top_k is not None and cfg.top_k > cfg.P:
         raise ValueError(f"--top-k = {cfg.top_k} is invalid: at most P = {cfg.P} patches")
     return cfg
+
+
+def estimate(args) -> list:
+    """What a run holds and does: the digits and the training losses per seed, the evaluation's
+    attention maps; the layer's forward on every batch and its backward (twice the forward)."""
+    P, d = (digits.SIDE // args.patch) ** 2, args.patch**2
+    n, runs = d + P, args.seeds * len(args.objectives)
+    # per image: scores (P x P from n), value (P x width from n), the mixing, the read-out
+    layer = 2 * P * n * n + 2 * P * P * n + 2 * P * n * args.width + 2 * P * P * args.width
+    views = 2 if "contrastive" in args.objectives else 1
+    opts = {"--steps": args.steps, "--seeds": args.seeds, "--batch-size": args.batch_size}
+    return [
+        resources.Need(
+            "training: steps x seeds x objectives x batch x the layer's forward and backward",
+            opts,
+            bytes=8.0 * runs * (args.steps + 1797 * P * d + 4 * n * n + args.batch_size * P * n),
+            flops=3.0 * views * runs * args.steps * args.batch_size * layer,
+            instead="fewer --steps or --seeds, or a smaller --batch-size",
+        ),
+        resources.Need(
+            "evaluation: attention maps of the evaluation images",
+            {"--eval-images": args.eval_images, "--seeds": args.seeds},
+            bytes=8.0 * runs * args.eval_images * P * P,
+            flops=2.0 * runs * args.n_test * layer,
+            instead="fewer --eval-images or --seeds",
+        ),
+    ]
 
 
 def _table(summary: dict) -> str:

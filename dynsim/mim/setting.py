@@ -37,6 +37,7 @@ COMMANDS = (
         "mim-images",
         "dynsim.images.cli_mim:arguments",
         "dynsim.images.cli_mim:run",
+        estimate="dynsim.images.cli_mim:estimate",
         verb_help="the papers' Section 6 experiments in miniature on real images (digits)",
         help="MIM Section 6 on the digits: masked reconstruction against supervised attention "
         "diversity",
