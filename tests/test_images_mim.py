@@ -152,3 +152,17 @@ def test_a_run_too_large_is_refused_by_its_estimate(option, value, tmp_path, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and f"{option} = {value}" in err[0]
     assert not out.exists()
+
+
+def test_items_judge_nothing_without_the_masked_model():
+    cfg = mim_experiment.Config(seeds=2, objectives=("supervised",))
+    seeds = {"diversity": [3.0, 3.1], "distance": [1.0, 1.1], "accuracy": [0.9, 0.9]}
+    result = {
+        "objectives": {"supervised": {**seeds, "loss_ratio": [0.1, 0.1]}},
+        "untrained": {"diversity": 0.0},
+        "random": {"diversity": 4.4},
+    }
+    found = mim_experiment.items(cfg, result)
+    (claim,) = [c for c in found if hasattr(c, "verdict")]
+    assert claim.verdict == NOT_EVALUATED and "masked objective was not run" in claim.why()
+    assert claim.statement == mim_claims.STATEMENT

@@ -26,6 +26,7 @@ __all__ = [
     "CONFIDENCE",
     "LOSS_MARGIN",
     "CHANCE_CONFIDENCE",
+    "STATEMENT",
 ]
 
 CONFIDENCE = 0.95  # two-sided, of every seed interval

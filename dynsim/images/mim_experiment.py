@@ -158,6 +158,7 @@ def items(cfg: Config, result: dict) -> list:
                     f"Section 6 (masked > {other})",
                     "the masked objective was not run (--objectives)",
                     reading_class="literal",
+                    statement=mim_claims.STATEMENT,
                     relation=">",
                 )
             )
