@@ -56,6 +56,16 @@ COMMANDS = (
         "a GLM baseline. Prints test error against N~ and writes transfer.png, "
         "transfer.json.",
     ),
+    Command(
+        "experiment",
+        "jsl-images",
+        "dynsim.images.cli_jsl:arguments",
+        "dynsim.images.cli_jsl:run",
+        verb_help="run a paper's real-image experiment in miniature (sklearn digits)",
+        help="JSL Section 6 on the digits: positional vs standard attention vs a CNN on permuted "
+        "images, and the positional encodings' localization",
+        description=Ref("dynsim.images.cli_jsl:DESCRIPTION"),
+    ),
 )
 
 DESCRIPTIONS = {
