@@ -12,6 +12,9 @@ import numpy as np
 from dynsim import claims, environment
 from dynsim.cli import options, output
 
+from . import digits, jsl_experiment, jsl_plotting
+from .jsl_claims import interval
+
 __all__ = ["arguments", "run", "DESCRIPTION", "NAME"]
 
 NAME = "jsl-images"
@@ -47,9 +50,7 @@ _positive_float.__name__ = "float"
 
 def arguments(parser, setting) -> None:
     """The options of `experiment jsl-images`."""
-    from .jsl_experiment import Config
-
-    d = Config()
+    d = jsl_experiment.Config()
     at_least = options.at_least
     g = parser.add_argument_group("data and models")
     g.add_argument(
@@ -117,9 +118,7 @@ def arguments(parser, setting) -> None:
 
 def config(args):
     """The Config of `args`, refused (ValueError naming the option) when the sizes do not fit."""
-    from .jsl_experiment import Config
-
-    cfg = Config(
+    cfg = jsl_experiment.Config(
         patch=args.patch, seeds=args.seeds, steps=args.steps, batch=args.batch_size,
         lr=args.learning_rate, width=args.width, n_test=args.n_test, k=args.top_k,
         seed=args.seed, dtype=args.dtype,
@@ -143,8 +142,6 @@ def config(args):
 
 
 def _table(result: dict) -> str:
-    from .jsl_claims import interval
-
     conditions = list(result["conditions"])
     head = f"{'learner':<12}" + "".join(f"{c:>26}" for c in conditions)
     rows = [head, "-" * len(head)]
@@ -191,8 +188,6 @@ def _record(result: dict) -> dict:
 def run(args) -> int:
     """`dynsim experiment jsl-images`."""
     cfg = config(args)
-    from . import digits, jsl_experiment, jsl_plotting
-
     try:
         digits.load(cfg.patch)  # the images extra: refused before any work when missing
     except ImportError as exc:
