@@ -1,22 +1,25 @@
-"""Ctrl-C (SIGINT) and SIGTERM inside compiled runs: stop within seconds, exit 130 / 143.
+"""Ctrl-C (SIGINT) and SIGTERM at any moment of a command: stop within seconds, exit 130 / 143.
 
-A compiled run blocks the main thread in XLA, where Python's signal handlers cannot run: without it
-a Ctrl-C would take effect only when the whole run returned. `watch()` (the CLI wraps every command
-in it) makes the C-level signal handler write the signal number to a socket
-(`signal.set_wakeup_fd`); a thread reads it and raises the flag that `raise_if_interrupted()` reads.
-Compiled runs call `raise_if_interrupted()` from their host callback every ~40 ms of work
-(`recording.run`), which raises KeyboardInterrupt there: JAX aborts the run and the main thread gets
-it back wrapped (`progress.interrupted`). When the main thread runs Python, the handler itself
-raises KeyboardInterrupt, as Python's default SIGINT handler does. A run with no callback (an ODE
-solve) is stopped by the watchdog: GRACE_S seconds after the first signal, or at once on a second
-one, the process prints the interrupted line and leaves through `os._exit` (files are written
+The signal handler only records the signal: it never raises, so a signal that lands inside a
+callback (a garbage-collector callback such as JAX's, a finalizer, a Dask callback), where an
+exception would be printed as "Exception ignored in ..." and dropped, is never lost. The flag is
+acted on at safe points, by `raise_if_interrupted()`: the CLI calls it before a command's work and
+checks `received()` after it; a compiled run's host callback calls it every ~40 ms of work
+(`recording.run`, through `progress.report`), which raises KeyboardInterrupt there and JAX aborts
+the run (the main thread gets it back wrapped: `progress.interrupted`); loops over runs call it
+between runs (`progress.advance`, the sweep executors).
+
+`watch()` (the CLI wraps every command in it, parsing included) also makes the C-level handler
+write the signal number to a socket (`signal.set_wakeup_fd`): a thread reads it, even while the main
+thread is blocked in XLA or in a C library, and arms the watchdog. GRACE_S seconds after the first
+signal with no safe point reached (an ODE solve, a plot, an import), or at once on a second signal,
+the process prints the interrupted line and leaves through `os._exit` (files are written
 atomically, so the ones on disk are complete).
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import os
 import signal
@@ -31,7 +34,7 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 GRACE_S = 4.0
 MESSAGE = "dynsim: interrupted; files already written are complete (writes are atomic)"
 
-_state = {"signal": None, "aborted": False, "count": 0, "watching": False}
+_state = {"signal": None, "count": 0, "watching": False}
 
 
 def received() -> Optional[int]:
@@ -50,7 +53,6 @@ def raise_if_interrupted(*_) -> None:
     run's host callback calls it). After the block the signal is still `received()`, but later runs
     in the process are not stopped."""
     if _state["watching"] and _state["signal"] is not None:
-        _state["aborted"] = True
         raise KeyboardInterrupt(f"signal {_state['signal']}")
 
 
@@ -62,26 +64,10 @@ class _QuietAbort(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
 
 
-def _in_gc_callback(frame) -> bool:
-    """True when `frame` runs inside a garbage-collector callback (JAX registers one): an exception
-    raised there is printed as "Exception ignored in ..." with a traceback and goes nowhere."""
-    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks} - {None}
-    while frame is not None and codes:
-        if frame.f_code in codes:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _handler(signum, frame) -> None:
-    """Python-level handler (main thread, between bytecodes): record the signal and raise
-    KeyboardInterrupt, unless a compiled run's callback already aborted for it (its error is on its
-    way up and carries the interrupt), or the signal landed in a garbage-collector callback (the
-    flag stays up: the run's next `raise_if_interrupted` or the watchdog stops it)."""
+    """Python-level handler (main thread, between bytecodes): record the first signal, raise
+    nothing (the safe points act on it; the watchdog bounds the wait)."""
     _state["signal"] = _state["signal"] or signum
-    if not _state["aborted"] and not _in_gc_callback(frame):
-        _state["aborted"] = True
-        raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _leave() -> None:
@@ -118,9 +104,10 @@ def _watch(sock: socket.socket, done: threading.Event) -> None:
 
 @contextlib.contextmanager
 def watch() -> Iterator[None]:
-    """While the block runs, SIGINT and SIGTERM stop compiled runs too (see the module docstring).
-    Outside the main thread (signals cannot be caught there) it does nothing."""
-    if threading.current_thread() is not threading.main_thread():
+    """While the block runs, SIGINT and SIGTERM are recorded and acted on (see the module
+    docstring). Outside the main thread (signals cannot be caught there), or inside another
+    `watch()` (the outer one keeps its signal), it does nothing."""
+    if threading.current_thread() is not threading.main_thread() or _state["watching"]:
         yield
         return
     reader, writer = socket.socketpair()
@@ -129,7 +116,7 @@ def watch() -> Iterator[None]:
     quiet = _QuietAbort()
     previous = {s: signal.getsignal(s) for s in SIGNALS}
     old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    _state.update(signal=None, aborted=False, count=0, watching=True)
+    _state.update(signal=None, count=0, watching=True)
     for s in SIGNALS:
         signal.signal(s, _handler)
     logging.getLogger("jax._src.debugging").addFilter(quiet)

@@ -53,6 +53,7 @@ def bar(
     Nothing is drawn before `delay` seconds have passed.
     """
     global _active
+    interrupt.raise_if_interrupted()  # a safe point before each run (and its compiling)
     stream = stream or sys.stderr
     tty = stream.isatty() or notebook(stream)
     on = tty if enabled is None else enabled
@@ -97,7 +98,9 @@ def report(done) -> None:
 
 
 def advance(count: int = 1) -> None:
-    """Move the active bar by `count` units (e.g. finished points of a sweep)."""
+    """Move the active bar by `count` units (e.g. finished points of a sweep); a safe point for
+    Ctrl-C between runs (`interrupt.raise_if_interrupted`)."""
+    interrupt.raise_if_interrupted()
     state = _active
     if state is not None:
         state["done"] += count

@@ -27,8 +27,11 @@ import argparse
 import dataclasses
 import importlib
 import importlib.metadata
+import sys
 import warnings
 from typing import Any, Callable, Mapping, Optional, Sequence
+
+from dynsim import interrupt
 
 GROUP = "dynsim.settings"  # the entry-point group
 # as pyproject.toml declares them
@@ -37,9 +40,13 @@ BUILTIN = {"jsl": "dynsim.jsl.setting:SETTING", "mim": "dynsim.mim.setting:SETTI
 
 def load(target: str) -> Any:
     """The object a "module:attr" reference names ("module" alone: the module), importing the
-    module."""
+    module; a safe point for Ctrl-C after the import (`interrupt.raise_if_interrupted`: importing a
+    level's modules takes seconds), except while an exception is being handled (the CLI's handlers
+    load what they need: the exception they handle must not be replaced)."""
     module, _, attr = target.partition(":")
     value = importlib.import_module(module)
+    if sys.exc_info()[1] is None:
+        interrupt.raise_if_interrupted()
     for part in attr.split(".") if attr else ():
         value = getattr(value, part)
     return value

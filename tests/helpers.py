@@ -1,9 +1,11 @@
-"""What several test modules share: the clean-refusal assertion, the CLI's command list and the
-exact joint law of Assumption 1 (test modules import these from here, never from one another)."""
+"""What several test modules share: the clean-refusal assertion, the CLI's command list, the exact
+joint law of Assumption 1 and the machine's measured slowdown for deadlines (test modules import
+these from here, never from one another)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections import defaultdict
 from fractions import Fraction
 from itertools import product
@@ -22,6 +24,14 @@ def assert_refused(code: int, err: str, *needles: str, one_line: bool = True) ->
     if one_line:
         assert len(err.splitlines()) == 1, err
     return err
+
+
+def slowdown() -> float:
+    """How much slower than an idle machine this one runs now, from its measured load: with a
+    1-minute load average L on n cores a process gets about n / L of a core, so a deadline measured
+    on an idle machine is multiplied by max(1, L / n). Deadlines of tests that time processes (the
+    interrupt tests) scale by it instead of assuming an idle machine."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 def cli_commands() -> list[tuple[tuple[str, str], argparse.ArgumentParser]]:

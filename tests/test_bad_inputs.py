@@ -69,6 +69,7 @@ CASES = [
     (["figure", "mim-phases", "--P", "100000000"], "MIMConfig.P = 100000000"),
     (["figure", "mim-phases", "--P", "1000000"], "--P"),
     (["transfer", "jsl", "--n-tilde", "1000000000"], "--n-tilde"),
+    (["experiment", "mim-images", "--steps", BIG], "--steps"),
     (["derive", "jsl", "--C", "1000"], "--C"),
     # wrong exit 0
     (

@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dynsim", "reduced", "full")
 # optional or heavy libraries a function may import late
-HEAVY = ("matplotlib", "scipy", "distributed", "dask", "xarray")
+# sklearn: the digits of the image experiments (the optional `images` extra)
+HEAVY = ("matplotlib", "scipy", "distributed", "dask", "xarray", "sklearn")
 SETTING_PACKAGES = (
     "dynsim.jsl",
     "dynsim.mim",
@@ -25,6 +26,8 @@ SETTING_PACKAGES = (
     "reduced.mim",
     "full.jsl",
     "full.mim",
+    # the papers' real-image experiments (Section 6 of each): each reads its own setting's modules
+    "dynsim.images",
 )
 # the library's front door keeps `dynsim.JSLConfig` and `dynsim.MIMConfig` (config classes only:
 # ground)

@@ -7,8 +7,10 @@ import socket
 
 import pytest
 
+import dynsim
 from dynsim import cli
 from tests.helpers import assert_refused
+from tests.toy_setting.setting import SETTING as TOY
 
 
 def report(tmp_path, invocation) -> str:
@@ -49,7 +51,10 @@ def test_a_report_naming_a_scheduler_is_refused_without_connecting(tmp_path, cap
         ({"effective_argv": []}, "not a dynsim command line"),
         ({"effective_argv": ["--D", "9"]}, "not a dynsim command line"),
         ({"effective_argv": ["rerun", "other.json"]}, "records a rerun"),
-        ({"effective_argv": ["derive", "mim"], "versions": "1.0"}, "versions are not a mapping"),
+        ({"effective_argv": ["compare", "mim"], "versions": "1.0"}, "versions are not a mapping"),
+        # a report reruns only the verb that writes its kind
+        ({"effective_argv": ["sweep", "jsl", "--q", "0.2"]}, "written by `dynsim compare`"),
+        ({"effective_argv": ["derive", "mim"]}, "but it records `dynsim derive`"),
         ({"argv": ["compare", "jsl"]}, "records no command line"),
         # answers and exits 0: a rerun would "pass" without running anything
         ({"effective_argv": ["compare", "jsl", "--help"]}, "holds --help, which prints"),
@@ -88,7 +93,19 @@ def test_files_that_are_not_digests_do_not_break_the_rerun(tmp_path, capsys):
 
 def test_an_out_that_links_to_the_reports_folder_is_refused(tmp_path, capsys):
     (tmp_path / "run").mkdir()
-    path = report(tmp_path / "run", {"effective_argv": ["derive", "mim"]})
+    path = report(tmp_path / "run", {"effective_argv": ["compare", "mim"]})
     os.symlink(tmp_path / "run", tmp_path / "link")
     code = cli.main(["rerun", path, "--out", str(tmp_path / "link")])
     assert_refused(code, capsys.readouterr().err, "the report's own folder")
+
+
+def test_execution_options_are_not_taken_from_a_report(tmp_path, capsys):
+    """A report's --workers would start a local Dask cluster from the report's word, and its --out
+    and --config name places: the rerun prints the command it runs, without them."""
+    dynsim.register(TOY)  # a check that runs in a second
+    argv = ["check-theorems", "toy", "--eta", "0.5", "--workers", "2", "--config", "x.toml"]
+    path = tmp_path / "theorems.json"
+    path.write_text(json.dumps({"claims": [], "invocation": {"effective_argv": argv}}))
+    assert cli.main(["rerun", str(path), "--out", str(tmp_path / "again")]) == 0
+    ran = [line for line in capsys.readouterr().out.splitlines() if "dynsim rerun: dynsim" in line]
+    assert ran == [f"dynsim rerun: dynsim check-theorems toy --eta 0.5 --out {tmp_path / 'again'}"]

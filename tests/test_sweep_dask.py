@@ -19,6 +19,7 @@ import pytest
 import dynsim
 from dynsim.cli import main
 from dynsim.sweeps import executors
+from tests.helpers import slowdown
 
 AXES = {"q": [0.15, 0.2, 0.25, 0.3, 0.35, 0.4]}
 BASE = dict(D=9, C=3, steps=40000, record_every=1000)
@@ -225,6 +226,8 @@ def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypa
     import _thread
     import logging
 
+    results = executors._as_completed
+
     class Keep(logging.Handler):
         def __init__(self):
             super().__init__(logging.NOTSET)
@@ -233,28 +236,21 @@ def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypa
         def emit(self, record):
             self.records.append(record)
 
-    def ctrl_c_when_both_workers_sleep(sent: list) -> None:
-        me = psutil.Process()
-        deadline = time.time() + 60
-        while (
-            time.time() < deadline
-            and len(
-                [
-                    c
-                    for c in me.children(recursive=True)
-                    if "resource_tracker" not in " ".join(c.cmdline())
-                ]
-            )
-            < 2
-        ):
-            time.sleep(0.1)
-        # the client is up and both 60 s sleeps are submitted (milliseconds after the workers)
-        time.sleep(2.0)
-        sent.append(time.time())
-        _thread.interrupt_main()
+    def ctrl_c_when_both_workers_sleep(sent: list, waiting: threading.Event) -> None:
+        # the client is up and both 60 s sleeps are submitted: the sweep waits for their results
+        if waiting.wait(timeout=120 * slowdown()):
+            time.sleep(0.5)
+            sent.append(time.time())
+            _thread.interrupt_main()
 
     def interrupted_sweep() -> list:
-        keep, sent = Keep(), []
+        keep, sent, waiting = Keep(), [], threading.Event()
+
+        def as_completed(pending):
+            waiting.set()
+            yield from results(pending)
+
+        monkeypatch.setattr(executors, "_as_completed", as_completed)
         logger = logging.getLogger("distributed")
         level = logger.level
         # Dask's default; the CLI run in-process by an earlier test raised it
@@ -262,7 +258,7 @@ def test_dask_logs_nothing_while_an_interrupted_sweep_kills_its_workers(monkeypa
         logger.addHandler(keep)
         try:
             threading.Thread(
-                target=ctrl_c_when_both_workers_sleep, args=(sent,), daemon=True
+                target=ctrl_c_when_both_workers_sleep, args=(sent, waiting), daemon=True
             ).start()
             with pytest.raises(KeyboardInterrupt):
                 # time.sleep is stdlib: a worker imports it by name. (Patching

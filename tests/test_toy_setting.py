@@ -182,3 +182,20 @@ def test_entry_point_discovery_in_a_fresh_process(tmp_path):
         timeout=300,
     )
     assert "toy" in listed.stdout and "jsl" in listed.stdout and "mim" in listed.stdout
+
+
+def test_a_sweep_lists_the_heatmaps_it_draws_and_removes_its_stale_ones(tmp_path):
+    """Two sweeps into one --out: the second (other axes) replaces the table, so the first's
+    heatmaps go with it, and its manifest lists only what it drew (it listed what was asked)."""
+    out = tmp_path / "sw"
+    base = ["sweep", "toy", "--steps", "10", "--out", str(out)]
+    assert cli.main(base + ["--eta", "0.1,0.2", "--d", "4,6", "--heatmap", "final_overlap"]) == 0
+    first = json.loads((out / "sweep.json").read_text())
+    assert first["heatmap_files"] == ["heatmap-reduced_final_overlap.png"]
+    assert (out / "heatmap-reduced_final_overlap.png").is_file()
+    (out / "heatmap-mine.png").write_bytes(b"not the sweep's")  # a file the sweeps never drew
+    # one swept axis: no heatmap can be drawn
+    assert cli.main(base + ["--eta", "0.1,0.3", "--heatmap", "final_loss"]) == 0
+    second = json.loads((out / "sweep.json").read_text())
+    assert second["heatmaps"] == [] and second["heatmap_files"] == []
+    assert sorted(p.name for p in out.glob("heatmap-*.png")) == ["heatmap-mine.png"]

@@ -17,6 +17,7 @@ loaded when it runs, and so are the modules only a run needs (`outdir`, `output`
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Optional
 
@@ -216,7 +217,18 @@ def parse(argv: list[str]):
 
 
 def main(argv=None) -> int:
-    """Parse `argv` (default: sys.argv[1:]), run the command, return its exit code."""
+    """Parse `argv` (default: sys.argv[1:]), run the command, return its exit code. A SIGINT or
+    SIGTERM at any moment, parsing included, makes it 130 or 143 (`dynsim.interrupt`)."""
+    with interrupt.watch():
+        code = _command(argv)
+        if interrupt.received() is not None and code != interrupt.exit_code():
+            print(interrupt.MESSAGE, file=sys.stderr)  # a signal after the work's last safe point
+            code = interrupt.exit_code()
+    return code
+
+
+def _command(argv) -> int:
+    """`main`'s work: parse, check, run."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files: no window, no display needed
     resources.say_long([])  # no estimate line left by an earlier command of this process
     try:
@@ -244,8 +256,8 @@ def main(argv=None) -> int:
             resources.say_long(needs)
         if getattr(args, "out", None) is not None:
             CHECK_OUT(args)  # a folder, writable, with room for the outputs: before any work
-        with interrupt.watch():
-            return args.run(args)
+        interrupt.raise_if_interrupted()  # a signal while parsing or importing: no work starts
+        return args.run(args)
     except (UsageError, ValueError) as exc:
         print(
             f"dynsim: error: {exc}" if not str(exc).startswith("dynsim: error") else f"{exc}",
@@ -275,8 +287,12 @@ def main(argv=None) -> int:
 def main_entry() -> None:
     """Console-script entry point: exit with `main`'s code. After a Ctrl-C / SIGTERM it leaves
     through `os._exit`: XLA's threads could still be running during the interpreter's teardown,
-    which crashed 5 of 15 interrupted sweeps (exit 139 after printing "interrupted")."""
+    which crashed 5 of 15 interrupted sweeps (exit 139 after printing "interrupted"). Once `main`
+    has returned the process only exits: a signal during the interpreter's teardown is ignored (it
+    would print a KeyboardInterrupt traceback; the outputs are complete)."""
     code = main()
+    for sig in interrupt.SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
     if interrupt.received() is not None:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

@@ -4,6 +4,7 @@ JSON and npz writes, the outputs of `compare`, and the options every setting's c
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -125,8 +126,10 @@ class Staged:
     `stage.path(name)` (a fresh temporary folder inside `out`), then `stage.commit(record, data)`
     writes `data` as the JSON `record` with "files": {name: SHA-256} of the others, and moves the
     files into `out`, the record last. A failure before the commit (a full disk, Ctrl-C) leaves
-    `out` as it was; a kill during the moves (microseconds) leaves a record whose digests do not
-    match, which `mismatched` reports. The temporary folder goes in every case."""
+    `out` as it was; so does a target that cannot take a file (a folder of that name in `out`: every
+    target is checked before the first move, so the set moves whole or not at all); a kill during
+    the moves (microseconds) leaves a record whose digests do not match, which `mismatched`
+    reports. The temporary folder goes in every case."""
 
     def __init__(self, out: str):
         self.out, self.dir = out, None
@@ -145,6 +148,12 @@ class Staged:
         place and remove the files of the set named in `drop` that this run did not write (compare
         --no-plot: an older compare.png)."""
         names = sorted(n for n in os.listdir(self.dir) if n != record)
+        for name in [*names, record]:  # a rename onto a folder fails: none is moved then
+            target = os.path.join(self.out, name)
+            if os.path.isdir(target) and not os.path.islink(target):
+                raise IsADirectoryError(
+                    errno.EISDIR, f"a folder is where the output file {name} goes", target
+                )
         write_json(self.path(record), {**data, "files": {n: sha256(self.path(n)) for n in names}})
         for name in names:
             os.replace(self.path(name), os.path.join(self.out, name))

@@ -21,6 +21,12 @@ MAX_REPORT_BYTES = 64 * 2**20  # a report is kilobytes; a larger file is not one
 REFUSED = ("--scheduler", "--security", "--insecure-scheduler")
 # options that answer and exit: a report's command line never holds one (an edited report might)
 NOT_A_RUN = ("--help", "-h", "--print-config", "--version")
+# how the recorded command ran, not what it computed: never taken from a report (rerun writes into
+# its own --out, reads no config file, and runs in this process: a local cluster's workers would be
+# started from a report's word)
+EXECUTION = ("--out", "--config", "--workers")
+# the verb that writes each kind of report: a report reruns only its own verb
+WRITER = {"theorems": "check-theorems", "report": "compare"}
 
 
 def _read(path: str) -> dict:
@@ -30,8 +36,9 @@ def _read(path: str) -> dict:
 
 
 def recorded(path: str) -> dict:
-    """The `invocation` of the report at `path`, checked: a command line of strings naming a verb
-    other than rerun, with no option that reaches a Dask scheduler, and versions as a mapping."""
+    """The `invocation` of the report at `path`, checked: a command line of strings naming the verb
+    that writes this kind of report (`WRITER`), with no option that reaches a Dask scheduler, and
+    versions as a mapping."""
     data = _read(path)
     inv = data.get("invocation") if isinstance(data, dict) else None
     argv = inv.get("effective_argv") if isinstance(inv, dict) else None
@@ -60,6 +67,12 @@ def recorded(path: str) -> dict:
             f"REPORT = {path!r} is invalid: its command line holds {asked[0].split('=')[0]}, "
             "which prints and runs nothing: no command that wrote a report had it"
         )
+    kind = "theorems" if "claims" in data else "report"
+    if argv[0] != WRITER[kind]:
+        raise UsageError(
+            f"REPORT = {path!r} is invalid: a {kind} file is written by `dynsim {WRITER[kind]}`, "
+            f"but it records `dynsim {argv[0]}`"
+        )
     if not isinstance(inv.get("versions", {}), dict):
         raise UsageError(f"REPORT = {path!r} is invalid: its versions are not a mapping")
     return inv
@@ -76,7 +89,10 @@ def run(args) -> int:
             f"would "
             "replace; give another folder"
         )
-    argv = without(without(inv["effective_argv"], "--out"), "--config") + ["--out", out]
+    argv = inv["effective_argv"]
+    for option in EXECUTION:
+        argv = without(argv, option)
+    argv = argv + ["--out", out]
     if inv.get("versions") not in (None, {}, environment.versions()):
         changed = {
             k: (v, environment.versions().get(k))

@@ -288,14 +288,7 @@ def run_transfer(args) -> int:
     if args.finetune_eta is not None:
         kwargs["eta"] = args.finetune_eta
     # every transfer argument, before the pretraining; the messages name the options typed
-    try:
-        transfer.validate_transfer_args(cfg, **kwargs)
-    except ValueError as exc:
-        text = str(exc)
-        for keyword, option in TRANSFER_OPTIONS.items():
-            if text.startswith(f"{keyword} = "):
-                text = option + text[len(keyword) :]
-        raise ValueError(text) from None
+    transfer.validate_transfer_args(cfg, **kwargs, names=TRANSFER_OPTIONS)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     output.log(

@@ -482,6 +482,17 @@ def _write_outputs(
 ) -> dict[str, str]:
     files = {"table": os.path.join(out, "table.csv"), "manifest": os.path.join(out, "sweep.json")}
     atomic_write_text(files["table"], table_csv(rows, columns))
+    names = [n if n in columns else prefix + n for n in heatmaps]
+    drawn = plots.heatmaps(
+        out,
+        setting,
+        level,
+        rows,
+        axes,
+        names,
+        heatmap_axes,
+        labels=choices.labels(registry.get(setting).sweep, names),
+    )
     manifest = {
         "setting": setting,
         "level": level,
@@ -501,24 +512,16 @@ def _write_outputs(
             if k not in ("config", "setting", "mode", "level", "dtype")
         },
         "dtypes": sorted({r["dtype"] for r in rows}),
-        "heatmaps": list(heatmaps),
+        # only what was drawn is listed (asked for, a heatmap needs two swept axes and its summary)
+        "heatmaps": [h for h, n in zip(heatmaps, names) if f"heatmap-{n}" in drawn],
+        "heatmap_files": [os.path.basename(p) for p in drawn.values()],
         "heatmap_axes": None if heatmap_axes is None else list(heatmap_axes),
         "heatmap_unit": unit,
         "units": choices.UNIT_NOTES,
         "invocation": dict(invocation) if invocation is not None else None,
     }
+    # what an earlier sweep into this folder drew and this one did not goes with its table
+    plots.remove_stale(out, manifest["heatmap_files"])
     atomic_write_text(files["manifest"], strict_json(manifest))
-    names = [n if n in columns else prefix + n for n in heatmaps]
-    files.update(
-        plots.heatmaps(
-            out,
-            setting,
-            level,
-            rows,
-            axes,
-            names,
-            heatmap_axes,
-            labels=choices.labels(registry.get(setting).sweep, names),
-        )
-    )
+    files.update(drawn)
     return files

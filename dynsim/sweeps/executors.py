@@ -16,16 +16,23 @@ import importlib.util
 import logging
 import os
 import signal
-import threading
+import time
 import warnings
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from dynsim import inputs, progress
+from dynsim import inputs, interrupt, progress
 from dynsim.validation import check_int
 
 from .tasks import compute_chunk
 
 HOST = "127.0.0.1"
+# each worker ignores SIGINT (its module docstring); a light module: the workers load it at start-up
+WORKER_SETUP = "dynsim.dask_worker"
+# seconds between two looks at a Dask sweep's finished chunks (and at Ctrl-C): small against a
+# chunk (seconds) and against the interrupt watchdog (dynsim.interrupt.GRACE_S)
+POLL_S = 0.05
+# the loggers silenced while a sweep kills its workers (`_dask_quiet`)
+QUIET_LOGGERS = ("distributed", "tornado.application", "asyncio")
 # the fields of a --security file: paths to PEM files (relative to the file's folder), as
 # distributed.Security names them
 SECURITY_FIELDS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
@@ -129,8 +136,10 @@ def local_cluster(workers: int, dashboard: bool = False):
         if dashboard
         else {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
     )
-    # the nannies hand this config to the workers they start
-    with dask.config.set(quiet), _workers_ignore_sigint():
+    # the nannies hand this config to the workers they start; SIGINT is not ignored here while they
+    # start (it was, and a Ctrl-C during start-up was lost): each worker ignores it itself
+    # (WORKER_SETUP)
+    with dask.config.set(quiet):
         # one thread per worker process: JAX uses the cores itself, and a killed worker's loss stays
         # local
         cluster = LocalCluster(
@@ -143,24 +152,9 @@ def local_cluster(workers: int, dashboard: bool = False):
             dashboard_address=f"{HOST}:0" if dashboard else None,
             scheduler_kwargs={"dashboard_address": f"{HOST}:0"},
             worker_dashboard_address=None,
+            preload=[WORKER_SETUP],
         )
     return cluster, security
-
-
-@contextlib.contextmanager
-def _workers_ignore_sigint():
-    """SIGINT ignored while the worker processes start, which keep that setting (an ignored signal
-    stays ignored across fork and exec): a Ctrl-C at a terminal reaches the whole process group, and
-    only the sweep itself should act on it (the workers died with KeyboardInterrupt tracebacks); the
-    sweep then closes the cluster. A Ctrl-C in that second of start-up is lost."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def run(
@@ -178,6 +172,7 @@ def run(
     `compute_chunk`)."""
     if scheduler is None and workers is None:
         for task in tasks:
+            interrupt.raise_if_interrupted()  # a safe point between chunks
             try:
                 result = fn(*task)
             except Exception as exc:
@@ -240,17 +235,32 @@ def _dask(
         # pure=False: every task runs even if two look alike; a task of a lost worker is rescheduled
         # by Dask
         futures = [client.submit(fn, *task, pure=False) for task in tasks]
-        for future in as_completed(futures):
-            yield future.result()
+        yield from _as_completed(as_completed(futures))
     # Ctrl-C, or a failed task: our own workers are killed, not asked to finish their chunks
     except BaseException:
         # the scheduler's links to our killed workers break, as intended
         with _dask_quiet() if cluster is not None else contextlib.nullcontext():
             if cluster is not None:
                 _kill_workers(cluster)
-            _close(client, futures, cluster)
+            # what closing a cluster of killed workers raises (a nanny that restarted a worker in
+            # between and failed) must not replace the error or the interrupt being raised
+            with contextlib.suppress(Exception):
+                _close(client, futures, cluster)
         raise
     _close(client, futures, cluster)
+
+
+def _as_completed(pending) -> Iterator:
+    """The results of a Dask `as_completed` as they finish, polled every POLL_S seconds with a safe
+    point for Ctrl-C between polls (`interrupt.raise_if_interrupted`): waiting inside Dask, the
+    signal would only be seen by the watchdog, which leaves without killing the workers."""
+    while not pending.is_empty():
+        interrupt.raise_if_interrupted()
+        batch = pending.next_batch(block=False)
+        if not batch:
+            time.sleep(POLL_S)
+        for future in batch:
+            yield future.result()
 
 
 def _close(client, futures: list, cluster) -> None:
@@ -263,18 +273,21 @@ def _close(client, futures: list, cluster) -> None:
 
 @contextlib.contextmanager
 def _dask_quiet():
-    """Dask's loggers in this process (the scheduler runs here) silenced while our workers are
-    killed and the cluster closes: each broken link to a killed worker is logged with its traceback
-    ("Batched Comm Closed ... CommClosedError", seen in CI after a process-group Ctrl-C), which is
-    noise to a user who pressed Ctrl-C. The level is restored afterwards, for the next sweep of a
-    library user."""
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL + 1)
+    """Dask's loggers in this process (the scheduler and the nannies run here), and those of the
+    event loop they run on, silenced while our workers are killed and the cluster closes: each
+    broken link to a killed worker is logged with its traceback ("Batched Comm Closed ...
+    CommClosedError", seen in CI after a process-group Ctrl-C; "Nanny failed to start" from a
+    nanny that restarted a worker a SIGTERM killed), which is noise to a user who pressed Ctrl-C.
+    The levels are restored afterwards, for the next sweep of a library user."""
+    loggers = [logging.getLogger(n) for n in QUIET_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _kill_workers(cluster) -> None:

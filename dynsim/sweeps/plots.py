@@ -4,6 +4,7 @@ cell labels fitted to their cells, the provenance in a footer."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -13,9 +14,13 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from dynsim import environment
+from dynsim import environment, inputs
 from dynsim.figtext import assignment, footer, provenance, summary_name, symbol, wrapped
 from dynsim.trajectory import atomic_savefig
+
+# a manifest lists every point's key: 64 MB holds ~500,000 points, past dynsim.sweep's limit
+MANIFEST_BYTES = 64 << 20
+PREFIXES = ("", "reduced_", "full_")  # the level prefixes of a summary's column
 
 
 def _numeric(v) -> float:
@@ -368,3 +373,32 @@ def _provenance(rows: list[dict]) -> str:
             "versions": environment.versions(),
         }
     )
+
+
+def remove_stale(out: str, drawn: Sequence[str]) -> list[str]:
+    """Remove (and return) the heatmap files that the sweep whose manifest (sweep.json) is in `out`
+    drew and this one did not (`drawn`: file names): they describe the table being replaced. A
+    manifest that cannot be read (none, a corrupt one) names none; no other file is touched."""
+    try:
+        old = inputs.read_json(os.path.join(out, "sweep.json"), MANIFEST_BYTES, "sweep.json", out)
+    except ValueError:
+        return []
+    if not isinstance(old, dict):
+        return []
+    listed = old.get("heatmap_files")
+    if not isinstance(listed, list):  # a manifest of an older dynsim: its requested names
+        names = old.get("heatmaps") if isinstance(old.get("heatmaps"), list) else []
+        listed = [f"heatmap-{p}{n}.png" for n in names if isinstance(n, str) for p in PREFIXES]
+    stale = sorted(
+        n
+        for n in set(listed) - set(drawn)
+        if isinstance(n, str)
+        and n.startswith("heatmap-")
+        and n.endswith(".png")
+        and os.path.basename(n) == n
+        and os.path.isfile(os.path.join(out, n))
+    )
+    for name in stale:
+        with contextlib.suppress(FileNotFoundError):  # a concurrent sweep removed it
+            os.unlink(os.path.join(out, name))
+    return stale

@@ -45,15 +45,16 @@ DEFAULT_ETA_GLM = 1.0
 DEFAULT_RECORD_EVERY = 100
 
 
-def downstream_feature(cfg: JSLConfig, overlap: float, key=None):
+def downstream_feature(cfg: JSLConfig, overlap: float, key=None, name: str = "overlap"):
     """The downstream feature w~ = overlap w* + sqrt(1 - overlap^2) u, u a seeded unit vector
     orthogonal to w* (Section 5).
 
-    ||w~|| = 1 and <w~, w*> = overlap. `key` seeds u (default: derived from cfg.seed).
+    ||w~|| = 1 and <w~, w*> = overlap. `key` seeds u (default: derived from cfg.seed); `name`: what
+    a refusal calls the overlap.
     """
     if not validation.is_real(overlap) or not 0.0 <= abs(float(overlap)) <= 1.0:
         raise ValueError(
-            f"overlap = {overlap!r} is invalid: must be a real number with 0 <= |overlap| <= 1 "
+            f"{name} = {overlap!r} is invalid: must be a real number with 0 <= |overlap| <= 1 "
             "(it is <w~, w*> of two unit vectors)"
         )
     overlap = float(overlap)
@@ -63,7 +64,7 @@ def downstream_feature(cfg: JSLConfig, overlap: float, key=None):
         return overlap * w_star
     if cfg.d < 2:
         raise ValueError(
-            f"overlap = {overlap!r} is invalid for d = 1: there is no direction orthogonal to w*; "
+            f"{name} = {overlap!r} is invalid for d = 1: there is no direction orthogonal to w*; "
             "only overlap = +-1 is possible"
         )
     key = jax.random.fold_in(jax.random.key(cfg.seed), 0xD0) if key is None else key
@@ -231,17 +232,17 @@ class TransferResult:
         )
 
 
-def _check_n_tilde(n_tilde) -> tuple[int, ...]:
+def _check_n_tilde(n_tilde, name: str = "n_tilde") -> tuple[int, ...]:
     values = tuple(n_tilde) if isinstance(n_tilde, Sequence) else None
     if not values or not all(validation.is_int(n) and n >= 1 for n in values):
         raise ValueError(
-            f"n_tilde = {n_tilde!r} is invalid: must be a non-empty sequence of integers >= 1"
+            f"{name} = {n_tilde!r} is invalid: must be a non-empty sequence of integers >= 1"
         )
     return tuple(int(n) for n in values)
 
 
-def _check_args(cfg, seeds, steps, eta, eta_glm, record_every) -> None:
-    glm.validate_glm_args(cfg, seeds, steps, eta)  # cfg, seeds >= 2, steps >= 0, eta > 0
+def _check_args(cfg, seeds, steps, eta, eta_glm, record_every, names=None) -> None:
+    glm.validate_glm_args(cfg, seeds, steps, eta, names)  # cfg, seeds >= 2, steps >= 0, eta > 0
     if not isinstance(record_every, int) or isinstance(record_every, bool) or record_every < 1:
         raise ValueError(f"record_every = {record_every!r} is invalid: must be an integer >= 1")
     if not validation.is_real(eta_glm) or eta_glm <= 0:
@@ -299,13 +300,16 @@ def validate_transfer_args(
     eta: Optional[float] = None,
     eta_glm: float = DEFAULT_ETA_GLM,
     record_every: int = DEFAULT_RECORD_EVERY,
+    names: Optional[Mapping[str, str]] = None,
 ) -> tuple[tuple[int, ...], float]:
     """Validate `transfer`'s arguments before any work (named ValueErrors); return (n_tilde, eta)
-    with defaults resolved."""
-    n_tilde = _check_n_tilde(n_tilde)
+    with defaults resolved. names: {keyword: what the messages call it} (a command line's option
+    names, e.g. {"n_tilde": "--n-tilde"}; default the keywords)."""
+    names = dict(names or {})
+    n_tilde = _check_n_tilde(n_tilde, names.get("n_tilde", "n_tilde"))
     eta = cfg.eta / 2 if eta is None else eta
-    _check_args(cfg, seeds, steps, eta, eta_glm, record_every)
-    downstream_feature(cfg, overlap)  # validates overlap
+    _check_args(cfg, seeds, steps, eta, eta_glm, record_every, names)
+    downstream_feature(cfg, overlap, name=names.get("overlap", "overlap"))  # validates overlap
     return n_tilde, eta
 
 
