@@ -163,16 +163,22 @@ def test_negative_controls_of_the_accuracy_claims_fail():
     assert jsl_claims.permutation_robust(GOOD, CNN_PERM, GOOD, CNN_PERM).verdict == FAILS
 
 
+SD = 0.106  # random encodings' score SD at 4 x 4, width 16, k = 4 (jsl_localization.spread)
+
+
 @pytest.mark.parametrize(
     "scores, accuracy, verdict",
     [
         ([1.2, 1.3, 1.25, 1.2, 1.3], GOOD, HOLDS),  # well below the baseline 2.14
         ([2.1, 2.2, 2.15, 2.1, 2.2], GOOD, FAILS),  # at the baseline
+        ([2.0, 2.02, 1.98, 2.0, 2.0], GOOD, FAILS),  # below it, but within random encodings' reach
+        # P frozen at its start, default run at --seed 0: below the baseline by chance, not by 3 SD
+        ([1.995, 1.977, 2.016, 2.103, 1.800], GOOD, FAILS),
         ([1.2, 1.3, 1.25, 1.2, 1.3], CHANCE_LIKE, NOT_APPLICABLE),  # (a) never learned
     ],
 )
 def test_localized_verdicts(scores, accuracy, verdict):
-    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), accuracy, 4)
+    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), SD, accuracy, 4)
     assert claim.verdict == verdict
 
 
@@ -185,12 +191,13 @@ def test_localization_fails_on_encodings_frozen_at_their_random_initialization()
     for r in range(8):
         P0 = jsl_train.init_params(module, jax.random.PRNGKey(r), _x()[0])["P"]
         scores.append(jsl_localization.score(P0, GRID, digits.permutation(16, 100 + r), 4))
-    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), GOOD * 2, 4, "frozen")
+    sd = jsl_localization.spread(GRID, 16, 4, draws=100)
+    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), sd, GOOD * 2, 4, "frozen")
     assert claim.verdict == FAILS
     # and the same reading on localized encodings holds (the control can tell them apart)
     local = [jsl_localization.score(_local_P(GRID)[p], GRID, p, 4)
              for p in (digits.permutation(16, 100 + r) for r in range(8))]  # fmt: skip
-    assert jsl_claims.localized(local, 2.142, GOOD * 2, 4).verdict == HOLDS
+    assert jsl_claims.localized(local, 2.142, sd, GOOD * 2, 4).verdict == HOLDS
 
 
 def test_end_to_end_tiny_run_writes_json_and_png(tmp_path, capsys):

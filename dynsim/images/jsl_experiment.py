@@ -55,6 +55,12 @@ def _scores(P, data, k: int) -> dict:
     return {"after": after, "before": before, "baseline": jsl_localization.baseline(data.grid)}
 
 
+def spread(cfg: Config) -> float:
+    """The SD of random encodings' localization score at this grid, width and k."""
+    grid = (8 // cfg.patch, 8 // cfg.patch)
+    return jsl_localization.spread(grid, cfg.width, cfg.k, seed=cfg.seed)
+
+
 def run(cfg: Config) -> dict:
     """Every training and measurement; moves the active progress bar by one per training."""
     data = digits.load(cfg.patch)
@@ -90,11 +96,11 @@ def run(cfg: Config) -> dict:
         "example": {
             c: digits.unpatch(sd.x_test[0][:1][:, sd.perms[c][0]], cfg.patch)[0] for c in conditions
         },
-        "items": judge(acc, local, cfg.k),
+        "items": judge(acc, local, cfg.k, spread(cfg)),
     }
 
 
-def judge(acc: dict, local: dict, k: int) -> list:
+def judge(acc: dict, local: dict, k: int, sd: float) -> list:
     """The three claims, their negative controls and the accuracies as measurements."""
     pos, std, cnn = (acc[(m, "original")] for m in LEARNERS)
     pos_perm, cnn_perm = acc[("positional", "permuted")], acc[("cnn", "permuted")]
@@ -102,7 +108,7 @@ def judge(acc: dict, local: dict, k: int) -> list:
     items = [
         jsl_claims.comparable(pos, std),
         jsl_claims.permutation_robust(pos, pos_perm, cnn, cnn_perm),
-        jsl_claims.localized(local["positional"]["after"], base, pos_perm, k),
+        jsl_claims.localized(local["positional"]["after"], base, sd, pos_perm, k),
         jsl_claims.control(
             "positional ~ standard, with the CNN on permuted digits as (b)",
             jsl_claims.comparable(pos, cnn_perm),
@@ -114,7 +120,7 @@ def judge(acc: dict, local: dict, k: int) -> list:
         jsl_claims.control(
             "localized, read on (a) with P frozen at its initialization",
             jsl_claims.localized(
-                local["frozen"]["after"], base, acc[("frozen", "permuted")], k, "(a) frozen P"
+                local["frozen"]["after"], base, sd, acc[("frozen", "permuted")], k, "(a) frozen P"
             ),
         ),
     ]

@@ -19,11 +19,11 @@ from scipy.spatial.distance import cdist
 
 from dynsim.metrics import TIE_DECIMALS, grid_coordinates
 
-__all__ = ["similarity", "top_k", "score", "baseline", "maps", "K_DEFAULT"]
+__all__ = ["similarity", "top_k", "score", "baseline", "spread", "maps", "K_DEFAULT", "DRAWS"]
 
-K_DEFAULT = (
-    4  # a cell's 4-neighbourhood on the grid: the most a local pattern can hold at distance 1
-)
+# k: a cell's 4-neighbourhood on the grid, the most a local pattern can hold at distance 1
+K_DEFAULT = 4
+DRAWS = 400  # random encodings in `spread`: its SD estimate is within ~7 % (1/sqrt(2 * 400 - 2))
 
 
 def similarity(P: np.ndarray) -> np.ndarray:
@@ -57,6 +57,15 @@ def baseline(grid: tuple) -> float:
     coords = grid_coordinates(grid).astype(np.float64)
     D = coords.shape[0]
     return float(cdist(coords, coords).sum() / (D * (D - 1)))
+
+
+def spread(grid: tuple, width: int, k: int = K_DEFAULT, draws: int = DRAWS, seed: int = 0) -> float:
+    """The standard deviation of the score of random encodings (P's initialization, N(0, I) rows
+    of `width`) under a uniformly random permutation, over `draws` draws (seeded numpy)."""
+    rng = np.random.default_rng(seed)
+    D = grid[0] * grid[1]
+    values = [score(rng.normal(size=(D, width)), grid, rng.permutation(D), k) for _ in range(draws)]
+    return float(np.std(values, ddof=1))
 
 
 def maps(P: np.ndarray, grid: tuple, perm: np.ndarray, cells) -> tuple[np.ndarray, np.ndarray]:
