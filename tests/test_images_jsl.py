@@ -218,7 +218,8 @@ def test_end_to_end_tiny_run_writes_json_and_png(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, option",
     [(["--seeds", "1"], "--seeds"), (["--top-k", "16"], "--top-k"),
-     (["--n-test", "1796"], "--n-test"), (["--learning-rate", "nan"], "--learning-rate")],
+     (["--n-test", "1796"], "--n-test"), (["--learning-rate", "nan"], "--learning-rate"),
+     (["--steps", "1000000000000"], "--steps"), (["--seeds", "100000"], "--seeds")],
 )  # fmt: skip
 def test_bad_input_is_refused_before_any_work(tmp_path, capsys, argv, option):
     out = tmp_path / "out"

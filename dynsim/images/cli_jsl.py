@@ -9,13 +9,13 @@ import os
 
 import numpy as np
 
-from dynsim import claims, environment
+from dynsim import claims, environment, resources
 from dynsim.cli import options, output
 
 from . import digits, jsl_experiment, jsl_plotting
 from .jsl_claims import interval
 
-__all__ = ["arguments", "run", "DESCRIPTION", "NAME"]
+__all__ = ["arguments", "run", "estimate", "DESCRIPTION", "NAME"]
 
 NAME = "jsl-images"
 DESCRIPTION = (
@@ -139,6 +139,29 @@ def config(args):
             f"of {D} at --patch {cfg.patch})"
         )
     return cfg
+
+
+def estimate(args) -> list:
+    """What a run holds and does: every seed's digits, the minibatches' activations and the
+    losses; per step of each learner-condition pair, the forward and backward (about three
+    forwards) of the three learners on a minibatch (the CNN's two 3 x 3 convolutions dominate)."""
+    D, d, w = (8 // args.patch) ** 2, args.patch**2, args.width
+    runs = len(jsl_experiment.runs(range(3 if args.patch == 2 else 4)))
+    per_image = (
+        2 * D * (d * w + D * w + 10 * w)  # (a): value, attention mixing, readout
+        + 2 * D * (4 * d * w + 2 * w * w + 2 * D * w)  # (b): embedding, Q, K, V, scores, mixing
+        + 2 * 64 * (9 * w + 9 * w * w)  # (c): two convolutions on the 64 pixels
+    )
+    opts = {"--steps": args.steps, "--seeds": args.seeds, "--batch-size": args.batch_size}
+    return [
+        resources.Need(
+            "training: steps x seeds x learner-condition pairs x batch x forward and backward",
+            opts,
+            bytes=8.0 * args.seeds * (3 * DIGITS * 64 + args.steps + args.batch_size * 64 * 9 * w),
+            flops=3.0 * runs / 3 * args.seeds * args.steps * args.batch_size * per_image,
+            instead="fewer --steps or --seeds, or a smaller --batch-size",
+        )
+    ]
 
 
 def _table(result: dict) -> str:

@@ -21,7 +21,7 @@ COMMANDS = (
     Command(
         "figure",
         "jsl-fig4",
-        "dynsim.jsl.cli_figures:fig4_arguments",
+        "dynsim.jsl.figure_options:fig4_arguments",
         functools.partial(RUN_FIGURE, name="jsl-fig4"),
         estimate="dynsim.jsl.resources:estimate_realistic",
         help="JSL Figure 4: a realistic run learns patch association",
@@ -34,7 +34,7 @@ COMMANDS = (
     Command(
         "figure",
         "jsl-fig2",
-        "dynsim.jsl.cli_figures:fig2_arguments",
+        "dynsim.jsl.figure_options:fig2_arguments",
         functools.partial(RUN_FIGURE, name="jsl-fig2"),
         estimate="dynsim.jsl.resources:estimate_realistic",
         help="JSL Figure 2: low test error without patch association on CNN-labelled Gaussian data",
@@ -46,7 +46,7 @@ COMMANDS = (
     Command(
         "transfer",
         "jsl",
-        "dynsim.jsl.cli_figures:transfer_arguments",
+        "dynsim.jsl.figure_options:transfer_arguments",
         "dynsim.jsl.cli_figures:run_transfer",
         estimate="dynsim.jsl.resources:estimate_transfer",
         verb_help="pretrain, then fine-tune v on a new feature (Section 5)",
@@ -61,6 +61,7 @@ COMMANDS = (
         "jsl-images",
         "dynsim.images.cli_jsl:arguments",
         "dynsim.images.cli_jsl:run",
+        estimate="dynsim.images.cli_jsl:estimate",
         verb_help="run a paper's real-image experiment in miniature (sklearn digits)",
         help="JSL Section 6 on the digits: positional vs standard attention vs a CNN on permuted "
         "images, and the positional encodings' localization",
