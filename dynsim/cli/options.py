@@ -15,6 +15,7 @@ import typing
 from typing import Any, Optional
 
 from dynsim import inputs, resources
+from dynsim.setting import Ref
 
 from . import ranges
 from dynsim.verbs import Option
@@ -61,12 +62,15 @@ def config_options(
     defaults: Optional[dict] = None,
     why: Optional[str] = None,
     exclude: Optional[dict] = None,
+    check: Optional[typing.Callable[[Any, argparse.Namespace], None]] = None,
 ) -> None:
     """One option per field of `setting.config`. A command that needs other defaults than the
     config's (a paper's figure, a theorem's regime) gives them in `defaults` and says `why`: --help
     shows both values and the reason (one default per field everywhere, unless a command
     says otherwise). A field the command sets itself is in `exclude` (field -> why), said in --help
-    and not an option. `config(args)` builds the config back."""
+    and not an option. `config(args)` builds the config back, then calls check(cfg, args) (a
+    module-level function, pure Python: it raises ValueError for an option's value the command
+    refuses, before any work)."""
     cls = setting.config
     defaults, exclude = defaults or {}, exclude or {}
     if defaults and not why:
@@ -107,14 +111,20 @@ def config_options(
             help=f"{field_help(setting, f)} (default: {default})",
         )
     parser.set_defaults(config_defaults=defaults, config_class=cls)
+    if check is not None:  # by reference: the report's invocation records its name
+        parser.set_defaults(config_check=Ref(f"{check.__module__}:{check.__qualname__}"))
 
 
 def config(args: argparse.Namespace):
-    """The config of the command line: the command's defaults, then the options given."""
+    """The config of the command line: the command's defaults, then the options given; checked
+    with the options by the command's `config_options(check=...)`."""
     cls = args.config_class
     fields = {f.name for f in dataclasses.fields(cls)}
     given = {k: v for k, v in vars(args).items() if k in fields}
-    return cls(**{**args.config_defaults, **given})
+    cfg = cls(**{**args.config_defaults, **given})
+    if getattr(args, "config_check", None) is not None:
+        args.config_check(cfg, args)
+    return cfg
 
 
 def values(args: argparse.Namespace) -> dict:

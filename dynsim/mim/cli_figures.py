@@ -1,5 +1,6 @@
 """The MIM figures: `figure mim-phases` (two phases against one) and `figure mim-attention` (maps,
-diversity)."""
+diversity), their work (their options and the checks on parsed values:
+`dynsim.mim.figure_options`)."""
 
 from __future__ import annotations
 
@@ -15,110 +16,23 @@ from dynsim.cli import options, output
 from dynsim.trajectory import atomic_savez, many_to_arrays, save_many
 
 from . import diversity, phases, plotting
-from .arguments import APPROX_CHOICES
-from .hooks import approx_option, signed_configs
+from .figure_options import signed_configs, top_k
+from .hooks import approx_option
 from .partition import query_patches
 
-# mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta =
-# -0.2.
-PHASES_DEFAULTS = dict(P=1024, mask_ratio=0.5, eta=1.0, steps=3000, record_every=5)
-ATTENTION_DEFAULTS = dict(steps=1000, record_every=50)
-# Not read, so not listed: mim-phases takes its two runs' kappas from --kappa-pos/--kappa-neg (not
-# --kappa-c/-s) and runs the reduced level only (no embedding dimension d, no samples N);
-# mim-attention trains on the exact population loss (no samples N).
-PHASES_UNREAD = {
-    "kappa_c": "the two runs take --kappa-pos and --kappa-neg",
-    "kappa_s": "the same",
-    "d": "the reduced level has no embedding",
-    "N": "the reduced level's loss is the population loss",
-}
-ATTENTION_UNREAD = {"N": "the model trains on the exact population loss"}
 # mim-phases.npz keeps the records a log-time axis needs (trajectory.log_spaced): at most PER_DECADE
 # per decade of steps, which draws the same curves (3000 steps: about 80 of 601 records) at a size
 # set by the decades.
 PER_DECADE = 40
-PHASES_DESCRIPTION = (
-    "Reduced MIM dynamics (default approximation: mean_field, which keeps the PP correlations) at "
-    "kappa = (0.9, 0.4) (Delta = +0.4) and (0.6, 0.4) (Delta = -0.2), side by side on a log-time "
-    "axis: FP correlations of a local query (target, global, another local area) and of a global "
-    "query, the predicted switch level -(Delta/2) log P, and the PP correlations. Writes "
-    "mim-phases.png, mim-phases.npz (the plotted, log-spaced records), mim-phases.json."
-)
-ATTENTION_DESCRIPTION = (
-    "Train the full MIM model (exact population GD), draw the attention of a local and a global "
-    "query on the patch grid, and rank the trained attention by the attention diversity of "
-    "Section 6 (top-k) and the average attention distance against the reference maps of "
-    "check-theorems mim's diversity measurement (Theorem 4.1's ideal, a collapse, random logits) "
-    "and against uniform and collapsed attention. Writes mim-attention.png and "
-    "mim-attention.json."
-)
 # Random-logit maps averaged in mim-attention's table (each draw's diversity varies: the mean of
 # this many draws is what the table and the title show)
 RANDOM_DRAWS = 100
 
 
-def phases_arguments(parser, setting) -> None:
-    """Options of `figure mim-phases`: every MIMConfig field it reads, the two runs' kappas, the
-    approximation, --out."""
-    options.config_options(
-        parser,
-        setting,
-        PHASES_DEFAULTS,
-        "the two phases need a large P (1024) and a long log-time horizon",
-        PHASES_UNREAD,
-    )
-    g = parser.add_argument_group("run")
-    g.add_argument(
-        "--kappa-pos",
-        default="0.9,0.4",
-        metavar="KC,KS",
-        help="kappas of the Delta > 0 run (default: 0.9,0.4)",
-    )
-    g.add_argument(
-        "--kappa-neg",
-        default="0.6,0.4",
-        metavar="KC,KS",
-        help="kappas of the Delta < 0 run (default: 0.6,0.4)",
-    )
-    g.add_argument(
-        "--approximation",
-        choices=APPROX_CHOICES,
-        default="mean_field",
-        help="reduced approximation (default: mean_field; none is exact but only feasible for "
-        "small P)",
-    )
-    options.out_options(g)
-
-
-def attention_arguments(parser, setting) -> None:
-    """Options of `figure mim-attention`: every MIMConfig field it reads, top-k, --out."""
-    options.config_options(
-        parser,
-        setting,
-        ATTENTION_DEFAULTS,
-        "the attention maps are drawn after training to convergence",
-        ATTENTION_UNREAD,
-    )
-    g = parser.add_argument_group("run")
-    g.add_argument(
-        "--top-k",
-        type=int,
-        default=None,
-        help="k of the diversity metric (default: min(10, P // 4))",
-    )
-    options.out_options(g)
-
-
 def run_phases(args) -> int:
     """`dynsim figure mim-phases`: FP and PP trajectories at Delta > 0 and Delta < 0 on a log-time
     axis."""
-    base = options.config(args)
-    if base.partitions is not None:
-        raise ValueError(
-            "--partitions is invalid for figure mim-phases: explicit areas override the "
-            "kappas, so both runs would be the same; give the kappas with --kappa-pos and "
-            "--kappa-neg"
-        )
+    base = options.config(args)  # checks --partitions and the kappas (figure_options)
     approx = approx_option(args.approximation)
     cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
     for cfg in cfgs.values():
@@ -207,9 +121,7 @@ def run_attention(args) -> int:
     full.mim.validate_run_options(cfg, "exact")
     side = math.isqrt(cfg.P)
     grid = (side, side) if side * side == cfg.P else (1, cfg.P)
-    k = args.top_k if args.top_k is not None else max(1, min(10, cfg.P // 4))
-    if not 1 <= k <= cfg.P:
-        raise ValueError(f"--top-k = {k} is invalid: must lie in [1, P] = [1, {cfg.P}]")
+    k = top_k(cfg, args)  # in [1, P]: checked by options.config (figure_options)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     t = output.run_logged(

@@ -12,25 +12,26 @@ from dynsim.setting import Command, Frames, Ref, Setting
 from . import arguments
 
 CLI_FIGURES = "dynsim.mim.cli_figures"
+FIGURE_OPTIONS = "dynsim.mim.figure_options"  # the options, light: --help loads no level
 
 COMMANDS = (
     Command(
         "figure",
         "mim-phases",
-        f"{CLI_FIGURES}:phases_arguments",
+        f"{FIGURE_OPTIONS}:phases_arguments",
         f"{CLI_FIGURES}:run_phases",
         estimate="dynsim.mim.resources:estimate_phases",
         help="MIM: FP and PP trajectories for Delta > 0 (two phases) and Delta < 0 (one phase)",
-        description=Ref(f"{CLI_FIGURES}:PHASES_DESCRIPTION"),
+        description=Ref(f"{FIGURE_OPTIONS}:PHASES_DESCRIPTION"),
     ),
     Command(
         "figure",
         "mim-attention",
-        f"{CLI_FIGURES}:attention_arguments",
+        f"{FIGURE_OPTIONS}:attention_arguments",
         f"{CLI_FIGURES}:run_attention",
         estimate="dynsim.mim.resources:estimate_attention",
         help="MIM: attention maps of the trained full model and its attention diversity",
-        description=Ref(f"{CLI_FIGURES}:ATTENTION_DESCRIPTION"),
+        description=Ref(f"{FIGURE_OPTIONS}:ATTENTION_DESCRIPTION"),
     ),
     Command(
         "experiment",
