@@ -205,6 +205,7 @@ def _record(result: dict) -> dict:
             for m, s in result["localization"].items()
         },
         "permutation": {c: p.tolist() for c, p in result["perms"].items()},
+        "random_sd": result["random_sd"],
     }
 
 

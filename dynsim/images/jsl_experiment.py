@@ -96,7 +96,8 @@ def run(cfg: Config) -> dict:
         "example": {
             c: digits.unpatch(sd.x_test[0][:1][:, sd.perms[c][0]], cfg.patch)[0] for c in conditions
         },
-        "items": judge(acc, local, cfg.k, spread(cfg)),
+        "random_sd": (random_sd := spread(cfg)),
+        "items": judge(acc, local, cfg.k, random_sd),
     }
 
 

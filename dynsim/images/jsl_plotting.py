@@ -113,6 +113,12 @@ def figure(result: dict, path: str, meta: dict) -> None:
                 r" $\pi^{-1}$",
             )
     ax.axhline(local["positional"]["baseline"], color="0.4", ls="--", label="shuffled baseline")
+    ax.axhline(
+        local["positional"]["baseline"] - jsl_claims.MARGIN * result["random_sd"],
+        color="0.4",
+        ls=":",
+        label=r"the claim's threshold: baseline $- 3\sigma_{rand}$",
+    )
     ax.set_xticks(
         [0, 1, 2, 3],
         ["learned\nafter", "learned\nbefore", "frozen\nafter", "frozen\nbefore"],
