@@ -5,6 +5,8 @@ known, the three claims' verdicts on constructed numbers (holds, fails, not appl
 negative controls, and one tiny end-to-end run."""
 
 import json
+import subprocess
+import sys
 import math
 import os
 
@@ -227,3 +229,23 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys, argv, option):
     err = capsys.readouterr().err
     assert err.startswith("dynsim: error:") and option in err and "Traceback" not in err
     assert not os.path.exists(out)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["--seeds", "1"], ["--top-k", "16"]],
+)
+def test_help_and_a_refused_value_import_no_jax(argv, tmp_path):
+    probe = (
+        "import sys\nfrom dynsim import cli\ntry:\n    code = cli.main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n    code = exc.code\n"
+        "print([m for m in ('jax', 'flax', 'optax') if m in sys.modules], code, file=sys.stderr)"
+    )
+    out = ["--out", str(tmp_path / "out")]
+    run = subprocess.run(
+        [sys.executable, "-c", probe, "experiment", "jsl-images", *argv, *out],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.stderr.strip().splitlines()[-1] == ("[] 0" if argv == ["--help"] else "[] 2")

@@ -6,43 +6,15 @@ frozen at its initialization, and judge the three claims (`dynsim.images.jsl_cla
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from dynsim import interrupt, progress
 from dynsim.claims import Measurement
 
 from . import digits, jsl_claims, jsl_localization, jsl_train
+from .jsl_options import LEARNERS, Config, runs
 
 __all__ = ["Config", "run", "runs", "LEARNERS"]
-
-LEARNERS = ("positional", "standard", "cnn")
-
-
-@dataclasses.dataclass(frozen=True)
-class Config:
-    """The experiment's sizes (the command's defaults: docs/images.md §1)."""
-
-    patch: int = 2
-    seeds: int = 5
-    steps: int = 600
-    batch: int = 128
-    lr: float = 0.01
-    width: int = 16
-    n_test: int = 360
-    k: int = jsl_localization.K_DEFAULT
-    seed: int = 0
-    dtype: str = "float32"
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def runs(conditions) -> list[tuple[str, str]]:
-    """(learner, condition) of every training: each learner on each condition, and (a) with P
-    frozen on the permuted digits (the localization claim's negative control)."""
-    return [(m, c) for m in LEARNERS for c in conditions] + [("frozen", "permuted")]
 
 
 def _scores(P, data, k: int) -> dict:

@@ -59,13 +59,13 @@ COMMANDS = (
     Command(
         "experiment",
         "jsl-images",
-        "dynsim.images.cli_jsl:arguments",
+        "dynsim.images.jsl_options:arguments",
         "dynsim.images.cli_jsl:run",
-        estimate="dynsim.images.cli_jsl:estimate",
+        estimate="dynsim.images.jsl_options:estimate",
         verb_help="run a paper's real-image experiment in miniature (sklearn digits)",
         help="JSL Section 6 on the digits: positional vs standard attention vs a CNN on permuted "
         "images, and the positional encodings' localization",
-        description=Ref("dynsim.images.cli_jsl:DESCRIPTION"),
+        description=Ref("dynsim.images.jsl_options:DESCRIPTION"),
     ),
 )
 
@@ -105,7 +105,7 @@ SETTING = Setting(
         "check-theorems": "dynsim.jsl.resources:estimate_check",
         "derive": "dynsim.jsl.resources:estimate_derive",
     },
-    sweep="dynsim.jsl.sweep:SWEEP",
+    sweep="dynsim.jsl.sweep_spec:SWEEP",
     commands=COMMANDS,
     field_help=FIELD_HELP,
     resources="dynsim.jsl.resources:needs",
