@@ -5,8 +5,12 @@ runs."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import time
+
 from dynsim import verbs
-from dynsim.setting import Command, Setting
+from dynsim.setting import Command, Ref, Setting
 
 from . import options
 
@@ -22,6 +26,12 @@ DESCRIPTION = (
     "(point by point, saved as `dynsim compare --method flow` saves it); event times are given in "
     "recorded steps and in time t = eta * steps (a flow's censored at --t-max)."
 )
+
+NEEDS = Ref("dynsim.cli.sweep_run:estimate")
+# the grid's configs checked before the heavy imports: the first CHECKED, for at most CHECK_SECONDS
+# (a large config, e.g. MIMConfig at P = 10^6, takes long to build); dynsim.sweeps.points checks
+# every one before any work
+CHECKED, CHECK_SECONDS = 256, 1.0
 
 
 def sweep_arguments(parser, setting: Setting) -> None:
@@ -132,6 +142,30 @@ def commands(setting: Setting) -> list[Command]:
             "dynsim.cli.sweep_run:run",
             help=setting.sweep.table.example or setting.description,
             description=DESCRIPTION,
-            estimate="dynsim.cli.sweep_run:estimate",
+            estimate="dynsim.cli.sweep:estimate",
         )
     ]
+
+
+def check_points(args) -> None:
+    """Build the grid's first configs in the order `dynsim.sweeps.points` builds them (the product
+    of the axes, first axis slowest, at the base seed): a value the config refuses is refused with
+    its message."""
+    cls = args.config_class
+    given = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)
+    }
+    if len(given.get("seed", ())) > 1:
+        return  # refused by the run, which names --seed
+    start = time.monotonic()
+    for values in itertools.islice(itertools.product(*given.values()), CHECKED):
+        cls(**dict(zip(given, values)))
+        if time.monotonic() - start > CHECK_SECONDS:
+            return
+
+
+def estimate(args) -> list:
+    """The grid's configs checked (`check_points`), then what the sweep would need
+    (`dynsim.cli.sweep_run.estimate`)."""
+    check_points(args)
+    return NEEDS(args)

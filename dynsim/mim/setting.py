@@ -116,7 +116,7 @@ SETTING = Setting(
         "compare": "dynsim.mim.resources:estimate_compare",
         "check-theorems": "dynsim.mim.resources:estimate_check",
     },
-    sweep="dynsim.mim.sweep:SWEEP",
+    sweep="dynsim.mim.sweep_spec:SWEEP",
     commands=COMMANDS,
     field_help="dynsim.mim.config:FIELD_HELP",
     resources="dynsim.mim.resources:needs",
