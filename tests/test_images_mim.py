@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dynsim import cli, metrics
+from dynsim import claims, cli, metrics
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED
 from dynsim.images import digits, mim_claims, mim_experiment
 from dynsim.images.mim_model import Attention, masked_input, masks
@@ -77,17 +77,79 @@ def test_chance_bound():
 
 
 def test_claim_holds_when_every_paired_difference_is_clearly_positive():
-    c = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9])
-    assert c.verdict == HOLDS and c.measured > 0
+    c = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9])  # differences 2.0, 1.9, 2.0
+    # sd 0.0577, t_{0.975, 2} = 4.303: the interval 1.967 +- 0.143 lies above 0
+    assert c.verdict == HOLDS and c.measured > 0 and c.holds
 
 
-def test_claim_fails_when_the_difference_straddles_zero():
+def test_claim_is_not_evaluated_when_the_interval_straddles_zero():
     c = _claim([4.0, 3.0, 4.5], [3.5, 3.6, 3.9])  # differences 0.5, -0.6, 0.6
-    assert c.verdict == FAILS and c.measured < 0
+    # mean 0.167, sd 0.666, half-width 4.303 x 0.666 / sqrt 3 = 1.65: [-1.49, 1.82] contains 0,
+    # so the run neither supports nor contradicts the paper
+    assert c.verdict == NOT_EVALUATED and not c.holds and math.isnan(c.measured)
+    why = c.why()
+    assert "inconclusive at 3 seeds" in why and "more seeds needed" in why
+    assert "[-1.49, 1.82]" in why  # the interval, to the 3 digits it is printed with
+    low, high = c.details["difference_interval"]
+    assert low < 0 < high
 
 
-def test_claim_fails_when_masked_is_less_diverse():
-    assert _claim([2.0, 2.1, 1.9], [3.0, 3.2, 2.9]).verdict == FAILS
+def test_claim_is_not_evaluated_when_the_upper_end_is_barely_above_zero():
+    # differences -1, -1, 0.9: mean -0.367, sd 1.097, half-width 2.725: the upper end 2.36 > 0
+    c = _claim([2.0, 2.0, 3.9], [3.0, 3.0, 3.0])
+    assert c.verdict == NOT_EVALUATED and "inconclusive" in c.why()
+
+
+def test_claim_fails_when_masked_is_clearly_less_diverse():
+    c = _claim([2.0, 2.1, 1.9], [3.0, 3.2, 2.9])  # differences -1.0, -1.1, -1.0
+    # the interval -1.033 +- 0.143 lies below 0: the other model is more diverse, with confidence
+    assert c.verdict == FAILS and not c.holds
+    assert c.details["difference_interval"][1] < 0 and "is not > 0" in c.why()
+
+
+def test_claim_fails_when_the_interval_lies_at_zero():
+    # every difference 0 (sd 0): the interval is [0, 0], "at or below 0": as diverse, not more
+    c = _claim([3.0, 3.5, 4.0], [3.0, 3.5, 4.0])
+    assert c.verdict == FAILS and c.details["difference_interval"] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "masked,other",
+    [([5.0, math.nan, 4.9], [3.0, 3.2, 2.9]),
+     ([5.0, 5.1, 4.9], [3.0, 3.2, math.nan]),
+     ([], [])],
+)  # fmt: skip
+def test_claim_is_not_evaluated_when_a_diversity_is_missing(masked, other):
+    c = _claim(masked, other)
+    assert c.verdict == NOT_EVALUATED and not c.holds and math.isnan(c.measured)
+
+
+def test_claim_is_not_evaluated_when_the_seeds_are_not_paired():
+    # one masked seed against three would broadcast into three "differences"
+    c = _claim([9.0], [3.0, 3.2, 2.9])
+    assert c.verdict == NOT_EVALUATED and "not paired" in c.why()
+
+
+@pytest.mark.parametrize("ratio", [(0.8, math.nan, 0.8), ()])
+def test_a_missing_premise_quantity_is_never_met(ratio):
+    # the diversities alone would make it hold; a loss ratio not measured must not pass "trained"
+    c = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9], ratio=ratio)
+    assert c.verdict == NOT_EVALUATED and "not measured" in c.why()
+
+
+def test_a_false_premise_outranks_an_inconclusive_interval():
+    c = _claim([4.0, 3.0, 4.5], [3.5, 3.6, 3.9], accuracy=(0.9, 0.1, 0.9))
+    assert c.verdict == NOT_APPLICABLE and "supervised model trained" in c.why()
+    assert "inconclusive" not in c.why() and "why" not in c.details
+
+
+def test_only_holds_passes_the_exit_code():
+    held = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9])
+    failed = _claim([2.0, 2.1, 1.9], [3.0, 3.2, 2.9])
+    inconclusive = _claim([4.0, 3.0, 4.5], [3.5, 3.6, 3.9])
+    assert [c.verdict for c in (held, failed, inconclusive)] == [HOLDS, FAILS, NOT_EVALUATED]
+    assert claims.exit_code([held]) == 0
+    assert claims.exit_code([held, failed]) == 1 and claims.exit_code([held, inconclusive]) == 1
 
 
 @pytest.mark.parametrize(
@@ -103,7 +165,7 @@ def test_claim_is_not_applicable_when_a_model_did_not_train(ratio, accuracy, nam
 
 def test_claim_is_not_evaluated_on_one_seed():
     c = _claim([5.0], [3.0], ratio=(0.8,), accuracy=(0.9,))
-    assert c.verdict == NOT_EVALUATED
+    assert c.verdict == NOT_EVALUATED and "at least 2 seeds" in c.why()
 
 
 def test_claim_fails_with_the_untrained_model():
@@ -113,7 +175,10 @@ def test_claim_fails_with_the_untrained_model():
     X = jnp.asarray(data.x[:6])
     attn = np.asarray(model.apply(model.init(jax.random.PRNGKey(0), X), X, method="attention"))
     untrained = [float(metrics.attention_diversity(a, GRID, 4)[0]) for a in attn[:3]]
+    assert untrained == [0.0, 0.0, 0.0]  # the metric's least value: no other model is below it
     assert _claim(untrained, [3.0, 3.2, 2.9]).verdict == FAILS
+    # it can never hold: against another untrained model the interval is [0, 0], at 0
+    assert _claim(untrained, untrained).verdict == FAILS
 
 
 def test_default_k_and_queries():

@@ -3,8 +3,10 @@ more diverse attention than the supervised objective" judged on seeded runs, its
 model trained), and the seed intervals the measurements report (docs/images.md section 2).
 
 With n seeds an interval is the Student-t 95 % interval of the seed mean; "A higher than B" holds
-when the interval of the paired per-seed difference A - B lies above 0 (its lower end > 0), never on
-a point estimate. One seed gives no interval: the claim is then "not evaluated"."""
+when the interval of the paired per-seed difference A - B lies above 0 (its lower end > 0), fails
+when it lies at or below 0 (its upper end <= 0: B at least as high, with confidence), and is "not
+evaluated" (inconclusive) when it contains 0; never a point estimate. One seed gives no interval:
+the claim is then "not evaluated"."""
 
 from __future__ import annotations
 
@@ -100,32 +102,56 @@ def trained_contrastive(loss_ratio) -> Premise:
 def more_diverse(masked, other, other_name: str, premises, regime: str, k: int) -> Claim:
     """MIM Section 6 against one other objective: the diversities of the masked model and of the
     `other_name` model, paired by seed, with the premises that both were trained."""
-    masked, other = (np.asarray(v, dtype=np.float64) for v in (masked, other))
-    diff = masked - other
+    masked, other = (np.asarray(v, dtype=np.float64).ravel() for v in (masked, other))
+    paired = masked.shape == other.shape
+    diff = masked - other if paired else np.full(0, math.nan)
     mean, low, high = interval(diff)
+    premises = list(premises)
+    n = diff.size
+    # decisive: the interval lies above 0 (holds) or at or below 0 (fails); one that contains 0
+    # says nothing either way, so its measured value is withheld (NaN: "not evaluated")
+    inconclusive = bool(low <= 0.0 < high)
+    if not paired:
+        why = f"the seeds are not paired ({masked.size} masked, {other.size} {other_name})"
+    elif n < 2:
+        why = f"{n} seed{'s' * (n != 1)}: the interval needs at least 2 seeds"
+    elif math.isnan(low):
+        why = f"a diversity is NaN: masked {masked.tolist()}, {other_name} {other.tolist()}"
+    elif inconclusive:
+        why = (
+            f"inconclusive at {n} seeds: the {CONFIDENCE:.0%} interval of masked - {other_name}, "
+            f"[{low:.3g}, {high:.3g}], contains 0: more seeds needed"
+        )
+    else:
+        why = None
     return judge(
         f"Section 6 (masked > {other_name})",
         statement=STATEMENT,
         reading=f"attention diversity (top-{k}, ties to the lower patch index) of the trained "
         "one-layer softmax attention, mean over the evaluation images; the lower end of the "
         f"{CONFIDENCE:.0%} Student-t interval of the paired per-seed difference masked - "
-        f"{other_name} over {diff.size} seeds",
+        f"{other_name} over {n} seeds: holds when the interval lies above 0, fails when it lies "
+        "at or below 0 (its upper end <= 0), not evaluated (inconclusive) when it contains 0",
         reading_class=LITERAL,
         regime=regime,
-        measured=low,
+        measured=math.nan if inconclusive else low,
         relation=">",
         threshold=0.0,
         derivation="'more diverse' read as the paired difference's interval lying above 0 (a "
-        "point estimate is not a comparison)",
+        "point estimate is not a comparison); the paper is contradicted only by an interval at "
+        "or below 0",
         negative_control="the untrained model (Q = 0: uniform attention, diversity 0 by the tie "
-        "rule) in place of the masked model makes every difference <= 0, so the claim fails; "
-        "tests/test_images_mim.py::test_claim_fails_with_the_untrained_model",
-        premises=list(premises),
+        "rule, the metric's least value) in place of the masked model makes every difference "
+        "<= 0, so the claim can never hold, and fails once the other model's diversity interval "
+        "lies above 0; tests/test_images_mim.py::test_claim_fails_with_the_untrained_model",
+        premises=premises,
         details={
             "difference_mean": mean,
             "difference_interval": [low, high],
             "masked": masked.tolist(),
             other_name: other.tolist(),
+            # the reason names the interval only where the premises leave it the verdict
+            **({"why": why} if why and all(p.met for p in premises) else {}),
         },
-        at=f"{diff.size} seeds",
+        at=f"{n} seeds" + (f", interval [{low:.3g}, {high:.3g}]" if n > 1 else ""),
     )
