@@ -52,6 +52,17 @@ def test_import_dynsim_imports_no_level_and_not_jax():
         ["compare", "--help"],
         ["check-theorems", "jsl", "--help"],
         ["check-theorems", "mim", "--help"],
+        ["figure", "--help"],
+        ["figure", "jsl-fig4", "--help"],
+        ["figure", "jsl-fig2", "--help"],
+        ["figure", "mim-phases", "--help"],
+        ["figure", "mim-attention", "--help"],
+        ["transfer", "jsl", "--help"],
+        ["sweep", "jsl", "--help"],
+        ["sweep", "mim", "--help"],
+        ["derive", "jsl", "--help"],
+        ["derive", "mim", "--help"],
+        ["experiment", "jsl-images", "--help"],
     ],
 )
 def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
@@ -68,6 +79,20 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
         (["compare", "mim", "--P", "15"], "P = 15"),
         (["check-theorems", "jsl", "--C", "0"], "JSLConfig.C = 0"),
         (["check-theorems", "mim", "--eps", "2"], "argument --eps: 2.0 is invalid"),
+        (["figure", "jsl-fig4", "--C", "0"], "JSLConfig.C = 0"),
+        (["figure", "jsl-fig2", "--seeds", "1"], "--seeds = 1 is invalid for jsl-fig2"),
+        (["figure", "mim-phases", "--P", "15"], "P = 15"),
+        (["figure", "mim-phases", "--kappa-neg", "2,0.4"], "--kappa-neg = '2,0.4' is invalid"),
+        (
+            ["figure", "mim-phases", "--P", "4", "--partitions", "[[[0], [1], [2, 3]]]"],
+            "--partitions",
+        ),
+        (["figure", "mim-attention", "--top-k", "0"], "--top-k = 0 is invalid"),
+        (["transfer", "jsl", "--C", "0"], "JSLConfig.C = 0"),
+        # a grid's configs: the second value of an axis
+        (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
+        (["sweep", "mim", "--P", "16,15"], "P = 15"),
+        (["experiment", "jsl-images", "--steps", "0"], "argument --steps: 0 is invalid"),
     ],
 )
 def test_a_bad_config_value_is_refused_before_the_heavy_imports(argv, field):
@@ -142,3 +167,26 @@ def test_a_registered_setting_by_reference_gets_the_generated_commands(tmp_path,
     argv = ["compare", "toy-lazy", "--d", "4", "--steps", "20", "--out", str(out), "--no-plot"]
     assert cli.main(argv) == 0
     assert json.loads((out / "report.json").read_text())["passed"]
+
+
+def test_the_light_sweep_records_spell_the_heavy_modules_names():
+    """dynsim.jsl.sweep_spec and dynsim.mim.sweep_spec spell names that modules importing JAX give
+    (the sums' options, the stability and verdict columns, the event times' columns): they agree."""
+    import dynsim.jsl.sweep as jsl_work
+    import dynsim.mim.sweep as mim_work
+    from dynsim.jsl import sweep_spec as jsl_spec
+    from dynsim.mim import sweep_spec as mim_spec
+    from dynsim.sweeps import common
+    from reduced.jsl import many
+
+    assert jsl_spec.SUM_OPTIONS == many.SUM_OPTIONS == jsl_spec.SWEEP.reduced_options
+    for spec in (jsl_spec, mim_spec):
+        assert (spec.STABILITY, spec.VERDICT) == (common.STABILITY, common.VERDICT)
+    assert jsl_spec.TIMES == jsl_work.TIMES and jsl_spec.NOT_OFFERED == jsl_work.NOT_OFFERED
+    for spec, work in ((jsl_spec, jsl_work), (mim_spec, mim_work)):
+        assert spec.SWEEP.full_options == work.FULL_OPTIONS
+        assert spec.SWEEP.defaults == work.DEFAULT_OPTIONS
+        for name in ("reduced", "full", "check", "summary", "seeded"):  # the work, by reference
+            module, attr = spec.SWEEP.ref(name).target.split(":")
+            assert module == work.__name__ and getattr(spec.SWEEP, name) is getattr(work, attr)
+    assert mim_spec.SWEEP.reduced_options == mim_work.REDUCED_OPTIONS
