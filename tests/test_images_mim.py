@@ -124,6 +124,41 @@ def test_claim_is_not_evaluated_when_a_diversity_is_missing(masked, other):
     assert c.verdict == NOT_EVALUATED and not c.holds and math.isnan(c.measured)
 
 
+def test_a_model_whose_attention_stayed_uniform_makes_the_claim_not_applicable():
+    # Q frozen at 0 gives the supervised model diversity 0 (the tie rule) while its accuracy can
+    # still beat chance: the largest weight stays 1/P = 0.0625 < 2/P, so the premise is false
+    moved = mim_claims.attention_moved([0.3, 0.3, 0.3], 16, "masked")
+    stayed = mim_claims.attention_moved([0.5, 1 / 16, 0.5], 16, "supervised")
+    assert moved.met and not stayed.met and stayed.threshold == 0.125
+    premises = [mim_claims.trained_masked((0.8, 0.8, 0.8)), moved, stayed]
+    c = mim_claims.more_diverse([5.0, 5.1, 4.9], [3.0, 0.0, 2.9], "supervised", premises, "", 4)
+    assert c.verdict == NOT_APPLICABLE and "supervised attention left the uniform start" in c.why()
+
+
+@pytest.mark.parametrize("top_weight", [(0.3, math.nan, 0.3), ()])
+def test_attention_moved_is_never_met_without_its_measurement(top_weight):
+    p = mim_claims.attention_moved(top_weight, 16, "masked")
+    assert p.missing and not p.met
+
+
+def test_items_pass_each_models_attention_premise_and_a_missing_one_is_not_met():
+    cfg = mim_experiment.Config(seeds=3)
+    seeds = {"diversity": [5.0, 5.1, 4.9], "distance": [1.5] * 3, "loss_ratio": [0.8] * 3}
+    masked = {**seeds, "accuracy": [math.nan] * 3, "top_weight": [0.3] * 3}
+    other = {**seeds, "diversity": [3.0, 3.2, 2.9], "accuracy": [0.9] * 3}
+    result = {
+        "objectives": {"masked": masked, "supervised": {**other, "top_weight": [0.5] * 3}},
+        "untrained": {"diversity": 0.0},
+        "random": {"diversity": 4.4},
+    }
+    (claim,) = [c for c in mim_experiment.items(cfg, result) if hasattr(c, "verdict")]
+    assert claim.verdict == HOLDS and len(claim.premises) == 4
+    # the same numbers without the supervised model's largest weights: not measured, not met
+    del result["objectives"]["supervised"]["top_weight"]
+    (claim,) = [c for c in mim_experiment.items(cfg, result) if hasattr(c, "verdict")]
+    assert claim.verdict == NOT_EVALUATED and "supervised attention" in claim.why()
+
+
 def test_claim_is_not_evaluated_when_the_seeds_are_not_paired():
     # one masked seed against three would broadcast into three "differences"
     c = _claim([9.0], [3.0, 3.2, 2.9])

@@ -25,6 +25,7 @@ __all__ = [
     "trained_masked",
     "trained_supervised",
     "trained_contrastive",
+    "attention_moved",
     "CONFIDENCE",
     "LOSS_MARGIN",
     "CHANCE_CONFIDENCE",
@@ -99,6 +100,22 @@ def trained_contrastive(loss_ratio) -> Premise:
     )
 
 
+def attention_moved(top_weight, P: int, name: str) -> Premise:
+    """Premise: every seed's attention left the uniform start (Q = 0, Section 3): the largest
+    weight of a query, mean over queries and images, is at least twice the start's 1/P. The
+    objective's premise alone does not say so: a supervised model with Q frozen at 0 still beats
+    chance through its value and read-out, and its diversity is then 0 by the tie rule."""
+    w = np.asarray(top_weight, dtype=np.float64)
+    return Premise(
+        f"{name} attention left the uniform start (largest weight at least 2/P)",
+        float(np.min(w)) if w.size else math.nan,
+        ">=",
+        2.0 / P,
+        "the smallest over seeds of the mean over queries and images of a query's largest "
+        f"weight; the start's is 1/P = {1 / P:.4g}",
+    )
+
+
 def more_diverse(masked, other, other_name: str, premises, regime: str, k: int) -> Claim:
     """MIM Section 6 against one other objective: the diversities of the masked model and of the
     `other_name` model, paired by seed, with the premises that both were trained."""
@@ -140,10 +157,12 @@ def more_diverse(masked, other, other_name: str, premises, regime: str, k: int) 
         derivation="'more diverse' read as the paired difference's interval lying above 0 (a "
         "point estimate is not a comparison); the paper is contradicted only by an interval at "
         "or below 0",
-        negative_control="the untrained model (Q = 0: uniform attention, diversity 0 by the tie "
-        "rule, the metric's least value) in place of the masked model makes every difference "
-        "<= 0, so the claim can never hold, and fails once the other model's diversity interval "
-        "lies above 0; tests/test_images_mim.py::test_claim_fails_with_the_untrained_model",
+        negative_control="the untrained model's diversity (Q = 0: uniform attention, 0 by the "
+        "tie rule, the metric's least value) in place of the masked model's, the premises as "
+        "measured, makes every difference <= 0, so the claim can never hold, and fails once the "
+        "other model's diversity interval lies above 0 (the whole untrained model in its place "
+        "is 'not applicable': its attention never left the start); "
+        "tests/test_images_mim.py::test_claim_fails_with_the_untrained_model",
         premises=premises,
         details={
             "difference_mean": mean,

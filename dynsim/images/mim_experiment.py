@@ -118,6 +118,7 @@ def run(cfg: Config, runner: Optional[Callable] = None) -> dict:
             "baseline": baseline.tolist(),
             "loss_ratio": (value / baseline).tolist(),
             "accuracy": accuracy.tolist(),
+            "top_weight": attn.max(axis=-1).mean(axis=(1, 2)).tolist(),
             "final_train_loss": np.asarray(losses, np.float64)[-1].tolist(),
             "maps": attn[0].mean(axis=0).tolist(),
         }
@@ -166,6 +167,9 @@ def items(cfg: Config, result: dict) -> list:
         given = [
             mim_claims.trained_masked(obj["masked"]["loss_ratio"]),
             premises[other](obj[other]),
+        ] + [
+            mim_claims.attention_moved(obj[name].get("top_weight", ()), cfg.P, name)
+            for name in ("masked", other)
         ]
         found.append(
             mim_claims.more_diverse(
