@@ -1,8 +1,9 @@
 """`experiment jsl-images` (dynsim.images.jsl_*): the learners' shapes, the positional ViT's
-equivariance under a patch permutation (the claim "the ViT keeps its accuracy" holds by
-construction for it), the frozen encodings, the localization score on encodings whose geometry is
-known, the three claims' verdicts on constructed numbers (holds, fails, not applicable) with their
-negative controls, and one tiny end-to-end run."""
+equivariance under a patch permutation (the ViT's part of "ViT keeps, CNN loses" is true in
+expectation by construction for it), the frozen encodings, the localization score on encodings
+whose geometry is known, the three claims' verdicts on constructed numbers (holds, fails,
+inconclusive and missing -> not evaluated, false premise -> not applicable) with their negative
+controls, and one tiny end-to-end run."""
 
 import json
 import subprocess
@@ -17,7 +18,8 @@ import pytest
 
 from dynsim import cli
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED
-from dynsim.images import digits, jsl_claims, jsl_localization, jsl_models, jsl_train
+from dynsim.images import digits, jsl_claims, jsl_experiment, jsl_localization, jsl_models
+from dynsim.images import jsl_train
 
 GRID = (4, 4)
 GOOD = [0.90, 0.91, 0.92, 0.90, 0.91]  # learned: far above the 0.3 floor
@@ -129,34 +131,90 @@ def test_interval_is_the_student_t_interval_of_the_mean():
     assert math.isnan(jsl_claims.interval([1.0])[1])
 
 
+# Constructed paired differences with their 95 % intervals worked by hand (t_{0.975, 4} = 2.776,
+# n = 5, half-width = 2.776 * sd / sqrt(5)):
+TIGHT = [0.01, -0.01, 0.0, 0.01, 0.0]  # mean 0.002, sd 0.0084: [-0.008, 0.012], inside +-0.05
+WIDE = [0.10, -0.08, 0.06, -0.05, 0.0]  # mean 0.006, sd 0.075: [-0.087, 0.099], straddles both
+GAP = [0.18, 0.22, 0.20, 0.19, 0.21]  # mean 0.2, sd 0.016: [0.180, 0.220], outside +0.05
+# mean 0.10 (twice the band), sd 0.079: [0.002, 0.198], reaches into the band: not a contradiction
+FAR_BUT_WIDE = [0.05, 0.15, 0.10, 0.20, 0.0]
+
+
+def _minus(a, d):
+    return [x - e for x, e in zip(a, d)]
+
+
+def _plus(a, d):
+    return [x + e for x, e in zip(a, d)]
+
+
+@pytest.mark.parametrize(
+    "low, high, band_verdict, above_verdict",
+    [
+        (-0.05, 0.05, HOLDS, "inconclusive"),  # the band's edges belong to it
+        (0.0501, 0.2, FAILS, HOLDS),
+        (-0.2, -0.0501, FAILS, FAILS),
+        (0.0, 0.0, HOLDS, FAILS),  # no drop: at or below 0 entirely
+        (-0.01, 0.06, "inconclusive", "inconclusive"),
+        (math.nan, 0.01, "missing", "missing"),  # a guard never passes on a missing end
+    ],
+)
+def test_one_rule_for_every_part(low, high, band_verdict, above_verdict):
+    assert jsl_claims.band_part(low, high) == band_verdict
+    assert jsl_claims.above_part(low, high) == above_verdict
+
+
 # comparable: (b) minus (a) within +-0.05 over its whole interval
 @pytest.mark.parametrize(
     "positional, standard, verdict",
     [
-        (GOOD, [a + e for a, e in zip(GOOD, [0.01, -0.01, 0.0, 0.01, 0.0])], HOLDS),
-        (GOOD, [a - 0.2 for a in GOOD], FAILS),  # 20 points apart
+        (GOOD, _plus(GOOD, TIGHT), HOLDS),
+        (GOOD, _minus(GOOD, GAP), FAILS),  # 20 points apart, with confidence
+        (GOOD, _plus(GOOD, WIDE), NOT_EVALUATED),  # means agree, 5 seeds cannot resolve 5 points
+        (GOOD, _minus(GOOD, FAR_BUT_WIDE), NOT_EVALUATED),  # a gap, but not outside the band
         (CHANCE_LIKE, GOOD, NOT_APPLICABLE),  # (a) never learned
         (GOOD[:1], GOOD[:1], NOT_EVALUATED),  # one seed: no interval
+        (GOOD, GOOD[:4], NOT_EVALUATED),  # unpaired seeds
+        (GOOD, GOOD[:4] + [math.nan], NOT_EVALUATED),  # a missing accuracy
+        ([], [], NOT_EVALUATED),
     ],
 )
 def test_comparable_verdicts(positional, standard, verdict):
     assert jsl_claims.comparable(positional, standard).verdict == verdict
 
 
+def test_an_inconclusive_comparison_names_its_interval_band_and_seeds():
+    why = jsl_claims.comparable(GOOD, _plus(GOOD, WIDE)).why()
+    assert "inconclusive at 5 seeds" in why and "more seeds needed" in why
+    assert "[-0.0868, 0.0988]" in why and "+-0.05" in why
+    # a false premise gives its own reason, not the interval's
+    assert "premise not met" in jsl_claims.comparable(CHANCE_LIKE, _plus(CHANCE_LIKE, WIDE)).why()
+
+
 CNN_PERM = [0.70, 0.72, 0.69, 0.71, 0.70]  # the CNN loses ~20 points on permuted digits
+CNN_GAINS = [0.02, 0.03, 0.01, 0.02, 0.02]  # mean 0.02, sd 0.0071: [0.011, 0.029] above 0
+CNN_OPEN = [0.05, -0.03, 0.04, -0.02, 0.01]  # mean 0.01, sd 0.035: [-0.034, 0.054] contains 0
 
 
 @pytest.mark.parametrize(
-    "vit, vit_perm, cnn, cnn_perm, verdict",
+    "vit, vit_perm, cnn, cnn_perm, verdict, why",
     [
-        (GOOD, [a - 0.01 for a in GOOD], GOOD, CNN_PERM, HOLDS),
-        (GOOD, [a - 0.3 for a in GOOD], GOOD, CNN_PERM, FAILS),  # the ViT loses too
-        (GOOD, GOOD, GOOD, GOOD, FAILS),  # the CNN keeps its accuracy
-        (GOOD, GOOD, CHANCE_LIKE, CHANCE_LIKE, NOT_APPLICABLE),  # the CNN never learned
+        (GOOD, _minus(GOOD, TIGHT), GOOD, CNN_PERM, HOLDS, ""),
+        (GOOD, _minus(GOOD, GAP), GOOD, CNN_PERM, FAILS, "not <= 0.05"),  # the ViT loses too
+        (GOOD, GOOD, GOOD, GOOD, FAILS, "CNN's drop"),  # the CNN keeps its accuracy
+        (GOOD, GOOD, GOOD, _plus(GOOD, CNN_GAINS), FAILS, "CNN's drop"),  # it gains
+        (GOOD, _minus(GOOD, WIDE), GOOD, CNN_PERM, NOT_EVALUATED, "the ViT's drop"),
+        (GOOD, GOOD, GOOD, _minus(GOOD, CNN_OPEN), NOT_EVALUATED, "the CNN's drop"),
+        (GOOD, _minus(GOOD, WIDE), GOOD, GOOD, FAILS, "CNN's drop"),  # one part contradicted
+        (GOOD, GOOD, CHANCE_LIKE, CHANCE_LIKE, NOT_APPLICABLE, "CNN"),  # the CNN never learned
+        (GOOD, GOOD, GOOD, CNN_PERM[:4] + [math.nan], NOT_EVALUATED, "NaN"),  # missing, not fails
+        (GOOD, GOOD, GOOD, CNN_PERM[:4], NOT_EVALUATED, "not paired"),
     ],
 )
-def test_permutation_robust_verdicts(vit, vit_perm, cnn, cnn_perm, verdict):
-    assert jsl_claims.permutation_robust(vit, vit_perm, cnn, cnn_perm).verdict == verdict
+def test_permutation_robust_verdicts(vit, vit_perm, cnn, cnn_perm, verdict, why):
+    claim = jsl_claims.permutation_robust(vit, vit_perm, cnn, cnn_perm)
+    assert claim.verdict == verdict
+    assert why in claim.why()
 
 
 def test_negative_controls_of_the_accuracy_claims_fail():
@@ -165,22 +223,57 @@ def test_negative_controls_of_the_accuracy_claims_fail():
     assert jsl_claims.permutation_robust(GOOD, CNN_PERM, GOOD, CNN_PERM).verdict == FAILS
 
 
+def _default_run_like():
+    """Per-seed accuracies and scores shaped like the default run's (docs/images.md §1)."""
+    pos = [0.70, 0.76, 0.68, 0.73, 0.70]
+    acc = {
+        ("positional", "original"): pos,
+        ("standard", "original"): _plus(pos, WIDE),
+        ("cnn", "original"): [0.96, 0.95, 0.97, 0.96, 0.95],
+        ("positional", "permuted"): _minus(pos, TIGHT),
+        ("cnn", "permuted"): [0.92, 0.90, 0.93, 0.92, 0.91],
+        ("frozen", "permuted"): [0.59, 0.58, 0.60, 0.60, 0.59],
+    }
+    after = [2.2, 2.1, 2.25, 2.15, 2.2]
+    frozen = [1.995, 1.977, 2.016, 2.103, 1.800]  # the default run's frozen scores
+    local = {
+        "positional": {"after": after, "before": after, "baseline": 2.142},
+        "frozen": {"after": frozen, "before": frozen, "baseline": 2.142},
+    }
+    return acc, local
+
+
+def test_the_run_reports_each_negative_control_as_failing():
+    items = jsl_experiment.judge(*_default_run_like(), 4, 0.111)
+    verdicts = [c.verdict for c in items[:3]]
+    assert verdicts == [NOT_EVALUATED, HOLDS, FAILS]
+    controls = [m for m in items if getattr(m, "name", "").startswith("negative control")]
+    assert [m.value for m in controls] == [FAILS, FAILS, FAILS]
+
+
 SD = 0.106  # random encodings' score SD at 4 x 4, width 16, k = 4 (jsl_localization.spread)
 
 
 @pytest.mark.parametrize(
-    "scores, accuracy, verdict",
+    "scores, accuracy, sd, verdict",
     [
-        ([1.2, 1.3, 1.25, 1.2, 1.3], GOOD, HOLDS),  # well below the baseline 2.14
-        ([2.1, 2.2, 2.15, 2.1, 2.2], GOOD, FAILS),  # at the baseline
-        ([2.0, 2.02, 1.98, 2.0, 2.0], GOOD, FAILS),  # below it, but within random encodings' reach
+        ([1.2, 1.3, 1.25, 1.2, 1.3], GOOD, SD, HOLDS),  # well below the baseline 2.14
+        ([2.1, 2.2, 2.15, 2.1, 2.2], GOOD, SD, FAILS),  # at the baseline
+        ([2.0, 2.02, 1.98, 2.0, 2.0], GOOD, SD, FAILS),  # below it, within random encodings' reach
         # P frozen at its start, default run at --seed 0: below the baseline by chance, not by 3 SD
-        ([1.995, 1.977, 2.016, 2.103, 1.800], GOOD, FAILS),
-        ([1.2, 1.3, 1.25, 1.2, 1.3], CHANCE_LIKE, NOT_APPLICABLE),  # (a) never learned
+        # (score - baseline [-0.301, -0.026], entirely above -3 SD = -0.318)
+        ([1.995, 1.977, 2.016, 2.103, 1.800], GOOD, SD, FAILS),
+        # score - baseline: mean -0.38, sd 0.53: [-1.04, 0.28] straddles -0.318: inconclusive
+        ([1.8, 2.3, 1.5, 2.2, 1.0], GOOD, SD, NOT_EVALUATED),
+        ([1.2, 1.3, 1.25, 1.2, 1.3], CHANCE_LIKE, SD, NOT_APPLICABLE),  # (a) never learned
+        ([1.2, 1.3, math.nan, 1.2, 1.3], GOOD, SD, NOT_EVALUATED),  # a missing score
+        ([1.2, 1.3, 1.25, 1.2, 1.3], GOOD, math.nan, NOT_EVALUATED),  # no random SD
+        ([1.2], GOOD, SD, NOT_EVALUATED),  # one seed
+        ([], GOOD, SD, NOT_EVALUATED),
     ],
 )
-def test_localized_verdicts(scores, accuracy, verdict):
-    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), SD, accuracy, 4)
+def test_localized_verdicts(scores, accuracy, sd, verdict):
+    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), sd, accuracy, 4)
     assert claim.verdict == verdict
 
 

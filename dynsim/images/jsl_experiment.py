@@ -87,8 +87,8 @@ def judge(acc: dict, local: dict, k: int, sd: float) -> list:
             jsl_claims.comparable(pos, cnn_perm),
         ),
         jsl_claims.control(
-            "keeps on permuted, read on the CNN",
-            jsl_claims.permutation_robust(cnn, cnn_perm, cnn, cnn_perm),
+            "ViT keeps, CNN loses, with the CNN's accuracy on permuted digits as (a)'s",
+            jsl_claims.permutation_robust(pos, cnn_perm, cnn, cnn_perm),
         ),
         jsl_claims.control(
             "localized, read on (a) with P frozen at its initialization",
