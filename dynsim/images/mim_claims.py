@@ -1,6 +1,7 @@
 """The claim of `experiment mim-images`: MIM Section 6's comparison "masked reconstruction learns
 more diverse attention than the supervised objective" judged on seeded runs, its premises (each
-model trained), and the seed intervals the measurements report (docs/images.md section 2).
+model trained, each model's attention off its uniform start), and the seed intervals the
+measurements report (docs/images.md section 2).
 
 With n seeds an interval is the Student-t 95 % interval of the seed mean; "A higher than B" holds
 when the interval of the paired per-seed difference A - B lies above 0 (its lower end > 0), fails
