@@ -70,6 +70,7 @@ CASES = [
     (["figure", "mim-phases", "--P", "1000000"], "--P"),
     (["transfer", "jsl", "--n-tilde", "1000000000"], "--n-tilde"),
     (["experiment", "mim-images", "--steps", BIG], "--steps"),
+    (["experiment", "jsl-images", "--steps", BIG], "--steps"),
     (["derive", "jsl", "--C", "1000"], "--C"),
     # wrong exit 0
     (

@@ -165,6 +165,12 @@ def config(args):
     return cfg
 
 
+# dynsim.resources times work at 1e9 operations a second, a rate set for element-wise steps; these
+# learners are dense products and convolutions, which XLA runs ~10x faster on the CPU: the default
+# counts 2.3e12 operations (23.7 min at 1e9/s) and measured 123-133 s of CPU time on 2 cores
+MATMUL = 10.0
+
+
 def estimate(args) -> list:
     """The options checked (`config`), then what a run holds and does: every seed's digits, the
     minibatches' activations and the losses; per step of each learner-condition pair, the forward
@@ -184,7 +190,7 @@ def estimate(args) -> list:
             "training: steps x seeds x learner-condition pairs x batch x forward and backward",
             opts,
             bytes=8.0 * args.seeds * (3 * DIGITS * 64 + args.steps + args.batch_size * 64 * 9 * w),
-            flops=3.0 * pairs / 3 * args.seeds * args.steps * args.batch_size * per_image,
+            flops=3.0 * pairs / 3 * args.seeds * args.steps * args.batch_size * per_image / MATMUL,
             instead="fewer --steps or --seeds, or a smaller --batch-size",
         )
     ]
