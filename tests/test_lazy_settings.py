@@ -63,6 +63,7 @@ def test_import_dynsim_imports_no_level_and_not_jax():
         ["derive", "jsl", "--help"],
         ["derive", "mim", "--help"],
         ["experiment", "jsl-images", "--help"],
+        ["experiment", "mim-images", "--help"],
     ],
 )
 def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
@@ -93,6 +94,11 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
         (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
         (["sweep", "mim", "--P", "16,15"], "P = 15"),
         (["experiment", "jsl-images", "--steps", "0"], "argument --steps: 0 is invalid"),
+        (["experiment", "mim-images", "--steps", "0"], "argument --steps: 0 is invalid"),
+        # checks of several options together, in the estimate (a given --out: the default's module
+        # is not light)
+        (["experiment", "jsl-images", "--seeds", "1", "--out", "/nonexistent"], "--seeds = 1"),
+        (["experiment", "mim-images", "--top-k", "99", "--out", "/nonexistent"], "--top-k = 99"),
     ],
 )
 def test_a_bad_config_value_is_refused_before_the_heavy_imports(argv, field):
@@ -190,3 +196,18 @@ def test_the_light_sweep_records_spell_the_heavy_modules_names():
             module, attr = spec.SWEEP.ref(name).target.split(":")
             assert module == work.__name__ and getattr(spec.SWEEP, name) is getattr(work, attr)
     assert mim_spec.SWEEP.reduced_options == mim_work.REDUCED_OPTIONS
+
+
+def test_the_light_image_options_spell_the_experiments_names():
+    """dynsim.images.mim_options spells the sizes' defaults and the objectives that modules
+    importing JAX give: they agree."""
+    import dataclasses
+
+    from dynsim.images import mim_experiment, mim_model, mim_options
+
+    assert mim_options.OBJECTIVES == mim_model.OBJECTIVES
+    assert dataclasses.asdict(mim_options.Sizes()) == dataclasses.asdict(mim_experiment.Config())
+    assert [f.name for f in dataclasses.fields(mim_options.Sizes)] == [
+        f.name for f in dataclasses.fields(mim_experiment.Config)
+    ]
+    assert mim_options.Sizes(patch=1).P == mim_experiment.Config(patch=1).P == 64

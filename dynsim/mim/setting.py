@@ -36,13 +36,13 @@ COMMANDS = (
     Command(
         "experiment",
         "mim-images",
-        "dynsim.images.cli_mim:arguments",
+        "dynsim.images.mim_options:arguments",
         "dynsim.images.cli_mim:run",
-        estimate="dynsim.images.cli_mim:estimate",
+        estimate="dynsim.images.mim_options:estimate",
         verb_help="the papers' Section 6 experiments in miniature on real images (digits)",
         help="MIM Section 6 on the digits: masked reconstruction against supervised attention "
         "diversity",
-        description=Ref("dynsim.images.cli_mim:DESCRIPTION"),
+        description=Ref("dynsim.images.mim_options:DESCRIPTION"),
     ),
 )
 
