@@ -86,6 +86,7 @@ def _objectives(text: str) -> list:
 
 
 _objectives.__name__ = "list of str"
+_objectives.comma_list = True  # a --config list value is written as its comma-separated text
 
 
 def arguments(parser, setting) -> None:
