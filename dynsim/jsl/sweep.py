@@ -18,7 +18,6 @@ import full.jsl
 import reduced.jsl
 from dynsim.jsl import events
 from dynsim.jsl.config import JSLConfig
-from dynsim.setting import SweepSpec, SweepTable
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
@@ -172,44 +171,3 @@ def point_summary(cfg: JSLConfig, red, ful, report) -> dict:
         )
     row.update(common.verdict(report))
     return row
-
-
-SWEEP = SweepSpec(
-    reduced=reduced_group,
-    full=full_group,
-    group=level_group,
-    check=validate_point,
-    summary=point_summary,
-    reduced_options=REDUCED_OPTIONS,
-    full_options=FULL_OPTIONS,
-    defaults=DEFAULT_OPTIONS,
-    traced=tuple(JSLConfig.NUMBERS) + ("seed",),
-    seeded=seeded,
-    table=SweepTable(
-        heatmaps=("T1_attention", "final_error", "final_attention_ratio"),
-        columns=("final_loss", "final_error", "T1_attention"),
-        extra_columns=("sum_method",),
-        example="JSL grid, e.g. --D 16,36 --C 4 --p 3,5 --q 0.2,0.3,0.4 --seeds 4",
-        level_summaries=tuple(k for e in events.EVENTS + TIMES for k in (e, e + "_censored"))
-        + (
-            "final_loss",
-            "final_error",
-            "patch_association",
-            "final_attention_ratio",
-            "final_alpha",
-            "final_gamma",
-            "final_rho",
-            "nonfinite_from_step",
-        )
-        + common.STABILITY,
-        point_summaries=(
-            "sum_method",
-            "configurations",
-            "dropped_probability",
-            "loss_bound",
-            "loss_se_mc",
-        )
-        + common.VERDICT,
-        not_offered=NOT_OFFERED,
-    ),
-)

@@ -121,24 +121,6 @@ def plot(cfg, opts: dict, red, ful, path: str) -> None:
     )
 
 
-def signed_configs(base, args) -> tuple:
-    """`base` with the kappas of --kappa-pos and of --kappa-neg (each "KC,KS"): the Delta > 0 and
-    Delta < 0 configs."""
-    out = []
-    for option, text in (("--kappa-pos", args.kappa_pos), ("--kappa-neg", args.kappa_neg)):
-        try:
-            kc, ks = (float(x) for x in text.split(","))
-        except ValueError:
-            raise ValueError(
-                f"{option} = {text!r} is invalid: expected two numbers KC,KS, e.g. 0.9,0.4"
-            ) from None
-        try:
-            out.append(base.replace(kappa_c=kc, kappa_s=ks))
-        except ValueError as exc:  # the config names its field; the user gave this option
-            raise ValueError(f"{option} = {text!r} is invalid: {exc}") from None
-    return tuple(out)
-
-
 def check_plan(cfg, opts: dict) -> Plan:
     """`check-theorems mim`: the claims on the P ladder (docs/mim.md §6), every rung's config
     validated before any run."""

@@ -11,7 +11,6 @@ import reduced.mim
 from reduced import flow
 from dynsim.mim import checks, ladder, phases, records
 from dynsim.mim.config import MIMConfig
-from dynsim.setting import SweepSpec, SweepTable
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 
@@ -148,35 +147,3 @@ def normalize(options: dict) -> dict:
     if tol is not None:
         checks.check_tolerance(tol)
     return {**options, "approximation": None} if options.get("approximation") == "none" else options
-
-
-SWEEP = SweepSpec(
-    reduced=reduced_group,
-    full=full_group,
-    group=lambda cfg, options, level: cfg,
-    check=validate_point,
-    summary=point_summary,
-    reduced_options=REDUCED_OPTIONS,
-    full_options=FULL_OPTIONS,
-    defaults=DEFAULT_OPTIONS,
-    normalize=normalize,
-    seeded=seeded,
-    table=SweepTable(
-        heatmaps=("two_phase_local", "own_area_attention_min", "final_loss"),
-        columns=("final_loss", "two_phase_local", "own_area_attention_min"),
-        example="MIM grid, e.g. --P 16,64 --kappa-c 0.6,0.9 --kappa-s 0.4 --mask-ratio 0.5,0.75",
-        level_summaries=(
-            "final_loss",
-            "own_area_attention_min",
-            "pp_max",
-            "pp_over_fp",
-            "fp_deviation_from_pp_frozen",
-            "two_phase_local",
-            "one_phase_local",
-            "local_patches",
-            "nonfinite_from_step",
-        )
-        + common.STABILITY,
-        point_summaries=("delta", "reduced_approximation") + common.VERDICT,
-    ),
-)
