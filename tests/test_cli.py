@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from dynsim import cli
-from dynsim.cli import output
+from dynsim.cli import options, output
 from dynsim.trajectory import load_many
 from tests.helpers import assert_refused
 
@@ -422,7 +422,7 @@ def test_each_command_writes_its_own_default_folder(tmp_path, monkeypatch, capsy
     assert not (tmp_path / "dynsim-out" / "report.json").exists()
     realistic = cli.build_parser().parse_args(["compare", "jsl", "--mode", "realistic"])
     assert realistic.out is None  # resolved in main:
-    assert output.default_out(realistic) == os.path.join("dynsim-out", "compare-jsl-realistic")
+    assert options.default_out(realistic) == os.path.join("dynsim-out", "compare-jsl-realistic")
 
 
 def test_report_records_the_command_line_and_every_option(tmp_path, capsys):

@@ -92,7 +92,7 @@ EXPORT_HELP = (
 )
 # what only a run needs, loaded then: --help and --version import none of it
 DEFAULT_OUT, CHECK_OUT = (
-    Ref("dynsim.cli.output:default_out"),
+    Ref("dynsim.cli.options:default_out"),
     Ref("dynsim.cli.outdir:validate_out_dir"),
 )
 WRITE_ERROR, INTERRUPTED = Ref("dynsim.cli.outdir:write_error"), Ref("dynsim.progress:interrupted")

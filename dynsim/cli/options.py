@@ -332,7 +332,7 @@ def only_option(group, names) -> None:
 
 
 def out_options(group, help: str = "output directory") -> None:
-    """--out DIR; left out, `dynsim.cli.output.default_out` gives each command its own folder under
+    """--out DIR; left out, `default_out` gives each command its own folder under
     ./dynsim-out."""
     group.add_argument(
         "--out",
@@ -395,3 +395,11 @@ def method_options(group) -> None:
         metavar="T",
         help="--method flow: end time of the flow in units of eta * steps (default: eta * steps)",
     )
+
+
+def default_out(args) -> str:
+    """./dynsim-out/<command>-<name>[-<mode>]: one folder per command, so runs of different commands
+    never mix."""
+    mode = getattr(args, "mode", None)
+    suffix = f"-{mode}" if args.command == "compare" and mode not in (None, "exact") else ""
+    return os.path.join(OUT_ROOT, f"{args.command}-{args.target}{suffix}")

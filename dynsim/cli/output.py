@@ -19,7 +19,7 @@ from dynsim import progress, resources
 from dynsim import tempfiles
 from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
 
-from .options import EXIT_AGREE, EXIT_DISAGREE, OUT_ROOT, changed
+from .options import EXIT_AGREE, EXIT_DISAGREE, changed
 
 
 def log(msg: str) -> None:
@@ -253,11 +253,3 @@ def check_confidence(confidence: float) -> None:
         raise ValueError(
             f"--confidence = {confidence} is invalid: must lie strictly between 0 and 1"
         )
-
-
-def default_out(args) -> str:
-    """./dynsim-out/<command>-<name>[-<mode>]: one folder per command, so runs of different commands
-    never mix."""
-    mode = getattr(args, "mode", None)
-    suffix = f"-{mode}" if args.command == "compare" and mode not in (None, "exact") else ""
-    return os.path.join(OUT_ROOT, f"{args.command}-{args.target}{suffix}")
