@@ -166,8 +166,8 @@ def config(args):
 
 
 # dynsim.resources times work at 1e9 operations a second, a rate set for element-wise steps; these
-# learners are dense products and convolutions, which XLA runs ~10x faster on the CPU: the default
-# counts 2.3e12 operations (23.7 min at 1e9/s) and measured 123-133 s of CPU time on 2 cores
+# learners are dense products and convolutions, which XLA runs about 10x faster on the CPU (the
+# default's count against its measured CPU time: docs/benchmarks.md m)
 MATMUL = 10.0
 
 
