@@ -93,6 +93,8 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
         # a grid's configs: the second value of an axis
         (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
         (["sweep", "mim", "--P", "16,15"], "P = 15"),
+        (["derive", "jsl", "--C", "1"], "argument --C: 1 is invalid"),
+        (["derive", "jsl", "--p", "4"], "argument --p: 4 is invalid: must be an odd integer"),
         (["experiment", "jsl-images", "--steps", "0"], "argument --steps: 0 is invalid"),
         (["experiment", "mim-images", "--steps", "0"], "argument --steps: 0 is invalid"),
         # checks of several options together, in the estimate (a given --out: the default's module

@@ -173,6 +173,22 @@ def at_least(low: int):
     return integer
 
 
+def integer_in(low: int, high: int, odd: bool = False, why: str = ""):
+    """An argparse type: an integer in [low, high] (only odd ones with `odd`) within int64
+    (`resources.integer`), refused while parsing with the value, the range and `why`."""
+
+    def integer(text: str) -> int:
+        value = resources.integer(text)
+        if not low <= value <= high or (odd and value % 2 == 0):
+            kind = "an odd integer" if odd else "an integer"
+            raise argparse.ArgumentTypeError(
+                f"{value} is invalid: must be {kind} in [{low}, {high}]{why}"
+            )
+        return value
+
+    return integer
+
+
 def json_option(text: str) -> Any:
     """An argparse type: a JSON value, its nesting bounded (`dynsim.inputs.MAX_DEPTH`)."""
     if inputs.depth(text) > inputs.MAX_DEPTH:

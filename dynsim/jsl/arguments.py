@@ -175,14 +175,19 @@ DERIVATION = Derivation(
             "--C",
             f"patches per set, 2 <= C <= {MAX_DERIVE_C}: sympy's time grows with the (C+1)(C+2)/2 "
             "set types (default: 3)",
-            type=int,
+            # checked while parsing, before sympy is imported
+            type=options.integer_in(
+                2, MAX_DERIVE_C, why=" (sympy's time grows with the (C+1)(C+2)/2 set types)"
+            ),
             default=3,
             verbs=("derive",),
         ),
         Option(
             "--p",
             f"activation degree, odd, 3 <= p <= {MAX_P} (default: 3)",
-            type=int,
+            type=options.integer_in(
+                3, MAX_P, odd=True, why=" (beyond it x^p overflows float64 from |x| = 2 on)"
+            ),
             default=3,
             verbs=("derive",),
         ),
