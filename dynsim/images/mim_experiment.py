@@ -19,6 +19,7 @@ from dynsim.claims import Measurement, not_evaluated
 
 from . import digits, mim_claims
 from .mim_model import OBJECTIVES
+from .mim_options import Sizes
 from .mim_train import Training, evaluate, train
 
 __all__ = ["Config", "run", "items", "default_k", "queries", "RANDOM_DRAWS"]
@@ -28,26 +29,9 @@ RANDOM_DRAWS = 100
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
-    """The experiment's sizes (the CLI's defaults: docs/images.md section 2)."""
-
-    patch: int = 2
-    seeds: int = 5
-    steps: int = 1500
-    batch: int = 64
-    learning_rate: float = 0.01
-    mask_ratio: float = 0.5
-    width: int = 32
-    n_test: int = 297
-    eval_images: int = 152  # Section 6 averages over 152 example images
-    top_k: Optional[int] = None
-    objectives: tuple = ("masked", "supervised")
-    seed: int = 0
-    dtype: str = "float32"
-
-    @property
-    def P(self) -> int:
-        return (digits.SIDE // self.patch) ** 2
+class Config(Sizes):
+    """The experiment's sizes (`mim_options.Sizes`, the CLI's defaults: docs/images.md section 2)
+    and what the run derives from them."""
 
     @property
     def k(self) -> int:
