@@ -1,6 +1,7 @@
 """What MIM declares for the core's verbs, without the levels (`--help` reads it from here): the two
 levels as `dynsim.verbs.Level`s with their options and modes, the claims, the derivation, and the
-syntax MIM's config fields need. The work they name is in `dynsim.mim.hooks`."""
+syntax MIM's config fields need. The work they name is in `dynsim.mim.hooks`, the checks of the
+levels' options in `dynsim.mim.level_checks`."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ FIELD_CHOICES = {"partition": PARTITIONS, "dtype": DTYPES}
 
 
 HOOKS = "dynsim.mim.hooks"
+LEVEL_CHECKS = "dynsim.mim.level_checks"  # the validate hooks, light: a bad option imports no level
 
 REDUCED = Level(
     simulate="reduced.mim:simulate",
@@ -91,7 +93,7 @@ REDUCED = Level(
     ),
     keywords=f"{HOOKS}:reduced_keywords",
     flow=True,
-    validate=f"{HOOKS}:validate_reduced",
+    validate=f"{LEVEL_CHECKS}:validate_reduced",
     describe=f"{HOOKS}:describe_reduced",
     post=f"{HOOKS}:per_patch",
     report=f"{HOOKS}:report",
@@ -118,7 +120,7 @@ FULL = Level(
             "sampled's batch)"
         }
     },
-    validate=f"{HOOKS}:validate_full",
+    validate=f"{LEVEL_CHECKS}:validate_full",
     describe=f"{HOOKS}:describe_full",
 )
 

@@ -17,7 +17,7 @@ from dynsim.trajectory import atomic_savez, many_to_arrays, save_many
 
 from . import diversity, phases, plotting
 from .figure_options import signed_configs, top_k
-from .hooks import approx_option
+from .level_checks import approx_option
 from .partition import query_patches
 
 # mim-phases.npz keeps the records a log-time axis needs (trajectory.log_spaced): at most PER_DECADE
@@ -32,10 +32,11 @@ RANDOM_DRAWS = 100
 def run_phases(args) -> int:
     """`dynsim figure mim-phases`: FP and PP trajectories at Delta > 0 and Delta < 0 on a log-time
     axis."""
-    base = options.config(args)  # checks --partitions and the kappas (figure_options)
+    # checks --partitions, the kappas and the reduced level's options (figure_options)
+    base = options.config(args)
     approx = approx_option(args.approximation)
     cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
-    for cfg in cfgs.values():
+    for cfg in cfgs.values():  # and the exact joint-type size (K > 1, --approximation none)
         reduced.mim.validate_run_options(cfg, approx)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
@@ -117,8 +118,7 @@ def run_phases(args) -> int:
 def run_attention(args) -> int:
     """`dynsim figure mim-attention`: attention maps of the trained full model and its attention
     diversity."""
-    cfg = options.config(args)
-    full.mim.validate_run_options(cfg, "exact")
+    cfg = options.config(args)  # checks --top-k and that mode exact fits (figure_options)
     side = math.isqrt(cfg.P)
     grid = (side, side) if side * side == cfg.P else (1, cfg.P)
     k = top_k(cfg, args)  # in [1, P]: checked by options.config (figure_options)

@@ -17,21 +17,8 @@ import numpy as np
 
 from .embedding import Basis
 from .partition import area_of
-
-
-def z_law(cfg) -> tuple[np.ndarray, np.ndarray]:
-    """(values, probabilities) of the latent z of one area; refuses the continuous law
-    ("uniform")."""
-    if cfg.z == "const":
-        return np.array([1.0]), np.array([1.0])
-    if cfg.z[0] == "uniform":
-        raise ValueError(
-            f"MIMConfig.z = {cfg.z!r} is continuous: an exact expectation needs a finite law "
-            "(a list of (value, probability) pairs, or 'const'); use the full level's mode "
-            "'sampled'"
-        )
-    values, probs = zip(*cfg.z)
-    return np.array(values), np.array(probs)
+from .run_checks import exact_size as exact_size  # the light checks' law and size; names here too
+from .run_checks import z_law as z_law
 
 
 def z_vectors(cfg, n_areas: int) -> tuple[np.ndarray, np.ndarray]:
@@ -42,12 +29,6 @@ def z_vectors(cfg, n_areas: int) -> tuple[np.ndarray, np.ndarray]:
         list(itertools.product(range(values.size), repeat=n_areas)), dtype=np.int64
     ).reshape(-1, n_areas)
     return values[idx], np.prod(probs[idx], axis=1)
-
-
-def exact_size(cfg) -> int:
-    """Number of (cluster, latent vector, mask) triples an exact expectation enumerates."""
-    values, _ = z_law(cfg)
-    return sum(values.size**n for n in cfg.areas_per_cluster) * math.comb(cfg.P, cfg.masked)
 
 
 def all_masks(P: int, m: int) -> np.ndarray:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dynsim.cli import options
 
+from . import run_checks
 from .arguments import APPROX_CHOICES
+from .level_checks import approx_option
 
 # mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta =
 # -0.2.
@@ -112,15 +114,17 @@ def signed_configs(base, args) -> tuple:
 
 
 def check_phases(cfg, args) -> None:
-    """`figure mim-phases` runs the kappas of --kappa-pos and --kappa-neg: no explicit areas, and
-    both kappa pairs valid for the config."""
+    """`figure mim-phases` runs the kappas of --kappa-pos and --kappa-neg: no explicit areas, both
+    kappa pairs valid for the config, and the reduced level's options (`run_checks.check_reduced`;
+    the exact joint-type size, K > 1 with --approximation none, is checked by the run)."""
     if cfg.partitions is not None:
         raise ValueError(
             "--partitions is invalid for figure mim-phases: explicit areas override the "
             "kappas, so both runs would be the same; give the kappas with --kappa-pos and "
             "--kappa-neg"
         )
-    signed_configs(cfg, args)
+    for signed in signed_configs(cfg, args):
+        run_checks.check_reduced(signed, approx_option(args.approximation))
 
 
 def top_k(cfg, args) -> int:
@@ -129,7 +133,9 @@ def top_k(cfg, args) -> int:
 
 
 def check_attention(cfg, args) -> None:
-    """`figure mim-attention`: --top-k in [1, P]."""
+    """`figure mim-attention`: --top-k in [1, P], and the full level's mode exact fits
+    (`run_checks.check_full`)."""
     k = top_k(cfg, args)
     if not 1 <= k <= cfg.P:
         raise ValueError(f"--top-k = {k} is invalid: must lie in [1, P] = [1, {cfg.P}]")
+    run_checks.check_full(cfg, "exact")

@@ -1,30 +1,20 @@
 """What MIM's levels, claims and derivation do beyond the core's verbs (`dynsim.mim.arguments`
-declares them): the reduced level's approximation and Monte Carlo keywords, the validation before
-any work, the per-patch records, the information-gap line, the plot, the plan of `check-theorems
-mim` on its P ladder and the sympy derivation."""
+declares them): the reduced level's approximation and Monte Carlo keywords (their validation before
+any work: `dynsim.mim.level_checks`), the per-patch records, the information-gap line, the plot, the
+plan of `check-theorems mim` on its P ladder and the sympy derivation."""
 
 from __future__ import annotations
 
-import full.mim
 import reduced.mim
 from dynsim.claims import parse_only
 from dynsim.cli import output
 from dynsim.verbs import Plan
 from reduced.mim.symbolic import render
 
-from . import checks, plotting, records, theorems
-
-
-def approx_option(value):
-    """--approximation none is the exact reduction (None)."""
-    return None if value in (None, "none") else value
-
-
-def monte_carlo(opts: dict) -> dict:
-    """The reduced level's Monte Carlo keywords: with --samples, its samples and replicates."""
-    if opts["samples"] is None:
-        return {}
-    return {"samples": opts["samples"], "replicates": opts["replicates"]}
+from . import plotting, records, theorems
+from .level_checks import approx_option, full_replicates, monte_carlo
+from .level_checks import validate_full as validate_full  # the Level hooks, light; names here too
+from .level_checks import validate_reduced as validate_reduced
 
 
 def reduced_keywords(cfg, opts: dict) -> dict:
@@ -32,30 +22,9 @@ def reduced_keywords(cfg, opts: dict) -> dict:
     return {"approximation": approx_option(opts["approximation"]), **monte_carlo(opts)}
 
 
-def full_replicates(opts: dict):
-    """--replicates of the full level: with --samples in mode exact it counts the reduced level's
-    draws, not the full level's (which takes none)."""
-    if opts["mode"] == "exact" and opts["samples"] is not None:
-        return None
-    return opts["replicates"]
-
-
 def full_keywords(cfg, opts: dict) -> dict:
     """`full.mim.simulate`'s keywords: the mode and the replicates."""
     return {"mode": opts["mode"], "replicates": full_replicates(opts)}
-
-
-def validate_reduced(cfg, opts: dict) -> None:
-    """The reduced level's options (`reduced.mim.validate_run_options`) and the approximation's
-    tolerance."""
-    approx = approx_option(opts["approximation"])
-    reduced.mim.validate_run_options(cfg, approx, method=opts["method"], **monte_carlo(opts))
-    checks.check_tolerance(opts["approximation_tolerance"])
-
-
-def validate_full(cfg, opts: dict) -> None:
-    """The full level's options (`full.mim.validate_run_options`)."""
-    full.mim.validate_run_options(cfg, opts["mode"], full_replicates(opts))
 
 
 def area_sizes(cfg) -> list:

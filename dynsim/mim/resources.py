@@ -18,9 +18,9 @@ from reduced.mim.dynamics import per_patch_entries
 from . import checklist, ladder
 from .config import PARTITIONS, MIMConfig
 from .records import cell_index
+from .run_checks import DEFAULT_REPLICATES
 from .theorems import NEGATIVE_KAPPA_C
 
-DEFAULT_REPLICATES = 8
 CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHUNK)
 
 

@@ -113,7 +113,8 @@ SETTING = Setting(
         "views) and its derivatives in A_n, B_n, B_self, A_i, B_i.",
     },
     estimates={
-        "compare": "dynsim.mim.resources:estimate_compare",
+        # the levels' options checked first, light (`level_checks`)
+        "compare": "dynsim.mim.level_checks:estimate_compare",
         "check-theorems": "dynsim.mim.resources:estimate_check",
     },
     sweep="dynsim.mim.sweep_spec:SWEEP",

@@ -9,37 +9,18 @@ import numpy as np
 import full.mim
 import reduced.mim
 from reduced import flow
-from dynsim.mim import checks, ladder, phases, records
+from dynsim.mim import ladder, phases, records
 from dynsim.mim.config import MIMConfig
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 
-REDUCED_OPTIONS = ("approximation", "versus_frozen")
-FULL_OPTIONS = ("mode", "replicates", "confidence", "approximation_tolerance")
-DEFAULT_OPTIONS = {
-    "approximation": None,
-    "versus_frozen": False,
-    "mode": "exact",
-    "replicates": None,
-    "confidence": 0.999,
-    "approximation_tolerance": None,
-}
-
-
-def approximation(cfg: MIMConfig, options: dict):
-    """The reduced level's approximation: the option, else None (exact, B free, any K; as `dynsim
-    compare mim`)."""
-    return options.get("approximation")
-
-
-def validate_point(cfg: MIMConfig, options: dict, level: str) -> None:
-    """Refuse, before any work, a point its levels cannot run."""
-    if level != "full":
-        reduced.mim.validate_run_options(cfg, approximation(cfg, options))
-    if level != "full" and options.get("method") == "flow":
-        common.flow_keywords(cfg, options)  # checks t_max
-    if level != "reduced":
-        full.mim.validate_run_options(cfg, options.get("mode", "exact"), options.get("replicates"))
+# the options, their defaults and the checks: in the light record (one definition); names here too
+from .sweep_spec import DEFAULT_OPTIONS as DEFAULT_OPTIONS
+from .sweep_spec import FULL_OPTIONS as FULL_OPTIONS
+from .sweep_spec import REDUCED_OPTIONS as REDUCED_OPTIONS
+from .sweep_spec import approximation
+from .sweep_spec import normalize as normalize
+from .sweep_spec import validate_point as validate_point
 
 
 def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:
@@ -138,12 +119,3 @@ def point_summary(cfg: MIMConfig, red, ful, report) -> dict:
         row["reduced_approximation"] = red.meta.get("approximation")
     row.update(common.verdict(report))
     return row
-
-
-def normalize(options: dict) -> dict:
-    """--approximation none is the exact reduction (None); --approximation-tolerance checked as in
-    compare mim (`checks.check_tolerance`)."""
-    tol = options.get("approximation_tolerance")
-    if tol is not None:
-        checks.check_tolerance(tol)
-    return {**options, "approximation": None} if options.get("approximation") == "none" else options

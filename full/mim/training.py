@@ -11,7 +11,9 @@ import numpy as np
 import optax
 
 from dynsim import divergence, environment, progress, recording
-from dynsim.mim import MIMConfig, data, model
+from dynsim.mim import MIMConfig, data, model, run_checks
+from dynsim.mim.run_checks import MAX_EXACT as MAX_EXACT  # this module's names too
+from dynsim.mim.run_checks import MODES as MODES
 from dynsim.mim.embedding import Basis
 from dynsim.mim.embedding import basis as make_basis
 from dynsim.mim.partition import area_of
@@ -21,24 +23,13 @@ from .. import engine
 from . import batch
 from .module import MaskedAttention
 
-MODES = ("exact", "sampled")
-MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "exact"
-
 
 def validate_run_options(
     cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None
 ) -> int:
-    """Validate the run arguments before any work; return the number of replicate runs."""
-    engine.check_setting(cfg, MIMConfig, mode, MODES)
-    R = engine.replicates(mode, replicates)
-    if mode == "exact":
-        size = data.exact_size(cfg)
-        if size > MAX_EXACT:
-            raise ValueError(
-                f"mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
-                f"{MAX_EXACT:,}): lower P, K or the z support, or use mode 'sampled'"
-            )
-    return R
+    """Validate the run arguments before any work (`dynsim.mim.run_checks.check_full`, light);
+    return the number of replicate runs."""
+    return run_checks.check_full(cfg, mode, replicates)
 
 
 def correlations(cfg: MIMConfig, Q, basis) -> dict:

@@ -12,54 +12,32 @@ clusters; "mean_field" puts the counts at their means (the proofs' high-probabil
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim.mim import MIMConfig, records
+from dynsim.mim import MIMConfig, records, run_checks
+
+# the approximations' names and checks live in the light run_checks; this module's names too
+from dynsim.mim.run_checks import APPROXIMATIONS as APPROXIMATIONS
+from dynsim.mim.run_checks import Approximation
+from dynsim.mim.run_checks import approximations as approximations
+from dynsim.mim.run_checks import joint as joint
+from dynsim.mim.run_checks import label as label
 
 from .. import gd
 from . import classes as classes_mod
 from . import joint as joint_module
 from .symbolic import derive
 
-APPROXIMATIONS = ("pp_frozen", "mean_field")
 # entries (160 MB in float64) of per-patch views expanded from the per-class records, in all
 PATCH_BUDGET = 20_000_000
 # the same budget, under its former name (pp_corr: recorded steps x P^2 entries)
 PP_BUDGET = PATCH_BUDGET
 # what GD and the flow record
 RECORDED = ("fp_class", "area_attention_class", "pp_class", "pp_self", "pp_max", "loss")
-
-Approximation = Union[None, str, Sequence[str]]
-
-
-def approximations(approximation: Approximation) -> tuple[str, ...]:
-    """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a
-    tuple in APPROXIMATIONS order."""
-    if approximation is None:
-        return ()
-    names = approximation.split("+") if isinstance(approximation, str) else list(approximation)
-    bad = [n for n in names if n not in APPROXIMATIONS]
-    if bad or not names:
-        raise ValueError(
-            f"approximation = {approximation!r} is invalid: must be None (exact), one of "
-            f"{', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')"
-        )
-    return tuple(n for n in APPROXIMATIONS if n in names)  # canonical order: "pp_frozen+mean_field"
-
-
-def label(approx: tuple[str, ...]) -> str:
-    """ "exact" or the approximations joined by '+' (every output carries it)."""
-    return "+".join(approx) if approx else "exact"
-
-
-def joint(cfg: MIMConfig, approx: tuple) -> bool:
-    """Whether a run needs the joint-type engine (`reduced.mim.joint`): several clusters with B
-    free. (With B = 0 the clusters decouple and the query classes of this module hold the state.)"""
-    return cfg.K > 1 and "pp_frozen" not in approx
 
 
 def validate_run_options(
@@ -69,47 +47,10 @@ def validate_run_options(
     samples=None,
     replicates=None,
 ) -> tuple[str, ...]:
-    """Validate before any work; return the normalized approximations."""
-    if not isinstance(cfg, MIMConfig):
-        raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
-    approx = approximations(approximation)
-    if samples is not None or replicates is not None:
-        if approx:
-            raise ValueError(
-                f"approximation = {approximation!r} is invalid with samples: the Monte Carlo "
-                f"expectation "
-                "keeps B free and draws the counts (leave approximation None)"
-            )
-        if method != "gd":
-            raise ValueError(
-                f"method = {method!r} is invalid with samples: the Monte Carlo level runs GD"
-            )
-        if not (isinstance(samples, int) and not isinstance(samples, bool) and samples >= 1):
-            raise ValueError(
-                f"samples = {samples!r} is invalid: must be an integer >= 1 (count vectors per "
-                f"query)"
-            )
-        if replicates is not None and not (isinstance(replicates, int) and replicates >= 2):
-            raise ValueError(
-                f"replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard "
-                f"error "
-                "needs two independent draws)"
-            )
-    if joint(cfg, approx) and method != "gd":
-        raise ValueError(
-            f"method = {method!r} is invalid with K = {cfg.K} and B free (approximation = "
-            f"{approximation!r}): the gradient flow holds the per-class state of K = 1 or "
-            f"pp_frozen; use "
-            "method='gd', or approximation='pp_frozen'"
-        )
-    if cfg.z != "const" and cfg.z[0] == "uniform":
-        raise ValueError(
-            f"MIMConfig.z = {cfg.z!r} is continuous: the reduced level takes an exact "
-            f"expectation and "
-            "needs a finite law ('const' or (value, probability) pairs); the full level's mode "
-            "'sampled' runs the uniform law"
-        )
-    if joint(cfg, approx) and "mean_field" not in approx and samples is None:
+    """Validate before any work (`dynsim.mim.run_checks.check_reduced`, light, and the exact
+    joint-type expectation's size, `joint.check_size`); return the normalized approximations."""
+    approx = run_checks.check_reduced(cfg, approximation, method, samples, replicates)
+    if run_checks.exact_joint(cfg, approx, samples):
         joint_module.check_size(cfg)
     return approx
 

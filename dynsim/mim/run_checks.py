@@ -1,0 +1,158 @@
+"""The run options of MIM's two levels, checked on the config before any work, light (the standard
+library and NumPy: a refusal imports no level): the latent law of an exact expectation (`z_law`),
+the full level's mode exact size (`exact_size`, `MAX_EXACT`), the reduced level's approximations,
+its Monte Carlo draws and its method (`check_reduced`), the full level's mode and replicates
+(`check_full`). The levels call them (`reduced.mim.validate_run_options`,
+`full.mim.validate_run_options`) and so do the commands' checks on the command line
+(`dynsim.mim.level_checks`). One check stays in the reduced level: the exact joint-type
+expectation's size (`reduced.mim.joint.check_size`, a dynamic program), wanted only where
+`exact_joint` says."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from dynsim import validation
+
+from .config import MIMConfig
+
+APPROXIMATIONS = ("pp_frozen", "mean_field")
+MODES = ("exact", "sampled")  # the full level's
+MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "exact"
+DEFAULT_REPLICATES = 8  # independent runs of the full level's mode "sampled" (full.engine's)
+
+Approximation = Union[None, str, Sequence[str]]
+
+
+def z_text(z) -> str:
+    """A latent law as --z spells it: const, uniform:L:U or V1:P1,V2:P2,..."""
+    if z == "const":
+        return z
+    if z[0] == "uniform":
+        return f"uniform:{z[1]:g}:{z[2]:g}"
+    return ",".join(f"{v:g}:{p:g}" for v, p in z)
+
+
+def z_law(cfg) -> tuple[np.ndarray, np.ndarray]:
+    """(values, probabilities) of the latent z of one area; refuses the continuous law
+    ("uniform"), which no exact expectation can enumerate."""
+    if cfg.z == "const":
+        return np.array([1.0]), np.array([1.0])
+    if cfg.z[0] == "uniform":
+        raise ValueError(
+            f"--z = {z_text(cfg.z)} is continuous: an exact expectation (the reduced level, the "
+            "full level's --mode exact) needs a finite law, const or V1:P1,V2:P2,...; the full "
+            "level's --mode sampled runs the uniform law"
+        )
+    values, probs = zip(*cfg.z)
+    return np.array(values), np.array(probs)
+
+
+def exact_size(cfg) -> int:
+    """Number of (cluster, latent vector, mask) triples an exact expectation enumerates."""
+    values, _ = z_law(cfg)
+    return sum(values.size**n for n in cfg.areas_per_cluster) * math.comb(cfg.P, cfg.masked)
+
+
+def approximations(approximation: Approximation) -> tuple[str, ...]:
+    """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a
+    tuple in APPROXIMATIONS order."""
+    if approximation is None:
+        return ()
+    names = approximation.split("+") if isinstance(approximation, str) else list(approximation)
+    bad = [n for n in names if n not in APPROXIMATIONS]
+    if bad or not names:
+        raise ValueError(
+            f"--approximation = {approximation!r} is invalid: must be None (exact), one of "
+            f"{', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')"
+        )
+    return tuple(n for n in APPROXIMATIONS if n in names)  # canonical order: "pp_frozen+mean_field"
+
+
+def label(approx: tuple[str, ...]) -> str:
+    """ "exact" or the approximations joined by '+' (every output carries it)."""
+    return "+".join(approx) if approx else "exact"
+
+
+def joint(cfg: MIMConfig, approx: tuple) -> bool:
+    """Whether a run needs the joint-type engine (`reduced.mim.joint`): several clusters with B
+    free. (With B = 0 the clusters decouple and the query classes hold the state.)"""
+    return cfg.K > 1 and "pp_frozen" not in approx
+
+
+def exact_joint(cfg: MIMConfig, approx: tuple, samples=None) -> bool:
+    """Whether the reduced run enumerates the joint types' count vectors exactly (several clusters,
+    B free, not mean field, no Monte Carlo samples): the one case whose size
+    `reduced.mim.joint.check_size` must check."""
+    return joint(cfg, approx) and "mean_field" not in approx and samples is None
+
+
+def check_monte_carlo(approximation, approx: tuple, method: str, samples, replicates) -> None:
+    """The reduced level by Monte Carlo over the counts: B free, GD, samples >= 1 count vectors per
+    query, replicates >= 2 draws (or None: the default)."""
+    if approx:
+        raise ValueError(
+            f"--approximation = {approximation!r} is invalid with samples: the Monte Carlo "
+            "expectation keeps B free and draws the counts (leave --approximation none)"
+        )
+    if method != "gd":
+        raise ValueError(
+            f"--method = {method!r} is invalid with samples: the Monte Carlo level runs GD"
+        )
+    validation.check_int("--samples", samples, 1)
+    if replicates is not None and not (validation.is_int(replicates) and replicates >= 2):
+        raise ValueError(
+            f"--replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard error "
+            "needs two independent draws)"
+        )
+
+
+def check_reduced(
+    cfg: MIMConfig,
+    approximation: Approximation = None,
+    method: str = "gd",
+    samples=None,
+    replicates=None,
+) -> tuple[str, ...]:
+    """The reduced level's run options but the exact joint-type size (`exact_joint`); return the
+    normalized approximations."""
+    if not isinstance(cfg, MIMConfig):
+        raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
+    approx = approximations(approximation)
+    if samples is not None or replicates is not None:
+        check_monte_carlo(approximation, approx, method, samples, replicates)
+    if joint(cfg, approx) and method != "gd":
+        raise ValueError(
+            f"--method = {method!r} is invalid with K = {cfg.K} and B free (--approximation "
+            f"{approximation or 'none'}): the gradient flow holds the per-class state of K = 1 or "
+            "pp_frozen; use --method gd, or --approximation pp_frozen"
+        )
+    z_law(cfg)  # the reduced level's expectation is exact over the latents
+    return approx
+
+
+def check_full(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
+    """The full level's run options; return the number of replicate runs (1 in mode exact, which is
+    deterministic)."""
+    if not isinstance(cfg, MIMConfig):
+        raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
+    if mode not in MODES:
+        raise ValueError(f"--mode = {mode!r} is invalid: must be one of {', '.join(MODES)}")
+    if mode == "sampled":
+        return validation.replicates(replicates, DEFAULT_REPLICATES)
+    if replicates not in (None, 1):
+        raise ValueError(
+            f"--replicates = {replicates!r} is invalid with --mode exact: the exact run is "
+            "deterministic (replicates are for --mode sampled)"
+        )
+    size = exact_size(cfg)
+    if size > MAX_EXACT:
+        raise ValueError(
+            f"--mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
+            f"{MAX_EXACT:,}) at --P {cfg.P}, --K {cfg.K}, --z {z_text(cfg.z)}: lower --P, --K or "
+            "the number of values of --z, or use --mode sampled"
+        )
+    return 1
