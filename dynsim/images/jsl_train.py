@@ -103,6 +103,13 @@ def _compiled(module, frozen: bool, steps: int, batch: int, lr: float):
     return jax.jit(jax.vmap(one))
 
 
+@functools.lru_cache(maxsize=None)
+def _compiled_init(module):
+    """The jitted seed-vmapped initialization of `module`: (keys (R,), one image per seed) ->
+    stacked parameters."""
+    return jax.jit(jax.vmap(functools.partial(init_params, module)))
+
+
 def fit(module, frozen, params0, keys, x, y, xt, yt, *, steps: int, batch: int, lr: float):
     """Train `module` from params0 (stacked over seeds) on each seed's data; returns (params,
     test accuracy (R,), last minibatch loss (R,)) as numpy."""
@@ -120,22 +127,21 @@ def train(
     condition: original and permuted runs of a seed start from the same parameters)."""
     module = jsl_models.make(name, data.grid, patch, width, dtype)
     perm = data.perms[condition]
-    take = jax.vmap(lambda x, p: x[:, p])
-    x = take(jnp.asarray(data.x_train, dtype), perm)
-    xt = take(jnp.asarray(data.x_test, dtype), perm)
-    R = x.shape[0]
+    R = perm.shape[0]
+    x = np.stack([data.x_train[r][:, perm[r]] for r in range(R)]).astype(dtype)
+    xt = np.stack([data.x_test[r][:, perm[r]] for r in range(R)]).astype(dtype)
     base = jax.random.fold_in(jax.random.PRNGKey(seed), jsl_models.MODELS.index(name))
     keys = jax.vmap(lambda r: jax.random.split(jax.random.fold_in(base, r)))(jnp.arange(R))
-    params0 = jax.vmap(lambda k, xi: init_params(module, k, xi[0]))(keys[:, 0], x)
+    params0 = _compiled_init(module)(keys[:, 0], x[:, 0])
     params, acc, loss = fit(
         module,
         name == "frozen",
         params0,
         keys[:, 1],
         x,
-        jnp.asarray(data.y_train),
+        data.y_train,
         xt,
-        jnp.asarray(data.y_test),
+        data.y_test,
         steps=steps,
         batch=batch,
         lr=lr,
