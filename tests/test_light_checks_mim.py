@@ -1,0 +1,159 @@
+"""MIM's level options are checked before any level loads (`dynsim.mim.run_checks`,
+`dynsim.mim.level_checks`): a bad value is refused with one line naming the option as typed, exit
+2, and none of the heavy modules imported; a valid config passes the same light checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from dynsim import cli
+from dynsim.mim import level_checks, run_checks, sweep_spec
+from dynsim.mim.config import MIMConfig
+from dynsim.mim.figure_options import check_attention, check_phases
+from tests.test_lazy_settings import HEAVY, PROBE, fresh
+
+LIGHT = (
+    "dynsim.mim.run_checks",
+    "dynsim.mim.level_checks",
+    "dynsim.mim.sweep_spec",
+    "dynsim.mim.figure_options",
+)
+UNIFORM = ["--z", "uniform:0.5:1.5"]
+
+REFUSED = [
+    # the reduced level's expectation is exact: it needs a finite law
+    (["compare", "mim", *UNIFORM], "--z = uniform:0.5:1.5 is continuous"),
+    (["figure", "mim-phases", *UNIFORM], "--z = uniform:0.5:1.5 is continuous"),
+    # the full level's mode exact enumerates C(64, 32) masks: the message says what to change
+    (["compare", "mim", "--P", "64"], "at --P 64, --K 1, --z const: lower --P, --K"),
+    (["figure", "mim-attention", "--P", "64"], "or use --mode sampled"),
+    (["compare", "mim", "--samples", "0"], "--samples = 0 is invalid"),
+    (
+        ["compare", "mim", "--samples", "4", "--approximation", "pp_frozen"],
+        "--approximation = 'pp_frozen' is invalid with samples",
+    ),
+    (["compare", "mim", "--samples", "4", "--replicates", "1"], "--replicates = 1 is invalid"),
+    (["compare", "mim", "--samples", "4", "--method", "flow"], "--method = 'flow' is invalid"),
+    (["compare", "mim", "--K", "2", "--method", "flow"], "--method = 'flow' is invalid with K = 2"),
+    (["compare", "mim", "--replicates", "3"], "--replicates = 3 is invalid with --mode exact"),
+    (["compare", "mim", "--mode", "sampled", "--replicates", "1"], "replicates = 1 is invalid"),
+    (["compare", "mim", "--approximation-tolerance", "0"], "--approximation-tolerance = 0"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", REFUSED)
+def test_a_bad_level_option_is_refused_before_the_heavy_imports(argv, needle):
+    out = fresh(PROBE.format(heavy=HEAVY), *argv, "--out", "/nonexistent/o")
+    lines = out.stderr.strip().splitlines()
+    assert lines[0].startswith("dynsim: error: ") and needle in lines[0], out.stderr
+    assert json.loads(lines[-1]) == []
+
+
+@pytest.mark.parametrize("argv, needle", REFUSED)
+def test_a_bad_level_option_exits_2_with_one_line(argv, needle, tmp_path, capsys):
+    assert cli.main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dynsim: error: ") and needle in err and "\n" not in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["sweep", "mim", *UNIFORM], "--z = uniform:0.5:1.5 is continuous"),
+        (["sweep", "mim", "--P", "16,64", "--level", "full"], "at --P 64"),
+        # K > 1 with B free has no flow: refused with the points' check, before the sweep says what
+        # it will run (it was refused inside the run)
+        (
+            ["sweep", "mim", "--K", "2", "--approximation", "mean_field", "--method", "flow"],
+            "--method = 'flow' is invalid with K = 2",
+        ),
+    ],
+)
+def test_a_sweep_refuses_a_point_before_any_work(argv, needle, tmp_path, capsys):
+    """The sweep checks its points after the core has imported JAX (`dynsim.sweeps`), but before
+    it logs or runs anything."""
+    assert cli.main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dynsim: error: ") and needle in err and "\n" not in err
+    assert not list(tmp_path.glob("o/points/*/*"))
+
+
+def test_the_check_modules_import_no_heavy_module():
+    heavy = f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    out = fresh(f"import sys\nimport {', '.join(LIGHT)}\n{heavy}")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_valid_config_passes_the_light_checks_without_loading_a_level():
+    """The defaults of compare mim, both figures and a sweep point pass, and nothing heavy loads
+    (K = 1: no joint-type size to check)."""
+    code = (
+        "import sys, argparse\n"
+        "from dynsim.mim import level_checks, sweep_spec\n"
+        "from dynsim.mim.config import MIMConfig\n"
+        "from dynsim.mim.figure_options import check_attention, check_phases\n"
+        "cfg = MIMConfig()\n"
+        f"opts = {compare_defaults()!r}\n"
+        "level_checks.validate_reduced(cfg, opts)\n"
+        "level_checks.validate_full(cfg, opts)\n"
+        "sweep_spec.validate_point(cfg, sweep_spec.DEFAULT_OPTIONS, 'both')\n"
+        "check_phases(cfg, argparse.Namespace(kappa_pos='0.9,0.4', kappa_neg='0.6,0.4',"
+        " approximation='mean_field'))\n"
+        "check_attention(cfg, argparse.Namespace(top_k=None))\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    out = fresh(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def compare_defaults() -> dict:
+    """The level options `compare mim` passes at its defaults."""
+    return {
+        "approximation": None,
+        "method": "gd",
+        "samples": None,
+        "replicates": None,
+        "approximation_tolerance": 0.05,
+        "mode": "exact",
+    }
+
+
+def test_the_light_checks_answer_as_the_levels_do():
+    """The levels' validate_run_options are the light checks (plus the joint-type size)."""
+    import full.mim
+    import reduced.mim
+
+    cfg = MIMConfig()
+    assert reduced.mim.validate_run_options(cfg, "pp_frozen+mean_field") == (
+        run_checks.check_reduced(cfg, "mean_field+pp_frozen")
+    )
+    assert full.mim.validate_run_options(cfg, "sampled") == run_checks.check_full(cfg, "sampled")
+    assert run_checks.check_full(cfg, "sampled", 3) == 3 and run_checks.check_full(cfg) == 1
+    with pytest.raises(ValueError, match="--approximation = 'frozen' is invalid"):
+        run_checks.approximations("frozen")
+    with pytest.raises(ValueError, match="--mode = 'exactly' is invalid"):
+        full.mim.validate_run_options(cfg, "exactly")
+    # the joint-type size stays in the reduced level, loaded where it is wanted
+    big = MIMConfig(P=36, K=2, kappa_c=0.7, kappa_s=0.3, mask_ratio=0.5)
+    assert run_checks.exact_joint(big, ()) and not run_checks.exact_joint(big, ("mean_field",))
+    assert run_checks.check_reduced(big) == ()
+    with pytest.raises(ValueError, match="joint-type expectation"):
+        level_checks.validate_reduced(big, compare_defaults())
+    with pytest.raises(ValueError, match="joint-type expectation"):
+        sweep_spec.validate_point(big, sweep_spec.DEFAULT_OPTIONS, "reduced")
+
+
+def test_the_figures_checks_read_their_options():
+    cfg = MIMConfig()
+    phases = argparse.Namespace(kappa_pos="0.9,0.4", kappa_neg="0.6,0.4", approximation="none")
+    check_phases(cfg, phases)
+    with pytest.raises(ValueError, match="--z = uniform:0.5:1.5"):
+        check_phases(cfg.replace(z=("uniform", 0.5, 1.5)), phases)
+    with pytest.raises(ValueError, match="at --P 64"):
+        check_attention(MIMConfig(P=64), argparse.Namespace(top_k=None))
