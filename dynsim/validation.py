@@ -40,6 +40,29 @@ def lower_bounds(fail, cfg: Any, bounds: dict) -> None:
             fail(name, value, f"must be {'>' if strict else '>='} {bound}")
 
 
+DEFAULT_REPLICATES = 8  # independent runs of a full level's mode "sampled"
+
+
+def check_setting(cfg: Any, config_class: type, mode: str, modes: tuple) -> None:
+    """cfg must be a `config_class`, mode one of `modes`."""
+    if not isinstance(cfg, config_class):
+        raise TypeError(f"cfg must be a {config_class.__name__}, got {type(cfg).__name__}")
+    if mode not in modes:
+        raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(modes)}")
+
+
+def mode_replicates(mode: str, value: Optional[int], default: int = DEFAULT_REPLICATES) -> int:
+    """The number of replicate runs of a full level: 1 in mode "exact" (deterministic), else
+    `replicates(value, default)`."""
+    if mode == "exact":
+        if value not in (None, 1):
+            raise ValueError(
+                f"replicates = {value!r} is invalid in mode 'exact': the exact run is deterministic"
+            )
+        return 1
+    return replicates(value, default)
+
+
 def replicates(value: Optional[int], default: int) -> int:
     """The replicate count of a sampled run: `default` for None, else an integer >= 2 (a standard
     error needs two)."""

@@ -1,5 +1,5 @@
-"""The optax training engine of the full level: GD in one `lax.scan`, replicate keys, the checks the
-settings share."""
+"""The optax training engine of the full level: GD in one `lax.scan`, replicate keys; the checks the
+settings share (`check_setting`, `replicates`) are `dynsim.validation`'s, light."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from dynsim import recording, validation
+from dynsim import recording
+from dynsim.validation import DEFAULT_REPLICATES, check_setting  # noqa: F401 (this module's names)
+from dynsim.validation import mode_replicates as replicates  # noqa: F401
 
-DEFAULT_REPLICATES = 8  # independent runs of mode "sampled"
 EVAL_TAG = 2**32 - 1  # fold_in tag of the recorded quantities' samples (never a training batch's t)
 
 
@@ -74,24 +75,3 @@ def eval_key(key: jax.Array) -> jax.Array:
 def replicate_keys(cfg, R: int) -> jax.Array:
     """One key per replicate run of mode "sampled": `base_key` split R ways."""
     return jax.random.split(base_key(cfg), R)
-
-
-def check_setting(cfg, config_class: type, mode: str, modes: tuple) -> None:
-    """cfg must be a `config_class`, mode one of `modes`."""
-    if not isinstance(cfg, config_class):
-        raise TypeError(f"cfg must be a {config_class.__name__}, got {type(cfg).__name__}")
-    if mode not in modes:
-        raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(modes)}")
-
-
-def replicates(mode: str, replicates: Optional[int]) -> int:
-    """The number of replicate runs: 1 in mode "exact" (deterministic), else `replicates` (default
-    8)."""
-    if mode == "exact":
-        if replicates not in (None, 1):
-            raise ValueError(
-                f"replicates = {replicates!r} is invalid in mode 'exact': the exact run is "
-                f"deterministic"
-            )
-        return 1
-    return validation.replicates(replicates, DEFAULT_REPLICATES)

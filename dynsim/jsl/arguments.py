@@ -12,6 +12,7 @@ from . import checklist, realistic_plan
 from .config import MAX_DERIVE_C, MAX_P
 
 HOOKS = "dynsim.jsl.hooks"
+CHECKS = "dynsim.jsl.run_checks"  # light: loading the levels' checks imports no level
 MODES = ("exact", "sampled", "realistic")
 
 # config fields a mode of the full level does not read (the reduced level reads none of them)
@@ -80,7 +81,7 @@ REDUCED = Level(
     simulate="reduced.jsl:simulate",
     options=SUM_OPTIONS,
     flow=True,
-    validate=f"{HOOKS}:validate_reduced",
+    validate=f"{CHECKS}:validate_reduced",
     describe=f"{HOOKS}:describe_reduced",
     report=f"{HOOKS}:report",
 )
@@ -93,7 +94,7 @@ FULL = Level(
     "step; or realistic (E): N fixed samples, random start (omega), held-out test set (default: "
     "exact)",
     unread=UNREAD,
-    validate=f"{HOOKS}:validate_full",
+    validate=f"{CHECKS}:validate_full",
     describe=f"{HOOKS}:describe_full",
     joint={"realistic": Ref(f"{HOOKS}:compare_realistic")},
 )

@@ -1,5 +1,6 @@
 """The JSL figures and the transfer experiment: `figure jsl-fig4`, `figure jsl-fig2`, `transfer
-jsl`, their work (their options and the checks on parsed values: `dynsim.jsl.figure_options`)."""
+jsl`, their work (their options and the checks on parsed values: `dynsim.jsl.figure_options`,
+run by `options.config`)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,14 @@ from dynsim.cli import options, output
 from dynsim.trajectory import atomic_savez, save_many
 from full.jsl import transfer
 
-from . import association, partition, plotting, reference
+from . import association, figure_options, partition, plotting, reference, run_checks
 
 
 def run_figure(args, name: str) -> int:
     """`dynsim figure jsl-fig4|jsl-fig2`: the figure's PNG, its trajectory npz, the final A and v, a
     JSON summary."""
-    cfg = options.config(args)
-    full.jsl.validate_run_options(cfg, "realistic", seeds=args.seeds)
-    if name == "jsl-fig2":
-        full.jsl.fig2.require_grid_partition(cfg)
+    cfg = options.config(args)  # checked by the command's check (jsl-fig2: --seeds, --partition)
+    run_checks.validate_run_options(cfg, "realistic", seeds=args.seeds)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     mask = partition.same_set_mask(cfg).astype(float)
@@ -144,30 +143,12 @@ def plateau(cfg, test_error: float, final: dict, seeds: int) -> tuple[float, boo
     return linear, bool(test_error < linear - 3 * se)
 
 
-# `transfer.validate_transfer_args`' keywords -> the options of `dynsim transfer jsl`
-TRANSFER_OPTIONS = {
-    "seeds": "--finetune-seeds",
-    "steps": "--finetune-steps",
-    "eta": "--finetune-eta",
-    "n_tilde": "--n-tilde",
-    "overlap": "--overlap",
-}
-
-
 def run_transfer(args) -> int:
     """`dynsim transfer jsl`: pretrained A vs A at init vs GLM, test error against N~ (Section
     5)."""
+    # every transfer option checked, before the pretraining (figure_options.check_transfer)
     cfg = options.config(args)
-    full.jsl.validate_run_options(cfg, "realistic", seeds=1)
-    kwargs = {"overlap": args.overlap, "seeds": args.finetune_seeds}
-    if args.n_tilde is not None:
-        kwargs["n_tilde"] = tuple(args.n_tilde)
-    if args.finetune_steps is not None:
-        kwargs["steps"] = args.finetune_steps
-    if args.finetune_eta is not None:
-        kwargs["eta"] = args.finetune_eta
-    # every transfer argument, before the pretraining; the messages name the options typed
-    transfer.validate_transfer_args(cfg, **kwargs, names=TRANSFER_OPTIONS)
+    kwargs = figure_options.transfer_keywords(args)
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     output.log(

@@ -1,10 +1,13 @@
 """The options of the JSL figures and the transfer experiment (`figure jsl-fig4`, `figure jsl-fig2`,
-`transfer jsl`) and their checks on parsed values: light (pure Python), so `--help` and a refused
-value import no level; the work is in `dynsim.jsl.cli_figures`."""
+`transfer jsl`) and their checks on parsed values (`config_options(check=...)`, run by the command
+line before the estimate and the work): light (pure Python), so `--help` and a refused value import
+no level; the work is in `dynsim.jsl.cli_figures`."""
 
 from __future__ import annotations
 
 from dynsim.cli import options
+
+from . import partition, transfer_args
 
 # Recipes (docs/jsl.md): Figure 4 and transfer follow docs/derivations/jsl.md §6 (D=16, C=4, q=0.5,
 # unit temperature).
@@ -79,12 +82,43 @@ def fig2_arguments(parser, setting) -> None:
 
 
 def check_fig2(cfg, args) -> None:
-    """`figure jsl-fig2` draws a standard error over its runs: --seeds >= 2."""
+    """`figure jsl-fig2` draws a standard error over its runs (--seeds >= 2), and its CNN teacher
+    needs the spatially localized sets (--partition grid)."""
     if args.seeds < 2:
         raise ValueError(
             f"--seeds = {args.seeds} is invalid for jsl-fig2: must be >= 2 (the standard "
             f"error needs two runs)"
         )
+    partition.require_grid_partition(cfg, name="--partition")
+
+
+# `transfer_args.validate_transfer_args`' keywords -> the options of `dynsim transfer jsl`
+TRANSFER_OPTIONS = {
+    "seeds": "--finetune-seeds",
+    "steps": "--finetune-steps",
+    "eta": "--finetune-eta",
+    "n_tilde": "--n-tilde",
+    "overlap": "--overlap",
+}
+
+
+def transfer_keywords(args) -> dict:
+    """The keywords of `full.jsl.transfer.transfer` from the options of `dynsim transfer jsl` (an
+    option left out: the library's default)."""
+    given = {
+        "overlap": args.overlap,
+        "seeds": args.finetune_seeds,
+        "n_tilde": None if args.n_tilde is None else tuple(args.n_tilde),
+        "steps": args.finetune_steps,
+        "eta": args.finetune_eta,
+    }
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def check_transfer(cfg, args) -> None:
+    """Every transfer option (`transfer_args.validate_transfer_args`), before the pretraining;
+    the messages name the options typed."""
+    transfer_args.validate_transfer_args(cfg, **transfer_keywords(args), names=TRANSFER_OPTIONS)
 
 
 def transfer_arguments(parser, setting) -> None:
@@ -96,6 +130,7 @@ def transfer_arguments(parser, setting) -> None:
         TRANSFER_DEFAULTS,
         "the Figure 4 recipe pretrained longer (50,000 steps) on "
         "fewer samples (N = 4000), which the transfer needs",
+        check=check_transfer,
     )
     g = parser.add_argument_group("transfer")
     g.add_argument(

@@ -10,7 +10,6 @@ from dynsim.cli import output
 from dynsim.store import Store
 from dynsim.sweeps import executors
 from dynsim.verbs import Joint, Plan
-from reduced.jsl import classes
 from reduced.jsl.symbolic import render
 
 from . import (
@@ -23,6 +22,7 @@ from . import (
     theorems,
 )
 from .config import MAX_DERIVE_C, MAX_P
+from .run_checks import validate_full, validate_reduced  # noqa: F401 (the levels' checks, light)
 
 
 def describe_reduced(cfg, opts: dict) -> str:
@@ -41,16 +41,6 @@ def describe_full(cfg, opts: dict) -> str:
         f"full: {opts['mode']} gradient descent on the {cfg.D}x{cfg.D} matrix A and v in "
         f"R^{cfg.d} ..."
     )
-
-
-def validate_reduced(cfg, opts: dict) -> None:
-    """The reduced level's exact sums hold cfg.p's moments (`classes.check_moments_fit`)."""
-    classes.check_moments_fit(cfg.D, cfg.C, cfg.p)
-
-
-def validate_full(cfg, opts: dict) -> None:
-    """The full level's run options (`full.jsl.validate_run_options`), before any work."""
-    full.jsl.validate_run_options(cfg, opts["mode"], opts["replicates"])
 
 
 def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:

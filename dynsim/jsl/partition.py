@@ -9,6 +9,19 @@ import numpy as np
 from .config import JSLConfig
 
 
+def require_grid_partition(cfg: JSLConfig, name: str = "cfg.partition") -> None:
+    """Figure 2 uses the spatially localized sets: cfg.partition must be "grid". name: what the
+    message calls the partition (a command line's `--partition`)."""
+    if not isinstance(cfg, JSLConfig):
+        raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
+    if cfg.partition != "grid":
+        raise ValueError(
+            f"{name} = {cfg.partition!r} is invalid for Figure 2: the teacher is a CNN over the "
+            "spatially localized sets, so it must be 'grid' (D and C perfect squares, sqrt(C) "
+            "| sqrt(D))"
+        )
+
+
 def sets(cfg: JSLConfig) -> np.ndarray:
     """The sets S_l as an (L, C) integer array of 0-based patch indices (Definition 2.1)."""
     D, C, L = cfg.D, cfg.C, cfg.L

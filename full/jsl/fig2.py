@@ -21,24 +21,12 @@ from dynsim import divergence, environment, recording
 from dynsim.jsl import JSLConfig, partition
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention
+from dynsim.jsl.partition import require_grid_partition
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from . import realistic
 
 DEFAULT_SEEDS = 8
-
-
-def require_grid_partition(cfg: JSLConfig) -> None:
-    """Figure 2 uses the spatially localized sets: cfg.partition must be "grid"."""
-    if not isinstance(cfg, JSLConfig):
-        raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
-    if cfg.partition != "grid":
-        raise ValueError(
-            f"cfg.partition = {cfg.partition!r} is invalid for Figure 2: the teacher is a CNN "
-            f"over the "
-            "spatially localized sets, so it must be 'grid' (D and C perfect squares, sqrt(C) "
-            "| sqrt(D))"
-        )
 
 
 def teacher_filter(cfg: JSLConfig, dtype=jnp.float64):

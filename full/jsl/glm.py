@@ -20,6 +20,7 @@ from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, partition
 from dynsim.jsl.error import margin_error as zero_one_error
 from dynsim.jsl.model import logistic_loss
+from dynsim.jsl.transfer_args import validate_glm_args
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
@@ -102,31 +103,6 @@ def train_glm(
         return out
 
     return gd(loss, initial_weights(cfg, key), steps, eta, observe, max(1, record_every))
-
-
-def validate_glm_args(cfg: JSLConfig, seeds, steps, eta, names=None) -> None:
-    """Validate `run_glm`'s arguments (seeds >= 2 for a standard error, steps >= 0, eta > 0).
-    names: {keyword: what the messages call it} (a command line's option names; default the
-    keywords)."""
-    name = (names or {}).get
-    if not isinstance(cfg, JSLConfig):
-        raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
-    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
-        raise ValueError(
-            f"{name('seeds', 'seeds')} = {seeds!r} is invalid: must be an integer >= 2 (the "
-            f"standard error needs "
-            f"two runs)"
-        )
-    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
-        raise ValueError(
-            f"{name('steps', 'steps')} = {steps!r} is invalid: must be an integer >= 0"
-        )
-    if not (
-        isinstance(eta, (int, float)) and not isinstance(eta, bool) and np.isfinite(eta) and eta > 0
-    ):
-        raise ValueError(
-            f"{name('eta', 'eta')} = {eta!r} is invalid: must be a finite real number > 0"
-        )
 
 
 def _run_seeds(cfg: JSLConfig, keys, w_star, steps: int, eta, record_every: int):

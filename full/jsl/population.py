@@ -11,8 +11,11 @@ import numpy as np
 
 from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.model import logistic_loss
-
-MAX_EXACT_CONFIGURATIONS = 4 * 3**12  # D - C = 12 with L = 4: about 2.1 million rows of D numbers
+from dynsim.jsl.run_checks import (  # noqa: F401 (this module's names)
+    MAX_EXACT_CONFIGURATIONS,
+    check_exact,
+    exact_count,
+)
 
 
 class Configurations(NamedTuple):
@@ -21,23 +24,6 @@ class Configurations(NamedTuple):
 
     s: jax.Array
     w: jax.Array
-
-
-def exact_count(cfg: JSLConfig) -> int:
-    """L * 3^(D-C): signal sets times sign patterns of the random patches."""
-    return cfg.L * 3 ** (cfg.D - cfg.C)
-
-
-def check_exact(cfg: JSLConfig) -> None:
-    """Raise ValueError, pointing to mode='sampled', when the exact sum is too large to
-    enumerate."""
-    M = exact_count(cfg)
-    if M > MAX_EXACT_CONFIGURATIONS:
-        raise ValueError(
-            f"mode='exact' would enumerate L * 3^(D-C) = {M:,} configurations (D = {cfg.D}, C "
-            f"= {cfg.C}); the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use "
-            f"mode='sampled'."
-        )
 
 
 def enumerate_configurations(cfg: JSLConfig) -> Configurations:

@@ -23,6 +23,7 @@ from jax.flatten_util import ravel_pytree
 from dynsim import divergence, environment, recording
 from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.model import logistic_loss
+from dynsim.jsl.run_checks import DEFAULT_SEEDS, check_seeds
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine
@@ -32,7 +33,6 @@ from .training import model_for, optimizer
 
 # fold_in tag of the realistic runs' key stream (other streams: 0x5EED w*, 1 sampled mode, ...)
 SEED_TAG = 0x4EA1
-DEFAULT_SEEDS = 8
 # above this much data for all seeds at once, the seeds run in batches with lax.map
 MAX_VMAP_BYTES = 1.5e9
 
@@ -243,15 +243,6 @@ def _seeds(cfg: JSLConfig, keys, w_star, batch: int):
 
 
 _seeds_jit = jax.jit(_seeds, static_argnums=3)  # cfg a pytree: its numbers traced
-
-
-def check_seeds(seeds) -> int:
-    """seeds must be an integer >= 1."""
-    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
-        raise ValueError(
-            f"seeds = {seeds!r} is invalid: must be an integer >= 1 (independent realistic runs)"
-        )
-    return seeds
 
 
 @environment.guarded

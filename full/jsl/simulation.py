@@ -1,5 +1,5 @@
-"""`validate_run_options` and `simulate`: full JSL in mode exact or sampled (`training`) or
-realistic (`realistic`)."""
+"""`simulate`: full JSL in mode exact or sampled (`training`) or realistic (`realistic`); its option
+checks, `validate_run_options`, are `dynsim.jsl.run_checks`', light."""
 
 from __future__ import annotations
 
@@ -9,39 +9,10 @@ import jax.numpy as jnp
 
 from dynsim import environment, progress
 from dynsim.jsl import JSLConfig, data
+from dynsim.jsl.run_checks import MODES, validate_run_options  # noqa: F401 (this module's names)
 from dynsim.trajectory import Trajectory
 
-from .. import engine
-from . import population, realistic, training
-
-MODES = ("exact", "sampled", "realistic")
-
-
-def validate_run_options(
-    cfg: JSLConfig,
-    mode: str = "exact",
-    replicates: Optional[int] = None,
-    seeds: Optional[int] = None,
-) -> int:
-    """Validate the run arguments before any work; return the number of replicate runs (seeds in
-    mode 'realistic')."""
-    engine.check_setting(cfg, JSLConfig, mode, MODES)
-    if mode == "realistic":
-        if replicates is not None:
-            raise ValueError(
-                f"replicates = {replicates!r} is invalid in mode 'realistic': it takes seeds "
-                "(independent training sets and starts), not replicates"
-            )
-        return realistic.check_seeds(realistic.DEFAULT_SEEDS if seeds is None else seeds)
-    if seeds is not None:
-        raise ValueError(
-            f"seeds = {seeds!r} is invalid in mode {mode!r}: seeds are for mode 'realistic' "
-            "(mode 'sampled' takes replicates)"
-        )
-    R = engine.replicates(mode, replicates)
-    if mode == "exact":
-        population.check_exact(cfg)
-    return R
+from . import realistic, training
 
 
 @environment.guarded

@@ -29,20 +29,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, recording, validation
+from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, error, partition, reference
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention, forward, logistic_loss
+from dynsim.jsl.transfer_args import (  # noqa: F401 (this module's names; the checks are light)
+    DEFAULT_ETA_GLM,
+    DEFAULT_N_TILDE,
+    DEFAULT_RECORD_EVERY,
+    DEFAULT_SEEDS,
+    DEFAULT_STEPS,
+    check_overlap,
+    validate_transfer_args,
+)
 
 from . import glm, realistic
 
 LEARNERS = ("pretrained", "initial", "glm")
-DEFAULT_N_TILDE = (8, 16, 32, 64, 128, 256)
-DEFAULT_SEEDS = 8
-DEFAULT_STEPS = 2000  # see `transfer`: the measured test-error curves are flat well before this
-# see `transfer`: the GLM's logistic loss has curvature <= ~0.35 at D = 16, so eta = 1 is stable
-DEFAULT_ETA_GLM = 1.0
-DEFAULT_RECORD_EVERY = 100
 
 
 def downstream_feature(cfg: JSLConfig, overlap: float, key=None, name: str = "overlap"):
@@ -52,21 +55,11 @@ def downstream_feature(cfg: JSLConfig, overlap: float, key=None, name: str = "ov
     ||w~|| = 1 and <w~, w*> = overlap. `key` seeds u (default: derived from cfg.seed); `name`: what
     a refusal calls the overlap.
     """
-    if not validation.is_real(overlap) or not 0.0 <= abs(float(overlap)) <= 1.0:
-        raise ValueError(
-            f"{name} = {overlap!r} is invalid: must be a real number with 0 <= |overlap| <= 1 "
-            "(it is <w~, w*> of two unit vectors)"
-        )
-    overlap = float(overlap)
+    overlap = check_overlap(cfg, overlap, name)
     dtype = jnp.dtype(cfg.dtype)
     w_star = data.feature(cfg, dtype)
     if abs(overlap) == 1.0:
         return overlap * w_star
-    if cfg.d < 2:
-        raise ValueError(
-            f"{name} = {overlap!r} is invalid for d = 1: there is no direction orthogonal to w*; "
-            "only overlap = +-1 is possible"
-        )
     key = jax.random.fold_in(jax.random.key(cfg.seed), 0xD0) if key is None else key
     z = jax.random.normal(key, (cfg.d,), dtype)
     u = z - jnp.dot(z, w_star) * w_star
@@ -232,23 +225,6 @@ class TransferResult:
         )
 
 
-def _check_n_tilde(n_tilde, name: str = "n_tilde") -> tuple[int, ...]:
-    values = tuple(n_tilde) if isinstance(n_tilde, Sequence) else None
-    if not values or not all(validation.is_int(n) and n >= 1 for n in values):
-        raise ValueError(
-            f"{name} = {n_tilde!r} is invalid: must be a non-empty sequence of integers >= 1"
-        )
-    return tuple(int(n) for n in values)
-
-
-def _check_args(cfg, seeds, steps, eta, eta_glm, record_every, names=None) -> None:
-    glm.validate_glm_args(cfg, seeds, steps, eta, names)  # cfg, seeds >= 2, steps >= 0, eta > 0
-    if not isinstance(record_every, int) or isinstance(record_every, bool) or record_every < 1:
-        raise ValueError(f"record_every = {record_every!r} is invalid: must be an integer >= 1")
-    if not validation.is_real(eta_glm) or eta_glm <= 0:
-        raise ValueError(f"eta_glm = {eta_glm!r} is invalid: must be a finite real number > 0")
-
-
 def _matrices(cfg: JSLConfig, pretrained: Mapping, seeds: int) -> tuple[np.ndarray, np.ndarray]:
     """The pretrained A and A0 as (seeds, D, D): a (D, D) or (1, D, D) array is shared by every
     seed."""
@@ -288,29 +264,6 @@ def pretrain(cfg: JSLConfig) -> dict:
     seeds=1)`; returns {"A", "A0"}."""
     _, final = realistic.run(cfg, seeds=1)
     return {"A": np.asarray(final["A"])[0], "A0": np.asarray(final["A0"])[0]}
-
-
-def validate_transfer_args(
-    cfg: JSLConfig,
-    *,
-    overlap: float = 0.0,
-    n_tilde: Sequence[int] = DEFAULT_N_TILDE,
-    seeds: int = DEFAULT_SEEDS,
-    steps: int = DEFAULT_STEPS,
-    eta: Optional[float] = None,
-    eta_glm: float = DEFAULT_ETA_GLM,
-    record_every: int = DEFAULT_RECORD_EVERY,
-    names: Optional[Mapping[str, str]] = None,
-) -> tuple[tuple[int, ...], float]:
-    """Validate `transfer`'s arguments before any work (named ValueErrors); return (n_tilde, eta)
-    with defaults resolved. names: {keyword: what the messages call it} (a command line's option
-    names, e.g. {"n_tilde": "--n-tilde"}; default the keywords)."""
-    names = dict(names or {})
-    n_tilde = _check_n_tilde(n_tilde, names.get("n_tilde", "n_tilde"))
-    eta = cfg.eta / 2 if eta is None else eta
-    _check_args(cfg, seeds, steps, eta, eta_glm, record_every, names)
-    downstream_feature(cfg, overlap, name=names.get("overlap", "overlap"))  # validates overlap
-    return n_tilde, eta
 
 
 def transfer(

@@ -17,6 +17,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from dynsim.jsl.run_checks import check_moments_fit
+
 from .configurations import set_types
 from .moments import per_type_variables
 
@@ -98,20 +100,6 @@ def moment_classes(
             f"max_nonzero = {max_nonzero})"
         )
     return cls
-
-
-def check_moments_fit(D: int, C: int, p: int) -> None:
-    """Refuse a p whose class monomials overflow int64 (`moments.monomials` multiplies them exactly
-    in int64: |mono_r| <= D^p)."""
-    if D**p < 2**63:
-        return
-    fits = max([e for e in range(3, p, 2) if D**e < 2**63], default=None)
-    raise ValueError(
-        f"JSLConfig.p = {p} is invalid for the reduced level at D = {D}: its exact sum multiplies "
-        f"moments up to D^p in int64, which holds less than 2^63; "
-        + (f"p <= {fits} fits" if fits else "no p fits")
-        + " (the full level runs any p)"
-    )
 
 
 def build(

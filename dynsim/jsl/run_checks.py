@@ -1,0 +1,95 @@
+"""The checks of a JSL run's options before any work, light (the standard library, numpy and the
+config): the full level's modes, replicates and seeds (`validate_run_options`), the exact sum's size
+(`check_exact`), the reduced level's int64 moments (`check_moments_fit`) and the two levels' hooks
+that `compare jsl` calls (`validate_reduced`, `validate_full`). The levels keep these names
+(`full.jsl.validate_run_options`, `full.jsl.population.check_exact`,
+`reduced.jsl.classes.check_moments_fit`, ...) by importing them from here."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from dynsim.validation import check_setting, mode_replicates
+
+from .config import JSLConfig
+
+MODES = ("exact", "sampled", "realistic")  # the full level's
+DEFAULT_SEEDS = 8  # independent realistic runs (problem (E)) when not given
+MAX_EXACT_CONFIGURATIONS = 4 * 3**12  # D - C = 12 with L = 4: about 2.1 million rows of D numbers
+
+
+def exact_count(cfg: JSLConfig) -> int:
+    """L * 3^(D-C): signal sets times sign patterns of the random patches."""
+    return cfg.L * 3 ** (cfg.D - cfg.C)
+
+
+def check_exact(cfg: JSLConfig) -> None:
+    """Raise ValueError, pointing to mode='sampled', when the exact sum is too large to
+    enumerate."""
+    M = exact_count(cfg)
+    if M > MAX_EXACT_CONFIGURATIONS:
+        raise ValueError(
+            f"mode='exact' would enumerate L * 3^(D-C) = {M:,} configurations (D = {cfg.D}, C "
+            f"= {cfg.C}); the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use "
+            f"mode='sampled'."
+        )
+
+
+def check_seeds(seeds) -> int:
+    """seeds must be an integer >= 1."""
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+        raise ValueError(
+            f"seeds = {seeds!r} is invalid: must be an integer >= 1 (independent realistic runs)"
+        )
+    return seeds
+
+
+def validate_run_options(
+    cfg: JSLConfig,
+    mode: str = "exact",
+    replicates: Optional[int] = None,
+    seeds: Optional[int] = None,
+) -> int:
+    """Validate the run arguments before any work; return the number of replicate runs (seeds in
+    mode 'realistic')."""
+    check_setting(cfg, JSLConfig, mode, MODES)
+    if mode == "realistic":
+        if replicates is not None:
+            raise ValueError(
+                f"replicates = {replicates!r} is invalid in mode 'realistic': it takes seeds "
+                "(independent training sets and starts), not replicates"
+            )
+        return check_seeds(DEFAULT_SEEDS if seeds is None else seeds)
+    if seeds is not None:
+        raise ValueError(
+            f"seeds = {seeds!r} is invalid in mode {mode!r}: seeds are for mode 'realistic' "
+            "(mode 'sampled' takes replicates)"
+        )
+    R = mode_replicates(mode, replicates)
+    if mode == "exact":
+        check_exact(cfg)
+    return R
+
+
+def check_moments_fit(D: int, C: int, p: int) -> None:
+    """Refuse a p whose class monomials overflow int64 (`moments.monomials` multiplies them exactly
+    in int64: |mono_r| <= D^p)."""
+    if D**p < 2**63:
+        return
+    fits = max([e for e in range(3, p, 2) if D**e < 2**63], default=None)
+    raise ValueError(
+        f"JSLConfig.p = {p} is invalid for the reduced level at D = {D}: its exact sum multiplies "
+        f"moments up to D^p in int64, which holds less than 2^63; "
+        + (f"p <= {fits} fits" if fits else "no p fits")
+        + " (the full level runs any p)"
+    )
+
+
+def validate_reduced(cfg: JSLConfig, opts: dict) -> None:
+    """The reduced level's exact sums hold cfg.p's moments (`check_moments_fit`)."""
+    check_moments_fit(cfg.D, cfg.C, cfg.p)
+
+
+def validate_full(cfg: JSLConfig, opts: dict) -> None:
+    """The full level's run options (`validate_run_options`), before any work."""
+    validate_run_options(cfg, opts["mode"], opts["replicates"])

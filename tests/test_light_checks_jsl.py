@@ -1,0 +1,98 @@
+"""JSL's option checks are light: a bad value of `transfer jsl` or `figure jsl-fig2` is refused
+(exit 2, one `dynsim: error:` line naming the option as typed) before any heavy module is imported,
+and the levels' checks that `compare jsl` and `sweep jsl` call load and refuse without importing one
+(each in a fresh process, reading sys.modules: nothing is timed)."""
+
+import json
+
+import pytest
+
+from dynsim.jsl import figure_options, partition, run_checks, transfer_args
+from dynsim.jsl.config import JSLConfig
+from tests.test_lazy_settings import HEAVY, PROBE, fresh
+
+# PROBE, exiting with the command's code
+EXITING = (
+    PROBE.format(heavy=HEAVY).replace("    cli.main(", "    code = cli.main(") + "\nsys.exit(code)"
+)
+LIGHT = ("dynsim.jsl.run_checks", "dynsim.jsl.transfer_args", "dynsim.jsl.partition")
+
+
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["transfer", "jsl", "--overlap", "2"], "--overlap = 2.0"),
+        (["transfer", "jsl", "--d", "1", "--overlap", "0.5"], "--overlap = 0.5"),
+        (["transfer", "jsl", "--n-tilde", "0"], "--n-tilde = (0,)"),
+        (["transfer", "jsl", "--finetune-seeds", "1"], "--finetune-seeds = 1"),
+        (["transfer", "jsl", "--finetune-eta", "0"], "--finetune-eta = 0.0"),
+        (["transfer", "jsl", "--finetune-steps", "-1"], "--finetune-steps = -1"),
+        (["figure", "jsl-fig2", "--partition", "contiguous"], "--partition = 'contiguous'"),
+    ],
+)
+def test_a_bad_option_is_refused_before_any_heavy_import(argv, option, tmp_path):
+    out = fresh(EXITING, *argv, "--out", str(tmp_path / "out"))
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2, out.stderr
+    assert lines[0].startswith(f"dynsim: error: {option} is invalid"), out.stderr
+    assert json.loads(lines[-1]) == []
+    assert not (tmp_path / "out").exists()  # refused before any work
+
+
+@pytest.mark.parametrize("module", LIGHT)
+def test_the_check_modules_import_no_heavy_module(module):
+    out = fresh(f"import sys, {module}\nprint([m for m in {HEAVY!r} if m in sys.modules])")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+# (level, config, compare's options, the start of the refusal)
+LEVEL_REFUSALS = [
+    ("reduced", dict(D=16, C=4, p=17), {}, "JSLConfig.p = 17 is invalid for the reduced level"),
+    ("full", dict(D=16, C=2), {"mode": "exact", "replicates": None}, "mode='exact' would"),
+    ("full", dict(), {"mode": "sampled", "replicates": 1}, "replicates = 1 is invalid"),
+]
+
+
+@pytest.mark.parametrize("level, config, opts, message", LEVEL_REFUSALS)
+def test_the_levels_checks_load_and_refuse_without_a_heavy_import(level, config, opts, message):
+    """The Level records' validate hooks (what `compare jsl` calls) resolve to the light module."""
+    code = (
+        "import sys\nfrom dynsim import setting\nfrom dynsim.jsl.config import JSLConfig\n"
+        f"check = getattr(setting.get('jsl'), {level!r}).validate\n"
+        "try:\n"
+        f"    check(JSLConfig(**{config!r}), {opts!r})\n"
+        "except ValueError as exc:\n    print(exc)\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    out = fresh(code)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0].startswith(message) and lines[-1] == "[]", out.stdout
+
+
+def test_valid_values_pass_the_light_checks():
+    cfg = JSLConfig(D=16, C=4)  # grid partition, d = 16
+    assert transfer_args.validate_transfer_args(cfg, overlap=0.5, n_tilde=[8, 16]) == (
+        (8, 16),
+        cfg.eta / 2,
+    )
+    assert transfer_args.check_overlap(JSLConfig(D=16, C=4, d=1), -1) == -1.0
+    partition.require_grid_partition(cfg, name="--partition")
+    assert run_checks.validate_run_options(cfg, "exact") == 1
+    assert run_checks.validate_run_options(cfg, "sampled", replicates=2) == 2
+    assert run_checks.validate_run_options(cfg, "realistic", seeds=1) == 1
+    run_checks.check_moments_fit(16, 4, 15)  # 16^15 = 2^60 < 2^63
+
+
+def test_the_transfer_options_map_every_keyword_the_command_passes():
+    """One mapping names every keyword `transfer_keywords` builds, so each refusal names its
+    option."""
+    args = type(
+        "Args",
+        (),
+        dict(overlap=0.3, finetune_seeds=4, n_tilde=[8], finetune_steps=10, finetune_eta=0.1),
+    )()
+    kwargs = figure_options.transfer_keywords(args)
+    assert kwargs == dict(overlap=0.3, seeds=4, n_tilde=(8,), steps=10, eta=0.1)
+    assert set(kwargs) == set(figure_options.TRANSFER_OPTIONS)
