@@ -51,25 +51,28 @@ def check_setting(cfg: Any, config_class: type, mode: str, modes: tuple) -> None
         raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(modes)}")
 
 
-def mode_replicates(mode: str, value: Optional[int], default: int = DEFAULT_REPLICATES) -> int:
+def mode_replicates(
+    mode: str, value: Optional[int], default: int = DEFAULT_REPLICATES, name: str = "replicates"
+) -> int:
     """The number of replicate runs of a full level: 1 in mode "exact" (deterministic), else
-    `replicates(value, default)`."""
+    `replicates(value, default)`. name: what the messages call the count (a command line's
+    `--replicates`)."""
     if mode == "exact":
         if value not in (None, 1):
             raise ValueError(
-                f"replicates = {value!r} is invalid in mode 'exact': the exact run is deterministic"
+                f"{name} = {value!r} is invalid in mode 'exact': the exact run is deterministic"
             )
         return 1
-    return replicates(value, default)
+    return replicates(value, default, name)
 
 
-def replicates(value: Optional[int], default: int) -> int:
+def replicates(value: Optional[int], default: int, name: str = "replicates") -> int:
     """The replicate count of a sampled run: `default` for None, else an integer >= 2 (a standard
     error needs two)."""
     R = default if value is None else value
     if not is_int(R) or R < 2:
         raise ValueError(
-            f"replicates = {value!r} is invalid: must be an integer >= 2 in mode 'sampled' "
+            f"{name} = {value!r} is invalid: must be an integer >= 2 in mode 'sampled' "
             "(the standard error needs at least two runs)"
         )
     return int(R)

@@ -1,7 +1,7 @@
-"""JSL's option checks are light: a bad value of `transfer jsl` or `figure jsl-fig2` is refused
-(exit 2, one `dynsim: error:` line naming the option as typed) before any heavy module is imported,
-and the levels' checks that `compare jsl` and `sweep jsl` call load and refuse without importing one
-(each in a fresh process, reading sys.modules: nothing is timed)."""
+"""JSL's option checks are light: a bad value of `transfer jsl`, `figure jsl-fig2` or `compare jsl`
+is refused (exit 2, one `dynsim: error:` line naming the option as typed) before any heavy module is
+imported, and the levels' checks that `compare jsl` and `sweep jsl` call load and refuse without
+importing one (each in a fresh process, reading sys.modules: nothing is timed)."""
 
 import json
 
@@ -15,7 +15,12 @@ from tests.test_lazy_settings import HEAVY, PROBE, fresh
 EXITING = (
     PROBE.format(heavy=HEAVY).replace("    cli.main(", "    code = cli.main(") + "\nsys.exit(code)"
 )
-LIGHT = ("dynsim.jsl.run_checks", "dynsim.jsl.transfer_args", "dynsim.jsl.partition")
+LIGHT = (
+    "dynsim.jsl.run_checks",
+    "dynsim.jsl.transfer_args",
+    "dynsim.jsl.partition",
+    "dynsim.jsl.resources",
+)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +33,10 @@ LIGHT = ("dynsim.jsl.run_checks", "dynsim.jsl.transfer_args", "dynsim.jsl.partit
         (["transfer", "jsl", "--finetune-eta", "0"], "--finetune-eta = 0.0"),
         (["transfer", "jsl", "--finetune-steps", "-1"], "--finetune-steps = -1"),
         (["figure", "jsl-fig2", "--partition", "contiguous"], "--partition = 'contiguous'"),
+        # compare's estimate checks both levels' options (light) before the levels load
+        (["compare", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17"),
+        (["compare", "jsl", "--mode", "sampled", "--replicates", "1"], "--replicates = 1"),
+        (["compare", "jsl", "--replicates", "3"], "--replicates = 3"),
     ],
 )
 def test_a_bad_option_is_refused_before_any_heavy_import(argv, option, tmp_path):
@@ -37,6 +46,14 @@ def test_a_bad_option_is_refused_before_any_heavy_import(argv, option, tmp_path)
     assert lines[0].startswith(f"dynsim: error: {option} is invalid"), out.stderr
     assert json.loads(lines[-1]) == []
     assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_an_exact_sum_too_large_is_refused_before_any_heavy_import(tmp_path):
+    out = fresh(EXITING, "compare", "jsl", "--D", "16", "--C", "2", "--out", str(tmp_path / "o"))
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and json.loads(lines[-1]) == [], out.stderr
+    assert lines[0].startswith("dynsim: error: --mode exact would enumerate"), out.stderr
+    assert "(--D 16, --C 2)" in lines[0] and "Use --mode sampled." in lines[0]
 
 
 @pytest.mark.parametrize("module", LIGHT)
@@ -49,8 +66,8 @@ def test_the_check_modules_import_no_heavy_module(module):
 # (level, config, compare's options, the start of the refusal)
 LEVEL_REFUSALS = [
     ("reduced", dict(D=16, C=4, p=17), {}, "JSLConfig.p = 17 is invalid for the reduced level"),
-    ("full", dict(D=16, C=2), {"mode": "exact", "replicates": None}, "mode='exact' would"),
-    ("full", dict(), {"mode": "sampled", "replicates": 1}, "replicates = 1 is invalid"),
+    ("full", dict(D=16, C=2), {"mode": "exact", "replicates": None}, "--mode exact would"),
+    ("full", dict(), {"mode": "sampled", "replicates": 1}, "--replicates = 1 is invalid"),
 ]
 
 
@@ -83,6 +100,11 @@ def test_valid_values_pass_the_light_checks():
     assert run_checks.validate_run_options(cfg, "sampled", replicates=2) == 2
     assert run_checks.validate_run_options(cfg, "realistic", seeds=1) == 1
     run_checks.check_moments_fit(16, 4, 15)  # 16^15 = 2^60 < 2^63
+    # the library names its keywords
+    with pytest.raises(ValueError, match=r"^mode='exact' would .*\(D = 16, C = 2\)"):
+        run_checks.validate_run_options(JSLConfig(D=16, C=2), "exact")
+    with pytest.raises(ValueError, match=r"^replicates = 1 is invalid"):
+        run_checks.validate_run_options(cfg, "sampled", replicates=1)
 
 
 def test_the_transfer_options_map_every_keyword_the_command_passes():

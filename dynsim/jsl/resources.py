@@ -9,14 +9,16 @@ from __future__ import annotations
 from dynsim.claims import parse_only, wanted
 from dynsim.cli import options
 from dynsim.resources import FLOP_RATE, Need, record_need
-from full.jsl import population
-from reduced.jsl import configurations, sums
+from dynsim.setting import Ref, load
 
-from . import claims_glm
-from .claims_realistic import CLAIMS as REALISTIC_CLAIMS
-from .claims_realistic import pending_seeds
+from . import checklist, run_checks, transfer_args
 from .realistic_plan import plan_for, realistic_config
-from .claims_idealized import CLAIMS as IDEALIZED_CLAIMS
+
+# what the levels' modules define (importing them imports JAX), loaded where an estimate needs it:
+# this module stays light, so `estimate_compare` refuses a bad level option before they load
+SUMS, CONFIGURATIONS = "reduced.jsl.sums", "reduced.jsl.configurations"
+GLM = "dynsim.jsl.claims_glm"
+PENDING_SEEDS = Ref("dynsim.jsl.claims_realistic:pending_seeds")
 
 # numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded
 # up
@@ -45,11 +47,11 @@ def reduced_need(v: dict, opts: dict) -> Need:
     if opts.get("mc_samples") is not None:
         rows, named = max(int(opts["mc_samples"]), 1), {"--mc-samples": opts["mc_samples"]}
     else:
-        limit = opts.get("max_configurations") or sums.MAX_CLASSES
+        limit = opts.get("max_configurations") or load(f"{SUMS}:MAX_CLASSES")
         # math.comb of larger ones is itself slow; the limit bounds them
         small = T <= 1000 and D // C <= 10**6
         rows, named = (
-            min(configurations.count(D, C) if small else limit, limit),
+            min(load(f"{CONFIGURATIONS}:count")(D, C) if small else limit, limit),
             {"--D": D, "--C": C},
         )
     return Need(
@@ -71,7 +73,7 @@ def full_need(v: dict, mode: str, runs) -> Need:
     R = DEFAULT_RUNS if runs is None else max(int(runs), 1)
     if mode == "exact":
         # check_exact refuses beyond
-        M = min(D // C * 3 ** min(D - C, 40), population.MAX_EXACT_CONFIGURATIONS)
+        M = min(D // C * 3 ** min(D - C, 40), run_checks.MAX_EXACT_CONFIGURATIONS)
         return Need(
             f"exact population: {M:,} configurations x D = {D}",
             {"--D": D, "--C": C},
@@ -126,9 +128,14 @@ def needs(v: dict, level: str, opts: dict) -> list:
 
 
 def estimate_compare(args) -> list:
-    """`compare jsl`: both levels; --mode realistic over its ladder of N."""
+    """`compare jsl`: both levels' options checked first, as the run checks them
+    (`run_checks.validate_reduced`, `validate_full`; light), then both levels' needs; --mode
+    realistic over its ladder of N."""
     v = options.values(args)
     if args.mode != "realistic":
+        cfg, opts = options.config(args), {"mode": args.mode, "replicates": args.replicates}
+        run_checks.validate_reduced(cfg, opts)
+        run_checks.validate_full(cfg, opts)
         return needs(v, "reduced", {}) + needs(
             v, "full", {"mode": args.mode, "replicates": args.replicates}
         )
@@ -148,7 +155,8 @@ def estimate_check(args) -> list:
     """`check-theorems jsl`: the realistic seeds still to run at the realistic runs' sizes, one seed
     at a time (or one per worker), those --out holds already left out."""
     cfg = options.config(args)
-    only = parse_only(args.only, IDEALIZED_CLAIMS + REALISTIC_CLAIMS)
+    only = parse_only(args.only, checklist.CLAIMS)
+    claims_glm = load(GLM)
     plan = plan_for(args.quick, getattr(args, "realistic_sizes", None))
     rc = realistic_config(cfg, plan)
     out = []
@@ -170,7 +178,7 @@ def estimate_check(args) -> list:
                 work_options={"--steps": cfg.steps},
             )
         )
-    pending, total = pending_seeds(cfg, args.quick, args.seeds, only, args.out, plan)
+    pending, total = PENDING_SEEDS(cfg, args.quick, args.seeds, only, args.out, plan)
     if not pending:
         return out
     top = max(pending)
@@ -194,9 +202,13 @@ def estimate_transfer(args) -> list:
     three learners."""
     v = options.values(args)
     D, _, d = _sizes(v)
-    n = sum(max(int(x), 1) for x in args.n_tilde) if args.n_tilde else 8 + 16 + 32 + 64 + 128 + 256
+    n = sum(max(int(x), 1) for x in args.n_tilde or transfer_args.DEFAULT_N_TILDE)
     S = max(int(args.finetune_seeds), 1)
-    steps = 2000 if args.finetune_steps is None else max(int(args.finetune_steps), 0)
+    steps = (
+        transfer_args.DEFAULT_STEPS
+        if args.finetune_steps is None
+        else max(int(args.finetune_steps), 0)
+    )
     tune = Need(
         f"fine-tuning data: N~ {n:,} in all x seeds {S} x D {D} x d {d}, three learners",
         {"--n-tilde": ",".join(map(str, args.n_tilde or [])) or "default", "--finetune-seeds": S},

@@ -23,15 +23,17 @@ def exact_count(cfg: JSLConfig) -> int:
     return cfg.L * 3 ** (cfg.D - cfg.C)
 
 
-def check_exact(cfg: JSLConfig) -> None:
+def check_exact(cfg: JSLConfig, cli: bool = False) -> None:
     """Raise ValueError, pointing to mode='sampled', when the exact sum is too large to
-    enumerate."""
+    enumerate. cli: name the command line's options (--mode, --D, --C)."""
     M = exact_count(cfg)
     if M > MAX_EXACT_CONFIGURATIONS:
+        mode = "--mode {}" if cli else "mode='{}'"
+        sizes = f"--D {cfg.D}, --C {cfg.C}" if cli else f"D = {cfg.D}, C = {cfg.C}"
         raise ValueError(
-            f"mode='exact' would enumerate L * 3^(D-C) = {M:,} configurations (D = {cfg.D}, C "
-            f"= {cfg.C}); the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use "
-            f"mode='sampled'."
+            f"{mode.format('exact')} would enumerate L * 3^(D-C) = {M:,} configurations "
+            f"({sizes}); the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use "
+            f"{mode.format('sampled')}."
         )
 
 
@@ -49,9 +51,11 @@ def validate_run_options(
     mode: str = "exact",
     replicates: Optional[int] = None,
     seeds: Optional[int] = None,
+    cli: bool = False,
 ) -> int:
     """Validate the run arguments before any work; return the number of replicate runs (seeds in
-    mode 'realistic')."""
+    mode 'realistic'). cli: the messages name the command line's options (--replicates, --mode,
+    --D, --C)."""
     check_setting(cfg, JSLConfig, mode, MODES)
     if mode == "realistic":
         if replicates is not None:
@@ -65,9 +69,9 @@ def validate_run_options(
             f"seeds = {seeds!r} is invalid in mode {mode!r}: seeds are for mode 'realistic' "
             "(mode 'sampled' takes replicates)"
         )
-    R = mode_replicates(mode, replicates)
+    R = mode_replicates(mode, replicates, name="--replicates" if cli else "replicates")
     if mode == "exact":
-        check_exact(cfg)
+        check_exact(cfg, cli)
     return R
 
 
@@ -91,5 +95,6 @@ def validate_reduced(cfg: JSLConfig, opts: dict) -> None:
 
 
 def validate_full(cfg: JSLConfig, opts: dict) -> None:
-    """The full level's run options (`validate_run_options`), before any work."""
-    validate_run_options(cfg, opts["mode"], opts["replicates"])
+    """The full level's run options on the command line (`validate_run_options`), before any
+    work."""
+    validate_run_options(cfg, opts["mode"], opts["replicates"], cli=True)
