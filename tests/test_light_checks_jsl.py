@@ -53,7 +53,7 @@ def test_an_exact_sum_too_large_is_refused_before_any_heavy_import(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and json.loads(lines[-1]) == [], out.stderr
     assert lines[0].startswith("dynsim: error: --mode exact would enumerate"), out.stderr
-    assert "(--D 16, --C 2)" in lines[0] and "Use --mode sampled." in lines[0]
+    assert "(--D = 16, --C = 2)" in lines[0] and "Use --mode sampled." in lines[0]
 
 
 @pytest.mark.parametrize("module", LIGHT)

@@ -29,7 +29,7 @@ def check_exact(cfg: JSLConfig, cli: bool = False) -> None:
     M = exact_count(cfg)
     if M > MAX_EXACT_CONFIGURATIONS:
         mode = "--mode {}" if cli else "mode='{}'"
-        sizes = f"--D {cfg.D}, --C {cfg.C}" if cli else f"D = {cfg.D}, C = {cfg.C}"
+        sizes = f"--D = {cfg.D}, --C = {cfg.C}" if cli else f"D = {cfg.D}, C = {cfg.C}"
         raise ValueError(
             f"{mode.format('exact')} would enumerate L * 3^(D-C) = {M:,} configurations "
             f"({sizes}); the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use "
