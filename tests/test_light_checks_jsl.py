@@ -37,6 +37,7 @@ LIGHT = (
         (["compare", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17"),
         (["compare", "jsl", "--mode", "sampled", "--replicates", "1"], "--replicates = 1"),
         (["compare", "jsl", "--replicates", "3"], "--replicates = 3"),
+        (["compare", "jsl", "--mode", "realistic", "--seeds", "1"], "--seeds = 1"),
     ],
 )
 def test_a_bad_option_is_refused_before_any_heavy_import(argv, option, tmp_path):
@@ -54,6 +55,17 @@ def test_an_exact_sum_too_large_is_refused_before_any_heavy_import(tmp_path):
     assert out.returncode == 2 and json.loads(lines[-1]) == [], out.stderr
     assert lines[0].startswith("dynsim: error: --mode exact would enumerate"), out.stderr
     assert "(--D = 16, --C = 2)" in lines[0] and "Use --mode sampled." in lines[0]
+
+
+def test_mode_realistic_refuses_replicates_before_any_heavy_import(tmp_path):
+    argv = ["compare", "jsl", "--mode", "realistic", "--replicates", "2"]
+    out = fresh(EXITING, *argv, "--out", str(tmp_path / "o"))
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and json.loads(lines[-1]) == [], out.stderr
+    assert (
+        lines[0]
+        == "dynsim: error: --replicates is for --mode sampled; --mode realistic takes --seeds"
+    )
 
 
 @pytest.mark.parametrize("module", LIGHT)
@@ -99,6 +111,8 @@ def test_valid_values_pass_the_light_checks():
     assert run_checks.validate_run_options(cfg, "exact") == 1
     assert run_checks.validate_run_options(cfg, "sampled", replicates=2) == 2
     assert run_checks.validate_run_options(cfg, "realistic", seeds=1) == 1
+    realistic = {"replicates": None, "seeds": None, "ladder": [100, 400]}
+    assert run_checks.validate_realistic(cfg, realistic) == run_checks.DEFAULT_SEEDS
     run_checks.check_moments_fit(16, 4, 15)  # 16^15 = 2^60 < 2^63
     # the library names its keywords
     with pytest.raises(ValueError, match=r"^mode='exact' would .*\(D = 16, C = 2\)"):

@@ -22,6 +22,7 @@ from . import (
     theorems,
 )
 from .config import MAX_DERIVE_C, MAX_P
+from . import run_checks
 from .run_checks import validate_full, validate_reduced  # noqa: F401 (the levels' checks, light)
 
 
@@ -74,21 +75,14 @@ def plot(cfg, opts: dict, red, ful, path: str) -> None:
 
 
 def realistic_seeds(opts: dict) -> int:
-    """--seeds of compare's mode realistic: 8 when left out."""
-    return 8 if opts["seeds"] is None else opts["seeds"]
+    """--seeds of compare's mode realistic: `run_checks.DEFAULT_SEEDS` when left out."""
+    return run_checks.DEFAULT_SEEDS if opts["seeds"] is None else opts["seeds"]
 
 
 def compare_realistic(cfg, opts: dict, timings: dict) -> Joint:
     """Mode realistic: realistic (E) over a ladder of N, each seed's reduced run from its projected
     start (`approach.approach`); the pair compared is the one at cfg.N."""
-    if opts["replicates"] is not None:
-        raise ValueError("--replicates is for --mode sampled; --mode realistic takes --seeds")
-    seeds = realistic_seeds(opts)
-    full.jsl.validate_run_options(cfg, "realistic", seeds=seeds)
-    if seeds < 2:
-        raise ValueError(
-            f"--seeds = {seeds} is invalid in compare: the standard error needs at least 2 seeds"
-        )
+    seeds = run_checks.validate_realistic(cfg, opts)
     output.check_confidence(opts["confidence"])
     sizes = sorted(set(opts["ladder"])) if opts["ladder"] else approach.ladder(cfg.N)
     for n in sizes:

@@ -129,8 +129,8 @@ def needs(v: dict, level: str, opts: dict) -> list:
 
 def estimate_compare(args) -> list:
     """`compare jsl`: both levels' options checked first, as the run checks them
-    (`run_checks.validate_reduced`, `validate_full`; light), then both levels' needs; --mode
-    realistic over its ladder of N."""
+    (`run_checks.validate_reduced`, `validate_full`, in mode realistic `validate_realistic`;
+    light), then both levels' needs; --mode realistic over its ladder of N."""
     v = options.values(args)
     if args.mode != "realistic":
         cfg, opts = options.config(args), {"mode": args.mode, "replicates": args.replicates}
@@ -139,6 +139,7 @@ def estimate_compare(args) -> list:
         return needs(v, "reduced", {}) + needs(
             v, "full", {"mode": args.mode, "replicates": args.replicates}
         )
+    run_checks.validate_realistic(options.config(args), vars(args))
     # the default ladder N/16, N/4, N sums below 2 N
     total = sum(args.ladder) if args.ladder else 2 * int(v["N"])
     return needs({**v, "N": total}, "full", {"mode": "realistic", "seeds": args.seeds}) + needs(

@@ -75,6 +75,22 @@ def validate_run_options(
     return R
 
 
+def validate_realistic(cfg: JSLConfig, opts: dict) -> int:
+    """`compare jsl --mode realistic`'s options before any work: --seeds (default DEFAULT_SEEDS, at
+    least 2 for a standard error), not --replicates, every N of --ladder; returns the seeds."""
+    if opts["replicates"] is not None:
+        raise ValueError("--replicates is for --mode sampled; --mode realistic takes --seeds")
+    seeds = DEFAULT_SEEDS if opts["seeds"] is None else opts["seeds"]
+    validate_run_options(cfg, "realistic", seeds=seeds)
+    if seeds < 2:
+        raise ValueError(
+            f"--seeds = {seeds} is invalid in compare: the standard error needs at least 2 seeds"
+        )
+    for n in opts.get("ladder") or ():
+        cfg.replace(N=n)  # validates every size
+    return seeds
+
+
 def check_moments_fit(D: int, C: int, p: int) -> None:
     """Refuse a p whose class monomials overflow int64 (`moments.monomials` multiplies them exactly
     in int64: |mono_r| <= D^p)."""
