@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import typing
 from typing import Any, Optional
@@ -187,6 +188,36 @@ def integer_in(low: int, high: int, odd: bool = False, why: str = ""):
         return value
 
     return integer
+
+
+def float_in(low: float, high: float, why: str):
+    """An argparse type: a finite real number in the open interval (low, high), refused while
+    parsing with the value and `why`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not (math.isfinite(value) and low < value < high):
+            raise argparse.ArgumentTypeError(f"{text!r} is invalid: {why}")
+        return value
+
+    parse.__name__ = "float"
+    return parse
+
+
+def declare(group, rows) -> None:
+    """Add each row (flag, kind, default, help) to `group`: kind an argparse type, or a tuple of
+    the choices (parsed by their items' type); the help ends with "(default: ...)" unless it says
+    its own."""
+    for flag, kind, default, text in rows:
+        typed = dict(type=kind)
+        if isinstance(kind, tuple):
+            typed = dict(type=type(kind[0]), choices=kind)
+        if "(default:" not in text:
+            text = f"{text} (default: {default})"
+        group.add_argument(flag, default=default, help=text, **typed)
 
 
 def json_option(text: str) -> Any:

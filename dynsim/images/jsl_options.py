@@ -4,9 +4,7 @@ section 1)."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import math
 
 from dynsim import resources
 from dynsim.cli import options
@@ -59,84 +57,39 @@ DESCRIPTION = (
 DIGITS = 1797  # sklearn's digits
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and 0.0 < value < 10.0):
-        raise argparse.ArgumentTypeError(f"{text!r} is invalid: must lie in (0, 10)")
-    return value
-
-
-_positive_float.__name__ = "float"
-
-
 def arguments(parser, setting) -> None:
     """The options of `experiment jsl-images`."""
-    d = Config()
-    at_least = options.at_least
-    g = parser.add_argument_group("data and models")
-    g.add_argument(
-        "--patch",
-        type=int,
-        choices=(1, 2),
-        default=d.patch,
-        help="patch side: 2 (a 4 x 4 grid, 16 positions) or 1 (8 x 8, 64 positions) "
-        f"(default: {d.patch})",
-    )
-    g.add_argument(
-        "--width",
-        type=at_least(1),
-        default=d.width,
-        help=f"width of P, the values and the CNN's channels (default: {d.width})",
-    )
-    g.add_argument(
-        "--dtype",
-        choices=("float32", "float64"),
-        default=d.dtype,
-        help=f"dtype of training (default: {d.dtype})",
-    )
-    g = parser.add_argument_group("training and evaluation")
-    g.add_argument(
-        "--steps",
-        type=at_least(1),
-        default=d.steps,
-        help=f"Adam steps per learner (default: {d.steps})",
-    )
-    g.add_argument(
-        "--batch-size",
-        type=at_least(1),
-        default=d.batch,
-        help=f"images per step (default: {d.batch})",
-    )
-    g.add_argument(
-        "--learning-rate",
-        type=_positive_float,
-        default=d.lr,
-        help=f"Adam's learning rate, in (0, 10) (default: {d.lr})",
-    )
-    g.add_argument(
-        "--n-test",
-        type=at_least(1),
-        default=d.n_test,
-        help=f"test images per seed's split (default: {d.n_test})",
-    )
-    g.add_argument(
-        "--top-k",
-        type=at_least(1),
-        default=d.k,
-        help="k of the localization score: each position's k most similar other "
-        f"positions (default: {d.k})",
-    )
+    d, at_least = Config(), options.at_least
+    options.declare(
+        parser.add_argument_group("data and models"),
+        [
+            ("--patch", (1, 2), d.patch,
+             "patch side: 2 (a 4 x 4 grid, 16 positions) or 1 (8 x 8, 64 positions)"),
+            ("--width", at_least(1), d.width, "width of P, the values and the CNN's channels"),
+            ("--dtype", ("float32", "float64"), d.dtype, "dtype of training"),
+        ],
+    )  # fmt: skip
+    options.declare(
+        parser.add_argument_group("training and evaluation"),
+        [
+            ("--steps", at_least(1), d.steps, "Adam steps per learner"),
+            ("--batch-size", at_least(1), d.batch, "images per step"),
+            ("--learning-rate", options.float_in(0.0, 10.0, "must lie in (0, 10)"), d.lr,
+             "Adam's learning rate, in (0, 10)"),
+            ("--n-test", at_least(1), d.n_test, "test images per seed's split"),
+            ("--top-k", at_least(1), d.k,
+             "k of the localization score: each position's k most similar other positions"),
+        ],
+    )  # fmt: skip
     g = parser.add_argument_group("run")
     options.seeds_option(g, d.seeds, "at least 2: intervals and paired comparisons are over them")
-    g.add_argument(
-        "--seed",
-        type=at_least(0),
-        default=d.seed,
-        help=f"seed of the splits, permutations, initializations and batches (default: {d.seed})",
-    )
+    options.declare(
+        g,
+        [
+            ("--seed", at_least(0), d.seed,
+             "seed of the splits, permutations, initializations and batches"),
+        ],
+    )  # fmt: skip
     options.out_options(g)
 
 

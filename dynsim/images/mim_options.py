@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 from typing import Optional
 
 from dynsim import resources
@@ -61,20 +60,6 @@ DESCRIPTION = (
 )
 
 
-def _float_in(low: float, high: float, what: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not (math.isfinite(value) and low < value < high):
-            raise argparse.ArgumentTypeError(f"{text!r} is invalid: {what}")
-        return value
-
-    parse.__name__ = "float"
-    return parse
-
-
 def _objectives(text: str) -> list:
     names = [t.strip() for t in text.split(",")]
     bad = [n for n in names if n not in OBJECTIVES]
@@ -91,87 +76,45 @@ _objectives.comma_list = True  # a --config list value is written as its comma-s
 
 def arguments(parser, setting) -> None:
     """The options of `experiment mim-images`."""
-    at_least = options.at_least
-    g = parser.add_argument_group("data and model")
-    g.add_argument(
-        "--patch",
-        type=int,
-        choices=(1, 2),
-        default=DEFAULTS.patch,
-        help="patch side: 2 (a 4 x 4 grid, P = 16) or 1 (8 x 8, P = 64) (default: 2)",
-    )
-    g.add_argument(
-        "--mask-ratio",
-        type=_float_in(0.0, 1.0, "gamma must lie in (0, 1)"),
-        default=DEFAULTS.mask_ratio,
-        help="masking ratio gamma: round(gamma P) patches masked per image "
-        f"(Definition 2.5) (default: {DEFAULTS.mask_ratio})",
-    )
-    g.add_argument(
-        "--width",
-        type=at_least(1),
-        default=DEFAULTS.width,
-        help=f"width of the value W^V (default: {DEFAULTS.width})",
-    )
-    g.add_argument(
-        "--objectives",
-        type=_objectives,
-        default=list(DEFAULTS.objectives),
-        help="objectives to train, comma-separated, of masked, supervised, "
-        "contrastive (default: masked,supervised)",
-    )
-    g.add_argument(
-        "--dtype",
-        choices=("float32", "float64"),
-        default=DEFAULTS.dtype,
-        help=f"dtype of training (default: {DEFAULTS.dtype})",
-    )
-    g = parser.add_argument_group("training and evaluation")
-    g.add_argument(
-        "--steps",
-        type=at_least(1),
-        default=DEFAULTS.steps,
-        help=f"Adam steps per model (default: {DEFAULTS.steps})",
-    )
-    g.add_argument(
-        "--batch-size",
-        type=at_least(2),
-        default=DEFAULTS.batch,
-        help=f"images per step (default: {DEFAULTS.batch})",
-    )
-    g.add_argument(
-        "--learning-rate",
-        type=_float_in(0.0, 10.0, "must lie in (0, 10)"),
-        default=DEFAULTS.learning_rate,
-        help=f"Adam's learning rate (default: {DEFAULTS.learning_rate})",
-    )
-    g.add_argument(
-        "--n-test",
-        type=at_least(2),
-        default=DEFAULTS.n_test,
-        help=f"test images per seed's split (default: {DEFAULTS.n_test})",
-    )
-    g.add_argument(
-        "--eval-images",
-        type=at_least(2),
-        default=DEFAULTS.eval_images,
-        help="test images whose attention is measured, the first of the test split "
-        f"(default: {DEFAULTS.eval_images}, Section 6's count)",
-    )
-    g.add_argument(
-        "--top-k",
-        type=at_least(1),
-        default=None,
-        help="k of the attention diversity (default: min(10, P // 4))",
-    )
+    d, at_least = DEFAULTS, options.at_least
+    options.declare(
+        parser.add_argument_group("data and model"),
+        [
+            ("--patch", (1, 2), d.patch,
+             "patch side: 2 (a 4 x 4 grid, P = 16) or 1 (8 x 8, P = 64)"),
+            ("--mask-ratio", options.float_in(0.0, 1.0, "gamma must lie in (0, 1)"), d.mask_ratio,
+             "masking ratio gamma: round(gamma P) patches masked per image (Definition 2.5)"),
+            ("--width", at_least(1), d.width, "width of the value W^V"),
+            ("--objectives", _objectives, list(d.objectives),
+             "objectives to train, comma-separated, of masked, supervised, contrastive "
+             "(default: masked,supervised)"),
+            ("--dtype", ("float32", "float64"), d.dtype, "dtype of training"),
+        ],
+    )  # fmt: skip
+    options.declare(
+        parser.add_argument_group("training and evaluation"),
+        [
+            ("--steps", at_least(1), d.steps, "Adam steps per model"),
+            ("--batch-size", at_least(2), d.batch, "images per step"),
+            ("--learning-rate", options.float_in(0.0, 10.0, "must lie in (0, 10)"),
+             d.learning_rate, "Adam's learning rate"),
+            ("--n-test", at_least(2), d.n_test, "test images per seed's split"),
+            ("--eval-images", at_least(2), d.eval_images,
+             "test images whose attention is measured, the first of the test split "
+             f"(default: {d.eval_images}, Section 6's count)"),
+            ("--top-k", at_least(1), None,
+             "k of the attention diversity (default: min(10, P // 4))"),
+        ],
+    )  # fmt: skip
     g = parser.add_argument_group("run")
-    options.seeds_option(g, DEFAULTS.seeds, "intervals and the paired comparison are over them")
-    g.add_argument(
-        "--seed",
-        type=at_least(0),
-        default=DEFAULTS.seed,
-        help="seed of the splits, initializations, batches and masks (default: 0)",
-    )
+    options.seeds_option(g, d.seeds, "intervals and the paired comparison are over them")
+    options.declare(
+        g,
+        [
+            ("--seed", at_least(0), d.seed,
+             "seed of the splits, initializations, batches and masks"),
+        ],
+    )  # fmt: skip
     options.out_options(g)
 
 
