@@ -63,3 +63,29 @@ def test_split_is_disjoint_and_refuses_bad_sizes():
     assert train.x.shape[0] == 1497 and test.x.shape[0] == 300
     with pytest.raises(ValueError, match="n_test must be an integer in 1..1796"):
         digits.split(data, 1797, seed=0)
+
+
+@pytest.mark.parametrize("name", ["jsl-images", "mim-images"])
+def test_a_missing_images_extra_is_one_refusal_and_writes_nothing(name, tmp_path, capsys,
+                                                                   monkeypatch):  # fmt: skip
+    import builtins
+
+    from dynsim import cli
+
+    real_import = builtins.__import__
+
+    def no_sklearn(module, *args, **kwargs):
+        if module.split(".")[0] == "sklearn":
+            raise ModuleNotFoundError("No module named 'sklearn'")
+        return real_import(module, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_sklearn)
+    out = tmp_path / "out"
+    code = cli.main(["experiment", name, "--steps", "1", "--seeds", "2", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err == [
+        "dynsim: error: the image experiments need scikit-learn (its digits): "
+        "pip install 'dynsim[images]'"
+    ]
+    assert not out.exists()

@@ -3,14 +3,12 @@ docs/images.md section 1); its options, config and estimate are `dynsim.images.j
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from dynsim import claims, environment
+from dynsim import environment
 from dynsim.cli import output
 
-from . import digits, jsl_experiment, jsl_plotting
+from . import jsl_experiment, jsl_plotting, report
 from .jsl_claims import interval
 from .jsl_options import NAME, config
 
@@ -65,11 +63,7 @@ def _record(result: dict) -> dict:
 def run(args) -> int:
     """`dynsim experiment jsl-images`."""
     cfg = config(args)
-    try:
-        digits.load(cfg.patch)  # the images extra: refused before any work when missing
-    except ImportError as exc:
-        raise ValueError(str(exc)) from None
-    os.makedirs(args.out, exist_ok=True)
+    report.prepare(args, cfg.patch)
     timings: dict = {}
     total = len(jsl_experiment.runs(range(3 if cfg.patch == 2 else 4)))
     with environment.precision(cfg.dtype):
@@ -77,21 +71,13 @@ def run(args) -> int:
             f"training ({cfg.seeds} seeds per learner and condition)", total,
             lambda: jsl_experiment.run(cfg), timings, "seconds", unit="runs",
         )  # fmt: skip
-    found = result["items"]
-    meta = {"dtype": cfg.dtype, "device": environment.device(), "versions": environment.versions()}
-    with output.Staged(args.out) as stage:
-        jsl_plotting.figure(result, stage.path(f"{NAME}.png"), meta)
-        stage.commit(
-            f"{NAME}.json",
-            {
-                **claims.to_dict(found, cfg.to_dict()),
-                "results": _record(result),
-                "provenance": meta,
-                "timings": timings,
-                "invocation": output.invocation(args),
-            },
-        )
-    print(_table(result))
-    print(claims.table(found))
-    print(output.wrote(args.out, [f"{NAME}.png", f"{NAME}.json"]))
-    return claims.exit_code(found)
+    meta = report.provenance(cfg.dtype)
+    return report.write(
+        args,
+        NAME,
+        lambda path: jsl_plotting.figure(result, path, meta),
+        result["items"],
+        cfg.to_dict(),
+        {"results": _record(result), "provenance": meta, "timings": timings},
+        _table(result),
+    )

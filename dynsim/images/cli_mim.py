@@ -5,12 +5,11 @@ docs/images.md section 2); its options, their checks and its estimate are the li
 from __future__ import annotations
 
 import dataclasses
-import os
 
-from dynsim import claims, environment
+from dynsim import environment
 from dynsim.cli import output
 
-from . import digits, mim_experiment, mim_plotting
+from . import mim_experiment, mim_plotting, report
 from .mim_options import DESCRIPTION, NAME, arguments, estimate, sizes
 
 __all__ = ["arguments", "run", "estimate", "DESCRIPTION", "NAME"]
@@ -43,11 +42,7 @@ def _table(summary: dict) -> str:
 def run(args) -> int:
     """`dynsim experiment mim-images`."""
     cfg = config(args)
-    try:
-        digits.load(cfg.patch)  # the images extra: refused before any work when missing
-    except ImportError as exc:
-        raise ValueError(str(exc)) from None
-    os.makedirs(args.out, exist_ok=True)
+    report.prepare(args, cfg.patch)
     timings: dict = {}
 
     def runner(label, steps, fn):
@@ -55,30 +50,18 @@ def run(args) -> int:
 
     with environment.precision(cfg.dtype):
         result = mim_experiment.run(cfg, runner)
-    found = mim_experiment.items(cfg, result)
     summary = mim_experiment.summary(result)
-    meta = {"dtype": cfg.dtype, "device": environment.device(), "versions": environment.versions()}
-    with output.Staged(args.out) as stage:
-        mim_plotting.figure(
-            result,
-            stage.path(f"{NAME}.png"),
-            f"MIM Section 6 in miniature: digits, P = {cfg.P}, gamma = {cfg.mask_ratio}, "
-            f"{cfg.steps} steps, {cfg.seeds} seeds",
-            meta,
-        )
-        settings = {**vars(cfg), "objectives": list(cfg.objectives), "k": cfg.k, "P": cfg.P}
-        stage.commit(
-            f"{NAME}.json",
-            {
-                **claims.to_dict(found, settings),
-                "results": result,
-                "summary": summary,
-                "provenance": meta,
-                "timings": timings,
-                "invocation": output.invocation(args),
-            },
-        )
-    print(_table(summary))
-    print(claims.table(found))
-    print(output.wrote(args.out, [f"{NAME}.png", f"{NAME}.json"]))
-    return claims.exit_code(found)
+    meta = report.provenance(cfg.dtype)
+    title = (
+        f"MIM Section 6 in miniature: digits, P = {cfg.P}, gamma = {cfg.mask_ratio}, "
+        f"{cfg.steps} steps, {cfg.seeds} seeds"
+    )
+    return report.write(
+        args,
+        NAME,
+        lambda path: mim_plotting.figure(result, path, title, meta),
+        mim_experiment.items(cfg, result),
+        {**vars(cfg), "objectives": list(cfg.objectives), "k": cfg.k, "P": cfg.P},
+        {"results": result, "summary": summary, "provenance": meta, "timings": timings},
+        _table(summary),
+    )
