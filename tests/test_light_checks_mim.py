@@ -157,3 +157,12 @@ def test_the_figures_checks_read_their_options():
         check_phases(cfg.replace(z=("uniform", 0.5, 1.5)), phases)
     with pytest.raises(ValueError, match="at --P 64"):
         check_attention(MIMConfig(P=64), argparse.Namespace(top_k=None))
+
+
+def test_the_joint_type_size_waits_for_the_estimate(tmp_path, capsys):
+    """K > 1 with B free, exact: the joint types of P = 10^6 take minutes to build, so their size is
+    checked after the resource estimate, which refuses the run first (naming --P)."""
+    argv = ["compare", "mim", "--K", "2", "--P", "1000000", "--out", str(tmp_path / "o")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dynsim: error: --steps = 400, --record-every = 4, --P = 1000000")

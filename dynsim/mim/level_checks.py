@@ -66,10 +66,13 @@ def validate_full(cfg, opts: dict) -> None:
 
 
 def estimate_compare(args) -> list:
-    """`compare mim`'s estimate: both levels' options checked first, as the run checks them
-    (`validate_reduced`, `validate_full`), then what the run would need
-    (`dynsim.mim.resources.estimate_compare`)."""
+    """`compare mim`'s estimate: the levels' light checks first, then what the run would need
+    (`dynsim.mim.resources.estimate_compare`). Where the reduced level enumerates the joint types
+    exactly (`run_checks.exact_joint`) the run checks their size after the estimate (for a large P
+    the joint types take long to build: an oversized run is refused first), and then the full
+    level's options, in the order of `validate_reduced` and `validate_full`."""
     cfg, opts = options.config(args), vars(args)
-    validate_reduced(cfg, opts)
-    validate_full(cfg, opts)
+    approx = reduced_options(cfg, opts)
+    if not run_checks.exact_joint(cfg, approx, opts["samples"]):
+        validate_full(cfg, opts)
     return NEEDS(args)

@@ -22,6 +22,9 @@ from .config import MIMConfig
 APPROXIMATIONS = ("pp_frozen", "mean_field")
 MODES = ("exact", "sampled")  # the full level's
 MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "exact"
+# a refused size with more digits is said as a power of ten: never counted (P = 10^6 has C(P, P/2)
+# masks, 300,000 digits, past what Python prints)
+SHOWN_DIGITS = 30
 DEFAULT_REPLICATES = 8  # independent runs of the full level's mode "sampled" (full.engine's)
 
 Approximation = Union[None, str, Sequence[str]]
@@ -55,6 +58,16 @@ def exact_size(cfg) -> int:
     """Number of (cluster, latent vector, mask) triples an exact expectation enumerates."""
     values, _ = z_law(cfg)
     return sum(values.size**n for n in cfg.areas_per_cluster) * math.comb(cfg.P, cfg.masked)
+
+
+def exact_digits(cfg) -> float:
+    """log10 of `exact_size`, from log-gamma (nothing as large as the size itself is built)."""
+    values, _ = z_law(cfg)
+    terms = [n * math.log10(values.size) for n in cfg.areas_per_cluster]
+    top = max(terms)
+    P, m = cfg.P, cfg.masked
+    masks = (math.lgamma(P + 1) - math.lgamma(m + 1) - math.lgamma(P - m + 1)) / math.log(10)
+    return top + math.log10(sum(10 ** (t - top) for t in terms)) + masks
 
 
 def approximations(approximation: Approximation) -> tuple[str, ...]:
@@ -148,10 +161,12 @@ def check_full(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = 
             f"--replicates = {replicates!r} is invalid with --mode exact: the exact run is "
             "deterministic (replicates are for --mode sampled)"
         )
-    size = exact_size(cfg)
-    if size > MAX_EXACT:
+    digits = exact_digits(cfg)
+    size = exact_size(cfg) if digits < SHOWN_DIGITS else None  # else far past the limit
+    if size is None or size > MAX_EXACT:
+        count = f"{size:,}" if size is not None else f"about 10^{digits:.0f}"
         raise ValueError(
-            f"--mode 'exact' would enumerate {size:,} (cluster, z, mask) triples per step (limit "
+            f"--mode 'exact' would enumerate {count} (cluster, z, mask) triples per step (limit "
             f"{MAX_EXACT:,}) at --P {cfg.P}, --K {cfg.K}, --z {z_text(cfg.z)}: lower --P, --K or "
             "the number of values of --z, or use --mode sampled"
         )

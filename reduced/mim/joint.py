@@ -102,8 +102,9 @@ def check_size(cfg: MIMConfig, types: Types | None = None) -> int:
         if total > MAX_CONFIGURATIONS:
             raise ValueError(
                 f"the exact joint-type expectation (K = {cfg.K}, B free) needs more than "
-                f"{MAX_CONFIGURATIONS:,} count vectors over the queries (P = {cfg.P}): use "
-                "approximation='mean_field' (counts at their means) or a smaller P"
+                f"{MAX_CONFIGURATIONS:,} count vectors over the queries (--P {cfg.P}): use "
+                "--approximation mean_field (counts at their means), --samples S (Monte Carlo) or "
+                "a smaller --P"
             )
     return total
 
