@@ -12,13 +12,13 @@ import math
 
 from dynsim.cli import options
 from dynsim.resources import Need, record_need, records, sequential
+from dynsim.validation import DEFAULT_REPLICATES
 from reduced.mim import classes
 from reduced.mim.dynamics import per_patch_entries
 
 from . import checklist, ladder
 from .config import PARTITIONS, MIMConfig
 from .records import cell_index
-from .run_checks import DEFAULT_REPLICATES
 from .theorems import NEGATIVE_KAPPA_C
 
 CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHUNK)

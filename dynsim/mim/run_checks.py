@@ -25,7 +25,6 @@ MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "
 # a refused size with more digits is said as a power of ten: never counted (P = 10^6 has C(P, P/2)
 # masks, 300,000 digits, past what Python prints)
 SHOWN_DIGITS = 30
-DEFAULT_REPLICATES = 8  # independent runs of the full level's mode "sampled" (full.engine's)
 
 Approximation = Union[None, str, Sequence[str]]
 
@@ -148,19 +147,12 @@ def check_reduced(
 
 
 def check_full(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
-    """The full level's run options; return the number of replicate runs (1 in mode exact, which is
-    deterministic)."""
-    if not isinstance(cfg, MIMConfig):
-        raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
-    if mode not in MODES:
-        raise ValueError(f"--mode = {mode!r} is invalid: must be one of {', '.join(MODES)}")
-    if mode == "sampled":
-        return validation.replicates(replicates, DEFAULT_REPLICATES)
-    if replicates not in (None, 1):
-        raise ValueError(
-            f"--replicates = {replicates!r} is invalid with --mode exact: the exact run is "
-            "deterministic (replicates are for --mode sampled)"
-        )
+    """The full level's run options (the mode and the replicates as every full level checks them,
+    `dynsim.validation`, and mode exact's size); return the number of replicate runs."""
+    validation.check_setting(cfg, MIMConfig, mode, MODES)
+    R = validation.mode_replicates(mode, replicates, name="--replicates")
+    if mode != "exact":
+        return R
     digits = exact_digits(cfg)
     size = exact_size(cfg) if digits < SHOWN_DIGITS else None  # else far past the limit
     if size is None or size > MAX_EXACT:
