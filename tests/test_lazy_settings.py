@@ -93,6 +93,16 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
         # a grid's configs: the second value of an axis
         (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
         (["sweep", "mim", "--P", "16,15"], "P = 15"),
+        # the levels' point checks (`sweep_spec.validate_point`), on the grid's configs
+        (["sweep", "mim", "--z", "uniform:0.5:1.5"], "--z = uniform:0.5:1.5 is continuous"),
+        (["sweep", "mim", "--P", "16,64", "--level", "full"], "at --P 64"),
+        (["sweep", "jsl", "--level", "full", "--D", "16", "--C", "2"], "(D = 16, C = 2)"),
+        (["sweep", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17"),
+        (["sweep", "jsl", "--max-configurations", "0"], "max_configurations = 0"),
+        (
+            ["sweep", "jsl", "--level", "full", "--mode", "sampled", "--replicates", "1"],
+            "replicates = 1",
+        ),
         (["derive", "jsl", "--C", "1"], "argument --C: 1 is invalid"),
         (["derive", "jsl", "--p", "4"], "argument --p: 4 is invalid: must be an odd integer"),
         (["experiment", "jsl-images", "--steps", "0"], "argument --steps: 0 is invalid"),
@@ -191,13 +201,15 @@ def test_the_light_sweep_records_spell_the_heavy_modules_names():
     for spec in (jsl_spec, mim_spec):
         assert (spec.STABILITY, spec.VERDICT) == (common.STABILITY, common.VERDICT)
     assert jsl_spec.TIMES == jsl_work.TIMES and jsl_spec.NOT_OFFERED == jsl_work.NOT_OFFERED
+    assert jsl_spec.SWEEP.full_options == jsl_work.FULL_OPTIONS
+    assert jsl_spec.SWEEP.defaults == jsl_work.DEFAULT_OPTIONS
+    # the point checks are declared in the light modules only (the work imports them)
     for spec, work in ((jsl_spec, jsl_work), (mim_spec, mim_work)):
-        assert spec.SWEEP.full_options == work.FULL_OPTIONS
-        assert spec.SWEEP.defaults == work.DEFAULT_OPTIONS
-        for name in ("reduced", "full", "check", "summary", "seeded"):  # the work, by reference
+        assert spec.SWEEP.check is spec.validate_point is work.validate_point
+        for name in ("reduced", "full", "summary", "seeded"):
             module, attr = spec.SWEEP.ref(name).target.split(":")
             assert module == work.__name__ and getattr(spec.SWEEP, name) is getattr(work, attr)
-    assert mim_spec.SWEEP.reduced_options == mim_work.REDUCED_OPTIONS
+    assert jsl_spec.CHECK_FLOW.target == f"{jsl_work.__name__}:check_flow_point"
 
 
 def test_the_light_image_options_spell_the_experiments_names():

@@ -147,9 +147,47 @@ def commands(setting: Setting) -> list[Command]:
     ]
 
 
+def run_options(args, setting: Setting) -> dict:
+    """The levels' options of the command line that the sweep passes on: a declared option
+    (`dynsim.verbs.sweep_options`) when given (not its default: the setting's sweep defaults fill
+    in, so a point's key does not change with the spelling), --mode, --confidence and --replicates
+    when set, --method flow and --t-max when given."""
+    declared = {o.dest: o for o in verbs.sweep_options(setting)}
+    out = {}
+    for k in setting.sweep.reduced_options + setting.sweep.full_options:
+        value = getattr(args, k, None)
+        if value is not None and (k not in declared or value != declared[k].default):
+            out[k] = value
+    # --method and --t-max where the reduced level has a flow (the method only when not gd)
+    flow = {"method": getattr(args, "method", "gd"), "t_max": getattr(args, "t_max", None)}
+    return {**out, **{k: v for k, v in flow.items() if v not in ("gd", None)}}
+
+
+def chosen_options(args) -> dict:
+    """The levels' options the sweep passes on (`run_options`), normalized by the setting's sweep
+    and refused where a declared option does not apply (the mode's, --replicates outside --mode
+    sampled)."""
+    setting: Setting = args.setting_record
+    chosen = run_options(args, setting)
+    if setting.sweep.normalize is not None:
+        chosen = setting.sweep.normalize(chosen)
+    declared = verbs.sweep_options(setting)
+    why = verbs.refusal(declared, chosen, args.mode)
+    if why is not None:
+        raise ValueError(why)
+    core_replicates = all(o.dest != "replicates" for o in declared)
+    if core_replicates and chosen.get("replicates") is not None and args.mode != "sampled":
+        raise ValueError(
+            f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for "
+            f"--mode sampled"
+        )
+    return chosen
+
+
 def check_points(args) -> None:
     """Build the grid's first configs in the order `dynsim.sweeps.points` builds them (the product
-    of the axes, first axis slowest, at the base seed): a value the config refuses is refused with
+    of the axes, first axis slowest, at the base seed) and check each at --level with the sweep's
+    options (the setting's point check): a value the config or its levels refuse is refused with
     its message."""
     cls = args.config_class
     given = {
@@ -157,9 +195,16 @@ def check_points(args) -> None:
     }
     if len(given.get("seed", ())) > 1:
         return  # refused by the run, which names --seed
+    chosen = chosen_options(args)
+    spec = args.setting_record.sweep
+    # a point's check, with the options as the sweep passes them (the flow's are checked by the run
+    # first: dynsim.sweeps.choices.flow_options)
+    check = None if {"method", "t_max"} & set(chosen) else spec.check
     start = time.monotonic()
     for values in itertools.islice(itertools.product(*given.values()), CHECKED):
-        cls(**dict(zip(given, values)))
+        cfg = cls(**dict(zip(given, values)))
+        if check is not None:
+            check(cfg, {**spec.defaults, **chosen}, args.level)
         if time.monotonic() - start > CHECK_SECONDS:
             return
 

@@ -8,11 +8,12 @@ import itertools
 import logging
 import sys
 
-from dynsim import interrupt, resources, sweeps, verbs
+from dynsim import interrupt, resources, sweeps
 from dynsim.setting import Setting
 from dynsim.sweeps import choices
 
 from . import options, output
+from .sweep import chosen_options, run_options
 
 
 def estimate(args) -> list:
@@ -65,22 +66,6 @@ def estimate(args) -> list:
     return out
 
 
-def run_options(args, setting: Setting) -> dict:
-    """The levels' options of the command line that the sweep passes on: a declared option
-    (`dynsim.verbs.sweep_options`) when given (not its default: the setting's sweep defaults fill
-    in, so a point's key does not change with the spelling), --mode, --confidence and --replicates
-    when set, --method flow and --t-max when given."""
-    declared = {o.dest: o for o in verbs.sweep_options(setting)}
-    out = {}
-    for k in setting.sweep.reduced_options + setting.sweep.full_options:
-        value = getattr(args, k, None)
-        if value is not None and (k not in declared or value != declared[k].default):
-            out[k] = value
-    # --method and --t-max where the reduced level has a flow (the method only when not gd)
-    flow = {"method": getattr(args, "method", "gd"), "t_max": getattr(args, "t_max", None)}
-    return {**out, **{k: v for k, v in flow.items() if v not in ("gd", None)}}
-
-
 def run(args) -> int:
     """Run the sweep of the command line; print the compact table."""
     setting: Setting = args.setting_record
@@ -95,19 +80,7 @@ def run(args) -> int:
         raise ValueError(
             f"--seed = {given['seed']} is invalid: give one base seed and --seeds N for N seeds"
         )
-    chosen = run_options(args, setting)
-    if spec.normalize is not None:
-        chosen = spec.normalize(chosen)
-    declared = verbs.sweep_options(setting)
-    why = verbs.refusal(declared, chosen, args.mode)
-    if why is not None:
-        raise ValueError(why)
-    core_replicates = all(o.dest != "replicates" for o in declared)
-    if core_replicates and chosen.get("replicates") is not None and args.mode != "sampled":
-        raise ValueError(
-            f"--replicates = {args.replicates} is invalid with --mode {args.mode}: it is for "
-            f"--mode sampled"
-        )
+    chosen = chosen_options(args)
     if args.resume and args.force:
         raise ValueError(
             "--resume and --force are exclusive: resume skips stored points, force recomputes them"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dynsim.validation import check_setting, mode_replicates
+from dynsim.validation import check_int, check_setting, mode_replicates
 
 from .config import JSLConfig
 
@@ -103,6 +103,21 @@ def check_moments_fit(D: int, C: int, p: int) -> None:
         + (f"p <= {fits} fits" if fits else "no p fits")
         + " (the full level runs any p)"
     )
+
+
+def check_sum_options(max_configurations=None, tail_target=None, mc_samples=None) -> None:
+    """The reduced sum's options (`reduced.jsl.sums.choose`), those given: max_configurations and
+    mc_samples integers >= 1, tail_target in (0, 1)."""
+    if max_configurations is not None:
+        check_int("max_configurations", max_configurations, 1)
+    if mc_samples is not None:
+        check_int("mc_samples", mc_samples, 1)
+    if tail_target is not None and not (
+        isinstance(tail_target, (int, float)) and 0 < tail_target < 1
+    ):
+        raise ValueError(
+            f"tail_target = {tail_target!r} is invalid: must lie strictly between 0 and 1"
+        )
 
 
 def validate_reduced(cfg: JSLConfig, opts: dict) -> None:

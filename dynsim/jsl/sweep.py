@@ -18,6 +18,7 @@ import full.jsl
 import reduced.jsl
 from dynsim.jsl import events
 from dynsim.jsl.config import JSLConfig
+from dynsim.jsl.sweep_spec import validate_point as validate_point
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
@@ -64,21 +65,16 @@ def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Tr
     return many.simulate_many(cfgs, mode, options.get("replicates"), batch_size)
 
 
-def validate_point(cfg: JSLConfig, options: dict, level: str) -> None:
-    """Refuse, before any work, a point its levels cannot run (e.g. an exact full sum too large to
-    enumerate)."""
-    if level != "full":
-        reduced_many.group_key(cfg, options)  # validates the sum options
-    if level != "full" and options.get("method") == "flow":
-        choice = sums.choose(cfg, **reduced_many.sum_options(options))
-        if choice.method == "monte_carlo":
-            raise ValueError(
-                f"method = 'flow' is invalid at D = {cfg.D}, C = {cfg.C}: {choice.reason}; the "
-                "flow needs the full or truncated sum (raise --max-configurations or --tail-target)"
-            )
-        common.flow_keywords(cfg, options)  # checks t_max
-    if level != "reduced":
-        full.jsl.validate_run_options(cfg, options.get("mode", "exact"), options.get("replicates"))
+def check_flow_point(cfg: JSLConfig, options: dict) -> None:
+    """The flow's own refusals at a point (`sweep_spec.validate_point` loads this for --method
+    flow): a sum the flow can hold (not Monte Carlo) and t_max."""
+    choice = sums.choose(cfg, **reduced_many.sum_options(options))
+    if choice.method == "monte_carlo":
+        raise ValueError(
+            f"method = 'flow' is invalid at D = {cfg.D}, C = {cfg.C}: {choice.reason}; the "
+            "flow needs the full or truncated sum (raise --max-configurations or --tail-target)"
+        )
+    common.flow_keywords(cfg, options)  # checks t_max
 
 
 def seeded(cfg: JSLConfig, options: dict, level: str) -> bool:

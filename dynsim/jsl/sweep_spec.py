@@ -4,8 +4,9 @@ sweep's checks on the command line read (options, table), with the work as refer
 
 from __future__ import annotations
 
-from dynsim.setting import SweepSpec, SweepTable
+from dynsim.setting import Ref, SweepSpec, SweepTable
 
+from . import run_checks
 from .config import JSLConfig
 from .events import EVENTS
 
@@ -27,11 +28,29 @@ NOT_OFFERED = {
     "sets are learned, T1_attention); full_patch_association is the full level's",
 }
 
+# the flow's refusals need the reduced sums (JAX): loaded only for --method flow
+CHECK_FLOW = Ref(f"{WORK}:check_flow_point")
+
+
+def validate_point(cfg: JSLConfig, options: dict, level: str) -> None:
+    """Refuse, before any work, a point its levels cannot run: the reduced sum's options and its
+    int64 moments, the flow's sum and t_max, the full level's mode, replicates and exact size
+    (`run_checks`)."""
+    if level != "full":
+        run_checks.check_sum_options(**{k: options.get(k) for k in SUM_OPTIONS})
+        run_checks.check_moments_fit(cfg.D, cfg.C, cfg.p)
+        if options.get("method") == "flow":
+            CHECK_FLOW(cfg, options)
+    if level != "reduced":
+        mode, replicates = options.get("mode", "exact"), options.get("replicates")
+        run_checks.validate_run_options(cfg, mode, replicates)
+
+
 SWEEP = SweepSpec(
     reduced=f"{WORK}:reduced_group",
     full=f"{WORK}:full_group",
     group=f"{WORK}:level_group",
-    check=f"{WORK}:validate_point",
+    check=validate_point,  # light: `dynsim sweep jsl` checks points before the levels load
     summary=f"{WORK}:point_summary",
     reduced_options=SUM_OPTIONS,
     full_options=FULL_OPTIONS,

@@ -67,9 +67,7 @@ SWEEP = SweepSpec(
     reduced=f"{WORK}:reduced_group",
     full=f"{WORK}:full_group",
     group=one_point,
-    # the same function as validate_point above (the work module imports it), named there: the
-    # sweep checks its points after importing the heavy modules anyway
-    check=f"{WORK}:validate_point",
+    check=validate_point,  # light: `dynsim sweep mim` checks points before the levels load
     summary=f"{WORK}:point_summary",
     reduced_options=REDUCED_OPTIONS,
     full_options=FULL_OPTIONS,

@@ -28,8 +28,7 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
-from dynsim.jsl import JSLConfig, error
-from dynsim.validation import check_int
+from dynsim.jsl import JSLConfig, error, run_checks
 
 from . import class_sums, configurations, tables
 from .class_sums import ClassWeights
@@ -65,12 +64,7 @@ def choose(
     """Every moment class if there are at most `max_configurations`, else the smallest fitting
     truncation with dropped probability <= tail_target, else Monte Carlo with `mc_samples`
     configurations."""
-    check_int("max_configurations", max_configurations, 1)
-    check_int("mc_samples", mc_samples, 1)
-    if not (isinstance(tail_target, (int, float)) and 0 < tail_target < 1):
-        raise ValueError(
-            f"tail_target = {tail_target!r} is invalid: must lie strictly between 0 and 1"
-        )
+    run_checks.check_sum_options(max_configurations, tail_target, mc_samples)
     total = configurations.count(cfg.D, cfg.C)
     size = tables.size(cfg, None, limit=max_configurations)
     if size is not None:
