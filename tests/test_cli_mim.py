@@ -100,7 +100,7 @@ BAD_ARGS = [
     (["--z", "1:0.5,2:0.4"], "MIMConfig.z"),
     (["--partitions", "[[0,1]"], "--partitions"),
     (["--partitions", "[[[0, 1], [2, 3]]]"], "MIMConfig.partitions"),
-    (["--K", "2", "--method", "flow"], "method = 'flow' is invalid with K = 2"),
+    (["--K", "2", "--method", "flow"], "--method = 'flow' is invalid with --K 2"),
     (
         ["--P", "36", "--K", "2", "--kappa-c", "0.7", "--kappa-s", "0.3", "--mask-ratio", "0.5"],
         "joint-type expectation",
@@ -108,7 +108,7 @@ BAD_ARGS = [
     (["--mode", "sampled", "--replicates", "1"], "replicates"),
     (
         ["--P", "36", "--kappa-c", "0.7", "--kappa-s", "0.3", "--mask-ratio", "0.5"],
-        "mode 'exact' would enumerate",
+        "--mode exact would enumerate",
     ),
     (["--z", "uniform:0.5:1.5"], "continuous"),
     (["--approximation-tolerance", "0"], "--approximation-tolerance"),
@@ -116,9 +116,9 @@ BAD_ARGS = [
     (["--approximation-tolerance", "inf"], "--approximation-tolerance = inf is invalid: must be a"),
     (["--approximation-tolerance", "nan"], "--approximation-tolerance = nan is invalid"),
     (["--d", "10"], "MIMConfig.d"),
-    (["--samples", "0"], "samples = 0"),
-    (["--samples", "16", "--replicates", "1"], "replicates = 1"),
-    (["--samples", "16", "--approximation", "mean_field"], "invalid with samples"),
+    (["--samples", "0"], "--samples = 0"),
+    (["--samples", "16", "--replicates", "1"], "--replicates = 1"),
+    (["--samples", "16", "--approximation", "mean_field"], "invalid with --samples"),
 ]
 
 

@@ -29,15 +29,25 @@ REFUSED = [
     (["figure", "mim-phases", *UNIFORM], "--z = uniform:0.5:1.5 is continuous"),
     # the full level's mode exact enumerates C(64, 32) masks: the message says what to change
     (["compare", "mim", "--P", "64"], "at --P 64, --K 1, --z const: lower --P, --K"),
-    (["figure", "mim-attention", "--P", "64"], "or use --mode sampled"),
+    (["compare", "mim", "--P", "64"], "or use --mode sampled"),
+    # the figure has no --mode: it is not offered
+    (
+        ["figure", "mim-attention", "--P", "64"],
+        "at --P 64, --K 1, --z const: lower --P, --K or the",
+    ),
     (["compare", "mim", "--samples", "0"], "--samples = 0 is invalid"),
     (
         ["compare", "mim", "--samples", "4", "--approximation", "pp_frozen"],
-        "--approximation = 'pp_frozen' is invalid with samples",
+        "--approximation = 'pp_frozen' is invalid with --samples",
     ),
     (["compare", "mim", "--samples", "4", "--replicates", "1"], "--replicates = 1 is invalid"),
     (["compare", "mim", "--samples", "4", "--method", "flow"], "--method = 'flow' is invalid"),
-    (["compare", "mim", "--K", "2", "--method", "flow"], "--method = 'flow' is invalid with K = 2"),
+    (
+        ["compare", "mim", "--K", "2", "--method", "flow"],
+        "--method = 'flow' is invalid with --K 2 and B free (--approximation none): the gradient "
+        "flow holds the per-class state of K = 1 or pp_frozen; use --method gd, or --approximation "
+        "pp_frozen",
+    ),
     (["compare", "mim", "--replicates", "3"], "--replicates = 3 is invalid in mode 'exact'"),
     (["compare", "mim", "--mode", "sampled", "--replicates", "1"], "replicates = 1 is invalid"),
     (["compare", "mim", "--approximation-tolerance", "0"], "--approximation-tolerance = 0"),
@@ -63,13 +73,17 @@ def test_a_bad_level_option_exits_2_with_one_line(argv, needle, tmp_path, capsys
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["sweep", "mim", *UNIFORM], "--z = uniform:0.5:1.5 is continuous"),
-        (["sweep", "mim", "--P", "16,64", "--level", "full"], "at --P 64"),
+        # the points' check is the library's (`dynsim.sweep`): its keywords name the options
+        (["sweep", "mim", *UNIFORM], "error: MIMConfig.z = ('uniform', 0.5, 1.5) is continuous"),
+        (
+            ["sweep", "mim", "--P", "16,64", "--level", "full"],
+            "error: mode 'exact' would enumerate 488,526,937,079,580 (cluster, z, mask) triples",
+        ),
         # K > 1 with B free has no flow: refused with the points' check, before the sweep says what
         # it will run (it was refused inside the run)
         (
             ["sweep", "mim", "--K", "2", "--approximation", "mean_field", "--method", "flow"],
-            "--method = 'flow' is invalid with K = 2",
+            "error: method = 'flow' is invalid with K = 2",
         ),
     ],
 )
@@ -135,7 +149,7 @@ def test_the_light_checks_answer_as_the_levels_do():
     )
     assert full.mim.validate_run_options(cfg, "sampled") == run_checks.check_full(cfg, "sampled")
     assert run_checks.check_full(cfg, "sampled", 3) == 3 and run_checks.check_full(cfg) == 1
-    with pytest.raises(ValueError, match="--approximation = 'frozen' is invalid"):
+    with pytest.raises(ValueError, match="^approximation = 'frozen' is invalid"):
         run_checks.approximations("frozen")
     with pytest.raises(ValueError, match="mode = 'exactly' is invalid"):
         full.mim.validate_run_options(cfg, "exactly")
@@ -155,8 +169,12 @@ def test_the_figures_checks_read_their_options():
     check_phases(cfg, phases)
     with pytest.raises(ValueError, match="--z = uniform:0.5:1.5"):
         check_phases(cfg.replace(z=("uniform", 0.5, 1.5)), phases)
-    with pytest.raises(ValueError, match="at --P 64"):
+    with pytest.raises(ValueError, match="at --P 64") as refused:
         check_attention(MIMConfig(P=64), argparse.Namespace(top_k=None))
+    assert "--mode" not in str(refused.value)  # the figures take none
+    with pytest.raises(ValueError, match="is continuous") as refused:
+        check_attention(MIMConfig(z=("uniform", 0.5, 1.5)), argparse.Namespace(top_k=None))
+    assert "--mode" not in str(refused.value)
 
 
 def test_the_joint_type_size_waits_for_the_estimate(tmp_path, capsys):
@@ -166,3 +184,91 @@ def test_the_joint_type_size_waits_for_the_estimate(tmp_path, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("dynsim: error: --steps = 400, --record-every = 4, --P = 1000000")
+
+
+BIG_JOINT = dict(P=36, K=2, kappa_c=0.7, kappa_s=0.3, mask_ratio=0.5)  # > 2,000,000 count vectors
+
+
+def test_the_joint_type_size_offers_what_its_caller_has():
+    """compare mim has --samples, figure mim-phases and the library's sweep do not: each message
+    offers only what its caller takes, in its names."""
+    from dynsim.mim.figure_options import check_phases_size
+
+    big = MIMConfig(**BIG_JOINT)
+    with pytest.raises(ValueError) as compare:
+        level_checks.validate_reduced(big, compare_defaults())
+    assert str(compare.value).endswith(
+        "(--P 36): use --approximation mean_field (counts at their means), --samples S (Monte "
+        "Carlo) or a smaller --P"
+    )
+    with pytest.raises(ValueError) as figure:
+        check_phases_size([big], "none")
+    assert str(figure.value).endswith(
+        "(--P 36): use --approximation mean_field (counts at their means) or a smaller --P"
+    )
+    with pytest.raises(ValueError) as point:
+        sweep_spec.validate_point(big, sweep_spec.DEFAULT_OPTIONS, "reduced")
+    assert str(point.value) == (
+        "the exact joint-type expectation (K = 2, B free) needs more than 2,000,000 count vectors "
+        "over the queries (P = 36): use approximation='mean_field' (counts at their means) or a "
+        "smaller P"
+    )
+
+
+LIBRARY_REFUSALS = [
+    # (level, keywords, the message's start): the keywords' names, as before the checks moved
+    ("reduced", dict(approximation="bogus"), "approximation = 'bogus' is invalid: must be None"),
+    (
+        "reduced",
+        dict(samples=0),
+        "samples = 0 is invalid: must be an integer >= 1 (count vectors per query)",
+    ),
+    ("reduced", dict(samples=4, replicates=3.5), "replicates = 3.5 is invalid: must be an integer"),
+    (
+        "reduced",
+        dict(samples=4, approximation="mean_field"),
+        "approximation = 'mean_field' is invalid with samples: the Monte Carlo expectation keeps B "
+        "free and draws the counts (leave approximation = None)",
+    ),
+    ("reduced", dict(samples=4, method="flow"), "method = 'flow' is invalid with samples"),
+    (
+        "reduced",
+        dict(cfg=dict(K=2), method="flow"),
+        "method = 'flow' is invalid with K = 2 and B free (approximation = None): the gradient "
+        "flow holds the per-class state of K = 1 or pp_frozen; use method='gd', or "
+        "approximation='pp_frozen'",
+    ),
+    (
+        "reduced",
+        dict(cfg=dict(z=("uniform", 0.5, 1.5))),
+        "MIMConfig.z = ('uniform', 0.5, 1.5) is continuous: an exact expectation (the reduced "
+        "level, the full level's mode 'exact') needs a finite law ('const' or (value, probability) "
+        "pairs); the full level's mode 'sampled' runs the uniform law",
+    ),
+    ("reduced", dict(cfg=BIG_JOINT), "the exact joint-type expectation (K = 2, B free)"),
+    ("full", dict(mode="sampled", replicates=1), "replicates = 1 is invalid"),
+    ("full", dict(replicates=3), "replicates = 3 is invalid in mode 'exact'"),
+    (
+        "full",
+        dict(cfg=dict(P=64)),
+        "mode 'exact' would enumerate 488,526,937,079,580 (cluster, z, mask) triples per step "
+        "(limit 300,000): lower P, K or the z support, or use mode 'sampled'",
+    ),
+    ("full", dict(cfg=dict(z=("uniform", 0.5, 1.5))), "MIMConfig.z = ('uniform', 0.5, 1.5)"),
+]
+
+
+@pytest.mark.parametrize("level, keywords, start", LIBRARY_REFUSALS)
+def test_the_library_names_its_keywords(level, keywords, start):
+    """reduced.mim / full.mim.validate_run_options speak to a Python caller: the keywords it
+    passed, never a command line's flag."""
+    import full.mim
+    import reduced.mim
+
+    keywords = dict(keywords)
+    cfg = MIMConfig(**keywords.pop("cfg", {}))
+    check = (reduced.mim if level == "reduced" else full.mim).validate_run_options
+    with pytest.raises(ValueError) as refused:
+        check(cfg, **keywords)
+    message = str(refused.value)
+    assert message.startswith(start) and "--" not in message, message

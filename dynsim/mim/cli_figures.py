@@ -16,7 +16,7 @@ from dynsim.cli import options, output
 from dynsim.trajectory import atomic_savez, many_to_arrays, save_many
 
 from . import diversity, phases, plotting
-from .figure_options import signed_configs, top_k
+from .figure_options import check_phases_size, signed_configs, top_k
 from .level_checks import approx_option
 from .partition import query_patches
 
@@ -36,8 +36,7 @@ def run_phases(args) -> int:
     base = options.config(args)
     approx = approx_option(args.approximation)
     cfgs = dict(zip(("Delta > 0", "Delta < 0"), signed_configs(base, args)))
-    for cfg in cfgs.values():  # and the exact joint-type size (K > 1, --approximation none)
-        reduced.mim.validate_run_options(cfg, approx)
+    check_phases_size(cfgs.values(), args.approximation)  # K > 1, --approximation none
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     runs, summary, switches = {}, {}, {}

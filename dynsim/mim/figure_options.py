@@ -8,7 +8,8 @@ from dynsim.cli import options
 
 from . import run_checks
 from .arguments import APPROX_CHOICES
-from .level_checks import approx_option
+from .level_checks import approx_option, joint_size
+from .run_checks import FIGURE
 
 # mim-phases: the suggested settings of docs/derivations/mim-model.md §10d: Delta = +0.4 and Delta =
 # -0.2.
@@ -124,7 +125,16 @@ def check_phases(cfg, args) -> None:
             "--kappa-neg"
         )
     for signed in signed_configs(cfg, args):
-        run_checks.check_reduced(signed, approx_option(args.approximation))
+        run_checks.check_reduced(signed, approx_option(args.approximation), caller=FIGURE)
+
+
+def check_phases_size(cfgs, approximation) -> None:
+    """`figure mim-phases`'s exact joint-type size (K > 1 with --approximation none), in the
+    figure's flags (no --samples), checked by the run: the joint types of a large P take long to
+    build."""
+    approx = run_checks.approximations(approx_option(approximation), FIGURE)
+    for cfg in cfgs:
+        joint_size(cfg, approx, caller=FIGURE)
 
 
 def top_k(cfg, args) -> int:
@@ -138,4 +148,4 @@ def check_attention(cfg, args) -> None:
     k = top_k(cfg, args)
     if not 1 <= k <= cfg.P:
         raise ValueError(f"--top-k = {k} is invalid: must lie in [1, P] = [1, {cfg.P}]")
-    run_checks.check_full(cfg, "exact")
+    run_checks.check_full(cfg, "exact", caller=FIGURE)

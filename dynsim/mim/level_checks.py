@@ -1,7 +1,7 @@
 """The checks of MIM's level options on the command line, light (no level is imported): the Level
 records' `validate` hooks (`dynsim.mim.arguments`) and `compare mim`'s estimate, which runs them
-before the levels' modules load, so that a bad option value is refused at once. The checks
-themselves: `dynsim.mim.run_checks`."""
+before the levels' modules load, so that a bad option value is refused at once, in `compare mim`'s
+flags (`run_checks.COMPARE`). The checks themselves: `dynsim.mim.run_checks`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dynsim.cli import options
 from dynsim.setting import Ref
 
 from . import checks, run_checks
+from .run_checks import COMPARE, LIBRARY, Caller
 
 # the exact joint-type expectation's size: a dynamic program of the reduced level (its module
 # imports JAX), loaded only where it is wanted (`run_checks.exact_joint`: K > 1, B free, exact,
@@ -42,27 +43,29 @@ def reduced_options(cfg, opts: dict) -> tuple:
     """The reduced level's options but the exact joint-type size (`run_checks.check_reduced`) and
     the approximation's tolerance; return the normalized approximations."""
     approx = approx_option(opts["approximation"])
-    names = run_checks.check_reduced(cfg, approx, opts["method"], **monte_carlo(opts))
+    names = run_checks.check_reduced(
+        cfg, approx, opts["method"], **monte_carlo(opts), caller=COMPARE
+    )
     checks.check_tolerance(opts["approximation_tolerance"])
     return names
 
 
-def joint_size(cfg, approx: tuple, samples=None) -> None:
-    """The exact joint-type expectation's size (`reduced.mim.joint.check_size`), where the run takes
-    it (`run_checks.exact_joint`); else nothing is loaded."""
+def joint_size(cfg, approx: tuple, samples=None, caller: Caller = LIBRARY) -> None:
+    """The exact joint-type expectation's size (`reduced.mim.joint.check_size`, its message in the
+    caller's names), where the run takes it (`run_checks.exact_joint`); else nothing is loaded."""
     if run_checks.exact_joint(cfg, approx, samples):
-        JOINT_SIZE(cfg)
+        JOINT_SIZE(cfg, caller=caller)
 
 
 def validate_reduced(cfg, opts: dict) -> None:
     """The reduced level's options (as `reduced.mim.validate_run_options`) and the approximation's
     tolerance."""
-    joint_size(cfg, reduced_options(cfg, opts), opts["samples"])
+    joint_size(cfg, reduced_options(cfg, opts), opts["samples"], COMPARE)
 
 
 def validate_full(cfg, opts: dict) -> None:
     """The full level's options (`run_checks.check_full`)."""
-    run_checks.check_full(cfg, opts["mode"], full_replicates(opts))
+    run_checks.check_full(cfg, opts["mode"], full_replicates(opts), COMPARE)
 
 
 def estimate_compare(args) -> list:

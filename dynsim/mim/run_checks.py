@@ -6,12 +6,14 @@ its Monte Carlo draws and its method (`check_reduced`), the full level's mode an
 `full.mim.validate_run_options`) and so do the commands' checks on the command line
 (`dynsim.mim.level_checks`). One check stays in the reduced level: the exact joint-type
 expectation's size (`reduced.mim.joint.check_size`, a dynamic program), wanted only where
-`exact_joint` says."""
+`exact_joint` says. Each check names the options for its caller (`Caller`): the library's keywords
+by default (`LIBRARY`), a command's flags as typed where the command checks them (`COMPARE`,
+`FIGURE`)."""
 
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Union
+from typing import NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -29,6 +31,40 @@ SHOWN_DIGITS = 30
 Approximation = Union[None, str, Sequence[str]]
 
 
+class Caller(NamedTuple):
+    """How a check's messages name the run options: the library's keywords (`approximation =
+    'bogus'`, `method='gd'`, `mode 'sampled'`, `P = 64`) or, with cli, a command's flags as typed
+    (`--approximation = 'bogus'`, `--method gd`, `--mode sampled`, `--P 64`); a message offers
+    `--mode` and `--samples` only where the caller takes them (`takes`)."""
+
+    cli: bool = False
+    takes: tuple = ("mode",)
+
+    def name(self, option: str) -> str:
+        """The option: `samples` or `--samples`."""
+        return f"--{option.replace('_', '-')}" if self.cli else option
+
+    def said(self, option: str, value, typed=None) -> str:
+        """The option at a value, in a message's context: `K = 2` or `--K 2` (`typed`: the value
+        as the command line spells it, where that differs)."""
+        if self.cli:
+            return f"{self.name(option)} {value if typed is None else typed}"
+        return f"{option} = {value!r}"
+
+    def use(self, option: str, value) -> str:
+        """The option at a value, as a message recommends it: `method='gd'` or `--method gd`."""
+        return f"{self.name(option)} {value}" if self.cli else f"{option}={value!r}"
+
+    def mode(self, value: str) -> str:
+        """The full level's mode: `mode 'exact'` or `--mode exact`."""
+        return f"--mode {value}" if self.cli else f"mode {value!r}"
+
+
+LIBRARY = Caller()  # reduced.mim / full.mim's validate_run_options, dynsim.sweep's points
+COMPARE = Caller(cli=True, takes=("mode", "samples"))  # `compare mim`: every level option
+FIGURE = Caller(cli=True, takes=())  # `figure mim-phases`, `mim-attention`: no --mode, --samples
+
+
 def z_text(z) -> str:
     """A latent law as --z spells it: const, uniform:L:U or V1:P1,V2:P2,..."""
     if z == "const":
@@ -38,16 +74,24 @@ def z_text(z) -> str:
     return ",".join(f"{v:g}:{p:g}" for v, p in z)
 
 
-def z_law(cfg) -> tuple[np.ndarray, np.ndarray]:
+def z_law(cfg, caller: Caller = LIBRARY) -> tuple[np.ndarray, np.ndarray]:
     """(values, probabilities) of the latent z of one area; refuses the continuous law
     ("uniform"), which no exact expectation can enumerate."""
     if cfg.z == "const":
         return np.array([1.0]), np.array([1.0])
     if cfg.z[0] == "uniform":
+        modes = "mode" in caller.takes
         raise ValueError(
-            f"--z = {z_text(cfg.z)} is continuous: an exact expectation (the reduced level, the "
-            "full level's --mode exact) needs a finite law, const or V1:P1,V2:P2,...; the full "
-            "level's --mode sampled runs the uniform law"
+            (f"--z = {z_text(cfg.z)}" if caller.cli else f"MIMConfig.z = {cfg.z!r}")
+            + " is continuous: an exact expectation"
+            + (f" (the reduced level, the full level's {caller.mode('exact')})" if modes else "")
+            + " needs a finite law"
+            + (
+                ", const or V1:P1,V2:P2,..."
+                if caller.cli
+                else " ('const' or (value, probability) pairs)"
+            )
+            + (f"; the full level's {caller.mode('sampled')} runs the uniform law" if modes else "")
         )
     values, probs = zip(*cfg.z)
     return np.array(values), np.array(probs)
@@ -69,7 +113,7 @@ def exact_digits(cfg) -> float:
     return top + math.log10(sum(10 ** (t - top) for t in terms)) + masks
 
 
-def approximations(approximation: Approximation) -> tuple[str, ...]:
+def approximations(approximation: Approximation, caller: Caller = LIBRARY) -> tuple[str, ...]:
     """Normalize None, "pp_frozen", "mean_field", "pp_frozen+mean_field" or a list of names to a
     tuple in APPROXIMATIONS order."""
     if approximation is None:
@@ -78,8 +122,8 @@ def approximations(approximation: Approximation) -> tuple[str, ...]:
     bad = [n for n in names if n not in APPROXIMATIONS]
     if bad or not names:
         raise ValueError(
-            f"--approximation = {approximation!r} is invalid: must be None (exact), one of "
-            f"{', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')"
+            f"{caller.name('approximation')} = {approximation!r} is invalid: must be None (exact), "
+            f"one of {', '.join(APPROXIMATIONS)}, or both ('pp_frozen+mean_field')"
         )
     return tuple(n for n in APPROXIMATIONS if n in names)  # canonical order: "pp_frozen+mean_field"
 
@@ -102,23 +146,32 @@ def exact_joint(cfg: MIMConfig, approx: tuple, samples=None) -> bool:
     return joint(cfg, approx) and "mean_field" not in approx and samples is None
 
 
-def check_monte_carlo(approximation, approx: tuple, method: str, samples, replicates) -> None:
+def check_monte_carlo(
+    approximation, approx: tuple, method: str, samples, replicates, caller: Caller = LIBRARY
+) -> None:
     """The reduced level by Monte Carlo over the counts: B free, GD, samples >= 1 count vectors per
     query, replicates >= 2 draws (or None: the default)."""
     if approx:
         raise ValueError(
-            f"--approximation = {approximation!r} is invalid with samples: the Monte Carlo "
-            "expectation keeps B free and draws the counts (leave --approximation none)"
+            f"{caller.name('approximation')} = {approximation!r} is invalid with "
+            f"{caller.name('samples')}: the Monte Carlo expectation keeps B free and draws the "
+            "counts (leave "
+            f"{caller.said('approximation', None, 'none')})"
         )
     if method != "gd":
         raise ValueError(
-            f"--method = {method!r} is invalid with samples: the Monte Carlo level runs GD"
+            f"{caller.name('method')} = {method!r} is invalid with {caller.name('samples')}: the "
+            "Monte Carlo level runs GD"
         )
-    validation.check_int("--samples", samples, 1)
+    if not (validation.is_int(samples) and samples >= 1):
+        raise ValueError(
+            f"{caller.name('samples')} = {samples!r} is invalid: must be an integer >= 1 (count "
+            "vectors per query)"
+        )
     if replicates is not None and not (validation.is_int(replicates) and replicates >= 2):
         raise ValueError(
-            f"--replicates = {replicates!r} is invalid: must be an integer >= 2 (a standard error "
-            "needs two independent draws)"
+            f"{caller.name('replicates')} = {replicates!r} is invalid: must be an integer >= 2 (a "
+            "standard error needs two independent draws)"
         )
 
 
@@ -128,38 +181,47 @@ def check_reduced(
     method: str = "gd",
     samples=None,
     replicates=None,
+    caller: Caller = LIBRARY,
 ) -> tuple[str, ...]:
     """The reduced level's run options but the exact joint-type size (`exact_joint`); return the
     normalized approximations."""
     if not isinstance(cfg, MIMConfig):
         raise TypeError(f"cfg must be a MIMConfig, got {type(cfg).__name__}")
-    approx = approximations(approximation)
+    approx = approximations(approximation, caller)
     if samples is not None or replicates is not None:
-        check_monte_carlo(approximation, approx, method, samples, replicates)
+        check_monte_carlo(approximation, approx, method, samples, replicates, caller)
     if joint(cfg, approx) and method != "gd":
         raise ValueError(
-            f"--method = {method!r} is invalid with K = {cfg.K} and B free (--approximation "
-            f"{approximation or 'none'}): the gradient flow holds the per-class state of K = 1 or "
-            "pp_frozen; use --method gd, or --approximation pp_frozen"
+            f"{caller.name('method')} = {method!r} is invalid with {caller.said('K', cfg.K)} and "
+            f"B free ({caller.said('approximation', approximation, approximation or 'none')}): the "
+            "gradient flow holds the per-class state of K = 1 or pp_frozen; use "
+            f"{caller.use('method', 'gd')}, or {caller.use('approximation', 'pp_frozen')}"
         )
-    z_law(cfg)  # the reduced level's expectation is exact over the latents
+    z_law(cfg, caller)  # the reduced level's expectation is exact over the latents
     return approx
 
 
-def check_full(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
+def check_full(
+    cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None, caller: Caller = LIBRARY
+) -> int:
     """The full level's run options (the mode and the replicates as every full level checks them,
     `dynsim.validation`, and mode exact's size); return the number of replicate runs."""
     validation.check_setting(cfg, MIMConfig, mode, MODES)
-    R = validation.mode_replicates(mode, replicates, name="--replicates")
+    R = validation.mode_replicates(mode, replicates, name=caller.name("replicates"))
     if mode != "exact":
         return R
+    z_law(cfg, caller)
     digits = exact_digits(cfg)
     size = exact_size(cfg) if digits < SHOWN_DIGITS else None  # else far past the limit
     if size is None or size > MAX_EXACT:
         count = f"{size:,}" if size is not None else f"about 10^{digits:.0f}"
+        modes = "mode" in caller.takes
+        at = f" at --P {cfg.P}, --K {cfg.K}, --z {z_text(cfg.z)}" if caller.cli else ""
+        lower = "--P, --K or the number of values of --z" if caller.cli else "P, K or the z support"
         raise ValueError(
-            f"--mode 'exact' would enumerate {count} (cluster, z, mask) triples per step (limit "
-            f"{MAX_EXACT:,}) at --P {cfg.P}, --K {cfg.K}, --z {z_text(cfg.z)}: lower --P, --K or "
-            "the number of values of --z, or use --mode sampled"
+            (caller.mode("exact") if modes else "the full level's exact expectation")
+            + f" would enumerate {count} (cluster, z, mask) triples per step (limit "
+            f"{MAX_EXACT:,}){at}: lower {lower}"
+            + (f", or use {caller.mode('sampled')}" if modes else "")
         )
     return 1

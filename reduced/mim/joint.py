@@ -40,6 +40,7 @@ import numpy as np
 
 from dynsim.mim import MIMConfig, data
 from dynsim.mim.partition import area_of
+from dynsim.mim.run_checks import LIBRARY, Caller
 
 from .. import gd
 from .classes import MAX_CONFIGURATIONS, count_rows, count_size, sample_rngs
@@ -92,19 +93,23 @@ class Expectation(NamedTuple):
     wz: np.ndarray  # (K, zrows) their probabilities
 
 
-def check_size(cfg: MIMConfig, types: Types | None = None) -> int:
+def check_size(cfg: MIMConfig, types: Types | None = None, caller: Caller = LIBRARY) -> int:
     """The number of count vectors the exact expectation enumerates over all queries (a dynamic
-    program, nothing enumerated); refuses more than MAX_CONFIGURATIONS with what to do instead."""
+    program, nothing enumerated); refuses more than MAX_CONFIGURATIONS with what to do instead, in
+    the caller's names (`dynsim.mim.run_checks.Caller`: --samples only where it takes them)."""
     types = joint_types(cfg) if types is None else types
     total = 0
     for caps in types.population:
         total += count_size([int(c) for c in caps if c > 0], cfg.P - cfg.masked, MAX_CONFIGURATIONS)
         if total > MAX_CONFIGURATIONS:
+            samples = "samples" in caller.takes
             raise ValueError(
-                f"the exact joint-type expectation (K = {cfg.K}, B free) needs more than "
-                f"{MAX_CONFIGURATIONS:,} count vectors over the queries (--P {cfg.P}): use "
-                "--approximation mean_field (counts at their means), --samples S (Monte Carlo) or "
-                "a smaller --P"
+                f"the exact joint-type expectation ({caller.said('K', cfg.K)}, B free) needs more "
+                f"than {MAX_CONFIGURATIONS:,} count vectors over the queries "
+                f"({caller.said('P', cfg.P)}): use {caller.use('approximation', 'mean_field')} "
+                "(counts at their means)"
+                + (f", {caller.use('samples', 'S')} (Monte Carlo)" if samples else "")
+                + f" or a smaller {caller.name('P')}"
             )
     return total
 
