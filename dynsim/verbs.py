@@ -207,6 +207,20 @@ def refusal(declared, values: dict, mode: str) -> Optional[str]:
     return f"{' and '.join(o.flag for o in given)} {verb} for {modes}, not --mode {mode}"
 
 
+def mode_refusal(setting, args) -> Optional[str]:
+    """Why `compare`'s command line is refused in its --mode (None: it is not): in a joint mode (its
+    own plan) the flow's --method / --t-max, else each declared option the mode does not read
+    (`refusal`). Checked before the estimate and the levels' checks: the mode's reason first."""
+    mode, red, full = args.mode, level(setting, "reduced"), level(setting, "full")
+    if mode in full.joint:
+        if red.flow and (args.method != "gd" or args.t_max is not None):
+            others = " or ".join(m for m in modes(setting) if m not in full.joint)
+            return f"--method {args.method} / --t-max are for --mode {others}, not --mode {mode}"
+        return None
+    declared = compare_options(setting)
+    return refusal(declared, {o.dest: getattr(args, o.dest) for o in declared}, mode)
+
+
 def sweep_options(setting) -> list[Option]:
     """The options `sweep` takes from the two levels (declared once, with "sweep" in their verbs),
     reduced first."""

@@ -227,6 +227,21 @@ def test_a_dask_sweep_signalled_while_its_workers_start_stops(tmp_path):
     assert "Traceback" not in err, err
 
 
+def _ignores_sigint(pid: int) -> bool:
+    """Whether process `pid` ignores SIGINT (its SigIgn mask in /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            mask = next(line for line in fh if line.startswith("SigIgn:")).split()[1]
+    except (OSError, StopIteration):
+        return False
+    return bool(int(mask, 16) >> (signal.SIGINT - 1) & 1)
+
+
+def _ready(workers: list) -> bool:
+    """Both workers of the sweep run and have passed their preload."""
+    return len(workers) == 2 and all(_ignores_sigint(w.pid) for w in workers)
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, code):
     """Ctrl-C at a terminal (or a batch scheduler's SIGTERM) reaches the whole process group, the
@@ -265,15 +280,18 @@ def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, 
     )
     deadline = time.time() + 120 * slowdown()
     workers: list = []
-    # both workers started
-    while time.time() < deadline and proc.poll() is None and len(workers) < 2:
+    # both workers started and past their preload, which ignores SIGINT (dynsim/dask_worker.py):
+    # read from /proc, not guessed from a fixed wait (under load a worker still importing Dask
+    # seconds after it appeared died of the signal with its own traceback)
+    while time.time() < deadline and proc.poll() is None and not _ready(workers):
         time.sleep(0.2)
         workers = [
             c
             for c in psutil.Process(proc.pid).children(recursive=True)
             if "resource_tracker" not in " ".join(c.cmdline())
         ]
-    time.sleep(random.uniform(2.0, 4.0))  # the chunks are running (3e6 steps each: tens of seconds)
+    assert _ready(workers), "the workers did not start"
+    time.sleep(random.uniform(0.5, 2.0))  # the chunks are running (3e6 steps each: tens of seconds)
     sent, factor = time.perf_counter(), slowdown()
     os.killpg(proc.pid, sig)
     err = proc.communicate(timeout=60 * factor)[1]
@@ -284,3 +302,24 @@ def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, 
     assert len(workers) == 2 and not [
         w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE
     ]
+
+
+def test_a_cluster_that_fails_to_start_after_a_signal_raises_the_interrupt(monkeypatch):
+    """A signal to the process group while the workers start kills them, and Dask's nanny raises
+    "Nanny failed to start" (seen under load): the sweep raises the interrupt (exit 130/143), not
+    that error; without a signal the error itself is raised."""
+    from dynsim.sweeps import executors
+
+    def failing(workers, dashboard):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(executors, "local_cluster", failing)
+    run = lambda: list(executors._dask([("x",)], None, 2, None, False, None, print))  # noqa: E731
+    monkeypatch.setattr(
+        interrupt, "_state", {**interrupt._state, "signal": None, "count": 0, "watching": True}
+    )
+    with pytest.raises(RuntimeError, match="Nanny failed to start"):
+        run()
+    interrupt._handler(signal.SIGTERM, sys._getframe())
+    with pytest.raises(KeyboardInterrupt):
+        run()

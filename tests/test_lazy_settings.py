@@ -94,11 +94,17 @@ def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
         (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
         (["sweep", "mim", "--P", "16,15"], "P = 15"),
         # the levels' point checks (`sweep_spec.validate_point`), on the grid's configs
-        (["sweep", "mim", "--z", "uniform:0.5:1.5"], "--z = uniform:0.5:1.5 is continuous"),
-        (["sweep", "mim", "--P", "16,64", "--level", "full"], "at --P 64"),
+        # (the library's and the command line's sweep share the check: the config's names)
+        (["sweep", "mim", "--z", "uniform:0.5:1.5"], "MIMConfig.z = ('uniform', 0.5, 1.5)"),
+        (["sweep", "mim", "--P", "16,64", "--level", "full"], "mode 'exact' would enumerate"),
         (["sweep", "jsl", "--level", "full", "--D", "16", "--C", "2"], "(D = 16, C = 2)"),
         (["sweep", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17"),
         (["sweep", "jsl", "--max-configurations", "0"], "max_configurations = 0"),
+        # the sweep's own options before its points' checks (an exact sum too large here)
+        (
+            ["sweep", "jsl", "--D", "36", "--C", "4", "--level", "full", "--confidence", "2"],
+            "--confidence = 2.0 is invalid",
+        ),
         (
             ["sweep", "jsl", "--level", "full", "--mode", "sampled", "--replicates", "1"],
             "replicates = 1",

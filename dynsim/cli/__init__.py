@@ -247,6 +247,10 @@ def _command(argv) -> int:
                 precheck(options.values(args))
         if hasattr(args, "config_defaults"):
             options.config(args)
+        if args.command == "compare" and hasattr(args, "mode"):  # before the levels' checks
+            why = verbs.mode_refusal(args.setting_record, args)
+            if why is not None:
+                raise ValueError(why)
         if getattr(args, "out", "") is None and args.target is not None:
             args.out = DEFAULT_OUT(args)
         # refuse what does not fit before any work

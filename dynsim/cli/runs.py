@@ -80,18 +80,12 @@ def run_compare(args) -> int:
     red_level, full_level = verbs.level(setting, "reduced"), verbs.level(setting, "full")
     output.warn_unread(args, {**red_level.unread.get(mode, {}), **full_level.unread.get(mode, {})})
     timings: dict = {}
+    why = verbs.mode_refusal(setting, args)  # as `dynsim.cli` checks it before the estimate
+    if why is not None:
+        raise ValueError(why)
     if mode in full_level.joint:
-        if red_level.flow and (args.method != "gd" or args.t_max is not None):
-            others = " or ".join(m for m in verbs.modes(setting) if m not in full_level.joint)
-            raise ValueError(
-                f"--method {args.method} / --t-max are for --mode {others}, not --mode {mode}"
-            )
         pair = full_level.joint[mode](cfg, opts, timings)
     else:
-        declared = verbs.compare_options(setting)
-        why = verbs.refusal(declared, parsed(args, declared), mode)
-        if why is not None:
-            raise ValueError(why)
         pair = run_pair(args, setting, cfg, opts, timings)
     out, lines = {**pair.report.to_dict(), **pair.extra}, list(pair.lines)
     for level in (red_level, full_level):

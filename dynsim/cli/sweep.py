@@ -166,7 +166,7 @@ def run_options(args, setting: Setting) -> dict:
 def chosen_options(args) -> dict:
     """The levels' options the sweep passes on (`run_options`), normalized by the setting's sweep
     and refused where a declared option does not apply (the mode's, --replicates outside --mode
-    sampled)."""
+    sampled); --resume with --force and --confidence outside (0, 1) refused too."""
     setting: Setting = args.setting_record
     chosen = run_options(args, setting)
     if setting.sweep.normalize is not None:
@@ -175,6 +175,14 @@ def chosen_options(args) -> dict:
     why = verbs.refusal(declared, chosen, args.mode)
     if why is not None:
         raise ValueError(why)
+    if args.resume and args.force:
+        raise ValueError(
+            "--resume and --force are exclusive: resume skips stored points, force recomputes them"
+        )
+    if not 0.0 < args.confidence < 1.0:
+        raise ValueError(
+            f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1"
+        )
     core_replicates = all(o.dest != "replicates" for o in declared)
     if core_replicates and chosen.get("replicates") is not None and args.mode != "sampled":
         raise ValueError(

@@ -81,14 +81,6 @@ def run(args) -> int:
             f"--seed = {given['seed']} is invalid: give one base seed and --seeds N for N seeds"
         )
     chosen = chosen_options(args)
-    if args.resume and args.force:
-        raise ValueError(
-            "--resume and --force are exclusive: resume skips stored points, force recomputes them"
-        )
-    if not 0.0 < args.confidence < 1.0:
-        raise ValueError(
-            f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1"
-        )
     if args.workers or args.scheduler:
         _dask_warnings_only()
     try:

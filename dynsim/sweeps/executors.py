@@ -201,7 +201,13 @@ def _dask(
         return
     cluster = None
     if scheduler is None:
-        cluster, credentials = local_cluster(workers, dashboard)
+        try:
+            cluster, credentials = local_cluster(workers, dashboard)
+        except Exception:
+            # a signal to the process group while the workers start kills them, and the nanny
+            # reports "failed to start": the interrupt is what happened, not Dask's error
+            interrupt.raise_if_interrupted()
+            raise
         if dashboard and log is not None:
             log(
                 f"Dask dashboard at {cluster.dashboard_link} (this machine only; no password: "
