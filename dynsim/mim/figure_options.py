@@ -117,7 +117,8 @@ def signed_configs(base, args) -> tuple:
 def check_phases(cfg, args) -> None:
     """`figure mim-phases` runs the kappas of --kappa-pos and --kappa-neg: no explicit areas, both
     kappa pairs valid for the config, and the reduced level's options (`run_checks.check_reduced`;
-    the exact joint-type size, K > 1 with --approximation none, is checked by the run)."""
+    the exact joint-type size, K > 1 with --approximation none, is checked by the run:
+    `check_phases_size`)."""
     if cfg.partitions is not None:
         raise ValueError(
             "--partitions is invalid for figure mim-phases: explicit areas override the "

@@ -38,7 +38,9 @@ def approximation(cfg, options: dict):
 
 def validate_point(cfg, options: dict, level: str) -> None:
     """Refuse, before any work, a point its levels cannot run (`run_checks`; the exact joint-type
-    size and the flow's times load modules of the levels, only where they are checked)."""
+    size and the flow's times load modules of the levels, only where they are checked). One check
+    for `dynsim.sweep` and `sweep mim`: its messages name the library's keywords
+    (`run_checks.LIBRARY`)."""
     method = options.get("method", "gd")
     if level != "full":
         approx = run_checks.check_reduced(cfg, approximation(cfg, options), method)
