@@ -244,3 +244,35 @@ def test_phase_labels_do_not_depend_on_the_record_interval():
     assert [b for a, b in zip(runs[10][1], runs[80][1]) if a == "two-phase"].count(
         "one-phase"
     ) == 22
+
+
+class _Run:
+    """What `dynsim.mim.plotting.pp_pair` reads of a trajectory: its observables."""
+
+    def __init__(self, observables: dict):
+        self.observables = observables
+
+    def __getitem__(self, name):
+        return self.observables[name]
+
+
+def test_pp_pair_reads_the_cells_and_is_none_without_pp_records():
+    """figure mim-phases at several clusters past the record budget (e.g. --P 1024 --K 2) has no
+    pp_corr or pp_class: it used to end in a KeyError traceback; the per-cell records are read where
+    present, and without any PP record the panel says so."""
+    import numpy as np
+
+    from dynsim.mim import plotting, records
+
+    from dynsim import MIMConfig
+
+    cfg = MIMConfig(P=16, K=2)
+    cell = records.cell_index(cfg).cell
+    cells = int(cell.max()) + 1
+    pp_cell = np.arange(3 * cells * cells, dtype=float).reshape(3, cells, cells)
+    pp_self = -np.arange(3 * cells, dtype=float).reshape(3, cells)
+    run = _Run({"pp_cell": pp_cell, "pp_self_cell": pp_self})
+    p, q = 1, 6
+    assert plotting.pp_pair(cfg, run, p, q).tolist() == pp_cell[:, cell[p], cell[q]].tolist()
+    assert plotting.pp_pair(cfg, run, p, p).tolist() == pp_self[:, cell[p]].tolist()
+    assert plotting.pp_pair(cfg, _Run({"loss": np.zeros(3)}), p, q) is None

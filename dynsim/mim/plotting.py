@@ -89,12 +89,21 @@ def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
     save(fig, path)
 
 
-def pp_pair(cfg, t, p: int, q: int) -> np.ndarray:
-    """B_{p,q} along the run: from pp_corr, or from a reduced run's per-class pp_class / pp_self
-    when not expanded."""
+def pp_pair(cfg, t, p: int, q: int) -> Optional[np.ndarray]:
+    """B_{p,q} along the run: from pp_corr, or from a reduced run's per-class pp_class / pp_self or
+    per-cell pp_cell / pp_self_cell when not expanded; None when the run recorded no PP entries
+    (several clusters past the record budget)."""
     if "pp_corr" in t.observables:
         return t["pp_corr"][:, p, q]
-    return records.pp_rows(records.class_index(cfg), t["pp_class"], t["pp_self"], [p])[:, 0, q]
+    if "pp_class" in t.observables:
+        index = records.class_index(cfg)
+        return records.pp_rows(index, t["pp_class"], t["pp_self"], [p])[:, 0, q]
+    if "pp_cell" in t.observables:
+        cell = records.cell_index(cfg).cell
+        if p == q:
+            return t["pp_self_cell"][:, cell[p]]
+        return t["pp_cell"][:, cell[p], cell[q]]
+    return None
 
 
 def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = "") -> None:
@@ -149,6 +158,11 @@ def phases_plot(runs: dict, path, switches: Optional[dict] = None, title: str = 
         ax.set_ylabel("FP correlation")
         ax.legend(fontsize=7)
         ax = axes[1, col]
+        if pp_pair(cfg, t, p, p) is None:
+            ax.text(0.5, 0.5, "PP correlations not recorded at this size", ha="center",
+                    transform=ax.transAxes)  # fmt: skip
+            ax.set_xticks([]), ax.set_yticks([])
+            continue
         same = [q2 for q2 in range(cfg.P) if a[q2] == n and q2 != p]
         glob = [q2 for q2 in range(cfg.P) if a[q2] == 0]
         oth = [q2 for q2 in range(cfg.P) if other is not None and a[q2] == other]
