@@ -72,7 +72,8 @@ def run_pair(args, setting: Setting, cfg, opts: dict, timings: dict) -> verbs.Jo
 
 def run_compare(args) -> int:
     """Run both levels on the config of the command line (or a joint mode's runs), compare them and
-    write the outputs: the report, each level's report entries and lines, the plot."""
+    write the outputs: the report, each level's report entries and lines, the plot. (Options its
+    --mode does not read were refused by `dynsim.cli` before the estimate: `verbs.mode_refusal`.)"""
     setting: Setting = args.setting_record
     cfg = options.config(args)
     opts = compare_options(args, setting)
@@ -80,9 +81,6 @@ def run_compare(args) -> int:
     red_level, full_level = verbs.level(setting, "reduced"), verbs.level(setting, "full")
     output.warn_unread(args, {**red_level.unread.get(mode, {}), **full_level.unread.get(mode, {})})
     timings: dict = {}
-    why = verbs.mode_refusal(setting, args)  # as `dynsim.cli` checks it before the estimate
-    if why is not None:
-        raise ValueError(why)
     if mode in full_level.joint:
         pair = full_level.joint[mode](cfg, opts, timings)
     else:

@@ -208,11 +208,12 @@ def check_points(args) -> None:
     # a point's check, with the options as the sweep passes them (the flow's are checked by the run
     # first: dynsim.sweeps.choices.flow_options)
     check = None if {"method", "t_max"} & set(chosen) else spec.check
+    point_options = {**spec.defaults, **chosen}
     start = time.monotonic()
     for values in itertools.islice(itertools.product(*given.values()), CHECKED):
         cfg = cls(**dict(zip(given, values)))
         if check is not None:
-            check(cfg, {**spec.defaults, **chosen}, args.level)
+            check(cfg, point_options, args.level)
         if time.monotonic() - start > CHECK_SECONDS:
             return
 

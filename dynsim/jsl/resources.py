@@ -136,9 +136,7 @@ def estimate_compare(args) -> list:
         cfg, opts = options.config(args), {"mode": args.mode, "replicates": args.replicates}
         run_checks.validate_reduced(cfg, opts)
         run_checks.validate_full(cfg, opts)
-        return needs(v, "reduced", {}) + needs(
-            v, "full", {"mode": args.mode, "replicates": args.replicates}
-        )
+        return needs(v, "reduced", {}) + needs(v, "full", opts)
     run_checks.validate_realistic(options.config(args), vars(args))
     # the default ladder N/16, N/4, N sums below 2 N
     total = sum(args.ladder) if args.ladder else 2 * int(v["N"])
