@@ -5,11 +5,14 @@ A claim carries the paper's statement (quoted), the reading dynsim tests, the re
 in, the measured quantity, a threshold with its derivation, the negative control that makes it fail,
 and a verdict in VERDICTS:
 
-- "holds" / "fails": `measured relation threshold` (and every extra condition) on an in-regime run;
+- "holds" / "fails": the one verdict rule (`dynsim.statistic.decide`) on an in-regime run: the
+  claim's statistic (a value with its interval, exact where there is no sampling error) holds when
+  its interval lies wholly on the statement's side of the threshold, fails only when it lies wholly
+  on the other side; every extra condition is read the same way and joined with "and";
 - "not applicable": a premise of the statement is measured false (`Premise`, or `regime_violations`,
   names which);
 - "not evaluated": the measurement, or a premise's measurement, could not be made (a NaN is never a
-  pass).
+  pass), or the interval lies on both sides ("inconclusive", with what would decide it).
 
 The reading discipline (docs/claims.md): every claim has a `reading_class`. "literal": a statement
 with the paper's own constants, judged as written. "order": an order statement (asymptotic
@@ -18,7 +21,10 @@ statement, or a trend with its interval where the statement is a limit; never an
 A comparison the paper does not make is a `Measurement`, not a claim. Every premise (an event
 happened, a sign, a regime) is a `Premise`: a measurement that can come out false.
 
-Only "holds" counts toward a passing check (`exit_code`). A quantity that no setting can make fail
+A claim declares its statistic, side (relation and threshold) and premises; it writes no verdict
+logic of its own. `exit_code` says what happened: EXIT_HOLDS (0) when every claim holds,
+EXIT_FAILS (1) when some claim fails, EXIT_UNJUDGED (3) when none fails but some could not be
+judged (not applicable or not evaluated). A quantity that no setting can make fail
 is not a claim: report it as a `Measurement`. Setting-free: the settings build their claims with
 `judge`.
 """
@@ -33,13 +39,18 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from dynsim import statistic as stats
+from dynsim.statistic import Statistic
 from dynsim.trajectory import strict_json
 
 LOG = Callable[[str], None]
 
 HOLDS, FAILS, NOT_APPLICABLE, NOT_EVALUATED = "holds", "fails", "not applicable", "not evaluated"
 VERDICTS = (HOLDS, FAILS, NOT_APPLICABLE, NOT_EVALUATED)
-RELATIONS = ("<=", "<", ">=", ">", "==")
+RELATIONS = stats.RELATIONS
+# check-theorems and the experiments: every claim holds / some claim fails / none fails, some could
+# not be judged (2 stays bad input, 130 and 143 an interrupt)
+EXIT_HOLDS, EXIT_FAILS, EXIT_UNJUDGED = 0, 1, 3
 LITERAL, ORDER = "literal", "order"
 READING_CLASSES = (LITERAL, ORDER)
 
@@ -112,6 +123,9 @@ class Claim:
     premises: list[Premise] = dataclasses.field(default_factory=list)
     # where the measured value sits (the failing step, size or class), shown in the table
     at: str = ""
+    # the measured value's interval and where it comes from ("exact": low = measured = high)
+    interval: list[float] = dataclasses.field(default_factory=list)
+    uncertainty: str = stats.EXACT
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -133,6 +147,13 @@ class Claim:
         """True only for the verdict "holds" (not applicable and not evaluated are not holds)."""
         return self.verdict == HOLDS
 
+    @property
+    def statistic(self) -> Statistic:
+        """The measured value with its interval (exact when the claim recorded none)."""
+        if len(self.interval) != 2 or self.uncertainty == stats.EXACT:
+            return stats.exact(self.measured)
+        return Statistic(self.measured, *self.interval, how=self.uncertainty)
+
     def why(self) -> str:
         """One line: why the claim does not hold (empty when it holds): the violated regime
         condition, what stopped its evaluation, or which part failed (the main comparison and/or
@@ -152,9 +173,13 @@ class Claim:
                 )
             )
         parts = []
-        if not compare(self.measured, self.relation, self.threshold):
+        stat = self.statistic
+        if stats.decide(stat, self.relation, self.threshold) == stats.FAILS:
             parts.append(
                 f"measured {_fmt(self.measured)} is not {self.relation} {_fmt(self.threshold)}"
+                if stat.exact
+                else f"measured {stat.describe()} lies wholly outside {self.relation} "
+                f"{_fmt(self.threshold)}"
             )
         failed = [k for k, v in self.details.get("conditions", {}).items() if not v]
         if failed:
@@ -174,7 +199,7 @@ class Claim:
 
     def __repr__(self) -> str:
         return (
-            f"Claim({self.claim!r}: {self.verdict}; measured {_fmt(self.measured)} "
+            f"Claim({self.claim!r}: {self.verdict}; measured {self.statistic.describe()} "
             f"{self.relation} {_fmt(self.threshold)}, {self.reading_class} reading)"
         )
 
@@ -282,6 +307,18 @@ def compare(measured: float, relation: str, threshold: float) -> bool:
     return bool(ops[relation](measured, threshold))
 
 
+@dataclasses.dataclass(frozen=True)
+class Condition:
+    """An extra part of a claim judged by the one rule: `statistic relation threshold`."""
+
+    statistic: Statistic
+    relation: str
+    threshold: float
+
+    def outcome(self) -> str:
+        return stats.decide(self.statistic, self.relation, self.threshold)
+
+
 def judge(
     claim: str,
     *,
@@ -289,28 +326,40 @@ def judge(
     reading: str,
     reading_class: str,
     regime: str,
-    measured: float,
+    measured: Union[float, Statistic],
     relation: str,
     threshold: float,
     derivation: str,
     negative_control: str,
     premises: Sequence[Premise] = (),
     regime_violations: Sequence[str] = (),
-    conditions: Optional[dict[str, bool]] = None,
+    conditions: Optional[dict[str, Union[bool, Condition]]] = None,
     assumptions: Iterable[str] = (),
     details: Optional[dict[str, Any]] = None,
     at: str = "",
 ) -> Claim:
-    """A claim with its verdict: "not applicable" when a premise is measured false or
-    `regime_violations` is non-empty (each named in the regime); "not evaluated" when a premise
-    could not be measured, or measured or threshold is NaN; else "holds" iff `measured relation
-    threshold` and every entry of `conditions` (recorded in details["conditions"]) is True."""
+    """A claim with its verdict, by the one rule. "not applicable" when a premise is measured false
+    or `regime_violations` is non-empty (each named in the regime); "not evaluated" when a premise
+    could not be measured, or the statistic or threshold is NaN; else the statement `measured
+    relation threshold` and every entry of `conditions` (a yes/no, or a `Condition` read by the
+    same rule) joined with "and" (`dynsim.statistic.decide`, `combine`): "holds" when every part's
+    interval lies on its side, "fails" when some part's lies wholly on the other side, "not
+    evaluated: inconclusive" otherwise, with each undecided interval and what would decide it.
+    `measured` is a `Statistic` or a number (exact)."""
     if relation not in RELATIONS:
         raise ValueError(f"relation = {relation!r} is invalid: must be one of {RELATIONS}")
+    stat = stats.of(measured)
     details = dict(details or {})
     premises = list(premises)
-    if conditions:
-        details["conditions"] = {k: bool(v) for k, v in conditions.items()}
+    parts = {
+        name: c if isinstance(c, Condition) else Condition(stats.exact(bool(c)), ">=", 1.0)
+        for name, c in (conditions or {}).items()
+    }
+    outcomes = {name: c.outcome() for name, c in parts.items()}
+    if parts:
+        details["conditions"] = {
+            k: o == stats.HOLDS for k, o in outcomes.items() if o in (stats.HOLDS, stats.FAILS)
+        }
     violated = [p.describe() for p in premises if not p.met and not p.missing] + list(
         regime_violations
     )
@@ -318,16 +367,31 @@ def judge(
         regime = f"{regime}; premises: " + "; ".join(
             p.describe() + (" met" if p.met else "") for p in premises
         )
+    main = stats.decide(stat, relation, threshold)
+    outcome = stats.combine([main, *outcomes.values()])
     if violated:
         verdict = NOT_APPLICABLE
         regime = f"{regime}; NOT MET: " + "; ".join(violated)
-    elif any(p.missing for p in premises) or np.isnan(measured) or np.isnan(threshold):
+    elif any(p.missing for p in premises) or main == stats.MISSING:
         verdict = NOT_EVALUATED
-    else:
-        ok = compare(measured, relation, threshold) and all(
-            bool(v) for v in (conditions or {}).values()
+    elif outcome == stats.MISSING:
+        verdict = NOT_EVALUATED
+        details.setdefault(
+            "why",
+            "a condition could not be measured: "
+            + ", ".join(k for k, o in outcomes.items() if o == stats.MISSING),
         )
-        verdict = HOLDS if ok else FAILS
+    elif outcome == stats.INCONCLUSIVE:
+        verdict = NOT_EVALUATED
+        open_ = [stats.undecided(stat, relation, threshold)] if main == stats.INCONCLUSIVE else []
+        open_ += [
+            f"{k}: " + stats.undecided(c.statistic, c.relation, c.threshold)
+            for k, c in parts.items()
+            if outcomes[k] == stats.INCONCLUSIVE
+        ]
+        details.setdefault("why", "inconclusive: " + "; ".join(open_))
+    else:
+        verdict = HOLDS if outcome == stats.HOLDS else FAILS
     return Claim(
         claim,
         statement,
@@ -335,7 +399,7 @@ def judge(
         regime,
         float(threshold),
         derivation,
-        float(measured),
+        stat.value,
         verdict,
         negative_control,
         relation,
@@ -344,6 +408,8 @@ def judge(
         reading_class,
         premises,
         at,
+        [stat.low, stat.high],
+        stat.how,
     )
 
 
@@ -409,10 +475,13 @@ def claims_of(items: Iterable[Item]) -> list[Claim]:
 
 
 def exit_code(items: Iterable[Item]) -> int:
-    """0 when there is a claim and every claim holds; 1 otherwise (fails, not applicable and not
-    evaluated alike)."""
+    """EXIT_HOLDS (0) when there is a claim and every claim holds; EXIT_FAILS (1) when some claim
+    fails (the paper is contradicted); EXIT_UNJUDGED (3) otherwise (none fails, but some claim is
+    not applicable or not evaluated, or there is no claim: dynsim could not judge)."""
     cs = claims_of(items)
-    return 0 if cs and all(c.holds for c in cs) else 1
+    if any(c.verdict == FAILS for c in cs):
+        return EXIT_FAILS
+    return EXIT_HOLDS if cs and all(c.holds for c in cs) else EXIT_UNJUDGED
 
 
 def to_dict(items: Iterable[Item], config: Optional[dict] = None) -> dict[str, Any]:
@@ -435,15 +504,17 @@ def table(items: Iterable[Item]) -> str:
     items = list(items)
     cs, ms = claims_of(items), [m for m in items if isinstance(m, Measurement)]
     width = max([13] + [len(c.claim) for c in cs])
+    spans = [_span(c.statistic) for c in cs]
+    wide = max([8] + [len(x) for x in spans])
     head = (
-        f"{'claim':<{width}} {'reading':<7} {'measured':>12} {'':>2} {'threshold':>12}  "
-        f"{'verdict':<14}  at"
+        f"{'claim':<{width}} {'reading':<7} {'measured':>12} {'interval':<{wide}} {'':>2} "
+        f"{'threshold':>12}  {'verdict':<14}  at"
     )
     out = [head, "-" * len(head)]
-    for c in cs:
+    for c, span in zip(cs, spans):
         out.append(
-            f"{c.claim:<{width}} {c.reading_class:<7} {_fmt(c.measured):>12} {c.relation:>2} "
-            f"{_fmt(c.threshold):>12}  "
+            f"{c.claim:<{width}} {c.reading_class:<7} {_fmt(c.measured):>12} {span:<{wide}} "
+            f"{c.relation:>2} {_fmt(c.threshold):>12}  "
             f"{c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  {c.at}".rstrip()
         )
     held = sum(c.holds for c in cs)
@@ -451,6 +522,12 @@ def table(items: Iterable[Item]) -> str:
         f"{held} of {len(cs)} claims hold"
         + ("" if held == len(cs) else " (not applicable and not evaluated do not count as holds)")
     )
+    if any(not c.statistic.exact for c in cs):
+        out.append(
+            "interval: where the measured value's uncertainty lies (its source is in the claim's "
+            "details); a claim holds when it lies wholly on the threshold's side, fails only when "
+            "it lies wholly on the other side, and is not evaluated (inconclusive) otherwise"
+        )
     out += [f"  {c.claim}: {c.why()}" for c in cs if not c.holds]
     if ms:
         out += ["", "measurements (reported, not judged):"]
@@ -461,6 +538,7 @@ def table(items: Iterable[Item]) -> str:
             f'{c.claim} [{c.verdict}]: "{c.statement}"',
             f"  reading ({c.reading_class}): {c.reading}",
             f"  regime: {c.regime}",
+            f"  measured: {c.statistic.describe()}",
             f"  threshold: {c.relation} {_fmt(c.threshold)}, {c.derivation}",
             f"  negative control: {c.negative_control}",
         ]
@@ -468,6 +546,11 @@ def table(items: Iterable[Item]) -> str:
         if c.details:
             out.append("  details: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in c.details.items()))
     return "\n".join(out)
+
+
+def _span(stat: Statistic) -> str:
+    """The table's interval cell: "exact", or "[low, high]"."""
+    return stats.EXACT if stat.exact else f"[{_fmt(stat.low)}, {_fmt(stat.high)}]"
 
 
 def _fmt(v: Any) -> str:

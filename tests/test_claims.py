@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dynsim import claims, trends
+from dynsim import claims, statistic, trends
 
 CONTRACT = {
     "claim",
@@ -85,15 +85,91 @@ def test_why_names_the_failing_part():
     assert json.loads(claims.to_json([c]))["claims"][0]["why"].startswith("condition not met")
 
 
-def test_only_holds_passes_the_exit_rule():
+def test_exit_status_says_what_happened():
+    """0: every claim holds; 1: some claim fails (whatever else); 3: none fails, some could not be
+    judged (not applicable, not evaluated, or nothing judged at all)."""
     ok, bad = _claim(0.5), _claim(2.0)
     na = _claim(0.5, regime_violations=["x"])
     ne = claims.not_evaluated("c", "too large", reading_class="literal")
     m = claims.Measurement("T0", "event time", 100)
-    assert claims.exit_code([ok, m]) == 0
-    for other in (bad, na, ne):
-        assert claims.exit_code([ok, other]) == 1
-    assert claims.exit_code([m]) == 1  # nothing judged is not a pass
+    assert claims.exit_code([ok, m]) == claims.EXIT_HOLDS == 0
+    assert claims.exit_code([ok, bad]) == claims.EXIT_FAILS == 1
+    for other in (na, ne):
+        assert claims.exit_code([ok, other]) == claims.EXIT_UNJUDGED == 3
+        assert claims.exit_code([bad, other]) == 1  # a contradiction outranks what was not judged
+    assert claims.exit_code([m]) == 3  # nothing judged is not a pass
+
+
+def _interval(value, low, high):
+    return statistic.Statistic(value, low, high, "95% Student-t over 4 seeds", "more seeds")
+
+
+@pytest.mark.parametrize(
+    "low, high, relation, verdict",
+    [
+        (0.2, 0.8, "<=", "holds"),  # wholly on the statement's side
+        (0.2, 1.0, "<=", "holds"),  # the edge is on the side of "<="
+        (0.2, 1.0, "<", "not evaluated"),  # ... and not of "<"
+        (1.2, 1.8, "<=", "fails"),  # wholly on the other side
+        (1.0, 1.8, "<", "fails"),
+        (1.0, 1.8, "<=", "not evaluated"),
+        (0.5, 1.5, "<=", "not evaluated"),  # straddles: the data decide neither way
+        (0.5, 1.5, ">", "not evaluated"),
+        (1.2, 1.8, ">", "holds"),
+        (0.2, 0.8, ">=", "fails"),
+        (-math.inf, math.inf, "<", "not evaluated"),  # two rungs: no interval, no verdict
+    ],
+)
+def test_the_one_rule_reads_the_interval(low, high, relation, verdict):
+    c = _claim(
+        _interval((low + high) / 2 if math.isfinite(low + high) else 0.0, low, high),
+        relation=relation,
+    )
+    assert c.verdict == verdict
+    assert c.interval == [low, high] and c.uncertainty == "95% Student-t over 4 seeds"
+    if verdict == "not evaluated":
+        why = c.why()
+        assert why.startswith("not evaluated: inconclusive: the interval") and "more seeds" in why
+    if verdict == "fails":
+        assert "lies wholly outside" in c.why()
+
+
+def test_an_exact_statistic_is_the_plain_comparison():
+    """An exact statistic (a number) reduces the rule to `measured relation threshold`, inf
+    included (a class that never switched fails a bound)."""
+    assert _claim(math.inf).verdict == "fails" and _claim(-math.inf).verdict == "holds"
+    assert _claim(statistic.exact(0.5)).statistic.exact
+    assert _claim(1.0, relation="==").verdict == "holds"
+    assert _claim(1.5, relation="==").verdict == "fails"
+
+
+def test_conditions_join_with_and_under_the_same_rule():
+    cond = claims.Condition(_interval(0.5, -0.1, 1.1), ">", 0.0)  # straddles 0
+    # the main part holds, a condition is undecided: not evaluated, naming the condition
+    c = _claim(0.5, conditions={"diff above 0": cond})
+    assert c.verdict == "not evaluated" and "diff above 0: the interval [-0.1, 1.1]" in c.why()
+    # a decided false part decides the conjunction
+    assert _claim(0.5, conditions={"diff above 0": cond, "x": False}).verdict == "fails"
+    assert _claim(1.5, conditions={"diff above 0": cond}).verdict == "fails"
+    held = claims.Condition(_interval(0.5, 0.1, 0.9), ">", 0.0)
+    assert _claim(0.5, conditions={"diff above 0": held}).verdict == "holds"
+    gone = claims.Condition(statistic.mean([0.3]), ">", 0.0)  # one seed: no interval
+    assert _claim(0.5, conditions={"d": gone}).verdict == "not evaluated"
+
+
+def test_mean_interval_is_students_t():
+    """The 95% interval of 4 values: mean +- t(0.975, 3) sd / 2 (scipy's quantile; rounding)."""
+    x = [1.0, 2.0, 4.0, 5.0]
+    s = statistic.mean(x)
+    half = stats.t.ppf(0.975, 3) * np.std(x, ddof=1) / 2
+    assert s.value == 3.0 and abs(s.high - 3.0 - half) < 1e-12 and abs(3.0 - s.low - half) < 1e-12
+    assert statistic.mean([1.0]).missing and statistic.mean([1.0, math.nan]).missing
+    t = trends.fit([1, 2, 3], [1.0, 2.5, 2.9])
+    sl = statistic.slope(t, "rungs")
+    assert (sl.value, sl.low, sl.high) == (t.slope, t.slope_low, t.slope_high)
+    assert "over 3 rungs" in sl.how and sl.decide == "more rungs"
+    with pytest.raises(ValueError, match="reversed"):
+        statistic.Statistic(0.0, 1.0, -1.0)
 
 
 def test_invalid_verdict_and_relation_are_refused():
