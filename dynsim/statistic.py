@@ -121,8 +121,9 @@ def decide(stat: Statistic, relation: str, threshold: float) -> str:
 
 
 def combine(outcomes: Sequence[str]) -> str:
-    """The outcome of a conjunction: FAILS when any part fails, MISSING when none fails and one is
-    missing, INCONCLUSIVE when none fails or is missing and one is undecided, HOLDS when all hold."""
+    """The outcome of a conjunction: FAILS when any part fails, MISSING when none fails and one
+    is missing, INCONCLUSIVE when none fails or is missing and one is undecided, HOLDS when all
+    hold."""
     for outcome in (FAILS, MISSING, INCONCLUSIVE):
         if outcome in outcomes:
             return outcome
