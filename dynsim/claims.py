@@ -51,6 +51,10 @@ RELATIONS = stats.RELATIONS
 # check-theorems and the experiments: every claim holds / some claim fails / none fails, some could
 # not be judged (2 stays bad input, 130 and 143 an interrupt)
 EXIT_HOLDS, EXIT_FAILS, EXIT_UNJUDGED = 0, 1, 3
+EXIT_TEXT = (
+    "Exit 0 when every claim holds, 1 when some claim fails, 3 when none fails but some could not "
+    "be judged (not applicable or not evaluated), 2 on invalid input."
+)
 LITERAL, ORDER = "literal", "order"
 READING_CLASSES = (LITERAL, ORDER)
 

@@ -284,10 +284,9 @@ CONTRACT = {
 def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(
     tmp_path, capsys, monkeypatch
 ):
-    """The --json contract: config (with quick, seeds, ladder), every claim's keys, exit 0 only if
-    all hold. At
-    --steps 1 Theorem 4.1 (and any realistic trained-model claim) does not hold, and the exit code
-      is non-zero (the
+    """The --json contract: config (with quick, seeds, ladder), every claim's keys, the exit status
+    (0 all hold, 1 some fails, 3 some not judged). At --steps 1 Theorem 4.1 (and any realistic
+    trained-model claim) does not hold, and the exit code is non-zero (the
     exit code of claims that all hold: tests/test_claims.py; the claims holding on the quick ladder:
     tests/test_jsl_claims.py). Sizes: the ladder D = 12, 16, 20 holds the judged D (no extra run for
     Lemma 4.3) and the realistic runs take the quick plan's smallest N only (one compiled program
@@ -340,7 +339,9 @@ def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(
         if c["claim"].split(" (")[0] in ("Theorem 4.1", "Theorem 4.2", "Theorem 5.1")
     ]
     assert trained and all(c["verdict"] != "holds" for c in trained)
-    assert code == 1
+    # some claim does not hold: 1 when one fails (the paper contradicted), else 3 (not judged)
+    verdicts = {c["verdict"] for c in data["claims"]}
+    assert code == (1 if "fails" in verdicts else 3)
     # --quick without --sizes: the config records the quick ladder
     seen = {}
     monkeypatch.setattr(

@@ -10,6 +10,7 @@ building the parser (`--help`) loads no level."""
 from __future__ import annotations
 
 from dynsim import verbs
+from dynsim.claims import EXIT_TEXT
 from dynsim.setting import Command, Setting
 
 from . import options
@@ -91,8 +92,7 @@ GENERATED = {
     "check-theorems": (
         check_arguments,
         "dynsim.cli.runs:run_check",
-        "Evaluate the claims of {} on runs. Exit 0 only when every claim holds; 1 when one "
-        "fails, is not applicable or was not evaluated; 2 on invalid input.",
+        "Evaluate the claims of {} on runs. " + EXIT_TEXT,
     ),
     "derive": (
         derive_arguments,

@@ -233,8 +233,8 @@ def run_claims(
     progress bar of `total` units (the evaluator moves it with `progress.advance` per finished run,
     or compiled runs per step when unit="steps"), write theorems.json ({"config", "claims",
     "measurements", "timings", **extra}) to --out, print the table or (--json) {"config", "claims",
-    "measurements"}. Exit 0 only when every claim holds (`dynsim.claims.exit_code`): a claim that
-    fails, is not applicable or was not evaluated gives 1."""
+    "measurements"}. The exit status is `dynsim.claims.exit_code`'s: 0 every claim holds, 1 some
+    claim fails, 3 none fails but some could not be judged."""
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     found = run_logged("claims", total, lambda: evaluate(log), timings, "seconds", unit=unit)

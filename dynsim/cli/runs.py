@@ -115,8 +115,8 @@ def estimate_levels(args) -> list:
 
 
 def run_check(args) -> int:
-    """Evaluate the setting's claims as its `Claims` plans them (validated before any run); exit 0
-    only when every claim holds (dynsim.claims.exit_code)."""
+    """Evaluate the setting's claims as its `Claims` plans them (validated before any run); the
+    exit status is dynsim.claims.exit_code's (0 all hold, 1 some fails, 3 some not judged)."""
     spec = verbs.claims(args.setting_record)  # its precheck ran in `dynsim.cli.main`, first
     cfg = options.config(args)
     core = ("only", "out", "scheduler", "workers", "security", "insecure_scheduler")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+from dynsim.claims import EXIT_TEXT
 from dynsim.setting import Command, Ref, Setting
 
 from . import arguments
@@ -84,7 +85,7 @@ DESCRIPTIONS = {
     "--steps reaches every trained run. Prints a table of verdicts (holds, "
     "fails, not "
     'applicable, not evaluated) and measurements; --json prints {"config", "claims", '
-    '"measurements"}. Exit 0 only when every claim holds, 1 otherwise, 2 on invalid input.',
+    '"measurements"}. ' + EXIT_TEXT,
     "derive": "Print the per-configuration reduced JSL loss built in sympy and its "
     "derivatives in alpha, gamma, rho (D, beta, tau, nu stay symbols).",
 }

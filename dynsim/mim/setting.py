@@ -7,6 +7,7 @@ use (the config too: its areas need NumPy); the levels, claims and derivation ar
 
 from __future__ import annotations
 
+from dynsim.claims import EXIT_TEXT
 from dynsim.setting import Command, Frames, Ref, Setting
 
 from . import arguments
@@ -107,8 +108,7 @@ SETTING = Setting(
         "reference problem (P = 1024, gamma = 0.5, eta = 1, K = 1); every run "
         "takes ceil(steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K). Prints "
         "a table (or --json: config, claims, "
-        "measurements); exit 0 only when every claim holds (docs/mim.md section "
-        "6), 1 otherwise, 2 on invalid input.",
+        "measurements; docs/mim.md section 6). " + EXIT_TEXT,
         "derive": "Print the per-query MIM loss built in sympy (own-area and other-area "
         "views) and its derivatives in A_n, B_n, B_self, A_i, B_i.",
     },
