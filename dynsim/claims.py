@@ -107,6 +107,40 @@ def flag(name: str, value: Optional[bool], how: str = "") -> Premise:
     return Premise(name, math.nan if value is None else float(bool(value)), ">=", 1.0, how)
 
 
+# the premises every trained-model claim passes, declared once: the run reached its horizon, and a
+# leading-order prediction resolves the comparison it is used for
+
+HORIZON = "the run reached its horizon"
+RESOLUTION = "the leading order resolves the comparison"
+
+
+def reached_horizon(late_move: float, bound: float, how: str, what: str = "") -> Premise:
+    """The run reached its horizon: a measured convergence or event criterion, `late_move <=
+    bound` (e.g. the fraction of the quantity's total move made in the run's last stretch), never
+    "the steps ran". Violated: "not applicable" (under-training is never a verdict)."""
+    return Premise(HORIZON + (f" ({what})" if what else ""), late_move, "<=", bound, how)
+
+
+def resolved(prediction: float, threshold: float, correction: float, how: str) -> Premise:
+    """A leading-order `prediction` judged against `threshold` decides only outside its own error:
+    met iff |prediction - threshold| > `correction` (the measured or derived size of the next
+    order), read as the ratio |prediction - threshold| / correction > 1. Inside the band the claim
+    is "not applicable: at the leading order's resolution"."""
+    gap = abs(float(prediction) - float(threshold))
+    if correction == 0:  # no correction: any gap resolves it, none does not
+        ratio = math.inf if gap > 0 else 0.0
+    else:
+        ratio = gap / float(correction)
+    return Premise(
+        f"{RESOLUTION} (|{_fmt(prediction)} - {_fmt(threshold)}| against the leading order's "
+        f"correction {_fmt(correction)})",
+        ratio,
+        ">",
+        1.0,
+        how,
+    )
+
+
 @dataclasses.dataclass
 class Claim:
     """One judged statement. The first nine fields are the `--json` contract (docs/claims.md)."""

@@ -317,3 +317,19 @@ def test_only_parses_names_case_insensitively_and_refuses_unknown_ones():
     assert claims.parse_only("lemma 5.3 (b,c) small,F.3 two-phase", both) == set(both)
     assert claims.wanted(None, "x") and claims.wanted(frozenset({"x"}), "y", "x")
     assert not claims.wanted(frozenset({"x"}), "y")
+
+
+def test_the_shared_premises_reach_both_sides():
+    """The horizon and the leading order's resolution are premises like any other: violated, the
+    claim is not applicable, naming them."""
+    late = claims.reached_horizon(0.5, 0.1, "last half's share of the loss's move", "loss settled")
+    assert not late.met and late.name.startswith(claims.HORIZON)
+    c = _claim(1.5, premises=[late])
+    assert c.verdict == "not applicable" and "the run reached its horizon (loss settled)" in c.why()
+    assert claims.reached_horizon(0.02, 0.1, "x").met
+    # prediction 0.936 against 1 with a correction of 0.3: inside the band, not resolved
+    inside = claims.resolved(0.936, 1.0, 0.3, "measured / predicted over the ladder")
+    assert not inside.met and abs(inside.measured - 0.064 / 0.3) < 1e-12  # rounding
+    assert _claim(1.5, premises=[inside]).verdict == "not applicable"
+    assert claims.resolved(4.0, 1.0, 0.3, "x").met
+    assert claims.resolved(2.0, 1.0, 0.0, "x").met and not claims.resolved(1.0, 1.0, 0.0, "x").met
