@@ -29,6 +29,7 @@ AXES = {"q": [0.2, 0.4], "eta": [0.05, 0.1]}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.smoke
 def test_sweep_points_equal_single_runs(tmp_path):
     """Every point of a vmapped group equals `reduced.jsl.simulate` of its config, to the checker's
     rounding tolerance (the group computes the configuration weights in JAX, the single run in
