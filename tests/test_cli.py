@@ -16,6 +16,7 @@ from tests.helpers import assert_refused
 SMALL = ["--D", "8", "--C", "2", "--steps", "60", "--record-every", "20"]
 
 
+@pytest.mark.smoke
 def test_compare_agrees_and_writes_outputs(tmp_path, capsys):
     code = cli.main(["compare", "jsl", *SMALL, "--out", str(tmp_path)])
     out = capsys.readouterr().out
@@ -83,6 +84,7 @@ def test_invalid_input_exits_2_with_one_line(args, needle, tmp_path, capsys):
     assert not (tmp_path / "o").exists()  # nothing was run
 
 
+@pytest.mark.smoke
 def test_console_script_exit_code_and_help():
     """Through the installed entry point: exit code 2 and one line on stderr, no traceback."""
     proc = subprocess.run(
