@@ -231,6 +231,10 @@ class Claim:
                     if parts
                     else f" (the main comparison {_fmt(self.measured)} {self.relation} "
                     f"{_fmt(self.threshold)} holds)"
+                    if stats.decide(stat, self.relation, self.threshold) == stats.HOLDS
+                    else " (the main comparison is undecided: "
+                    + stats.undecided(stat, self.relation, self.threshold)
+                    + ")"
                 )
             )
         return "; ".join(parts) or "fails"

@@ -151,6 +151,9 @@ def test_conditions_join_with_and_under_the_same_rule():
     # a decided false part decides the conjunction
     assert _claim(0.5, conditions={"diff above 0": cond, "x": False}).verdict == "fails"
     assert _claim(1.5, conditions={"diff above 0": cond}).verdict == "fails"
+    # a decided false condition under an undecided main part: the why says the main is undecided
+    c = _claim(_interval(0.5, 0.2, 1.4), conditions={"x": False})
+    assert c.verdict == "fails" and "(the main comparison is undecided: the interval" in c.why()
     held = claims.Condition(_interval(0.5, 0.1, 0.9), ">", 0.0)
     assert _claim(0.5, conditions={"diff above 0": held}).verdict == "holds"
     gone = claims.Condition(statistic.mean([0.3]), ">", 0.0)  # one seed: no interval

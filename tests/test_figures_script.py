@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dynsim import cli
+from dynsim import claims, cli
 
 ROOT = Path(__file__).resolve().parent.parent
 IMG = ROOT / "docs" / "img"
@@ -47,9 +47,11 @@ def _option(command: tuple, name: str) -> str:
 def test_every_entry_names_a_png_its_command_writes(figure):
     """compare writes compare.png, `figure NAME` and `experiment NAME` NAME.png, a sweep
     heatmap-<level>_<summary>.png for each --heatmap summary (the reduced level's, the default
-    --level). Only an experiment may exit 1 and still have written its figure (its claims)."""
+    --level). Only an experiment may exit non-zero and still have written its figure: 1 or 3, its
+    claims' verdicts (dynsim.claims.exit_code), never 2 (bad input)."""
     verb = figure.command[0]
-    assert figure.exits == ((0, 1) if verb == "experiment" else (0,))
+    codes = (claims.EXIT_HOLDS, claims.EXIT_FAILS, claims.EXIT_UNJUDGED)
+    assert figure.exits == (codes if verb == "experiment" else (0,))
     if verb == "compare":
         written = {"compare.png"}
     elif verb in ("figure", "experiment"):

@@ -1,9 +1,10 @@
 """`experiment jsl-images` (dynsim.images.jsl_*): the learners' shapes, the positional ViT's
 equivariance under a patch permutation (the ViT's part of "ViT keeps, CNN loses" is true in
 expectation by construction for it), the frozen encodings, the localization score on encodings
-whose geometry is known, the three claims' verdicts on constructed numbers (holds, fails,
-inconclusive and missing -> not evaluated, false premise -> not applicable) with their negative
-controls, and one tiny end-to-end run."""
+whose geometry is known, the three claims' statistics (the seed mean of the paired difference and
+its Student-t interval) and verdicts by the core's one rule on constructed numbers (holds, fails,
+inconclusive, unpaired, one seed and NaN -> not evaluated, false premise -> not applicable) with
+their negative controls, and one tiny end-to-end run (exit status 3: nothing judged)."""
 
 import json
 import subprocess
@@ -17,9 +18,9 @@ import numpy as np
 import pytest
 
 from dynsim import cli
-from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED
+from dynsim.claims import EXIT_UNJUDGED, FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED
 from dynsim.images import digits, jsl_claims, jsl_experiment, jsl_localization, jsl_models
-from dynsim.images import jsl_train
+from dynsim.images import jsl_train, seeds
 
 GRID = (4, 4)
 GOOD = [0.90, 0.91, 0.92, 0.90, 0.91]  # learned: far above the 0.3 floor
@@ -122,13 +123,14 @@ def test_maps_after_the_inverse_permutation_put_each_entry_at_its_original_cell(
     assert not np.array_equal(before[0].ravel(), after[0].ravel())
 
 
-def test_interval_is_the_student_t_interval_of_the_mean():
-    mean, low, high = jsl_claims.interval([1.0, 2.0, 3.0])
+def test_the_seed_interval_is_the_student_t_interval_of_the_mean():
+    stat = seeds.mean([1.0, 2.0, 3.0])
     # t_{0.975, 2} = 4.3027 in a 4-decimal table, sd = 1, n = 3: rel 2e-5 covers the table's
     # rounding (half a unit of the 4th decimal over 4.3)
-    assert mean == 2.0
-    assert high - mean == pytest.approx(4.3027 / math.sqrt(3), rel=2e-5)
-    assert math.isnan(jsl_claims.interval([1.0])[1])
+    assert stat.value == 2.0 and stat.how == "95% Student-t over 3 seeds"
+    assert stat.high - stat.value == pytest.approx(4.3027 / math.sqrt(3), rel=2e-5)
+    assert stat.value - stat.low == pytest.approx(4.3027 / math.sqrt(3), rel=2e-5)
+    assert stat.missing is False and seeds.mean([1.0]).missing
 
 
 # Constructed paired differences with their 95 % intervals worked by hand (t_{0.975, 4} = 2.776,
@@ -148,20 +150,36 @@ def _plus(a, d):
     return [x + e for x, e in zip(a, d)]
 
 
+def test_each_claim_declares_the_seed_mean_of_its_paired_difference():
+    # the statistic is seeds.mean of the per-seed difference: measured its mean, interval its
+    # Student-t interval, uncertainty where that comes from
+    diff = seeds.mean(WIDE)
+    for claim in (
+        jsl_claims.comparable(GOOD, _plus(GOOD, WIDE)),
+        jsl_claims.permutation_robust(GOOD, _minus(GOOD, WIDE), GOOD, CNN_PERM),
+    ):
+        assert claim.measured == pytest.approx(diff.value, abs=1e-12)
+        assert claim.interval == pytest.approx([diff.low, diff.high], abs=1e-12)
+        assert claim.uncertainty == "95% Student-t over 5 seeds"
+    local = jsl_claims.localized(_plus([2.0] * 5, WIDE), 2.0, SD, GOOD, 4)
+    assert local.interval == pytest.approx([diff.low, diff.high], abs=1e-12)
+    assert (local.relation, local.threshold) == ("<", pytest.approx(-3 * SD))
+
+
 @pytest.mark.parametrize(
-    "low, high, band_verdict, above_verdict",
+    "standard, verdict",
     [
-        (-0.05, 0.05, HOLDS, "inconclusive"),  # the band's edges belong to it
-        (0.0501, 0.2, FAILS, HOLDS),
-        (-0.2, -0.0501, FAILS, FAILS),
-        (0.0, 0.0, HOLDS, FAILS),  # no drop: at or below 0 entirely
-        (-0.01, 0.06, "inconclusive", "inconclusive"),
-        (math.nan, 0.01, "missing", "missing"),  # a guard never passes on a missing end
+        ([0.5625] * 5, HOLDS),  # (b) - (a) = +0.0625 exactly, every seed: the upper edge
+        ([0.4375] * 5, HOLDS),  # -0.0625: the lower edge
+        ([0.5625 + 2.0**-10] * 5, FAILS),  # just outside above
+        ([0.4375 - 2.0**-10] * 5, FAILS),  # just outside below
     ],
 )
-def test_one_rule_for_every_part(low, high, band_verdict, above_verdict):
-    assert jsl_claims.band_part(low, high) == band_verdict
-    assert jsl_claims.above_part(low, high) == above_verdict
+def test_the_band_includes_its_edges_on_both_sides(monkeypatch, standard, verdict):
+    # a band of 0.0625 = 2^-4 and accuracies in binary fractions make the differences exact;
+    # equal differences give the zero-width interval [d, d]
+    monkeypatch.setattr(jsl_claims, "BAND", 0.0625)
+    assert jsl_claims.comparable([0.5] * 5, standard).verdict == verdict
 
 
 # comparable: (b) minus (a) within +-0.05 over its whole interval
@@ -169,7 +187,8 @@ def test_one_rule_for_every_part(low, high, band_verdict, above_verdict):
     "positional, standard, verdict",
     [
         (GOOD, _plus(GOOD, TIGHT), HOLDS),
-        (GOOD, _minus(GOOD, GAP), FAILS),  # 20 points apart, with confidence
+        (GOOD, _minus(GOOD, GAP), FAILS),  # (b) 20 points below, with confidence
+        (_minus(GOOD, GAP), GOOD, FAILS),  # (b) 20 points above
         (GOOD, _plus(GOOD, WIDE), NOT_EVALUATED),  # means agree, 5 seeds cannot resolve 5 points
         (GOOD, _minus(GOOD, FAR_BUT_WIDE), NOT_EVALUATED),  # a gap, but not outside the band
         (CHANCE_LIKE, GOOD, NOT_APPLICABLE),  # (a) never learned
@@ -183,10 +202,28 @@ def test_comparable_verdicts(positional, standard, verdict):
     assert jsl_claims.comparable(positional, standard).verdict == verdict
 
 
+@pytest.mark.parametrize(
+    "positional, standard, why",
+    [
+        (GOOD, _minus(GOOD, GAP), "condition not met: (b) - (a) >= -0.05"),
+        (_minus(GOOD, GAP), GOOD, "0.2 [0.1804, 0.2196] (95% Student-t over 5 seeds) lies wholly "
+         "outside <= 0.05"),
+        (GOOD[:1], GOOD[:1], "not evaluated: 1 seed: the interval needs at least 2 seeds"),
+        (GOOD, GOOD[:4], "not evaluated: the seeds are not paired (5 (a) positional, 4 (b)"),
+        (GOOD, GOOD[:4] + [math.nan], "not evaluated: a NaN among the seeds: (b) standard"),
+    ],
+)  # fmt: skip
+def test_comparable_says_which_part_decided(positional, standard, why):
+    assert why in jsl_claims.comparable(positional, standard).why()
+
+
 def test_an_inconclusive_comparison_names_its_interval_band_and_seeds():
     why = jsl_claims.comparable(GOOD, _plus(GOOD, WIDE)).why()
-    assert "inconclusive at 5 seeds" in why and "more seeds needed" in why
-    assert "[-0.0868, 0.0988]" in why and "+-0.05" in why
+    assert why.startswith("not evaluated: inconclusive: ")
+    assert "95% Student-t over 5 seeds" in why and "more seeds would decide it" in why
+    # both edges of the band are undecided: the interval straddles each
+    assert why.count("[-0.08675, 0.09875]") == 2
+    assert "on both sides of <= 0.05" in why and "on both sides of >= -0.05" in why
     # a false premise gives its own reason, not the interval's
     assert "premise not met" in jsl_claims.comparable(CHANCE_LIKE, _plus(CHANCE_LIKE, WIDE)).why()
 
@@ -200,15 +237,17 @@ CNN_OPEN = [0.05, -0.03, 0.04, -0.02, 0.01]  # mean 0.01, sd 0.035: [-0.034, 0.0
     "vit, vit_perm, cnn, cnn_perm, verdict, why",
     [
         (GOOD, _minus(GOOD, TIGHT), GOOD, CNN_PERM, HOLDS, ""),
-        (GOOD, _minus(GOOD, GAP), GOOD, CNN_PERM, FAILS, "not <= 0.05"),  # the ViT loses too
-        (GOOD, GOOD, GOOD, GOOD, FAILS, "CNN's drop"),  # the CNN keeps its accuracy
-        (GOOD, GOOD, GOOD, _plus(GOOD, CNN_GAINS), FAILS, "CNN's drop"),  # it gains
-        (GOOD, _minus(GOOD, WIDE), GOOD, CNN_PERM, NOT_EVALUATED, "the ViT's drop"),
-        (GOOD, GOOD, GOOD, _minus(GOOD, CNN_OPEN), NOT_EVALUATED, "the CNN's drop"),
-        (GOOD, _minus(GOOD, WIDE), GOOD, GOOD, FAILS, "CNN's drop"),  # one part contradicted
+        (GOOD, _minus(GOOD, GAP), GOOD, CNN_PERM, FAILS, "wholly outside <= 0.05"),  # ViT loses
+        (GOOD, _plus(GOOD, GAP), GOOD, CNN_PERM, FAILS, "not met: the ViT's drop >= -0.05"),
+        (GOOD, GOOD, GOOD, GOOD, FAILS, "not met: the CNN's drop > 0"),  # the CNN keeps all
+        (GOOD, GOOD, GOOD, _plus(GOOD, CNN_GAINS), FAILS, "not met: the CNN's drop > 0"),  # gains
+        (GOOD, _minus(GOOD, WIDE), GOOD, CNN_PERM, NOT_EVALUATED, "the ViT's drop >= -0.05: the"),
+        (GOOD, GOOD, GOOD, _minus(GOOD, CNN_OPEN), NOT_EVALUATED, "the CNN's drop > 0: the"),
+        (GOOD, _minus(GOOD, WIDE), GOOD, GOOD, FAILS, "not met: the CNN's drop"),  # one part
         (GOOD, GOOD, CHANCE_LIKE, CHANCE_LIKE, NOT_APPLICABLE, "CNN"),  # the CNN never learned
         (GOOD, GOOD, GOOD, CNN_PERM[:4] + [math.nan], NOT_EVALUATED, "NaN"),  # missing, not fails
         (GOOD, GOOD, GOOD, CNN_PERM[:4], NOT_EVALUATED, "not paired"),
+        (GOOD[:1], GOOD[:1], GOOD[:1], CNN_PERM[:1], NOT_EVALUATED, "1 seed: the interval"),
     ],
 )
 def test_permutation_robust_verdicts(vit, vit_perm, cnn, cnn_perm, verdict, why):
@@ -299,8 +338,10 @@ def test_end_to_end_tiny_run_writes_json_and_png(tmp_path, capsys):
     out = tmp_path / "out"
     code = cli.main(["experiment", "jsl-images", "--seeds", "2", "--steps", "3", "--width", "2",
                      "--batch-size", "8", "--out", str(out)])  # fmt: skip
-    assert code in (0, 1)  # three steps learn nothing: the claims are not applicable
     data = json.loads((out / "jsl-images.json").read_text())
+    # three steps learn nothing: every claim is not applicable, none fails, so nothing is judged
+    assert [c["verdict"] for c in data["claims"]] == [NOT_APPLICABLE] * 3
+    assert code == EXIT_UNJUDGED
     assert (out / "jsl-images.png").stat().st_size > 10_000
     names = [c["claim"] for c in data["claims"]]
     assert names == ["positional ~ standard attention", "ViT keeps, CNN loses on permuted",

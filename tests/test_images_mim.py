@@ -1,6 +1,8 @@
 """`experiment mim-images` (dynsim.images.mim_*): the model's masking and start, the seed
-intervals, the claim's verdicts on constructed numbers (holds, fails, not applicable, not
-evaluated), its negative control with the real untrained model, and one tiny end-to-end run."""
+intervals, the claim's statistic (the seed mean of the paired difference and its Student-t
+interval) and its verdicts by the core's one rule on constructed numbers (holds, fails, not
+applicable, not evaluated: inconclusive, unpaired, one seed, NaN), its negative control with the
+real untrained model, the exit status, and one tiny end-to-end run."""
 
 import json
 import math
@@ -12,7 +14,7 @@ import pytest
 
 from dynsim import claims, cli, metrics
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED
-from dynsim.images import digits, mim_claims, mim_experiment
+from dynsim.images import digits, mim_claims, mim_experiment, seeds
 from dynsim.images.mim_model import Attention, masked_input, masks
 from dynsim.images.mim_train import Training, loss
 
@@ -63,12 +65,19 @@ def test_the_reconstruction_loss_reads_masked_patches_only():
     assert np.array_equal(masked_input(X, M), masked_input(changed, M))
 
 
-def test_interval_is_the_student_t_95_interval_of_the_mean():
-    mean, low, high = mim_claims.interval([1.0, 2.0, 3.0])
-    # sd 1, n 3: t_{0.975, 2} = 4.302653 (tables), half-width 4.302653 / sqrt(3) = 2.484138
-    assert mean == 2.0
+def test_the_claim_declares_the_student_t_95_interval_of_the_paired_mean():
+    # differences 1, 2, 3: sd 1, n 3: t_{0.975, 2} = 4.302653 (tables), half-width
+    # 4.302653 / sqrt(3) = 2.484138
+    c = _claim([4.0, 6.0, 8.0], [3.0, 4.0, 5.0])
+    assert c.measured == 2.0 and c.uncertainty == "95% Student-t over 3 seeds"
+    low, high = c.interval
     assert abs(low - (2.0 - 2.484138)) < 1e-6 and abs(high - (2.0 + 2.484138)) < 1e-6  # 7 digits
-    assert all(math.isnan(v) for v in mim_claims.interval([1.0])[1:])
+    assert (c.relation, c.threshold) == (">", 0.0)
+    # the measurements' seed intervals are the same definition
+    assert mim_experiment._interval([1.0, 2.0, 3.0]) == pytest.approx(
+        {"mean": 2.0, "low": low, "high": high}
+    )
+    assert seeds.mean([1.0]).missing
 
 
 def test_chance_bound():
@@ -79,19 +88,20 @@ def test_chance_bound():
 def test_claim_holds_when_every_paired_difference_is_clearly_positive():
     c = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9])  # differences 2.0, 1.9, 2.0
     # sd 0.0577, t_{0.975, 2} = 4.303: the interval 1.967 +- 0.143 lies above 0
-    assert c.verdict == HOLDS and c.measured > 0 and c.holds
+    assert c.verdict == HOLDS and c.measured > 0 and c.holds and c.interval[0] > 0
 
 
 def test_claim_is_not_evaluated_when_the_interval_straddles_zero():
     c = _claim([4.0, 3.0, 4.5], [3.5, 3.6, 3.9])  # differences 0.5, -0.6, 0.6
     # mean 0.167, sd 0.666, half-width 4.303 x 0.666 / sqrt 3 = 1.65: [-1.49, 1.82] contains 0,
     # so the run neither supports nor contradicts the paper
-    assert c.verdict == NOT_EVALUATED and not c.holds and math.isnan(c.measured)
+    assert c.verdict == NOT_EVALUATED and not c.holds and c.measured == pytest.approx(1 / 6)
     why = c.why()
-    assert "inconclusive at 3 seeds" in why and "more seeds needed" in why
-    assert "[-1.49, 1.82]" in why  # the interval, to the 3 digits it is printed with
+    assert why.startswith("not evaluated: inconclusive: ")
+    assert "95% Student-t over 3 seeds" in why and "more seeds would decide it" in why
+    assert "[-1.487, 1.821]" in why  # the interval, to the 4 digits it is printed with
     low, high = c.details["difference_interval"]
-    assert low < 0 < high
+    assert low < 0 < high and c.interval == [low, high]
 
 
 def test_claim_is_not_evaluated_when_the_upper_end_is_barely_above_zero():
@@ -104,7 +114,7 @@ def test_claim_fails_when_masked_is_clearly_less_diverse():
     c = _claim([2.0, 2.1, 1.9], [3.0, 3.2, 2.9])  # differences -1.0, -1.1, -1.0
     # the interval -1.033 +- 0.143 lies below 0: the other model is more diverse, with confidence
     assert c.verdict == FAILS and not c.holds
-    assert c.details["difference_interval"][1] < 0 and "is not > 0" in c.why()
+    assert c.details["difference_interval"][1] < 0 and "lies wholly outside > 0" in c.why()
 
 
 def test_claim_fails_when_the_interval_lies_at_zero():
@@ -178,13 +188,19 @@ def test_a_false_premise_outranks_an_inconclusive_interval():
     assert "inconclusive" not in c.why() and "why" not in c.details
 
 
-def test_only_holds_passes_the_exit_code():
+def test_the_exit_code_tells_holds_from_fails_from_not_judged():
     held = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9])
     failed = _claim([2.0, 2.1, 1.9], [3.0, 3.2, 2.9])
     inconclusive = _claim([4.0, 3.0, 4.5], [3.5, 3.6, 3.9])
-    assert [c.verdict for c in (held, failed, inconclusive)] == [HOLDS, FAILS, NOT_EVALUATED]
-    assert claims.exit_code([held]) == 0
-    assert claims.exit_code([held, failed]) == 1 and claims.exit_code([held, inconclusive]) == 1
+    untrained = _claim([5.0, 5.1, 4.9], [3.0, 3.2, 2.9], accuracy=(0.9, 0.1, 0.9))
+    verdicts = [c.verdict for c in (held, failed, inconclusive, untrained)]
+    assert verdicts == [HOLDS, FAILS, NOT_EVALUATED, NOT_APPLICABLE]
+    assert claims.exit_code([held]) == claims.EXIT_HOLDS == 0
+    assert claims.exit_code([held, failed]) == claims.EXIT_FAILS == 1
+    assert claims.exit_code([held, inconclusive]) == claims.EXIT_UNJUDGED == 3
+    assert claims.exit_code([held, untrained]) == 3
+    # a failure outranks what could not be judged
+    assert claims.exit_code([failed, inconclusive, untrained]) == 1
 
 
 @pytest.mark.parametrize(
@@ -235,8 +251,8 @@ def test_a_tiny_run_writes_json_and_png(tmp_path, capsys):
     argv += ["--eval-images", "4", "--batch-size", "8", "--width", "4", "--out", str(out)]
     code = cli.main(argv)
     printed = capsys.readouterr().out
-    # 3 steps train neither model: the premises are measured false
-    assert code == 1 and "not applicable" in printed
+    # 3 steps train neither model: the premises are measured false, nothing is judged
+    assert code == claims.EXIT_UNJUDGED and "not applicable" in printed
     data = json.loads((out / "mim-images.json").read_text())
     assert (out / "mim-images.png").stat().st_size > 0
     assert [c["claim"] for c in data["claims"]] == ["Section 6 (masked > supervised)"]

@@ -8,11 +8,16 @@ import numpy as np
 from dynsim import environment
 from dynsim.cli import output
 
-from . import jsl_experiment, jsl_plotting, report
-from .jsl_claims import interval
+from . import jsl_experiment, jsl_plotting, report, seeds
 from .jsl_options import NAME, config
 
 __all__ = ["run"]
+
+
+def _cell(values) -> str:
+    """The seed mean and its 95 % interval, 'mean [low, high]'."""
+    stat = seeds.mean(values)
+    return f"{stat.value:.3f} [{stat.low:.3f}, {stat.high:.3f}]"
 
 
 def _table(result: dict) -> str:
@@ -25,8 +30,7 @@ def _table(result: dict) -> str:
             if (m, c) not in result["accuracy"]:
                 cells.append(f"{'-':>26}")
                 continue
-            mean, low, high = interval(result["accuracy"][(m, c)])
-            cells.append(f"{f'{mean:.3f} [{low:.3f}, {high:.3f}]':>26}")
+            cells.append(f"{_cell(result['accuracy'][(m, c)]):>26}")
         rows.append(f"{m:<12}" + "".join(cells))
     local = result["localization"]
     rows.append(
@@ -35,10 +39,7 @@ def _table(result: dict) -> str:
     )
     for m in ("positional", "frozen"):
         for key in ("after", "before"):
-            mean, low, high = interval(local[m][key])
-            rows.append(
-                f"  {m:<10} {key:<6} inverse permutation: {mean:.3f} [{low:.3f}, {high:.3f}]"
-            )
+            rows.append(f"  {m:<10} {key:<6} inverse permutation: {_cell(local[m][key])}")
     return "\n".join(rows)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from dynsim import interrupt, progress
 from dynsim.claims import Measurement
 
-from . import digits, jsl_claims, jsl_localization, jsl_train
+from . import digits, jsl_claims, jsl_localization, jsl_train, seeds
 from .jsl_options import LEARNERS, Config, runs
 
 __all__ = ["Config", "run", "runs", "LEARNERS"]
@@ -97,24 +97,24 @@ def judge(acc: dict, local: dict, k: int, sd: float) -> list:
             ),
         ),
     ]
-    mean, low, high = jsl_claims.interval(np.asarray(local["positional"]["before"]) - base)
+    before = seeds.mean(np.asarray(local["positional"]["before"]) - base)
     items.append(
         Measurement(
             "localization before the inverse permutation",
             f"(a) on permuted digits: top-{k} distance in the permuted frame minus the baseline "
             "(the paper: no spatial structure before the inverse permutation)",
-            mean,
-            {"interval": [low, high]},
+            before.value,
+            {"interval": [before.low, before.high]},
         )
     )
     for (name, condition), values in acc.items():
-        m, lo, hi = jsl_claims.interval(values)
+        stat = seeds.mean(values)
         items.append(
             Measurement(
                 f"accuracy {name} {condition}",
                 "test accuracy, seed mean with its 95 % interval",
-                m,
-                {"interval": [lo, hi], "seeds": [float(v) for v in values]},
+                stat.value,
+                {"interval": [stat.low, stat.high], "seeds": [float(v) for v in values]},
             )
         )
     return items

@@ -52,7 +52,8 @@ DESCRIPTION = (
     "three claims (positional ~ standard attention; the ViT keeps its accuracy on permuted "
     "digits while the CNN loses it; the encodings are localized after the inverse permutation) "
     "on paired per-seed intervals. Writes jsl-images.json and jsl-images.png. Exit 0 when every "
-    "claim holds, 1 otherwise, 2 on invalid input."
+    "claim holds, 1 when some claim fails, 3 when none fails but some claim is not applicable or "
+    "not evaluated, 2 on invalid input."
 )
 DIGITS = 1797  # sklearn's digits
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from dynsim import plotting
 
-from . import jsl_claims, jsl_localization
+from . import jsl_claims, jsl_localization, seeds
 
 LABELS = {
     "positional": "(a) positional attention",
@@ -48,9 +48,9 @@ def figure(result: dict, path: str, meta: dict) -> None:
     order = sorted(conditions, key=lambda c: _pixels(c, cfg["patch"], grid))
     x = [_pixels(c, cfg["patch"], grid) for c in order]
     for i, m in enumerate(LABELS):
-        stats = [jsl_claims.interval(result["accuracy"][(m, c)]) for c in order]
-        mean = np.array([s[0] for s in stats])
-        err = np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T
+        stats = [seeds.mean(result["accuracy"][(m, c)]) for c in order]
+        mean = np.array([s.value for s in stats])
+        err = np.array([[s.value - s.low, s.high - s.value] for s in stats]).T
         ax.errorbar(
             np.array(x) * (1 + 0.04 * (i - 1)),
             mean,

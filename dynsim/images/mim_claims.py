@@ -3,11 +3,13 @@ more diverse attention than the supervised objective" judged on seeded runs, its
 model trained, each model's attention off its uniform start), and the seed intervals the
 measurements report (docs/images.md section 2).
 
-With n seeds an interval is the Student-t 95 % interval of the seed mean; "A higher than B" holds
-when the interval of the paired per-seed difference A - B lies above 0 (its lower end > 0), fails
-when it lies at or below 0 (its upper end <= 0: B at least as high, with confidence), and is "not
-evaluated" (inconclusive) when it contains 0; never a point estimate. One seed gives no interval:
-the claim is then "not evaluated"."""
+The claim declares its statistic (the seed mean of the paired per-seed difference A - B with its
+Student-t 95 % interval, `dynsim.images.seeds.mean`), its side (> 0) and its premises, and leaves
+the verdict to the one rule (`dynsim.claims.judge`): "A higher than B" holds when the interval lies
+above 0 (its lower end > 0), fails when it lies at or below 0 (its upper end <= 0: B at least as
+high, with confidence), and is "not evaluated: inconclusive" (more seeds would decide it) when it
+contains 0; never a point estimate. Unpaired seeds, one seed or a NaN give no interval: the claim
+is then "not evaluated", with the reason."""
 
 from __future__ import annotations
 
@@ -15,12 +17,12 @@ import math
 
 import numpy as np
 from scipy.stats import norm
-from scipy.stats import t as student_t
 
 from dynsim.claims import LITERAL, Claim, Premise, judge
 
+from . import seeds
+
 __all__ = [
-    "interval",
     "chance_bound",
     "more_diverse",
     "trained_masked",
@@ -33,7 +35,7 @@ __all__ = [
     "STATEMENT",
 ]
 
-CONFIDENCE = 0.95  # two-sided, of every seed interval
+CONFIDENCE = seeds.CONFIDENCE  # two-sided, of every seed interval
 # a reconstruction "trained" reaches at most this fraction of the predict-the-mean loss: 10 % below
 # it, several times the spread of that ratio over seeds (0.83-0.86 at the default, sd ~0.01)
 LOSS_MARGIN = 0.9
@@ -45,17 +47,6 @@ STATEMENT = (
     "information with less attention diversity. (Section 6, Figure 3; MAE against supervised "
     "DeiT, MoCo v3 and DINO)"
 )
-
-
-def interval(x, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """(mean, low, high): the Student-t `confidence` interval of the mean of the seeds `x` (NaN ends
-    for fewer than two seeds)."""
-    x = np.asarray(x, dtype=np.float64)
-    mean = float(np.mean(x)) if x.size else math.nan
-    if x.size < 2:
-        return mean, math.nan, math.nan
-    half = student_t.ppf(0.5 + confidence / 2, x.size - 1) * np.std(x, ddof=1) / math.sqrt(x.size)
-    return mean, float(mean - half), float(mean + half)
 
 
 def chance_bound(n_test: int, confidence: float = CHANCE_CONFIDENCE) -> float:
@@ -119,40 +110,23 @@ def attention_moved(top_weight, P: int, name: str) -> Premise:
 
 def more_diverse(masked, other, other_name: str, premises, regime: str, k: int) -> Claim:
     """MIM Section 6 against one other objective: the diversities of the masked model and of the
-    `other_name` model, paired by seed, with the premises that both were trained."""
-    masked, other = (np.asarray(v, dtype=np.float64).ravel() for v in (masked, other))
-    paired = masked.shape == other.shape
-    diff = masked - other if paired else np.full(0, math.nan)
-    mean, low, high = interval(diff)
+    `other_name` model, paired by seed, with the premises that both were trained: the seed mean of
+    masked - other, its interval above 0."""
+    runs, unpaired = seeds.paired({"masked": masked, other_name: other})
+    diff = seeds.mean([] if unpaired else runs["masked"] - runs[other_name])
     premises = list(premises)
-    n = diff.size
-    # decisive: the interval lies above 0 (holds) or at or below 0 (fails); one that contains 0
-    # says nothing either way, so its measured value is withheld (NaN: "not evaluated")
-    inconclusive = bool(low <= 0.0 < high)
-    if not paired:
-        why = f"the seeds are not paired ({masked.size} masked, {other.size} {other_name})"
-    elif n < 2:
-        why = f"{n} seed{'s' * (n != 1)}: the interval needs at least 2 seeds"
-    elif math.isnan(low):
-        why = f"a diversity is NaN: masked {masked.tolist()}, {other_name} {other.tolist()}"
-    elif inconclusive:
-        why = (
-            f"inconclusive at {n} seeds: the {CONFIDENCE:.0%} interval of masked - {other_name}, "
-            f"[{low:.3g}, {high:.3g}], contains 0: more seeds needed"
-        )
-    else:
-        why = None
+    n = 0 if unpaired else runs["masked"].size
     return judge(
         f"Section 6 (masked > {other_name})",
         statement=STATEMENT,
         reading=f"attention diversity (top-{k}, ties to the lower patch index) of the trained "
-        "one-layer softmax attention, mean over the evaluation images; the lower end of the "
-        f"{CONFIDENCE:.0%} Student-t interval of the paired per-seed difference masked - "
-        f"{other_name} over {n} seeds: holds when the interval lies above 0, fails when it lies "
-        "at or below 0 (its upper end <= 0), not evaluated (inconclusive) when it contains 0",
+        "one-layer softmax attention, mean over the evaluation images; the paired per-seed "
+        f"difference masked - {other_name}, its seed mean and {CONFIDENCE:.0%} Student-t "
+        f"interval over {n} seeds: holds when the interval lies above 0, fails when it lies at "
+        "or below 0 (its upper end <= 0), not evaluated (inconclusive) when it contains 0",
         reading_class=LITERAL,
         regime=regime,
-        measured=math.nan if inconclusive else low,
+        measured=diff,
         relation=">",
         threshold=0.0,
         derivation="'more diverse' read as the paired difference's interval lying above 0 (a "
@@ -166,12 +140,12 @@ def more_diverse(masked, other, other_name: str, premises, regime: str, k: int) 
         "tests/test_images_mim.py::test_claim_fails_with_the_untrained_model",
         premises=premises,
         details={
-            "difference_mean": mean,
-            "difference_interval": [low, high],
-            "masked": masked.tolist(),
-            other_name: other.tolist(),
-            # the reason names the interval only where the premises leave it the verdict
-            **({"why": why} if why and all(p.met for p in premises) else {}),
+            "difference_mean": diff.value,
+            "difference_interval": [diff.low, diff.high],
+            "masked": runs["masked"].tolist(),
+            other_name: runs[other_name].tolist(),
+            # the reason names the data only where the premises leave them the verdict
+            **({"why": unpaired} if unpaired and all(p.met for p in premises) else {}),
         },
-        at=f"{n} seeds" + (f", interval [{low:.3g}, {high:.3g}]" if n > 1 else ""),
+        at=f"{n} seeds",
     )

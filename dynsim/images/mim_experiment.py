@@ -17,7 +17,7 @@ import numpy as np
 from dynsim import metrics
 from dynsim.claims import Measurement, not_evaluated
 
-from . import digits, mim_claims
+from . import digits, mim_claims, seeds
 from .mim_model import OBJECTIVES
 from .mim_options import Sizes
 from .mim_train import Training, evaluate, train
@@ -119,8 +119,8 @@ def run(cfg: Config, runner: Optional[Callable] = None) -> dict:
 
 
 def _interval(values) -> dict:
-    mean, low, high = mim_claims.interval(values)
-    return {"mean": mean, "low": low, "high": high}
+    stat = seeds.mean(values)
+    return {"mean": stat.value, "low": stat.low, "high": stat.high}
 
 
 def items(cfg: Config, result: dict) -> list:

@@ -55,8 +55,9 @@ DESCRIPTION = (
     "Section 6 (top-k coordinates, ties to the lower patch index) and the average attention "
     "distance, with 95 % Student-t seed intervals, and judges 'masked reconstruction learns "
     "more diverse attention' on the paired per-seed difference's interval. Writes "
-    "mim-images.json and mim-images.png. Exit 0 when every claim holds, 1 otherwise, 2 on "
-    "invalid input."
+    "mim-images.json and mim-images.png. Exit 0 when every claim holds, 1 when some claim "
+    "fails, 3 when none fails but some claim is not applicable or not evaluated, 2 on invalid "
+    "input."
 )
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from dynsim.plotting import heatmap_cmap, plt, save, titled
 
-from .mim_claims import interval
+from . import seeds
 from .mim_experiment import queries
 
 __all__ = ["figure", "LABELS"]
@@ -23,12 +23,13 @@ LABELS = {
 def _diversity_panel(ax, result: dict) -> None:
     names = list(result["objectives"])
     for i, name in enumerate(names):
-        seeds = np.asarray(result["objectives"][name]["diversity"])
-        mean, low, high = interval(seeds)
-        ax.plot(np.full(seeds.size, i), seeds, "o", color=f"C{i}", alpha=0.45, ms=4)
-        if np.isfinite(low):
-            ax.errorbar(i, mean, [[mean - low], [high - mean]], fmt="_", color="k", capsize=5)
-        ax.plot(i, mean, "_", color="k", ms=14)
+        values = np.asarray(result["objectives"][name]["diversity"])
+        stat = seeds.mean(values)
+        ax.plot(np.full(values.size, i), values, "o", color=f"C{i}", alpha=0.45, ms=4)
+        if np.isfinite(stat.low):
+            lower, upper = stat.value - stat.low, stat.high - stat.value
+            ax.errorbar(i, stat.value, [[lower], [upper]], fmt="_", color="k", capsize=5)
+        ax.plot(i, stat.value, "_", color="k", ms=14)
     ax.axhline(result["untrained"]["diversity"], color="0.5", ls=":", label="untrained (Q = 0)")
     ax.axhline(result["random"]["diversity"], color="0.5", ls="--", label="random attention")
     ax.set_xticks(range(len(names)), [LABELS[n].replace(" ", "\n", 1) for n in names], fontsize=7)
