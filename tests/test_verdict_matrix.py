@@ -153,28 +153,35 @@ MATRIX = [
     ("Theorem 4.2", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
     ("Lemma 4.2 (realistic)", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
     (
-        "Theorem 5.1 (paired)",
-        "associated A (gamma = 3, rho = -1)",
+        "Theorem 4.2",
+        "default plan's size D = 10, C = 2, q = 0.5: Definition 2.1 fails (P[y f* <= 0] = 0.189)",
+        NA,
+        "test_jsl_claims_realistic.py::test_theorem_4_2_is_not_applicable_at_the_default_size",
+    ),
+    (
+        "Theorem 5.1",
+        "associated A (gamma = 3, rho = -1) at D = 9, where Definition 2.1 holds",
         HOLDS,
         "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A",
     ),
     (
-        "Theorem 5.1 (paired)",
-        "anti-associated A (gamma = -1, rho = 0.3)",
+        "Theorem 5.1",
+        "anti-associated A (gamma = -1, rho = 0.3) at D = 9",
         FAILS,
         "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_an_anti_associated_A",
     ),
     (
-        "Theorem 5.1 (o(1))",
-        "associated A (gamma = 3, rho = -1)",
-        HOLDS,
-        "test_jsl_claims_realistic.py::test_theorem_5_1_holds_with_an_associated_A",
+        "Theorem 5.1",
+        "A at initialization at D = 9 (its difference to A at init is 0)",
+        FAILS,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init",
     ),
     (
-        "Theorem 5.1 (o(1))",
-        "anti-associated A (gamma = -1, rho = 0.3)",
-        FAILS,
-        "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_an_anti_associated_A",
+        "Theorem 5.1",
+        "the idealized A (gamma = 3, rho = -1) at the default plan's size D = 10: Definition 2.1 "
+        "fails",
+        NA,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_is_not_applicable_at_the_default_plan",
     ),
     (
         "Figure 2",
@@ -193,12 +200,6 @@ MATRIX = [
 # claim -> outcomes it cannot reach, and why (docs/claims.md says the same)
 UNREACHABLE = {
     "Lemma 4.1": {FAILS: "an exact symmetry: from a start on the manifold only a defect breaks it"},
-    "Theorem 5.1 (paired)": {
-        NA: "the downstream task is built with the pretraining's sets by construction"
-    },
-    "Theorem 5.1 (o(1))": {
-        NA: "the downstream task is built with the pretraining's sets by construction"
-    },
     "Figure 2": {
         NA: "a search that never leaves the linear plateau is 'not evaluated', not a premise"
     },

@@ -7,8 +7,7 @@ IDEALIZED = ("Lemma 4.1", "Lemma 4.3", COROLLARY, "Theorem 4.1", "Theorem 3.1")
 REALISTIC = (
     "Lemma 4.2 (realistic)",
     "Theorem 4.2",
-    "Theorem 5.1 (paired)",
-    "Theorem 5.1 (o(1))",
+    "Theorem 5.1",
     "Figure 2",
 )
 CLAIMS = IDEALIZED + REALISTIC

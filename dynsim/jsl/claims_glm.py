@@ -18,6 +18,7 @@ import numpy as np
 
 from dynsim import progress
 from dynsim.claims import LOG, Measurement, judge
+from dynsim.statistic import Statistic
 from full.jsl import glm, population
 
 from . import data, reference
@@ -27,7 +28,8 @@ from .realistic_runs import f_star
 
 GLM_STEPS, GLM_ETA = 500, 1.0  # the training budget (capped by cfg.steps)
 QUICK_N, QUICK_N_TEST = 1000, 4096  # --quick caps the GLM's training and test sets
-Z_ONE_SIDED_95 = 1.645
+# the 0.95 quantile of the normal: the two-sided 90% interval, each end a one-sided 95% bound
+Z_TWO_SIDED_90 = 1.645
 
 
 def regime_violations(cfg: JSLConfig) -> list[str]:
@@ -101,11 +103,18 @@ def theorem_3_1(
         mean * (1 - mean) / run_cfg.n_test + (np.var(errs, ddof=1) / seeds if seeds > 1 else 0.0)
     )
     exact = reference.glm_error_fstar(cfg)
-    best_trained = mean - Z_ONE_SIDED_95 * se
-    measured = min(best_trained, exact)
-    if phi == "arbitrary":
-        # the literal-phi GLM's exact error
-        measured = min(measured, reference.bayes_error_fstar(cfg))
+    # the best GLM found: the min of the candidates, the trained one with its interval
+    candidates = [exact] + ([reference.bayes_error_fstar(cfg)] if phi == "arbitrary" else [])
+    best = min(candidates)
+    half = Z_TWO_SIDED_90 * se
+    measured = Statistic(
+        min(mean, best),
+        min(mean - half, best),
+        min(mean + half, best),
+        "90% normal interval of the trained GLMs' mean (binomial over the test set plus the "
+        "seed spread), each end one-sided 95%; the exact candidates without error",
+        "more test samples or seeds",
+    )
     rungs = {D: ladder_config(cfg, D) for D in sizes}
     # exact sign-of-count error against f*
     glm_by_D = {D: reference.glm_error_fstar(c) for D, c in rungs.items()}
@@ -126,16 +135,17 @@ def theorem_3_1(
         f"min of (a) the sign-of-count GLM g = sum_j <w*, X_j> (exact error) and (b) "
         f"GD-trained logistic regression on the D*d patch coordinates (budget: {steps} steps "
         f"at eta {GLM_ETA}, {seeds} seeds, N = {run_cfg.N} samples, tested on {run_cfg.n_test} "
-        f"fresh ones), at its one-sided 95% lower bound",
+        f"fresh ones), with its 90% interval",
         regime=f"D={cfg.D}, C={cfg.C}, q={cfg.q}: asymptotic in the paper (q = poly(C)/D); at "
         f"a finite size it needs q(D-C) >= C and q(D-C) >= C^2",
         measured=measured,
         relation=">=",
         threshold=0.125,
         at=f"D = {cfg.D}",
-        derivation="1/8: the theorem's constant; the trained GLM's error enters at mean - "
-        "1.645 s.e. (binomial over the test set plus the spread over seeds), so a "
-        "GLM that beats 1/8 within sampling error fails it",
+        derivation="1/8: the theorem's constant; the trained GLM's error enters with its "
+        "interval mean +- 1.645 s.e. (binomial over the test set plus the spread over "
+        "seeds): the claim holds when the whole interval of the best candidate lies at or "
+        "above 1/8, fails when it lies wholly below, and is inconclusive otherwise",
         negative_control="phi arbitrary (the literal-phi GLM admitted: error P[f* = 0] < 1/8) "
         "fails "
         "(tests/test_jsl_claims.py::test_theorem_3_1_fails_with_phi_arbitrary); "

@@ -1,5 +1,5 @@
 """JSL claims judged on realistic runs (E): Lemma 4.2, Theorem 4.2 (association versus t and N),
-Theorem 5.1 (transfer: paired and absolute readings) and Figure 2 (docs/jsl.md §13).
+Theorem 5.1 (transfer, sample-matched against f*) and Figure 2 (docs/jsl.md §13).
 
 `realistic_items(cfg, quick=, seeds=, log=)` is what `check-theorems jsl` calls. The realistic
 runs are judged at `realistic_plan.realistic_config(cfg, plan)`: the plan's D, C, q, eta and
@@ -9,22 +9,47 @@ horizon, keeping cfg's p, nu, sigma_A, omega, seed and cfg.steps capped at the h
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional
 
+import jax
+import jax.numpy as jnp
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.stats import beta
 
 from dynsim import progress, recording, trends
-from dynsim.claims import LOG, ORDER, Claim, Measurement, judge, not_evaluated, wanted
+from dynsim import statistic as stats
+from dynsim.claims import (
+    LOG,
+    ORDER,
+    Claim,
+    Condition,
+    Measurement,
+    Premise,
+    judge,
+    not_evaluated,
+    wanted,
+)
+from dynsim.statistic import Statistic
 from dynsim.store import Store
-from full.jsl import fig2, transfer
+from full.jsl import fig2, glm, transfer
 
-from . import realistic_runs, reference
+from . import data, error, partition, realistic_runs, reference
+from .association import patch_association
 from .checklist import REALISTIC
 from .config import JSLConfig
-from .realistic_plan import Plan, plan_for, realistic_config, separation
+from .model import attention
+from .realistic_plan import (
+    DEFINITION_BOUND,
+    Plan,
+    definition_values,
+    plan_for,
+    realistic_config,
+    separation,
+)
 from .stability import stability_premises
+from .transfer_args import DEFAULT_ETA_GLM, validate_transfer_args
 
 
 THEOREM_5_1 = (
@@ -33,7 +58,8 @@ THEOREM_5_1 = (
     "polylog(D) samples, the model (T) transfers to D~ i.e. P_D~[f*(X) F_{A^, v~(T)}(X) > 0] "
     ">= 1 - o(1). (Theorem 5.1)"
 )
-PAIRED_CONFIDENCE = 0.99  # one-sided, Theorem 5.1 paired and absolute readings
+# two-sided, every seed interval of Theorems 4.2 and 5.1 (the core's Student-t default)
+CONFIDENCE = 0.95
 # Lemma 4.2's prediction needs T >= this many relaxation times (the start's off-line part: e^-10)
 RELAXATIONS = 10
 FIG2_DEFAULTS = dict(
@@ -42,6 +68,7 @@ FIG2_DEFAULTS = dict(
 
 
 CLAIMS = REALISTIC
+THEOREM_5_1_NAME = "Theorem 5.1"
 
 
 def n_ladder(plan: Plan, only) -> tuple[int, ...]:
@@ -49,7 +76,7 @@ def n_ladder(plan: Plan, only) -> tuple[int, ...]:
     largest N for Lemma 4.2 and Theorem 5.1, else none."""
     if wanted(only, "Theorem 4.2"):
         return plan.n_ladder
-    return plan.n_ladder[-1:] if wanted(only, *CLAIMS[:1], *CLAIMS[2:4]) else ()
+    return plan.n_ladder[-1:] if wanted(only, LEMMA_4_2, THEOREM_5_1_NAME) else ()
 
 
 def total_runs(quick: bool, only=None, plan: Optional[Plan] = None) -> int:
@@ -60,7 +87,7 @@ def total_runs(quick: bool, only=None, plan: Optional[Plan] = None) -> int:
     return (
         len(Ns)
         + (only is None)
-        + wanted(only, *CLAIMS[2:4])
+        + wanted(only, THEOREM_5_1_NAME)
         + len(plan.fig2_grid) * wanted(only, "Figure 2")
     )
 
@@ -169,13 +196,54 @@ def horizon_measurement(rc: JSLConfig, ladder: dict, marks: np.ndarray) -> Measu
     )
 
 
+def runs_associated(associated: np.ndarray, confidence: float = CONFIDENCE) -> Statistic:
+    """The per-run probability of patch association from independent runs (one boolean per seed):
+    the fraction and its two-sided Clopper-Pearson (exact binomial) `confidence` interval."""
+    x = np.asarray(associated, dtype=bool).ravel()
+    n, k = x.size, int(np.sum(x))
+    how = f"{confidence:.0%} Clopper-Pearson interval over {n} seeds ({k} associated)"
+    if n == 0:
+        return Statistic(math.nan, math.nan, math.nan, how, "seeds")
+    tail = (1.0 - confidence) / 2
+    low = float(beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
+    high = float(beta.ppf(1.0 - tail, k + 1, n - k)) if k < n else 1.0
+    return Statistic(k / n, low, high, how, "more seeds")
+
+
+def definition_premises(rc: JSLConfig) -> list[Premise]:
+    """Definition 2.1 (f* labels almost every input) and Theorem 3.1's separation (P[f* = 0] below
+    its 1/8) at rc's D, C, q: exact (`realistic_plan.definition_values`), each below
+    `realistic_plan.DEFINITION_BOUND` (its derivation is there)."""
+    v = definition_values(rc)
+    how = (
+        "exact enumeration of the set counts (dynsim.jsl.reference.{}); 1/8: Theorem 3.1's constant"
+    )
+    return [
+        Premise(
+            "Definition 2.1: f* labels almost every input (P[y f* <= 0])",
+            v["p_y_f_star_not_positive"],
+            "<",
+            DEFINITION_BOUND,
+            how.format("mislabel_fstar"),
+        ),
+        Premise(
+            "Theorem 3.1's 1/8 separates (P[f* = 0], the error every F makes against f*)",
+            v["p_f_star_zero"],
+            "<",
+            DEFINITION_BOUND,
+            how.format("bayes_error_fstar"),
+        ),
+    ]
+
+
 def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
-    """Theorem 4.2: fraction of seeds associated at T on the N ladder (w.h.p. proxy) and the
-    f*-error at the largest N."""
+    """Theorem 4.2: the per-run probability of association at T at the largest N (w.h.p.), with the
+    f*-error there below the exact sign-of-count GLM's; Definition 2.1 and the separation as
+    premises."""
     Ns = sorted(ladder)
     frac = [float(np.mean(_associated(ladder[N][0])[-1])) for N in Ns]
     big = ladder[Ns[-1]][1]
-    err_fstar = float(np.mean(big["f_star_error"]))
+    err_fstar = np.asarray(big["f_star_error"], dtype=float)
     # the exact sign-of-count error against f* (reference.glm_error_fstar: T = 0 counts as a
     # failure); the test points' own GLM error is reported beside it (rounding in <X_j, w*> breaks
     # most T = 0 ties at random there)
@@ -190,30 +258,37 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
         "high probability, the model 1. learns patch association i.e. for all l in "
         "[L] and i in S_l, Top_C{A_ij^(T)}_j = S_l. 2. fits the labeling function "
         "i.e. P_D[f*(X) F(X) > 0] >= 1 - o(1). (Theorem 4.2)",
-        reading="fraction of seeds whose A is associated on EVERY row (Top_C of each row = own "
-        "set) at T, at the largest N of the ladder (the w.h.p. proxy), with two "
-        "conditions: the fraction does not decrease along the N ladder, and the "
-        "f*-error at the largest N is below the exact f*-error of the sign-of-count "
-        "GLM (labels f*, f* = 0 and T = 0 counted as errors; the error against y is in "
-        "details)",
+        reading="the probability that a run's A is associated on EVERY row (Top_C of each row = "
+        "own set) at T, at the largest N of the ladder, estimated from independent seeds "
+        "(the w.h.p.), with the condition that the mean f*-error over seeds at that N is "
+        "below the exact f*-error of the sign-of-count GLM (labels f*, f* = 0 and T = 0 "
+        "counted as errors; the error against y is in details). The fraction per N and "
+        "its trend in log N are reported, not judged (the theorem asks N = poly(d), not "
+        "monotonicity in N)",
         regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is "
         f"capped: the overfitting horizon is reported beside",
-        measured=frac[-1],
-        relation=">=",
-        threshold=1.0,
+        measured=runs_associated(_associated(ladder[Ns[-1]][0])[-1]),
+        relation=">",
+        threshold=0.5,
         at=f"N = {Ns[-1]}, T = {rc.steps}",
-        premises=stability_premises(rc, ladder),
-        derivation=f"w.h.p. read on {seeds} seeds: every seed associated (a failure frequency "
-        f"1/{seeds} or more rejects it); the f*-error line is the exact error of "
-        f"the GLM of Theorem 3.1 that knows w* (sign of the count, "
-        f"reference.glm_error_fstar = {glm_fstar:.4g})",
+        premises=stability_premises(rc, ladder) + definition_premises(rc),
+        derivation="1/2: w.h.p. (probability 1 - o(1), no finite constant) read at its weakest "
+        "finite meaning, a run associates more often than not; the whole Clopper-Pearson "
+        "interval of the per-run probability must lie above it (n of n seeds decide it from "
+        "n = 6 on at 95%; 0 of n fail it from n = 6); the f*-error condition by the "
+        f"95% Student-t interval of its mean over seeds against the exact line "
+        f"reference.glm_error_fstar = {glm_fstar:.4g} (the GLM of Theorem 3.1 that knows "
+        "w*). T is the plan's horizon (realistic_plan: the default's 37,500 steps is 1.25 "
+        "times the latest association time of the same seeds this claim judges, not derived "
+        "from the flow; --quick's 2000 from every seed associated by step 1500 at N = 8000)",
         negative_control="a 1-step run, or a ladder whose largest N is too small for "
         "association by T; "
         "tests/test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples, "
         "::test_no_trained_claim_holds_after_one_step",
         conditions={
-            "fraction non-decreasing in N": bool(np.all(np.diff(frac) >= 0)),
-            "f*-error below the GLM's": err_fstar < glm_fstar,
+            "f*-error below the GLM's": Condition(
+                stats.mean(err_fstar, CONFIDENCE), "<", glm_fstar
+            ),
         },
         details={
             "N": Ns,
@@ -226,106 +301,213 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
             "glm_f_star_error_test_points": float(np.mean(big["glm_f_star_error"])),
             "glm_y_error_exact": reference.glm_error(rc),
             "bayes_y_error": reference.bayes_error(rc),
+            **definition_values(rc),
         },
     )
 
 
-def _upper(x: np.ndarray, confidence: float) -> tuple[float, float]:
-    """(mean, one-sided upper margin t_c(R-1) s / sqrt(R)) over seeds."""
-    R = x.size
-    return float(np.mean(x)), float(
-        student_t.ppf(confidence, R - 1) * np.std(x, ddof=1) / math.sqrt(R)
+@functools.lru_cache(maxsize=8)
+def _transfer_program(cfg: JSLConfig, n_max: int, steps: int, eta: float, eta_glm: float):
+    """One jitted program: every seed (vmapped) and N~ (a 0/1 weight on max(N~) samples) of the
+    three learners of `full.jsl.transfer` (pretrained A, A at init, the GLM), drawn with transfer's
+    keys, returning the test errors of each against f* and against y. Cached: the claims and the
+    truth-known rows judge several A at one size with one compiled program."""
+
+    def one_seed(A_pre, A_init, w_tilde, n_tilde, key):
+        dtype = jnp.dtype(cfg.dtype)
+        k_train, k_test, k_v, k_w = jax.random.split(key, 4)
+        train = data.sample(k_train, cfg, n_max, w_tilde, dtype)
+        test = data.sample(k_test, cfg, cfg.n_test, w_tilde, dtype)
+        f = realistic_runs.f_star(cfg, data.signs(test[0], w_tilde))
+        v0 = cfg.omega * jax.random.normal(k_v, (cfg.d,), dtype)
+        masks = (jnp.arange(n_max)[None, :] < n_tilde[:, None]).astype(dtype)
+
+        def errors(F):
+            finite = jnp.all(jnp.isfinite(F))
+            fstar = jnp.mean(jnp.where(f * F > 0, 0.0, 1.0))  # f* = 0 or F = 0: an error
+            return {
+                "f_star": jnp.where(finite, fstar, jnp.nan),
+                "y": error.margin_error(test[1] * F),
+            }
+
+        def per_n(mask):
+            kw = dict(steps=steps, weights=mask, record_every=steps)
+            v_pre = transfer.finetune_v(cfg, A_pre, v0, train, test, eta=eta, **kw)[0]
+            v_init = transfer.finetune_v(cfg, A_init, v0, train, test, eta=eta, **kw)[0]
+            W = glm.train_glm(cfg, train, test, eta=eta_glm, key=k_w, **kw)[0]
+            return {
+                "pretrained": errors(transfer.model_logits(cfg, A_pre, v_pre, test[0])),
+                "initial": errors(transfer.model_logits(cfg, A_init, v_init, test[0])),
+                "glm": errors(glm.logits(W, test[0])),
+            }
+
+        return jax.vmap(per_n)(masks)
+
+    return jax.jit(jax.vmap(one_seed, in_axes=(0, 0, None, None, 0)))
+
+
+def transfer_errors(rc: JSLConfig, pretrained: dict, plan: Plan) -> dict:
+    """Section 5's downstream task (`full.jsl.transfer`: a new unit feature of overlap 0, the same
+    sets, v fine-tuned from N(0, omega^2) with A frozen, the GLM from N(0, omega^2), the same
+    samples, keys and steps) with every learner's test error scored against f* (Theorem 5.1's
+    statement) and against y: {"f_star": {learner: (seeds, len(N~))}, "y": ..., "n_tilde",
+    "association", "own_set_attention"}."""
+    # transfer reads neither N nor steps of the pretraining config: fixing them shares one program
+    cfg = rc.replace(N=1, steps=0, record_every=1)
+    seeds, steps = plan.transfer_seeds, plan.transfer_steps
+    n_tilde, eta = validate_transfer_args(
+        cfg,
+        overlap=0.0,
+        n_tilde=plan.n_tilde,
+        seeds=seeds,
+        steps=steps,
+        eta=None,
+        eta_glm=DEFAULT_ETA_GLM,
+        record_every=steps,
     )
+    A_pre, A_init = (
+        np.broadcast_to(np.asarray(pretrained[k], float), (seeds, cfg.D, cfg.D))
+        for k in ("A", "A0")
+    )
+    dtype = jnp.dtype(cfg.dtype)
+    keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0x7A5F), seeds)
+    run = _transfer_program(cfg, max(n_tilde), steps, float(eta), float(DEFAULT_ETA_GLM))
+    out = run(
+        jnp.asarray(A_pre, dtype),
+        jnp.asarray(A_init, dtype),
+        transfer.downstream_feature(cfg, 0.0),
+        jnp.asarray(n_tilde),
+        keys,
+    )
+    same = partition.same_set_mask(cfg)
+    own = {
+        name: float(
+            np.mean(
+                np.sum(np.where(same, np.asarray(attention(jnp.asarray(M[:1]), cfg.tau)), 0), -1)
+            )
+        )
+        for name, M in (("pretrained", A_pre), ("initial", A_init))
+    }
+    return {
+        label: {k: np.asarray(v[label]) for k, v in out.items()} for label in ("f_star", "y")
+    } | {
+        "n_tilde": list(n_tilde),
+        "association": {
+            name: float(np.mean(patch_association(jnp.asarray(M[:1]), cfg)))
+            for name, M in (("pretrained", A_pre), ("initial", A_init))
+        },
+        "own_set_attention": own,
+    }
 
 
 def theorem_5_1(
     rc: JSLConfig, pretrained: dict, plan: Plan, label: str = "pretrained on the largest N"
-) -> list[Claim]:
-    """Theorem 5.1 read twice: the pretrained A beats A at init (paired), and its error at N~ <=
-    polylog is o(1)."""
-    # transfer reads neither N nor steps of the pretraining config: fixing them shares one compiled
-    # program
-    res = transfer.transfer(
-        rc.replace(N=1, steps=0, record_every=1),
-        pretrained=pretrained,
-        n_tilde=plan.n_tilde,
-        seeds=plan.transfer_seeds,
-        steps=plan.transfer_steps,
-        record_every=plan.transfer_steps,
-    )
-    i = int(np.argmin(res.n_tilde))
-    a, b = res.final["pretrained"][:, i], res.final["initial"][:, i]
-    diff_mean, margin = _upper(a - b, PAIRED_CONFIDENCE)
-    mean_a, margin_a = _upper(a, PAIRED_CONFIDENCE)
-    glm_line = reference.glm_error(rc)
-    associated = res.association["pretrained"] == 1.0  # every row: Top_C = own set (Definition 2.2)
-    regime = (
-        f"downstream task: new unit feature (overlap 0), same sets, v fine-tuned from N(0, "
-        f"omega^2) on N~ = {res.n_tilde[i]} samples (<= polylog(D)) for {plan.transfer_steps} "
-        f"steps, A frozen {label}; {plan.transfer_seeds} seeds; D={rc.D}, C={rc.C}, q={rc.q}; "
-        f"errors against y, not f* (full.jsl.transfer scores y; the statement is about f*, "
-        f"which differs from y where random sets outvote the signal set)"
-    )
-    details = {
-        "N_tilde": res.n_tilde,
-        "error_pretrained": res.mean["pretrained"].tolist(),
-        "error_initial": res.mean["initial"].tolist(),
-        "error_glm_baseline": res.mean["glm"].tolist(),
-        "association": res.association,
-        "own_set_attention": res.own_set_attention,
-        **res.reference,
-    }
-    control = (
-        "an anti-associated A (gamma = -1, rho = 0.3 by construction: it changes A but learns "
-        "no association) fails both readings; A at initialization, or A pretrained by a 1-step "
-        "run, fails; tests/test_verdict_matrix.py, "
-        "tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init"
-    )
-    # what the theorem transfers is patch association (Section 5: 'any algorithm without patch
-    # association needs a large number of samples'): an A that beats A at init without it is not the
-    # theorem's mechanism
-    conditions = {"the pretrained A is associated on every row (Definition 2.2)": associated}
-    paired = judge(
-        "Theorem 5.1 (paired)",
-        reading_class="order",
-        statement=THEOREM_5_1 + " (read against A at initialization)",
-        reading="paired difference over seeds (same samples and v0) of the test error, "
-        "pretrained A minus A at init, at the smallest N~, plus its one-sided upper "
-        "margin; and the pretrained A associated on every row (A at init is a weak "
-        "baseline where its diagonal dominates: an A that merely changed could beat it)",
-        regime=regime,
-        measured=diff_mean + margin,
-        relation="<",
-        threshold=0.0,
-        conditions=conditions,
-        at=f"N~ = {res.n_tilde[i]}",
-        derivation=f"one-sided {PAIRED_CONFIDENCE:.0%} paired t bound (t quantile on "
-        f"{plan.transfer_seeds - 1} dof): the upper bound of the mean difference "
-        f"must be below 0",
-        negative_control=control,
-        details=details,
-    )
-    absolute = judge(
-        "Theorem 5.1 (o(1))",
+) -> list:
+    """Theorem 5.1 read sample-matched against f*: at the smallest N~ the pretrained A's f*-error
+    is below the same-N~ GLM's and A at init's (paired over seeds, one rule), the pretrained A
+    associated; Definition 2.1 and the separation as premises. The paired difference against A at
+    init per N~ and the trend in N~ are measurements."""
+    premises = definition_premises(rc)
+    text = dict(
         reading_class="order",
         statement=THEOREM_5_1,
-        reading="pretrained-A test error at the smallest N~ (mean over seeds plus its "
-        "one-sided upper margin), against the exact error of the best sign-of-count "
-        "GLM of the same task",
-        regime=regime,
-        measured=mean_a + margin_a,
+        reading="sample-matched, against f* (f* = 0 and F = 0 count as errors; the errors "
+        "against y are in details): at the smallest N~ (<= polylog(D)) the pretrained A's "
+        "test f*-error minus the same-N~ GLM's (the class Theorems 3.1 and 5.2 say needs "
+        "many samples), paired over seeds, must be below 0, with two conditions: the same "
+        "difference against A at initialization below 0, and the pretrained A associated on "
+        "every row (Definition 2.2: what Section 5 says transfers)",
         relation="<",
-        threshold=glm_line,
-        conditions=conditions,
-        at=f"N~ = {res.n_tilde[i]}",
-        derivation=f"o(1) at one size read as below the exact GLM line {glm_line:.4g} "
-        f"(reference.glm_error: the Event-I error, the class Theorem 3.1 bounds by "
-        f"1/8 asymptotically); one-sided {PAIRED_CONFIDENCE:.0%} t margin over "
-        f"{plan.transfer_seeds} seeds",
-        negative_control=control,
-        details=details,
+        threshold=0.0,
+        premises=premises,
+        derivation="0: 'transfers with N~ <= polylog(D) samples' read as beating, at the same "
+        "N~, every learner without patch association that the code has (the GLM and A at "
+        "init); each difference by the 95% Student-t interval of its mean over seeds (the "
+        "one rule: holds when the interval lies below 0, fails when above)",
+        negative_control="A at initialization as the pretrained A (its difference to A at init "
+        "is 0 on every seed) and an anti-associated A (gamma = -1, rho = 0.3: it changes A "
+        "but learns no association) fail; tests/test_verdict_matrix.py, "
+        "tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init",
     )
-    return [paired, absolute]
+    if not all(p.met for p in premises):
+        # the paper says nothing where its definitions fail: no transfer is run
+        return [
+            judge(
+                THEOREM_5_1_NAME,
+                regime=f"D={rc.D}, C={rc.C}, q={rc.q}: {separation(rc)}; no transfer run",
+                measured=math.nan,
+                details=definition_values(rc),
+                **text,
+            )
+        ]
+    res = transfer_errors(rc, pretrained, plan)
+    n_tilde = res["n_tilde"]
+    i = int(np.argmin(n_tilde))
+    fs = res["f_star"]
+    unit = "seeds (paired: same samples and v0)"
+    vs_glm = stats.mean(fs["pretrained"][:, i] - fs["glm"][:, i], CONFIDENCE, unit)
+    vs_init = stats.mean(fs["pretrained"][:, i] - fs["initial"][:, i], CONFIDENCE, unit)
+    associated = res["association"]["pretrained"] == 1.0  # Top_C = own set on every row
+    mean = {k: np.mean(v, axis=0).tolist() for k, v in fs.items()}
+    mean_y = {k: np.mean(v, axis=0).tolist() for k, v in res["y"].items()}
+    lines = {
+        "glm_f_star_error_exact": reference.glm_error_fstar(rc),
+        "bayes_f_star_error_exact": reference.bayes_error_fstar(rc),
+        "glm_y_error_exact": reference.glm_error(rc),
+        "bayes_y_error_exact": reference.bayes_error(rc),
+    }
+    details = {
+        "N_tilde": n_tilde,
+        "f_star_error": mean,
+        "y_error": mean_y,
+        "association": res["association"],
+        "own_set_attention": res["own_set_attention"],
+        **lines,
+        **definition_values(rc),
+    }
+    claim = judge(
+        THEOREM_5_1_NAME,
+        regime=f"downstream task: new unit feature (overlap 0), same sets, v fine-tuned from "
+        f"N(0, omega^2) on N~ = {n_tilde[i]} samples for {plan.transfer_steps} steps, A "
+        f"frozen {label}; {plan.transfer_seeds} seeds, test on {rc.n_test}; D={rc.D}, "
+        f"C={rc.C}, q={rc.q}; {separation(rc)}",
+        measured=vs_glm,
+        conditions={
+            "beats A at initialization (paired f*-error difference < 0)": Condition(
+                vs_init, "<", 0.0
+            ),
+            "the pretrained A is associated on every row (Definition 2.2)": associated,
+        },
+        at=f"N~ = {n_tilde[i]}",
+        details=details,
+        **text,
+    )
+    paired = Measurement(
+        "Theorem 5.1 paired against A at init",
+        "per N~: mean over seeds of the paired f*-error difference, pretrained A minus A at "
+        "init, with its 95% interval (reported: its sign is not monotone in association, "
+        "docs/jsl.md §13)",
+        {
+            n: stats.mean(fs["pretrained"][:, j] - fs["initial"][:, j], CONFIDENCE, unit).describe()
+            for j, n in enumerate(n_tilde)
+        },
+    )
+    trend = trends.fit(n_tilde, mean["pretrained"], logx=True) if len(n_tilde) >= 3 else None
+    approach = Measurement(
+        "Theorem 5.1 trend in N~",
+        "the pretrained A's mean f*-error per N~ beside the same-N~ GLM's and A at init's, its "
+        "slope in log N~ with its 95% interval, and the floor every learner approaches at "
+        "best (the exact Bayes f*-error P[f* = 0]; the pretrained class's own infinite-sample "
+        "limit is not computed)",
+        dict(zip(n_tilde, mean["pretrained"])),
+        {
+            "glm": dict(zip(n_tilde, mean["glm"])),
+            "initial": dict(zip(n_tilde, mean["initial"])),
+            "trend": trend.describe() if trend else "needs >= 3 N~",
+            "floor_p_f_star_zero": lines["bayes_f_star_error_exact"],
+        },
+    )
+    return [claim, paired, approach]
 
 
 def figure_2(plan: Plan, steps: int, seed: int, log: LOG) -> list:
@@ -482,16 +664,15 @@ def realistic_items(
                     lemma_4_2(small, shuffled[1], seeds, shuffled=True).measured,
                 )
             )
-        if wanted(only, *CLAIMS[2:4]):
+        if wanted(only, THEOREM_5_1_NAME):
             log("transfer (Theorem 5.1) ...")
             if np.all(np.isfinite(final["A"][:1])):
                 items += theorem_5_1(big, {"A": final["A"][:1], "A0": final["A0"][:1]}, plan)
             else:
                 why = "the realistic pretraining diverged (non-finite A): nothing to transfer"
-                items += [
-                    not_evaluated(name, why, statement=THEOREM_5_1, reading_class=ORDER)
-                    for name in CLAIMS[2:4]
-                ]
+                items.append(
+                    not_evaluated(THEOREM_5_1_NAME, why, statement=THEOREM_5_1, reading_class=ORDER)
+                )
             progress.advance()
     if wanted(only, "Figure 2"):
         items += figure_2(plan, min(cfg.steps, plan.fig2_steps), cfg.seed, log)

@@ -7,7 +7,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from . import reference
 from .config import JSLConfig
+
+# Definition 2.1 (P[y f* > 0] = 1 - d^(-omega(1))) and Theorem 3.1's separation read at a finite
+# size with the paper's only finite constant on f*-errors, Theorem 3.1's 1/8. Where f* = 0 on 1/8
+# or more of the inputs, every F (an associated transformer too) errs 1/8 against f*: the GLM's
+# bound separates nothing. Where y and f* disagree on 1/8 or more, a model that fits y (what GD
+# trains on) may err against f* as much as the GLM bound allows: "fits the labeling function" is
+# not what training on y asks. P[y f* <= 0] >= P[f* = 0] (f* = 0 is a tie), so the first implies
+# the second; both are stated and printed
+DEFINITION_BOUND = 0.125
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,15 +40,19 @@ class Plan:
     eta: float = 0.1
 
 
-# The default: the smallest size in the separation regime (q(D - C) = C^2 = 4: exact sign-of-count
-# GLM f*-error 0.270 against the Bayes floor 0.170), docs/jsl.md §13. eta = 0.02: half GD's
-# stability edge at the largest sharpness the exact gradient flow at N = 4000 reaches by t = 750
-# (about 50; the stability premise re-measures it on every run: up to 64 at N = 16,000).
+# The default: the smallest size in the separation regime read as q(D - C) >= C^2 (q(D - C) = C^2 =
+# 4: exact sign-of-count GLM f*-error 0.270 against the Bayes floor 0.170), docs/jsl.md §13. There
+# Definition 2.1 does not hold (P[y f* <= 0] = 0.189) and P[f* = 0] = 0.170 >= 1/8, so Theorems 4.2
+# and 5.1 are judged "not applicable" at it (their premises, DEFINITION_BOUND); Lemma 4.2 is judged.
+# eta = 0.02: half GD's stability edge at the largest sharpness the exact gradient flow at N = 4000
+# reaches by t = 750 (about 50; the stability premise re-measures it on every run: up to 64 at
+# N = 16,000).
 # T = 37,500 steps, t = eta T = 750: 1.25 times the latest time by which every row of 4 seeds at
 # N = 16,000 was associated (t <= 600 in float64 at eta = 0.02, <= 400 in float32 at eta = 0.015,
-# kept to t = 1000).
-# Transfer: N~ = 8, 32, 128 (the first below the exact GLM line at this size is 128), 24 seeds: at
-# 8 the paired difference (-0.03) was within its 99% margin, at 24 it is not.
+# kept to t = 1000). Those are the seeds Theorem 4.2 then judges: the horizon is read off the judged
+# runs, not derived from the gradient flow or from held-out seeds.
+# Transfer: N~ = 8, 32, 128, 24 seeds (Theorem 5.1's paired differences at N~ = 8 were within their
+# interval with 8 seeds at this size, outside it with 24).
 FULL = Plan(
     n_ladder=(1000, 4000, 16000),
     horizon=37_500,
@@ -155,11 +169,24 @@ def describe_sizes(plan: Plan) -> str:
     )
 
 
+def definition_values(rc: JSLConfig) -> dict[str, float]:
+    """Exact P[y f* <= 0] (Definition 2.1's mislabel rate) and P[f* = 0] (the Bayes f*-floor) at
+    rc's D, C, q (`dynsim.jsl.reference`)."""
+    return {
+        "p_y_f_star_not_positive": reference.mislabel_fstar(rc),
+        "p_f_star_zero": reference.bayes_error_fstar(rc),
+    }
+
+
 def separation(rc: JSLConfig) -> str:
-    """Whether rc is at dynsim's reading of the size where Theorem 3.1's transformer/GLM separation
-    exists (q(D - C) >= C^2, docs/jsl.md §12: the paper states no threshold), in words."""
+    """Where rc stands on Definition 2.1, Theorem 3.1's 1/8 separation (exact, below
+    DEFINITION_BOUND) and dynsim's reading of Theorem 3.1's regime (q(D - C) >= C^2, docs/jsl.md
+    §12: the paper states no threshold), in words."""
     where = "at" if rc.q * (rc.D - rc.C) >= rc.C**2 else "below"
+    v = definition_values(rc)
     return (
-        f"q(D - C) = {rc.q * (rc.D - rc.C):g} vs C^2 = {rc.C**2}: {where} the separation size "
-        f"(dynsim's reading of Theorem 3.1's regime, q(D - C) >= C^2)"
+        f"P[y f* <= 0] = {v['p_y_f_star_not_positive']:.4g} (Definition 2.1 asks it negligible), "
+        f"P[f* = 0] = {v['p_f_star_zero']:.4g} (Theorem 3.1's 1/8 separates only below 1/8), "
+        f"exact; q(D - C) = {rc.q * (rc.D - rc.C):g} vs C^2 = {rc.C**2}: {where} the separation "
+        f"size (dynsim's reading of Theorem 3.1's regime, q(D - C) >= C^2)"
     )

@@ -161,3 +161,13 @@ def bayes_error_fstar(cfg: JSLConfig) -> float:
     _check(cfg)
     state, den = _count_and_sign_weights(cfg)
     return sum(w for (t, s), w in state.items() if 1 + s == 0) / den
+
+
+def mislabel_fstar(cfg: JSLConfig) -> float:
+    """P[y f* <= 0]: how often f* mislabels or ties (Definition 2.1 asks that it be negligible,
+    P[y f* > 0] = 1 - d^(-omega(1))). With y = +1, y f* = C (1 + N+ - N-) <= 0 where the random
+    sets all-(-1) at least match the signal set and the random all-(+1) sets together; it includes
+    P[f* = 0] (`bayes_error_fstar`) (docs/derivations/jsl.md §2.4)."""
+    _check(cfg)
+    state, den = _count_and_sign_weights(cfg)
+    return sum(w for (t, s), w in state.items() if 1 + s <= 0) / den
