@@ -87,7 +87,7 @@ def test_signs_recover_the_latent_signs_exactly_and_f_star_zero_stays_zero(dtype
     """data.signs(X, w*) equals the latent s of the same key (sample draws its signs from the first
     split key), so f* = 0 stays exactly 0 and counts as an error of every F; the unrounded product
     does not (a negative control: f* then carries rounding residue of either sign)."""
-    from dynsim.jsl import realistic_runs
+    from dynsim.jsl import error
 
     cfg = JSLConfig(D=21, C=3, q=0.5, dtype=dtype)
     key = jax.random.key(5)
@@ -95,8 +95,8 @@ def test_signs_recover_the_latent_signs_exactly_and_f_star_zero_stays_zero(dtype
     X, _ = data.sample(key, cfg, 4000, w, np.dtype(dtype))
     _, s = data.sample_signs(jax.random.split(key)[0], cfg, 4000, np.dtype(dtype))
     assert np.array_equal(np.asarray(data.signs(X, w)), np.asarray(s))
-    f = np.asarray(realistic_runs.f_star(cfg, s))
+    f = np.asarray(error.f_star(cfg, s))
     assert np.mean(f == 0) > 0.05  # P[f* = 0] = 0.080 exactly here (reference.bayes_error_fstar)
-    raw = np.asarray(realistic_runs.f_star(cfg, X @ w))
+    raw = np.asarray(error.f_star(cfg, X @ w))
     # without rounding many f* = 0 points are lost (this key: 48% in float64, over half in float32)
     assert np.mean(raw == 0) < 0.75 * np.mean(f == 0)

@@ -17,7 +17,7 @@ import pytest
 
 from dynsim import JSLConfig
 from dynsim.jsl import claims_realistic as cr
-from dynsim.jsl import partition, realistic_plan, realistic_runs, reference
+from dynsim.jsl import error, partition, realistic_plan, realistic_runs, reference
 from dynsim.jsl.association import chance
 from dynsim.claims import Claim, Measurement
 
@@ -61,9 +61,9 @@ def test_f_star_against_a_loop_over_the_sets():
     for set_ in partition.sets(cfg):
         z = s[:, set_].sum(axis=1)
         expected += np.where(np.abs(z) > 0.9 * cfg.C, z, 0.0)
-    assert np.array_equal(np.asarray(realistic_runs.f_star(cfg, jnp.asarray(s))), expected)
+    assert np.array_equal(np.asarray(error.f_star(cfg, jnp.asarray(s))), expected)
     F = np.where(np.arange(200) % 2, 1.0, -1.0)
-    assert float(realistic_runs.f_star_error(cfg, jnp.asarray(F), jnp.asarray(s))) == np.mean(
+    assert float(error.f_star_error(cfg, jnp.asarray(F), jnp.asarray(s))) == np.mean(
         ~(expected * F > 0)
     )
 

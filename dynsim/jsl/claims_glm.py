@@ -24,7 +24,7 @@ from full.jsl import glm, population
 from . import data, reference
 from .config import JSLConfig
 from .ladder import ladder_config
-from .realistic_runs import f_star
+from .error import f_star
 
 GLM_STEPS, GLM_ETA = 500, 1.0  # the training budget (capped by cfg.steps)
 QUICK_N, QUICK_N_TEST = 1000, 4096  # --quick caps the GLM's training and test sets

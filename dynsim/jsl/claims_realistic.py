@@ -9,12 +9,9 @@ horizon, keeping cfg's p, nu, sigma_A, omega, seed and cfg.steps capped at the h
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Optional
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 from scipy.stats import beta
 
@@ -33,13 +30,11 @@ from dynsim.claims import (
 )
 from dynsim.statistic import Statistic
 from dynsim.store import Store
-from full.jsl import fig2, glm, transfer
+from full.jsl import fig2, transfer
 
-from . import data, error, partition, realistic_runs, reference
-from .association import patch_association
+from . import realistic_runs, reference
 from .checklist import REALISTIC
 from .config import JSLConfig
-from .model import attention
 from .realistic_plan import (
     DEFINITION_BOUND,
     Plan,
@@ -49,7 +44,6 @@ from .realistic_plan import (
     separation,
 )
 from .stability import stability_premises
-from .transfer_args import DEFAULT_ETA_GLM, validate_transfer_args
 
 
 THEOREM_5_1 = (
@@ -306,97 +300,27 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
     )
 
 
-@functools.lru_cache(maxsize=8)
-def _transfer_program(cfg: JSLConfig, n_max: int, steps: int, eta: float, eta_glm: float):
-    """One jitted program: every seed (vmapped) and N~ (a 0/1 weight on max(N~) samples) of the
-    three learners of `full.jsl.transfer` (pretrained A, A at init, the GLM), drawn with transfer's
-    keys, returning the test errors of each against f* and against y. Cached: the claims and the
-    truth-known rows judge several A at one size with one compiled program."""
-
-    def one_seed(A_pre, A_init, w_tilde, n_tilde, key):
-        dtype = jnp.dtype(cfg.dtype)
-        k_train, k_test, k_v, k_w = jax.random.split(key, 4)
-        train = data.sample(k_train, cfg, n_max, w_tilde, dtype)
-        test = data.sample(k_test, cfg, cfg.n_test, w_tilde, dtype)
-        f = realistic_runs.f_star(cfg, data.signs(test[0], w_tilde))
-        v0 = cfg.omega * jax.random.normal(k_v, (cfg.d,), dtype)
-        masks = (jnp.arange(n_max)[None, :] < n_tilde[:, None]).astype(dtype)
-
-        def errors(F):
-            finite = jnp.all(jnp.isfinite(F))
-            fstar = jnp.mean(jnp.where(f * F > 0, 0.0, 1.0))  # f* = 0 or F = 0: an error
-            return {
-                "f_star": jnp.where(finite, fstar, jnp.nan),
-                "y": error.margin_error(test[1] * F),
-            }
-
-        def per_n(mask):
-            kw = dict(steps=steps, weights=mask, record_every=steps)
-            v_pre = transfer.finetune_v(cfg, A_pre, v0, train, test, eta=eta, **kw)[0]
-            v_init = transfer.finetune_v(cfg, A_init, v0, train, test, eta=eta, **kw)[0]
-            W = glm.train_glm(cfg, train, test, eta=eta_glm, key=k_w, **kw)[0]
-            return {
-                "pretrained": errors(transfer.model_logits(cfg, A_pre, v_pre, test[0])),
-                "initial": errors(transfer.model_logits(cfg, A_init, v_init, test[0])),
-                "glm": errors(glm.logits(W, test[0])),
-            }
-
-        return jax.vmap(per_n)(masks)
-
-    return jax.jit(jax.vmap(one_seed, in_axes=(0, 0, None, None, 0)))
-
-
 def transfer_errors(rc: JSLConfig, pretrained: dict, plan: Plan) -> dict:
-    """Section 5's downstream task (`full.jsl.transfer`: a new unit feature of overlap 0, the same
-    sets, v fine-tuned from N(0, omega^2) with A frozen, the GLM from N(0, omega^2), the same
-    samples, keys and steps) with every learner's test error scored against f* (Theorem 5.1's
-    statement) and against y: {"f_star": {learner: (seeds, len(N~))}, "y": ..., "n_tilde",
-    "association", "own_set_attention"}."""
+    """Section 5's downstream task (`full.jsl.transfer.transfer`: a new unit feature of overlap 0,
+    the same sets, v fine-tuned from N(0, omega^2) with A frozen, the GLM from N(0, omega^2)) with
+    every learner's final test error against f* (Theorem 5.1's statement) and against y:
+    {"f_star": {learner: (seeds, len(N~))}, "y": ..., "n_tilde", "association",
+    "own_set_attention"}."""
     # transfer reads neither N nor steps of the pretraining config: fixing them shares one program
-    cfg = rc.replace(N=1, steps=0, record_every=1)
-    seeds, steps = plan.transfer_seeds, plan.transfer_steps
-    n_tilde, eta = validate_transfer_args(
-        cfg,
-        overlap=0.0,
+    res = transfer.transfer(
+        rc.replace(N=1, steps=0, record_every=1),
+        pretrained=pretrained,
         n_tilde=plan.n_tilde,
-        seeds=seeds,
-        steps=steps,
-        eta=None,
-        eta_glm=DEFAULT_ETA_GLM,
-        record_every=steps,
+        seeds=plan.transfer_seeds,
+        steps=plan.transfer_steps,
+        record_every=plan.transfer_steps,
     )
-    A_pre, A_init = (
-        np.broadcast_to(np.asarray(pretrained[k], float), (seeds, cfg.D, cfg.D))
-        for k in ("A", "A0")
-    )
-    dtype = jnp.dtype(cfg.dtype)
-    keys = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 0x7A5F), seeds)
-    run = _transfer_program(cfg, max(n_tilde), steps, float(eta), float(DEFAULT_ETA_GLM))
-    out = run(
-        jnp.asarray(A_pre, dtype),
-        jnp.asarray(A_init, dtype),
-        transfer.downstream_feature(cfg, 0.0),
-        jnp.asarray(n_tilde),
-        keys,
-    )
-    same = partition.same_set_mask(cfg)
-    own = {
-        name: float(
-            np.mean(
-                np.sum(np.where(same, np.asarray(attention(jnp.asarray(M[:1]), cfg.tau)), 0), -1)
-            )
-        )
-        for name, M in (("pretrained", A_pre), ("initial", A_init))
-    }
     return {
-        label: {k: np.asarray(v[label]) for k, v in out.items()} for label in ("f_star", "y")
-    } | {
-        "n_tilde": list(n_tilde),
-        "association": {
-            name: float(np.mean(patch_association(jnp.asarray(M[:1]), cfg)))
-            for name, M in (("pretrained", A_pre), ("initial", A_init))
-        },
-        "own_set_attention": own,
+        "f_star": res.final_f_star,
+        "y": res.final,
+        "n_tilde": res.n_tilde,
+        "association": res.association,
+        "own_set_attention": res.own_set_attention,
     }
 
 

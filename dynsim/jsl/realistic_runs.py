@@ -43,7 +43,8 @@ import numpy as np
 from scipy.stats import chi2
 
 from dynsim import store as store_mod
-from dynsim.jsl import JSLConfig, data, partition
+from dynsim.jsl import JSLConfig, data
+from dynsim.jsl.error import f_star_error
 from dynsim.sweeps import executors
 from dynsim.trajectory import Trajectory, seed_statistics
 from full.jsl import realistic, sampling
@@ -55,19 +56,6 @@ LEMMA_4_2_CONFIDENCE = 0.99  # confidence of the chi_{d-1} quantile in eps_c(N)
 # (2: the f*-errors read the latent signs, `data.signs`; 3: one stored point per seed; 4: the
 # sharpness recorded for the stability premise)
 RUN_VERSION = 4
-
-
-def f_star(cfg: JSLConfig, s):
-    """f*(X) = sum_l Threshold_{0.9C}(sum_{i in S_l} s_i) from s_i = <w*, X_i> (..., D)
-    (docs/derivations/jsl.md §1)."""
-    z = s @ jax.nn.one_hot(jnp.asarray(partition.set_of(cfg)), cfg.L, dtype=s.dtype)
-    return jnp.sum(jnp.where(jnp.abs(z) > 0.9 * cfg.C, z, 0.0), axis=-1)
-
-
-def f_star_error(cfg: JSLConfig, F, s):
-    """P[f* F <= 0]: the error against f* of Theorems 3.1, 4.1, 4.2 (f* = 0 or F = 0 counts as an
-    error)."""
-    return jnp.mean(jnp.where(f_star(cfg, s) * F > 0, 0.0, 1.0))
 
 
 def tangent(v, w_star):

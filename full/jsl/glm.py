@@ -17,7 +17,7 @@ import numpy as np
 import optax
 
 from dynsim import environment, recording
-from dynsim.jsl import JSLConfig, data, partition
+from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.error import margin_error as zero_one_error
 from dynsim.jsl.model import logistic_loss
 from dynsim.jsl.transfer_args import validate_glm_args
@@ -79,7 +79,7 @@ def train_glm(
     train = (X (n, D, d), y (n,)), test = (X_test, y_test). `weights` (n,) weighs the training
     samples (a 0/1 mask trains on a subset with static shapes). Records per recorded step: loss
     (training), test_error, test_loss, w_norm, and with `w_star` the mean and spread over j of <w_j,
-    w*>. Returns (final W (D, d), records).
+    w*> and f_star_error (the test error against f*). Returns (final W (D, d), records).
     """
     X, y = train
     X_test, y_test = test
@@ -89,7 +89,8 @@ def train_glm(
         return weighted_loss(y * logits(W, X), weights)
 
     def observe(W):
-        test_margins = y_test * logits(W, X_test)
+        F = logits(W, X_test)
+        test_margins = y_test * F
         out = {
             "loss": loss(W),
             "test_error": zero_one_error(test_margins),
@@ -100,6 +101,7 @@ def train_glm(
             on_feature = W @ w_star
             out["feature_weight"] = jnp.mean(on_feature)
             out["feature_weight_spread"] = jnp.max(on_feature) - jnp.min(on_feature)
+            out["f_star_error"] = error.f_star_error(cfg, F, data.signs(X_test, w_star))
         return out
 
     return gd(loss, initial_weights(cfg, key), steps, eta, observe, max(1, record_every))

@@ -86,7 +86,8 @@ def finetune_v(
     w_star=None,
 ):
     """GD on (Ẽ) in v only, A frozen, from v0; traceable. Records loss (training), test_error,
-    test_loss, v_norm and, given the task's feature `w_star`, cos_v = <v, w_star>/|v|.
+    test_loss, v_norm and, given the task's feature `w_star`, cos_v = <v, w_star>/|v| and
+    f_star_error (the test error against the task's f*, `dynsim.jsl.error.f_star_error`).
 
     train = (X (n, D, d), y (n,)), test = (X_test, y_test); `weights` (n,) weighs the training
     samples (a 0/1 mask trains on a subset with static shapes). Returns (final v, records).
@@ -98,7 +99,8 @@ def finetune_v(
         return glm.weighted_loss(y * model_logits(cfg, A, v, X), weights)
 
     def observe(v):
-        margins = y_test * model_logits(cfg, A, v, X_test)
+        F = model_logits(cfg, A, v, X_test)
+        margins = y_test * F
         out = {
             "loss": loss(v),
             "test_error": error.margin_error(margins),
@@ -107,6 +109,7 @@ def finetune_v(
         }
         if w_star is not None:
             out["cos_v"] = jnp.dot(v, w_star) / out["v_norm"]
+            out["f_star_error"] = error.f_star_error(cfg, F, data.signs(X_test, w_star))
         return out
 
     record_every = steps if record_every is None else record_every
@@ -164,9 +167,10 @@ class TransferResult:
     """Downstream test error per learner and N~ (mean and standard error over seeds), with the
     curves behind it.
 
-    final[learner]: (seeds, len(n_tilde)) test error at the last step; mean/se[learner]:
-    (len(n_tilde),). curves[learner][name]: (len(steps), len(n_tilde)) seed mean of each recorded
-    observable (test_error, test_loss, loss, ...) at the recorded fine-tuning `steps`.
+    final[learner]: (seeds, len(n_tilde)) test error at the last step (against y), final_f_star
+    likewise against the task's f*; mean/se[learner]: (len(n_tilde),) of final.
+    curves[learner][name]: (len(steps), len(n_tilde)) seed mean of each recorded observable
+    (test_error, f_star_error, test_loss, loss, ...) at the recorded fine-tuning `steps`.
     """
 
     n_tilde: list[int]
@@ -183,6 +187,7 @@ class TransferResult:
     # glm_error, bayes_error of the downstream task (the same sizes as upstream)
     reference: dict[str, float]
     meta: dict[str, Any]
+    final_f_star: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def table(self) -> str:
         """Plain-text table: test error mean +- s.e. per N~ and learner."""
@@ -326,11 +331,12 @@ def transfer(
         jnp.asarray(n_tilde),
         keys,
     )
-    final, mean, se, curves = {}, {}, {}, {}
+    final, final_f_star, mean, se, curves = {}, {}, {}, {}, {}
     for learner in LEARNERS:
         # (seeds, len(n_tilde), recorded steps)
         r = {k: np.asarray(v) for k, v in rec[learner].items()}
         final[learner] = r["test_error"][:, :, -1]
+        final_f_star[learner] = r["f_star_error"][:, :, -1]
         mean[learner] = final[learner].mean(axis=0)
         se[learner] = final[learner].std(axis=0, ddof=1) / np.sqrt(seeds)
         curves[learner] = {k: v.mean(axis=0).T for k, v in r.items()}
@@ -388,4 +394,5 @@ def transfer(
         own,
         _reference(cfg),
         meta,
+        final_f_star,
     )
