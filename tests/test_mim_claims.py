@@ -1,6 +1,6 @@
 """MIM claims (dynsim.mim.theorems): the negative controls beyond the verdict matrix
-(tests/test_verdict_matrix_mim.py), the premises near the boundary, diverged runs and the
-measurements.
+(tests/test_verdict_matrix_mim.py, which holds the scenarios near the boundaries: kappa_c = 0.83,
+gamma = 0.6, kappa_c = 0.72, shrinking areas), diverged runs and the measurements.
 
 The runs are deterministic (reduced level, mean_field), so a verdict is a property of the run, not
 of a sample.
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import reduced.mim
-from dynsim.claims import FAILS, NOT_APPLICABLE
+from dynsim.claims import NOT_APPLICABLE
 from dynsim.mim import boundary, checklist, diversity, ladder, theorems
 from tests import test_verdict_matrix_mim as matrix
 
@@ -40,11 +40,15 @@ def short():
     return list(matrix.scenario("short"))
 
 
-def test_theorem_4_1_fails_on_short_or_frozen_runs(short):
+def test_theorem_4_1_is_not_applicable_on_short_or_frozen_runs(short):
+    """Under-training is never a verdict: a run whose classes never took off has not reached its
+    horizon (the gap stays far above eps, the attention far below the bound)."""
     # frozen Q: eta = 1e-12 for the reference problem's T (not scaled by 1/eta, which is the point)
     frozen = _ladder(base=BASE.replace(eta=1e-12), sizes=QUICK[:1], scaled=False)
     for rs in (short, frozen):
-        assert theorems.loss_gap_claim(rs).verdict == FAILS
+        c = theorems.loss_gap_claim(rs)
+        assert c.verdict == NOT_APPLICABLE and c.measured > 10 * theorems.EPS, c.why()
+        assert c.why().startswith(matrix.HORIZON), c.why()
         assert theorems.attention_measurement(rs).value < 1 - math.sqrt(2 * theorems.EPS)
 
 
@@ -119,48 +123,6 @@ def test_deficit_trend_follows_the_T_schedule():
     190 at every P: the larger P are less converged, the slope turns positive)."""
     fixed = _ladder(steps=190, scaled=False)
     assert theorems.attention_trend(fixed).value > 0
-
-
-def test_two_phase_is_not_applicable_near_the_boundary():
-    """gamma = 0.75, kappa = (0.8, 0.4) at P = 1024: (1 - gamma) P^Delta = 1, a Phase-I drop of
-    about 0.02. Outside the premise (1 - gamma) P^Delta >= 4 (|Delta| too small for this P): not
-    applicable, naming it, not fails."""
-    near = ladder.run_rung(
-        BASE.replace(mask_ratio=0.75, kappa_c=0.8), 1024, STEPS, quiet, beside=False
-    )
-    c = theorems.two_phase_claim(near)
-    assert c.verdict == NOT_APPLICABLE and "(1 - gamma) C_1^2 / (P C_n) >= 4" in c.why(), c.why()
-    # only the margin is false
-    assert 0 < c.measured < 0.1 and near.own_area_empty < theorems.MEAN_FIELD_Q_RATES
-
-
-def test_rate_ratio_fails_just_below_the_boundary():
-    """P = 1024, gamma = 0.6, kappa = (0.75, 0.4), Delta = 0.122: the leading order predicts 0.936,
-    one GD step measures 1.005 (the other side of 1), inside the mean-field premise (own area empty
-    with probability 0.0097)."""
-    near = ladder.run_rung(
-        BASE.replace(mask_ratio=0.6, kappa_c=0.75), 1024, 3, quiet, scaled=False, beside=False
-    )
-    assert near.predicted_ratio < 1 < near.initial_ratio
-    c = theorems.rate_ratio_claim([near])
-    assert c.verdict == FAILS and c.measured < 0, c.why()
-
-
-def test_pp_fails_with_areas_of_fixed_size():
-    """Local areas of about 8 patches at every P (kappa_s = log 8 / log P; grid areas of 6-12): B ~
-    |A| / (z (1 - gamma) C) stays put (0.140, 0.193, 0.123 on the quick ladder), inside the
-    mean-field premise (own area empty with probability <= 0.031; areas of 3-4 patches, 0.125-0.25,
-    are outside it: not applicable)."""
-    fixed = [
-        ladder.run_rung(
-            BASE.replace(kappa_s=math.log(8) / math.log(P)), P, STEPS, quiet, beside=False
-        )
-        for P in QUICK
-    ]
-    assert {len(a) for r in fixed for a in r.cfg.areas[0][1:]} <= set(range(6, 13))
-    c = theorems.pp_claim(fixed)
-    # the slope, not only the T* condition, fails
-    assert c.verdict == FAILS and c.measured >= 0, c.details
 
 
 def test_pp_frozen_keeps_b_zero_and_b_free_moves_a():

@@ -80,6 +80,12 @@ class Rung:
     clusters: tuple = ()
     worst: tuple = ()  # ((reading, k), ...): the cluster of max_query_loss, initial_ratio, ...
     max_cluster_loss: float = math.nan  # max over classes and clusters of l_{p,k}(T) (K = 1: L_p)
+    # the last takeoff (first recorded step with own-area attention >= 1/2) over the local query
+    # classes and over the global ones: inf when one never took off, NaN for a diverged run
+    takeoff_local: float = math.nan
+    takeoff_global: float = math.nan
+    # the phases.classify label of each row of `switches` (the same classes, the same order)
+    class_labels: tuple = ()
 
     @property
     def delta(self) -> float:
@@ -234,6 +240,9 @@ def run_rung(
         diverged=not finite,
         own_area_empty=own_area_empty(cfg),
         switches=class_switches(local, cfg) if finite else (),
+        class_labels=class_labels(local, cfg) if finite else (),
+        takeoff_local=nan_if(last_takeoff(local)),
+        takeoff_global=nan_if(last_takeoff(glob)),
         phase1_other_fp=nan_if(rep.phase1_other_fp),
         phase1_max_B=nan_if(rep.phase1_max_B),
         global_competitor=float(np.max(competitor)) if glob else math.nan,
@@ -337,6 +346,21 @@ def class_switches(local: list, cfg: MIMConfig) -> tuple:
                 sw.predicted_sizes if sw else math.nan,
             )
     return tuple(seen.values())
+
+
+def class_labels(local: list, cfg: MIMConfig) -> tuple:
+    """The phases.classify label of each class `class_switches` lists, in its order."""
+    cell = records.cell_index(cfg).cell if cfg.K > 1 else None
+    seen: dict = {}
+    for c in local:
+        seen.setdefault((c.k, c.own_area if cell is None else int(cell[c.p])), c.label)
+    return tuple(seen.values())
+
+
+def last_takeoff(classes: list) -> float:
+    """The latest takeoff step over `classes` (inf when one never took off; -inf with none)."""
+    steps = [math.inf if c.takeoff is None else float(c.takeoff) for c in classes]
+    return max(steps, default=-math.inf)
 
 
 def phase1(t, cfg: MIMConfig, sw, k: int = 0) -> dict:
