@@ -565,11 +565,11 @@ def table(items: Iterable[Item]) -> str:
         + ("" if held == len(cs) else " (not applicable and not evaluated do not count as holds)")
     )
     if any(not c.statistic.exact for c in cs):
-        out.append(
-            "interval: where the measured value's uncertainty lies (its source is in the claim's "
-            "details); a claim holds when it lies wholly on the threshold's side, fails only when "
-            "it lies wholly on the other side, and is not evaluated (inconclusive) otherwise"
-        )
+        out += [
+            "interval: the measured value's uncertainty (its source under each claim); a claim",
+            "  holds when the interval lies wholly on the threshold's side, fails only when it",
+            "  lies wholly on the other side, and is not evaluated (inconclusive) otherwise",
+        ]
     out += [f"  {c.claim}: {c.why()}" for c in cs if not c.holds]
     if ms:
         out += ["", "measurements (reported, not judged):"]
