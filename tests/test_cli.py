@@ -1,6 +1,5 @@
 """The `dynsim` command line."""
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -283,68 +282,70 @@ CONTRACT = {
 }
 
 
-def test_check_theorems_json_and_one_step_holds_no_trained_model_claim(
-    tmp_path, capsys, monkeypatch
-):
-    """The --json contract: config (with quick, seeds, ladder), every claim's keys, the exit status
-    (0 all hold, 1 some fails, 3 some not judged). At --steps 1 Theorem 4.1 (and any realistic
-    trained-model claim) does not hold, and the exit code is non-zero (the
-    exit code of claims that all hold: tests/test_claims.py; the claims holding on the quick ladder:
-    tests/test_jsl_claims.py). Sizes: the ladder D = 12, 16, 20 holds the judged D (no extra run for
-    Lemma 4.3) and the realistic runs take the quick plan's smallest N only (one compiled program
-    instead of two); every claim is still judged. What --quick alone records as the ladder is read
-    without running (run_claims replaced)."""
-    from dynsim.jsl import realistic_plan
+def _verdicts(*kinds):
+    """Claims of the given verdicts (built by the core rule on constructed numbers) and a
+    measurement: what a setting's evaluator returns."""
+    from dynsim import claims
 
-    quick = realistic_plan.QUICK
+    measured = {"holds": 0.5, "fails": 1.5, "not applicable": 0.5}
+    out = [
+        claims.judge(
+            f"claim {i}",
+            statement="s",
+            reading="r",
+            reading_class="literal",
+            regime="g",
+            measured=measured[kind],
+            relation="<=",
+            threshold=1.0,
+            derivation="d",
+            negative_control="n",
+            regime_violations=["outside"] if kind == "not applicable" else [],
+        )
+        for i, kind in enumerate(kinds)
+    ]
+    return out + [claims.Measurement("T0", "event time", 100)]
+
+
+@pytest.mark.parametrize(
+    "kinds, code",
+    [
+        (("holds", "holds"), 0),
+        (("holds", "fails", "not applicable"), 1),
+        (("holds", "not applicable"), 3),
+    ],
+)
+def test_check_theorems_json_contract_and_exit_status(kinds, code, tmp_path, capsys, monkeypatch):
+    """The --json contract end to end through the command line: the config the plan records (with
+    quick, seeds, ladder), every claim's keys, theorems.json beside it, and the exit status (0 all
+    hold, 1 some fails, 3 none fails but some not judged). The claims are constructed (their
+    verdicts on real runs: tests/test_verdict_matrix.py, tests/test_jsl_claims*.py); only the
+    evaluation is replaced, the options, plan and output are the command's own."""
+    real = output.run_claims
     monkeypatch.setattr(
-        realistic_plan, "QUICK", dataclasses.replace(quick, n_ladder=quick.n_ladder[:1])
+        output,
+        "run_claims",
+        lambda args, total, evaluate, config, **kw: real(
+            args, total, lambda log: _verdicts(*kinds), config, **kw
+        ),
     )
-    code = cli.main(
-        [
-            "check-theorems",
-            "jsl",
-            *CHECK,
-            "--steps",
-            "1",
-            "--sizes",
-            "12,16,20",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    argv = ["check-theorems", "jsl", *CHECK, "--steps", "1", "--sizes", "12,16,20"]
+    assert cli.main([*argv, "--out", str(tmp_path)]) == code
     data = json.loads(capsys.readouterr().out)
     assert (
         data["config"]["D"] == 12
         and data["config"]["quick"] is True
         and data["config"]["ladder"] == [12, 16, 20]
     )
-    names = [c["claim"] for c in data["claims"]]
-    assert names[:5] == [
-        "Lemma 4.1",
-        "Lemma 4.3",
-        "Lemma 4.3 corollary",
-        "Theorem 4.1",
-        "Theorem 3.1",
-    ]
+    assert [c["verdict"] for c in data["claims"]] == list(kinds)
     for c in data["claims"]:
-        assert CONTRACT <= set(c) and c["verdict"] in (
-            "holds",
-            "fails",
-            "not applicable",
-            "not evaluated",
-        )
+        assert CONTRACT <= set(c) and c["interval"] == [c["measured"]] * 2
+    assert data["measurements"][0]["value"] == 100
     assert json.loads((tmp_path / "theorems.json").read_text())["config"] == data["config"]
-    trained = [
-        c
-        for c in data["claims"]
-        if c["claim"].split(" (")[0] in ("Theorem 4.1", "Theorem 4.2", "Theorem 5.1")
-    ]
-    assert trained and all(c["verdict"] != "holds" for c in trained)
-    # some claim does not hold: 1 when one fails (the paper contradicted), else 3 (not judged)
-    verdicts = {c["verdict"] for c in data["claims"]}
-    assert code == (1 if "fails" in verdicts else 3)
-    # --quick without --sizes: the config records the quick ladder
+
+
+def test_check_theorems_quick_records_the_quick_ladder(tmp_path, monkeypatch):
+    """--quick without --sizes: the config records the quick ladder (read without running)."""
     seen = {}
     monkeypatch.setattr(
         output, "run_claims", lambda args, total, evaluate, config, **kw: seen.update(config) or 0
