@@ -17,12 +17,34 @@ from dynsim.setting import Ref, Setting
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("jax", "sympy", "flax", "optax", "diffrax", "dask", "distributed")
-# runs `dynsim ARGS` in this process, then prints which HEAVY modules it imported
-PROBE = (
-    "import json, sys\nfrom dynsim import cli\ntry:\n    cli.main(sys.argv[1:])\nexcept "
-    "SystemExit:\n    pass\n"
-    "print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)"
-)
+# runs every `dynsim ARGS` of a JSON list in this one process; after each: its exit code, what it
+# wrote to stderr, and which HEAVY modules are imported by then
+PROBE_ALL = """
+import contextlib, io, json, sys
+from dynsim import cli
+found = []
+for argv in json.loads(sys.argv[1]):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = cli.main(argv)
+        except SystemExit as stop:
+            code = stop.code
+    heavy = [m for m in {heavy!r} if m in sys.modules]
+    found.append({{"code": code, "stdout": out.getvalue(), "stderr": err.getvalue(),
+                  "heavy": heavy}})
+print(json.dumps(found))
+"""
+
+
+def probe_all(argvs) -> dict:
+    """`dynsim ARGV` for every ARGV in one fresh process: {tuple(ARGV): {"code", "stdout",
+    "stderr", "heavy"}}. Modules stay imported from one command to the next, so the first command
+    that imports a heavy module fails its test and every later one's too: the first failure names
+    it."""
+    out = fresh(PROBE_ALL.format(heavy=HEAVY), json.dumps([list(a) for a in argvs]))
+    assert out.returncode == 0, out.stderr
+    return dict(zip(map(tuple, argvs), json.loads(out.stdout)))
 
 
 def fresh(code: str, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -43,87 +65,97 @@ def test_import_dynsim_imports_no_level_and_not_jax():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["--help"],
-        ["--version"],
-        ["compare", "jsl", "--help"],
-        ["compare", "--help"],
-        ["check-theorems", "jsl", "--help"],
-        ["check-theorems", "mim", "--help"],
-        ["figure", "--help"],
-        ["figure", "jsl-fig4", "--help"],
-        ["figure", "jsl-fig2", "--help"],
-        ["figure", "mim-phases", "--help"],
-        ["figure", "mim-attention", "--help"],
-        ["transfer", "jsl", "--help"],
-        ["sweep", "jsl", "--help"],
-        ["sweep", "mim", "--help"],
-        ["derive", "jsl", "--help"],
-        ["derive", "mim", "--help"],
-        ["experiment", "jsl-images", "--help"],
-        ["experiment", "mim-images", "--help"],
-    ],
-)
-def test_the_parser_for_help_imports_no_level_and_not_jax(argv):
-    out = fresh(PROBE.format(heavy=HEAVY), *argv)
-    assert out.returncode == 0, out.stderr
-    assert "usage: dynsim" in out.stdout or out.stdout.startswith("dynsim ")
-    assert json.loads(out.stderr.strip().splitlines()[-1]) == []
+HELP = [
+    ["--help"],
+    ["--version"],
+    ["compare", "jsl", "--help"],
+    ["compare", "--help"],
+    ["check-theorems", "jsl", "--help"],
+    ["check-theorems", "mim", "--help"],
+    ["figure", "--help"],
+    ["figure", "jsl-fig4", "--help"],
+    ["figure", "jsl-fig2", "--help"],
+    ["figure", "mim-phases", "--help"],
+    ["figure", "mim-attention", "--help"],
+    ["transfer", "jsl", "--help"],
+    ["sweep", "jsl", "--help"],
+    ["sweep", "mim", "--help"],
+    ["derive", "jsl", "--help"],
+    ["derive", "mim", "--help"],
+    ["experiment", "jsl-images", "--help"],
+    ["experiment", "mim-images", "--help"],
+]
 
 
-@pytest.mark.parametrize(
-    "argv, field",
-    [
-        (["compare", "jsl", "--C", "0"], "JSLConfig.C = 0"),
-        (["compare", "mim", "--P", "15"], "P = 15"),
-        (["check-theorems", "jsl", "--C", "0"], "JSLConfig.C = 0"),
-        (["check-theorems", "mim", "--eps", "2"], "argument --eps: 2.0 is invalid"),
-        (["figure", "jsl-fig4", "--C", "0"], "JSLConfig.C = 0"),
-        (["figure", "jsl-fig2", "--seeds", "1"], "--seeds = 1 is invalid for jsl-fig2"),
-        (["figure", "mim-phases", "--P", "15"], "P = 15"),
-        (["figure", "mim-phases", "--kappa-neg", "2,0.4"], "--kappa-neg = '2,0.4' is invalid"),
-        (
-            ["figure", "mim-phases", "--P", "4", "--partitions", "[[[0], [1], [2, 3]]]"],
-            "--partitions",
-        ),
-        (["figure", "mim-attention", "--top-k", "0"], "--top-k = 0 is invalid"),
-        (["transfer", "jsl", "--C", "0"], "JSLConfig.C = 0"),
-        # a grid's configs: the second value of an axis
-        (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
-        (["sweep", "mim", "--P", "16,15"], "P = 15"),
-        # the levels' point checks (`sweep_spec.validate_point`), on the grid's configs
-        # (the library's and the command line's sweep share the check: the config's names)
-        (["sweep", "mim", "--z", "uniform:0.5:1.5"], "MIMConfig.z = ('uniform', 0.5, 1.5)"),
-        (["sweep", "mim", "--P", "16,64", "--level", "full"], "mode 'exact' would enumerate"),
-        (["sweep", "jsl", "--level", "full", "--D", "16", "--C", "2"], "(D = 16, C = 2)"),
-        (["sweep", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17"),
-        (["sweep", "jsl", "--max-configurations", "0"], "max_configurations = 0"),
-        # the sweep's own options before its points' checks (an exact sum too large here)
-        (
-            ["sweep", "jsl", "--D", "36", "--C", "4", "--level", "full", "--confidence", "2"],
-            "--confidence = 2.0 is invalid",
-        ),
-        (
-            ["sweep", "jsl", "--level", "full", "--mode", "sampled", "--replicates", "1"],
-            "replicates = 1",
-        ),
-        (["derive", "jsl", "--C", "1"], "argument --C: 1 is invalid"),
-        (["derive", "jsl", "--p", "4"], "argument --p: 4 is invalid: must be an odd integer"),
-        (["experiment", "jsl-images", "--steps", "0"], "argument --steps: 0 is invalid"),
-        (["experiment", "mim-images", "--steps", "0"], "argument --steps: 0 is invalid"),
-        # checks of several options together, in the estimate (a given --out: the default's module
-        # is not light)
-        (["experiment", "jsl-images", "--seeds", "1", "--out", "/nonexistent"], "--seeds = 1"),
-        (["experiment", "mim-images", "--top-k", "99", "--out", "/nonexistent"], "--top-k = 99"),
-    ],
-)
-def test_a_bad_config_value_is_refused_before_the_heavy_imports(argv, field):
-    out = fresh(PROBE.format(heavy=HEAVY), *argv)
-    lines = out.stderr.strip().splitlines()
-    assert lines[0].startswith("dynsim: error: ") and field in lines[0]
-    assert json.loads(lines[-1]) == []
+@pytest.fixture(scope="module")
+def helped():
+    return probe_all(HELP)
+
+
+@pytest.mark.parametrize("argv", HELP)
+def test_the_parser_for_help_imports_no_level_and_not_jax(argv, helped):
+    out = helped[tuple(argv)]
+    assert out["code"] == 0, out["stderr"]
+    assert "usage: dynsim" in out["stdout"] or out["stdout"].startswith("dynsim ")
+    assert out["heavy"] == []
+
+
+BAD_VALUES = [
+    (["compare", "jsl", "--C", "0"], "JSLConfig.C = 0"),
+    (["compare", "mim", "--P", "15"], "P = 15"),
+    (["check-theorems", "jsl", "--C", "0"], "JSLConfig.C = 0"),
+    (["check-theorems", "mim", "--eps", "2"], "argument --eps: 2.0 is invalid"),
+    (["figure", "jsl-fig4", "--C", "0"], "JSLConfig.C = 0"),
+    (["figure", "jsl-fig2", "--seeds", "1"], "--seeds = 1 is invalid for jsl-fig2"),
+    (["figure", "mim-phases", "--P", "15"], "P = 15"),
+    (["figure", "mim-phases", "--kappa-neg", "2,0.4"], "--kappa-neg = '2,0.4' is invalid"),
+    (
+        ["figure", "mim-phases", "--P", "4", "--partitions", "[[[0], [1], [2, 3]]]"],
+        "--partitions",
+    ),
+    (["figure", "mim-attention", "--top-k", "0"], "--top-k = 0 is invalid"),
+    (["transfer", "jsl", "--C", "0"], "JSLConfig.C = 0"),
+    # a grid's configs: the second value of an axis
+    (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
+    (["sweep", "mim", "--P", "16,15"], "P = 15"),
+    # the levels' point checks (`sweep_spec.validate_point`), on the grid's configs
+    # (the library's and the command line's sweep share the check: the config's names)
+    (["sweep", "mim", "--z", "uniform:0.5:1.5"], "MIMConfig.z = ('uniform', 0.5, 1.5)"),
+    (["sweep", "mim", "--P", "16,64", "--level", "full"], "mode 'exact' would enumerate"),
+    (["sweep", "jsl", "--level", "full", "--D", "16", "--C", "2"], "(D = 16, C = 2)"),
+    (["sweep", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17"),
+    (["sweep", "jsl", "--max-configurations", "0"], "max_configurations = 0"),
+    # the sweep's own options before its points' checks (an exact sum too large here)
+    (
+        ["sweep", "jsl", "--D", "36", "--C", "4", "--level", "full", "--confidence", "2"],
+        "--confidence = 2.0 is invalid",
+    ),
+    (
+        ["sweep", "jsl", "--level", "full", "--mode", "sampled", "--replicates", "1"],
+        "replicates = 1",
+    ),
+    (["derive", "jsl", "--C", "1"], "argument --C: 1 is invalid"),
+    (["derive", "jsl", "--p", "4"], "argument --p: 4 is invalid: must be an odd integer"),
+    (["experiment", "jsl-images", "--steps", "0"], "argument --steps: 0 is invalid"),
+    (["experiment", "mim-images", "--steps", "0"], "argument --steps: 0 is invalid"),
+    # checks of several options together, in the estimate (a given --out: the default's module
+    # is not light)
+    (["experiment", "jsl-images", "--seeds", "1", "--out", "/nonexistent"], "--seeds = 1"),
+    (["experiment", "mim-images", "--top-k", "99", "--out", "/nonexistent"], "--top-k = 99"),
+]
+
+
+@pytest.fixture(scope="module")
+def refused():
+    return probe_all([argv for argv, _ in BAD_VALUES])
+
+
+@pytest.mark.parametrize("argv, field", BAD_VALUES)
+def test_a_bad_config_value_is_refused_before_the_heavy_imports(argv, field, refused):
+    out = refused[tuple(argv)]
+    lines = out["stderr"].strip().splitlines()
+    assert out["code"] == 2 and lines[0].startswith("dynsim: error: ") and field in lines[0]
+    assert out["heavy"] == []
 
 
 def test_float64_after_import_without_importing_jax():

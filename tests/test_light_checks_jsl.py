@@ -3,18 +3,13 @@ is refused (exit 2, one `dynsim: error:` line naming the option as typed) before
 imported, and the levels' checks that `compare jsl` and `sweep jsl` call load and refuse without
 importing one (each in a fresh process, reading sys.modules: nothing is timed)."""
 
-import json
 
 import pytest
 
 from dynsim.jsl import figure_options, partition, run_checks, transfer_args
 from dynsim.jsl.config import JSLConfig
-from tests.test_lazy_settings import HEAVY, PROBE, fresh
+from tests.test_lazy_settings import HEAVY, fresh, probe_all
 
-# PROBE, exiting with the command's code
-EXITING = (
-    PROBE.format(heavy=HEAVY).replace("    cli.main(", "    code = cli.main(") + "\nsys.exit(code)"
-)
 LIGHT = (
     "dynsim.jsl.run_checks",
     "dynsim.jsl.transfer_args",
@@ -23,55 +18,71 @@ LIGHT = (
 )
 
 
-@pytest.mark.parametrize(
-    "argv, option",
-    [
-        (["transfer", "jsl", "--overlap", "2"], "--overlap = 2.0 is invalid"),
-        (["transfer", "jsl", "--d", "1", "--overlap", "0.5"], "--overlap = 0.5 is invalid"),
-        (["transfer", "jsl", "--n-tilde", "0"], "--n-tilde = (0,) is invalid"),
-        (["transfer", "jsl", "--finetune-seeds", "1"], "--finetune-seeds = 1 is invalid"),
-        (["transfer", "jsl", "--finetune-eta", "0"], "--finetune-eta = 0.0 is invalid"),
-        (["transfer", "jsl", "--finetune-steps", "-1"], "--finetune-steps = -1 is invalid"),
-        (
-            ["figure", "jsl-fig2", "--partition", "contiguous"],
-            "--partition = 'contiguous' is invalid",
-        ),
-        # compare's estimate checks both levels' options (light) before the levels load
-        (["compare", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17 is invalid"),
-        (
-            ["compare", "jsl", "--mode", "sampled", "--replicates", "1"],
-            "--replicates = 1 is invalid",
-        ),
-        # an option the mode does not read: the mode's reason first (dynsim.verbs.mode_refusal)
-        (
-            ["compare", "jsl", "--replicates", "3"],
-            "--replicates is for --mode sampled, not --mode exact",
-        ),
-        (["compare", "jsl", "--mode", "realistic", "--seeds", "1"], "--seeds = 1 is invalid"),
-    ],
-)
-def test_a_bad_option_is_refused_before_any_heavy_import(argv, option, tmp_path):
-    out = fresh(EXITING, *argv, "--out", str(tmp_path / "out"))
-    lines = out.stderr.strip().splitlines()
-    assert out.returncode == 2, out.stderr
-    assert lines[0].startswith(f"dynsim: error: {option}"), out.stderr
-    assert json.loads(lines[-1]) == []
-    assert not (tmp_path / "out").exists()  # refused before any work
+BAD_OPTIONS = [
+    (["transfer", "jsl", "--overlap", "2"], "--overlap = 2.0 is invalid"),
+    (["transfer", "jsl", "--d", "1", "--overlap", "0.5"], "--overlap = 0.5 is invalid"),
+    (["transfer", "jsl", "--n-tilde", "0"], "--n-tilde = (0,) is invalid"),
+    (["transfer", "jsl", "--finetune-seeds", "1"], "--finetune-seeds = 1 is invalid"),
+    (["transfer", "jsl", "--finetune-eta", "0"], "--finetune-eta = 0.0 is invalid"),
+    (["transfer", "jsl", "--finetune-steps", "-1"], "--finetune-steps = -1 is invalid"),
+    (
+        ["figure", "jsl-fig2", "--partition", "contiguous"],
+        "--partition = 'contiguous' is invalid",
+    ),
+    # compare's estimate checks both levels' options (light) before the levels load
+    (["compare", "jsl", "--D", "16", "--C", "4", "--p", "17"], "JSLConfig.p = 17 is invalid"),
+    (
+        ["compare", "jsl", "--mode", "sampled", "--replicates", "1"],
+        "--replicates = 1 is invalid",
+    ),
+    # an option the mode does not read: the mode's reason first (dynsim.verbs.mode_refusal)
+    (
+        ["compare", "jsl", "--replicates", "3"],
+        "--replicates is for --mode sampled, not --mode exact",
+    ),
+    (["compare", "jsl", "--mode", "realistic", "--seeds", "1"], "--seeds = 1 is invalid"),
+]
+EXACT_TOO_LARGE = ["compare", "jsl", "--D", "16", "--C", "2"]
+REALISTIC_REPLICATES = ["compare", "jsl", "--mode", "realistic", "--replicates", "2"]
 
 
-def test_an_exact_sum_too_large_is_refused_before_any_heavy_import(tmp_path):
-    out = fresh(EXITING, "compare", "jsl", "--D", "16", "--C", "2", "--out", str(tmp_path / "o"))
-    lines = out.stderr.strip().splitlines()
-    assert out.returncode == 2 and json.loads(lines[-1]) == [], out.stderr
-    assert lines[0].startswith("dynsim: error: --mode exact would enumerate"), out.stderr
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory):
+    """Every refusal of this module run in one fresh process, each with its own --out (the
+    folder, which nothing may create, is returned beside the probe)."""
+    argvs = [argv for argv, _ in BAD_OPTIONS] + [EXACT_TOO_LARGE, REALISTIC_REPLICATES]
+    base = tmp_path_factory.mktemp("refused")
+    outs = {tuple(argv): base / f"out{i}" for i, argv in enumerate(argvs)}
+    found = probe_all([[*argv, "--out", str(outs[tuple(argv)])] for argv in argvs])
+    return {
+        tuple(argv): (found[(*argv, "--out", str(outs[tuple(argv)]))], outs[tuple(argv)])
+        for argv in argvs
+    }
+
+
+def _refusal(refused, argv) -> list[str]:
+    """The refusal's stderr lines, after checking it exited 2, imported nothing heavy and wrote
+    nothing."""
+    out, folder = refused[tuple(argv)]
+    assert out["code"] == 2 and out["heavy"] == [], out
+    assert not folder.exists()  # refused before any work
+    return out["stderr"].strip().splitlines()
+
+
+@pytest.mark.parametrize("argv, option", BAD_OPTIONS)
+def test_a_bad_option_is_refused_before_any_heavy_import(argv, option, refused):
+    lines = _refusal(refused, argv)
+    assert lines[0].startswith(f"dynsim: error: {option}"), lines
+
+
+def test_an_exact_sum_too_large_is_refused_before_any_heavy_import(refused):
+    lines = _refusal(refused, EXACT_TOO_LARGE)
+    assert lines[0].startswith("dynsim: error: --mode exact would enumerate"), lines
     assert "(--D = 16, --C = 2)" in lines[0] and "Use --mode sampled." in lines[0]
 
 
-def test_mode_realistic_refuses_replicates_before_any_heavy_import(tmp_path):
-    argv = ["compare", "jsl", "--mode", "realistic", "--replicates", "2"]
-    out = fresh(EXITING, *argv, "--out", str(tmp_path / "o"))
-    lines = out.stderr.strip().splitlines()
-    assert out.returncode == 2 and json.loads(lines[-1]) == [], out.stderr
+def test_mode_realistic_refuses_replicates_before_any_heavy_import(refused):
+    lines = _refusal(refused, REALISTIC_REPLICATES)
     assert (
         lines[0]
         == "dynsim: error: --replicates is for --mode sampled; --mode realistic takes --seeds"

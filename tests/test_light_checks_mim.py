@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 import pytest
 
@@ -13,7 +12,7 @@ from dynsim import cli
 from dynsim.mim import level_checks, run_checks, sweep_spec
 from dynsim.mim.config import MIMConfig
 from dynsim.mim.figure_options import check_attention, check_phases
-from tests.test_lazy_settings import HEAVY, PROBE, fresh
+from tests.test_lazy_settings import HEAVY, fresh, probe_all
 
 LIGHT = (
     "dynsim.mim.run_checks",
@@ -54,12 +53,17 @@ REFUSED = [
 ]
 
 
+@pytest.fixture(scope="module")
+def refused():
+    return probe_all([[*argv, "--out", "/nonexistent/o"] for argv, _ in REFUSED])
+
+
 @pytest.mark.parametrize("argv, needle", REFUSED)
-def test_a_bad_level_option_is_refused_before_the_heavy_imports(argv, needle):
-    out = fresh(PROBE.format(heavy=HEAVY), *argv, "--out", "/nonexistent/o")
-    lines = out.stderr.strip().splitlines()
-    assert lines[0].startswith("dynsim: error: ") and needle in lines[0], out.stderr
-    assert json.loads(lines[-1]) == []
+def test_a_bad_level_option_is_refused_before_the_heavy_imports(argv, needle, refused):
+    out = refused[(*argv, "--out", "/nonexistent/o")]
+    lines = out["stderr"].strip().splitlines()
+    assert lines[0].startswith("dynsim: error: ") and needle in lines[0], out["stderr"]
+    assert out["code"] == 2 and out["heavy"] == []
 
 
 @pytest.mark.parametrize("argv, needle", REFUSED)
