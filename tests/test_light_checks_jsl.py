@@ -3,7 +3,6 @@ is refused (exit 2, one `dynsim: error:` line naming the option as typed) before
 imported, and the levels' checks that `compare jsl` and `sweep jsl` call load and refuse without
 importing one (each in a fresh process, reading sys.modules: nothing is timed)."""
 
-
 import pytest
 
 from dynsim.jsl import figure_options, partition, run_checks, transfer_args
