@@ -1,7 +1,7 @@
 """JSL's option checks are light: a bad value of `transfer jsl`, `figure jsl-fig2` or `compare jsl`
 is refused (exit 2, one `dynsim: error:` line naming the option as typed) before any heavy module is
 imported, and the levels' checks that `compare jsl` and `sweep jsl` call load and refuse without
-importing one (each in a fresh process, reading sys.modules: nothing is timed)."""
+importing one (in one fresh process, sys.modules read after each: nothing is timed)."""
 
 import pytest
 
