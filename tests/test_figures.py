@@ -397,37 +397,56 @@ def _same(a, b):
     )
 
 
-@pytest.mark.parametrize("command", sorted(OPTION_CHANGES))
-def test_every_listed_option_changes_the_data(command, tmp_path, capsys, undrawn):
-    base, changes = OPTION_CHANGES[command]
-    baseline = {}
+class _Reached(BaseException):
+    """Stops a figure command once its runs are built (a BaseException: the command's error
+    handlers do not turn it into an exit code)."""
+
+
+def _what_the_runs_read(argv, monkeypatch) -> dict:
+    """The configs (both signs of Delta) and the approximation `figure mim-phases ARGV` would run,
+    through the command's own parsing, checks and signed configs, stopped before the runs."""
+    from dynsim.mim import cli_figures
+    from dynsim.mim.figure_options import signed_configs as signed
+    from dynsim.mim.level_checks import approx_option as approx
+
+    seen: dict = {}
+
+    def reading(value):
+        seen["approximation"] = approx(value)
+        return seen["approximation"]
+
+    def runs(base, args):
+        seen["configs"] = [c.to_dict() for c in signed(base, args)]
+        raise _Reached
+
+    monkeypatch.setattr(cli_figures, "approx_option", reading)
+    monkeypatch.setattr(cli_figures, "signed_configs", runs)
+    with pytest.raises(_Reached):
+        cli.main(["figure", "mim-phases", *argv, "--out", "/nonexistent/o"])
+    return seen
+
+
+def test_every_listed_option_reaches_the_runs(monkeypatch):
+    """Every option mim-phases lists changes what its runs read (a config field or the
+    approximation), against the same command without it. That the runs' numbers reach the written
+    arrays is the real run's: test_figure_mim_phases_writes_what_it_ran."""
+    base, changes = OPTION_CHANGES["mim-phases"]
     unchanged = []
     for option, (value, *needs) in changes.items():
-        key = tuple(needs)
-        if key not in baseline:
-            assert (
-                cli.main(
-                    [
-                        "figure",
-                        command,
-                        *base,
-                        *needs,
-                        "--out",
-                        str(tmp_path / f"base{len(baseline)}"),
-                    ]
-                )
-                == 0
-            )
-            baseline[key] = _data(tmp_path / f"base{len(baseline)}")
-        run = tmp_path / option.strip("-")
-        code = cli.main(["figure", command, *base, *needs, option, value, "--out", str(run)])
-        assert code == 0, capsys.readouterr().err
-        if _same(baseline[key], _data(run)):
+        before = _what_the_runs_read([*base, *needs], monkeypatch)
+        if _what_the_runs_read([*base, *needs, option, value], monkeypatch) == before:
             unchanged.append(option)
-    capsys.readouterr()
-    assert not unchanged, (
-        f"options of figure {command} whose changed value changes nothing written: {unchanged}"
-    )
+    assert not unchanged, f"options of figure mim-phases that change no run: {unchanged}"
+
+
+def test_figure_mim_phases_writes_what_it_ran(tmp_path, capsys, undrawn):
+    """One real run against one changed option: the arrays written follow the runs (a changed
+    mask ratio changes every FP record)."""
+    base, _ = OPTION_CHANGES["mim-phases"]
+    for name, extra in (("base", []), ("changed", ["--mask-ratio", "0.75"])):
+        code = cli.main(["figure", "mim-phases", *base, *extra, "--out", str(tmp_path / name)])
+        assert code == 0, capsys.readouterr().err
+    assert not _same(_data(tmp_path / "base"), _data(tmp_path / "changed"))
 
 
 # ------------------------------------------------------------------ colours, titles, heatmaps
