@@ -292,8 +292,8 @@ def _help_options(command):
 
 # For each figure command: a small base run, and for every option it lists a changed value (with any
 # further options it needs to be read). An option listed but absent here fails the completeness
-# test; a listed option whose changed value leaves every written array the same fails
-# `test_every_listed_option_changes_the_data`.
+# test; a listed option whose changed value leaves the runs' configs and approximation the same
+# fails `test_every_listed_option_reaches_the_runs`.
 MIM_PHASES_BASE = ["--P", "16", "--steps", "40", "--record-every", "4"]
 OPTION_CHANGES = {
     "mim-phases": (
