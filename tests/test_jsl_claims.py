@@ -158,3 +158,32 @@ def test_one_lemma_at_any_size_builds_no_ladder():
     for only in (None, frozenset({"Theorem 4.1"}), frozenset({"Theorem 3.1"})):
         with pytest.raises(ValueError, match="JSLConfig.D = 40 is invalid"):
             ci.ladder_configs(cfg, False, None, only)
+
+
+def test_theorem_3_1_not_applicable_where_every_classifier_errs_one_eighth():
+    """D = 10, C = 2, q = 0.5 meets q(D - C) >= C^2 but P[f* = 0] = 0.170 >= 1/8: every g errs that
+    much against f*, so 'P[f* g <= 0] >= 1/8' could not fail there (even the literal-phi GLM, of
+    error P[f* = 0], would hold it): not applicable, naming the separation."""
+    cfg = JSLConfig(D=10, C=2, q=0.5, N=400, n_test=2048)
+    assert reference.bayes_error_fstar(cfg) >= 0.125
+    for phi in claims_glm.PHI_CLASSES:
+        claim, _ = claims_glm.theorem_3_1(cfg, quick=True, seeds=2, phi=phi)
+        assert claim.verdict == "not applicable", (phi, claim.why())
+        assert "1/8 separates" in claim.why()
+
+
+def test_theorem_4_1_step_change_at_rounding_decides_nothing():
+    """A C = 2 ladder (D = 10, 12, 14, q(D - C) = 4) converges to the Bayes f*-error: gaps 5.6e-17,
+    4.2e-15, 8.3e-17 (the flow to t = 1e6), all zero up to the class sums' rounding. Their change is
+    not a rise of the gap; a real change (the default ladder's 0.01287 -> 0.01067) still decides."""
+    from types import SimpleNamespace
+
+    from dynsim.statistic import decide
+
+    def point(gap):
+        return SimpleNamespace(gap_fstar=gap, error_fstar_se=0.0)
+
+    rounding = ci.step_change(point(5.551115123125783e-17), point(4.191091917959966e-15))
+    assert decide(rounding, "<", 0.0) == "inconclusive"
+    assert decide(ci.step_change(point(0.01287), point(0.01067)), "<", 0.0) == "holds"
+    assert decide(ci.step_change(point(0.01067), point(0.01287)), "<", 0.0) == "fails"

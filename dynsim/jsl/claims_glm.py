@@ -24,6 +24,7 @@ from full.jsl import glm, population
 from . import data, reference
 from .config import JSLConfig
 from .ladder import ladder_config
+from .realistic_plan import separation_premise
 from .error import f_star
 
 GLM_STEPS, GLM_ETA = 500, 1.0  # the training budget (capped by cfg.steps)
@@ -152,6 +153,7 @@ def theorem_3_1(
         "a size outside the regime, D=16, C=4, q=0.5 (sign-of-count error "
         "0.080 < 1/8), is 'not applicable' "
         "(::test_theorem_3_1_not_applicable_where_a_glm_beats_one_eighth)",
+        premises=[separation_premise(cfg)],
         regime_violations=regime_violations(cfg)
         + (
             []

@@ -37,7 +37,7 @@ from full.jsl import population
 
 from . import claims_glm
 from .config import JSLConfig
-from .ladder import Point, at_size, ladder_config, run_point
+from .ladder import FSTAR_MAX_CLASSES, Point, at_size, ladder_config, run_point
 from .checklist import COROLLARY, IDEALIZED, LADDER, MAX_FLOW_D, QUICK_LADDER
 
 JUDGED_TEMPERATURE = "unit"
@@ -325,14 +325,24 @@ def count_premise(points: list[Point], C: int) -> Premise:
     )
 
 
-def step_change(a: Point, b: Point) -> Statistic:
-    """gap(b) - gap(a) on the ladder: exact where both f* errors are (a standard error of 0), else
-    with its two-sided STEP_CONFIDENCE normal interval from the two Monte Carlo standard errors
-    (independent samples)."""
+def exact_rounding(dtype: str) -> float:
+    """Rounding of an exact f* error, a float sum of at most FSTAR_MAX_CLASSES class weights that
+    add up to at most 1: dynsim's rounding model (`dynsim.tolerances.rounding_tolerance`, SAFETY
+    sqrt(M) u, at t = 0 and scale 1), 2.5e-12 in float64."""
+    return float(rounding_tolerance(np.zeros(()), 1.0, FSTAR_MAX_CLASSES, dtype))
+
+
+def step_change(a: Point, b: Point, dtype: str = "float64") -> Statistic:
+    """gap(b) - gap(a) on the ladder: where both f* errors are exact (a standard error of 0), within
+    the rounding of the two class sums (`exact_rounding`: a change inside it, as between two gaps
+    that are both 0 up to rounding, decides nothing); else with its two-sided STEP_CONFIDENCE
+    normal interval from the two Monte Carlo standard errors (independent samples)."""
     diff = b.gap_fstar - a.gap_fstar
     se = math.hypot(a.error_fstar_se, b.error_fstar_se)
     if se == 0:
-        return stats.exact(diff)
+        half = 2 * exact_rounding(dtype)  # two class sums; the floors are exact to u
+        how = "exact up to the rounding of two class sums (dynsim.tolerances' model)"
+        return Statistic(diff, diff - half, diff + half, how, "gaps above the rounding")
     half = STEP_Z * se
     how = f"{STEP_CONFIDENCE:.0%} normal interval of two Monte Carlo f* errors"
     return Statistic(diff, diff - half, diff + half, how, "a larger Monte Carlo sample")
@@ -348,7 +358,9 @@ def theorem_4_1(points: list[Point], cfg: JSLConfig, confidence: float = CONFIDE
     gaps = [p.gap_fstar for p in points]
     trend = trends.fit(D, [max(g, 1e-300) for g in gaps], logy=True, confidence=confidence)
     steps = {
-        f"gap decreasing from D = {a.D} to D = {b.D}": Condition(step_change(a, b), "<", 0.0)
+        f"gap decreasing from D = {a.D} to D = {b.D}": Condition(
+            step_change(a, b, cfg.dtype), "<", 0.0
+        )
         for a, b in zip(points, points[1:])
     }
     not_associated = [p.D for p in points if p.patch_association != 1.0]
@@ -381,7 +393,8 @@ def theorem_4_1(points: list[Point], cfg: JSLConfig, confidence: float = CONFIDE
         f"Student-t interval of the OLS slope of log gap on D over {len(D)} sizes "
         f"(dynsim.trends.fit; log: the gap is positive and measured to fall by a "
         f"near-constant factor per size) must lie below 0; each step's change of the gap "
-        f"is exact where the f* error is (signed classes) and carries its "
+        f"is exact where the f* error is (signed classes), up to the rounding of the "
+        f"class sums ({2 * exact_rounding(cfg.dtype):.2g}), and carries its "
         f"{STEP_CONFIDENCE:.0%} normal Monte Carlo interval where it is sampled",
         negative_control="q(D - C) = 14.4 at D = 20, 24, 28 (q = 0.9, 0.72, 0.6; the flow "
         "converges to anti-association at D = 20, 24) fails on association; q "

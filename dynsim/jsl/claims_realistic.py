@@ -36,12 +36,13 @@ from . import realistic_runs, reference
 from .checklist import REALISTIC
 from .config import JSLConfig
 from .realistic_plan import (
-    DEFINITION_BOUND,
     Plan,
+    definition_premise,
     definition_values,
     plan_for,
     realistic_config,
     separation,
+    separation_premise,
 )
 from .stability import stability_premises
 
@@ -206,28 +207,9 @@ def runs_associated(associated: np.ndarray, confidence: float = CONFIDENCE) -> S
 
 def definition_premises(rc: JSLConfig) -> list[Premise]:
     """Definition 2.1 (f* labels almost every input) and Theorem 3.1's separation (P[f* = 0] below
-    its 1/8) at rc's D, C, q: exact (`realistic_plan.definition_values`), each below
-    `realistic_plan.DEFINITION_BOUND` (its derivation is there)."""
-    v = definition_values(rc)
-    how = (
-        "exact enumeration of the set counts (dynsim.jsl.reference.{}); 1/8: Theorem 3.1's constant"
-    )
-    return [
-        Premise(
-            "Definition 2.1: f* labels almost every input (P[y f* <= 0])",
-            v["p_y_f_star_not_positive"],
-            "<",
-            DEFINITION_BOUND,
-            how.format("mislabel_fstar"),
-        ),
-        Premise(
-            "Theorem 3.1's 1/8 separates (P[f* = 0], the error every F makes against f*)",
-            v["p_f_star_zero"],
-            "<",
-            DEFINITION_BOUND,
-            how.format("bayes_error_fstar"),
-        ),
-    ]
+    its 1/8) at rc's D, C, q: exact, each below `realistic_plan.DEFINITION_BOUND` (its derivation is
+    there)."""
+    return [definition_premise(rc), separation_premise(rc)]
 
 
 def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from dynsim.claims import Premise
+
 from . import reference
 from .config import JSLConfig
 
@@ -176,6 +178,35 @@ def definition_values(rc: JSLConfig) -> dict[str, float]:
         "p_y_f_star_not_positive": reference.mislabel_fstar(rc),
         "p_f_star_zero": reference.bayes_error_fstar(rc),
     }
+
+
+EXACT_HOW = (
+    "exact enumeration of the set counts (dynsim.jsl.reference.{}); 1/8: Theorem 3.1's constant"
+)
+
+
+def definition_premise(cfg: JSLConfig) -> Premise:
+    """Definition 2.1 at cfg's D, C, q: f* labels almost every input, P[y f* <= 0] below
+    DEFINITION_BOUND (exact)."""
+    return Premise(
+        "Definition 2.1: f* labels almost every input (P[y f* <= 0])",
+        reference.mislabel_fstar(cfg),
+        "<",
+        DEFINITION_BOUND,
+        EXACT_HOW.format("mislabel_fstar"),
+    )
+
+
+def separation_premise(cfg: JSLConfig) -> Premise:
+    """Theorem 3.1's 1/8 separates at cfg's D, C, q: every F errs at least P[f* = 0] against f*
+    (f* F <= 0 wherever f* = 0), so from 1/8 on the bound holds for every classifier (exact)."""
+    return Premise(
+        "Theorem 3.1's 1/8 separates (P[f* = 0], the error every F makes against f*)",
+        reference.bayes_error_fstar(cfg),
+        "<",
+        DEFINITION_BOUND,
+        EXACT_HOW.format("bayes_error_fstar"),
+    )
 
 
 def separation(rc: JSLConfig) -> str:
