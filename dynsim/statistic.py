@@ -4,7 +4,8 @@ from it (docs/claims.md, "The one verdict rule").
 A `Statistic` is a point value and an interval [low, high] that holds the truth with the stated
 confidence: exact (low = value = high: an enumeration, an exact probability, a deterministic run),
 the Student-t interval of a mean over independent runs (`mean`), or the interval of a fitted slope
-(`slope`). `decide(stat, relation, threshold)` is the rule every claim of every setting goes
+(`slope`), or the Clopper-Pearson interval of a fraction of yes/no outcomes (`proportion`).
+`decide(stat, relation, threshold)` is the rule every claim of every setting goes
 through: the statement `value relation threshold`
 
 - holds when the whole interval lies on the statement's side,
@@ -92,6 +93,23 @@ def mean(samples: Sequence[float], confidence: float = 0.95, unit: str = "seeds"
         np.std(x, ddof=1) / math.sqrt(x.size)
     )
     return Statistic(centre, centre - half, centre + half, how, more)
+
+
+def proportion(hits: Sequence[bool], confidence: float = 0.95, unit: str = "seeds") -> Statistic:
+    """The fraction of independent yes/no outcomes `hits` and its two-sided Clopper-Pearson (exact
+    binomial) `confidence` interval; no outcome gives a missing one."""
+    x = np.asarray(hits, dtype=bool).ravel()
+    _check_confidence(confidence)
+    n, k = x.size, int(np.sum(x))
+    how = f"{confidence:.0%} Clopper-Pearson over {n} {unit} ({k} yes)"
+    if n == 0:
+        return Statistic(math.nan, math.nan, math.nan, how, f"{unit}")
+    from scipy.stats import beta
+
+    tail = (1.0 - confidence) / 2
+    low = float(beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
+    high = float(beta.ppf(1.0 - tail, k + 1, n - k)) if k < n else 1.0
+    return Statistic(k / n, low, high, how, f"more {unit}")
 
 
 def slope(trend, unit: str = "sizes") -> Statistic:

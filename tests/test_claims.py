@@ -175,6 +175,16 @@ def test_mean_interval_is_students_t():
         statistic.Statistic(0.0, 1.0, -1.0)
 
 
+def test_proportion_is_clopper_pearson():
+    """4 of 4: the exact two-sided 95% interval is [0.025^(1/4), 1] = [0.3976, 1] (closed form for k
+    = n; rounding); 0 of 6: [0, 1 - 0.025^(1/6)] = [0, 0.4593]; none: missing."""
+    s = statistic.proportion([True] * 4)
+    assert s.value == 1.0 and s.high == 1.0 and abs(s.low - 0.025**0.25) < 1e-12
+    z = statistic.proportion([False] * 6)
+    assert z.low == 0.0 and abs(z.high - (1 - 0.025 ** (1 / 6))) < 1e-12
+    assert statistic.proportion([]).missing and "4 seeds (4 yes)" in s.how
+
+
 def test_invalid_verdict_and_relation_are_refused():
     with pytest.raises(ValueError, match="verdict"):
         claims.Claim("c", "s", "r", "g", 1.0, "d", 1.0, "passes", "n")
