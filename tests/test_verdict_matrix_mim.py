@@ -15,6 +15,13 @@ Scenarios (reduced level, mean_field, deterministic: a verdict is a property of 
   - gamma = 0.6, kappa_c = 0.75 at P = 1024: the leading order predicts 0.936, its own correction's
     band reaches above 1;
   - kappa_c = 0.72 at P = 256: Delta = -0.001, (1 - gamma) P^|Delta| = 0.50, not Omega(1);
+  - uneven areas: gamma = 0.7, kappa_c = 0.75 at P = 1024 (the --quick ladder's middle rung) and
+    kappa = (0.71, 0.35) at P = 4096 (its top rung): (1 - gamma) P^Delta, with the mean local size,
+    lies off 1 by more than the representative's rate band, but grid areas of other sizes (10
+    patches against a mean of 15; the representative's 20 against 18) have their own leading order
+    (1 - gamma) C_1^2 / (P C_n) on the other side of 1;
+  - eta = 50 at P = 256 (the --quick ladder's bottom rung, T = 9): one GD step moves A_global by
+    1.5, so Phase I lasts a step and its switch level is the step's overshoot, not a phase;
   - shrinking areas: local areas of 15, 12-16, 8-9, 6-8 patches at P = 144, 256, 576, 1024 (1500
     reference steps, every premise met): B ~ |A| / (z (1 - gamma) C) grows with P;
   - constructed: a real in-regime rung with one reading replaced, for the claims that cannot be
@@ -30,7 +37,7 @@ import pytest
 
 import reduced.mim
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED, RESOLUTION
-from dynsim.mim import checklist, diversity, ladder, theorems
+from dynsim.mim import checklist, diversity, ladder, premises, theorems
 
 BASE = theorems.base_config(steps=1000)
 quiet = lambda s: None  # noqa: E731
@@ -63,6 +70,17 @@ def scenario(name: str) -> tuple:
     if name == "gamma = 0.6":
         near = BASE.replace(mask_ratio=0.6, kappa_c=0.75)
         return (ladder.run_rung(near, 1024, 1000, quiet, beside=False),)
+    if name == "uneven areas":
+        uneven = (
+            (dict(mask_ratio=0.7, kappa_c=0.75), 1024),
+            (dict(kappa_s=0.35, kappa_c=0.71), 4096),
+        )
+        return tuple(
+            ladder.run_rung(BASE.replace(**change), P, 1000, quiet, beside=False)
+            for change, P in uneven
+        )
+    if name == "eta = 50":
+        return (ladder.run_rung(BASE.replace(eta=50.0), 256, 1000, quiet, beside=False),)
     if name == "kappa_c = 0.72":
         return (ladder.run_rung(BASE.replace(kappa_c=0.72), 256, 1000, quiet, beside=False),)
     if name == "shrinking areas":
@@ -103,13 +121,15 @@ CONSTRUCTED = {
         _no_switch,
     ),
     "Lemma 5.3 switch": (
-        "the switch level's own correction is <= 1/4, inside the band log(4) / 2; control: a "
+        "the switch level's own correction is <= 1/4, and a GD step that resolves Phase I adds at "
+        "most premises.STEP_RESOLUTION = log(4) / 2 - 1/4, inside the band log(4) / 2; control: a "
         "class without a switch past its takeoff",
         _no_switch,
     ),
     "rate ratio side": (
         "one GD step from Q = 0 measures Lemma 5.1's rates at Q = 0, which lie inside the "
-        "prediction's band by algebra; control: P = 256's ratio on the other side of 1",
+        "prediction's band (every local area's rate band and size factor) by algebra; "
+        "control: P = 256's ratio on the other side of 1",
         lambda rs: (dataclasses.replace(rs[0], initial_ratio=0.5), *rs[1:]),
     ),
     "Lemma 5.3 (b,c) small": (
@@ -156,6 +176,9 @@ MATRIX = (
         ("Thm 4.1 loss gap", "gamma = 0.6", NOT_APPLICABLE),
         ("Thm 4.1 loss gap", "kappa_c = 0.72", NOT_APPLICABLE),
         ("rate ratio side", "kappa_c = 0.72", HOLDS),
+        ("rate ratio side", "uneven areas", NOT_APPLICABLE),
+        ("Lemma 5.3 switch", "eta = 50", NOT_APPLICABLE),
+        ("Lemma 5.3 (b,c) small", "eta = 50", NOT_APPLICABLE),
         ("Sec. 5.4 PP small", "shrinking areas", FAILS),
     ]
     + [(c, f"constructed: {c}", FAILS) for c in CONSTRUCTED]
@@ -281,3 +304,31 @@ def test_only_judges_the_asked_claims_and_skips_the_measurements_runs():
     assert [c.claim for c in out] == ["Thm 4.1 loss gap"] and out[0].verdict == HOLDS
     # one rung, and neither the Delta < 0 run nor the Section 6 model
     assert len(seen) == 1 and theorems.runs(True, frozenset({"F.3 two-phase"})) == 3
+
+
+def test_the_rate_ratio_band_covers_every_local_area():
+    """Uneven areas: one rung per reading that used to fail (a 10-patch area two-phase under a
+    prediction below 1; the 20-patch representative's ratio below 1 under a prediction above 1),
+    each with its own leading order on the other side of the prediction's. Judged one rung at a
+    time, each is at the leading order's resolution, never "fails"."""
+    lower, upper = scenario("uneven areas")
+    assert lower.predicted_ratio < 1 and "two-phase" in lower.labels
+    assert upper.predicted_ratio > 1 > upper.initial_ratio
+    for rung in (lower, upper):
+        c = theorems.rate_ratio_claim([rung])
+        assert c.verdict == NOT_APPLICABLE and RESOLUTION in c.why(), c.why()
+
+
+def test_a_step_that_skips_phase_one_is_outside_the_switch_claims():
+    """eta = 50: the first GD step moves A_global by more than the switch band leaves beside the
+    flow's own correction, and the switch level lies outside the band (the discrete overshoot):
+    the Phase-I claims say "not applicable", naming the step."""
+    (rung,) = scenario("eta = 50")
+    assert rung.clusters[0].first_step_move > premises.STEP_RESOLUTION
+    offset = max(abs(level - pred) for *_, level, pred in rung.switches)
+    assert offset > math.log(premises.SWITCH_BAND) / 2
+    for claim in ("Lemma 5.3 switch", "Lemma 5.3 (b,c) small", "F.3 two-phase"):
+        why = theorems._LADDER_CLAIMS[claim]([rung], theorems.EPS).why()
+        assert "GD resolves Phase I" in why, (claim, why)
+    # the defaults resolve it: Phase I's largest step is a few hundredths
+    assert all(c.first_step_move < 0.05 for r in scenario("quick") for c in r.clusters)

@@ -133,15 +133,15 @@ CHECK_OPTIONS = (
         f"CI-sized ladder P = {', '.join(map(str, checklist.QUICK_LADDER))} "
         f"instead of P = {', '.join(map(str, checklist.LADDER))}: three rungs "
         "leave a trend 1 degree of freedom, too few to resolve Sec. 5.4 PP small's "
-        "slope (at the defaults it fails there and holds on the default ladder; "
-        "the claim says so)",
+        "slope (at the defaults it is not evaluated there, inconclusive, and holds on "
+        "the default ladder)",
         action="store_true",
         verbs=("check-theorems",),
         group=CHECK_GROUP,
     ),
     Option(
         "--eps",
-        f"Theorem 4.1's eps: loss gap <= eps, attention >= 1 - sqrt(2 eps); below "
+        f"Theorem 4.1's eps: loss gap <= eps (the attention it implies is reported); below "
         f"{checklist.EPS} every run is lengthened by {checklist.EPS}/eps (T* grows like "
         f"1/eps) (default: {checklist.EPS})",
         type=eps_option,

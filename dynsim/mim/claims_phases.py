@@ -16,6 +16,7 @@ from .premises import (
     CONFIDENCE,
     MEAN_FIELD_Q_RATES,
     PHASE_MARGIN,
+    SWITCH_BAND,
     SWITCH_CORRECTION,
     delta_premise,
     drop_resolution_premise,
@@ -24,13 +25,12 @@ from .premises import (
     margin_premise,
     mean_field_premise,
     rate_resolution_premise,
+    step_premise,
     where,
 )
 
 # Phase I must at least halve the global attention: drop of A_global >= log 2 / z
 PHASE_DROP = math.log(2.0)
-# "~" read as Attn_1^2 / Attn_n within [1/4, 4]: a level offset of at most log(4) / 2z
-SWITCH_BAND = 4.0
 STATEMENT_53 = (
     "Lemma 5.3: under the conditions of Theorem 4.1, for Delta > 0 and local p there "
     "is an iteration T1 at which (a) the dominant effect switches, Attn_1^2 ~ Attn_n, "
@@ -89,6 +89,7 @@ def two_phase_claim(rung: ladder.Rung) -> Claim:
             delta_premise([rung]),
             margin,
             drop_resolution_premise(rung, [r["margin"] for r in rows]),
+            step_premise([rung]),
             mean_field_premise([rung], MEAN_FIELD_Q_RATES),
         ],
         derivation="log 2: a stated definition of a phase (the global attention at least halves "
@@ -221,6 +222,7 @@ def _switch_premises(rungs: Sequence[ladder.Rung]) -> list[Premise]:
             (margin_premise(r) for r in rungs),
             key=lambda m: (not math.isnan(m.measured), m.measured),
         ),
+        step_premise(rungs),
         mean_field_premise(rungs, MEAN_FIELD_Q_RATES),
     ]
 

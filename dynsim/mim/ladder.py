@@ -110,6 +110,9 @@ class Cluster:
     phase1_other_fp: float
     phase1_max_B: float
     c_min: int  # the smallest area of cluster k
+    # |dA_global| of the representative over the first GD step from Q = 0: Phase I's largest step
+    # (the fall rate Attn_1 [Attn_1 (1 - Attn_1) + ...] shrinks as Attn_1 falls below 2/3)
+    first_step_move: float = math.nan
 
 
 def steps_at(
@@ -290,7 +293,15 @@ def representative(t, first, cfg: MIMConfig, k: int) -> Cluster:
         phase1_other_fp=ph1["phase1_other_fp"],
         phase1_max_B=ph1["phase1_max_B"],
         c_min=min(len(a) for a in cfg.areas[k]),
+        first_step_move=first_move(first, p, k, cfg),
     )
+
+
+def first_move(first, p: int, k: int, cfg: MIMConfig) -> float:
+    """|A_{p,v_{k,1}}(1) - A_{p,v_{k,1}}(0)|: how far one GD step from Q = 0 moves query p's global
+    FP correlation (`first` is `first_step`'s run)."""
+    fp = records.patch_series(first, "fp_corr", p, k, cfg)
+    return float(abs(fp[1, 0] - fp[0, 0]))
 
 
 def first_nan_or(values: np.ndarray, pick) -> int:
