@@ -128,7 +128,7 @@ MATRIX = [
     ),
     (
         "Lemma 4.2 (realistic)",
-        "N = 8000, 1500 steps",
+        "N = 8000, 5300 steps (the quick plan's horizon)",
         HOLDS,
         "test_jsl_claims_realistic.py::test_lemma_4_2_holds_in_regime",
     ),
@@ -146,11 +146,29 @@ MATRIX = [
     ),
     (
         "Theorem 4.2",
-        "N = 500 only",
-        FAILS,
-        "test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples",
+        "N = 500 only, to the flow's horizon: under-sampled GD crosses its stability edge",
+        NA,
+        "test_jsl_claims_realistic.py::test_too_few_samples_leave_gd_off_its_flow",
     ),
     ("Theorem 4.2", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
+    (
+        "Theorem 4.2",
+        "N = 500, 1500 steps (t = 120 short of the flow's end of Event II, t = 421): under-trained",
+        NA,
+        "test_jsl_claims_realistic.py::test_under_training_is_not_a_verdict",
+    ),
+    (
+        "Theorem 5.1",
+        "A from a pretraining of 1500 steps (short of the flow's end of Event II): under-trained",
+        NA,
+        "test_jsl_claims_realistic.py::test_under_training_is_not_a_verdict",
+    ),
+    (
+        "Lemma 4.2 (realistic)",
+        "1 step: short of the flow's end of Event I",
+        NA,
+        "test_jsl_claims_realistic.py::test_no_trained_claim_holds_after_one_step",
+    ),
     ("Lemma 4.2 (realistic)", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
     (
         "Theorem 4.2",
@@ -200,6 +218,13 @@ MATRIX = [
 # claim -> outcomes it cannot reach, and why (docs/claims.md says the same)
 UNREACHABLE = {
     "Lemma 4.1": {FAILS: "an exact symmetry: from a start on the manifold only a defect breaks it"},
+    "Theorem 4.2": {
+        FAILS: "inside its premises (past the flow's end of Event II, GD within its stability edge "
+        "at the judged N, Definition 2.1 and the separation) no run found leaves most seeds "
+        "unassociated: a too-small N crosses the stability edge first (not applicable), a short "
+        "run misses the horizon (not applicable); the claim's own negative control is the "
+        "inconclusive 2-seed row and the rule's tests (tests/test_claims.py)"
+    },
     "Figure 2": {
         NA: "a search that never leaves the linear plateau is 'not evaluated', not a premise"
     },

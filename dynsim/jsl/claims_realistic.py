@@ -9,12 +9,14 @@ horizon, keeping cfg's p, nu, sigma_A, omega, seed and cfg.steps capped at the h
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional
 
 import numpy as np
 from scipy.stats import beta
 
+import reduced.jsl
 from dynsim import progress, recording, trends
 from dynsim import statistic as stats
 from dynsim.claims import (
@@ -26,13 +28,14 @@ from dynsim.claims import (
     Premise,
     judge,
     not_evaluated,
+    reached_horizon,
     wanted,
 )
 from dynsim.statistic import Statistic
 from dynsim.store import Store
 from full.jsl import fig2, transfer
 
-from . import realistic_runs, reference
+from . import events, realistic_runs, reference
 from .checklist import REALISTIC
 from .config import JSLConfig
 from .realistic_plan import (
@@ -65,20 +68,111 @@ FIG2_DEFAULTS = dict(
 CLAIMS = REALISTIC
 THEOREM_5_1_NAME = "Theorem 5.1"
 
+# The horizons of the realistic claims come from the exact population gradient flow of (P) at the
+# realistic size (`reduced.jsl`, the idealized process Theorem 4.2's realistic run approaches),
+# never from the judged runs. The flow starts at the realistic start's mean projection (alpha,
+# gamma, rho) = (0, 0, 0): E<v0, w*> = 0 and the orbit means of A0's N(0, omega^2) entries are 0.
+FLOW_START = (0.0, 0.0, 0.0)
+# flow time searched for the events, at least eta T: ten times the default plan's end of Event II
+# (t = 1045 at D = 10, C = 2, q = 0.5); an event not reached by then is not reached by eta T either
+FLOW_SPAN = 1e4
+# log-spaced saves from t = eta: each event time is the first save at or after the crossing, at most
+# a factor (FLOW_SPAN / eta)^(1 / FLOW_SAVES) = 1.0058 (eta = 0.1) late: the premise errs strict
+FLOW_SAVES = 2000
 
-def n_ladder(plan: Plan, only) -> tuple[int, ...]:
+
+@functools.lru_cache(maxsize=16)
+def _flow_events(cfg: JSLConfig, t_max: float) -> tuple[Optional[float], Optional[float]]:
+    traj = reduced.jsl.simulate(
+        cfg, FLOW_START, method="flow", t_max=t_max, saves=FLOW_SAVES, t_min=cfg.eta
+    )
+    found = events.detect(traj)
+    steps, t = list(np.asarray(traj.steps)), np.asarray(traj["t"], float)
+
+    def time(step):
+        return None if step is None else float(t[steps.index(step)])
+
+    return time(found.T0), time(found.T1_attention)
+
+
+def flow_events(rc: JSLConfig) -> dict[str, Optional[float]]:
+    """{"T0", "T1", "t_max"}: the flow times (t = eta x steps) at which the exact population
+    gradient flow of (P) at rc's D, C, p, q, nu, sigma_A ends Event I (alpha at 95% of its rise)
+    and Event II ((C-1) Gamma > (D-C) Xi: the own set dominates the attention; `events.detect`),
+    from FLOW_START, searched to t_max = max(FLOW_SPAN, eta T) (None: not reached by then)."""
+    t_max = max(FLOW_SPAN, rc.eta * rc.steps)
+    # the flow reads neither the sample sizes, the seed nor the start's spread: one solve per size
+    key = rc.replace(N=1, n_test=1, seed=0, steps=1, record_every=1)
+    T0, T1 = _flow_events(key, t_max)
+    return {"T0": T0, "T1": T1, "t_max": t_max}
+
+
+def flow_horizon(rc: JSLConfig, event: str, what: str, why: str) -> Premise:
+    """`dynsim.claims.reached_horizon`: the run's flow time eta T is past the flow's `event` ("T0":
+    end of Event I, "T1": end of Event II), read as t_flow / (eta T) <= 1 (an event the flow does
+    not reach by its search: inf, never met)."""
+    ev = flow_events(rc)
+    t_flow = ev[event]
+    t_run = rc.eta * rc.steps
+    ratio = math.inf if t_flow is None else t_flow / t_run
+    said = f"t_flow = {t_flow:.4g}" if t_flow is not None else f"not reached by t = {ev['t_max']:g}"
+    return reached_horizon(
+        ratio,
+        1.0,
+        f"{said} against eta T = {t_run:g}: the exact population gradient flow of (P) at D = "
+        f"{rc.D}, C = {rc.C}, q = {rc.q} from the realistic start's mean projection (0, 0, 0), "
+        f"not the judged runs; {why}",
+        what,
+    )
+
+
+def association_horizon(rc: JSLConfig) -> Premise:
+    """Theorems 4.2 and 5.1 (its pretraining): eta T past the flow's end of Event II."""
+    return flow_horizon(
+        rc,
+        "T1",
+        "past the flow's end of Event II, t_flow / (eta T)",
+        "Event II, where A learns the association, ends at T1 in [T0, T] (Section 4.1): T1 = the "
+        "first time (C-1) Gamma > (D-C) Xi (docs/derivations/jsl.md §5)",
+    )
+
+
+def line_horizon(rc: JSLConfig) -> Premise:
+    """Lemma 4.2 on a run from a random v0: eta T past the flow's end of Event I."""
+    return flow_horizon(
+        rc,
+        "T0",
+        "past the flow's end of Event I, t_flow / (eta T)",
+        "before Event I ends alpha has not risen from its random start, so v is that start, not "
+        "yet the lemma's line (T0: alpha at 95% of its rise, events.detect)",
+    )
+
+
+def decided_without_runs(rc: JSLConfig) -> bool:
+    """Theorems 4.2 and 5.1 are "not applicable" at rc whatever a run does: an exact premise
+    (Definition 2.1 or the separation, `definition_premises`) fails at its D, C, q."""
+    return not all(p.met for p in definition_premises(rc))
+
+
+def n_ladder(plan: Plan, only, cfg: Optional[JSLConfig] = None) -> tuple[int, ...]:
     """The N of the realistic runs the asked claims need: the whole ladder for Theorem 4.2, else its
-    largest N for Lemma 4.2 and Theorem 5.1, else none."""
+    largest N for Lemma 4.2 and Theorem 5.1, else none; where the exact premises of Theorems 4.2
+    and 5.1 fail at `realistic_config(cfg, plan)` (cfg None: JSLConfig()), the largest N for Lemma
+    4.2 only."""
+    if decided_without_runs(realistic_config(cfg or JSLConfig(), plan)):
+        return plan.n_ladder[-1:] if wanted(only, LEMMA_4_2) else ()
     if wanted(only, "Theorem 4.2"):
         return plan.n_ladder
     return plan.n_ladder[-1:] if wanted(only, LEMMA_4_2, THEOREM_5_1_NAME) else ()
 
 
-def total_runs(quick: bool, only=None, plan: Optional[Plan] = None) -> int:
+def total_runs(
+    quick: bool, only=None, plan: Optional[Plan] = None, cfg: Optional[JSLConfig] = None
+) -> int:
     """Progress units `realistic_items` advances: one per N of the ladder, the shuffled control,
     transfer, Figure 2."""
     plan = plan or plan_for(quick)
-    Ns = n_ladder(plan, only)
+    Ns = n_ladder(plan, only, cfg)
     return (
         len(Ns)
         + (only is None)
@@ -93,7 +187,7 @@ def pending_seeds(
     """The N of each realistic seed `realistic_items` would compute that is not stored under `root`
     (None: nothing stored), and how many seeds the claims need in all."""
     plan = plan or plan_for(quick)
-    runs = [(N, False) for N in n_ladder(plan, only)]
+    runs = [(N, False) for N in n_ladder(plan, only, cfg)]
     runs += [(plan.n_ladder[0], True)] if runs and only is None else []  # the shuffled control
     return realistic_runs.missing(realistic_config(cfg, plan), runs, seeds, root), len(runs) * seeds
 
@@ -141,14 +235,14 @@ def lemma_4_2(
         relation="<=",
         threshold=1.0,
         at=f"seed {int(np.argmax(ratio))}, N = {rc.N}",
-        premises=premises,
+        premises=[line_horizon(rc), *premises],
         derivation=f"sampling argument of dynsim.jsl.realistic_runs: the noise part of the "
         f"N-sample v-gradient on the line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), "
         f"balanced by the off-line curvature sigma^2 h; bound = |G|_F "
         f"sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = "
         f"{realistic_runs.LEMMA_4_2_CONFIDENCE} per seed, capped at 1",
-        negative_control="shuffled training labels (v is then not on the line: tan >> 1) or a "
-        "1-step run (v has barely left its random start); "
+        negative_control="shuffled training labels (v is then not on the line: tan >> 1); a "
+        "1-step run is not applicable (before the flow's end of Event I); "
         "tests/test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels, "
         "::test_no_trained_claim_holds_after_one_step",
         details={
@@ -212,10 +306,62 @@ def definition_premises(rc: JSLConfig) -> list[Premise]:
     return [definition_premise(rc), separation_premise(rc)]
 
 
+THEOREM_4_2 = (
+    "Assume that we run GD on (E) for T iterations with parameters set as in Parametrization 3.1. "
+    "Assume that the number of samples is N = poly(d). With high probability, the model 1. learns "
+    "patch association i.e. for all l in [L] and i in S_l, Top_C{A_ij^(T)}_j = S_l. 2. fits the "
+    "labeling function i.e. P_D[f*(X) F(X) > 0] >= 1 - o(1). (Theorem 4.2)"
+)
+THEOREM_4_2_READING = (
+    "the probability that a run's A is associated on EVERY row (Top_C of each row = own set) at T, "
+    "at the largest N of the ladder, estimated from independent seeds (the w.h.p.), with the "
+    "condition that the mean f*-error over seeds at that N is below the exact f*-error of the "
+    "sign-of-count GLM (labels f*, f* = 0 and T = 0 counted as errors; the error against y is in "
+    "details). The fraction per N and its trend in log N are reported, not judged (the theorem "
+    "asks N = poly(d), not monotonicity in N)"
+)
+THEOREM_4_2_DERIVATION = (
+    "1/2: w.h.p. (probability 1 - o(1), no finite constant) read at its weakest finite meaning, a "
+    "run associates more often than not; the whole Clopper-Pearson interval of the per-run "
+    "probability must lie above it (n of n seeds decide it from n = 6 on at 95%; 0 of n fail it "
+    "from n = 6); the f*-error condition by the 95% Student-t interval of its mean over seeds "
+    "against the exact line reference.glm_error_fstar. The horizon: eta T at least the exact "
+    "population gradient flow's end of Event II at the same size (the paper's T1 in [T0, T]), from "
+    "the flow, not the judged seeds"
+)
+THEOREM_4_2_CONTROL = (
+    "inside its premises no run found fails it: a ladder whose largest N is too small (N = 500) "
+    "crosses GD's stability edge before the horizon, and a run short of the horizon (1 step) is "
+    "not applicable; 2 seeds leave it inconclusive; "
+    "tests/test_jsl_claims_realistic.py::test_too_few_samples_leave_gd_off_its_flow, "
+    "::test_no_trained_claim_holds_after_one_step, "
+    "::test_theorem_4_2_is_inconclusive_on_too_few_seeds"
+)
+
+
+def theorem_4_2_without_runs(rc: JSLConfig) -> Claim:
+    """Theorem 4.2 where an exact premise (Definition 2.1 or the separation) fails at rc's size:
+    "not applicable" without a run (the paper says nothing there)."""
+    return judge(
+        "Theorem 4.2",
+        reading_class=ORDER,
+        statement=THEOREM_4_2,
+        reading=THEOREM_4_2_READING,
+        regime=f"D={rc.D}, C={rc.C}, q={rc.q}: {separation(rc)}; no run made",
+        measured=math.nan,
+        relation=">",
+        threshold=0.5,
+        premises=definition_premises(rc),
+        derivation=THEOREM_4_2_DERIVATION,
+        negative_control=THEOREM_4_2_CONTROL,
+        details=definition_values(rc),
+    )
+
+
 def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
     """Theorem 4.2: the per-run probability of association at T at the largest N (w.h.p.), with the
-    f*-error there below the exact sign-of-count GLM's; Definition 2.1 and the separation as
-    premises."""
+    f*-error there below the exact sign-of-count GLM's; the flow horizon (`association_horizon`),
+    GD stability, Definition 2.1 and the separation as premises."""
     Ns = sorted(ladder)
     frac = [float(np.mean(_associated(ladder[N][0])[-1])) for N in Ns]
     big = ladder[Ns[-1]][1]
@@ -228,39 +374,21 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
     trend = trends.fit(Ns, frac, logx=True) if len(Ns) >= 3 else None
     return judge(
         "Theorem 4.2",
-        reading_class="order",
-        statement="Assume that we run GD on (E) for T iterations with parameters set as in "
-        "Parametrization 3.1. Assume that the number of samples is N = poly(d). With "
-        "high probability, the model 1. learns patch association i.e. for all l in "
-        "[L] and i in S_l, Top_C{A_ij^(T)}_j = S_l. 2. fits the labeling function "
-        "i.e. P_D[f*(X) F(X) > 0] >= 1 - o(1). (Theorem 4.2)",
-        reading="the probability that a run's A is associated on EVERY row (Top_C of each row = "
-        "own set) at T, at the largest N of the ladder, estimated from independent seeds "
-        "(the w.h.p.), with the condition that the mean f*-error over seeds at that N is "
-        "below the exact f*-error of the sign-of-count GLM (labels f*, f* = 0 and T = 0 "
-        "counted as errors; the error against y is in details). The fraction per N and "
-        "its trend in log N are reported, not judged (the theorem asks N = poly(d), not "
-        "monotonicity in N)",
+        reading_class=ORDER,
+        statement=THEOREM_4_2,
+        reading=THEOREM_4_2_READING,
         regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is "
         f"capped: the overfitting horizon is reported beside",
         measured=runs_associated(_associated(ladder[Ns[-1]][0])[-1]),
         relation=">",
         threshold=0.5,
         at=f"N = {Ns[-1]}, T = {rc.steps}",
-        premises=stability_premises(rc, ladder) + definition_premises(rc),
-        derivation="1/2: w.h.p. (probability 1 - o(1), no finite constant) read at its weakest "
-        "finite meaning, a run associates more often than not; the whole Clopper-Pearson "
-        "interval of the per-run probability must lie above it (n of n seeds decide it from "
-        "n = 6 on at 95%; 0 of n fail it from n = 6); the f*-error condition by the "
-        f"95% Student-t interval of its mean over seeds against the exact line "
-        f"reference.glm_error_fstar = {glm_fstar:.4g} (the GLM of Theorem 3.1 that knows "
-        "w*). T is the plan's horizon (realistic_plan: the default's 37,500 steps is 1.25 "
-        "times the latest association time of the same seeds this claim judges, not derived "
-        "from the flow; --quick's 2000 from every seed associated by step 1500 at N = 8000)",
-        negative_control="a 1-step run, or a ladder whose largest N is too small for "
-        "association by T; "
-        "tests/test_jsl_claims_realistic.py::test_theorem_4_2_fails_with_too_few_samples, "
-        "::test_no_trained_claim_holds_after_one_step",
+        # stability on the largest N only: the claim reads that rung; the others are reported
+        premises=[association_horizon(rc)]
+        + stability_premises(rc, {Ns[-1]: ladder[Ns[-1]]})
+        + definition_premises(rc),
+        derivation=THEOREM_4_2_DERIVATION + f" (the GLM line here: {glm_fstar:.4g})",
+        negative_control=THEOREM_4_2_CONTROL,
         conditions={
             "f*-error below the GLM's": Condition(
                 stats.mean(err_fstar, CONFIDENCE), "<", glm_fstar
@@ -307,13 +435,21 @@ def transfer_errors(rc: JSLConfig, pretrained: dict, plan: Plan) -> dict:
 
 
 def theorem_5_1(
-    rc: JSLConfig, pretrained: dict, plan: Plan, label: str = "pretrained on the largest N"
+    rc: JSLConfig,
+    pretrained: dict,
+    plan: Plan,
+    label: str = "pretrained on the largest N",
+    pretraining: Optional[JSLConfig] = None,
 ) -> list:
     """Theorem 5.1 read sample-matched against f*: at the smallest N~ the pretrained A's f*-error
     is below the same-N~ GLM's and A at init's (paired over seeds, one rule), the pretrained A
-    associated; Definition 2.1 and the separation as premises. The paired difference against A at
-    init per N~ and the trend in N~ are measurements."""
+    associated; Definition 2.1 and the separation as premises, and where A comes from a realistic
+    pretraining (`pretraining`: its config; None for a constructed A) that run's horizon
+    (`association_horizon`). The paired difference against A at init per N~ and the trend in N~
+    are measurements."""
     premises = definition_premises(rc)
+    if pretraining is not None:
+        premises = [association_horizon(pretraining), *premises]
     text = dict(
         reading_class="order",
         statement=THEOREM_5_1,
@@ -329,14 +465,17 @@ def theorem_5_1(
         derivation="0: 'transfers with N~ <= polylog(D) samples' read as beating, at the same "
         "N~, every learner without patch association that the code has (the GLM and A at "
         "init); each difference by the 95% Student-t interval of its mean over seeds (the "
-        "one rule: holds when the interval lies below 0, fails when above)",
+        "one rule: holds when the interval lies below 0, fails when above). A pretrained A "
+        "(subsection 4.2: Theorem 4.2's run) must come from a pretraining past the exact "
+        "gradient flow's end of Event II, as Theorem 4.2's horizon",
         negative_control="A at initialization as the pretrained A (its difference to A at init "
         "is 0 on every seed) and an anti-associated A (gamma = -1, rho = 0.3: it changes A "
         "but learns no association) fail; tests/test_verdict_matrix.py, "
         "tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init",
     )
     if not all(p.met for p in premises):
-        # the paper says nothing where its definitions fail: no transfer is run
+        # the paper says nothing where its definitions fail or A was not pretrained to its
+        # horizon: no transfer is run
         return [
             judge(
                 THEOREM_5_1_NAME,
@@ -539,47 +678,51 @@ def realistic_items(
     rc = realistic_config(cfg, plan)
     run = realistic_runs.runner(store, log, executor)
     ladder = {}
-    for N in n_ladder(plan, only):
+    for N in n_ladder(plan, only, cfg):
         log(f"realistic: N = {N}, {rc.steps} steps, {seeds} seeds ...")
         ladder[N] = run(rc.replace(N=N), seeds)
         progress.advance()
     items: list = []
-    if ladder:
-        big = rc.replace(N=plan.n_ladder[-1])
-        final = ladder[plan.n_ladder[-1]][1]
-        if wanted(only, LEMMA_4_2):
-            items.append(
-                lemma_4_2(
-                    big, final, seeds, premises=stability_premises(big, {big.N: ladder[big.N]})
-                )
-            )
-        if wanted(only, "Theorem 4.2"):
+    big = rc.replace(N=plan.n_ladder[-1])
+    decided = decided_without_runs(rc)  # Theorems 4.2 and 5.1 not applicable: no run of theirs
+    if ladder and wanted(only, LEMMA_4_2):
+        premises = stability_premises(big, {big.N: ladder[big.N]})
+        items.append(lemma_4_2(big, ladder[big.N][1], seeds, premises=premises))
+    if wanted(only, "Theorem 4.2"):
+        if decided:
+            items.append(theorem_4_2_without_runs(rc))
+        else:
             marks = np.asarray(recording.recorded_steps(rc.steps, rc.record_every))
             items += [theorem_4_2(rc, ladder, seeds), horizon_measurement(rc, ladder, marks)]
-        if only is None:
-            # the control at the smallest N: it only has to show tan >> bound, and costs least there
-            small = rc.replace(N=plan.n_ladder[0])
-            log(f"realistic: shuffled labels at N = {small.N} (Lemma 4.2 control reported) ...")
-            shuffled = run(small, seeds, shuffle=True)
-            progress.advance()
-            items.append(
-                Measurement(
-                    "Lemma 4.2 shuffled-label control",
-                    "max over seeds of tan/bound with "
-                    f"shuffled labels at N = {small.N} (must exceed 1)",
-                    lemma_4_2(small, shuffled[1], seeds, shuffled=True).measured,
-                )
+    if ladder and only is None:
+        # the control at the smallest N: it only has to show tan >> bound, and costs least there
+        small = rc.replace(N=plan.n_ladder[0])
+        log(f"realistic: shuffled labels at N = {small.N} (Lemma 4.2 control reported) ...")
+        shuffled = run(small, seeds, shuffle=True)
+        progress.advance()
+        items.append(
+            Measurement(
+                "Lemma 4.2 shuffled-label control",
+                "max over seeds of tan/bound with "
+                f"shuffled labels at N = {small.N} (must exceed 1)",
+                lemma_4_2(small, shuffled[1], seeds, shuffled=True).measured,
             )
-        if wanted(only, THEOREM_5_1_NAME):
-            log("transfer (Theorem 5.1) ...")
-            if np.all(np.isfinite(final["A"][:1])):
-                items += theorem_5_1(big, {"A": final["A"][:1], "A0": final["A0"][:1]}, plan)
-            else:
-                why = "the realistic pretraining diverged (non-finite A): nothing to transfer"
-                items.append(
-                    not_evaluated(THEOREM_5_1_NAME, why, statement=THEOREM_5_1, reading_class=ORDER)
-                )
-            progress.advance()
+        )
+    if wanted(only, THEOREM_5_1_NAME):
+        log("transfer (Theorem 5.1) ...")
+        if decided:
+            # its exact premises fail: not applicable before any pretraining or transfer
+            items += theorem_5_1(big, {}, plan, pretraining=big)
+        elif np.all(np.isfinite(ladder[big.N][1]["A"][:1])):
+            final = ladder[big.N][1]
+            A = {"A": final["A"][:1], "A0": final["A0"][:1]}
+            items += theorem_5_1(big, A, plan, pretraining=big)
+        else:
+            why = "the realistic pretraining diverged (non-finite A): nothing to transfer"
+            items.append(
+                not_evaluated(THEOREM_5_1_NAME, why, statement=THEOREM_5_1, reading_class=ORDER)
+            )
+        progress.advance()
     if wanted(only, "Figure 2"):
         items += figure_2(plan, min(cfg.steps, plan.fig2_steps), cfg.seed, log)
     if only is not None:

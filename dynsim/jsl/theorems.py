@@ -20,7 +20,7 @@ CLAIMS = claims_idealized.CLAIMS + claims_realistic.CLAIMS
 def runs(cfg: JSLConfig, *, quick: bool, seeds: int, sizes=None, only=None, plan=None) -> int:
     """Runs `check_theorems` makes (the progress bar's total)."""
     return claims_idealized.runs(cfg, quick, sizes, only) + claims_realistic.total_runs(
-        quick, only, plan
+        quick, only, plan, cfg
     )
 
 
