@@ -37,9 +37,18 @@ import math
 import re
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-import numpy as np
 
 from dynsim import statistic as stats
+from dynsim.premises import (  # noqa: F401 (the claims' API: a claim declares its premises)
+    HORIZON,
+    RESOLUTION,
+    Premise,
+    fmt,
+    compare,
+    flag,
+    reached_horizon,
+    resolved,
+)
 from dynsim.statistic import Statistic
 from dynsim.trajectory import strict_json
 
@@ -57,88 +66,6 @@ EXIT_TEXT = (
 )
 LITERAL, ORDER = "literal", "order"
 READING_CLASSES = (LITERAL, ORDER)
-
-
-@dataclasses.dataclass
-class Premise:
-    """One premise of a statement, checked by a measurement that can come out false: met iff
-    `measured relation threshold`. A missing quantity (NaN) is never met: `judge` then says "not
-    evaluated", naming it."""
-
-    name: str  # what the statement assumes, e.g. "Event I happened (alpha rose from t = 0)"
-    measured: float
-    relation: str
-    threshold: float
-    how: str = ""  # the measurement, in a few words
-
-    def __post_init__(self) -> None:
-        if self.relation not in RELATIONS:
-            raise ValueError(
-                f"Premise.relation = {self.relation!r} is invalid: must be one of {RELATIONS}"
-            )
-        self.measured = math.nan if self.measured is None else float(self.measured)
-        self.threshold = float(self.threshold)
-
-    @property
-    def met(self) -> bool:
-        """`measured relation threshold` (False when measured is NaN)."""
-        return compare(self.measured, self.relation, self.threshold)
-
-    @property
-    def missing(self) -> bool:
-        return bool(np.isnan(self.measured))
-
-    def describe(self) -> str:
-        value = (
-            "not measured"
-            if self.missing
-            else f"{_fmt(self.measured)} {self.relation} {_fmt(self.threshold)}"
-            if self.met
-            else f"{_fmt(self.measured)}, needs {self.relation} {_fmt(self.threshold)}"
-        )
-        return f"{self.name} ({value}{', ' + self.how if self.how else ''})"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "met": self.met}
-
-
-def flag(name: str, value: Optional[bool], how: str = "") -> Premise:
-    """A yes/no premise: met iff `value` is True; None (not measured) is never met."""
-    return Premise(name, math.nan if value is None else float(bool(value)), ">=", 1.0, how)
-
-
-# the premises every trained-model claim passes, declared once: the run reached its horizon, and a
-# leading-order prediction resolves the comparison it is used for
-
-HORIZON = "the run reached its horizon"
-RESOLUTION = "the leading order resolves the comparison"
-
-
-def reached_horizon(late_move: float, bound: float, how: str, what: str = "") -> Premise:
-    """The run reached its horizon: a measured convergence or event criterion, `late_move <=
-    bound` (e.g. the fraction of the quantity's total move made in the run's last stretch), never
-    "the steps ran". Violated: "not applicable" (under-training is never a verdict)."""
-    return Premise(HORIZON + (f" ({what})" if what else ""), late_move, "<=", bound, how)
-
-
-def resolved(prediction: float, threshold: float, correction: float, how: str) -> Premise:
-    """A leading-order `prediction` judged against `threshold` decides only outside its own error:
-    met iff |prediction - threshold| > `correction` (the measured or derived size of the next
-    order), read as the ratio |prediction - threshold| / correction > 1. Inside the band the claim
-    is "not applicable: at the leading order's resolution"."""
-    gap = abs(float(prediction) - float(threshold))
-    if correction == 0:  # no correction: any gap resolves it, none does not
-        ratio = math.inf if gap > 0 else 0.0
-    else:
-        ratio = gap / float(correction)
-    return Premise(
-        f"{RESOLUTION} (|{_fmt(prediction)} - {_fmt(threshold)}| against the leading order's "
-        f"correction {_fmt(correction)})",
-        ratio,
-        ">",
-        1.0,
-        how,
-    )
 
 
 @dataclasses.dataclass
@@ -214,10 +141,10 @@ class Claim:
         stat = self.statistic
         if stats.decide(stat, self.relation, self.threshold) == stats.FAILS:
             parts.append(
-                f"measured {_fmt(self.measured)} is not {self.relation} {_fmt(self.threshold)}"
+                f"measured {fmt(self.measured)} is not {self.relation} {fmt(self.threshold)}"
                 if stat.exact
                 else f"measured {stat.describe()} lies wholly outside {self.relation} "
-                f"{_fmt(self.threshold)}"
+                f"{fmt(self.threshold)}"
             )
         failed = [k for k, v in self.details.get("conditions", {}).items() if not v]
         if failed:
@@ -229,8 +156,8 @@ class Claim:
                 + (
                     ""
                     if parts
-                    else f" (the main comparison {_fmt(self.measured)} {self.relation} "
-                    f"{_fmt(self.threshold)} holds)"
+                    else f" (the main comparison {fmt(self.measured)} {self.relation} "
+                    f"{fmt(self.threshold)} holds)"
                     if stats.decide(stat, self.relation, self.threshold) == stats.HOLDS
                     else " (the main comparison is undecided: "
                     + stats.undecided(stat, self.relation, self.threshold)
@@ -242,7 +169,7 @@ class Claim:
     def __repr__(self) -> str:
         return (
             f"Claim({self.claim!r}: {self.verdict}; measured {self.statistic.describe()} "
-            f"{self.relation} {_fmt(self.threshold)}, {self.reading_class} reading)"
+            f"{self.relation} {fmt(self.threshold)}, {self.reading_class} reading)"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -265,7 +192,7 @@ class Measurement:
 
     def short_value(self) -> str:
         """The value as the repr and the HTML table show it: at most 60 characters."""
-        value = _fmt(self.value)
+        value = fmt(self.value)
         return value if len(value) <= 60 else value[:57] + "..."
 
     def __repr__(self) -> str:
@@ -324,7 +251,7 @@ class Results(list):
         out = ["<table>", "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
         out += [
             row(
-                (c.claim, c.reading_class, _fmt(c.measured), c.relation, _fmt(c.threshold))
+                (c.claim, c.reading_class, fmt(c.measured), c.relation, fmt(c.threshold))
                 + (c.verdict, c.at, c.why())
             )
             for c in self.claims
@@ -335,18 +262,6 @@ class Results(list):
             out += [row((m.name, m.short_value())) for m in self.measurements]
             out.append("</table>")
         return "\n".join(out)
-
-
-def compare(measured: float, relation: str, threshold: float) -> bool:
-    """`measured relation threshold` (False when either is NaN)."""
-    ops = {
-        "<=": np.less_equal,
-        "<": np.less,
-        ">=": np.greater_equal,
-        ">": np.greater,
-        "==": np.equal,
-    }
-    return bool(ops[relation](measured, threshold))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -555,8 +470,8 @@ def table(items: Iterable[Item]) -> str:
     out = [head, "-" * len(head)]
     for c, span in zip(cs, spans):
         out.append(
-            f"{c.claim:<{width}} {c.reading_class:<7} {_fmt(c.measured):>12} {span:<{wide}} "
-            f"{c.relation:>2} {_fmt(c.threshold):>12}  "
+            f"{c.claim:<{width}} {c.reading_class:<7} {fmt(c.measured):>12} {span:<{wide}} "
+            f"{c.relation:>2} {fmt(c.threshold):>12}  "
             f"{c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  {c.at}".rstrip()
         )
     held = sum(c.holds for c in cs)
@@ -573,7 +488,7 @@ def table(items: Iterable[Item]) -> str:
     out += [f"  {c.claim}: {c.why()}" for c in cs if not c.holds]
     if ms:
         out += ["", "measurements (reported, not judged):"]
-        out += [f"  {m.name}: {_fmt(m.value)}  ({m.description})" for m in ms]
+        out += [f"  {m.name}: {fmt(m.value)}  ({m.description})" for m in ms]
     for c in cs:
         out += [
             "",
@@ -581,21 +496,15 @@ def table(items: Iterable[Item]) -> str:
             f"  reading ({c.reading_class}): {c.reading}",
             f"  regime: {c.regime}",
             f"  measured: {c.statistic.describe()}",
-            f"  threshold: {c.relation} {_fmt(c.threshold)}, {c.derivation}",
+            f"  threshold: {c.relation} {fmt(c.threshold)}, {c.derivation}",
             f"  negative control: {c.negative_control}",
         ]
         out.extend(f"  - {a}" for a in c.assumptions)
         if c.details:
-            out.append("  details: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in c.details.items()))
+            out.append("  details: " + ", ".join(f"{k} = {fmt(v)}" for k, v in c.details.items()))
     return "\n".join(out)
 
 
 def _span(stat: Statistic) -> str:
     """The table's interval cell: "exact", or "[low, high]"."""
-    return stats.EXACT if stat.exact else f"[{_fmt(stat.low)}, {_fmt(stat.high)}]"
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, (float, np.floating)):
-        return f"{v:.4g}"
-    return str(v)
+    return stats.EXACT if stat.exact else f"[{fmt(stat.low)}, {fmt(stat.high)}]"

@@ -1,0 +1,116 @@
+"""A claim's premises: each a measurement that can come out false (`Premise`), and the premises
+every trained-model claim passes, declared once: the run reached its horizon (`reached_horizon`)
+and a leading-order prediction resolves the comparison it is used for (`resolved`). A violated
+premise makes a claim "not applicable", naming it; a missing one "not evaluated"
+(`dynsim.claims.judge`, docs/claims.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from dynsim.statistic import RELATIONS
+
+
+@dataclasses.dataclass
+class Premise:
+    """One premise of a statement, checked by a measurement that can come out false: met iff
+    `measured relation threshold`. A missing quantity (NaN) is never met: `judge` then says "not
+    evaluated", naming it."""
+
+    name: str  # what the statement assumes, e.g. "Event I happened (alpha rose from t = 0)"
+    measured: float
+    relation: str
+    threshold: float
+    how: str = ""  # the measurement, in a few words
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(
+                f"Premise.relation = {self.relation!r} is invalid: must be one of {RELATIONS}"
+            )
+        self.measured = math.nan if self.measured is None else float(self.measured)
+        self.threshold = float(self.threshold)
+
+    @property
+    def met(self) -> bool:
+        """`measured relation threshold` (False when measured is NaN)."""
+        return compare(self.measured, self.relation, self.threshold)
+
+    @property
+    def missing(self) -> bool:
+        return bool(np.isnan(self.measured))
+
+    def describe(self) -> str:
+        value = (
+            "not measured"
+            if self.missing
+            else f"{fmt(self.measured)} {self.relation} {fmt(self.threshold)}"
+            if self.met
+            else f"{fmt(self.measured)}, needs {self.relation} {fmt(self.threshold)}"
+        )
+        return f"{self.name} ({value}{', ' + self.how if self.how else ''})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "met": self.met}
+
+
+def flag(name: str, value: Optional[bool], how: str = "") -> Premise:
+    """A yes/no premise: met iff `value` is True; None (not measured) is never met."""
+    return Premise(name, math.nan if value is None else float(bool(value)), ">=", 1.0, how)
+
+
+# the premises every trained-model claim passes, declared once: the run reached its horizon, and a
+# leading-order prediction resolves the comparison it is used for
+
+HORIZON = "the run reached its horizon"
+RESOLUTION = "the leading order resolves the comparison"
+
+
+def reached_horizon(late_move: float, bound: float, how: str, what: str = "") -> Premise:
+    """The run reached its horizon: a measured convergence or event criterion, `late_move <=
+    bound` (e.g. the fraction of the quantity's total move made in the run's last stretch), never
+    "the steps ran". Violated: "not applicable" (under-training is never a verdict)."""
+    return Premise(HORIZON + (f" ({what})" if what else ""), late_move, "<=", bound, how)
+
+
+def resolved(prediction: float, threshold: float, correction: float, how: str) -> Premise:
+    """A leading-order `prediction` judged against `threshold` decides only outside its own error:
+    met iff |prediction - threshold| > `correction` (the measured or derived size of the next
+    order), read as the ratio |prediction - threshold| / correction > 1. Inside the band the claim
+    is "not applicable: at the leading order's resolution"."""
+    gap = abs(float(prediction) - float(threshold))
+    if correction == 0:  # no correction: any gap resolves it, none does not
+        ratio = math.inf if gap > 0 else 0.0
+    else:
+        ratio = gap / float(correction)
+    return Premise(
+        f"{RESOLUTION} (|{fmt(prediction)} - {fmt(threshold)}| against the leading order's "
+        f"correction {fmt(correction)})",
+        ratio,
+        ">",
+        1.0,
+        how,
+    )
+
+
+def compare(measured: float, relation: str, threshold: float) -> bool:
+    """`measured relation threshold` (False when either is NaN)."""
+    ops = {
+        "<=": np.less_equal,
+        "<": np.less,
+        ">=": np.greater_equal,
+        ">": np.greater,
+        "==": np.equal,
+    }
+    return bool(ops[relation](measured, threshold))
+
+
+def fmt(v: Any) -> str:
+    """A number as claims and premises print it (4 significant digits); anything else as str."""
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.4g}"
+    return str(v)
