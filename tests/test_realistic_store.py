@@ -154,7 +154,9 @@ def test_bad_realistic_sizes_are_refused_before_any_work(tmp_path, capsys, spec,
 
 def test_realistic_sizes_set_the_runs_and_the_estimate_counts_them(tmp_path, capsys):
     """--realistic-sizes reaches the realistic config (the report records it) and the resource
-    estimate: refused by --max-time, the message names the chosen ladder's seeds and sizes."""
+    estimate: refused by --max-time, the message names the chosen ladder's seeds and sizes. The size
+    is one where Definition 2.1 holds (D = 21, C = 3, q = 0.5: P[y f* <= 0] = 0.084), so Theorem
+    4.2 runs its ladder; where it fails the claim is decided without runs (nothing to estimate)."""
     code = cli.main(
         [
             "check-theorems",
@@ -167,11 +169,11 @@ def test_realistic_sizes_set_the_runs_and_the_estimate_counts_them(tmp_path, cap
             "--max-time",
             "1s",
             "--realistic-sizes",
-            "D=10,C=2,q=0.5,eta=0.02,T=10000000,N=64000:128000",
+            "D=21,C=3,q=0.5,eta=0.02,T=10000000,N=64000:128000",
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and "8 of 8 to run" in err and "128,000" in err and "D 10 x d 10" in err, err
+    assert code == 2 and "8 of 8 to run" in err and "128,000" in err and "D 21 x d 21" in err, err
     plan = realistic_plan.with_sizes(realistic_plan.QUICK, "D=10,C=2,q=0.5,eta=0.02,T=100,N=64:128")
     rc = realistic_plan.realistic_config(CFG, plan)
     assert (rc.D, rc.C, rc.q, rc.eta, rc.steps, plan.n_ladder) == (10, 2, 0.5, 0.02, 20, (64, 128))
