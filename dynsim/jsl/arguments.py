@@ -125,8 +125,9 @@ CHECK_WHY = (
 
 CHECK_OPTIONS = (
     options.seeds(
-        4,
-        "the realistic runs and the GLM of each judged point, averaged or counted per claim",
+        realistic_plan.CHECK_SEEDS,
+        "the realistic runs and the GLM of each judged point, averaged or counted per claim; "
+        "fewer than 6 cannot decide Theorem 4.2",
         verbs=("check-theorems",),
     ),
     Option(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dynsim.claims import LOG, Results
 
-from . import claims_idealized, claims_realistic
+from . import claims_idealized, claims_realistic, realistic_plan
 from .config import JSLConfig
 
 
@@ -28,7 +28,7 @@ def check_theorems(
     cfg: JSLConfig,
     *,
     quick: bool = False,
-    seeds: int = 4,
+    seeds: int = realistic_plan.CHECK_SEEDS,
     log: LOG = lambda s: None,
     sizes=None,
     only=None,
