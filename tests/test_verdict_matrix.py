@@ -184,15 +184,10 @@ MATRIX = [
     ),
     (
         "Theorem 5.1",
-        "anti-associated A (gamma = -1, rho = 0.3) at D = 9",
-        FAILS,
-        "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_an_anti_associated_A",
-    ),
-    (
-        "Theorem 5.1",
-        "A at initialization at D = 9 (its difference to A at init is 0)",
-        FAILS,
-        "test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init",
+        "anti-associated A (gamma = -1, rho = 0.3) and A at initialization at D = 9: outside the "
+        "theorem's hypothesis (patch association)",
+        NA,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_needs_an_associated_A",
     ),
     (
         "Theorem 5.1",
@@ -218,6 +213,11 @@ MATRIX = [
 # claim -> outcomes it cannot reach, and why (docs/claims.md says the same)
 UNREACHABLE = {
     "Lemma 4.1": {FAILS: "an exact symmetry: from a start on the manifold only a defect breaks it"},
+    "Theorem 5.1": {
+        FAILS: "inside its premises (an associated A, Definition 2.1, the pretraining's horizon) "
+        "every A tried beats the same-N~ GLM and A at init at D = 9; without association the "
+        "theorem is silent (not applicable)"
+    },
     "Theorem 4.2": {
         FAILS: "inside its premises (past the flow's end of Event II, GD within its stability edge "
         "at the judged N, Definition 2.1 and the separation) no run found leaves most seeds "

@@ -13,8 +13,8 @@ import functools
 import math
 from typing import Optional
 
+import jax.numpy as jnp
 import numpy as np
-from scipy.stats import beta
 
 import reduced.jsl
 from dynsim import progress, recording, trends
@@ -26,16 +26,17 @@ from dynsim.claims import (
     Condition,
     Measurement,
     Premise,
+    flag,
     judge,
     not_evaluated,
     reached_horizon,
     wanted,
 )
-from dynsim.statistic import Statistic
 from dynsim.store import Store
 from full.jsl import fig2, transfer
 
 from . import events, realistic_runs, reference
+from .association import patch_association
 from .checklist import REALISTIC
 from .config import JSLConfig
 from .realistic_plan import (
@@ -285,20 +286,6 @@ def horizon_measurement(rc: JSLConfig, ladder: dict, marks: np.ndarray) -> Measu
     )
 
 
-def runs_associated(associated: np.ndarray, confidence: float = CONFIDENCE) -> Statistic:
-    """The per-run probability of patch association from independent runs (one boolean per seed):
-    the fraction and its two-sided Clopper-Pearson (exact binomial) `confidence` interval."""
-    x = np.asarray(associated, dtype=bool).ravel()
-    n, k = x.size, int(np.sum(x))
-    how = f"{confidence:.0%} Clopper-Pearson interval over {n} seeds ({k} associated)"
-    if n == 0:
-        return Statistic(math.nan, math.nan, math.nan, how, "seeds")
-    tail = (1.0 - confidence) / 2
-    low = float(beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
-    high = float(beta.ppf(1.0 - tail, k + 1, n - k)) if k < n else 1.0
-    return Statistic(k / n, low, high, how, "more seeds")
-
-
 def definition_premises(rc: JSLConfig) -> list[Premise]:
     """Definition 2.1 (f* labels almost every input) and Theorem 3.1's separation (P[f* = 0] below
     its 1/8) at rc's D, C, q: exact, each below `realistic_plan.DEFINITION_BOUND` (its derivation is
@@ -379,7 +366,7 @@ def theorem_4_2(rc: JSLConfig, ladder: dict, seeds: int) -> Claim:
         reading=THEOREM_4_2_READING,
         regime=_sizes(rc, seeds) + f", N ladder {Ns}; {separation(rc)}; the horizon T is "
         f"capped: the overfitting horizon is reported beside",
-        measured=runs_associated(_associated(ladder[Ns[-1]][0])[-1]),
+        measured=stats.proportion(_associated(ladder[Ns[-1]][0])[-1], CONFIDENCE),
         relation=">",
         threshold=0.5,
         at=f"N = {Ns[-1]}, T = {rc.steps}",
@@ -450,15 +437,25 @@ def theorem_5_1(
     premises = definition_premises(rc)
     if pretraining is not None:
         premises = [association_horizon(pretraining), *premises]
+    A = np.asarray(pretrained["A"], dtype=float).reshape(-1, rc.D, rc.D)[:1]
+    premises.append(
+        flag(
+            "the pretrained A is associated on every row (Definition 2.2: the theorem's "
+            "hypothesis, Theorem 4.2's conclusion)",
+            bool(float(np.mean(patch_association(jnp.asarray(A), rc))) == 1.0),
+            "Top_C of each row of A = its own set",
+        )
+    )
     text = dict(
         reading_class="order",
         statement=THEOREM_5_1,
         reading="sample-matched, against f* (f* = 0 and F = 0 count as errors; the errors "
         "against y are in details): at the smallest N~ (<= polylog(D)) the pretrained A's "
         "test f*-error minus the same-N~ GLM's (the class Theorems 3.1 and 5.2 say needs "
-        "many samples), paired over seeds, must be below 0, with two conditions: the same "
-        "difference against A at initialization below 0, and the pretrained A associated on "
-        "every row (Definition 2.2: what Section 5 says transfers)",
+        "many samples), paired over seeds, must be below 0, and, as a condition, the same "
+        "difference against A at initialization below 0; the pretrained A associated on every "
+        "row (Definition 2.2) is the theorem's hypothesis: a premise, so an A without "
+        "association is not applicable (Theorem 4.2 judges whether pretraining gives it)",
         relation="<",
         threshold=0.0,
         premises=premises,
@@ -468,10 +465,10 @@ def theorem_5_1(
         "one rule: holds when the interval lies below 0, fails when above). A pretrained A "
         "(subsection 4.2: Theorem 4.2's run) must come from a pretraining past the exact "
         "gradient flow's end of Event II, as Theorem 4.2's horizon",
-        negative_control="A at initialization as the pretrained A (its difference to A at init "
-        "is 0 on every seed) and an anti-associated A (gamma = -1, rho = 0.3: it changes A "
-        "but learns no association) fail; tests/test_verdict_matrix.py, "
-        "tests/test_jsl_claims_realistic.py::test_theorem_5_1_fails_with_a_at_init",
+        negative_control="inside the premises no A tried fails it (an associated A beats both "
+        "learners at D = 9); A at initialization and an anti-associated A (gamma = -1, rho = "
+        "0.3) are outside the hypothesis: not applicable; tests/test_verdict_matrix.py, "
+        "tests/test_jsl_claims_realistic.py::test_theorem_5_1_needs_an_associated_A",
     )
     if not all(p.met for p in premises):
         # the paper says nothing where its definitions fail or A was not pretrained to its
@@ -492,7 +489,6 @@ def theorem_5_1(
     unit = "seeds (paired: same samples and v0)"
     vs_glm = stats.mean(fs["pretrained"][:, i] - fs["glm"][:, i], CONFIDENCE, unit)
     vs_init = stats.mean(fs["pretrained"][:, i] - fs["initial"][:, i], CONFIDENCE, unit)
-    associated = res["association"]["pretrained"] == 1.0  # Top_C = own set on every row
     mean = {k: np.mean(v, axis=0).tolist() for k, v in fs.items()}
     mean_y = {k: np.mean(v, axis=0).tolist() for k, v in res["y"].items()}
     lines = {
@@ -521,7 +517,6 @@ def theorem_5_1(
             "beats A at initialization (paired f*-error difference < 0)": Condition(
                 vs_init, "<", 0.0
             ),
-            "the pretrained A is associated on every row (Definition 2.2)": associated,
         },
         at=f"N~ = {n_tilde[i]}",
         details=details,
