@@ -242,6 +242,22 @@ def _ready(workers: list) -> bool:
     return len(workers) == 2 and all(_ignores_sigint(w.pid) for w in workers)
 
 
+def _workers(pid: int) -> list:
+    """The sweep's Dask worker processes: its descendants but Python's resource tracker, leaving
+    out one that exits between the listing and the read of its command line (the processes that
+    start the workers come and go)."""
+    import psutil
+
+    found = []
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            if "resource_tracker" not in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.NoSuchProcess:  # ZombieProcess is one too
+            pass
+    return found
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, code):
     """Ctrl-C at a terminal (or a batch scheduler's SIGTERM) reaches the whole process group, the
@@ -285,11 +301,7 @@ def test_a_dask_sweep_signalled_as_a_process_group_stops_cleanly(tmp_path, sig, 
     # seconds after it appeared died of the signal with its own traceback)
     while time.time() < deadline and proc.poll() is None and not _ready(workers):
         time.sleep(0.2)
-        workers = [
-            c
-            for c in psutil.Process(proc.pid).children(recursive=True)
-            if "resource_tracker" not in " ".join(c.cmdline())
-        ]
+        workers = _workers(proc.pid)
     assert _ready(workers), "the workers did not start"
     time.sleep(random.uniform(0.5, 2.0))  # the chunks are running (3e6 steps each: tens of seconds)
     sent, factor = time.perf_counter(), slowdown()

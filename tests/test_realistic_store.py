@@ -173,7 +173,7 @@ def test_realistic_sizes_set_the_runs_and_the_estimate_counts_them(tmp_path, cap
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and "8 of 8 to run" in err and "128,000" in err and "D 21 x d 21" in err, err
+    assert code == 2 and "12 of 12 to run" in err and "128,000" in err and "D 21 x d 21" in err, err
     plan = realistic_plan.with_sizes(realistic_plan.QUICK, "D=10,C=2,q=0.5,eta=0.02,T=100,N=64:128")
     rc = realistic_plan.realistic_config(CFG, plan)
     assert (rc.D, rc.C, rc.q, rc.eta, rc.steps, plan.n_ladder) == (10, 2, 0.5, 0.02, 20, (64, 128))
