@@ -139,7 +139,8 @@ class Claim:
             )
         parts = []
         stat = self.statistic
-        if stats.decide(stat, self.relation, self.threshold) == stats.FAILS:
+        main = stats.decide(stat, self.relation, self.threshold)
+        if main == stats.FAILS:
             parts.append(
                 f"measured {fmt(self.measured)} is not {self.relation} {fmt(self.threshold)}"
                 if stat.exact
@@ -158,7 +159,7 @@ class Claim:
                     if parts
                     else f" (the main comparison {fmt(self.measured)} {self.relation} "
                     f"{fmt(self.threshold)} holds)"
-                    if stats.decide(stat, self.relation, self.threshold) == stats.HOLDS
+                    if main == stats.HOLDS
                     else " (the main comparison is undecided: "
                     + stats.undecided(stat, self.relation, self.threshold)
                     + ")"

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dynsim.statistic import RELATIONS
+from dynsim.statistic import HOLDS, RELATIONS, decide, exact
 
 
 @dataclasses.dataclass
@@ -98,15 +98,8 @@ def resolved(prediction: float, threshold: float, correction: float, how: str) -
 
 
 def compare(measured: float, relation: str, threshold: float) -> bool:
-    """`measured relation threshold` (False when either is NaN)."""
-    ops = {
-        "<=": np.less_equal,
-        "<": np.less,
-        ">=": np.greater_equal,
-        ">": np.greater,
-        "==": np.equal,
-    }
-    return bool(ops[relation](measured, threshold))
+    """`measured relation threshold` (False when either is NaN): the one rule on an exact value."""
+    return decide(exact(measured), relation, threshold) == HOLDS
 
 
 def fmt(v: Any) -> str:

@@ -3,10 +3,10 @@ from it (docs/claims.md, "The one verdict rule").
 
 A `Statistic` is a point value and an interval [low, high] that holds the truth with the stated
 confidence: exact (low = value = high: an enumeration, an exact probability, a deterministic run),
-the Student-t interval of a mean over independent runs (`mean`), or the interval of a fitted slope
-(`slope`), or the Clopper-Pearson interval of a fraction of yes/no outcomes (`proportion`).
-`decide(stat, relation, threshold)` is the rule every claim of every setting goes
-through: the statement `value relation threshold`
+the Student-t interval of a mean over independent runs (`mean`), a large-sample normal interval
+(`normal`), the interval of a fitted slope (`slope`), or the Clopper-Pearson interval of a
+fraction of yes/no outcomes (`proportion`). `decide(stat, relation, threshold)` is the rule every
+claim of every setting goes through: the statement `value relation threshold`
 
 - holds when the whole interval lies on the statement's side,
 - fails only when the whole interval lies on the other side,
@@ -93,6 +93,18 @@ def mean(samples: Sequence[float], confidence: float = 0.95, unit: str = "seeds"
         np.std(x, ddof=1) / math.sqrt(x.size)
     )
     return Statistic(centre, centre - half, centre + half, how, more)
+
+
+def normal(
+    value: float, se: float, confidence: float = 0.95, how: str = "", decide: str = ""
+) -> Statistic:
+    """`value` with its two-sided normal `confidence` interval from the standard error `se` (a
+    large-sample mean: a test-set error rate, a Monte Carlo estimate); `how` names the source."""
+    _check_confidence(confidence)
+    from scipy.stats import norm
+
+    half = float(norm.ppf(0.5 + confidence / 2)) * float(se)
+    return Statistic(value, value - half, value + half, f"{confidence:.0%} normal, {how}", decide)
 
 
 def proportion(hits: Sequence[bool], confidence: float = 0.95, unit: str = "seeds") -> Statistic:

@@ -346,3 +346,13 @@ def test_the_shared_premises_reach_both_sides():
     assert _claim(1.5, premises=[inside]).verdict == "not applicable"
     assert claims.resolved(4.0, 1.0, 0.3, "x").met
     assert claims.resolved(2.0, 1.0, 0.0, "x").met and not claims.resolved(1.0, 1.0, 0.0, "x").met
+
+
+def test_normal_interval_is_value_plus_minus_the_quantile_times_se():
+    """95%: z = 1.959964 (the normal's 0.975 quantile, to 6 digits: 1e-6 bounds the printed
+    digits); one relation table: a premise's comparison is the rule on an exact value."""
+    s = statistic.normal(0.3, 0.01, 0.95, "test set")
+    assert abs(s.high - 0.3 - 0.01959964) < 1e-8 and abs(0.3 - s.low - 0.01959964) < 1e-8
+    assert s.how.startswith("95% normal") and not s.exact
+    assert claims.compare(1.0, "<=", 1.0) and not claims.compare(1.0, "<", 1.0)
+    assert not claims.compare(math.nan, "<=", 1.0) and claims.compare(2.0, "==", 2.0)

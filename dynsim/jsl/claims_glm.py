@@ -18,7 +18,7 @@ import numpy as np
 
 from dynsim import progress
 from dynsim.claims import LOG, Measurement, judge
-from dynsim.statistic import Statistic
+from dynsim.statistic import Statistic, normal
 from full.jsl import glm, population
 
 from . import data, reference
@@ -29,8 +29,8 @@ from .error import f_star
 
 GLM_STEPS, GLM_ETA = 500, 1.0  # the training budget (capped by cfg.steps)
 QUICK_N, QUICK_N_TEST = 1000, 4096  # --quick caps the GLM's training and test sets
-# the 0.95 quantile of the normal: the two-sided 90% interval, each end a one-sided 95% bound
-Z_TWO_SIDED_90 = 1.645
+# the trained GLM's error: its two-sided 90% normal interval, each end a one-sided 95% bound
+GLM_CONFIDENCE = 0.9
 
 
 def regime_violations(cfg: JSLConfig) -> list[str]:
@@ -107,14 +107,20 @@ def theorem_3_1(
     # the best GLM found: the min of the candidates, the trained one with its interval
     candidates = [exact] + ([reference.bayes_error_fstar(cfg)] if phi == "arbitrary" else [])
     best = min(candidates)
-    half = Z_TWO_SIDED_90 * se
+    trained = normal(
+        mean,
+        se,
+        GLM_CONFIDENCE,
+        "the trained GLMs' mean (binomial over the test set plus the seed spread), each end "
+        "one-sided 95%; the exact candidates without error",
+        "more test samples or seeds",
+    )
     measured = Statistic(
         min(mean, best),
-        min(mean - half, best),
-        min(mean + half, best),
-        "90% normal interval of the trained GLMs' mean (binomial over the test set plus the "
-        "seed spread), each end one-sided 95%; the exact candidates without error",
-        "more test samples or seeds",
+        min(trained.low, best),
+        min(trained.high, best),
+        trained.how,
+        trained.decide,
     )
     rungs = {D: ladder_config(cfg, D) for D in sizes}
     # exact sign-of-count error against f*

@@ -56,9 +56,8 @@ CONFIDENCE = 0.95
 # end)
 HORIZON_CHANGE = 0.1
 # a step of Theorem 4.1's ladder where the f* error is a Monte Carlo sample (above 5 million
-# classes): the change of the gap with its two-sided 99% normal interval (z = 2.576, the 0.995
-# quantile)
-STEP_CONFIDENCE, STEP_Z = 0.99, 2.576
+# classes): the change of the gap with its two-sided 99% normal interval
+STEP_CONFIDENCE = 0.99
 
 
 def ladder_sizes(quick: bool, sizes=None) -> tuple[int, ...]:
@@ -343,9 +342,8 @@ def step_change(a: Point, b: Point, dtype: str = "float64") -> Statistic:
         half = 2 * exact_rounding(dtype)  # two class sums; the floors are exact to u
         how = "exact up to the rounding of two class sums (dynsim.tolerances' model)"
         return Statistic(diff, diff - half, diff + half, how, "gaps above the rounding")
-    half = STEP_Z * se
-    how = f"{STEP_CONFIDENCE:.0%} normal interval of two Monte Carlo f* errors"
-    return Statistic(diff, diff - half, diff + half, how, "a larger Monte Carlo sample")
+    how = "two Monte Carlo f* errors"
+    return stats.normal(diff, se, STEP_CONFIDENCE, how, "a larger Monte Carlo sample")
 
 
 def theorem_4_1(points: list[Point], cfg: JSLConfig, confidence: float = CONFIDENCE) -> Claim:
