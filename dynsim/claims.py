@@ -243,16 +243,18 @@ class Results(list):
         )
 
     def _repr_html_(self) -> str:
-        """Claims (verdict, measured, threshold, why) then measurements, names escaped."""
+        """Claims (verdict, measured with its interval, threshold, why) then measurements, names
+        escaped: the text table's columns."""
 
         def row(cells) -> str:
             return "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>"
 
-        head = ("claim", "reading", "measured", "", "threshold", "verdict", "at", "why")
+        head = ("claim", "reading", "measured", "interval", "", "threshold", "verdict", "at", "why")
         out = ["<table>", "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
         out += [
             row(
-                (c.claim, c.reading_class, fmt(c.measured), c.relation, fmt(c.threshold))
+                (c.claim, c.reading_class, fmt(c.measured), _span(c.statistic), c.relation)
+                + (fmt(c.threshold),)
                 + (c.verdict, c.at, c.why())
             )
             for c in self.claims

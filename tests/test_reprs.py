@@ -75,6 +75,7 @@ def test_claims_results_repr_names_what_does_not_hold_and_html_escapes():
     assert "Lemma &lt;4.3&gt;" in page and "<4.3>" not in page
     # header + three claims, then the one measurement
     assert page.count("<tr>") == 5 and "measured 2 is not &lt;= 1" in page
+    assert page.count("<td>exact</td>") == 3  # the interval column, as in the text table
     assert results.exit_code == 1 and [c.claim for c in results.claims][1] == "Theorem 4.1"
     assert results.table() == claims.table(list(results))  # the module's table, as a method
 
