@@ -81,9 +81,9 @@ DESCRIPTIONS = {
     "Figure 2); unit temperature judged, sqrt_d reported. Defaults: D=36, C=4, "
     "q=0.5, eta=0.005, T = 2e8 steps: the idealized reduced runs are the "
     "gradient flow (the eta -> 0 limit of GD) to t = eta T = 1e6, and the GD "
-    "runs cap their steps (Lemma 4.1 60,000, GLM 500, realistic 2,000), so "
-    "--steps reaches every trained run. Prints a table of verdicts (holds, "
-    "fails, not "
+    "runs cap their steps (Lemma 4.1 60,000, GLM 500, the realistic runs at their "
+    "plan's horizon, --realistic-sizes T), so --steps reaches every trained run. "
+    "Prints a table of verdicts (holds, fails, not "
     'applicable, not evaluated) and measurements; --json prints {"config", "claims", '
     '"measurements"}. ' + EXIT_TEXT,
     "derive": "Print the per-configuration reduced JSL loss built in sympy and its "
