@@ -130,6 +130,16 @@ def slope(trend, unit: str = "sizes") -> Statistic:
     return Statistic(trend.slope, trend.slope_low, trend.slope_high, how, f"more {unit}")
 
 
+def largest(values: Sequence[float], relative: Sequence[float], how: str) -> Statistic:
+    """The largest of `values`, each a leading-order quantity known to within its relative
+    correction k >= 0 (the size of its next order): the truth of each lies in [v / (1 + k), v (1 +
+    k)], so the largest lies in [max v / (1 + k), max v (1 + k)]."""
+    v, k = np.asarray(values, float), np.asarray(relative, float)
+    if v.size == 0 or v.shape != k.shape or np.any(k < 0):
+        raise ValueError("largest needs as many relative corrections >= 0 as values, at least one")
+    return Statistic(float(np.max(v)), float(np.max(v / (1 + k))), float(np.max(v * (1 + k))), how)
+
+
 def decide(stat: Statistic, relation: str, threshold: float) -> str:
     """The one verdict rule: HOLDS when [low, high] lies wholly on the side of `threshold` that
     `value relation threshold` states, FAILS when it lies wholly on the other side, INCONCLUSIVE

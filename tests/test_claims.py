@@ -185,6 +185,21 @@ def test_proportion_is_clopper_pearson():
     assert statistic.proportion([]).missing and "4 seeds (4 yes)" in s.how
 
 
+def test_largest_carries_each_relative_correction():
+    """max v within [max v / (1 + k), max v (1 + k)]: each end written out by hand (the values are
+    binary fractions: the products are exact, the quotients within one rounding, 1e-15)."""
+    s = statistic.largest([0.5, 0.875], [0.25, 0.0625], "test")
+    assert s.value == 0.875 and s.high == 0.875 * 1.0625 and abs(s.low - 0.875 / 1.0625) < 1e-15
+    assert statistic.decide(s, "<=", 1.0) == statistic.HOLDS  # 0.9297 <= 1
+    near = statistic.largest([0.5, 0.96875], [0.25, 0.125], "test")  # [0.861, 1.090]
+    assert statistic.decide(near, "<=", 1.0) == statistic.INCONCLUSIVE
+    far = statistic.largest([1.25, 0.5], [0.125, 0.0], "test")  # low 1.111 > 1
+    assert statistic.decide(far, "<=", 1.0) == statistic.FAILS
+    for values, k in (([], []), ([1.0], [0.1, 0.2]), ([1.0], [-0.1])):
+        with pytest.raises(ValueError, match="relative corrections"):
+            statistic.largest(values, k, "test")
+
+
 def test_invalid_verdict_and_relation_are_refused():
     with pytest.raises(ValueError, match="verdict"):
         claims.Claim("c", "s", "r", "g", 1.0, "d", 1.0, "passes", "n")

@@ -163,6 +163,16 @@ def test_the_default_plan_meets_the_criterion():
     assert realistic_plan.with_sizes(plan, realistic_plan.describe_sizes(plan)) == plan
 
 
+def test_theorem_5_1_transfers_the_first_associated_seed():
+    """Association is Theorem 5.1's hypothesis: the A it transfers is the first seed, in seed order,
+    associated on every row at T (read from association alone), seed 0 when none is (then its
+    premise says not applicable)."""
+    last = {"patch_association_seeds": np.array([[0.0, 0.0, 0.0], [0.9375, 1.0, 1.0]])}
+    assert cr.pretrained_seed(last) == 1
+    none = {"patch_association_seeds": np.array([[1.0, 1.0], [0.9375, 0.5]])}
+    assert cr.pretrained_seed(none) == 0
+
+
 def test_association_settled_reads_the_last_quarter():
     """A seed that gains or loses association at a record of the last quarter of the run makes
     Theorem 4.2's horizon premise false; seeds that are unassociated all the way are settled (the
@@ -249,6 +259,24 @@ def test_theorem_5_1_needs_an_associated_A(name, gamma, rho):
     assert "the pretrained A is associated on every row" in claim.why()
 
 
+@pytest.mark.parametrize("associated", [True, False])
+def test_theorem_5_1_at_the_default_plan_size(associated):
+    """The default plan's size, D = 16, C = 2, q = 2/7 (its premises met, TINY's transfer budget:
+    N~ = 8, 6 seeds, 300 steps): the idealized associated A (gamma = 3, rho = -1) holds against the
+    same-N~ GLM and A at init; A at initialization is outside the hypothesis, not applicable."""
+    full = cr.realistic_config(JSLConfig(steps=200_000_000), realistic_plan.FULL)
+    rc = full.replace(N=LARGE, n_test=1024)
+    A0 = _A0(rc)
+    A = _ideal_A(rc, 3.0, -1.0) if associated else A0
+    claim = cr.theorem_5_1(rc, {"A": A, "A0": A0}, TINY)[0]
+    if associated:
+        assert claim.verdict == "holds", (claim.why(), claim.details)
+        assert claim.interval[1] < 0 and all(p.met for p in claim.premises)
+    else:
+        assert claim.verdict == "not applicable", claim.why()
+        assert "the pretrained A is associated on every row" in claim.why()
+
+
 def test_theorem_5_1_is_not_applicable_where_definition_2_1_fails():
     """The idealized A at OUTSIDE's realistic size (D = 10, C = 2, q = 0.5, eta = 0.02; TINY's
     transfer budget: the premises read the size only): Definition 2.1 fails there (P[y f* <= 0] =
@@ -281,7 +309,7 @@ def test_a_plan_runs_only_the_rungs_its_judged_claims_read():
     N (16,000) and the shuffled control at the smallest (1000) are all that run; the progress count
     and the seeds to run say the same. The default plan runs its whole ladder and the control."""
     default = cr.pending_seeds(JSLConfig(), False, 6, None, None, realistic_plan.FULL)
-    assert sorted(default[0]) == [500] * 12 + [1000] * 6 + [2000] * 6 and default[1] == 24
+    assert sorted(default[0]) == [1000] * 12 + [2000] * 6 + [4000] * 6 and default[1] == 24
     full = OUTSIDE
     pending, total = cr.pending_seeds(JSLConfig(), False, 4, None, None, full)
     assert sorted(pending) == [1000] * 4 + [16000] * 4 and total == 8

@@ -172,9 +172,9 @@ MATRIX = [
     ("Lemma 4.2 (realistic)", "eta = 0.6 at D = 9: GD past its stability edge", NA, PAST_THE_EDGE),
     (
         "Theorem 4.2",
-        "default plan's size D = 10, C = 2, q = 0.5: Definition 2.1 fails (P[y f* <= 0] = 0.189)",
+        "D = 10, C = 2, q = 0.5 (q(D - C) = C^2): Definition 2.1 fails (P[y f* <= 0] = 0.189)",
         NA,
-        "test_jsl_claims_realistic.py::test_theorem_4_2_is_not_applicable_at_the_default_size",
+        "test_jsl_claims_realistic.py::test_theorem_4_2_is_not_applicable_where_definition_2_1_fails",
     ),
     (
         "Theorem 5.1",
@@ -191,10 +191,21 @@ MATRIX = [
     ),
     (
         "Theorem 5.1",
-        "the idealized A (gamma = 3, rho = -1) at the default plan's size D = 10: Definition 2.1 "
-        "fails",
+        "the idealized A (gamma = 3, rho = -1) at D = 10, C = 2, q = 0.5: Definition 2.1 fails",
         NA,
-        "test_jsl_claims_realistic.py::test_theorem_5_1_is_not_applicable_at_the_default_plan",
+        "test_jsl_claims_realistic.py::test_theorem_5_1_is_not_applicable_where_definition_2_1_fails",
+    ),
+    (
+        "Theorem 5.1",
+        "the idealized A (gamma = 3, rho = -1) at the default plan's size D = 16, C = 2, q = 2/7",
+        HOLDS,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_at_the_default_plan_size",
+    ),
+    (
+        "Theorem 5.1",
+        "A at initialization at the default plan's size: outside the hypothesis",
+        NA,
+        "test_jsl_claims_realistic.py::test_theorem_5_1_at_the_default_plan_size",
     ),
     (
         "Figure 2",

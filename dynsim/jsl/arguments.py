@@ -149,8 +149,9 @@ CHECK_OPTIONS = (
     Option(
         "--realistic-sizes",
         "the realistic runs' problem and ladder (Lemma 4.2, Theorems 4.2, 5.1), any of D, C, q, "
-        "eta, T (GD steps, capped by --steps) and N (the ladder, joined by ':'); e.g. "
-        "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000 (default: "
+        "eta, T (GD steps, capped by --steps), N (the ladder, joined by ':') and dtype (the "
+        "realistic runs' own, set apart from --dtype); e.g. "
+        "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000,dtype=float64 (default: "
         + realistic_plan.describe_sizes(realistic_plan.FULL)
         + ")",
         metavar="KEY=VALUE,...",

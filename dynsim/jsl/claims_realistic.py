@@ -214,8 +214,16 @@ def lemma_4_2(
     # the prediction applies where the off-line component has had RELAXATIONS relaxation times to
     # equilibrate
     equilibrated = (relaxation > 0) & (RELAXATIONS * relaxation <= rc.steps)
-    allowed = np.where((bound > 0) & (bound < 1) & equilibrated, bound, 1.0)
-    ratio = np.asarray(final["tangent"]) / allowed
+    predicted = (bound > 0) & (bound < 1) & equilibrated
+    tangent = np.asarray(final["tangent"])
+    ratio = tangent / np.where(predicted, bound, 1.0)
+    # the prediction is the linear response of the off-line component u; its next order is
+    # relative O(|u| / |alpha|) = O(tan), read with constant 1 (the 45-degree allowance is exact)
+    measured = stats.largest(
+        ratio,
+        np.where(predicted, tangent, 0.0),
+        "each seed's ratio within its leading order's relative correction tan",
+    )
     relax = float(np.median(relaxation))
     return judge(
         LEMMA_4_2,
@@ -232,7 +240,7 @@ def lemma_4_2(
         + f", N = {rc.N}; the prediction assumes the off-line component has equilibrated "
         f"(relaxation 1/(eta sigma^2 h) = {relax:.3g} steps, median over seeds; T >= "
         f"{RELAXATIONS} of them leaves e^-{RELAXATIONS} of the start's off-line part)",
-        measured=float(np.max(ratio)),
+        measured=measured,
         relation="<=",
         threshold=1.0,
         at=f"seed {int(np.argmax(ratio))}, N = {rc.N}",
@@ -240,8 +248,12 @@ def lemma_4_2(
         derivation=f"sampling argument of dynsim.jsl.realistic_runs: the noise part of the "
         f"N-sample v-gradient on the line is N(0, sigma^2 |G|_F^2 (I - w* w*^T)), "
         f"balanced by the off-line curvature sigma^2 h; bound = |G|_F "
-        f"sqrt(chi2_c(d-1)) / (sigma h |alpha|) at c = "
-        f"{realistic_runs.LEMMA_4_2_CONFIDENCE} per seed, capped at 1",
+        f"sqrt(chi2_c(d-1)) / (sigma h |alpha|), every seed within it at "
+        f"{realistic_runs.LEMMA_4_2_CONFIDENCE} (c = {realistic_runs.LEMMA_4_2_CONFIDENCE}^(1/"
+        f"{seeds}) per seed), capped at 1; the prediction is first order in the off-line "
+        f"displacement u, so each ratio carries a relative correction tan = |u| / |alpha| (its "
+        f"next order, constant 1): holds when every ratio x (1 + tan) is <= 1, fails when one "
+        f"ratio / (1 + tan) is above 1",
         negative_control="shuffled training labels (v is then not on the line: tan >> 1); a "
         "1-step run is not applicable (before the flow's end of Event I); "
         "tests/test_jsl_claims_realistic.py::test_lemma_4_2_fails_on_shuffled_labels, "
@@ -442,6 +454,17 @@ def transfer_errors(rc: JSLConfig, pretrained: dict, plan: Plan) -> dict:
         "association": res.association,
         "own_set_attention": res.own_set_attention,
     }
+
+
+PRETRAINED_SEED = "the first seed in seed order associated on every row at T, else seed 0"
+
+
+def pretrained_seed(records: dict) -> int:
+    """The seed whose A Theorem 5.1 transfers: PRETRAINED_SEED. Association is the theorem's
+    hypothesis (Theorem 4.2's conclusion, w.h.p.), so the transfer is judged given it; the choice
+    reads association at T only, never a transfer."""
+    hits = np.flatnonzero(_associated(records)[-1])
+    return int(hits[0]) if hits.size else 0
 
 
 def theorem_5_1(
@@ -731,15 +754,18 @@ def realistic_items(
         if decided:
             # its exact premises fail: not applicable before any pretraining or transfer
             items += theorem_5_1(big, {}, plan, pretraining=big)
-        elif np.all(np.isfinite(ladder[big.N][1]["A"][:1])):
-            final = ladder[big.N][1]
-            A = {"A": final["A"][:1], "A0": final["A0"][:1]}
-            items += theorem_5_1(big, A, plan, pretraining=big)
         else:
-            why = "the realistic pretraining diverged (non-finite A): nothing to transfer"
-            items.append(
-                not_evaluated(THEOREM_5_1_NAME, why, statement=THEOREM_5_1, reading_class=ORDER)
-            )
+            seed = pretrained_seed(ladder[big.N][0])
+            final = ladder[big.N][1]
+            if np.all(np.isfinite(final["A"][seed])):
+                A = {"A": final["A"][seed : seed + 1], "A0": final["A0"][seed : seed + 1]}
+                label = f"pretrained on the largest N (seed {seed}: {PRETRAINED_SEED})"
+                items += theorem_5_1(big, A, plan, label=label, pretraining=big)
+            else:
+                why = "the realistic pretraining diverged (non-finite A): nothing to transfer"
+                items.append(
+                    not_evaluated(THEOREM_5_1_NAME, why, statement=THEOREM_5_1, reading_class=ORDER)
+                )
         progress.advance()
     if wanted(only, "Figure 2"):
         items += figure_2(plan, min(cfg.steps, plan.fig2_steps), cfg.seed, log)

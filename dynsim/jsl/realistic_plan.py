@@ -46,26 +46,29 @@ class Plan:
     C: int = 3
     q: Optional[float] = None  # None: the judged point's q
     eta: float = 0.1
+    dtype: Optional[str] = None  # the realistic runs' dtype (None: cfg's)
 
 
 # The default: the smallest C = 2 size that meets `criterion` (docs/jsl.md §13): D = 16, C = 2,
 # q = 2/7, q(D - C) = C^2 = 4, P[y f* <= 0] = 0.119 and P[f* = 0] = 0.112 below 1/8 (margins 0.006
 # and 0.013, exact), the sign-of-count GLM's f*-error 0.259 against that floor. D = 21, C = 3 meets
-# it with more room (0.080) but needs eta <= 0.01 from its start (eta lambda_max = 0.97 at eta =
-# 0.01 by t = 4; GD diverged at 0.03) and the same flow time: over the 30-minute budget on 2 cores.
-# eta = 0.01: lambda_max of the training loss grows along the run (progressive sharpening) to about
-# 160 by t = 2700 at N = 4000 (a probe, not a judged rung: eta lambda_max = 2.39 at eta = 0.015,
-# and at eta = 0.03 GD sat at its edge, lambda_max = 2 / eta, and lost the association the slower
-# runs keep); 0.01 puts it at about 1.6 (the stability premise re-measures every judged run).
-# T = 254,000 steps, t = eta T = 2540: past t_flow = 2536.06, the exact population gradient flow's
-# end of Event II at this size (claims_realistic.association_horizon, Theorems 4.2 and 5.1), from
-# the flow, not the judged seeds; Lemma 4.2's (end of Event I) is t = 0.20.
-# N ladder 500, 1000, 2000: N = poly(d) at d = 16 (2000 < d^3); a seed at N = 2000 takes about
-# 110 s here (the step's data, 2 x 4 MB, stays in a 32 MB cache; 4000 doubles it and leaves it).
+# it with more room (0.080) but needs eta below 0.02 from its start and as long a flow time: over
+# the budget of 30 minutes on 2 cores for the whole command.
+# eta = 0.01: the training loss sharpens along the run; probes at N = 4000 and 8000 (seed 0, not the
+# judged settings) reached eta lambda_max = 2.39 at eta = 0.015 by t = 2700, and at eta = 0.03 sat
+# at GD's edge and lost the association the slower runs keep; 0.01 stays below 1.4 (the stability
+# premise re-measures every judged run).
+# T = 254,000 steps, t = eta T = 2540: past the exact population gradient flow's end of Event II at
+# this size (t_flow = 2510.2 at check-theorems' nu = 1e-4, 2527.6 at 0.01: Theorems 4.2 and 5.1's
+# horizon premise, claims_realistic.association_horizon), from the flow, not the judged seeds.
+# N ladder 1000, 2000, 4000: N = poly(d) at d = 16; at N = 2000 one seed of six kept every row
+# associated to T (float64), so 2000 cannot be the judged rung.
+# float32: the step is 1.4 to 2.5 times faster at these N (docs/benchmarks.md §o), the claims'
+# statistics the same as float64's at this plan (docs/jsl.md §13).
 # Transfer: N~ = 8, 32, 128, 24 seeds (Theorem 5.1's paired differences at N~ = 8 were within their
 # interval with 8 seeds at D = 10, outside it with 24).
 FULL = Plan(
-    n_ladder=(500, 1000, 2000),
+    n_ladder=(1000, 2000, 4000),
     horizon=254_000,
     n_test=4096,
     n_tilde=(8, 32, 128),
@@ -78,6 +81,7 @@ FULL = Plan(
     C=2,
     q=2 / 7,
     eta=0.01,
+    dtype="float32",
 )
 # --quick: the CI-sized D = 9, C = 3 below the separation size, the judged point's q. T = 5300: the
 # next hundred steps past t_flow / eta = 5263, t_flow = 421.0 the exact population gradient flow's
@@ -100,8 +104,8 @@ QUICK = Plan(
 
 
 def realistic_config(cfg: JSLConfig, plan: Plan) -> JSLConfig:
-    """The realistic runs' config: the plan's D, C (d = D, sigma = 1/sqrt(d)), q (None: cfg's) and
-    eta, unit temperature, cfg's p, nu, sigma_A, omega and seed, steps = min(cfg.steps,
+    """The realistic runs' config: the plan's D, C (d = D, sigma = 1/sqrt(d)), q and dtype (None:
+    cfg's) and eta, unit temperature, cfg's p, nu, sigma_A, omega and seed, steps = min(cfg.steps,
     plan.horizon), 9 records."""
     q = cfg.q if plan.q is None else plan.q
     steps = min(cfg.steps, plan.horizon)
@@ -119,7 +123,7 @@ def realistic_config(cfg: JSLConfig, plan: Plan) -> JSLConfig:
         steps=steps,
         record_every=max(1, steps // 8),
         n_test=plan.n_test,
-        dtype=cfg.dtype,
+        dtype=cfg.dtype if plan.dtype is None else plan.dtype,
     )
 
 
@@ -130,13 +134,14 @@ SIZE_KEYS = {
     "eta": ("eta", float),
     "T": ("horizon", int),
     "N": ("n_ladder", None),
+    "dtype": ("dtype", str),
 }
 
 
 def with_sizes(plan: Plan, spec: Optional[str]) -> Plan:
     """`plan` with the realistic sizes of `spec`, any subset of the keys of
-    "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000" (None: plan). A bad key or value raises
-    a ValueError naming it."""
+    "D=10,C=2,q=0.5,eta=0.015,T=60000,N=1000:4000:16000,dtype=float64" (None: plan). A bad key or
+    value raises a ValueError naming it."""
     if spec is None:
         return plan
     where = "--realistic-sizes"
@@ -182,6 +187,7 @@ def describe_sizes(plan: Plan) -> str:
     return (
         f"D={plan.D},C={plan.C},{q}eta={plan.eta:g},T={plan.horizon},"
         f"N={':'.join(map(str, plan.n_ladder))}"
+        + ("" if plan.dtype is None else f",dtype={plan.dtype}")
     )
 
 
