@@ -197,7 +197,7 @@ MATRIX = [
     ),
     (
         "Theorem 5.1",
-        "the idealized A (gamma = 3, rho = -1) at the default plan's size D = 16, C = 2, q = 2/7",
+        "the A the exact flow reaches at the default plan's horizon (D = 16, C = 2, q = 2/7)",
         HOLDS,
         "test_jsl_claims_realistic.py::test_theorem_5_1_at_the_default_plan_size",
     ),
