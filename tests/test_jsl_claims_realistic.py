@@ -167,13 +167,16 @@ def test_the_default_plan_meets_the_criterion():
 
 
 def test_realistic_sizes_set_the_runs_dtype_apart_from_the_config():
-    """dtype=float32 in --realistic-sizes reaches the realistic config only (the default plan keeps
-    cfg's float64); an unknown dtype is refused naming the option."""
+    """The default plan's float32 reaches the realistic config only (cfg stays float64) and
+    dtype=float64 in --realistic-sizes restores it; the quick plan keeps cfg's; an unknown dtype is
+    refused naming the option."""
     cfg = JSLConfig(steps=200_000_000)
-    assert cr.realistic_config(cfg, realistic_plan.FULL).dtype == "float64"
-    plan = realistic_plan.with_sizes(realistic_plan.FULL, "dtype=float32")
-    assert cr.realistic_config(cfg, plan).dtype == "float32" and cfg.dtype == "float64"
-    assert realistic_plan.describe_sizes(plan).endswith(",dtype=float32")
+    assert cr.realistic_config(cfg, realistic_plan.FULL).dtype == "float32"
+    assert cfg.dtype == "float64"
+    assert cr.realistic_config(cfg, realistic_plan.QUICK).dtype == "float64"
+    plan = realistic_plan.with_sizes(realistic_plan.FULL, "dtype=float64")
+    assert cr.realistic_config(cfg, plan).dtype == "float64"
+    assert realistic_plan.describe_sizes(plan).endswith(",dtype=float64")
     with pytest.raises(ValueError, match="--realistic-sizes.*dtype"):
         realistic_plan.with_sizes(realistic_plan.FULL, "dtype=float16")
 
@@ -339,7 +342,7 @@ def test_a_plan_runs_only_the_rungs_its_judged_claims_read():
     N (16,000) and the shuffled control at the smallest (1000) are all that run; the progress count
     and the seeds to run say the same. The default plan runs its whole ladder and the control."""
     default = cr.pending_seeds(JSLConfig(), False, 6, None, None, realistic_plan.FULL)
-    assert sorted(default[0]) == [250] * 12 + [1000] * 6 + [4000] * 6 and default[1] == 24
+    assert sorted(default[0]) == [1000] * 12 + [2000] * 6 + [4000] * 6 and default[1] == 24
     full = OUTSIDE
     pending, total = cr.pending_seeds(JSLConfig(), False, 4, None, None, full)
     assert sorted(pending) == [1000] * 4 + [16000] * 4 and total == 8
