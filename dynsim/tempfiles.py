@@ -36,7 +36,8 @@ def mkdtemp(directory: str) -> str:
     return tempfile.mkdtemp(dir=directory, prefix=_prefix())
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` of this host exists (another user's counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -56,7 +57,7 @@ def stale(name: str, mtime: float, now: float) -> bool:
     if now - mtime > STALE_SECONDS:
         return True
     pid = int(m["pid"])
-    return m["host"] == socket.gethostname() and pid != os.getpid() and not _alive(pid)
+    return m["host"] == socket.gethostname() and pid != os.getpid() and not alive(pid)
 
 
 def _entries(folder: str) -> list:

@@ -22,6 +22,9 @@ from .records import cell_index
 from .theorems import NEGATIVE_KAPPA_C
 
 CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHUNK)
+# MIMConfig's own kappas, where the values give None (MIMConfig then refuses or partitions replace
+# them)
+KAPPAS = {f.name: f.default for f in dataclasses.fields(MIMConfig) if f.name.startswith("kappa")}
 
 
 def _kappas_ok(v: dict) -> bool:
@@ -31,9 +34,7 @@ def _kappas_ok(v: dict) -> bool:
     if v.get("partitions"):
         return True
     try:
-        return all(
-            0.0 < float(v[k] if v[k] is not None else 0.5) < 1.0 for k in ("kappa_c", "kappa_s")
-        )
+        return all(0.0 < float(v[k] if v[k] is not None else KAPPAS[k]) < 1.0 for k in KAPPAS)
     except (TypeError, ValueError):
         return False
 
@@ -48,7 +49,7 @@ def _sizes(v: dict) -> tuple:
         except TypeError:  # not a list of lists: MIMConfig names it
             N = 1
     else:
-        kc, ks = float(v["kappa_c"] or 0.5), float(v["kappa_s"] or 0.25)
+        kc, ks = (float(KAPPAS[k] if v[k] is None else v[k]) for k in ("kappa_c", "kappa_s"))
         N = 1 + math.ceil(max(P - P**kc, 0) / max(P**ks, 1.0))
     d = max(int(v["d"]), 1) if v.get("d") is not None else P + K * N
     return P, K, N, d

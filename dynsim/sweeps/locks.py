@@ -40,16 +40,6 @@ OURS = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}(\.npz\.tmp|\.tmp|\.png
 OURS_INSIDE = re.compile(r"^(tmp[a-z0-9_]{8}\.npz\.tmp|[0-9a-f]{64}\.lock\.[0-9a-f]{32}\.stale)$")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
-
-
 def _files(directory: str) -> list[str]:
     try:
         return [e.name for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
@@ -170,7 +160,11 @@ class Locks:
         if age > STALE_SECONDS or ("pid" not in owner and age > UNWRITTEN_SECONDS):
             return True
         pid = owner.get("pid")
-        return owner.get("host") == self.owner["host"] and isinstance(pid, int) and not _alive(pid)
+        return (
+            owner.get("host") == self.owner["host"]
+            and isinstance(pid, int)
+            and not tempfiles.alive(pid)
+        )
 
     def _take_over(self, path: str) -> bool:
         """Move a stale claim aside (True: the caller may create its own); False if the claim is
