@@ -11,6 +11,7 @@ import time
 
 from dynsim import verbs
 from dynsim.setting import Command, Ref, Setting
+from dynsim.validation import DEFAULT_REPLICATES
 
 from . import options
 
@@ -118,7 +119,10 @@ def sweep_arguments(parser, setting: Setting) -> None:
     declared = verbs.sweep_options(setting)
     if "replicates" in spec.full_options and all(o.dest != "replicates" for o in declared):
         levels.add_argument(
-            "--replicates", type=int, default=None, help="full level in --mode sampled (default: 8)"
+            "--replicates",
+            type=int,
+            default=None,
+            help=f"full level in --mode sampled (default: {DEFAULT_REPLICATES})",
         )
     levels.add_argument(
         "--confidence",

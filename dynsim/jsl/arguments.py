@@ -10,10 +10,10 @@ from dynsim.verbs import Claims, Derivation, Level, Option
 
 from . import checklist, realistic_plan
 from .config import MAX_DERIVE_C, MAX_P
+from .run_checks import DEFAULT_SEEDS, MODES
 
 HOOKS = "dynsim.jsl.hooks"
 CHECKS = "dynsim.jsl.run_checks"  # light: loading the levels' checks imports no level
-MODES = ("exact", "sampled", "realistic")
 
 # config fields a mode of the full level does not read (the reduced level reads none of them)
 UNREAD = {
@@ -33,7 +33,7 @@ UNREAD = {
 FULL_OPTIONS = (
     Option(
         "--replicates",
-        "independent runs in --mode sampled, for the Monte Carlo band (default: 8)",
+        f"independent runs in --mode sampled, for the Monte Carlo band (default: {DEFAULT_SEEDS})",
         type=int,
         verbs=("compare", "sweep"),
         modes=("sampled",),
@@ -41,7 +41,7 @@ FULL_OPTIONS = (
     options.seeds(
         None,
         "--mode realistic only: the runs of each N, one vmapped program, averaged with "
-        "a standard error (8 when left out)",
+        f"a standard error ({DEFAULT_SEEDS} when left out)",
         modes=("realistic",),
     ),
     Option(

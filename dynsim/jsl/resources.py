@@ -23,7 +23,6 @@ PENDING_SEEDS = Ref("dynsim.jsl.claims_realistic:pending_seeds")
 # numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded
 # up
 OBSERVABLES = 24
-DEFAULT_RUNS = 8  # replicates of --mode sampled and seeds of --mode realistic when not given
 # derive jsl: seconds per set type, fitted to the measurements of docs/benchmarks.md l
 DERIVE_SECONDS_PER_TYPE = 0.4
 
@@ -70,7 +69,7 @@ def full_need(v: dict, mode: str, runs) -> Need:
     realistic data."""
     D, C, d = _sizes(v)
     steps, N, n_test = max(int(v["steps"]), 0), max(int(v["N"]), 1), max(int(v["n_test"]), 1)
-    R = DEFAULT_RUNS if runs is None else max(int(runs), 1)
+    R = run_checks.DEFAULT_SEEDS if runs is None else max(int(runs), 1)
     if mode == "exact":
         # check_exact refuses beyond
         M = min(D // C * 3 ** min(D - C, 40), run_checks.MAX_EXACT_CONFIGURATIONS)
@@ -108,7 +107,7 @@ def needs(v: dict, level: str, opts: dict) -> list:
     runs = (
         1
         if level == "reduced" or mode == "exact"
-        else DEFAULT_RUNS
+        else run_checks.DEFAULT_SEEDS
         if runs is None
         else max(int(runs), 1)
     )

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dynsim.validation import check_int, check_setting, mode_replicates
+from dynsim.validation import DEFAULT_REPLICATES, check_int, check_setting, mode_replicates
 
 from .config import JSLConfig
 
 MODES = ("exact", "sampled", "realistic")  # the full level's
-DEFAULT_SEEDS = 8  # independent realistic runs (problem (E)) when not given
+# independent realistic runs (problem (E)) when not given: as many as a sampled mode's replicates
+DEFAULT_SEEDS = DEFAULT_REPLICATES
 MAX_EXACT_CONFIGURATIONS = 4 * 3**12  # D - C = 12 with L = 4: about 2.1 million rows of D numbers
 
 

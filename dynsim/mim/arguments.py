@@ -10,6 +10,7 @@ import argparse
 
 from dynsim import inputs
 from dynsim.cli import options
+from dynsim.validation import DEFAULT_REPLICATES
 from dynsim.verbs import Claims, Derivation, Level, Option
 
 from . import checklist
@@ -104,8 +105,8 @@ FULL = Level(
     options=(
         Option(
             "--replicates",
-            "independent runs in --mode sampled (default: 8), and in compare the independent "
-            "Monte Carlo draws of the reduced level with --samples (default: 4)",
+            f"independent runs in --mode sampled (default: {DEFAULT_REPLICATES}), and in compare "
+            "the independent Monte Carlo draws of the reduced level with --samples (default: 4)",
             type=options.at_least(1),
             verbs=("compare", "sweep"),
         ),
