@@ -18,25 +18,13 @@ import full.jsl
 import reduced.jsl
 from dynsim.jsl import events
 from dynsim.jsl.config import JSLConfig
+from dynsim.jsl.sweep_spec import TIMES  # the event times' columns: eta * steps
 from dynsim.jsl.sweep_spec import validate_point as validate_point
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
 from reduced.jsl import many as reduced_many
 from reduced.jsl import sums
-
-REDUCED_OPTIONS = reduced_many.SUM_OPTIONS
-FULL_OPTIONS = ("mode", "replicates", "confidence")
-DEFAULT_OPTIONS = {"mode": "exact", "replicates": None, "confidence": 0.999}
-TIMES = tuple(common.time_name(e) for e in events.EVENTS)  # t0, t1_attention, ...: eta * steps
-NOT_OFFERED = {
-    "reduced_patch_association": "Definition 2.2 at the reduced state is one 0/1 flag for every "
-    "row (Lemma 4.1), min(sigma_A, gamma) > rho: 1 from the first step wherever gamma >= rho "
-    "(Lemma 4.3), 0 where the attention anti-associates (q = 0.9 at D = 9), so a phase diagram of "
-    "it is one colour; final_attention_ratio grades it ((C-1) Gamma / ((D-C) Xi) = (C-1)/(D-C) "
-    "exp((gamma - rho)/tau) at the end: below (C-1)/(D-C) when anti-associated, above 1 once the "
-    "sets are learned, T1_attention); full_patch_association is the full level's",
-}
 
 
 def reduced_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Trajectory]:
