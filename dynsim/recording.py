@@ -13,10 +13,9 @@ import numpy as np
 from . import progress
 from .divergence import NONFINITE
 
-# Element operations between two host callbacks (`_work`). Measured on `compare jsl` (D = 9, full
-# level: 8.6e5 per step, ~4.7e9 per second, 100000 steps in 18.9 s with a callback every 2334
-# steps): a callback every 23 steps (2e7) took 20.9 s, every 233 (2e8) 19.3 s; 2e8 is ~40 ms of work
-# between checks, so even a 100x underestimate of a step's work stops a run within 4 s.
+# Element operations between two host callbacks (`_work`): a fraction of a second of work between
+# checks, so even a 100x underestimate of a step's work stops a run within seconds; the measurement
+# that chose it is in docs/benchmarks.md §l.
 CHECK_WORK = 2e8
 
 

@@ -178,8 +178,8 @@ def isolated(fn: Callable, jvp: Callable, like) -> Callable:
     its own.
 
     Inlined into the solver's loop, the sympy-lambdified gradient expression appears in every stage,
-    the Newton iteration and the Jacobian, and XLA's passes over that loop body took ~50 s (JSL, C =
-    3 or 4) against ~1.5 s for the expression alone. Here the loop calls it through
+    the Newton iteration and the Jacobian, and XLA's passes over that loop body take far longer than
+    over the expression alone (docs/benchmarks.md §l). Here the loop calls it through
     `jax.pure_callback`; a `custom_jvp` gives the solver's Jacobian (`jax.jacfwd`, one JVP per state
     entry) through a second callback. fn, jvp: host callables of jit-compiled functions (y -> dy/dt
     and (y, v) -> J(y) v); like: a pytree with y's shapes and dtypes.

@@ -12,7 +12,7 @@ REALISTIC = (
 )
 CLAIMS = IDEALIZED + REALISTIC
 
-# Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 in 5-21 s each (docs/jsl.md 12)
+# Theorem 4.1's default sizes: exact class sums, flow to t = 1e6 (docs/jsl.md 12)
 LADDER = (36, 40, 44, 48)
 QUICK_LADDER = (32, 36, 40)  # CI-sized: seconds per point
 # the flow needs an exact class sum: D = 64 has 15.1 million classes (docs/benchmarks.md l)

@@ -53,7 +53,7 @@ class Plan:
 # q = 2/7, q(D - C) = C^2 = 4, P[y f* <= 0] = 0.119 and P[f* = 0] = 0.112 below 1/8 (margins 0.006
 # and 0.013, exact), the sign-of-count GLM's f*-error 0.259 against that floor. D = 21, C = 3 meets
 # it with more room (0.080) but needs eta below 0.02 from its start and as long a flow time: over
-# the budget of 30 minutes on 2 cores for the whole command.
+# the command's time budget on 2 cores (docs/benchmarks.md §o).
 # eta = 0.01: the training loss sharpens along the run; probes at N = 4000 and 8000 (seed 0, not the
 # judged settings) reached eta lambda_max = 2.39 at eta = 0.015 by t = 2700, and at eta = 0.03 sat
 # at GD's edge and lost the association the slower runs keep; 0.01 stays below 1.4 (the stability

@@ -50,7 +50,7 @@ def _files(directory: str) -> list[str]:
 def _store_folders(root: str) -> list[tuple[str, bool]]:
     """(folder, whether it is points/ or locks/ or under them) of the store's own layout: root,
     locks/, points/ and points/ab/; nothing deeper (root may be a large shared folder: a whole-tree
-    walk took 2.3 s on /usr)."""
+    walk is slow there: docs/benchmarks.md §l)."""
     points = os.path.join(root, "points")
     try:
         shards = [e.path for e in os.scandir(points) if e.is_dir(follow_symlinks=False)]

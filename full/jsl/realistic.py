@@ -65,12 +65,11 @@ def empirical_grad(model, params, X, y) -> dict:
     v-gradient sum_nj G_nj X_nj (G = dL/dproj) is contracted as one row vector per sample (einsum
     "nj,njd->nd") and then summed over the samples. XLA:CPU streams X through that batched product
     faster than through autodiff's contraction over (n, j) at once (a transposed matrix-vector
-    product of the (n D, d) matrix X): at D = 196, d = 384, N = 1024 the v-gradient took 21 ms
-    against 36 ms and the whole step 45 against 61 ms, and it is no slower at any size measured down
-    to D = d = 16 (benchmarks/full_large.py). X is still read twice a step: the v-gradient of a
-    sample needs its F, so a single pass goes sample by sample, which XLA:CPU runs slower than the
-    two passes (a fori_loop over chunks of samples took 2.1x the step: each sliced chunk is copied
-    before its product, and the loop body runs on one thread).
+    product of the (n D, d) matrix X), and no slower at any size measured down to D = d = 16
+    (benchmarks/full_large.py; docs/benchmarks.md §l). X is still read twice a step: the v-gradient
+    of a sample needs its F, so a single pass goes sample by sample, which XLA:CPU runs slower than
+    the two passes (each sliced chunk of a loop over samples is copied before its product, and the
+    loop body runs on one thread).
     """
     return empirical_value_and_grad(model, params, X, y)[1]
 

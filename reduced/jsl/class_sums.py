@@ -5,8 +5,8 @@ w_c:
     L = sum_c w_c softplus(-F_c),    dL/dtheta = (dphi/dtheta) sum_c w_c (-sigmoid(-F_c)) mono(c),
 two passes over the monomial table, stored (R, M): F = sum_r phi_r mono_r as R elementwise terms,
 then the R weighted sums mono (w * dloss/dF) as one matrix-vector product. Measured against an (M,
-R) table summed by XLA reductions: 4.9 against 13.3 us per GD step at D = 16 (663 classes), 27
-against 17 ms per evaluation at D = 48 (2 million classes). A matrix-vector product's order of
+R) table summed by XLA reductions: faster at D = 16 (663 classes), slower at D = 48 (2 million
+classes; docs/benchmarks.md §l). A matrix-vector product's order of
 additions depends on the BLAS threads, so runs sharded over devices agree to rounding, not to the
 bit (tests/test_sweep.py). softplus and sigmoid are jax.nn's, whose values and derivatives stay
 finite when e^F overflows.

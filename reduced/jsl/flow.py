@@ -30,9 +30,9 @@ from ..flow import ATOL, MAX_STEPS, RTOL, SAVES, finish, options, traced_options
 from . import configurations, dynamics, tables
 from .sums import choose
 
-# By measurement (D = 36, C = 4, q = 0.3 to t = 1e6, docs/benchmarks.md b): LSODA 548 evaluations
-# and 62 Jacobians, 3.3 s warm and 8 s cold; diffrax Kvaerno4 18.6 s warm and 34 s cold (its JVPs
-# per Newton solve and its trace)
+# By measurement (D = 36, C = 4, q = 0.3 to t = 1e6, docs/benchmarks.md b and l): LSODA needs far
+# fewer evaluations and Jacobians than diffrax's Kvaerno4, whose JVPs per Newton solve and trace
+# cost it several times the time, warm and cold
 JSL_SOLVER = "lsoda"
 
 __all__ = ["rates", "vector_field", "rhs", "simulate_flow"]
