@@ -12,9 +12,25 @@ Importing dynsim imports neither JAX nor the levels: the names below that need t
 `--help` at once."""
 
 import os
+import signal
 import sys
 
-from .setting import Checks, Command, Setting, SweepSpec, load, register, settings
+
+def _leave_at_start(signum, frame) -> None:
+    os.write(2, b"dynsim: interrupted before the command started; nothing was written\n")
+    os._exit(128 + signum)
+
+
+# run as the `dynsim` program (its console script, or `python -m dynsim.cli`, whose argv[0] is "-m"
+# while the package imports), a Ctrl-C or SIGTERM before the command takes the signals over
+# (`dynsim.cli.main`) leaves with 130 or 143 instead of a traceback from inside an import; imported
+# as a library, dynsim keeps the host's handlers (a notebook's Ctrl-C)
+if os.path.basename(sys.argv[0] if sys.argv else "") in ("dynsim", "-m"):
+    for _sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(_sig) in (signal.default_int_handler, signal.SIG_DFL):
+            signal.signal(_sig, _leave_at_start)
+
+from .setting import Checks, Command, Setting, SweepSpec, load, register, settings  # noqa: E402
 
 X64_OFF = ("0", "false", "no", "off")
 
