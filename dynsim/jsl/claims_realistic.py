@@ -308,12 +308,13 @@ def association_settled(rc: JSLConfig, obs: dict) -> Premise:
     the run (at most 0). A seed that gains or loses it there is still moving: the verdict at T
     would then depend on where the run stops."""
     marks = np.asarray(recording.recorded_steps(rc.steps, rc.record_every))
-    late = _associated(obs)[marks >= (1 - SETTLED_PART) * rc.steps]
+    in_part = marks >= (1 - SETTLED_PART) * rc.steps
+    late = _associated(obs)[in_part]
     changed = int(np.sum(np.any(late != late[-1], axis=0)))
     return reached_horizon(
         changed,
         0,
-        f"records at steps {', '.join(map(str, marks[marks >= (1 - SETTLED_PART) * rc.steps]))}",
+        f"records at steps {', '.join(map(str, marks[in_part]))}",
         f"the association settled: seeds whose association changes in the last "
         f"{SETTLED_PART:g} of the run",
     )

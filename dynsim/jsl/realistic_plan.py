@@ -229,34 +229,32 @@ def separation_premise(cfg: JSLConfig) -> Premise:
     )
 
 
-def criterion(rc: JSLConfig) -> dict[str, tuple[float, float]]:
-    """The realistic size's criterion at rc's D, C, q, each {name: (value, bound)} with value <
-    bound asked: Definition 2.1 and Theorem 3.1's 1/8 separation (exact, below DEFINITION_BOUND:
-    Theorems 4.2 and 5.1's premises) and dynsim's reading of Theorem 3.1's regime, q(D - C) >= C^2
-    (docs/jsl.md §12: the paper states no threshold), written C^2 - q(D - C) <= 0 (one condition
-    of three, the default plan meets all three)."""
-    v = definition_values(rc)
-    return {
-        "P[y f* <= 0]": (v["p_y_f_star_not_positive"], DEFINITION_BOUND),
-        "P[f* = 0]": (v["p_f_star_zero"], DEFINITION_BOUND),
-        "C^2 - q(D - C)": (rc.C**2 - rc.q * (rc.D - rc.C), 0.0),
-    }
+def criterion(rc: JSLConfig) -> list[Premise]:
+    """The realistic size's criterion at rc's D, C, q, three premises: Definition 2.1 and Theorem
+    3.1's 1/8 separation (`definition_premise`, `separation_premise`: Theorems 4.2 and 5.1's
+    premises) and dynsim's reading of Theorem 3.1's regime, q(D - C) >= C^2 (docs/jsl.md §12: the
+    paper states no threshold; one condition of three, the default plan meets all three)."""
+    regime = Premise(
+        "dynsim's reading of Theorem 3.1's regime (q(D - C) >= C^2)",
+        rc.q * (rc.D - rc.C),
+        ">=",
+        rc.C**2,
+        "docs/jsl.md §12: the paper states no threshold",
+    )
+    return [definition_premise(rc), separation_premise(rc), regime]
 
 
 def meets_criterion(rc: JSLConfig) -> bool:
-    """Every condition of `criterion` at rc (the last one, C^2 - q(D - C) <= 0, may be 0)."""
-    c = criterion(rc)
-    return all(v < b for k, (v, b) in c.items() if k.startswith("P")) and (
-        c["C^2 - q(D - C)"][0] <= 0
-    )
+    """Every premise of `criterion` at rc."""
+    return all(p.met for p in criterion(rc))
 
 
 def separation(rc: JSLConfig) -> str:
     """Where rc stands on `criterion`: Definition 2.1's mislabel rate and Theorem 3.1's floor P[f* =
     0] (exact) with their margins below DEFINITION_BOUND, and q(D - C) against C^2, in words."""
-    c = criterion(rc)
-    mislabel, floor = c["P[y f* <= 0]"][0], c["P[f* = 0]"][0]
-    where = "at" if c["C^2 - q(D - C)"][0] <= 0 else "below"
+    definition, floor_premise, regime = criterion(rc)
+    mislabel, floor = definition.measured, floor_premise.measured
+    where = "at" if regime.met else "below"
 
     def margin(x):
         return f"1/8 {'-' if x < DEFINITION_BOUND else '+'} {abs(DEFINITION_BOUND - x):.3g}"
