@@ -90,7 +90,7 @@ def run(quick: bool = False) -> dict:
         {"lsoda": lambda: run_lsoda(t_max), "kvaerno4": lambda: run_kvaerno(t_max)}, repeats
     )
     hand = HandReduced(cfg)
-    opts = generic_flow.options(cfg.eta, t_common, default_t_max=t_common)
+    opts = generic_flow.Flow(t_max=t_common).resolved(cfg.eta, t_common)
     t0 = time.perf_counter()
     sc = scipy_run(cfg, hand, t_common, opts["times"])
     scipy_s = time.perf_counter() - t0

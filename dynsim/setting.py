@@ -163,6 +163,18 @@ class Checks(Lazy):
     reported: Optional[Callable[[Any, Any, Optional[str]], dict]] = None
 
 
+# the columns every sweep's table has: a point's verdict (`dynsim.sweeps.common.verdict`) and a
+# level's stability (`dynsim.sweeps.common.stability`)
+VERDICT = ("verdict", "max_error", "worst_observable", "check_kind")
+STABILITY = ("loss_sign_changes", "non_monotone", "unstable")
+
+
+def time_name(event: str) -> str:
+    """The column of an event's time t = eta * steps, twin of the column in recorded steps: the
+    papers' T counts steps, t is the flow's time (T1_attention -> t1_attention)."""
+    return event[:1].lower() + event[1:]
+
+
 @dataclasses.dataclass(frozen=True)
 class SweepTable:
     """What a sweep prints and draws: heatmaps, the summaries drawn by default; columns, name

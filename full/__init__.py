@@ -1,5 +1,6 @@
-"""The full level: the full-matrix model trained by gradient descent in JAX."""
+"""The full level: the full-matrix model trained by gradient descent in JAX. Each setting's package
+loads on first use (`dynsim.lazy`)."""
 
-from . import jsl, mim
+from dynsim.lazy import attach
 
-__all__ = ["jsl", "mim"]
+__getattr__, __dir__, __all__ = attach(__name__, submodules=["jsl", "mim"])

@@ -1,5 +1,6 @@
-"""The reduced level: scalar recurrences whose gradients sympy derives."""
+"""The reduced level: scalar recurrences whose gradients sympy derives. Each setting's package
+loads on first use (`dynsim.lazy`)."""
 
-from . import jsl, mim
+from dynsim.lazy import attach
 
-__all__ = ["jsl", "mim"]
+__getattr__, __dir__, __all__ = attach(__name__, submodules=["jsl", "mim"])

@@ -14,9 +14,10 @@ explicit method (Tsit5) is held to stability-limited steps (it exhausted 200,000
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
-from typing import Callable
+from typing import Callable, Optional, Sequence
 
 import diffrax
 import jax
@@ -56,69 +57,77 @@ def check_method(method) -> str:
     return method
 
 
-def options(
-    eta: float,
-    t_max,
-    *,
-    saves=SAVES,
-    t_min=None,
-    times=None,
-    rtol=RTOL,
-    atol=ATOL,
-    solver=SOLVER,
-    max_steps=MAX_STEPS,
-    default_t_max: float,
-) -> dict:
-    """Validate the flow options (one named ValueError each) and resolve them; "times" = the save
-    times (numpy).
+@dataclasses.dataclass(frozen=True)
+class Flow:
+    """The gradient flow's options, checked on construction (one named ValueError each): the end
+    time t_max (None: eta * steps, set by `resolved`), the save times (explicit `times` in [0,
+    t_max], else t = 0 and `saves` log-spaced times from t_min, default min(eta, t_max), to t_max),
+    the step-size tolerances rtol and atol, the solver (None: the setting's) and its step budget
+    max_steps."""
 
-    t_max: end time (default `default_t_max`, i.e. eta * steps); times: explicit save times in [0,
-    t_max], else t = 0 and `saves` log-spaced times from t_min (default min(eta, t_max)) to t_max.
-    """
-    t_max = default_t_max if t_max is None else t_max
-    _positive("t_max", t_max)
-    _positive("rtol", rtol)
-    _positive("atol", atol)
-    if solver not in SOLVERS and solver not in HOST_SOLVERS:
-        raise ValueError(
-            f"solver = {solver!r} is invalid: must be one of "
-            f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}"
-        )
-    if not is_int(max_steps) or max_steps < 1:
-        raise ValueError(f"max_steps = {max_steps!r} is invalid: must be an integer >= 1")
-    t_max = float(t_max)
-    if times is None:
-        if not is_int(saves) or saves < 1:
-            raise ValueError(f"saves = {saves!r} is invalid: must be an integer >= 1")
-        t_min = min(eta, t_max) if t_min is None else t_min
-        _positive("t_min", t_min)
-        if t_min > t_max:
-            raise ValueError(f"t_min = {t_min!r} is invalid: must be <= t_max = {t_max!r}")
-        ts = save_times(t_max, saves, float(t_min))
-    else:
-        if t_min is not None:
-            raise ValueError("t_min is invalid together with times: give one of them")
-        ts = np.asarray(times, dtype=float)
-        if (
-            ts.ndim != 1
-            or ts.size < 1
-            or not np.all(np.isfinite(ts))
-            or ts[0] < 0
-            or ts[-1] > t_max
-            or np.any(np.diff(ts) <= 0)
-        ):
+    t_max: Optional[float] = None
+    saves: int = SAVES
+    t_min: Optional[float] = None
+    times: Optional[Sequence[float]] = None
+    rtol: float = RTOL
+    atol: float = ATOL
+    solver: Optional[str] = None
+    max_steps: int = MAX_STEPS
+
+    def __post_init__(self):
+        if self.t_max is not None:
+            _positive("t_max", self.t_max)
+        _positive("rtol", self.rtol)
+        _positive("atol", self.atol)
+        if self.solver is not None and self.solver not in SOLVERS | HOST_SOLVERS.keys():
             raise ValueError(
-                f"times = {_short(times)} is invalid: must be a non-empty increasing 1-d "
-                f"sequence of finite times in [0, t_max = {t_max!r}]"
+                f"solver = {self.solver!r} is invalid: must be one of "
+                f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}"
             )
-    return {
-        "t_max": t_max,
-        "times": ts,
-        "rtol": float(rtol),
-        "atol": float(atol),
-        "solver": solver,
-        "max_steps": int(max_steps),
-    }
+        if not is_int(self.max_steps) or self.max_steps < 1:
+            raise ValueError(f"max_steps = {self.max_steps!r} is invalid: must be an integer >= 1")
+        if self.times is None:
+            if not is_int(self.saves) or self.saves < 1:
+                raise ValueError(f"saves = {self.saves!r} is invalid: must be an integer >= 1")
+            if self.t_min is not None:
+                _positive("t_min", self.t_min)
+        elif self.t_min is not None:
+            raise ValueError("t_min is invalid together with times: give one of them")
+
+    def resolved(self, eta: float, default_t_max: float, default_solver: str = SOLVER) -> dict:
+        """The options of one run at rate eta: {"t_max", "times" (the save times, numpy), "rtol",
+        "atol", "solver", "max_steps"}, with t_max = `default_t_max` (eta * steps) and the solver
+        `default_solver` where not given."""
+        t_max = default_t_max if self.t_max is None else self.t_max
+        _positive("t_max", t_max)  # eta * steps is 0 at steps = 0
+        t_max = float(t_max)
+        if self.times is None:
+            t_min = min(eta, t_max) if self.t_min is None else self.t_min
+            if t_min > t_max:
+                raise ValueError(f"t_min = {t_min!r} is invalid: must be <= t_max = {t_max!r}")
+            ts = save_times(t_max, self.saves, float(t_min))
+        else:
+            ts = np.asarray(self.times, dtype=float)
+            if (
+                ts.ndim != 1
+                or ts.size < 1
+                or not np.all(np.isfinite(ts))
+                or ts[0] < 0
+                or ts[-1] > t_max
+                or np.any(np.diff(ts) <= 0)
+            ):
+                raise ValueError(
+                    f"times = {_short(self.times)} is invalid: must be a non-empty increasing 1-d "
+                    f"sequence of finite times in [0, t_max = {t_max!r}]"
+                )
+        return {
+            "t_max": t_max,
+            "times": ts,
+            "rtol": float(self.rtol),
+            "atol": float(self.atol),
+            "solver": default_solver if self.solver is None else self.solver,
+            "max_steps": int(self.max_steps),
+        }
 
 
 def save_times(t_max: float, saves: int, t_min: float) -> np.ndarray:

@@ -46,7 +46,7 @@ def test_disagreement_exits_1(tmp_path, monkeypatch, capsys):
         t.observables["gamma"] = t.observables["gamma"] + 1e-6
         return t
 
-    monkeypatch.setattr(full.jsl, "simulate", perturbed)
+    monkeypatch.setattr(full.jsl.simulation, "simulate", perturbed)
     code = cli.main(["compare", "jsl", *SMALL, "--out", str(tmp_path), "--no-plot"])
     assert code == 1 and "DISAGREE" in capsys.readouterr().out
 

@@ -405,22 +405,19 @@ class _Reached(BaseException):
 def _what_the_runs_read(argv, monkeypatch) -> dict:
     """The configs (both signs of Delta) and the approximation `figure mim-phases ARGV` would run,
     through the command's own parsing, checks and signed configs, stopped before the runs."""
-    from dynsim.mim import cli_figures
-    from dynsim.mim.figure_options import signed_configs as signed
-    from dynsim.mim.level_checks import approx_option as approx
+    from dynsim.mim import figures
+    from reduced.mim import spec as reduced_spec
+
+    approx = reduced_spec.approx_option
 
     seen: dict = {}
 
-    def reading(value):
-        seen["approximation"] = approx(value)
-        return seen["approximation"]
-
-    def runs(base, args):
-        seen["configs"] = [c.to_dict() for c in signed(base, args)]
+    def sizes(cfgs, approximation):  # the run's first step after its configs are built
+        seen["configs"] = [c.to_dict() for c in cfgs]
+        seen["approximation"] = approx(approximation)
         raise _Reached
 
-    monkeypatch.setattr(cli_figures, "approx_option", reading)
-    monkeypatch.setattr(cli_figures, "signed_configs", runs)
+    monkeypatch.setattr(figures, "check_phases_size", sizes)
     with pytest.raises(_Reached):
         cli.main(["figure", "mim-phases", *argv, "--out", "/nonexistent/o"])
     return seen
@@ -565,7 +562,7 @@ def test_figure2_says_when_the_learner_never_left_the_plateau(drawn):
 def test_mim_attention_title_shows_the_references_of_the_claim():
     """check-theorems mim's Section 6 measurement ranks the trained attention beside Theorem 4.1's
     ideal, a collapse and random logits (dynsim.mim.diversity.MAPS): the title shows those."""
-    from dynsim.mim import cli_figures, diversity
+    from dynsim.mim import diversity, figures
 
     table = {
         name: {"diversity": [value]}
@@ -574,7 +571,7 @@ def test_mim_attention_title_shows_the_references_of_the_claim():
             (4.2, 3.1, 0.0, 4.4, 0.0),
         )
     }
-    title = cli_figures.attention_title(MIMConfig(P=16), table, 4)
+    title = figures.attention_title(MIMConfig(P=16), table, 4)
     assert diversity.MAPS[1:] == ("Thm 4.1 ideal", "collapse", "random logits")
     assert "4.2" in title and "3.1 (Thm 4.1 ideal)" in title and "4.4 (random logits" in title
     assert "uniform" not in title

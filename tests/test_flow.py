@@ -134,6 +134,26 @@ def test_invalid_input_names_the_parameter(kw, name):
         reduced.mim.simulate(MIMConfig(P=16), **kw)
 
 
+def test_the_flow_options_are_checked_on_construction():
+    """`Flow` refuses what it can judge alone when built; the end time and the save times against it
+    when resolved for a run (t_max default eta * steps); an unknown option is a TypeError."""
+    with pytest.raises(ValueError, match=r"^rtol = 0 is invalid"):
+        generic_flow.Flow(rtol=0)
+    with pytest.raises(ValueError, match=r"^t_min is invalid together with times"):
+        generic_flow.Flow(t_min=0.1, times=[0.0, 1.0])
+    late = generic_flow.Flow(times=[0.0, 5.0])  # past t_max = eta * steps = 1
+    with pytest.raises(ValueError, match=r"^times = \[0.0, 5.0\] is invalid"):
+        late.resolved(0.1, 1.0)
+    with pytest.raises(ValueError, match=r"^t_max = 0 is invalid"):
+        generic_flow.Flow().resolved(0.1, 0)  # steps = 0
+    opts = generic_flow.Flow(saves=3).resolved(0.5, 4.0, "lsoda")
+    assert opts["solver"] == "lsoda" and opts["t_max"] == 4.0
+    # t_min = eta = 0.5, then log-spaced to 4: exp of a linspace of logs, a few ulps off (1e-12)
+    assert opts["times"].tolist() == pytest.approx([0.0, 0.5, 0.5 * 8**0.5, 4.0], rel=1e-12)
+    with pytest.raises(TypeError, match="rtoll"):
+        reduced.jsl.simulate(JSLConfig(D=9, C=3), method="flow", rtoll=1e-3)
+
+
 def test_cli_method_flow_end_to_end(tmp_path, capsys):
     out = tmp_path / "jsl"
     code = cli.main(

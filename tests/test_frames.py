@@ -8,6 +8,8 @@ indexed by hand, never from the code under test."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -164,9 +166,15 @@ def test_without_xarray_one_line_names_the_extra(monkeypatch, runs):
         runs["mean_field"].to_dataframe()
 
 
-def test_the_declaration_loads_its_hook_on_use():
+def test_the_declaration_names_its_coordinates():
+    """MIM's declaration gives its coordinates' function itself (`dynsim.mim.frames` imports no
+    heavy library); a `Ref` there would load on use (`dynsim.setting.Lazy`)."""
+    from dynsim.mim import frames as mim_frames
+
     declared = registry.get("mim").frames
-    assert isinstance(declared.ref("coords"), Ref) and declared.dims["fp_corr"][0] == "patch"
+    assert declared.coords is mim_frames.coords and declared.dims["fp_corr"][0] == "patch"
+    lazy = dataclasses.replace(declared, coords=Ref("dynsim.mim.frames:coords"))
+    assert isinstance(lazy.ref("coords"), Ref) and lazy.coords is mim_frames.coords
 
 
 # a sweep's rows as `sweep` returns them: T1 reached, censored by the horizon (2000 steps), unknown

@@ -16,7 +16,20 @@ from dynsim import setting as registry
 from dynsim.setting import Ref, Setting
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("jax", "sympy", "flax", "optax", "diffrax", "dask", "distributed")
+# what --help and a refusal must not import (the layering test's list, read from the sources, is the
+# same rule; these probes check it in a running process)
+HEAVY = (
+    "jax",
+    "sympy",
+    "flax",
+    "optax",
+    "diffrax",
+    "dask",
+    "distributed",
+    "scipy",
+    "matplotlib",
+    "pandas",
+)
 # runs every `dynsim ARGS` of a JSON list in this one process; after each: its exit code, what it
 # wrote to stderr, and which HEAVY modules are imported by then
 PROBE_ALL = """
@@ -118,7 +131,7 @@ BAD_VALUES = [
     # a grid's configs: the second value of an axis
     (["sweep", "jsl", "--D", "16,0", "--C", "4"], "JSLConfig.D = 0"),
     (["sweep", "mim", "--P", "16,15"], "P = 15"),
-    # the levels' point checks (`sweep_spec.validate_point`), on the grid's configs
+    # the levels' point checks (the settings' `validate_point`), on the grid's configs
     # (the library's and the command line's sweep share the check: the config's names)
     (["sweep", "mim", "--z", "uniform:0.5:1.5"], "MIMConfig.z = ('uniform', 0.5, 1.5)"),
     (["sweep", "mim", "--P", "16,64", "--level", "full"], "mode 'exact' would enumerate"),
@@ -223,30 +236,6 @@ def test_a_registered_setting_by_reference_gets_the_generated_commands(tmp_path,
     argv = ["compare", "toy-lazy", "--d", "4", "--steps", "20", "--out", str(out), "--no-plot"]
     assert cli.main(argv) == 0
     assert json.loads((out / "report.json").read_text())["passed"]
-
-
-def test_the_light_sweep_records_spell_the_heavy_modules_names():
-    """dynsim.jsl.sweep_spec and dynsim.mim.sweep_spec spell names that modules importing JAX give
-    (the sums' options, the stability and verdict columns, the event times' columns): they agree."""
-    import dynsim.jsl.sweep as jsl_work
-    import dynsim.mim.sweep as mim_work
-    from dynsim.jsl import sweep_spec as jsl_spec
-    from dynsim.mim import sweep_spec as mim_spec
-    from dynsim.sweeps import common
-    from reduced.jsl import many
-
-    assert jsl_spec.SUM_OPTIONS == many.SUM_OPTIONS == jsl_spec.SWEEP.reduced_options
-    for spec in (jsl_spec, mim_spec):
-        assert (spec.STABILITY, spec.VERDICT) == (common.STABILITY, common.VERDICT)
-    # the event times' columns are named as the sweeps' common helper names them
-    assert jsl_spec.TIMES == tuple(common.time_name(e) for e in jsl_spec.EVENTS)
-    # the point checks are declared in the light modules only (the work imports them)
-    for spec, work in ((jsl_spec, jsl_work), (mim_spec, mim_work)):
-        assert spec.SWEEP.check is spec.validate_point is work.validate_point
-        for name in ("reduced", "full", "summary", "seeded"):
-            module, attr = spec.SWEEP.ref(name).target.split(":")
-            assert module == work.__name__ and getattr(spec.SWEEP, name) is getattr(work, attr)
-    assert jsl_spec.CHECK_FLOW.target == f"{jsl_work.__name__}:check_flow_point"
 
 
 def test_the_light_image_options_spell_the_experiments_names():

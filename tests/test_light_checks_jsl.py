@@ -5,16 +5,11 @@ importing one (in one fresh process, sys.modules read after each: nothing is tim
 
 import pytest
 
-from dynsim.jsl import figure_options, partition, run_checks, transfer_args
+from dynsim.jsl import partition, transfer
 from dynsim.jsl.config import JSLConfig
+from full.jsl import spec as full_spec
+from reduced.jsl import spec as reduced_spec
 from tests.test_lazy_settings import HEAVY, fresh, probe_all
-
-LIGHT = (
-    "dynsim.jsl.run_checks",
-    "dynsim.jsl.transfer_args",
-    "dynsim.jsl.partition",
-    "dynsim.jsl.resources",
-)
 
 
 BAD_OPTIONS = [
@@ -88,13 +83,6 @@ def test_mode_realistic_refuses_replicates_before_any_heavy_import(refused):
     )
 
 
-@pytest.mark.parametrize("module", LIGHT)
-def test_the_check_modules_import_no_heavy_module(module):
-    out = fresh(f"import sys, {module}\nprint([m for m in {HEAVY!r} if m in sys.modules])")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
-
-
 # (level, config, compare's options, the start of the refusal)
 LEVEL_REFUSALS = [
     ("reduced", dict(D=16, C=4, p=17), {}, "JSLConfig.p = 17 is invalid for the reduced level"),
@@ -105,7 +93,7 @@ LEVEL_REFUSALS = [
 
 @pytest.mark.parametrize("level, config, opts, message", LEVEL_REFUSALS)
 def test_the_levels_checks_load_and_refuse_without_a_heavy_import(level, config, opts, message):
-    """The Level records' validate hooks (what `compare jsl` calls) resolve to the light module."""
+    """The Level records' validate hooks (what `compare jsl` calls) are the levels' specs'."""
     code = (
         "import sys\nfrom dynsim import setting\nfrom dynsim.jsl.config import JSLConfig\n"
         f"check = getattr(setting.get('jsl'), {level!r}).validate\n"
@@ -122,23 +110,21 @@ def test_the_levels_checks_load_and_refuse_without_a_heavy_import(level, config,
 
 def test_valid_values_pass_the_light_checks():
     cfg = JSLConfig(D=16, C=4)  # grid partition, d = 16
-    assert transfer_args.validate_transfer_args(cfg, overlap=0.5, n_tilde=[8, 16]) == (
-        (8, 16),
-        cfg.eta / 2,
-    )
-    assert transfer_args.check_overlap(JSLConfig(D=16, C=4, d=1), -1) == -1.0
+    tuning = full_spec.Finetune(overlap=0.5, n_tilde=[8, 16]).resolved(cfg)
+    assert (tuning.n_tilde, tuning.eta) == ((8, 16), cfg.eta / 2)
+    assert full_spec.check_overlap(JSLConfig(D=16, C=4, d=1), -1) == -1.0
     partition.require_grid_partition(cfg, name="--partition")
-    assert run_checks.validate_run_options(cfg, "exact") == 1
-    assert run_checks.validate_run_options(cfg, "sampled", replicates=2) == 2
-    assert run_checks.validate_run_options(cfg, "realistic", seeds=1) == 1
+    assert full_spec.validate_run_options(cfg, "exact") == 1
+    assert full_spec.validate_run_options(cfg, "sampled", replicates=2) == 2
+    assert full_spec.validate_run_options(cfg, "realistic", seeds=1) == 1
     realistic = {"replicates": None, "seeds": None, "ladder": [100, 400]}
-    assert run_checks.validate_realistic(cfg, realistic) == run_checks.DEFAULT_SEEDS
-    run_checks.check_moments_fit(16, 4, 15)  # 16^15 = 2^60 < 2^63
+    assert full_spec.validate_realistic(cfg, realistic) == full_spec.DEFAULT_SEEDS
+    reduced_spec.check_moments_fit(16, 4, 15)  # 16^15 = 2^60 < 2^63
     # the library names its keywords
     with pytest.raises(ValueError, match=r"^mode='exact' would .*\(D = 16, C = 2\)"):
-        run_checks.validate_run_options(JSLConfig(D=16, C=2), "exact")
+        full_spec.validate_run_options(JSLConfig(D=16, C=2), "exact")
     with pytest.raises(ValueError, match=r"^replicates = 1 is invalid"):
-        run_checks.validate_run_options(cfg, "sampled", replicates=1)
+        full_spec.validate_run_options(cfg, "sampled", replicates=1)
 
 
 def test_the_transfer_options_map_every_keyword_the_command_passes():
@@ -149,6 +135,22 @@ def test_the_transfer_options_map_every_keyword_the_command_passes():
         (),
         dict(overlap=0.3, finetune_seeds=4, n_tilde=[8], finetune_steps=10, finetune_eta=0.1),
     )()
-    kwargs = figure_options.transfer_keywords(args)
+    kwargs = transfer.transfer_keywords(args)
     assert kwargs == dict(overlap=0.3, seeds=4, n_tilde=(8,), steps=10, eta=0.1)
-    assert set(kwargs) == set(figure_options.TRANSFER_OPTIONS)
+    assert set(kwargs) == set(transfer.TRANSFER_OPTIONS)
+
+
+def test_the_fine_tuning_is_checked_on_construction():
+    """`Finetune` refuses a bad field when it is built, in the library's names or in the names it
+    is given (the command line's), and checks the overlap against the config's d when resolved."""
+    with pytest.raises(ValueError, match=r"^seeds = 1 is invalid"):
+        full_spec.Finetune(seeds=1)
+    with pytest.raises(ValueError, match=r"^--finetune-seeds = 1 is invalid"):
+        full_spec.Finetune(seeds=1, names=transfer.TRANSFER_OPTIONS)
+    with pytest.raises(ValueError, match=r"^eta = -0.1 is invalid"):
+        full_spec.Finetune(eta=-0.1)
+    narrow = full_spec.Finetune(overlap=0.5, names=transfer.TRANSFER_OPTIONS)
+    with pytest.raises(ValueError, match=r"^--overlap = 0.5 is invalid for d = 1"):
+        narrow.resolved(JSLConfig(D=16, C=4, d=1))
+    assert full_spec.Finetune(n_tilde=[8]).n_tilde == (8,)
+    assert full_spec.Finetune(eta=0.3).resolved(JSLConfig()).eta == 0.3

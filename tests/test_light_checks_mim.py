@@ -1,5 +1,5 @@
-"""MIM's level options are checked before any level loads (`dynsim.mim.run_checks`,
-`dynsim.mim.level_checks`): a bad value is refused with one line naming the option as typed, exit
+"""MIM's level options are checked before any level loads (the levels' specs, `reduced.mim.spec`,
+`full.mim.spec`): a bad value is refused with one line naming the option as typed, exit
 2, and none of the heavy modules imported; a valid config passes the same light checks."""
 
 from __future__ import annotations
@@ -9,17 +9,13 @@ import argparse
 import pytest
 
 from dynsim import cli
-from dynsim.mim import level_checks, run_checks, sweep_spec
+from dynsim.mim import setting
 from dynsim.mim.config import MIMConfig
-from dynsim.mim.figure_options import check_attention, check_phases
+from dynsim.mim.figures import check_attention, check_phases
+from full.mim import spec as full_spec
+from reduced.mim import spec as reduced_spec
 from tests.test_lazy_settings import HEAVY, fresh, probe_all
 
-LIGHT = (
-    "dynsim.mim.run_checks",
-    "dynsim.mim.level_checks",
-    "dynsim.mim.sweep_spec",
-    "dynsim.mim.figure_options",
-)
 UNIFORM = ["--z", "uniform:0.5:1.5"]
 
 REFUSED = [
@@ -100,26 +96,21 @@ def test_a_sweep_refuses_a_point_before_any_work(argv, needle, tmp_path, capsys)
     assert not list(tmp_path.glob("o/points/*/*"))
 
 
-def test_the_check_modules_import_no_heavy_module():
-    heavy = f"print([m for m in {HEAVY!r} if m in sys.modules])"
-    out = fresh(f"import sys\nimport {', '.join(LIGHT)}\n{heavy}")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
-
-
 def test_a_valid_config_passes_the_light_checks_without_loading_a_level():
     """The defaults of compare mim, both figures and a sweep point pass, and nothing heavy loads
     (K = 1: no joint-type size to check)."""
     code = (
         "import sys, argparse\n"
-        "from dynsim.mim import level_checks, sweep_spec\n"
+        "from dynsim.mim import setting\n"
+        "from full.mim import spec as full_spec\n"
+        "from reduced.mim import spec as reduced_spec\n"
         "from dynsim.mim.config import MIMConfig\n"
-        "from dynsim.mim.figure_options import check_attention, check_phases\n"
+        "from dynsim.mim.figures import check_attention, check_phases\n"
         "cfg = MIMConfig()\n"
         f"opts = {compare_defaults()!r}\n"
-        "level_checks.validate_reduced(cfg, opts)\n"
-        "level_checks.validate_full(cfg, opts)\n"
-        "sweep_spec.validate_point(cfg, sweep_spec.DEFAULT_OPTIONS, 'both')\n"
+        "reduced_spec.validate_reduced(cfg, opts)\n"
+        "full_spec.validate_full(cfg, opts)\n"
+        "setting.validate_point(cfg, setting.SWEEP_DEFAULTS, 'both')\n"
         "check_phases(cfg, argparse.Namespace(kappa_pos='0.9,0.4', kappa_neg='0.6,0.4',"
         " approximation='mean_field'))\n"
         "check_attention(cfg, argparse.Namespace(top_k=None))\n"
@@ -143,28 +134,28 @@ def compare_defaults() -> dict:
 
 
 def test_the_light_checks_answer_as_the_levels_do():
-    """The levels' validate_run_options are the light checks (plus the joint-type size)."""
+    """The levels' validate_run_options are their specs' checks (plus the joint-type size)."""
     import full.mim
     import reduced.mim
 
     cfg = MIMConfig()
     assert reduced.mim.validate_run_options(cfg, "pp_frozen+mean_field") == (
-        run_checks.check_reduced(cfg, "mean_field+pp_frozen")
+        reduced_spec.check_reduced(cfg, "mean_field+pp_frozen")
     )
-    assert full.mim.validate_run_options(cfg, "sampled") == run_checks.check_full(cfg, "sampled")
-    assert run_checks.check_full(cfg, "sampled", 3) == 3 and run_checks.check_full(cfg) == 1
+    assert full.mim.validate_run_options(cfg, "sampled") == full_spec.check_full(cfg, "sampled")
+    assert full_spec.check_full(cfg, "sampled", 3) == 3 and full_spec.check_full(cfg) == 1
     with pytest.raises(ValueError, match="^approximation = 'frozen' is invalid"):
-        run_checks.approximations("frozen")
+        reduced_spec.approximations("frozen")
     with pytest.raises(ValueError, match="mode = 'exactly' is invalid"):
         full.mim.validate_run_options(cfg, "exactly")
     # the joint-type size stays in the reduced level, loaded where it is wanted
     big = MIMConfig(P=36, K=2, kappa_c=0.7, kappa_s=0.3, mask_ratio=0.5)
-    assert run_checks.exact_joint(big, ()) and not run_checks.exact_joint(big, ("mean_field",))
-    assert run_checks.check_reduced(big) == ()
+    assert reduced_spec.exact_joint(big, ()) and not reduced_spec.exact_joint(big, ("mean_field",))
+    assert reduced_spec.check_reduced(big) == ()
     with pytest.raises(ValueError, match="joint-type expectation"):
-        level_checks.validate_reduced(big, compare_defaults())
+        reduced_spec.validate_reduced(big, compare_defaults())
     with pytest.raises(ValueError, match="joint-type expectation"):
-        sweep_spec.validate_point(big, sweep_spec.DEFAULT_OPTIONS, "reduced")
+        setting.validate_point(big, setting.SWEEP_DEFAULTS, "reduced")
 
 
 def test_the_figures_checks_read_their_options():
@@ -196,11 +187,11 @@ BIG_JOINT = dict(P=36, K=2, kappa_c=0.7, kappa_s=0.3, mask_ratio=0.5)  # > 2,000
 def test_the_joint_type_size_offers_what_its_caller_has():
     """compare mim has --samples, figure mim-phases and the library's sweep do not: each message
     offers only what its caller takes, in its names."""
-    from dynsim.mim.figure_options import check_phases_size
+    from dynsim.mim.figures import check_phases_size
 
     big = MIMConfig(**BIG_JOINT)
     with pytest.raises(ValueError) as compare:
-        level_checks.validate_reduced(big, compare_defaults())
+        reduced_spec.validate_reduced(big, compare_defaults())
     assert str(compare.value).endswith(
         "(--P 36): use --approximation mean_field (counts at their means), --samples S (Monte "
         "Carlo) or a smaller --P"
@@ -211,7 +202,7 @@ def test_the_joint_type_size_offers_what_its_caller_has():
         "(--P 36): use --approximation mean_field (counts at their means) or a smaller --P"
     )
     with pytest.raises(ValueError) as point:
-        sweep_spec.validate_point(big, sweep_spec.DEFAULT_OPTIONS, "reduced")
+        setting.validate_point(big, setting.SWEEP_DEFAULTS, "reduced")
     assert str(point.value) == (
         "the exact joint-type expectation (K = 2, B free) needs more than 2,000,000 count vectors "
         "over the queries (P = 36): use approximation='mean_field' (counts at their means) or a "

@@ -15,12 +15,12 @@ import pytest
 
 import reduced.mim
 from dynsim.claims import NOT_APPLICABLE
-from dynsim.mim import boundary, checklist, diversity, ladder, theorems
+from dynsim.mim import boundary, diversity, ladder, setting, theorems
 from tests import test_verdict_matrix_mim as matrix
 
-QUICK = checklist.QUICK_LADDER
+QUICK = setting.QUICK_LADDER
 # the default ladder: 4 rungs, 2 dof for every trend (3 rungs leave 1: t = 12.7 at 95%)
-LADDER = checklist.LADDER
+LADDER = setting.LADDER
 STEPS = 1000
 BASE = theorems.base_config(steps=STEPS)
 quiet = lambda s: None  # noqa: E731

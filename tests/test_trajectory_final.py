@@ -11,7 +11,7 @@ import full.mim
 import reduced.mim
 from dynsim import MIMConfig, Trajectory
 from dynsim.mim import diversity, records
-from dynsim.mim.cli_figures import attention_table
+from dynsim.mim.figures import attention_table
 from dynsim.mim.embedding import basis as make_basis
 from dynsim.trajectory import save_many, write_npz
 from reduced.mim import flow

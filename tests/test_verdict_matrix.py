@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from dynsim import JSLConfig
-from dynsim.jsl import checklist, claims_glm, claims_idealized as ci, ladder, partition, theorems
+from dynsim.jsl import claims_glm, claims_idealized as ci, ladder, partition, setting, theorems
 
 HOLDS, FAILS, NA = "holds", "fails", "not applicable"
 IDEAL = dict(C=4, q=0.5, eta=0.02, temperature="unit", record_every=100)
@@ -320,7 +320,7 @@ def test_theorem_4_1(points):
     quick = {
         steps: [
             ladder.run_point(ladder.ladder_config(judged.replace(steps=steps), D))
-            for D in checklist.QUICK_LADDER
+            for D in setting.QUICK_LADDER
         ]
         for steps in (1, 200_000_000)
     }

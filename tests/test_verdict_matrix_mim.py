@@ -37,7 +37,7 @@ import pytest
 
 import reduced.mim
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED, RESOLUTION
-from dynsim.mim import checklist, diversity, ladder, premises, theorems
+from dynsim.mim import diversity, ladder, premises, setting, theorems
 
 BASE = theorems.base_config(steps=1000)
 quiet = lambda s: None  # noqa: E731
@@ -50,12 +50,12 @@ SHRINKING = ((144, 16), (256, 12), (576, 8), (1024, 7))
 def scenario(name: str) -> tuple:
     """The rungs of one scenario (cached for the session: the runs are deterministic)."""
     if name == "in regime":
-        return tuple(ladder.run_rung(BASE, P, 1000, quiet, beside=False) for P in checklist.LADDER)
+        return tuple(ladder.run_rung(BASE, P, 1000, quiet, beside=False) for P in setting.LADDER)
     if name == "quick":
-        assert checklist.QUICK_LADDER == checklist.LADDER[:3]  # the same configs: shared runs
+        assert setting.QUICK_LADDER == setting.LADDER[:3]  # the same configs: shared runs
         return scenario("in regime")[:3]
     if name == "short":
-        short = checklist.QUICK_LADDER
+        short = setting.QUICK_LADDER
         return tuple(ladder.run_rung(BASE, P, 2, quiet, beside=False) for P in short)
     if name == "Delta < 0":
         return (ladder.run_rung(theorems.negative_base(BASE), 256, 1000, quiet, beside=False),)

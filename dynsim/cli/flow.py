@@ -13,7 +13,7 @@ def flow_keywords(cfg, t_max=None) -> dict:
     t_max = cfg.eta * cfg.steps if t_max is None else t_max
     check_positive("--t-max", t_max, f" (default eta * steps; steps = {cfg.steps})")
     times = flow.gd_times(cfg.eta, cfg.steps, cfg.record_every, t_max)
-    flow.options(cfg.eta, t_max, times=times, default_t_max=t_max)  # validate before any work
+    flow.Flow(t_max=t_max, times=times).resolved(cfg.eta, t_max)  # validate before any work
     return {"method": "flow", "t_max": t_max, "times": times}
 
 

@@ -5,12 +5,14 @@ JSON and npz writes, the outputs of `compare`, and the options every setting's c
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 import os
 import shutil
 import sys
 import time
+import types
 import warnings
 
 from dynsim import claims as claims_mod
@@ -44,7 +46,7 @@ def invocation(args) -> dict:
         try:
             json.dumps(v)
         except TypeError:
-            v = str(v)
+            v = described(v)
         options[k] = v
     return {
         "command_line": ["dynsim", *getattr(args, "argv", [])],
@@ -52,6 +54,16 @@ def invocation(args) -> dict:
         "options": options,
         "versions": environment.versions(),
     }
+
+
+def described(value) -> str:
+    """A value JSON cannot hold, as text that is the same in every run: a function by its
+    "module:qualified name" (its repr holds an address), anything else by str."""
+    if isinstance(value, functools.partial):
+        return described(value.func) + "".join(f", {k}={v!r}" for k, v in value.keywords.items())
+    if isinstance(value, types.FunctionType):
+        return f"{value.__module__}:{value.__qualname__}"
+    return str(value)
 
 
 def size(path) -> str:

@@ -33,12 +33,12 @@ from dynsim.claims import (
     wanted,
 )
 from dynsim.statistic import Statistic
-from full.jsl import population
+from full.jsl.spec import exact_count
 
 from . import claims_glm
 from .config import JSLConfig
 from .ladder import FSTAR_MAX_CLASSES, Point, at_size, ladder_config, run_point
-from .checklist import COROLLARY, IDEALIZED, LADDER, MAX_FLOW_D, QUICK_LADDER
+from .setting import COROLLARY, IDEALIZED, LADDER, MAX_FLOW_D, QUICK_LADDER
 
 JUDGED_TEMPERATURE = "unit"
 TEMPERATURE_REASON = (
@@ -84,7 +84,7 @@ def lemma_4_1_config(cfg: JSLConfig) -> JSLConfig:
     LEMMA_4_1_MAX_ROWS rows, else the largest D = kC that does."""
     if cfg.steps > LEMMA_4_1_MAX_STEPS:
         cfg = cfg.replace(steps=LEMMA_4_1_MAX_STEPS)
-    if population.exact_count(cfg) <= LEMMA_4_1_MAX_ROWS:
+    if exact_count(cfg) <= LEMMA_4_1_MAX_ROWS:
         return cfg
     k = max(
         k for k in range(2, cfg.L + 1) if k * 3 ** ((k - 1) * cfg.C) <= LEMMA_4_1_MAX_ROWS or k == 2
@@ -121,8 +121,7 @@ def lemma_4_1(cfg: JSLConfig, init=None, label: str = "") -> Claim:
         + (
             ""
             if run_cfg.D == cfg.D
-            else f" (D={cfg.D} has {population.exact_count(cfg):,} rows, more than "
-            f"{LEMMA_4_1_MAX_ROWS:,})"
+            else f" (D={cfg.D} has {exact_count(cfg):,} rows, more than {LEMMA_4_1_MAX_ROWS:,})"
         )
         + (
             ""

@@ -37,7 +37,7 @@ from full.jsl import fig2, transfer
 
 from . import events, realistic_runs, reference
 from .association import patch_association
-from .checklist import REALISTIC
+from .setting import REALISTIC
 from .config import JSLConfig
 from .realistic_plan import (
     Plan,

@@ -1,4 +1,4 @@
-"""What JSL's levels, claims and derivation do beyond the core's verbs (`dynsim.jsl.arguments`
+"""What JSL's levels, claims and derivation do beyond the core's verbs (`dynsim.jsl.setting`
 declares them): the log lines, the event times and reference lines of every compare, the realistic
 mode's joint runs over a ladder of N, the plan of `check-theorems jsl`, the sympy derivation."""
 
@@ -10,6 +10,7 @@ from dynsim.cli import output
 from dynsim.store import Store
 from dynsim.sweeps import executors
 from dynsim.verbs import Joint, Plan
+from full.jsl import spec as full_spec
 from reduced.jsl.symbolic import render
 
 from . import (
@@ -22,8 +23,6 @@ from . import (
     theorems,
 )
 from .config import MAX_DERIVE_C, MAX_P
-from . import run_checks
-from .run_checks import validate_full, validate_reduced  # noqa: F401 (the levels' checks, light)
 
 
 def describe_reduced(cfg, opts: dict) -> str:
@@ -75,14 +74,14 @@ def plot(cfg, opts: dict, red, ful, path: str) -> None:
 
 
 def realistic_seeds(opts: dict) -> int:
-    """--seeds of compare's mode realistic: `run_checks.DEFAULT_SEEDS` when left out."""
-    return run_checks.DEFAULT_SEEDS if opts["seeds"] is None else opts["seeds"]
+    """--seeds of compare's mode realistic: `full_spec.DEFAULT_SEEDS` when left out."""
+    return full_spec.DEFAULT_SEEDS if opts["seeds"] is None else opts["seeds"]
 
 
 def compare_realistic(cfg, opts: dict, timings: dict) -> Joint:
     """Mode realistic: realistic (E) over a ladder of N, each seed's reduced run from its projected
     start (`approach.approach`); the pair compared is the one at cfg.N."""
-    seeds = run_checks.validate_realistic(cfg, opts)
+    seeds = full_spec.validate_realistic(cfg, opts)
     output.check_confidence(opts["confidence"])
     sizes = sorted(set(opts["ladder"])) if opts["ladder"] else approach.ladder(cfg.N)
     for n in sizes:

@@ -36,7 +36,7 @@ from reduced.jsl import dynamics, fstar, sums, tables
 
 from . import events, reference
 from .config import JSLConfig
-from .checklist import MAX_FLOW_D
+from .setting import MAX_FLOW_D
 
 # the error is read at t and at t / HORIZON_DECADE (is the run past the theorem's horizon?)
 HORIZON_DECADE = 10.0

@@ -11,11 +11,14 @@ from dynsim.cli import options
 from dynsim.resources import FLOP_RATE, Need, record_need
 from dynsim.setting import Ref, load
 
-from . import checklist, run_checks, transfer_args
+from full.jsl import spec as full_spec
+from reduced.jsl import spec as reduced_spec
+
+from .setting import CLAIMS
 from .realistic_plan import plan_for, realistic_config
 
-# what the levels' modules define (importing them imports JAX), loaded where an estimate needs it:
-# this module stays light, so `estimate_compare` refuses a bad level option before they load
+# what the levels' modules define (importing them imports JAX), loaded where an estimate needs it,
+# after `estimate_compare` has run the levels' checks
 SUMS, CONFIGURATIONS = "reduced.jsl.sums", "reduced.jsl.configurations"
 GLM = "dynsim.jsl.claims_glm"
 PENDING_SEEDS = Ref("dynsim.jsl.claims_realistic:pending_seeds")
@@ -69,10 +72,10 @@ def full_need(v: dict, mode: str, runs) -> Need:
     realistic data."""
     D, C, d = _sizes(v)
     steps, N, n_test = max(int(v["steps"]), 0), max(int(v["N"]), 1), max(int(v["n_test"]), 1)
-    R = run_checks.DEFAULT_SEEDS if runs is None else max(int(runs), 1)
+    R = full_spec.DEFAULT_SEEDS if runs is None else max(int(runs), 1)
     if mode == "exact":
         # check_exact refuses beyond
-        M = min(D // C * 3 ** min(D - C, 40), run_checks.MAX_EXACT_CONFIGURATIONS)
+        M = min(D // C * 3 ** min(D - C, 40), full_spec.MAX_EXACT_CONFIGURATIONS)
         return Need(
             f"exact population: {M:,} configurations x D = {D}",
             {"--D": D, "--C": C},
@@ -107,7 +110,7 @@ def needs(v: dict, level: str, opts: dict) -> list:
     runs = (
         1
         if level == "reduced" or mode == "exact"
-        else run_checks.DEFAULT_SEEDS
+        else full_spec.DEFAULT_SEEDS
         if runs is None
         else max(int(runs), 1)
     )
@@ -128,15 +131,15 @@ def needs(v: dict, level: str, opts: dict) -> list:
 
 def estimate_compare(args) -> list:
     """`compare jsl`: both levels' options checked first, as the run checks them
-    (`run_checks.validate_reduced`, `validate_full`, in mode realistic `validate_realistic`;
-    light), then both levels' needs; --mode realistic over its ladder of N."""
+    (`reduced_spec.validate_reduced`, `full_spec.validate_full`, in mode realistic
+    `validate_realistic`), then both levels' needs; --mode realistic over its ladder of N."""
     v = options.values(args)
     if args.mode != "realistic":
         cfg, opts = options.config(args), {"mode": args.mode, "replicates": args.replicates}
-        run_checks.validate_reduced(cfg, opts)
-        run_checks.validate_full(cfg, opts)
+        reduced_spec.validate_reduced(cfg, opts)
+        full_spec.validate_full(cfg, opts)
         return needs(v, "reduced", {}) + needs(v, "full", opts)
-    run_checks.validate_realistic(options.config(args), vars(args))
+    full_spec.validate_realistic(options.config(args), vars(args))
     # the default ladder N/16, N/4, N sums below 2 N
     total = sum(args.ladder) if args.ladder else 2 * int(v["N"])
     return needs({**v, "N": total}, "full", {"mode": "realistic", "seeds": args.seeds}) + needs(
@@ -153,7 +156,7 @@ def estimate_check(args) -> list:
     """`check-theorems jsl`: the realistic seeds still to run at the realistic runs' sizes, one seed
     at a time (or one per worker), those --out holds already left out."""
     cfg = options.config(args)
-    only = parse_only(args.only, checklist.CLAIMS)
+    only = parse_only(args.only, CLAIMS)
     claims_glm = load(GLM)
     plan = plan_for(args.quick, getattr(args, "realistic_sizes", None))
     rc = realistic_config(cfg, plan)
@@ -200,12 +203,10 @@ def estimate_transfer(args) -> list:
     three learners."""
     v = options.values(args)
     D, _, d = _sizes(v)
-    n = sum(max(int(x), 1) for x in args.n_tilde or transfer_args.DEFAULT_N_TILDE)
+    n = sum(max(int(x), 1) for x in args.n_tilde or full_spec.DEFAULT_N_TILDE)
     S = max(int(args.finetune_seeds), 1)
     steps = (
-        transfer_args.DEFAULT_STEPS
-        if args.finetune_steps is None
-        else max(int(args.finetune_steps), 0)
+        full_spec.DEFAULT_STEPS if args.finetune_steps is None else max(int(args.finetune_steps), 0)
     )
     tune = Need(
         f"fine-tuning data: N~ {n:,} in all x seeds {S} x D {D} x d {d}, three learners",

@@ -18,8 +18,7 @@ import full.jsl
 import reduced.jsl
 from dynsim.jsl import events
 from dynsim.jsl.config import JSLConfig
-from dynsim.jsl.sweep_spec import TIMES  # the event times' columns: eta * steps
-from dynsim.jsl.sweep_spec import validate_point as validate_point
+from dynsim.jsl.setting import TIMES  # the event times' columns: eta * steps
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 from full.jsl import many
@@ -54,7 +53,7 @@ def full_group(cfgs: list[JSLConfig], options: dict, batch_size: int) -> list[Tr
 
 
 def check_flow_point(cfg: JSLConfig, options: dict) -> None:
-    """The flow's own refusals at a point (`sweep_spec.validate_point` loads this for --method
+    """The flow's own refusals at a point (`setting.validate_point` loads this for --method
     flow): a sum the flow can hold (not Monte Carlo) and t_max."""
     choice = sums.choose(cfg, **reduced_many.sum_options(options))
     if choice.method == "monte_carlo":

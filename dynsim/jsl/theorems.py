@@ -1,7 +1,7 @@
 """The JSL claims driver: `check_theorems(cfg)` = the idealized claims (`claims_idealized`: Lemmas
 4.1, 4.3, Theorems 4.1, 3.1) and the realistic ones (`claims_realistic`: Lemma 4.2, Theorems 4.2,
 5.1, Figure 2). cfg sets the judged point (D, C, q, steps, ...); Theorem 4.1's ladder of D is
-`sizes` (at least 3), by default `checklist.LADDER` (or `checklist.QUICK_LADDER` with
+`sizes` (at least 3), by default `setting.LADDER` (or `setting.QUICK_LADDER` with
 quick=True), with q(D - C) kept at the judged point's value; it is printed with the claim.
 """
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from dynsim.checker import Residual
 from dynsim.setting import Checks
-from dynsim.validation import check_positive
 
 from .records import per_class_only
 
@@ -64,11 +63,3 @@ def pp_magnitude(a, b, approx) -> dict[str, Residual]:
 CHECKS = Checks(
     compared=("loss", "fp_corr", "pp_corr", "area_attention"), skip=frozen_pp, reported=pp_magnitude
 )
-
-
-def check_tolerance(tol) -> None:
-    """--approximation-tolerance: a finite fraction > 0 (zero would ask an approximation to agree
-    exactly, which by definition it does not; inf would accept any gap)."""
-    check_positive(
-        "--approximation-tolerance", tol, " (a fraction of each observable's largest magnitude)"
-    )

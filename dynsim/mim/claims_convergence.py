@@ -21,7 +21,7 @@ from .premises import (
     quick_note,
     where,
 )
-from .checklist import EPS
+from .setting import EPS
 
 STATEMENT_41 = (
     "Theorem 4.1: for any 0 < eps < 1 ... after T* iterations, L_p(Q^(T*)) - L*_p <= "

@@ -17,8 +17,7 @@ import numpy as np
 
 from .embedding import Basis
 from .partition import area_of
-from .run_checks import exact_size as exact_size  # the light checks' law and size; names here too
-from .run_checks import z_law as z_law
+from .latents import z_law
 
 
 def z_vectors(cfg, n_areas: int) -> tuple[np.ndarray, np.ndarray]:

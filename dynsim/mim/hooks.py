@@ -1,6 +1,6 @@
-"""What MIM's levels, claims and derivation do beyond the core's verbs (`dynsim.mim.arguments`
-declares them): the reduced level's approximation and Monte Carlo keywords (their validation before
-any work: `dynsim.mim.level_checks`), the per-patch records, the information-gap line, the plot, the
+"""What MIM's levels, claims and derivation do beyond the core's verbs (`dynsim.mim.setting`
+declares them): the reduced level's approximation and Monte Carlo keywords (checked before any work
+by the levels' specs), the per-patch records, the information-gap line, the plot, the
 plan of `check-theorems mim` on its P ladder and the sympy derivation."""
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ import reduced.mim
 from dynsim.claims import parse_only
 from dynsim.cli import output
 from dynsim.verbs import Plan
+from full.mim.spec import full_replicates
+from reduced.mim.spec import approx_option, monte_carlo
 from reduced.mim.symbolic import render
 
 from . import plotting, records, theorems
-from .level_checks import approx_option, full_replicates, monte_carlo
-from .level_checks import validate_full as validate_full  # the Level hooks, light; names here too
-from .level_checks import validate_reduced as validate_reduced
 
 
 def reduced_keywords(cfg, opts: dict) -> dict:

@@ -16,7 +16,7 @@ from dynsim.validation import DEFAULT_REPLICATES
 from reduced.mim import classes
 from reduced.mim.dynamics import per_patch_entries
 
-from . import checklist, ladder
+from . import ladder, setting
 from .config import PARTITIONS, MIMConfig
 from .records import cell_index
 from .theorems import NEGATIVE_KAPPA_C
@@ -196,7 +196,7 @@ def estimate_check(args) -> list:
     # run_check names a bad eps
     eps = float(args.eps) if 0.0 < float(args.eps) < 1.0 else ladder.EPS_REF
     steps = ladder.steps_for(max(int(v["steps"]), 1), eps)
-    ladder_sizes = checklist.QUICK_LADDER if args.quick else checklist.LADDER
+    ladder_sizes = setting.QUICK_LADDER if args.quick else setting.LADDER
     # the ladder's P are the command's, not options: what the user sets is --steps (and --kappa-s,
     # --eta, --mask-ratio, --K, which scale T; with K > 1 --partition sets the joint cells)
     opts = {

@@ -14,13 +14,7 @@ from dynsim.mim.config import MIMConfig
 from dynsim.sweeps import common
 from dynsim.trajectory import Trajectory
 
-# the options, their defaults and the checks: in the light record (one definition); names here too
-from .sweep_spec import DEFAULT_OPTIONS as DEFAULT_OPTIONS
-from .sweep_spec import FULL_OPTIONS as FULL_OPTIONS
-from .sweep_spec import REDUCED_OPTIONS as REDUCED_OPTIONS
-from .sweep_spec import approximation
-from .sweep_spec import normalize as normalize
-from .sweep_spec import validate_point as validate_point
+from .setting import approximation
 
 
 def seeded(cfg: MIMConfig, options: dict, level: str) -> bool:

@@ -20,7 +20,7 @@ import reduced.mim
 from dynsim import progress
 from dynsim.claims import LOG, Measurement, Results, wanted
 
-from . import checklist, diversity, ladder
+from . import diversity, ladder, setting
 from .claims_convergence import (
     STATEMENT_41,
     attention_measurement,
@@ -40,7 +40,7 @@ from .claims_phases import (
 )
 from .config import MIMConfig
 from .premises import CONFIDENCE, MEAN_FIELD_Q_RATES, PHASE_MARGIN
-from .checklist import EPS, LADDER, QUICK_LADDER
+from .setting import EPS, LADDER, QUICK_LADDER
 
 # Section 6: random masks per model, top-k of the metric (the paper's k = 10)
 IMAGES, TOP_K = 64, 10
@@ -109,7 +109,7 @@ def sizes(quick: bool) -> tuple[int, ...]:
 
 # ------------------------------------------------------------------------------------------- claims
 
-CLAIMS = checklist.CLAIMS  # the names, declared where --help reads them
+CLAIMS = setting.CLAIMS  # the names, declared where --help reads them
 __all__ = [
     "CLAIMS",
     "CONFIDENCE",

@@ -12,14 +12,11 @@ from scipy import stats
 
 from dynsim import tolerances
 from dynsim.cli import flow
+from dynsim.setting import STABILITY, VERDICT, time_name  # noqa: F401 (the columns' names)
 
 OSCILLATING_SIGN_CHANGES = 3  # down, up, down, up: at least two separate rises of the loss
 # family-wise, over a run's increments, for a loss recorded with a standard error
 SE_CONFIDENCE = 0.999
-
-
-VERDICT = ("verdict", "max_error", "worst_observable", "check_kind")  # the names `verdict` gives
-STABILITY = ("loss_sign_changes", "non_monotone", "unstable")  # the names `stability` gives
 
 
 def verdict(report) -> dict:
@@ -98,12 +95,6 @@ def censored(times: dict, horizon: float) -> dict:
         out[name] = value
         out[name + "_censored"] = horizon if value is None else None
     return out
-
-
-def time_name(event: str) -> str:
-    """The column of an event's time t = eta * steps, twin of the column in recorded steps: the
-    papers' T counts steps, t is the flow's time (T1_attention -> t1_attention)."""
-    return event[:1].lower() + event[1:]
 
 
 def clock(t) -> np.ndarray:

@@ -1,25 +1,25 @@
-"""Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax +
-optax)."""
+"""Full JSL: the D x D attention matrix A and v in R^d trained by gradient descent (flax + optax).
+What the level accepts is in `full.jsl.spec`; the names below load on first use
+(`dynsim.lazy`)."""
 
-from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: numbers traced, shapes static)
+from dynsim.lazy import attach
 
-from . import fig2, glm, observables, population, realistic, sampling, transfer
-from .module import PositionalAttentionViT
-from .simulation import simulate, validate_run_options
-from .training import initial_params, model_for, optimizer
-
-__all__ = [
-    "simulate",
-    "validate_run_options",
-    "PositionalAttentionViT",
-    "model_for",
-    "optimizer",
-    "initial_params",
-    "observables",
-    "population",
-    "realistic",
-    "sampling",
-    "glm",
-    "transfer",
-    "fig2",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    submodules=[
+        "fig2",
+        "glm",
+        "observables",
+        "population",
+        "realistic",
+        "sampling",
+        "spec",
+        "transfer",
+    ],
+    attrs={
+        "simulation": ["simulate"],
+        "spec": ["validate_run_options"],
+        "module": ["PositionalAttentionViT"],
+        "training": ["initial_params", "model_for", "optimizer"],
+    },
+)

@@ -20,8 +20,9 @@ from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.error import margin_error as zero_one_error
 from dynsim.jsl.model import logistic_loss
-from dynsim.jsl.transfer_args import validate_glm_args
+from .spec import validate_glm_args
 from dynsim.trajectory import Trajectory, seed_statistics
+from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: its numbers traced)
 
 from .. import engine
 

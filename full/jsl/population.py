@@ -11,11 +11,7 @@ import numpy as np
 
 from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.model import logistic_loss
-from dynsim.jsl.run_checks import (  # noqa: F401 (this module's names)
-    MAX_EXACT_CONFIGURATIONS,
-    check_exact,
-    exact_count,
-)
+from .spec import check_exact
 
 
 class Configurations(NamedTuple):

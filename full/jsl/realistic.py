@@ -23,7 +23,7 @@ from jax.flatten_util import ravel_pytree
 from dynsim import divergence, environment, recording
 from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.model import logistic_loss
-from dynsim.jsl.run_checks import DEFAULT_SEEDS, check_seeds
+from .spec import DEFAULT_SEEDS, check_seeds
 from dynsim.trajectory import Trajectory, seed_statistics
 
 from .. import engine

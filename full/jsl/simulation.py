@@ -1,5 +1,5 @@
 """`simulate`: full JSL in mode exact or sampled (`training`) or realistic (`realistic`); its option
-checks, `validate_run_options`, are `dynsim.jsl.run_checks`', light."""
+checks, `validate_run_options`, are the level's spec's (`full.jsl.spec`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import jax.numpy as jnp
 
 from dynsim import environment, progress
 from dynsim.jsl import JSLConfig, data
-from dynsim.jsl.run_checks import MODES, validate_run_options  # noqa: F401 (this module's names)
 from dynsim.trajectory import Trajectory
 
 from . import realistic, training
+from .spec import validate_run_options
 
 
 @environment.guarded

@@ -23,7 +23,7 @@ import dataclasses
 import json
 import math
 import warnings
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import jax
 import jax.numpy as jnp
@@ -33,17 +33,9 @@ from dynsim import environment, recording
 from dynsim.jsl import JSLConfig, data, error, partition, reference
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention, forward, logistic_loss
-from dynsim.jsl.transfer_args import (  # noqa: F401 (this module's names; the checks are light)
-    DEFAULT_ETA_GLM,
-    DEFAULT_N_TILDE,
-    DEFAULT_RECORD_EVERY,
-    DEFAULT_SEEDS,
-    DEFAULT_STEPS,
-    check_overlap,
-    validate_transfer_args,
-)
 
 from . import glm, realistic
+from .spec import Finetune, check_overlap
 
 LEARNERS = ("pretrained", "initial", "glm")
 
@@ -273,28 +265,23 @@ def pretrain(cfg: JSLConfig) -> dict:
 
 def transfer(
     cfg: JSLConfig,
+    finetune: Optional[Finetune] = None,
     *,
     pretrained: Optional[Mapping] = None,
-    overlap: float = 0.0,
-    n_tilde: Sequence[int] = DEFAULT_N_TILDE,
-    seeds: int = DEFAULT_SEEDS,
-    steps: int = DEFAULT_STEPS,
-    eta: Optional[float] = None,
-    eta_glm: float = DEFAULT_ETA_GLM,
-    record_every: int = DEFAULT_RECORD_EVERY,
+    **fields,
 ) -> TransferResult:
     """Fine-tune on N~ downstream samples for every N~ and seed (one vmapped program) and test on
     cfg.n_test (Section 5).
 
-    pretrained: {"A": (D, D) or (R, D, D), "A0": likewise}; None pretrains with realistic.run(cfg,
-    seeds=1). Defaults, measured with the idealized pretrained A (sigma_A I + gamma within + rho
-    between from the reduced run) at D = 16, C = 4, q = 0.5, nu = 1e-3, unit temperature (cfg.eta
-    0.02) and at D = 9, C = 3, q = 0.3 (cfg.eta 0.05), 8 seeds, N~ = 8..256, overlaps 0, 0.3, 0.8:
+    finetune: the fine-tuning (`full.jsl.spec.Finetune`: overlap, n_tilde, seeds, steps, eta,
+    eta_glm, record_every), or its fields as keywords (`transfer(cfg, seeds=4)`). pretrained: {"A":
+    (D, D) or (R, D, D), "A0": likewise}; None pretrains with realistic.run(cfg, seeds=1). The
+    defaults, measured with the idealized pretrained A (sigma_A I + gamma within + rho between from
+    the reduced run) at D = 16, C = 4, q = 0.5, nu = 1e-3, unit temperature (cfg.eta 0.02) and at D
+    = 9, C = 3, q = 0.3 (cfg.eta 0.05), 8 seeds, N~ = 8..256, overlaps 0, 0.3, 0.8:
     - eta = cfg.eta / 2 (Section 5 keeps Parametrization 3.1's rate; halved because at D = 16
-      cfg.eta itself
-      diverged in 2 of 144 fine-tuning runs of the pretrained learner at small N~, cfg.eta / 2 and
-        cfg.eta / 4 in
-      none, with the same errors within one s.e.);
+      cfg.eta itself diverged in 2 of 144 fine-tuning runs of the pretrained learner at small N~,
+      cfg.eta / 2 and cfg.eta / 4 in none, with the same errors within one s.e.);
     - steps = 2000: every curve is flat by ~200 steps, and 8000 steps moved no mean by more than one
       s.e.;
     - eta_glm = 1: the GLM's logistic loss has curvature <= ~0.35, and its curves are flat by ~200
@@ -302,16 +289,11 @@ def transfer(
     A run that diverges leaves NaN in its test error (so in the mean) and is listed in
     meta["diverged"].
     """
-    n_tilde, eta = validate_transfer_args(
-        cfg,
-        overlap=overlap,
-        n_tilde=n_tilde,
-        seeds=seeds,
-        steps=steps,
-        eta=eta,
-        eta_glm=eta_glm,
-        record_every=record_every,
-    )
+    if finetune is not None and fields:
+        raise TypeError(f"transfer takes a Finetune or its fields, not both: {sorted(fields)}")
+    ft = (finetune or Finetune(**fields)).resolved(cfg)
+    overlap, n_tilde, seeds, steps = ft.overlap, ft.n_tilde, ft.seeds, ft.steps
+    eta, eta_glm, record_every = ft.eta, ft.eta_glm, ft.record_every
     w_tilde = downstream_feature(cfg, overlap)
     if pretrained is None:
         pretrained = pretrain(cfg)

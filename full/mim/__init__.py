@@ -1,15 +1,19 @@
-"""Full MIM: the literal d x d attention matrix Q trained by gradient descent (flax + optax)."""
+"""Full MIM: the literal d x d attention matrix Q trained by gradient descent (flax + optax). What
+the level accepts is in `full.mim.spec`; the names below load on first use (`dynsim.lazy`)."""
 
-from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: eta traced, shapes static)
+from dynsim.lazy import attach
 
-from .module import MaskedAttention
-from .training import attention_maps, correlations, simulate, trained, validate_run_options
-
-__all__ = [
-    "simulate",
-    "validate_run_options",
-    "correlations",
-    "attention_maps",
-    "trained",
-    "MaskedAttention",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    submodules=["spec"],
+    attrs={
+        "module": ["MaskedAttention"],
+        "training": [
+            "attention_maps",
+            "correlations",
+            "simulate",
+            "trained",
+            "validate_run_options",
+        ],
+    },
+)

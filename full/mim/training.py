@@ -11,25 +11,25 @@ import numpy as np
 import optax
 
 from dynsim import divergence, environment, progress, recording
-from dynsim.mim import MIMConfig, data, model, run_checks
-from dynsim.mim.run_checks import MAX_EXACT as MAX_EXACT  # this module's names too
-from dynsim.mim.run_checks import MODES as MODES
+from dynsim.mim import MIMConfig, data, model
 from dynsim.mim.embedding import Basis
 from dynsim.mim.embedding import basis as make_basis
+from dynsim.mim.latents import exact_size
 from dynsim.mim.partition import area_of
 from dynsim.trajectory import Trajectory, seed_statistics
+from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
 
 from .. import engine
-from . import batch
+from . import batch, spec
 from .module import MaskedAttention
 
 
 def validate_run_options(
     cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None
 ) -> int:
-    """Validate the run arguments before any work (`dynsim.mim.run_checks.check_full`, light);
+    """Validate the run arguments before any work (`spec.check_full`);
     return the number of replicate runs."""
-    return run_checks.check_full(cfg, mode, replicates)
+    return spec.check_full(cfg, mode, replicates)
 
 
 def correlations(cfg: MIMConfig, Q, basis) -> dict:
@@ -174,7 +174,7 @@ def simulate(cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = No
         mode,
         cfg,
         replicates=R,
-        configurations=data.exact_size(cfg) if mode == "exact" else None,
+        configurations=exact_size(cfg) if mode == "exact" else None,
         batch_size=cfg.N if mode == "sampled" else None,
         areas=[[list(a) for a in cl] for cl in cfg.areas],
         delta=cfg.delta,

@@ -1,18 +1,14 @@
-"""Reduced JSL: exact population dynamics (P) in (alpha, gamma, rho) (Lemmas 4.1-4.3)."""
+"""Reduced JSL: exact population dynamics (P) in (alpha, gamma, rho) (Lemmas 4.1-4.3). What the
+level accepts is in `reduced.jsl.spec`; the names below load on first use (`dynsim.lazy`)."""
 
-from dynsim.jsl import traced  # noqa: F401 (JSLConfig as a pytree: numbers traced, shapes static)
+from dynsim.lazy import attach
 
-from . import configurations, symbolic
-from .dynamics import attention_weights, initial_state, loss_and_gradients
-from .many import simulate_many
-from .simulation import simulate
-
-__all__ = [
-    "simulate",
-    "simulate_many",
-    "loss_and_gradients",
-    "attention_weights",
-    "initial_state",
-    "configurations",
-    "symbolic",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    submodules=["configurations", "symbolic", "spec"],
+    attrs={
+        "simulation": ["simulate"],
+        "many": ["simulate_many"],
+        "dynamics": ["attention_weights", "initial_state", "loss_and_gradients"],
+    },
+)

@@ -17,10 +17,10 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from dynsim.jsl.run_checks import check_moments_fit
 
 from .configurations import set_types
 from .moments import per_type_variables
+from .spec import check_moments_fit
 
 INT63 = 2**63 - 1
 

@@ -14,7 +14,7 @@ records.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +26,7 @@ from dynsim.trajectory import Trajectory
 from dynsim.validation import is_int
 
 from .. import flow as generic
-from ..flow import ATOL, MAX_STEPS, RTOL, SAVES, finish, options, traced_options
+from ..flow import Flow, finish, traced_options
 from . import configurations, dynamics, tables
 from .sums import choose
 
@@ -146,20 +146,15 @@ def simulate_flow(
     method: str = "flow",
     t_max: Optional[float] = None,
     *,
-    saves: int = SAVES,
-    t_min: Optional[float] = None,
-    times: Optional[Sequence[float]] = None,
-    rtol: float = RTOL,
-    atol: float = ATOL,
-    solver: str = JSL_SOLVER,
-    max_steps: int = MAX_STEPS,
     enumeration: str = "classes",
+    **flow_options,
 ) -> Trajectory:
     """Solve the gradient flow of (P) in (alpha, gamma, rho) from `init` to t_max and record GD's
     observables.
 
-    t_max: end time in units of eta * steps (default cfg.eta * cfg.steps). Saved at t = 0 and
-    `saves` log-spaced times from t_min (default min(eta, t_max)) to t_max, or at `times`. The
+    t_max: end time in units of eta * steps (default cfg.eta * cfg.steps); flow_options: the other
+    fields of `reduced.flow.Flow` (saves, t_min, times, rtol, atol, solver, max_steps). Saved at t =
+    0 and `saves` log-spaced times from t_min (default min(eta, t_max)) to t_max, or at `times`. The
     Trajectory's steps are round(t / eta), deduplicated (nearest kept); the exact times are the
     observable "t" and meta["times"]. rtol, atol: the step-size tolerances. solver: "lsoda"
     (default: scipy's LSODA stepped from the host on the jit-compiled field and its jacfwd
@@ -177,18 +172,7 @@ def simulate_flow(
             f"max_nonzero = {max_nonzero!r} is invalid: must be an integer >= 0 (or None for "
             f"the full sum)"
         )
-    opts = options(
-        cfg.eta,
-        t_max,
-        saves=saves,
-        t_min=t_min,
-        times=times,
-        rtol=rtol,
-        atol=atol,
-        solver=solver,
-        max_steps=max_steps,
-        default_t_max=cfg.eta * cfg.steps,
-    )
+    opts = Flow(t_max=t_max, **flow_options).resolved(cfg.eta, cfg.eta * cfg.steps, JSL_SOLVER)
     theta0 = dynamics.initial_state(cfg, init)
     tables.check_enumeration(enumeration)
     if max_nonzero is None and enumeration == "classes":

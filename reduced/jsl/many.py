@@ -22,8 +22,7 @@ from dynsim.trajectory import Trajectory, seed_statistics
 from . import configurations, dynamics, sums, tables
 from .class_sums import ClassWeights, class_table, class_weights
 from .simulation import run_monte_carlo
-
-SUM_OPTIONS = ("max_configurations", "tail_target", "mc_samples")  # the options of `sums.choose`
+from .spec import SUM_OPTIONS
 
 
 def run_many(cfg: JSLConfig, table, states0):

@@ -28,9 +28,9 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
-from dynsim.jsl import JSLConfig, error, run_checks
+from dynsim.jsl import JSLConfig, error
 
-from . import class_sums, configurations, tables
+from . import class_sums, configurations, spec, tables
 from .class_sums import ClassWeights
 from .tables import BOUND_TARGET, MAX_CLASSES
 
@@ -64,7 +64,7 @@ def choose(
     """Every moment class if there are at most `max_configurations`, else the smallest fitting
     truncation with dropped probability <= tail_target, else Monte Carlo with `mc_samples`
     configurations."""
-    run_checks.check_sum_options(max_configurations, tail_target, mc_samples)
+    spec.check_sum_options(max_configurations, tail_target, mc_samples)
     total = configurations.count(cfg.D, cfg.C)
     size = tables.size(cfg, None, limit=max_configurations)
     if size is not None:

@@ -1,20 +1,15 @@
 """Reduced MIM: per-query-class dynamics of the FP and PP correlations (Lemmas 5.1, 5.2), gradients
-from sympy; with several clusters and B free, per query and joint type (`joint`)."""
+from sympy; with several clusters and B free, per query and joint type (`joint`). What the level
+accepts is in `reduced.mim.spec`; the names below load on first use (`dynsim.lazy`)."""
 
-from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: eta traced, shapes static)
+from dynsim.lazy import attach
 
-from . import classes, symbolic
-from .dynamics import APPROXIMATIONS, Indices, approximations, label, pp_corr, validate_run_options
-from .simulation import simulate
-
-__all__ = [
-    "simulate",
-    "pp_corr",
-    "Indices",
-    "validate_run_options",
-    "approximations",
-    "label",
-    "APPROXIMATIONS",
-    "classes",
-    "symbolic",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    submodules=["classes", "spec", "symbolic"],
+    attrs={
+        "simulation": ["simulate"],
+        "dynamics": ["Indices", "pp_corr", "validate_run_options"],
+        "spec": ["APPROXIMATIONS", "approximations", "label"],
+    },
+)

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim.mim import MIMConfig, records
+from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
 
 from .. import gd
 from .joint import latents, rates

@@ -18,6 +18,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from dynsim.mim import data, records
+from dynsim.mim.latents import z_law
 
 MAX_CONFIGURATIONS = 2_000_000  # (class, counts, latents) rows of the exact expectation
 
@@ -89,7 +90,7 @@ def table(
     Carlo, weight 1/samples each, times the latents' exact weights)."""
     P, drawn = cfg.P, cfg.P - cfg.masked
     N = cfg.max_areas
-    values, _ = data.z_law(cfg)
+    values, _ = z_law(cfg)
     rows_u, rows_z, rows_w, pops = [], [], [], []
     total = 0
     for sizes in cls.sizes:

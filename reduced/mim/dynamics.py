@@ -18,18 +18,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim.mim import MIMConfig, records, run_checks
+from dynsim.mim import MIMConfig, records
 
-# the approximations' names and checks live in the light run_checks; this module's names too
-from dynsim.mim.run_checks import APPROXIMATIONS as APPROXIMATIONS
-from dynsim.mim.run_checks import Approximation
-from dynsim.mim.run_checks import approximations as approximations
-from dynsim.mim.run_checks import joint as joint
-from dynsim.mim.run_checks import label as label
+from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
 
 from .. import gd
 from . import classes as classes_mod
 from . import joint as joint_module
+from .spec import Approximation, check_reduced, exact_joint
 from .symbolic import derive
 
 # entries (160 MB in float64) of per-patch views expanded from the per-class records, in all
@@ -47,10 +43,10 @@ def validate_run_options(
     samples=None,
     replicates=None,
 ) -> tuple[str, ...]:
-    """Validate before any work (`dynsim.mim.run_checks.check_reduced`, light, and the exact
+    """Validate before any work (`spec.check_reduced` and the exact
     joint-type expectation's size, `joint.check_size`); return the normalized approximations."""
-    approx = run_checks.check_reduced(cfg, approximation, method, samples, replicates)
-    if run_checks.exact_joint(cfg, approx, samples):
+    approx = check_reduced(cfg, approximation, method, samples, replicates)
+    if exact_joint(cfg, approx, samples):
         joint_module.check_size(cfg)
     return approx
 

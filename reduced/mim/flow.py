@@ -13,7 +13,7 @@ and the step mapping are `reduced.flow`.
 from __future__ import annotations
 
 import threading
-from typing import Optional, Sequence
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -22,9 +22,10 @@ import numpy as np
 from dynsim import environment
 from dynsim.mim import MIMConfig
 from dynsim.trajectory import Trajectory
+from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
 
 from .. import flow as generic
-from . import dynamics
+from . import dynamics, spec
 
 
 def rhs(cfg: MIMConfig, approx: tuple, tab, state):
@@ -75,44 +76,26 @@ solve_jit = jax.jit(solve, static_argnums=(0, 1, 2, 3))
 
 def simulate_flow(
     cfg: MIMConfig,
-    approximation: dynamics.Approximation = None,
+    approximation: spec.Approximation = None,
     method: str = "flow",
     t_max: Optional[float] = None,
-    *,
-    saves: int = generic.SAVES,
-    t_min: Optional[float] = None,
-    times: Optional[Sequence[float]] = None,
-    rtol: float = generic.RTOL,
-    atol: float = generic.ATOL,
-    solver: str = generic.SOLVER,
-    max_steps: int = generic.MAX_STEPS,
+    **flow_options,
 ) -> Trajectory:
     """Solve the MIM gradient flow from Q = 0 to t_max (default eta * steps) and record what GD
     records.
 
-    Options as `reduced.jsl.flow.simulate_flow`: saves log-spaced from t_min (default min(eta,
-    t_max)), or at `times`; steps = round(t / eta) (deduplicated; exact times in "t"); rtol, atol
-    traced; solver, max_steps. meta["approximation"] is the reduction's label joined with
-    "gradient_flow" (e.g. "gradient_flow", "pp_frozen+gradient_flow"), so `dynsim.compare` judges it
-    against GD as an approximation.
+    Options (`reduced.flow.Flow`'s fields) as `reduced.jsl.flow.simulate_flow`: saves log-spaced
+    from t_min (default min(eta, t_max)), or at `times`; steps = round(t / eta) (deduplicated; exact
+    times in "t"); rtol, atol traced; solver, max_steps. meta["approximation"] is the reduction's
+    label joined with "gradient_flow" (e.g. "gradient_flow", "pp_frozen+gradient_flow"), so
+    `dynsim.compare` judges it against GD as an approximation.
     """
     generic.check_flow(method, t_max)
     approx = dynamics.validate_run_options(cfg, approximation, method="flow")
-    opts = generic.options(
-        cfg.eta,
-        t_max,
-        saves=saves,
-        t_min=t_min,
-        times=times,
-        rtol=rtol,
-        atol=atol,
-        solver=solver,
-        max_steps=max_steps,
-        default_t_max=cfg.eta * cfg.steps,
-    )
+    opts = generic.Flow(t_max=t_max, **flow_options).resolved(cfg.eta, cfg.eta * cfg.steps)
     if opts["solver"] in generic.HOST_SOLVERS:
         raise ValueError(
-            f"solver = {solver!r} is invalid for MIM: its flow runs on diffrax, one of "
+            f"solver = {opts['solver']!r} is invalid for MIM: its flow runs on diffrax, one of "
             f"{', '.join(map(repr, generic.SOLVERS))} (the host solvers serve reduced JSL)"
         )
     cls, tab, idx, tab_arrays, valid, class_weight = dynamics.setup(cfg, approx)
@@ -141,7 +124,7 @@ def simulate_flow(
         configurations=int(np.count_nonzero(tab.w)),
         **dynamics.class_meta(cfg, cls),
         records=dynamics.attach_per_patch(cfg, idx, observables),
-        reduction=dynamics.label(approx),
+        reduction=spec.label(approx),
         **flow_meta,
     )
     return Trajectory(steps, observables, meta, dynamics.final_state(final))

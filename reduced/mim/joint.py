@@ -40,7 +40,8 @@ import numpy as np
 
 from dynsim.mim import MIMConfig, data
 from dynsim.mim.partition import area_of
-from dynsim.mim.run_checks import LIBRARY, Caller
+from dynsim.mim.latents import LIBRARY, Caller
+from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
 
 from .. import gd
 from .classes import MAX_CONFIGURATIONS, count_rows, count_size, sample_rngs
@@ -96,7 +97,7 @@ class Expectation(NamedTuple):
 def check_size(cfg: MIMConfig, types: Types | None = None, caller: Caller = LIBRARY) -> int:
     """The number of count vectors the exact expectation enumerates over all queries (a dynamic
     program, nothing enumerated); refuses more than MAX_CONFIGURATIONS with what to do instead, in
-    the caller's names (`dynsim.mim.run_checks.Caller`: --samples only where it takes them)."""
+    the caller's names (`dynsim.mim.latents.Caller`: --samples only where it takes them)."""
     types = joint_types(cfg) if types is None else types
     total = 0
     for caps in types.population:

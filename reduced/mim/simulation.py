@@ -10,10 +10,11 @@ import numpy as np
 from dynsim import divergence, environment, progress, recording
 from dynsim.mim import MIMConfig, records
 from dynsim.trajectory import Trajectory, seed_statistics
+from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
 
-from . import cells, dynamics, joint
+from . import cells, dynamics, joint, spec
 from .classes import SAMPLES_TAG
-from .dynamics import Approximation
+from .spec import Approximation
 from .flow import simulate_flow
 
 
@@ -49,9 +50,9 @@ def simulate_gd(
     approx = (
         dynamics.validate_run_options(cfg, approximation)
         if samples is None
-        else dynamics.approximations(approximation)
+        else spec.approximations(approximation)
     )
-    if dynamics.joint(cfg, approx):
+    if spec.joint(cfg, approx):
         return simulate_joint(cfg, approx, every_step=every_step)
     if every_step and samples is not None:
         raise ValueError("every_step needs a population run (samples = None)")
@@ -63,7 +64,7 @@ def simulate_gd(
 
     def meta(observables):
         return dict(
-            approximation=dynamics.label(approx),
+            approximation=spec.label(approx),
             replicates=replicates,
             samples=samples,
             configurations=int(np.count_nonzero(tab.w)),
@@ -96,7 +97,7 @@ def simulate_joint(
 
     def meta(observables):
         return dict(
-            approximation=dynamics.label(approx),
+            approximation=spec.label(approx),
             replicates=replicates,
             samples=samples,
             count_draws=None
@@ -126,7 +127,7 @@ def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> T
 
     def meta(observables):
         return dict(
-            approximation=dynamics.label(approx),
+            approximation=spec.label(approx),
             replicates=1,
             samples=None,
             configurations=int(index.size.size),

@@ -1,0 +1,85 @@
+"""What the full MIM level accepts, and its checks before any work: the modes (exact, sampled), the
+replicates and mode exact's size (`check_full`, `MAX_EXACT`), and `compare mim`'s full-level
+options (`OPTIONS`, `UNREAD`, `validate_full`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from dynsim import validation
+from dynsim.cli import options
+from dynsim.mim.config import MIMConfig
+from dynsim.mim.latents import COMPARE, LIBRARY, Caller, exact_digits, exact_size, z_law, z_text
+from dynsim.validation import DEFAULT_REPLICATES
+from dynsim.verbs import Option
+
+MODES = ("exact", "sampled")
+MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "exact"
+# a refused size with more digits is said as a power of ten: never counted (P = 10^6 has C(P, P/2)
+# masks, 300,000 digits, past what Python prints)
+SHOWN_DIGITS = 30
+MODE_HELP = (
+    "full level: exact population loss (every cluster, latent vector and mask) or a fresh batch of "
+    "N samples each step (default: exact)"
+)
+UNREAD = {
+    "exact": {
+        "N": "--mode exact takes every cluster, latent vector and mask (N is --mode sampled's "
+        "batch)"
+    }
+}
+OPTIONS = (
+    Option(
+        "--replicates",
+        f"independent runs in --mode sampled (default: {DEFAULT_REPLICATES}), and in compare "
+        "the independent Monte Carlo draws of the reduced level with --samples (default: 4)",
+        type=options.at_least(1),
+        verbs=("compare", "sweep"),
+    ),
+)
+
+
+def simulate(cfg: MIMConfig, **keywords):
+    """The full level's run, `training.simulate` (its module imports JAX, loaded here)."""
+    from . import training
+
+    return training.simulate(cfg, **keywords)
+
+
+def check_full(
+    cfg: MIMConfig, mode: str = "exact", replicates: Optional[int] = None, caller: Caller = LIBRARY
+) -> int:
+    """The full level's run options (the mode and the replicates as every full level checks them,
+    `dynsim.validation`, and mode exact's size); return the number of replicate runs."""
+    validation.check_setting(cfg, MIMConfig, mode, MODES)
+    R = validation.mode_replicates(mode, replicates, name=caller.name("replicates"))
+    if mode != "exact":
+        return R
+    z_law(cfg, caller)
+    digits = exact_digits(cfg)
+    size = exact_size(cfg) if digits < SHOWN_DIGITS else None  # else far past the limit
+    if size is None or size > MAX_EXACT:
+        count = f"{size:,}" if size is not None else f"about 10^{digits:.0f}"
+        modes = "mode" in caller.takes
+        at = f" at --P {cfg.P}, --K {cfg.K}, --z {z_text(cfg.z)}" if caller.cli else ""
+        lower = "--P, --K or the number of values of --z" if caller.cli else "P, K or the z support"
+        raise ValueError(
+            (caller.mode("exact") if modes else "the full level's exact expectation")
+            + f" would enumerate {count} (cluster, z, mask) triples per step (limit "
+            f"{MAX_EXACT:,}){at}: lower {lower}"
+            + (f", or use {caller.mode('sampled')}" if modes else "")
+        )
+    return 1
+
+
+def full_replicates(opts: dict):
+    """--replicates of the full level: with --samples in mode exact it counts the reduced level's
+    draws, not the full level's (which takes none)."""
+    if opts["mode"] == "exact" and opts["samples"] is not None:
+        return None
+    return opts["replicates"]
+
+
+def validate_full(cfg, opts: dict) -> None:
+    """The full level's options (`check_full`)."""
+    check_full(cfg, opts["mode"], full_replicates(opts), COMPARE)

@@ -1,0 +1,74 @@
+"""What the reduced JSL level accepts, and its checks before any work: how a sweep evaluates the
+population sum (`OPTIONS`, `check_sum_options`, read by `sums.choose`) and the int64 moments of its
+exact sums (`check_moments_fit`)."""
+
+from __future__ import annotations
+
+from dynsim.jsl.config import JSLConfig
+from dynsim.validation import check_int
+from dynsim.verbs import Option
+
+# how a sweep's reduced level evaluates the population sum (`reduced.jsl.sums.choose`)
+OPTIONS = (
+    Option(
+        "--max-configurations",
+        "reduced level: most moment classes summed; above it the sum is truncated or sampled "
+        "(default: 20,000,000; D = 64, C = 4, p = 3 has 15.1 million)",
+        type=int,
+        verbs=("sweep",),
+    ),
+    Option(
+        "--tail-target",
+        "reduced level: largest probability a truncation may drop (default: 1e-12)",
+        type=float,
+        verbs=("sweep",),
+    ),
+    Option(
+        "--mc-samples",
+        "reduced level: sampled configurations when neither fits (default: 1000000)",
+        type=int,
+        verbs=("sweep",),
+    ),
+)
+SUM_OPTIONS = tuple(o.dest for o in OPTIONS)  # `sums.choose`'s keywords
+
+
+def simulate(cfg: JSLConfig, **keywords):
+    """The reduced level's run, `simulation.simulate` (its module imports JAX, loaded here)."""
+    from . import simulation
+
+    return simulation.simulate(cfg, **keywords)
+
+
+def check_moments_fit(D: int, C: int, p: int) -> None:
+    """Refuse a p whose class monomials overflow int64 (`moments.monomials` multiplies them exactly
+    in int64: |mono_r| <= D^p)."""
+    if D**p < 2**63:
+        return
+    fits = max([e for e in range(3, p, 2) if D**e < 2**63], default=None)
+    raise ValueError(
+        f"JSLConfig.p = {p} is invalid for the reduced level at D = {D}: its exact sum multiplies "
+        f"moments up to D^p in int64, which holds less than 2^63; "
+        + (f"p <= {fits} fits" if fits else "no p fits")
+        + " (the full level runs any p)"
+    )
+
+
+def check_sum_options(max_configurations=None, tail_target=None, mc_samples=None) -> None:
+    """The reduced sum's options (`reduced.jsl.sums.choose`), those given: max_configurations and
+    mc_samples integers >= 1, tail_target in (0, 1)."""
+    if max_configurations is not None:
+        check_int("max_configurations", max_configurations, 1)
+    if mc_samples is not None:
+        check_int("mc_samples", mc_samples, 1)
+    if tail_target is not None and not (
+        isinstance(tail_target, (int, float)) and 0 < tail_target < 1
+    ):
+        raise ValueError(
+            f"tail_target = {tail_target!r} is invalid: must lie strictly between 0 and 1"
+        )
+
+
+def validate_reduced(cfg: JSLConfig, opts: dict) -> None:
+    """The reduced level's exact sums hold cfg.p's moments (`check_moments_fit`)."""
+    check_moments_fit(cfg.D, cfg.C, cfg.p)
