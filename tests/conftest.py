@@ -1,10 +1,22 @@
-"""Shared test setup: float64 everywhere (importing dynsim enables jax_enable_x64)."""
+"""Shared test setup: float64 everywhere (importing dynsim enables jax_enable_x64), and JAX's
+persistent compilation cache in one git-ignored folder, shared by the pytest-xdist workers and the
+fresh processes the tests start, and kept between runs."""
 
 import os
+from pathlib import Path
 
-import dynsim  # noqa: F401  (enables float64)
-import numpy as np
-import pytest
+# Set before JAX is imported (it reads them then; the processes tests start inherit them). A program
+# that calls back to the host (progress and Ctrl-C checks: every training scan; the flow's vector
+# field) is never written, since JAX bakes the callback into it; the others are. The threshold skips
+# only programs that compile faster than an entry is read back (docs/benchmarks.md m).
+CACHE = Path(__file__).resolve().parent.parent / ".jax-cache"
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(CACHE))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.02")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
+
+import dynsim  # noqa: E402, F401  (enables float64)
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 U64 = float(np.finfo(np.float64).eps) / 2  # unit roundoff of float64, 2^-53
 
