@@ -334,6 +334,19 @@ def test_the_lazy_tables_and_references_name_real_modules():
     assert not missing and len(LAZY) >= 20 and len(REFERENCES) >= 20, missing
 
 
+def test_a_lazy_package_lists_every_module_it_holds():
+    """`package.module` reads as it did when the package imported its modules: each lazy package's
+    table names every module and subpackage in it."""
+    listed = {(p, t) for p, t, names in LAZY if names == [t.rpartition(".")[2]]}
+    lazy = {p for p, _, _ in LAZY}
+    missing = [
+        m
+        for m in MODULES
+        if m.rpartition(".")[0] in lazy and (m.rpartition(".")[0], m) not in listed
+    ]
+    assert not missing, f"modules their lazy package does not list: {missing}"
+
+
 def test_a_string_reference_names_a_heavy_module():
     """A "module:attr" string stays only where importing the module would load a heavy library (or
     would import the referrer back, a cycle): a light module is imported."""

@@ -9,11 +9,15 @@ __getattr__, __dir__, __all__ = attach(
     submodules=[
         "fig2",
         "glm",
+        "many",
+        "module",
         "observables",
         "population",
         "realistic",
         "sampling",
+        "simulation",
         "spec",
+        "training",
         "transfer",
     ],
     attrs={

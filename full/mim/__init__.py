@@ -5,7 +5,7 @@ from dynsim.lazy import attach
 
 __getattr__, __dir__, __all__ = attach(
     __name__,
-    submodules=["spec"],
+    submodules=["batch", "module", "spec", "training"],
     attrs={
         "module": ["MaskedAttention"],
         "training": [

@@ -5,7 +5,22 @@ from dynsim.lazy import attach
 
 __getattr__, __dir__, __all__ = attach(
     __name__,
-    submodules=["configurations", "symbolic", "spec"],
+    submodules=[
+        "class_sums",
+        "classes",
+        "configurations",
+        "dynamics",
+        "flow",
+        "fstar",
+        "many",
+        "moments",
+        "simulation",
+        "spec",
+        "state",
+        "sums",
+        "symbolic",
+        "tables",
+    ],
     attrs={
         "simulation": ["simulate"],
         "many": ["simulate_many"],

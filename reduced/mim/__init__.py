@@ -6,7 +6,7 @@ from dynsim.lazy import attach
 
 __getattr__, __dir__, __all__ = attach(
     __name__,
-    submodules=["classes", "spec", "symbolic"],
+    submodules=["cells", "classes", "dynamics", "flow", "joint", "simulation", "spec", "symbolic"],
     attrs={
         "simulation": ["simulate"],
         "dynamics": ["Indices", "pp_corr", "validate_run_options"],
