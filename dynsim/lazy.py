@@ -7,15 +7,17 @@ simulation, which imports JAX, loads when a caller first reads `full.jsl.simulat
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 
 def attach(
-    package: str, submodules: Sequence[str] = (), attrs: Mapping[str, Sequence[str]] = {}
+    package: str,
+    submodules: Sequence[str] = (),
+    attrs: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> tuple[Callable, Callable, list[str]]:
     """(__getattr__, __dir__, __all__) for the package `package`: each of `submodules`, and each
     name of attrs[submodule] taken from that submodule, imported when first read."""
-    origin = {name: module for module, names in attrs.items() for name in names}
+    origin = {name: module for module, names in (attrs or {}).items() for name in names}
     public = sorted({*submodules, *origin})
 
     def __getattr__(name: str):

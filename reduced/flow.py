@@ -79,7 +79,7 @@ class Flow:
             _positive("t_max", self.t_max)
         _positive("rtol", self.rtol)
         _positive("atol", self.atol)
-        if self.solver is not None and self.solver not in SOLVERS | HOST_SOLVERS.keys():
+        if self.solver is not None and self.solver not in (*SOLVERS, *HOST_SOLVERS):
             raise ValueError(
                 f"solver = {self.solver!r} is invalid: must be one of "
                 f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}"
