@@ -157,10 +157,13 @@ def _graph() -> dict[str, set[str]]:
 GRAPH = _graph()
 
 
-def _reach(start: str) -> set[str]:
+def _reach(start: str, graph=None) -> set[str]:
+    """The modules reachable from `start` in one or more steps of `graph` (default: every import,
+    `GRAPH`)."""
+    graph = GRAPH if graph is None else graph
     seen, todo = set(), [start]
     while todo:
-        for nxt in GRAPH.get(todo.pop(), ()):
+        for nxt in graph.get(todo.pop(), ()):
             if nxt not in seen:
                 seen.add(nxt)
                 todo.append(nxt)
@@ -240,19 +243,8 @@ def test_function_local_imports_only_defer_heavy_modules():
 def test_no_import_cycle():
     """No cycle among the modules' top-level imports (a function's late import of a heavy module
     runs after both are loaded)."""
-    cycles = sorted(m for m in TOP if m in _reach_top_strict(m))
+    cycles = sorted(m for m in TOP if m in _reach(m, TOP))
     assert not cycles, f"modules on an import cycle: {cycles}"
-
-
-def _reach_top_strict(start: str) -> set[str]:
-    """The modules reachable from `start` in one or more top-level import steps."""
-    seen, todo = set(), [start]
-    while todo:
-        for nxt in TOP.get(todo.pop(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return seen
 
 
 REFERENCE = re.compile(r"^([A-Za-z_][\w.]*):([A-Za-z_][\w.]*)$")

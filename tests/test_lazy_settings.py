@@ -15,21 +15,11 @@ from dynsim import cli
 from dynsim import setting as registry
 from dynsim.setting import Ref, Setting
 
+# what --help and a refusal must not import: the layering test's heavy libraries, read there from
+# the sources, checked here in a running process
+from tests.test_layering import HEAVY
+
 ROOT = Path(__file__).resolve().parent.parent
-# what --help and a refusal must not import (the layering test's list, read from the sources, is the
-# same rule; these probes check it in a running process)
-HEAVY = (
-    "jax",
-    "sympy",
-    "flax",
-    "optax",
-    "diffrax",
-    "dask",
-    "distributed",
-    "scipy",
-    "matplotlib",
-    "pandas",
-)
 # runs every `dynsim ARGS` of a JSON list in this one process; after each: its exit code, what it
 # wrote to stderr, and which HEAVY modules are imported by then
 PROBE_ALL = """
