@@ -38,7 +38,9 @@ def run(
     """Apply `state = step(state, t)` for t = 0..steps-1 and record `observe(state, t)` at
     `recorded_steps`.
 
-    Traceable (call it inside jit): an outer `lax.scan` over records, an inner one over steps.
+    Traceable (call it inside jit): an outer `lax.scan` over the records (the first after zero
+    steps), inner loops over the steps between two host callbacks; the program holds one copy of
+    `step` and one of `observe`, whatever steps, record_every and the callbacks' spacing.
     Returns the final state and the records stacked along a leading axis. nonfinite=True (observe
     returning a dict): the records also hold NONFINITE, the first step t whose state has a NaN or an
     infinity (-1 before it), checked after every step, not only at the records
@@ -57,7 +59,7 @@ def run(
         )
 
     def steps_then_report(carry, length):
-        carry = jax.lax.scan(lambda c, _: (advance(c), None), carry, None, length=length)[0]
+        carry = jax.lax.fori_loop(0, length, lambda _, c: advance(c), carry)
         jax.debug.callback(progress.report, carry[1])
         return carry
 
@@ -65,27 +67,18 @@ def run(
         out = observe(carry[0], carry[1])
         return {**out, NONFINITE: carry[2]} if nonfinite else out
 
-    def block(length):
-        def body(carry, _):
-            n, rest = divmod(length, every)
-            carry = jax.lax.scan(
-                lambda c, _: (steps_then_report(c, every), None), carry, None, length=n
-            )[0]
-            if rest:
-                carry = steps_then_report(carry, rest)
-            return carry, record(carry)
-
-        return body
+    def block(carry, length):  # `length` steps (traced) in chunks of at most `every`, then a record
+        carry = jax.lax.fori_loop(
+            0,
+            (length + every - 1) // every,
+            lambda i, c: steps_then_report(c, jax.numpy.minimum(every, length - i * every)),
+            carry,
+        )
+        return carry, record(carry)
 
     start = (state, t0, jax.numpy.where(_finite(state), -1, 0) if nonfinite else t0)
-    first = record(start)
-    n_full, rest = divmod(steps, record_every)
-    carry, recs = jax.lax.scan(block(record_every), start, None, length=n_full)
-    parts = [jax.tree.map(lambda x: x[None], first), recs]
-    if rest:
-        carry, last = block(rest)(carry, None)
-        parts.append(jax.tree.map(lambda x: x[None], last))
-    records = jax.tree.map(lambda *xs: jax.numpy.concatenate(xs), *parts)
+    lengths = np.diff(recorded_steps(steps, record_every), prepend=0)
+    carry, records = jax.lax.scan(block, start, jax.numpy.asarray(lengths, "int32"))
     return carry[0], records
 
 

@@ -16,6 +16,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from dynsim.draws import flat
+
 __all__ = ["Attention", "masks", "masked_input", "tokens", "OBJECTIVES", "N_CLASSES"]
 
 OBJECTIVES = ("masked", "supervised", "contrastive")
@@ -25,7 +27,7 @@ N_CLASSES = 10  # the digits 0-9
 def masks(key, n: int, P: int, ratio: float):
     """Mask(X, gamma) of Definition 2.5 for n images: round(gamma P) patches each, drawn uniformly
     without replacement; (n, P) bool, True = masked."""
-    ranks = jnp.argsort(jax.random.uniform(key, (n, P)), axis=-1).argsort(axis=-1)
+    ranks = jnp.argsort(flat(jax.random.uniform, key, (n, P)), axis=-1).argsort(axis=-1)
     return ranks < round(ratio * P)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from dynsim.draws import flat
+
 from . import partition
 from .config import JSLConfig
 
@@ -26,7 +28,7 @@ def sample_signs(key, cfg: JSLConfig, n: int, dtype=jnp.float64):
     k_y, k_l, k_d = jax.random.split(key, 3)
     y = jax.random.rademacher(k_y, (n,), dtype)
     signal_set = jax.random.randint(k_l, (n,), 0, cfg.L)
-    u = jax.random.uniform(k_d, (n, cfg.D), dtype)
+    u = flat(jax.random.uniform, k_d, (n, cfg.D), dtype)
     delta = jnp.where(u < cfg.q / 2, 1.0, jnp.where(u < cfg.q, -1.0, 0.0)).astype(dtype)
     in_signal = jnp.asarray(partition.set_of(cfg))[None, :] == signal_set[:, None]
     s = jnp.where(in_signal, y[:, None], delta)
@@ -38,7 +40,7 @@ def sample(key, cfg: JSLConfig, n: int, w_star, dtype=jnp.float64):
     has shape (n, D, d)."""
     k_s, k_xi = jax.random.split(key)
     y, s = sample_signs(k_s, cfg, n, dtype)
-    z = cfg.sigma * jax.random.normal(k_xi, (n, cfg.D, cfg.d), dtype)
+    z = cfg.sigma * flat(jax.random.normal, k_xi, (n, cfg.D, cfg.d), dtype)
     xi = z - jnp.einsum("nDd,d->nD", z, w_star)[..., None] * w_star
     return s[..., None] * w_star + xi, y
 

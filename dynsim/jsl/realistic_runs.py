@@ -53,11 +53,9 @@ from full.jsl.training import model_for
 # confidence that every seed of a run lies within its prediction (per seed: its R-th root, so that
 # the max over R seeds is read at this confidence, not at 1 - R (1 - c))
 LEMMA_4_2_CONFIDENCE = 0.99
-# part of a stored run's key: bump it when what `run` computes changes, so that older stored runs
-# are recomputed
-# (2: the f*-errors read the latent signs, `data.signs`; 3: one stored point per seed; 4: the
-# sharpness recorded for the stability premise)
-RUN_VERSION = 4
+# part of a stored run's key: bump it when what `run` computes changes, even by an ulp, so that
+# older stored runs are recomputed (the commit log says what each value changed)
+RUN_VERSION = 5
 
 
 def tangent(v, w_star):

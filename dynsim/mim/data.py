@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dynsim.draws import flat
+
 from .embedding import Basis
 from .partition import area_of
 from .latents import z_law
@@ -68,14 +70,14 @@ def sample(cfg, basis: Basis, key, n: int):
     if cfg.z == "const":
         zs = jnp.ones(shape, basis.E.dtype)
     elif cfg.z[0] == "uniform":
-        zs = jax.random.uniform(kz, shape, basis.E.dtype, cfg.z[1], cfg.z[2])
+        zs = flat(jax.random.uniform, kz, shape, basis.E.dtype, cfg.z[1], cfg.z[2])
     else:
         values, probs = z_law(cfg)
         zs = jnp.asarray(values, basis.E.dtype)[
-            jax.random.choice(kz, values.size, shape, p=jnp.asarray(probs))
+            flat(lambda k, s: jax.random.choice(k, values.size, s, p=jnp.asarray(probs)), kz, shape)
         ]
     X = jax.vmap(lambda k, z: content(basis, area_index, k, z))(ks, zs)
     # a uniform random permutation per sample
-    ranks = jnp.argsort(jax.random.uniform(km, (n, cfg.P)), axis=1)
+    ranks = jnp.argsort(flat(jax.random.uniform, km, (n, cfg.P)), axis=1)
     masked = jnp.argsort(ranks, axis=1) < cfg.masked
     return X, masked, ks

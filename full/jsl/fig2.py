@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim import divergence, environment, recording
+from dynsim.draws import flat
 from dynsim.jsl import JSLConfig, partition
 from dynsim.jsl.association import chance, patch_association
 from dynsim.jsl.model import attention
@@ -50,7 +51,7 @@ def _set_indicator(cfg: JSLConfig) -> np.ndarray:
 def sample(key, cfg: JSLConfig, n: int, w, dtype=jnp.float64):
     """n points of Figure 2's data: X_j iid N(0, I_d), y = sign f*(X) (f* = 0 has probability 0; it
     would give +1)."""
-    X = jax.random.normal(key, (n, cfg.D, cfg.d), dtype)
+    X = flat(jax.random.normal, key, (n, cfg.D, cfg.d), dtype)
     y = jnp.where(teacher(cfg, X, w) >= 0, 1.0, -1.0).astype(dtype)
     return X, y
 

@@ -17,6 +17,7 @@ import numpy as np
 import optax
 
 from dynsim import environment, recording
+from dynsim.draws import flat
 from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.error import margin_error as zero_one_error
 from dynsim.jsl.model import logistic_loss
@@ -59,7 +60,7 @@ def gd(loss, params0, steps: int, eta, observe, record_every: int):
 
 def initial_weights(cfg: JSLConfig, key):
     """W^(0) with entries iid N(0, omega^2), as v^(0) in Parametrization 3.1 (realistic case)."""
-    return cfg.omega * jax.random.normal(key, (cfg.D, cfg.d), jnp.dtype(cfg.dtype))
+    return cfg.omega * flat(jax.random.normal, key, (cfg.D, cfg.d), jnp.dtype(cfg.dtype))
 
 
 def train_glm(

@@ -21,6 +21,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from dynsim import divergence, environment, recording
+from dynsim.draws import flat
 from dynsim.jsl import JSLConfig, data, error, partition
 from dynsim.jsl.model import logistic_loss
 from .spec import DEFAULT_SEEDS, check_seeds
@@ -46,7 +47,7 @@ def initial_params(cfg: JSLConfig, key, w_star) -> dict:
     del w_star
     dtype = jnp.dtype(cfg.dtype)
     k_A, k_v = jax.random.split(key)
-    off = cfg.omega * jax.random.normal(k_A, (cfg.D, cfg.D), dtype)
+    off = cfg.omega * flat(jax.random.normal, k_A, (cfg.D, cfg.D), dtype)
     A = jnp.where(jnp.eye(cfg.D, dtype=bool), jnp.asarray(cfg.sigma_A, dtype), off)
     v = cfg.omega * jax.random.normal(k_v, (cfg.d,), dtype)
     return {"params": {"A": A, "v": v}}

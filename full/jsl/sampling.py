@@ -27,6 +27,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from dynsim.draws import flat
 from dynsim.jsl import JSLConfig, data
 from dynsim.jsl.model import forward, logistic_loss
 
@@ -53,7 +54,8 @@ def draw(key, cfg: JSLConfig, n: int, dtype):
     and the rest."""
     y, s = data.sample_signs(jax.random.fold_in(key, 0), cfg, n, dtype)
     k_g, k_h = jax.random.split(jax.random.fold_in(key, NOISE_TAG))
-    return y, s, jax.random.normal(k_g, (n, cfg.D), dtype), jax.random.normal(k_h, (cfg.d,), dtype)
+    g = flat(jax.random.normal, k_g, (n, cfg.D), dtype)
+    return y, s, g, jax.random.normal(k_h, (cfg.d,), dtype)
 
 
 def projections_loss(model, A, y, proj):
