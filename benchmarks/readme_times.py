@@ -1,13 +1,16 @@
 """Run every command of the README on this machine and write its wall and CPU time into
-docs/benchmarks.md (section "README commands"), so the README cites measured times, not promises.
+docs/benchmarks.md (section "README commands"), so the README cites measured times, not promises;
+the test commands' times also go into the README, beside them (between SUITE_START and SUITE_END).
 
 The commands are read from the README's ```bash blocks (`commands`): every line that starts with
 `dynsim ` (a `pip install ... && dynsim ...` line contributes its dynsim part), continuation
 lines joined, comments dropped; an optional part in brackets (`[--quick]`, `[--only CLAIM]`) is left
-out, so each command runs at its defaults. Each runs in a fresh scratch folder (its relative --out
-lands there), one after another; wall time from `time.perf_counter`, CPU time as user + sys of the
-child (`resource.getrusage(RUSAGE_CHILDREN)` before and after), the load average before each run
-beside it. A command that exits with another code than the README says it does still gets its time,
+out, so each command runs at its defaults; and every line that starts with `python -m pytest`. Each
+runs in a fresh scratch folder (its relative --out lands there; a test command in a fresh clone of
+the checkout's last commit, its compilation cache cold, as CI starts), one after another; wall
+time from `time.perf_counter`, CPU time as user + sys of the child
+(`resource.getrusage(RUSAGE_CHILDREN)` before and after), the load average before each run beside
+it. A command that exits with another code than the README says it does still gets its time,
 and its exit code is in the table.
 
 Run: python benchmarks/readme_times.py [--only TEXT ...] [--skip TEXT ...] [--list] [--dry-run]
@@ -35,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- readme-times:start -->", "<!-- readme-times:end -->"
+SUITE_START, SUITE_END = "<!-- suite-time:start -->", "<!-- suite-time:end -->"
+TESTS = "python -m pytest"
 ROW = re.compile(r"^\| `(?P<cmd>[^`]+)` \|")
 
 
@@ -48,7 +53,7 @@ def commands(text: str) -> list[str]:
             line = line.split("  #", 1)[0].split(" # ", 1)[0].strip()
             if "&& dynsim " in line:
                 line = "dynsim " + line.split("&& dynsim ", 1)[1]
-            if not line.startswith("dynsim "):
+            if not line.startswith(("dynsim ", TESTS)):
                 continue
             line = re.sub(r"\s*\[[^\]]*\]", "", line)  # optional parts: the defaults run
             line = line.split(" & ")[0]  # two processes on one store: the first one's time
@@ -58,12 +63,20 @@ def commands(text: str) -> list[str]:
 
 def measure(command: str, scratch: Path) -> dict:
     """Run `command` in `scratch`: wall and CPU seconds, exit code, load average before."""
-    argv = shlex.split(command)
-    argv[0] = shutil.which("dynsim") or argv[0]
+    argv, env = shlex.split(command), dict(os.environ)
+    if command.startswith(TESTS):  # the committed tree, imported from the clone itself
+        argv[0] = sys.executable
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(scratch / "clone")], check=True)
+        scratch = scratch / "clone"
+        env["PYTHONPATH"] = str(scratch)
+    else:
+        argv[0] = shutil.which("dynsim") or argv[0]
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(argv, cwd=scratch, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run(
+        argv, cwd=scratch, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -89,6 +102,30 @@ def table(rows: dict[str, str], machine: str) -> str:
         "|---|---|---|---|---|---|",
     ]
     return "\n".join(head + list(rows.values()) + [END])
+
+
+def minutes(seconds: float) -> str:
+    """Seconds as "13 min 50 s" (whole seconds), or "23 s" under a minute."""
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
+
+
+def suite_sentence(rows: dict[str, str], machine: str) -> str:
+    """The README's sentence on the test commands' measured times, from their rows of the table."""
+    times = []
+    for command, line in rows.items():
+        if command.startswith(TESTS):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            times.append(
+                f"`{command}` took {minutes(float(cells[1]))} (exit {cells[3]}, load "
+                f"{cells[4]} before, {cells[5]})"
+            )
+    return (
+        f"{SUITE_START}\nMeasured on {machine}, each in a fresh clone with a cold compilation "
+        f"cache, as CI starts, by `python benchmarks/readme_times.py` (docs/benchmarks.md §n): "
+        + "; ".join(times)
+        + f".\n{SUITE_END}"
+    )
 
 
 def previous_rows(doc: str) -> dict[str, str]:
@@ -141,6 +178,14 @@ def main(argv=None) -> int:
     else:
         doc = doc.rstrip("\n") + "\n\n## n. README commands: measured times\n\n" + text + "\n"
     DOC.write_text(doc)
+    readme = README.read_text()
+    if SUITE_START in readme:
+        readme = (
+            readme.split(SUITE_START, 1)[0]
+            + suite_sentence(rows, machine())
+            + readme.split(SUITE_END, 1)[1]
+        )
+        README.write_text(readme)
     return 0
 
 
