@@ -173,6 +173,7 @@ def main(argv=None) -> int:
     if args.dry_run:
         print(text)
         return 0
+    doc = DOC.read_text()  # again: edited while the commands ran, its other sections are kept
     if START in doc:
         doc = doc.split(START, 1)[0] + text + doc.split(END, 1)[1]
     else:
