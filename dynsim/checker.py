@@ -20,7 +20,8 @@ import numpy as np
 
 from dynsim import setting as settings_registry
 from dynsim.setting import Checks
-from dynsim.trajectory import strict_json
+from dynsim.trajectory import Trajectory, strict_json
+from dynsim.validation import check_between, check_positive, check_type
 
 from .tolerances import (
     APPROXIMATION_TOLERANCE,
@@ -226,14 +227,10 @@ def compare(
     `approximation_tolerance` times its largest magnitude (`approximation`: a stated choice, not
     a derived bound). `combine` sums the terms that apply.
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(
-            f"confidence = {confidence!r} is invalid: must lie strictly between 0 and 1"
-        )
-    if not 0.0 < approximation_tolerance:
-        raise ValueError(
-            f"approximation_tolerance = {approximation_tolerance!r} is invalid: must be > 0"
-        )
+    check_type("a", a, Trajectory, "a Trajectory (from a level's simulate or Trajectory.load)")
+    check_type("b", b, Trajectory, "a Trajectory (from a level's simulate or Trajectory.load)")
+    check_between("confidence", confidence, 0, 1)
+    check_positive("approximation_tolerance", approximation_tolerance)
     common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
     if common.size == 0:
         raise ValueError("the trajectories share no recorded step: align steps and record_every")

@@ -10,10 +10,16 @@ its way, resolves outside it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tomllib
+import zipfile
 from typing import Any, Optional
+
+import numpy as np
+
+from dynsim.resources import available_memory
 
 MB = 1 << 20
 # the deepest nesting of brackets a JSON or TOML input may have: dynsim's own files nest at most
@@ -121,6 +127,14 @@ def _read_text(path, cap: int, what: str, inside: Optional[str], parse, kind: st
         _fail(what, path, f"not {kind} ({exc})")
 
 
+def json_object(text: str, what: str) -> dict:
+    """`json_text` that must be a JSON object (a stored trajectory's meta)."""
+    value = json_text(text, what)
+    if not isinstance(value, dict):
+        _fail(what, text[:57], f"a JSON {type(value).__name__}, not an object")
+    return value
+
+
 def read_json(path, cap: int, what: str, inside: Optional[str] = None) -> Any:
     """The JSON file `path` (`read_bytes`, then parsed with its nesting bounded)."""
     return _read_text(path, cap, what, inside, json.loads, "JSON")
@@ -161,3 +175,48 @@ def _check(info: os.stat_result, cap: int, what: str, path) -> None:
         _fail(what, path, "not a regular file (a FIFO, socket or device is never read)")
     if info.st_size > cap:
         _fail(what, path, f"{info.st_size:,} bytes, more than the {cap:,} it may have")
+
+
+def npz_sizes(path: str, most: int) -> None:
+    """Refuse (ValueError) an .npz archive whose members declare more than `most` bytes together,
+    before reading any data; each member's npy header (read alone: at most numpy's 10,000-byte
+    header limit) must declare a plain dtype (no pickled objects) and a shape whose bytes fill the
+    member exactly. A zip bomb or a header declaring a huge array is thus rejected without
+    allocating it."""
+    with zipfile.ZipFile(path) as zf:
+        members = zf.infolist()
+        declared = sum(m.file_size for m in members)
+        if declared > most:
+            raise ValueError(f"its members declare {declared} bytes, more than the {most} allowed")
+        for member in members:
+            with zf.open(member) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version not in ((1, 0), (2, 0)):
+                    raise ValueError(
+                        f"member {member.filename}: npy format version {version} is not dynsim's"
+                    )
+                read_header = (
+                    np.lib.format.read_array_header_1_0
+                    if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0
+                )
+                shape, _, dtype = read_header(fh)
+                size = math.prod(shape) * dtype.itemsize  # Python integers: no overflow
+                if dtype.hasobject or fh.tell() + size != member.file_size:
+                    raise ValueError(
+                        f"member {member.filename}: its header declares {dtype} {shape} "
+                        f"({size} bytes) in a member of {member.file_size} bytes"
+                    )
+
+
+def npz_file(path, cap: int, what: str) -> str:
+    """`regular_file` for an .npz archive np.load will open: at most `cap` bytes, its members
+    declaring at most its own size (stored) or, compressed, half the memory available (the arrays,
+    and the copy a table of them makes): `npz_sizes`. Returns the path."""
+    path = regular_file(path, cap, what)
+    most = max(os.path.getsize(path), available_memory() // 2)
+    try:
+        npz_sizes(path, most)
+    except (ValueError, zipfile.BadZipFile) as exc:
+        _fail(what, path, str(exc))
+    return path

@@ -25,6 +25,7 @@ import jax
 import numpy as np
 
 from . import interrupt
+from .validation import check_bool
 
 _active: Optional[dict] = None
 
@@ -142,8 +143,7 @@ def tracked(label: str, total: Callable[..., Optional[int]]):
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, progress: Optional[bool] = None, **kwargs):
-            if progress is not None and not isinstance(progress, bool):
-                raise ValueError(f"progress must be None, True or False, got {progress!r}")
+            check_bool("progress", progress, optional=True)
             if progress is None and _active is not None:
                 return fn(*args, **kwargs)  # inside the caller's bar
             steps = total(*args, **kwargs) if progress is not False else None

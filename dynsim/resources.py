@@ -17,8 +17,8 @@ import os
 import re
 from typing import Iterable, Mapping, Optional, Sequence
 
-# int64: what numpy and JAX (x64) take for an integer, and jax.random.key for a seed
-INT_MAX = 2**63 - 1
+from dynsim.validation import INT64_MAX as INT_MAX  # what numpy and JAX (x64) take for an integer
+
 # Floating-point operations a second, a crude constant for the time estimate: measured once on the
 # 2-core development machine, numpy's element-wise work ran at 0.5 Gflop/s and a 1000 x 1000 matrix
 # product at 85; dynsim's steps are mostly element-wise sums with a few small products, so 1e9, good

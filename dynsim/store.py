@@ -17,10 +17,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
 import warnings
-import zipfile
 from typing import Any, Optional
 
 import numpy as np
@@ -62,37 +60,17 @@ def _digest(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
+def _scalar(value: Any) -> bool:
+    """A value a sweep's row may hold: null, a boolean, a number or text (never a list or a
+    mapping)."""
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 def check_sizes(path: str) -> None:
     """Refuse (ValueError) an .npz whose declared sizes exceed what its file holds, before reading
-    any data: the store writes members uncompressed, so their declared sizes together are at most
-    the file's size; each member's npy header (read alone: at most numpy's 10,000-byte header limit)
-    declares a plain dtype (no pickled objects) and a shape whose bytes fill the member exactly. A
-    zip bomb or a header declaring a huge array is thus rejected without allocating it."""
-    limit = os.path.getsize(path)
-    with zipfile.ZipFile(path) as zf:
-        members = zf.infolist()
-        declared = sum(m.file_size for m in members)
-        if declared > limit:
-            raise ValueError(f"its members declare {declared} bytes, more than the file's {limit}")
-        for member in members:
-            with zf.open(member) as fh:
-                version = np.lib.format.read_magic(fh)
-                if version not in ((1, 0), (2, 0)):
-                    raise ValueError(
-                        f"member {member.filename}: npy format version {version} is not the store's"
-                    )
-                read_header = (
-                    np.lib.format.read_array_header_1_0
-                    if version == (1, 0)
-                    else np.lib.format.read_array_header_2_0
-                )
-                shape, _, dtype = read_header(fh)
-                size = math.prod(shape) * dtype.itemsize  # Python integers: no overflow
-                if dtype.hasobject or fh.tell() + size != member.file_size:
-                    raise ValueError(
-                        f"member {member.filename}: its header declares {dtype} {shape} "
-                        f"({size} bytes) in a member of {member.file_size} bytes"
-                    )
+    any data (`inputs.npz_sizes`): the store writes members uncompressed, so their declared sizes
+    together are at most the file's size."""
+    inputs.npz_sizes(path, os.path.getsize(path))
 
 
 class Store:
@@ -125,8 +103,11 @@ class Store:
         if not os.path.exists(path):
             return None
         try:
-            # a regular file inside the store (a FIFO or a link to a device never read), bounded
-            inputs.regular_file(path, MAX_POINT_BYTES, "stored point", inside=self.root)
+            # a regular file inside the store's points/ (a FIFO or a link to a device never read),
+            # bounded; points/ itself may be a link (points kept on another disk): followed
+            inputs.regular_file(
+                path, MAX_POINT_BYTES, "stored point", inside=os.path.join(self.root, "points")
+            )
             check_sizes(path)
             with np.load(path, allow_pickle=False) as f:
                 arrays = {name: f[name] for name in f.files}
@@ -136,6 +117,9 @@ class Store:
             out: dict[str, Any] = {"summary": inputs.json_text(str(arrays["summary"]), "summary")}
             if not isinstance(out["summary"], dict):
                 raise ValueError(f"its summary is a {type(out['summary']).__name__}, not a mapping")
+            nested = [k for k, v in out["summary"].items() if not _scalar(v)]
+            if nested:  # a sweep's row holds numbers, text, booleans and nulls only
+                raise ValueError(f"its summary's {nested[0]!r} is not a number, text or null")
         # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
         except Exception as exc:
             # another sweep on this store moved it aside first

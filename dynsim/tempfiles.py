@@ -122,8 +122,14 @@ def public_mode(tmp: str) -> None:
 def atomic_write(path: str, suffix: str, write) -> None:
     """Call write(binary file) on a temporary file in path's folder, then rename it to path. On any
     failure (a full disk: ENOSPC) the temporary file is removed and `path` is as it was; an OSError
-    is raised again naming `path` (a failed write() names no file)."""
-    fd, tmp = mkstemp(os.path.dirname(os.path.abspath(path)), suffix)
+    is raised again naming `path` (a failed write() names no file; a missing folder would name the
+    temporary file)."""
+    try:
+        fd, tmp = mkstemp(os.path.dirname(os.path.abspath(path)), suffix)
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise OSError(exc.errno, os.strerror(exc.errno), os.fspath(path)) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

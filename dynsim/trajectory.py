@@ -194,7 +194,7 @@ class Trajectory:
         `name` picks one of several ("reduced", "full", ...). Left out, a file with one trajectory
         gives that Trajectory and a file with several gives all of them as a `Trajectories` list (in
         the file's order; index it by position or by name: `runs["full"]`)."""
-        path = inputs.regular_file(path, MAX_FILE_BYTES, "path")  # a FIFO would block np.load
+        path = inputs.npz_file(path, MAX_FILE_BYTES, "path")  # a FIFO would block np.load
         with np.load(path, allow_pickle=False) as f:
             if "steps" in f.files:
                 if name is not None:
@@ -207,7 +207,7 @@ class Trajectory:
                 return cls(
                     steps=f["steps"],
                     observables=observables,
-                    meta=inputs.json_text(str(f["meta"]), "meta"),
+                    meta=inputs.json_object(str(f["meta"]), "meta"),
                     final=final,
                 )
             many = many_from_arrays({k: f[k] for k in f.files})
@@ -412,7 +412,7 @@ def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
         pre: Trajectory(
             arrays[f"{pre}/steps"],
             under(pre, "obs"),
-            inputs.json_text(str(arrays[f"{pre}/meta"]), "meta"),
+            inputs.json_object(str(arrays[f"{pre}/meta"]), "meta"),
             under(pre, "final"),
         )
         for pre in prefixes
@@ -426,7 +426,7 @@ def save_many(path, trajectories: dict[str, "Trajectory"], compressed: bool = Fa
 
 def load_many(path) -> dict[str, "Trajectory"]:
     """Read what `save_many` wrote."""
-    path = inputs.regular_file(path, MAX_FILE_BYTES, "path")
+    path = inputs.npz_file(path, MAX_FILE_BYTES, "path")
     with np.load(path, allow_pickle=False) as f:
         return many_from_arrays({k: f[k] for k in f.files})
 

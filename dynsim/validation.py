@@ -7,6 +7,15 @@ import numbers
 from typing import Any, Optional
 
 
+INT64_MAX = 2**63 - 1  # the largest seed jax.random.key takes, and a command line's integers
+
+
+def check_seed(fail, seed: int) -> None:
+    """fail("seed", seed, why) for a seed past INT64_MAX (an integer >= 0 checked before)."""
+    if seed > INT64_MAX:
+        fail("seed", seed, f"must be at most 2^63 - 1 = {INT64_MAX} (what jax.random.key takes)")
+
+
 def is_int(x: Any) -> bool:
     """An integer, not a bool."""
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
@@ -22,6 +31,35 @@ def check_int(name: str, value: Any, low: int) -> None:
     integer."""
     if not is_int(value) or value < low:
         raise ValueError(f"{name} = {value!r} is invalid: must be an integer >= {low}")
+
+
+def check_bool(name: str, value: Any, optional: bool = False) -> None:
+    """Raise `<name> = <value> is invalid: must be True or False` (or None, where `optional`) unless
+    it is one: a switch is never read by truth value, where "False" or "no" would mean True."""
+    if not (isinstance(value, bool) or (optional and value is None)):
+        allowed = "None, True or False" if optional else "True or False"
+        raise ValueError(f"{name} = {value!r} is invalid: must be {allowed}")
+
+
+def check_bools(optional: tuple = (), **switches: Any) -> None:
+    """`check_bool` for each keyword (those named in `optional` may also be None)."""
+    for name, value in switches.items():
+        check_bool(name, value, name in optional)
+
+
+def check_type(name: str, value: Any, kind: type, what: str) -> None:
+    """Raise `<name> must be <what>, got <its type>` (a TypeError) unless value is a `kind`."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+
+
+def check_between(name: str, value: Any, low: float, high: float) -> None:
+    """Raise `<name> = <value> is invalid: must lie strictly between low and high` unless it is a
+    finite number there."""
+    if not is_real(value) or not low < value < high:
+        raise ValueError(
+            f"{name} = {value!r} is invalid: must lie strictly between {low} and {high}"
+        )
 
 
 def check_positive(name: str, value: Any, why: str = "") -> None:

@@ -189,6 +189,18 @@ def test_refusal_says_estimate_limit_and_what_fits(capsys):
     # to 3 digits
 
 
+@pytest.mark.parametrize("mode, held", [("exact", "5.9e+05 PB"), ("sampled", "4.72e+06 PB")])
+def test_a_huge_d_is_refused_by_the_parameters_it_would_hold(capsys, mode, held):
+    """--d at int64's top once reached XLA (SIGABRT in an allocation): the full level's parameters
+    hold v and w* in d, 4 x 8 bytes x 2 d = 5.9e20 bytes a run (8 replicates in mode sampled),
+    refused before any work."""
+    code = cli.main(["compare", "jsl", "--mode", mode, "--d", str(2**63 - 1)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "--d = 9223372036854775807 is too large here" in err[0] and "parameters" in err[0]
+    assert f"about {held}" in err[0] and err[0].endswith("a smaller --d or --D")
+
+
 def test_time_refusal_names_the_limit(capsys):
     code = cli.main(
         [
@@ -373,3 +385,17 @@ def test_mim_phases_is_estimated_at_the_kappas_it_runs():
     )
     with pytest.raises(ValueError, match="--P = 65536 is too large here"):
         resources.refuse_oversized(args.estimate(args), available=8 * 2**30)
+
+
+def test_an_ascii_only_output_gets_escapes_not_an_encoding_error():
+    """sweep's --help holds a section sign: an ASCII-only locale once ended it in exit 2 with a bare
+    encoding error; it is written escaped instead."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(
+        [sys.executable, "-m", "dynsim.cli", "sweep", "jsl", "--help"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"docs/sweeps.md \\xa76" in done.stdout and b"codec" not in done.stderr

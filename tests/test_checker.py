@@ -238,3 +238,14 @@ def test_truncation_allowance_widens_the_tolerance():
         "; plus the truncation bound of the reduced sum accumulated over the steps"
     )
     assert not compare(plain, full).passed
+
+
+def test_compare_names_an_argument_that_is_not_a_trajectory():
+    run = _traj({"loss": np.array([1.0, 0.5, 0.25])})
+    report = compare(run, run)
+    with pytest.raises(TypeError, match="^b must be a Trajectory .* got int$"):
+        compare(run, 5)
+    with pytest.raises(TypeError, match="^a must be a Trajectory .* got Report$"):
+        compare(report, run)
+    with pytest.raises(ValueError, match="^confidence = '0.9' is invalid"):
+        compare(run, run, confidence="0.9")

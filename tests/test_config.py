@@ -28,6 +28,8 @@ BAD = [
     ("D", 9.5, "integer"),
     ("q", float("nan"), "finite"),
     ("seed", -3, ">= 0"),
+    ("seed", 2**70, "at most 2^63 - 1"),
+    ("seed", 2**63, "what jax.random.key takes"),
 ]
 
 
@@ -37,6 +39,18 @@ def test_invalid_field_names_field_value_and_rule(field, value, allowed):
         JSLConfig(**{field: value})
     msg = str(err.value)
     assert f"JSLConfig.{field} = {value!r}" in msg and allowed in msg
+
+
+def test_the_largest_seed_is_accepted_by_both_configs_and_jax():
+    from dynsim import MIMConfig
+
+    import jax
+
+    top = 2**63 - 1
+    assert JSLConfig(seed=top).seed == top and MIMConfig(seed=top).seed == top
+    jax.random.key(top)  # what the bound stands for: the key takes it
+    with pytest.raises(ValueError, match="MIMConfig.seed = 9223372036854775808 is invalid"):
+        MIMConfig(seed=top + 1)
 
 
 def test_grid_only_where_it_fits():

@@ -58,5 +58,5 @@ def test_flow_counts_no_steps(capsys):
 
 @pytest.mark.parametrize("bad", ["yes", 1, 0.5])
 def test_progress_must_be_none_true_or_false(bad):
-    with pytest.raises(ValueError, match="progress must be None, True or False"):
+    with pytest.raises(ValueError, match="progress = .* is invalid: must be None, True or False"):
         reduced.jsl.simulate(CFG, progress=bad)

@@ -112,6 +112,38 @@ def test_corrupt_point_is_recomputed(tmp_path):
     assert os.path.exists(store.path(bad) + ".corrupt")
 
 
+def test_a_store_whose_points_folder_is_a_link_is_followed(tmp_path):
+    """points/ kept on another disk (a symbolic link): every point lies inside the folder the link
+    resolves to, so the second sweep reuses them all; a point linked out of that folder is corrupt
+    and recomputed."""
+    elsewhere = tmp_path / "other-disk"
+    elsewhere.mkdir()
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    (store_dir / "points").symlink_to(elsewhere)
+    axes = {"q": [0.2, 0.3]}
+    first = dynsim.sweep("jsl", axes, base=BASE, out=str(store_dir))
+    again = dynsim.sweep("jsl", axes, base=BASE, out=str(store_dir))
+    assert again.computed == [] and again.rows == first.rows
+    assert not list(elsewhere.glob("*/*.corrupt"))
+    # a point file that is a link to a copy outside points/: not read, recomputed
+    store = Store(str(store_dir))
+    key = first.rows[0]["key"]
+    outside = tmp_path / "copy.npz"
+    os.replace(store.path(key), outside)
+    os.symlink(outside, store.path(key))
+    with pytest.warns(RuntimeWarning, match="outside"):
+        third = dynsim.sweep("jsl", axes, base=BASE, out=str(store_dir))
+    assert third.computed == [key] and third.rows[1] == first.rows[1]
+    # recomputed alone instead of in a batch of two: the vmapped program sums in another order, a
+    # few ulps (float64: 1e-12 relative is a thousand of them)
+    for name, value in first.rows[0].items():
+        if isinstance(value, float):
+            assert third.rows[0][name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
+        else:
+            assert third.rows[0][name] == value, name
+
+
 _KILLED = textwrap.dedent("""
     import sys
     import dynsim
@@ -261,6 +293,16 @@ def test_invalid_sweeps_name_the_parameter(tmp_path):
     with pytest.raises(ValueError, match="mc_samples = 0"):
         dynsim.sweep("jsl", {"q": [0.1, 0.2]}, options={"mc_samples": 0}, out=str(tmp_path))
     assert not list(tmp_path.glob("points/*/*.npz"))
+
+
+@pytest.mark.parametrize("name", ["force", "dashboard", "insecure_scheduler", "progress"])
+@pytest.mark.parametrize("value", ["False", "no", 0, 1.0])
+def test_switches_are_real_booleans(tmp_path, name, value):
+    """A switch is never read by truth value: insecure_scheduler="False" would connect to a
+    scheduler without credentials. Refused before any work, naming the switch."""
+    with pytest.raises(ValueError, match=f"^{name} = {value!r} is invalid: must be "):
+        dynsim.sweep("jsl", {"q": [0.1]}, out=str(tmp_path), **{name: value})
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("mode, replicates", [("exact", None), ("sampled", 2)])

@@ -167,3 +167,22 @@ def test_leftover_temporary_files_are_removed(tmp_path):
     removed = locks.remove_leftovers(str(tmp_path))
     assert len(removed) == 5 and sorted(removed) == sorted(str(w / n) for (w, n) in list(names)[:5])
     assert all((w / n).exists() for (w, n) in list(names)[5:])
+
+
+def test_a_claim_dated_in_the_future_is_stale_once_watched_unchanged(tmp_path):
+    """A planted claim of a live process of this host (this test's parent), dated a day ahead:
+    its age is negative, so only the watching rule can end the wait, after STALE_SECONDS of this
+    process's own clock without a heartbeat; a heartbeat (a new mtime) restarts the watch."""
+    with locks.Locks(str(tmp_path)) as mine:
+        now = [1000.0]
+        mine._clock = lambda: now[0]
+        ahead = _lock(Path(mine.directory), "a" * 64, os.getppid())
+        when = time.time() + 86400
+        os.utime(ahead, (when, when))
+        assert not mine.claim("a" * 64)  # first seen: live
+        now[0] += locks.STALE_SECONDS / 2
+        os.utime(ahead, (when + 30, when + 30))  # a heartbeat: watched anew
+        now[0] += locks.STALE_SECONDS / 2 + 1
+        assert not mine.claim("a" * 64)
+        now[0] += locks.STALE_SECONDS + 1
+        assert mine.claim("a" * 64) and json.loads(ahead.read_text())["pid"] == os.getpid()

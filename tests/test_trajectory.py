@@ -201,3 +201,12 @@ def test_x64_opt_out_by_environment_and_function():
         check=True,
     ).stdout.strip()
     assert default == "True"
+
+
+def test_saving_into_a_missing_folder_names_the_path_not_a_temporary_file(tmp_path):
+    traj = Trajectory(np.arange(2), {"loss": np.ones(2)}, {"level": "reduced"})
+    path = str(tmp_path / "no" / "such" / "x.npz")
+    with pytest.raises(FileNotFoundError) as err:
+        traj.save(path)
+    assert err.value.filename == path and ".dynsim-tmp" not in str(err.value)
+    assert not (tmp_path / "no").exists()

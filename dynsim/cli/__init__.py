@@ -227,9 +227,19 @@ def main(argv=None) -> int:
     return code
 
 
+def _tolerant_streams() -> None:
+    """Characters the output's encoding lacks (an ASCII-only locale: §, eta, the paper's symbols)
+    are written escaped (\\xa7), instead of failing the command after its work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            reconfigure(errors="backslashreplace")
+
+
 def _command(argv) -> int:
     """`main`'s work: parse, check, run."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files: no window, no display needed
+    _tolerant_streams()
     resources.say_long([])  # no estimate line left by an earlier command of this process
     try:
         argv = list(sys.argv[1:] if argv is None else argv)

@@ -20,13 +20,13 @@ import json
 import os
 import zipfile
 
-from dynsim import tempfiles
+from dynsim import inputs, tempfiles
 from dynsim.setting import load
 from dynsim.trajectory import Trajectory
 
 from .options import EXIT_AGREE, UsageError
 from .outdir import validate_out_dir
-from .output import log, wrote
+from .output import MAX_RECORD_BYTES, log, wrote
 
 PREFIX = "tidy-"
 EXTENSIONS = {"csv": ".csv", "parquet": ".parquet"}
@@ -77,12 +77,12 @@ def trajectories(folder: str):
 
 
 def read_json(path: str, wanted: str) -> dict:
-    """The JSON object at `path`, which must hold the key `wanted`."""
+    """The JSON object at `path` (a regular file inside its folder, at most MAX_RECORD_BYTES), which
+    must hold the key `wanted`."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError, RecursionError) as exc:
-        raise UsageError(f"{path!r} is invalid: not JSON ({exc})") from None
+        data = inputs.read_json(path, MAX_RECORD_BYTES, "file", inside=os.path.dirname(path))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get(wanted), (dict, list)):
         raise UsageError(f'{path!r} is invalid: not a dynsim output (no "{wanted}" in it)')
     return data
@@ -99,7 +99,8 @@ def report(folder: str):
     rows = [
         {"section": section, "observable": name, **{k: v for k, v in entry.items() if scalar(v)}}
         for section, key in (("compared", "errors"), ("residual", "residuals"))
-        for name, entry in (data.get(key) or {}).items()
+        if isinstance(data.get(key), dict)
+        for name, entry in data[key].items()
         if isinstance(entry, dict)
     ]
     return load("dynsim.sweeps.frames").from_rows(rows)

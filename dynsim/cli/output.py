@@ -18,10 +18,14 @@ import warnings
 from dynsim import claims as claims_mod
 from dynsim import environment
 from dynsim import progress, resources
-from dynsim import tempfiles
-from dynsim.trajectory import atomic_savez, atomic_write_text, save_many, strict_json
+from dynsim import inputs, tempfiles
+from dynsim.trajectory import MAX_FILE_BYTES, atomic_savez, atomic_write_text, save_many
+from dynsim.trajectory import strict_json
 
 from .options import EXIT_AGREE, EXIT_DISAGREE, changed
+
+# a command's record (report.json, theorems.json, a figure's .json): kilobytes to a few megabytes
+MAX_RECORD_BYTES = 1 << 28
 
 
 def log(msg: str) -> None:
@@ -185,26 +189,40 @@ class Staged:
 
 def recorded_files(record_path: str) -> dict[str, str]:
     """The "files" a record (report.json, a figure's .json) lists: {name: SHA-256}; {} in one
-    written before digests were recorded."""
-    with open(record_path) as fh:
-        data = json.load(fh)
+    written before digests were recorded. Only plain names count (a file of the record's own
+    folder): an edited record naming "/etc/passwd" or "../x" lists nothing there."""
+    data = inputs.read_json(record_path, MAX_RECORD_BYTES, "report")
     files = data.get("files") if isinstance(data, dict) else None
     # an edited record's "files" that is not {name: digest} lists nothing
     if not isinstance(files, dict):
         return {}
-    return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
+    return {
+        k: v
+        for k, v in files.items()
+        if isinstance(k, str)
+        and isinstance(v, str)
+        and k not in ("", ".", "..")
+        and os.path.basename(k) == k
+        and (os.altsep is None or os.altsep not in k)
+    }
 
 
 def mismatched(record_path: str) -> list[str]:
     """The files a record lists (`recorded_files`) that are missing or differ from their digest
-    beside it (a folder holding parts of two runs); [] when all match."""
-    files = recorded_files(record_path)
+    beside it (a folder holding parts of two runs); [] when all match. A listed name that is not a
+    regular file inside the folder, or is larger than any dynsim output, is not the recorded file
+    (and is not read)."""
     folder = os.path.dirname(os.path.abspath(record_path))
-    return [
-        n
-        for n, digest in files.items()
-        if not os.path.isfile(os.path.join(folder, n)) or sha256(os.path.join(folder, n)) != digest
-    ]
+
+    def same(name: str, digest: str) -> bool:
+        path = os.path.join(folder, name)
+        try:
+            inputs.regular_file(path, MAX_FILE_BYTES, "file", inside=folder)
+        except ValueError:
+            return False
+        return sha256(path) == digest
+
+    return [n for n, digest in recorded_files(record_path).items() if not same(n, digest)]
 
 
 def emit_compare(args, report, out: dict, trajectories: dict, plot, extra: list) -> int:

@@ -8,7 +8,8 @@ import math
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Optional
 
-from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_bounds
+from dynsim.validation import check_seed, lower_bounds
+from dynsim.validation import is_int as _is_int, is_real as _is_real
 
 TEMPERATURES = ("sqrt_d", "unit")
 PARTITIONS = ("grid", "contiguous", "random")
@@ -152,6 +153,7 @@ def _validate(c: JSLConfig) -> None:
             "seed": (0, False),
         },
     )
+    check_seed(_fail, c.seed)
     if c.d is not None and (not _is_int(c.d) or c.d < 1):
         _fail("d", c.d, "must be an integer >= 1 (or None for d = D)")
     if c.sigma is not None and (not _is_real(c.sigma) or c.sigma < 0):

@@ -103,6 +103,19 @@ def full_need(v: dict, mode: str, runs) -> Need:
     )
 
 
+def parameters_need(v: dict, runs: int) -> Need:
+    """The full level's parameters A (D x D) and v (d), with w* (d): each run holds them about four
+    times (the parameters, their gradient, the optimizer's state and the update), in float64."""
+    D, _, d = _sizes(v)
+    return Need(
+        f"parameters: {runs} run{'s' if runs > 1 else ''} x (A {D} x {D} + v and w* in d = {d})"
+        " x 4",
+        {"--D": D, "--d": d},
+        bytes=4 * 8.0 * runs * (D * D + 2 * d),
+        instead="a smaller --d or --D",
+    )
+
+
 def needs(v: dict, level: str, opts: dict) -> list:
     """The Setting's resources hook: one run at `level` with the run options `opts`."""
     mode = opts.get("mode", "exact")
@@ -118,6 +131,7 @@ def needs(v: dict, level: str, opts: dict) -> list:
     named = {"--seeds" if mode == "realistic" else "--replicates": runs} if runs > 1 else {}
     return [
         main,
+        *([] if level == "reduced" else [parameters_need(v, runs)]),
         record_need(
             v["steps"],
             v["record_every"],

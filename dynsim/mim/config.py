@@ -10,7 +10,8 @@ import reprlib
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Optional
 
-from dynsim.validation import is_int as _is_int, is_real as _is_real, lower_bounds
+from dynsim.validation import check_seed, lower_bounds
+from dynsim.validation import is_int as _is_int, is_real as _is_real
 
 from .partition import build
 
@@ -221,6 +222,7 @@ def _validate(c: MIMConfig) -> None:
             "seed": (0, False),
         },
     )
+    check_seed(_fail, c.seed)
     if c.dtype not in DTYPES:
         _fail("dtype", c.dtype, f"must be one of {', '.join(DTYPES)}")
     if c.partition not in PARTITIONS:

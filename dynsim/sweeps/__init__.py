@@ -27,7 +27,7 @@ from dynsim import progress as bars  # `progress` is sweep's keyword
 from dynsim import setting as registry
 from dynsim.store import STORE_VERSION, Store, point_key
 from dynsim.trajectory import atomic_write_text, strict_json
-from dynsim.validation import check_int
+from dynsim.validation import check_bools, check_int
 
 from . import choices, executors, locks, plots
 
@@ -228,8 +228,14 @@ def sweep(
     options = _check_options(setting, level, dict(options or {}))
     check_int("chunk_size", chunk_size, 1)
     check_int("batch_size", batch_size, 1)
+    check_bools(
+        ("progress",),
+        force=force,
+        dashboard=dashboard,
+        insecure_scheduler=insecure_scheduler,
+        progress=progress,
+    )
     executors.validate_executor(scheduler, workers, security, dashboard, insecure_scheduler)
-    show = progress
     plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     unit = choices.unit_of(heatmap_unit, options)
     asked = [choices.in_unit(spec, n, unit) for n in heatmaps or ()]
@@ -290,9 +296,9 @@ def sweep(
         bars.bar(
             len(todo),
             f"sweep {setting} ({level})",
-            enabled=show,
+            enabled=progress,
             unit="runs",
-            plain=show is None,
+            plain=progress is None,
         ),
         locks.Locks(out) if store is not None else contextlib.nullcontext() as held,
     ):

@@ -16,6 +16,7 @@ import importlib.util
 import logging
 import os
 import signal
+import threading
 import time
 import warnings
 from typing import Any, Callable, Iterable, Iterator, Optional
@@ -31,6 +32,10 @@ WORKER_SETUP = "dynsim.dask_worker"
 # seconds between two looks at a Dask sweep's finished chunks (and at Ctrl-C): small against a
 # chunk (seconds) and against the interrupt watchdog (dynsim.interrupt.GRACE_S)
 POLL_S = 0.05
+# seconds for each stage of connecting to a scheduler (Dask's `Client(timeout=...)`); the whole
+# connection gets three times this (`_connect`): a listener that accepts and stays silent is
+# refused, not waited on
+CONNECT_SECONDS = 30.0
 # the loggers silenced while a sweep kills its workers (`_dask_quiet`)
 QUIET_LOGGERS = ("distributed", "tornado.application", "asyncio")
 # the fields of a --security file: paths to PEM files (relative to the file's folder), as
@@ -225,8 +230,8 @@ def _dask(
                 stacklevel=2,
             )
         try:  # security None: Dask's configuration
-            client = Client(
-                scheduler, security=None if security is None else load_security(security)
+            client = _connect(
+                Client, scheduler, None if security is None else load_security(security)
             )
         # refused, timed out, or TLS without credentials (TypeError)
         except (OSError, TypeError) as exc:
@@ -254,6 +259,28 @@ def _dask(
                 _close(client, futures, cluster)
         raise
     _close(client, futures, cluster)
+
+
+def _connect(client_class, scheduler: str, security):
+    """`Client(scheduler)` within 3 x CONNECT_SECONDS: Dask bounds its connection's stages but not
+    the read of the scheduler's handshake, so a listener that accepts and stays silent would hold
+    the call forever. It runs in a daemon thread, left behind when it does not answer."""
+    done: dict = {}
+
+    def attempt():
+        try:
+            done["client"] = client_class(scheduler, security=security, timeout=CONNECT_SECONDS)
+        except BaseException as exc:  # handed to the caller
+            done["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="dynsim-connect", daemon=True)
+    thread.start()
+    thread.join(3 * CONNECT_SECONDS)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer in {3 * CONNECT_SECONDS:g} s")
+    if "error" in done:
+        raise done["error"]
+    return done["client"]
 
 
 def _as_completed(pending) -> Iterator:

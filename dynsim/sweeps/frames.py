@@ -17,15 +17,20 @@ a horizon-biased number: a censored event is never read as a reached one. Reache
 from __future__ import annotations
 
 import csv
+import io
 import os
 
 import numpy as np
 import pandas as pd
 
+from dynsim import inputs
+
 from . import SweepResult
 
 CENSORED = "_censored"
 LEVEL_PREFIXES = ("reduced_", "full_")  # the level summaries' prefixes in a sweep's row
+# a sweep's table.csv: about a kilobyte a point, so a million points
+MAX_TABLE_BYTES = 1 << 30
 TEXT_COLUMNS = ("key",)  # hashes: text even when a hash happens to be all digits
 
 
@@ -130,10 +135,13 @@ def read_table(folder: str) -> SweepResult:
     column's cells read back as the values they were written from: empty None, True / False,
     integers, floats (written in full precision), else text."""
     path = os.path.join(folder, "table.csv")
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
+    raw = inputs.read_bytes(path, MAX_TABLE_BYTES, "table", inside=folder)
+    try:
+        reader = csv.reader(io.StringIO(raw.decode("utf-8"), newline=""))
         columns = next(reader, None)
         cells = list(reader)
+    except (UnicodeDecodeError, csv.Error) as exc:  # a cell past csv's field limit (128 KiB)
+        raise ValueError(f"{path} is not a sweep's table: {exc}") from None
     if not columns or any(len(r) != len(columns) for r in cells):
         raise ValueError(f"{path} is not a sweep's table: no header or rows of another length")
     parsed = {c: parse([r[i] for r in cells], c in TEXT_COLUMNS) for i, c in enumerate(columns)}

@@ -5,10 +5,13 @@ A claim is a lock file `<store>/locks/<key>.lock`, created with O_CREAT | O_EXCL
 NFS v3+) and holding the owner's pid, host name and start time as JSON. While a process holds
 claims, a thread refreshes their modification time every HEARTBEAT_SECONDS. A claim is stale, and
 taken over, when its owner is on this host and no longer alive, or when it was not refreshed for
-STALE_SECONDS (an owner on another host, or a reused pid): a killed sweep never blocks another for
-long. Taking over renames the stale file to a unique name first, so of two processes that find it
-stale at once only one removes it. If two processes still compute one point (a takeover racing a
-fresh claim), both write the same bytes atomically: the store stays right, only the work is doubled.
+STALE_SECONDS (an owner on another host, or a reused pid), by the file's time or by this process's
+own clock: a claim this process has watched unchanged for STALE_SECONDS is stale whatever its time
+says, so a claim dated in the future (a planted file, a host whose clock runs ahead on a shared
+disk) delays a sweep by STALE_SECONDS at most. A killed sweep never blocks another for long. Taking
+over renames the stale file to a unique name first, so of two processes that find it stale at once
+only one removes it. If two processes still compute one point (a takeover racing a fresh claim),
+both write the same bytes atomically: the store stays right, only the work is doubled.
 """
 
 from __future__ import annotations
@@ -92,6 +95,8 @@ class Locks:
         self.owner = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
         self.held: set[str] = set()
         self._stop = threading.Event()
+        self._clock = time.monotonic  # this process's own clock, for the claims it watches
+        self._watched: dict[str, tuple[float, float]] = {}  # path -> (its mtime, seen since)
         self._thread = threading.Thread(target=self._heartbeat, name="dynsim-locks", daemon=True)
 
     def __enter__(self) -> "Locks":
@@ -153,10 +158,11 @@ class Locks:
             else {"mtime": mtime, "text": text}
         )
 
-    def stale(self, owner: dict) -> bool:
+    def stale(self, owner: dict, path: Optional[str] = None) -> bool:
         """Whether a claim's owner is gone: dead on this host, silent for STALE_SECONDS, or never
-        written (no pid after UNWRITTEN_SECONDS)."""
-        age = time.time() - owner["mtime"]
+        written (no pid after UNWRITTEN_SECONDS). Silent: its time is that old, or (`path` given)
+        this process has seen it unchanged that long (`unchanged_for`)."""
+        age = max(time.time() - owner["mtime"], self.unchanged_for(path, owner["mtime"]))
         if age > STALE_SECONDS or ("pid" not in owner and age > UNWRITTEN_SECONDS):
             return True
         pid = owner.get("pid")
@@ -166,13 +172,25 @@ class Locks:
             and not tempfiles.alive(pid)
         )
 
+    def unchanged_for(self, path: Optional[str], mtime: float) -> float:
+        """Seconds of this process's clock since it first saw the claim at `path` with this mtime (0
+        the first time, and whenever the owner's heartbeat has changed it)."""
+        if path is None:
+            return 0.0
+        now = self._clock()
+        seen = self._watched.get(path)
+        if seen is None or seen[0] != mtime:
+            self._watched[path] = (mtime, now)
+            return 0.0
+        return now - seen[1]
+
     def _take_over(self, path: str) -> bool:
         """Move a stale claim aside (True: the caller may create its own); False if the claim is
         live."""
         owner = self.holder(path)
         if owner is None:
             return True  # released meanwhile
-        if not self.stale(owner):
+        if not self.stale(owner, path):
             return False
         aside = f"{path}.{uuid.uuid4().hex}.stale"
         try:
