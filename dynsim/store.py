@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import warnings
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -60,10 +60,14 @@ def _digest(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def _scalar(value: Any) -> bool:
-    """A value a sweep's row may hold: null, a boolean, a number or text (never a list or a
-    mapping)."""
-    return value is None or isinstance(value, (bool, int, float, str))
+def row(summary: dict) -> None:
+    """A `load` check for a sweep's point: its summary is one row of the table, so every value is
+    null, a boolean, a number or text (never a list or a mapping)."""
+    nested = [
+        k for k, v in summary.items() if not (v is None or isinstance(v, (bool, int, float, str)))
+    ]
+    if nested:
+        raise ValueError(f"its summary's {nested[0]!r} is not a number, text or null")
 
 
 def check_sizes(path: str) -> None:
@@ -95,10 +99,13 @@ class Store:
         os.makedirs(os.path.dirname(self.path(key)), exist_ok=True)
         atomic_savez(self.path(key), arrays)
 
-    def load(self, key: str, trajectories: bool = False) -> Optional[dict[str, Any]]:
+    def load(
+        self, key: str, trajectories: bool = False, check: Optional[Callable[[dict], None]] = None
+    ) -> Optional[dict[str, Any]]:
         """The stored point {"summary": ..., "trajectories": {...} (if asked)}; None if absent or
         corrupt (a corrupt file is renamed to .corrupt, with a warning, so the point is
-        recomputed)."""
+        recomputed). check(summary): what the caller's summaries must be (a ValueError: corrupt;
+        `row` for a sweep's points)."""
         path = self.path(key)
         if not os.path.exists(path):
             return None
@@ -117,9 +124,8 @@ class Store:
             out: dict[str, Any] = {"summary": inputs.json_text(str(arrays["summary"]), "summary")}
             if not isinstance(out["summary"], dict):
                 raise ValueError(f"its summary is a {type(out['summary']).__name__}, not a mapping")
-            nested = [k for k, v in out["summary"].items() if not _scalar(v)]
-            if nested:  # a sweep's row holds numbers, text, booleans and nulls only
-                raise ValueError(f"its summary's {nested[0]!r} is not a number, text or null")
+            if check is not None:
+                check(out["summary"])
         # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
         except Exception as exc:
             # another sweep on this store moved it aside first

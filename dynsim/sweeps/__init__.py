@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from dynsim import environment
 from dynsim import progress as bars  # `progress` is sweep's keyword
 from dynsim import setting as registry
-from dynsim.store import STORE_VERSION, Store, point_key
+from dynsim.store import STORE_VERSION, Store, point_key, row as stored_row
 from dynsim.trajectory import atomic_write_text, strict_json
 from dynsim.validation import check_bools, check_int
 
@@ -251,7 +251,7 @@ def sweep(
     reused: list[str] = []
     if store is not None and not force:
         for k in dict.fromkeys(keys):
-            got = store.load(k)
+            got = store.load(k, check=stored_row)
             if got is not None:
                 results[k] = got["summary"]
                 reused.append(k)
@@ -372,7 +372,7 @@ def _take(held, store, results: dict, reused: list, waiting: dict, key: str, cfg
     if held is not None and not held.claim(key):
         waiting[key] = cfg
         return False
-    got = store.load(key) if store is not None else None
+    got = store.load(key, check=stored_row) if store is not None else None
     if got is None:
         return True
     results[key] = got["summary"]

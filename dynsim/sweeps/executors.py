@@ -11,6 +11,7 @@ read (docs/sweeps.md §6).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import logging
@@ -262,25 +263,35 @@ def _dask(
 
 
 def _connect(client_class, scheduler: str, security):
-    """`Client(scheduler)` within 3 x CONNECT_SECONDS: Dask bounds its connection's stages but not
-    the read of the scheduler's handshake, so a listener that accepts and stays silent would hold
-    the call forever. It runs in a daemon thread, left behind when it does not answer."""
-    done: dict = {}
+    """`Client(scheduler)` once the scheduler has answered Dask's handshake within 3 x
+    CONNECT_SECONDS: Dask's Client bounds the connection but waits for that answer without a
+    deadline, so a listener that accepts and stays silent would hold it forever. The probe runs on
+    a fresh event loop in a thread of its own (a caller's running loop, a notebook's, is left
+    alone), and is cancelled cleanly at its deadline."""
+    from distributed.comm import connect
 
-    def attempt():
+    args = {} if security is None else security.get_connection_args("client")
+    failed: list = []
+
+    async def probe():
+        deadline = 3 * CONNECT_SECONDS
+        comm = await asyncio.wait_for(connect(scheduler, CONNECT_SECONDS, **args), deadline)
+        await comm.close()
+
+    def run():
         try:
-            done["client"] = client_class(scheduler, security=security, timeout=CONNECT_SECONDS)
+            asyncio.run(probe())
+        except asyncio.TimeoutError:
+            failed.append(TimeoutError(f"no answer in {3 * CONNECT_SECONDS:g} s"))
         except BaseException as exc:  # handed to the caller
-            done["error"] = exc
+            failed.append(exc)
 
-    thread = threading.Thread(target=attempt, name="dynsim-connect", daemon=True)
+    thread = threading.Thread(target=run, name="dynsim-connect", daemon=True)
     thread.start()
-    thread.join(3 * CONNECT_SECONDS)
-    if thread.is_alive():
-        raise TimeoutError(f"no answer in {3 * CONNECT_SECONDS:g} s")
-    if "error" in done:
-        raise done["error"]
-    return done["client"]
+    thread.join()
+    if failed:
+        raise failed[0]
+    return client_class(scheduler, security=security, timeout=CONNECT_SECONDS)
 
 
 def _as_completed(pending) -> Iterator:
