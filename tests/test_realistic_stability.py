@@ -48,7 +48,8 @@ def test_sharpness_is_the_most_positive_eigenvalue_of_the_hessian():
         return realistic.empirical_loss(model, {"params": {"A": A_z, "v": z[off.size :]}}, X, y)
 
     z0 = jnp.concatenate([A.ravel()[off], params["params"]["v"]])
-    ev = np.linalg.eigvalsh(np.asarray(jax.hessian(loss)(z0)))
+    # jitted: one program, where run op by op the Hessian compiled about 120 small ones
+    ev = np.linalg.eigvalsh(np.asarray(jax.jit(jax.hessian(loss))(z0)))
     assert -ev[0] > ev[-1] > 0, ev[[0, -1]]  # the case power iteration gets wrong
     lam = float(realistic.sharpness(model, params, X, y))
     scale = 1e-10 * -ev[0]

@@ -159,13 +159,17 @@ def _gradients_jit(cfg: JSLConfig, table, states):
     return jax.lax.map(lambda th: dynamics.gradient(cfg, table, th), states)
 
 
+@jax.jit
+def _attention_weights(cfg: JSLConfig, states):
+    """(Lambda, Gamma, Xi) at every state (R, 3), in one compiled program; cfg's numbers traced."""
+    return jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(states)
+
+
 def lemma_4_3_rate(cfg: JSLConfig, alpha, gamma, rho) -> np.ndarray:
     """eta alpha^p Gamma G^(p-1), G = D (Lambda + (C-1) Gamma): Lemma 4.3's gamma increment without
     its polylog(d)."""
     lam, gam, _ = np.asarray(
-        jax.vmap(lambda th: dynamics.attention_weights(cfg, th))(
-            jnp.asarray(np.stack([alpha, gamma, rho], axis=1), cfg.dtype)
-        )
+        _attention_weights(cfg, jnp.asarray(np.stack([alpha, gamma, rho], axis=1), cfg.dtype))
     ).T
     G = cfg.D * (lam + (cfg.C - 1) * gam)
     return cfg.eta * np.asarray(alpha) ** cfg.p * gam * G ** (cfg.p - 1)

@@ -46,6 +46,10 @@ def class_weights(log_count, z0, random_patches: int, q):
     return jnp.exp(log_w)
 
 
+# `class_weights` called from the host on NumPy tables: one compiled program per table shape
+class_weights_jit = jax.jit(class_weights)
+
+
 class ClassTable(NamedTuple):
     """The classes of (D, C, p) cut at max_nonzero, as NumPy arrays: monomials (R, M), log N and Z_0
     of each class."""

@@ -66,6 +66,7 @@ jvp_jit = jax.jit(
 )
 
 
+@jax.jit
 def largest_extent(cfg: JSLConfig, states):
     """The largest (|alpha|, Gamma, Xi) over saved states (R, 3) (`dynamics.extent`): what the
     truncation bounds use."""

@@ -76,7 +76,7 @@ def _signed_table(D: int, C: int, p: int, q: float, dtype: str) -> SignedClasses
 
 def class_weights_np(log_count, z0, random_patches: int, q: float):
     """`class_sums.class_weights` in float64."""
-    return class_sums.class_weights(
+    return class_sums.class_weights_jit(
         log_count, np.asarray(z0, np.float64), random_patches, np.float64(q)
     )
 
@@ -111,8 +111,17 @@ def failures(cfg: JSLConfig, theta, table: SignedClasses):
 def error(cfg: JSLConfig, theta, table: SignedClasses):
     """P[f* F <= 0] at the state theta = (alpha, gamma, rho) (Theorems 3.1, 4.1), and its Monte
     Carlo standard error (0 for an exact table: its weights are not equal)."""
-    wrong = failures(cfg, jnp.asarray(theta, cfg.dtype), table)
-    w = table.weights.w
-    err = jnp.sum(w * wrong)
-    se = jnp.std(wrong, ddof=1) / jnp.sqrt(w.shape[0]) if table.sampled else 0.0
+    err, se = _error_jit(
+        cfg, jnp.asarray(theta, cfg.dtype), table.weights, table.sign, table.sampled
+    )
     return float(err), float(se)
+
+
+@functools.partial(jax.jit, static_argnums=4)
+def _error_jit(cfg: JSLConfig, theta, weights: ClassWeights, sign, sampled: bool):
+    """`error`'s sums in one compiled program (called from the host: one compile per table shape,
+    not one per operation); cfg's numbers traced."""
+    wrong = failures(cfg, theta, SignedClasses(weights, sign, sampled))
+    err = jnp.sum(weights.w * wrong)
+    se = jnp.std(wrong, ddof=1) / jnp.sqrt(weights.w.shape[0]) if sampled else 0.0
+    return err, se

@@ -18,7 +18,7 @@ import numpy as np
 from dynsim.jsl import JSLConfig
 
 from . import classes, configurations
-from .class_sums import ClassWeights, class_table, class_weights
+from .class_sums import ClassWeights, class_table, class_weights_jit
 
 ENUMERATIONS = ("classes", "multisets")
 # above this the class sum is truncated, with bounds (15.1 million at D = 64, C = 4, p = 3)
@@ -57,7 +57,9 @@ class Table:
             self.weights = Weights(self.n, jnp.asarray(w, dtype))
         else:
             ct = class_table(cfg.D, cfg.C, cfg.p, max_nonzero)
-            w = np.asarray(class_weights(ct.log_count, ct.z0, ct.random_patches, np.float64(cfg.q)))
+            w = np.asarray(
+                class_weights_jit(ct.log_count, ct.z0, ct.random_patches, np.float64(cfg.q))
+            )
             # classes impossible at this q (q = 0 or 1) dropped, as the multiset sum does
             keep = w > 0
             self.weights = ClassWeights(
