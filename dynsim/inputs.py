@@ -19,20 +19,15 @@ from typing import Any, Optional
 
 import numpy as np
 
+from dynsim import schemas
 from dynsim.resources import available_memory
+from dynsim.schemas import InputError  # dynsim.inputs.InputError too
 
 MB = 1 << 20
 # the deepest nesting of brackets a JSON or TOML input may have: dynsim's own files nest at most
 # about 8 deep (a report's invocation options); Python's parsers recurse once per level and fail
 # near 1,000
 MAX_DEPTH = 64
-
-
-class InputError(ValueError):
-    """A file or text refused by this module (a ValueError: the command line exits 2); `missing`:
-    the file does not exist."""
-
-    missing = False
 
 
 def _fail(what: str, path: Any, why: str, missing: bool = False):
@@ -127,12 +122,18 @@ def _read_text(path, cap: int, what: str, inside: Optional[str], parse, kind: st
         _fail(what, path, f"not {kind} ({exc})")
 
 
-def json_object(text: str, what: str) -> dict:
-    """`json_text` that must be a JSON object (a stored trajectory's meta)."""
-    value = json_text(text, what)
+def json_object(text: str, what: str, schema: Optional[dict] = None, where=None) -> dict:
+    """`json_text` that must be a JSON object holding `schema` (`dynsim.schemas`; a stored
+    trajectory's meta); a refusal names the file `where`, else the text's start."""
+    shown = text[:57] if where is None else os.fspath(where)
+    _bounded(text, what, shown)
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        _fail(what, shown, f"not JSON ({exc})")
     if not isinstance(value, dict):
-        _fail(what, text[:57], f"a JSON {type(value).__name__}, not an object")
-    return value
+        _fail(what, shown, f"a JSON {type(value).__name__}, not an object")
+    return value if schema is None else schemas.check(value, schema, what, shown)
 
 
 def read_json(path, cap: int, what: str, inside: Optional[str] = None) -> Any:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import inputs
+from . import inputs, schemas
 from .trajectory import Trajectory, atomic_savez, jsonable, many_from_arrays, many_to_arrays
 
 STORE_VERSION = 1
@@ -60,14 +60,54 @@ def _digest(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
+# a sweep's point summary (one row of its table; dynsim.schemas): every value a scalar, and the
+# columns every setting's row shares of their kind: each level's stability flags and the step its
+# run stopped being finite (`dynsim.sweeps.common.stability`), the checker's verdict
+# (`common.verdict`), an event's time and its censoring bound (`common.censored`: `EVENT`, named
+# by `summary_schema`). Any other column is the setting's own: a number, text, a boolean or null
+# (none: not available) is read as it is.
+SCALAR = schemas.kind("null", "bool", "number", "text", nan=True)
+EVENT = schemas.kind("number", "null", low=0, infinite=False)  # a recorded step or a time t
+CENSORED = "_censored"
+SUMMARY = {
+    "*": SCALAR,
+    f"*{CENSORED}": EVENT,
+    **{
+        level + name: kind
+        for level in ("reduced_", "full_")
+        for name, kind in (
+            ("loss_sign_changes", schemas.kind("integer", "null", low=0)),
+            ("non_monotone", schemas.kind("bool", "null")),
+            ("unstable", schemas.kind("bool", "null")),
+            ("nonfinite_from_step", schemas.kind("integer", "null", low=0)),
+        )
+    },
+    "verdict": schemas.kind("text", "null"),
+    "max_error": schemas.kind("number", "null", low=0, nan=True),
+    "worst_observable": schemas.kind("text", "null"),
+    "check_kind": schemas.kind("text", "null"),
+}
+
+
+def summary_schema(names, schema: Optional[dict] = None) -> dict:
+    """`schema` (default SUMMARY) with the event times of a row holding the columns `names`: the
+    twin `X` of each censoring column `X_censored`, an EVENT too."""
+    events = {n[: -len(CENSORED)]: EVENT for n in names if n.endswith(CENSORED)}
+    return {**(SUMMARY if schema is None else schema), **events}
+
+
 def row(summary: dict) -> None:
     """A `load` check for a sweep's point: its summary is one row of the table, so every value is
-    null, a boolean, a number or text (never a list or a mapping)."""
+    null, a boolean, a number or text (never a list or a mapping), and the shared columns hold
+    SUMMARY's kinds (`summary_schema`)."""
     nested = [
         k for k, v in summary.items() if not (v is None or isinstance(v, (bool, int, float, str)))
     ]
     if nested:
         raise ValueError(f"its summary's {nested[0]!r} is not a number, text or null")
+    why = schemas.problem(summary, summary_schema(summary))
+    if why is not None:
+        raise ValueError(f"its summary's {why}")
 
 
 def check_sizes(path: str) -> None:
@@ -126,6 +166,8 @@ class Store:
                 raise ValueError(f"its summary is a {type(out['summary']).__name__}, not a mapping")
             if check is not None:
                 check(out["summary"])
+            if trajectories:  # each meta must be a trajectory's (`dynsim.trajectory.META`)
+                out["trajectories"] = many_from_arrays(arrays, path)
         # any unreadable file: truncated zip, bad JSON, missing entries, wrong digest
         except Exception as exc:
             # another sweep on this store moved it aside first
@@ -139,6 +181,4 @@ class Store:
                 stacklevel=2,
             )
             return None
-        if trajectories:
-            out["trajectories"] = many_from_arrays(arrays)
         return out

@@ -11,7 +11,7 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from . import divergence, inputs, tempfiles
+from . import divergence, inputs, schemas, tempfiles
 from .divergence import NONFINITE
 from .setting import load
 from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
@@ -19,6 +19,17 @@ from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
 # a trajectory file larger than this is not one dynsim wrote (the largest runs write megabytes)
 MAX_FILE_BYTES = 1 << 36
 TEMP_PREFIX = tempfiles.PREFIX  # every temporary file dynsim writes starts so (dynsim.tempfiles)
+# a stored trajectory's meta (dynsim.schemas): what its readers take from it (`to_xarray`'s
+# attributes; a setting's coordinates: MIM's areas, each a list of patch indices per cluster, else
+# its config); any other field is the run's own record
+META = {
+    **{k: schemas.kind("text") for k in ("setting", "level", "mode", "dtype", "device")},
+    "config": schemas.kind("object"),
+    "areas": schemas.kind("list", "null"),
+    "areas[]": schemas.kind("list"),
+    "areas[][]": schemas.kind("list"),
+    "areas[][][]": schemas.kind("integer", low=0),
+}
 
 
 @dataclasses.dataclass(eq=False, repr=False, slots=True)
@@ -207,10 +218,10 @@ class Trajectory:
                 return cls(
                     steps=f["steps"],
                     observables=observables,
-                    meta=inputs.json_object(str(f["meta"]), "meta"),
+                    meta=inputs.json_object(str(f["meta"]), "meta", META, path),
                     final=final,
                 )
-            many = many_from_arrays({k: f[k] for k in f.files})
+            many = many_from_arrays({k: f[k] for k in f.files}, path)
         if name is None:
             return next(iter(many.values())) if len(many) == 1 else Trajectories(many)
         if name not in many:
@@ -398,9 +409,10 @@ def many_to_arrays(trajectories: dict[str, "Trajectory"]) -> dict[str, np.ndarra
     return arrays
 
 
-def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
+def many_from_arrays(arrays, where=None) -> dict[str, "Trajectory"]:
     """The inverse of `many_to_arrays` (names without a "/" are not trajectories and are skipped; a
-    trajectory saved without final arrays loads with `final` empty)."""
+    trajectory saved without final arrays loads with `final` empty); each meta must hold META (a
+    refusal names the file `where`)."""
     # in the saved order
     prefixes = list(dict.fromkeys(k.split("/", 1)[0] for k in arrays if "/" in k))
 
@@ -412,7 +424,7 @@ def many_from_arrays(arrays) -> dict[str, "Trajectory"]:
         pre: Trajectory(
             arrays[f"{pre}/steps"],
             under(pre, "obs"),
-            inputs.json_object(str(arrays[f"{pre}/meta"]), "meta"),
+            inputs.json_object(str(arrays[f"{pre}/meta"]), "meta", META, where),
             under(pre, "final"),
         )
         for pre in prefixes
@@ -428,7 +440,7 @@ def load_many(path) -> dict[str, "Trajectory"]:
     """Read what `save_many` wrote."""
     path = inputs.npz_file(path, MAX_FILE_BYTES, "path")
     with np.load(path, allow_pickle=False) as f:
-        return many_from_arrays({k: f[k] for k in f.files})
+        return many_from_arrays({k: f[k] for k in f.files}, path)
 
 
 def atomic_write_text(path: str, text: str) -> None:

@@ -44,6 +44,11 @@ RTOL, ATOL = 1e-6, 1e-9
 PI_COEFFICIENTS = (0.2, 0.4)
 SAVES = 100  # log-spaced save times in [t_min, t_max], besides t = 0
 MAX_STEPS = 100_000
+# the latest end time, in GD steps: each save is stored at the GD step round(t / eta) (`steps_of`),
+# an integer float64 holds exactly only up to 2^53 (past it, neighbouring steps are one float and
+# a save's step is not determined; past 2^63 it does not fit a Trajectory's int64 steps at all);
+# so t_max <= eta * 2^53
+MAX_FLOW_STEPS = 2**53
 # meta["approximation"]: the checker compares a flow with GD as an approximation
 LABEL = "gradient_flow"
 
@@ -101,6 +106,7 @@ class Flow:
         t_max = default_t_max if self.t_max is None else self.t_max
         _positive("t_max", t_max)  # eta * steps is 0 at steps = 0
         t_max = float(t_max)
+        check_horizon("t_max", t_max, eta)
         if self.times is None:
             t_min = min(eta, t_max) if self.t_min is None else self.t_min
             if t_min > t_max:
@@ -128,6 +134,17 @@ class Flow:
             "solver": default_solver if self.solver is None else self.solver,
             "max_steps": int(self.max_steps),
         }
+
+
+def check_horizon(name: str, t_max: float, eta: float) -> None:
+    """Refuse an end time past MAX_FLOW_STEPS GD steps of rate eta (its saves' steps would not be
+    determined)."""
+    if not t_max / eta <= MAX_FLOW_STEPS:
+        raise ValueError(
+            f"{name} = {t_max!r} is invalid: must be at most eta * 2^53 = "
+            f"{eta * MAX_FLOW_STEPS:.6g} (eta = {eta!r}): each save is stored at the GD step "
+            "round(t / eta), which float64 holds exactly only up to 2^53"
+        )
 
 
 def save_times(t_max: float, saves: int, t_min: float) -> np.ndarray:

@@ -118,6 +118,7 @@ def test_tolerances_and_t_max_do_not_recompile():
         (dict(method="euler"), "method"),
         (dict(method="flow", t_max=0.0), "t_max"),
         (dict(method="flow", t_max=-1.0), "t_max"),
+        (dict(method="flow", t_max=1e308), "t_max = 1e[+]308 is invalid: must be at most eta"),
         (dict(method="flow", rtol=0.0), "rtol"),
         (dict(method="flow", atol=-1e-9), "atol"),
         (dict(method="flow", solver="rk4"), "solver"),

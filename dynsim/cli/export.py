@@ -20,13 +20,13 @@ import json
 import os
 import zipfile
 
-from dynsim import inputs, tempfiles
+from dynsim import inputs, schemas, tempfiles
 from dynsim.setting import load
-from dynsim.trajectory import Trajectory
+from dynsim.trajectory import MAX_FILE_BYTES, Trajectory
 
 from .options import EXIT_AGREE, UsageError
 from .outdir import validate_out_dir
-from .output import MAX_RECORD_BYTES, log, wrote
+from .output import MAX_RECORD_BYTES, REPORT, THEOREMS, log, wrote
 
 PREFIX = "tidy-"
 EXTENSIONS = {"csv": ".csv", "parquet": ".parquet"}
@@ -37,10 +37,11 @@ EXPECTED = (
 
 
 def sources(folder: str) -> dict:
-    """What `folder` holds that export reads: {export name: reader of its table}."""
+    """What `folder` holds that export reads: {export name: reader of its table}. A name there that
+    is not a regular file (a FIFO, a link, a folder) is read as one, and refused in one line."""
     found = {}
     names = ("trajectories.npz", "report.json", "theorems.json", "table.csv", "sweep.json")
-    has = {n for n in names if os.path.isfile(os.path.join(folder, n))}
+    has = {n for n in names if os.path.lexists(os.path.join(folder, n))}
     if "trajectories.npz" in has:
         found["trajectories"] = trajectories
     if "report.json" in has:
@@ -64,9 +65,12 @@ def needed(names) -> None:
 
 
 def trajectories(folder: str):
+    """trajectories.npz (a regular file inside `folder`, `Trajectory.load`) as one tidy table."""
     path = os.path.join(folder, "trajectories.npz")
     try:
-        runs = Trajectory.load(path)
+        runs = Trajectory.load(inputs.regular_file(path, MAX_FILE_BYTES, "file", inside=folder))
+    except inputs.InputError as exc:  # names the file and what is wrong with it
+        raise UsageError(str(exc)) from None
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         raise UsageError(f"{path!r} is invalid: not dynsim trajectories ({exc})") from None
     if not isinstance(runs, Trajectory):
@@ -76,16 +80,16 @@ def trajectories(folder: str):
     return df
 
 
-def read_json(path: str, wanted: str) -> dict:
+def read_json(path: str, wanted: str, schema: dict) -> dict:
     """The JSON object at `path` (a regular file inside its folder, at most MAX_RECORD_BYTES), which
-    must hold the key `wanted`."""
+    must hold the key `wanted` and `schema` (`dynsim.schemas`)."""
     try:
         data = inputs.read_json(path, MAX_RECORD_BYTES, "file", inside=os.path.dirname(path))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get(wanted), (dict, list)):
         raise UsageError(f'{path!r} is invalid: not a dynsim output (no "{wanted}" in it)')
-    return data
+    return schemas.check(data, schema, "file", path)
 
 
 def scalar(value) -> bool:
@@ -95,7 +99,7 @@ def scalar(value) -> bool:
 def report(folder: str):
     """report.json's table: one row per compared observable (section "compared": max_abs,
     max_rel, tolerance, worst_step, passed, reason, ...) and per residual (section "residual")."""
-    data = read_json(os.path.join(folder, "report.json"), "errors")
+    data = read_json(os.path.join(folder, "report.json"), "errors", REPORT)
     rows = [
         {"section": section, "observable": name, **{k: v for k, v in entry.items() if scalar(v)}}
         for section, key in (("compared", "errors"), ("residual", "residuals"))
@@ -109,7 +113,7 @@ def report(folder: str):
 def theorems(folder: str):
     """theorems.json as one row per claim and measurement: kind, name, then its flat fields
     (verdict, measured, relation, threshold, ..., a measurement's value, as JSON when nested)."""
-    data = read_json(os.path.join(folder, "theorems.json"), "claims")
+    data = read_json(os.path.join(folder, "theorems.json"), "claims", THEOREMS)
     rows = []
     for item in [*data.get("claims", []), *data.get("measurements", [])]:
         if not isinstance(item, dict):
@@ -126,6 +130,8 @@ def sweep(folder: str):
     frames = load("dynsim.sweeps.frames")
     try:
         return frames.to_pandas(frames.read_table(folder))
+    except inputs.InputError as exc:  # names the file and what is wrong with it
+        raise UsageError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise UsageError(f"{os.path.join(folder, 'table.csv')!r} is invalid: {exc}") from None
 

@@ -18,7 +18,7 @@ import warnings
 from dynsim import claims as claims_mod
 from dynsim import environment
 from dynsim import progress, resources
-from dynsim import inputs, tempfiles
+from dynsim import inputs, schemas, tempfiles
 from dynsim.trajectory import MAX_FILE_BYTES, atomic_savez, atomic_write_text, save_many
 from dynsim.trajectory import strict_json
 
@@ -26,6 +26,48 @@ from .options import EXIT_AGREE, EXIT_DISAGREE, changed
 
 # a command's record (report.json, theorems.json, a figure's .json): kilobytes to a few megabytes
 MAX_RECORD_BYTES = 1 << 28
+# what the readers of a record take from it (dynsim.schemas): `dynsim rerun` its invocation and
+# files (`recorded_files`: "files" that is not a mapping lists nothing), `dynsim export` its table
+# (report.json: each compared observable's and residual's numbers; theorems.json: its claims and
+# measurements). Numbers are written finite or null (`strict_json`)
+NUMBER = schemas.kind("number", "null", infinite=False)
+SIZE = schemas.kind("number", "null", low=0, infinite=False)
+NAME = schemas.kind("text", "null")
+RECORD = {
+    "invocation": schemas.kind("object"),
+    "invocation.effective_argv": schemas.kind("list"),
+    "invocation.effective_argv[]": schemas.kind("text"),
+    "invocation.versions": schemas.kind("object"),
+    "files.*": schemas.kind("text"),
+}
+REPORT = {
+    **RECORD,
+    "errors": schemas.kind("object"),
+    "errors.*": schemas.kind("object"),
+    **{f"errors.*.{k}": SIZE for k in ("max_abs", "max_rel", "tolerance")},
+    "errors.*.worst_step": schemas.kind("integer", "null", low=0),
+    "errors.*.passed": schemas.kind("bool"),
+    "errors.*.reason": NAME,
+    "errors.*.max_z": NUMBER,
+    # an edited report's list of residuals is read as none
+    "residuals": schemas.kind("object", "list", "null"),
+    "residuals.*": schemas.kind("object"),
+    "residuals.*.value": NUMBER,
+    "residuals.*.tolerance": SIZE,
+    "residuals.*.passed": schemas.kind("bool", "null"),
+    "residuals.*.reason": NAME,
+}
+THEOREMS = {
+    **RECORD,
+    "claims": schemas.kind("list"),
+    "claims[]": schemas.kind("object"),
+    **{f"claims[].{k}": NAME for k in ("kind", "claim", "verdict", "relation")},
+    "claims[].measured": NUMBER,
+    "claims[].threshold": NUMBER,
+    "measurements": schemas.kind("list"),
+    "measurements[]": schemas.kind("object"),
+    **{f"measurements[].{k}": NAME for k in ("kind", "name")},
+}
 
 
 def log(msg: str) -> None:

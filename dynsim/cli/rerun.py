@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from dynsim import environment, inputs
+from dynsim import environment, inputs, schemas
 
 from . import output
 from .options import UsageError, without
@@ -30,15 +30,17 @@ WRITER = {"theorems": "check-theorems", "report": "compare"}
 
 
 def _read(path: str) -> dict:
-    """The JSON of the report at `path`: a regular file (not a FIFO or a device) of at most
-    MAX_REPORT_BYTES, read in one bounded read."""
-    return inputs.read_json(path, MAX_REPORT_BYTES, "REPORT")
+    """The JSON of the report at `path`: a regular file (not a FIFO or a device) inside its folder
+    (a link elsewhere is not a record of that folder) of at most MAX_REPORT_BYTES, read in one
+    bounded read."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return inputs.read_json(path, MAX_REPORT_BYTES, "REPORT", inside=folder)
 
 
 def recorded(path: str) -> dict:
     """The `invocation` of the report at `path`, checked: a command line of strings naming the verb
-    that writes this kind of report (`WRITER`), with no option that reaches a Dask scheduler, and
-    versions as a mapping."""
+    that writes this kind of report (`WRITER`), with no option that reaches a Dask scheduler,
+    versions as a mapping, and the rest of its kind's schema (`output.REPORT`, `THEOREMS`)."""
     data = _read(path)
     inv = data.get("invocation") if isinstance(data, dict) else None
     argv = inv.get("effective_argv") if isinstance(inv, dict) else None
@@ -75,6 +77,7 @@ def recorded(path: str) -> dict:
         )
     if not isinstance(inv.get("versions", {}), dict):
         raise UsageError(f"REPORT = {path!r} is invalid: its versions are not a mapping")
+    schemas.check(data, output.THEOREMS if kind == "theorems" else output.REPORT, "REPORT", path)
     return inv
 
 

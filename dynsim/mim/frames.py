@@ -26,14 +26,19 @@ from .partition import area_of
 
 def areas(meta: dict) -> Optional[tuple]:
     """The areas of the run that wrote `meta` (per cluster, per area, the patch indices), as
-    tuples; None when neither its areas nor a valid config are recorded."""
+    tuples; None when neither its areas nor a valid config are recorded, or its areas do not
+    partition the patches."""
     found = meta.get("areas")
-    if found is None:
-        try:
+    try:
+        if found is None:
             found = MIMConfig(**meta["config"]).areas
-        except (KeyError, TypeError, ValueError):
-            return None
-    return tuple(tuple(tuple(int(p) for p in area) for area in cluster) for cluster in found)
+        found = tuple(tuple(tuple(int(p) for p in area) for area in cluster) for cluster in found)
+    except (KeyError, TypeError, ValueError):
+        return None
+    # each cluster's areas partition the patches 0..P-1 (an edited file's may not: no labels then)
+    patches = list(range(sum(len(a) for a in found[0]))) if found else []
+    every = all(sorted(p for area in cluster for p in area) == patches for cluster in found)
+    return found if found and patches and every else None
 
 
 def sizes(rows: list) -> np.ndarray:

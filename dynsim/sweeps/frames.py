@@ -23,7 +23,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from dynsim import inputs
+from dynsim import inputs, schemas
+from dynsim.store import SUMMARY, summary_schema
 
 from . import SweepResult
 
@@ -32,6 +33,15 @@ LEVEL_PREFIXES = ("reduced_", "full_")  # the level summaries' prefixes in a swe
 # a sweep's table.csv: about a kilobyte a point, so a million points
 MAX_TABLE_BYTES = 1 << 30
 TEXT_COLUMNS = ("key",)  # hashes: text even when a hash happens to be all digits
+# a table's row (dynsim.schemas): its point's summary (dynsim.store.SUMMARY, with its event times)
+# and the point's seed, whether the seed entered its run, its dtype and its store key
+ROW = {
+    **SUMMARY,
+    "seed": schemas.kind("integer", low=0),
+    "seeded": schemas.kind("bool"),
+    "dtype": schemas.kind("text"),
+    "key": schemas.kind("text"),
+}
 
 
 def to_pandas(result) -> pd.DataFrame:
@@ -133,7 +143,7 @@ def typed(values: list):
 def read_table(folder: str) -> SweepResult:
     """The sweep a folder holds (its table.csv, as `sweep` wrote it) as a `SweepResult`, each
     column's cells read back as the values they were written from: empty None, True / False,
-    integers, floats (written in full precision), else text."""
+    integers, floats (written in full precision), else text; every row must hold ROW."""
     path = os.path.join(folder, "table.csv")
     raw = inputs.read_bytes(path, MAX_TABLE_BYTES, "table", inside=folder)
     try:
@@ -145,6 +155,9 @@ def read_table(folder: str) -> SweepResult:
     if not columns or any(len(r) != len(columns) for r in cells):
         raise ValueError(f"{path} is not a sweep's table: no header or rows of another length")
     parsed = {c: parse([r[i] for r in cells], c in TEXT_COLUMNS) for i, c in enumerate(columns)}
+    # checked column by column: a field is "column[row]", the rows counted from 0 after the header
+    by_column = {f"{c}[]": k for c, k in summary_schema(columns, ROW).items()}
+    schemas.check(parsed, by_column, "table", path)
     rows = [{c: parsed[c][i] for c in columns} for i in range(len(cells))]
     keys = [r.get("key") for r in rows]
     return SweepResult(rows, columns, [], keys, folder, {"table": path})

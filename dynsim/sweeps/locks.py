@@ -25,11 +25,20 @@ import time
 import uuid
 from typing import Optional
 
-from dynsim import inputs, tempfiles
+from dynsim import inputs, schemas, tempfiles
 from dynsim.trajectory import TEMP_PREFIX
 
 HEARTBEAT_SECONDS = 30.0
 MAX_CLAIM_BYTES = 1 << 16  # a claim file holds one owner's JSON: a few hundred bytes
+# a claim's owner (dynsim.schemas): a pid (pid_t, a positive 32-bit integer), its host and start;
+# a claim that is not a small regular file inside locks/ holding these is not one dynsim wrote,
+# and is judged as one never written (stale UNWRITTEN_SECONDS after its time, or after this
+# process first saw it)
+CLAIM = {
+    "pid": schemas.kind("integer", low=1, high=2**31 - 1),
+    "host": schemas.kind("text"),
+    "started": schemas.kind("number", infinite=False),
+}
 STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
 # a claim still without its owner this long after its creation: the writer was killed between
 # creating and writing it (the two are microseconds apart)
@@ -136,27 +145,30 @@ class Locks:
         except FileNotFoundError:
             pass
 
+    def text(self, path: str) -> Optional[str]:
+        """The text of the claim file at `path`: None if it vanished; "" if it is not a claim
+        dynsim wrote (not a small regular file inside locks/, a dangling link: never read)."""
+        try:
+            raw = inputs.read_bytes(path, MAX_CLAIM_BYTES, "claim", inside=self.directory)
+        except inputs.InputError as exc:
+            return None if exc.missing and not os.path.lexists(path) else ""
+        return raw.decode("utf-8", "replace")
+
     def holder(self, path: str) -> Optional[dict]:
         """The owner recorded in a claim file, None if it vanished; {} if unreadable (a claim being
-        written, or torn by a kill between its creation and its write)."""
+        written, or torn by a kill between its creation and its write) or not CLAIM's."""
+        text = self.text(path)
         try:
-            text = inputs.read_bytes(path, MAX_CLAIM_BYTES, "claim").decode("utf-8", "replace")
-            mtime = os.path.getmtime(path)
+            mtime = os.lstat(path).st_mtime  # a link's own time: its target is never read
         except FileNotFoundError:
+            text = None
+        if text is None:
             return None
-        except inputs.InputError as exc:
-            if exc.missing:
-                return None
-            text, mtime = "", os.path.getmtime(path)  # not a claim dynsim wrote: unreadable
         try:
-            owner = json.loads(text)
-        except ValueError:
+            owner = schemas.check(json.loads(text), CLAIM, "claim", path)
+        except ValueError:  # not JSON, or not CLAIM's
             owner = {}
-        return (
-            {**owner, "mtime": mtime, "text": text}
-            if isinstance(owner, dict)
-            else {"mtime": mtime, "text": text}
-        )
+        return {**owner, "mtime": mtime, "text": text}
 
     def stale(self, owner: dict, path: Optional[str] = None) -> bool:
         """Whether a claim's owner is gone: dead on this host, silent for STALE_SECONDS, or never
@@ -197,8 +209,7 @@ class Locks:
             os.rename(path, aside)
         except FileNotFoundError:
             return True  # another process moved it first: look again
-        with open(aside) as fh:
-            moved = fh.read()
+        moved = self.text(aside) or ""  # read as the claim was: a FIFO is never opened
         if moved != owner["text"]:  # a fresh claim made after we read the stale one: put it back
             try:
                 os.link(aside, path)

@@ -14,13 +14,20 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from dynsim import environment, inputs
+from dynsim import environment, inputs, schemas
 from dynsim.figtext import assignment, footer, provenance, summary_name, symbol, wrapped
 from dynsim.trajectory import atomic_savefig
 
 # a manifest lists every point's key: 64 MB holds ~500,000 points, past dynsim.sweep's limit
 MANIFEST_BYTES = 64 << 20
 PREFIXES = ("", "reduced_", "full_")  # the level prefixes of a summary's column
+# what a sweep reads back from the manifest it replaces (dynsim.schemas): the heatmaps it drew
+MANIFEST = {
+    "heatmap_files": schemas.kind("list", "null"),
+    "heatmap_files[]": schemas.kind("text"),
+    "heatmaps": schemas.kind("list", "null"),
+    "heatmaps[]": schemas.kind("text"),
+}
 
 
 def _numeric(v) -> float:
@@ -378,22 +385,22 @@ def _provenance(rows: list[dict]) -> str:
 def remove_stale(out: str, drawn: Sequence[str]) -> list[str]:
     """Remove (and return) the heatmap files that the sweep whose manifest (sweep.json) is in `out`
     drew and this one did not (`drawn`: file names): they describe the table being replaced. A
-    manifest that cannot be read (none, a corrupt one) names none; no other file is touched."""
+    manifest that cannot be read (none, a corrupt one, one failing MANIFEST) names none; no file
+    but a plain heatmap-*.png name in `out` is touched."""
     try:
-        old = inputs.read_json(os.path.join(out, "sweep.json"), MANIFEST_BYTES, "sweep.json", out)
+        path = os.path.join(out, "sweep.json")
+        old = schemas.check(
+            inputs.read_json(path, MANIFEST_BYTES, "sweep.json", out), MANIFEST, "sweep.json", path
+        )
     except ValueError:
         return []
-    if not isinstance(old, dict):
-        return []
     listed = old.get("heatmap_files")
-    if not isinstance(listed, list):  # a manifest of an older dynsim: its requested names
-        names = old.get("heatmaps") if isinstance(old.get("heatmaps"), list) else []
-        listed = [f"heatmap-{p}{n}.png" for n in names if isinstance(n, str) for p in PREFIXES]
+    if listed is None:  # a manifest of an older dynsim: its requested names
+        listed = [f"heatmap-{p}{n}.png" for n in old.get("heatmaps") or [] for p in PREFIXES]
     stale = sorted(
         n
         for n in set(listed) - set(drawn)
-        if isinstance(n, str)
-        and n.startswith("heatmap-")
+        if n.startswith("heatmap-")
         and n.endswith(".png")
         and os.path.basename(n) == n
         and os.path.isfile(os.path.join(out, n))
