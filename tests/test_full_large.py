@@ -35,8 +35,10 @@ def test_realistic_gradient_equals_jax_grad():
     X, y = jsl_data.sample(jax.random.key(7), cfg, cfg.N, w)
     params = jax.tree.map(lambda a: 30.0 * a, realistic.initial_params(cfg, jax.random.key(3), w))
     model = model_for(cfg)
-    ref = jax.grad(realistic.empirical_loss, argnums=1)(model, params, X, y)["params"]
-    new = realistic.empirical_grad(model, params, X, y)["params"]
+    # jitted (one program each, not one per operation; the bound is rounding's either way)
+    ref = jax.jit(lambda p: jax.grad(realistic.empirical_loss, argnums=1)(model, p, X, y))(params)
+    new = jax.jit(lambda p: realistic.empirical_grad(model, p, X, y))(params)
+    ref, new = ref["params"], new["params"]
     assert _rel(new["A"], ref["A"]) < 1e-12 and _rel(new["v"], ref["v"]) < 1e-12
     assert float(jnp.max(jnp.abs(ref["v"]))) > 1e-3  # a gradient that is not trivially zero
 
@@ -55,8 +57,12 @@ def _generic_batch(cfg, n, key):
 
 
 def _literal_mean(cfg, basis, X, masked):
-    return lambda Q: jnp.mean(
-        jax.vmap(lambda x, m: mim_model.masked_loss(Q, x, m, basis.E))(X, masked)
+    """The literal model's mean loss as a function of Q, jitted (as are the tests' gradients: one
+    program each instead of one per operation)."""
+    return jax.jit(
+        lambda Q: jnp.mean(
+            jax.vmap(lambda x, m: mim_model.masked_loss(Q, x, m, basis.E))(X, masked)
+        )
     )
 
 
@@ -72,11 +78,12 @@ def test_masked_query_loss_and_gradient_equal_the_literal_model():
     Q = 0.2 * jax.random.normal(jax.random.key(2), (cfg.d, cfg.d))
     literal = _literal_mean(cfg, basis, X, masked)
 
+    @jax.jit
     def new(Q):
         return batch.chunk_loss(cfg, basis.E, batch.shared(Q, basis.E), X, masked) / cfg.N
 
     assert abs(float(new(Q) - literal(Q))) < 1e-12 * float(literal(Q))
-    g_lit, g_new = jax.grad(literal)(Q), jax.grad(new)(Q)
+    g_lit, g_new = jax.jit(jax.grad(literal))(Q), jax.jit(jax.grad(new))(Q)
     assert _rel(g_new, g_lit) < 1e-11 and float(jnp.max(jnp.abs(g_lit))) > 1e-3
 
 
@@ -95,20 +102,22 @@ def test_masked_query_softmax_is_stable_at_large_scores():
     Q = 3000.0 * basis.E.T @ R @ basis.E + 0.1 * jax.random.normal(
         jax.random.key(8), (cfg.d, cfg.d)
     )
-    attn, iU, _ = batch.attention(cfg, basis.E, batch.shared(Q, basis.E), X, masked)
-    lit = jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))(
-        X, masked
-    )
+    attn, iU, _ = jax.jit(
+        lambda Q: batch.attention(cfg, basis.E, batch.shared(Q, basis.E), X, masked)
+    )(Q)
+    lit = jax.jit(
+        jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))
+    )(X, masked)
     lit_U = jax.vmap(lambda a, i: a[:, i])(lit, iU)
     rows = np.asarray(masked)
     assert np.all(np.isfinite(np.asarray(attn)))
     np.testing.assert_allclose(np.asarray(attn)[rows], np.asarray(lit_U)[rows], rtol=0, atol=1e-13)
     # saturated rows: the regime where a naive exp overflows
     assert float(jnp.max(lit_U[masked])) > 0.5
-    g_new = jax.grad(lambda Q: batch.chunk_loss(cfg, basis.E, batch.shared(Q, basis.E), X, masked))(
-        Q
-    )
-    g_lit = jax.grad(lambda Q: 4 * _literal_mean(cfg, basis, X, masked)(Q))(Q)
+    g_new = jax.jit(
+        jax.grad(lambda Q: batch.chunk_loss(cfg, basis.E, batch.shared(Q, basis.E), X, masked))
+    )(Q)
+    g_lit = jax.jit(jax.grad(lambda Q: 4 * _literal_mean(cfg, basis, X, masked)(Q)))(Q)
     # saturated softmax: both gradients are rounding noise around exp(-gap) ~ 0, of order u |x|^2
     # |E|: 1e-12 absolute
     assert np.all(np.isfinite(np.asarray(g_new))) and float(jnp.max(jnp.abs(g_new - g_lit))) < 1e-12
@@ -131,13 +140,17 @@ def test_batch_step_is_the_literal_batch_of_its_chunks():
     assert abs(float(batch.loss(cfg, basis, Q, key, cfg.N) - literal(Q))) < 1e-13 * float(
         literal(Q)
     )
-    assert _rel(batch.grad(cfg, basis, Q, key, cfg.N), jax.grad(literal)(Q)) < 1e-13
+    assert _rel(batch.grad(cfg, basis, Q, key, cfg.N), jax.jit(jax.grad(literal))(Q)) < 1e-13
     area_index = jnp.asarray(area_of(cfg.areas, cfg.P))
-    attn = jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))(
-        X, masked
-    )
-    per = jax.vmap(
-        lambda a, m, k: mim_model.area_attention(a, m, area_index[k], cfg.max_areas) * m[:, None]
+    attn = jax.jit(
+        jax.vmap(lambda x, m: mim_model.attention(Q, mim_model.masked_input(x, m), basis.E))
+    )(X, masked)
+    per = jax.jit(
+        jax.vmap(
+            lambda a, m, k: (
+                mim_model.area_attention(a, m, area_index[k], cfg.max_areas) * m[:, None]
+            )
+        )
     )(attn, masked, ks)
     onehot = jax.nn.one_hot(ks, cfg.K)
     ref = (
