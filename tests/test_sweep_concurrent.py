@@ -14,6 +14,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import dynsim
 from dynsim.sweeps import locks
 from dynsim.trajectory import TEMP_PREFIX
@@ -186,3 +188,20 @@ def test_a_claim_dated_in_the_future_is_stale_once_watched_unchanged(tmp_path):
         assert not mine.claim("a" * 64)
         now[0] += locks.STALE_SECONDS + 1
         assert mine.claim("a" * 64) and json.loads(ahead.read_text())["pid"] == os.getpid()
+
+
+def test_a_folder_planted_at_a_claims_path_is_refused_in_one_line(tmp_path):
+    """A claim is a file dynsim writes: a folder in its place is neither followed nor removed (it
+    may hold someone's files), but refused once it would be taken over, naming it."""
+    mine = locks.Locks(str(tmp_path))
+    os.mkdir(mine.path("k"))
+    (Path(mine.path("k")) / "keep").write_text("x")
+    now = [0.0]
+    mine._clock = lambda: now[0]
+    assert not mine.claim("k")  # first seen: not yet stale
+    now[0] += locks.STALE_SECONDS + 1
+    with pytest.raises(
+        ValueError, match=r"^lock = .* is invalid: a folder, not a claim; remove it$"
+    ):
+        mine.claim("k")
+    assert (Path(mine.path("k")) / "keep").read_text() == "x"

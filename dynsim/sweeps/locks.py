@@ -204,6 +204,8 @@ class Locks:
             return True  # released meanwhile
         if not self.stale(owner, path):
             return False
+        if os.path.isdir(path) and not os.path.islink(path):  # dynsim writes files: not ours
+            raise ValueError(f"lock = {path!r} is invalid: a folder, not a claim; remove it")
         aside = f"{path}.{uuid.uuid4().hex}.stale"
         try:
             os.rename(path, aside)
