@@ -41,9 +41,10 @@ def all_masks(P: int, m: int) -> np.ndarray:
 
 
 def content(basis: Basis, area_index, k, zvec):
-    """X (P, d): x_p = z_{a_k(p)} v_{k, a_k(p)} for cluster k and latents zvec (max N_k,)."""
+    """X (..., P, d): x_p = z_{a_k(p)} v_{k, a_k(p)} for cluster k and latents zvec (..., max N_k)
+    (one latent vector, or several at once)."""
     a = area_index[k]
-    return zvec[a][:, None] * basis.V[k, a]
+    return zvec[..., a, None] * basis.V[k, a]
 
 
 def exact_images(cfg, basis: Basis):
@@ -54,9 +55,7 @@ def exact_images(cfg, basis: Basis):
     for k, n_k in enumerate(cfg.areas_per_cluster):
         zs, ps = z_vectors(cfg, n_k)
         zs = np.pad(zs, ((0, 0), (0, cfg.max_areas - n_k)), constant_values=0.0)
-        # `content` of every latent vector of cluster k at once (the same products)
-        a = area_index[k]
-        X.append(jnp.asarray(zs, basis.E.dtype)[:, a][:, :, None] * basis.V[k, a])
+        X.append(content(basis, area_index, k, jnp.asarray(zs, basis.E.dtype)))  # all at once
         w += [p / cfg.K for p in ps]
         ks += [k] * len(ps)
     return jnp.concatenate(X), jnp.asarray(w, basis.E.dtype), jnp.asarray(ks)
