@@ -257,8 +257,9 @@ class Setting(Lazy):
     whose meta["setting"] is the config class's name. claims: a `dynsim.verbs.Claims` or a function
     (cfg, log) -> [dynsim.claims.Claim], backing `check-theorems NAME`; derive: a
     `dynsim.verbs.Derivation` or a function (cfg, latex) -> str, backing `derive NAME`. modes: the
-    full level's modes when it is a bare function. plot(cfg, opts, reduced, full, path) draws
-    compare.png (None: every compared observable against steps). descriptions / estimates: per verb,
+    full level's modes when it is a bare function. plot(cfg, opts, reduced, full, path, report)
+    draws compare.png, report being their `dynsim.checker.Report` (None: every compared observable
+    against steps and their difference). descriptions / estimates: per verb,
     the --help description and estimate(args) -> [dynsim.resources.Need] (checked before any work;
     default for compare and check-theorems: `resources` for both levels). field_help /
     field_parsers / field_choices: per config field, the --help text, an argparse type for fields

@@ -476,7 +476,8 @@ def test_jsl_levels_share_each_observables_colour_and_differ_in_style(drawn):
         assert reduced.get_linestyle() != full.get_linestyle()
         colours.append(_colour(reduced))
     assert len(set(colours)) == 4  # one colour per observable
-    texts = [t.get_text() for t in drawn[0].axes[0].get_legend().get_texts()]
+    # the levels' key, in the cell the two rows leave over
+    texts = [t.get_text() for t in drawn[0].axes[-1].get_legend().get_texts()]
     assert texts == ["reduced (population)", "full (exact)"]
 
 
@@ -484,6 +485,7 @@ def test_mim_levels_share_each_curves_colour_and_the_legend_names_the_styles(dra
     cfg, t = _mim_run()
     mim_plotting.compare_plot({"reduced": t, "full": t}, cfg, "x.png")
     ax = drawn[0].axes[0]
+    key = drawn[0].axes[-1]  # the cell the two rows leave over holds the key
     by_colour = {}
     for line in _curves(ax):
         by_colour.setdefault(_colour(line), []).append(line.get_linestyle())
@@ -491,7 +493,8 @@ def test_mim_levels_share_each_curves_colour_and_the_legend_names_the_styles(dra
     assert len(by_colour) == 3
     assert all(sorted(styles) == ["-", "--"] for styles in by_colour.values())
     legend = {
-        t.get_text(): h for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)
+        t.get_text(): h
+        for t, h in zip(key.get_legend().get_texts(), key.get_legend().legend_handles)
     }
     assert legend["reduced (exact)"].get_linestyle() == "-"
     assert legend["full (exact)"].get_linestyle() == "--"
@@ -672,3 +675,63 @@ def test_hatched_cell_label_stands_out_on_the_cell_colour(monkeypatch, tmp_path)
         assert matplotlib.colors.to_rgb(text.get_color()) == ink
         assert tuple(text.get_bbox_patch().get_facecolor()) == tuple(cell)
     assert [p.get_hatch() for p in ax.patches] == [plots.UNSTABLE_HATCH] * 2
+
+
+def test_compare_figure_is_two_rows_near_4_3_with_the_levels_difference(drawn):
+    """compare.png: two rows, width / height between 1.2 and 1.6 (4:3 is 1.33), and a log panel of
+    |a - b| / tolerance drawn at the records where it is positive, exact zeros left out (and
+    counted in the legend), the tolerance at 1."""
+    from dynsim.checker import compare
+
+    steps = np.array([0, 10, 100, 1000])
+    a, b = _traj("population", steps=steps), _traj("exact", steps=steps)
+    b.observables["alpha"] = a["alpha"] + np.array([0.0, 0.0, 1e-3, 0.0])  # far past rounding
+    report = compare(a, b, observables=["alpha", "gamma"])
+    jsl_plotting.compare_plot({"reduced": a, "full": b}, "x.png", report=report)
+    fig = drawn[0]
+    width, height = fig.get_size_inches()
+    assert 1.2 <= width / height <= 1.6
+    (panel,) = [ax for ax in fig.axes if "tolerance" in ax.get_ylabel()]
+    assert panel.get_yscale() == "log" and panel.get_xscale() == "log"
+    assert panel.get_title().startswith("DISAGREE")
+    curves = {line.get_label().split(" ")[0]: line for line in panel.get_lines()}
+    # steps 10 and 1000 equal (not drawn), step 100 past the tolerance (the ratio above 1)
+    assert list(curves["alpha"].get_xdata()) == [100.0]
+    assert curves["alpha"].get_ydata()[0] > 1
+    assert "= 0 at 2 of 3 steps" in curves["alpha"].get_label()
+    assert len(curves["gamma"].get_xdata()) == 0
+    assert any(
+        line.get_transform() == panel.get_yaxis_transform() and line.get_ydata()[0] == 1.0
+        for line in panel.get_lines()
+    )
+
+
+def test_a_step_zero_far_from_the_curve_does_not_flatten_it(drawn):
+    """A loss at 0.69 at step 0 and 0.041-0.042 after: the axis spans the curve (not 0.04 to 0.7),
+    the step-0 marker sits on the top edge and its value is written beside it."""
+    fig, ax = plotting.plt.subplots()
+    steps = np.array([0, 10, 100, 1000])
+    plotting.log_time(ax, steps, np.array([0.69, 0.042, 0.0415, 0.041]), color="C0")
+    ax.set_yscale("log")
+    plotting.step0_in_view(ax)
+    low, high = ax.get_ylim()
+    assert high < 0.05 and low > 0.03
+    (marker,) = [line for line in ax.get_lines() if line.get_label() == plotting.STEP0]
+    assert marker.get_ydata()[0] == high
+    assert any("step 0: 0.69" in text.get_text() for text in ax.texts)
+    plotting.plt.close(fig)
+
+
+def test_the_difference_panel_keeps_each_bins_largest_record():
+    """3,000 records over 3.5 decades in 60 log bins: at most 60 points, each a record, and the
+    largest ratio of all among them (an envelope never hides a peak)."""
+    x = np.arange(10, 30001, 10, dtype=float)
+    y = np.abs(np.sin(x)) + 1e-3
+    y[1234] = 50.0
+    at = plotting.bin_maxima(x, y)
+    assert 0 < at.size <= plotting.BINS and np.all(np.diff(x[at]) > 0)
+    assert 1234 in at
+    for i in at:  # the largest of its bin: no record of the same bin is larger
+        edges = np.geomspace(x[0], x[-1] * (1 + 1e-12), plotting.BINS + 1)
+        b = np.digitize(x[i], edges)
+        assert y[i] == y[np.digitize(x, edges) == b].max()

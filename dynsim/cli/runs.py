@@ -95,9 +95,9 @@ def run_compare(args) -> int:
 
     def plot(path):
         if setting.plot is not None:
-            return setting.plot(cfg, opts, pair.reduced, pair.full, path)
+            return setting.plot(cfg, opts, pair.reduced, pair.full, path, pair.report)
         runs = {"reduced": pair.reduced, "full": pair.full}
-        return plotting.compare_plot(runs, path, title=f"{setting.name}: {cfg}")
+        return plotting.compare_plot(runs, path, f"{setting.name}: {cfg}", report=pair.report)
 
     return output.emit_compare(args, pair.report, out, pair.trajectories, plot, lines)
 

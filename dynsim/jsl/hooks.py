@@ -60,17 +60,19 @@ def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
     return {"events": ev, "reference_lines": lines}, printed
 
 
-def plot(cfg, opts: dict, red, ful, path: str) -> None:
-    """compare.png: every observable of both levels against steps, titled with the problem."""
+def plot(cfg, opts: dict, red, ful, path: str, report) -> None:
+    """compare.png: every observable of both levels against steps, and their difference against the
+    tolerance, titled with the problem."""
     if opts["mode"] == "realistic":
         plotting.compare_plot(
             {"reduced": red, "realistic": ful},
             path,
             title=f"{plotting.PAPER}: realistic (E), N={cfg.N}, {realistic_seeds(opts)} seeds, "
             f"vs reduced, {plotting.parameters(cfg)}",
+            report=report,
         )
     else:  # the title from the runs' config, in the paper's symbols
-        plotting.compare_plot({"reduced": red, "full": ful}, path)
+        plotting.compare_plot({"reduced": red, "full": ful}, path, report=report)
 
 
 def realistic_seeds(opts: dict) -> int:

@@ -41,10 +41,11 @@ def parameters(config, names=("D", "C", "q", "p", "nu", "eta")) -> str:
     return ", ".join(parts + ([f"temperature {temperature}"] if temperature else []))
 
 
-def compare_plot(trajectories, path, title: str = "") -> None:
+def compare_plot(trajectories, path, title: str = "", report=None) -> None:
     """alpha, gamma, rho and loss of every trajectory against the step (log axis), the event times
-    of the first (`events.detect`) marked on every panel, written atomically to `path`; without a
-    title, one from the first run's config."""
+    of the first (`events.detect`) marked on every panel, and the levels' difference from `report`
+    (`plotting.difference_panel`), written atomically to `path`; without a title, one from the
+    first run's config."""
     first = next(iter(trajectories.values()))
     if not title and "config" in first.meta:
         shown = [f"{PAPER}: {' vs '.join(trajectories)}", parameters(first.meta["config"])]
@@ -56,6 +57,7 @@ def compare_plot(trajectories, path, title: str = "") -> None:
         panels=PANELS,
         loss_labels=LOSS_LABELS,
         annotate=lambda axes: _event_lines(axes, first, next(iter(trajectories))),
+        report=report,
     )
 
 

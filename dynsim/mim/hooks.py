@@ -78,14 +78,16 @@ def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
     return entries, [line]
 
 
-def plot(cfg, opts: dict, red, ful, path: str) -> None:
-    """compare.png: FP and PP correlations of both levels, per query class."""
+def plot(cfg, opts: dict, red, ful, path: str, report) -> None:
+    """compare.png: FP and PP correlations of both levels, per query class, and their difference
+    against the tolerance."""
     plotting.compare_plot(
         {"reduced": red, "full": ful},
         cfg,
         path,
         title=f"{plotting.PAPER}: reduced vs full, {plotting.parameters(cfg)}, areas "
         f"{area_sizes(cfg)[0]}",
+        report=report,
     )
 
 

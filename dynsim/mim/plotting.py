@@ -37,12 +37,17 @@ def parameters(
     return ", ".join(parts + ([rf"$\Delta$={cfg.delta:.2f}"] if gap else []))
 
 
-def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
+# The difference panel's colour of each compared observable: its panel's, where it has one
+DIFFERENCE_COLOURS = {"fp_corr": "C0", "area_attention": "C2", "pp_corr": "C4", "loss": "C7"}
+
+
+def compare_plot(trajectories: dict, cfg, path, title: str = "", report=None) -> None:
     """FP correlations, own-area attention, max |PP| and loss of every trajectory against the step
-    (log axis, step 0 not drawn): one colour per curve, the same at every level, one line style per
-    level (`plotting.LEVEL_STYLES`), both named in the legends; the loss legend says which loss each
-    run recorded (population, or a sampled batch). Without a title, one from `cfg`."""
-    fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), constrained_layout=True)
+    (log axis, step 0 not drawn), and the levels' difference from `report`
+    (`plotting.difference_panel`): one colour per curve, the same at every level, one line style
+    per level (`plotting.LEVEL_STYLES`), both named in the legends; the loss legend says which loss
+    each run recorded (population, or a sampled batch). Without a title, one from `cfg`."""
+    fig, axes, differences, spare = plotting.compare_axes(4)
     q = query_patches(cfg)
     styles = plotting.level_styles(trajectories)
     kinds = {label: plotting.loss_label(t.meta) for label, t in trajectories.items()}
@@ -72,12 +77,14 @@ def compare_plot(trajectories: dict, cfg, path, title: str = "") -> None:
     )
     for ax, ylabel in zip(axes, ylabels):
         ax.set_ylabel(ylabel)
+    plotting.difference_panel(differences, report, DIFFERENCE_COLOURS)
     levels = {
         label: f"{label} ({t.meta.get('approximation') or t.meta.get('mode', '')})"
         for label, t in trajectories.items()
     }
     colours = [Line2D([], [], color=c, lw=2, label=name) for _, j, c, name in curves]
-    axes[0].legend(handles=colours + plotting.level_handles(styles, levels), fontsize=6)
+    keys = colours + plotting.level_handles(styles, levels)
+    plotting.key_legend(axes[0], spare, keys, [h.get_label() for h in keys])
     axes[1].legend(handles=[colours[0], colours[2]], fontsize=6)
     losses = {label: f"{label}: {kind}" for label, kind in kinds.items()}
     axes[3].legend(handles=plotting.level_handles(styles, losses), fontsize=6)
