@@ -32,7 +32,6 @@ is not a claim: report it as a `Measurement`. Setting-free: the settings build t
 from __future__ import annotations
 
 import dataclasses
-import html
 import math
 import re
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
@@ -204,67 +203,6 @@ class Measurement:
 
 
 Item = Union[Claim, Measurement]
-
-
-class Results(list):
-    """What a setting's `check_theorems` returns: its claims and measurements, in order (a list),
-    with a one-line repr (how many claims hold, which do not), an HTML table for Jupyter, and the
-    module's `table`, `to_dict` and `exit_code` as methods."""
-
-    @property
-    def claims(self) -> list[Claim]:
-        return claims_of(self)
-
-    @property
-    def measurements(self) -> list[Measurement]:
-        return [m for m in self if isinstance(m, Measurement)]
-
-    def table(self) -> str:
-        return table(self)
-
-    def to_dict(self, config: Optional[dict] = None) -> dict[str, Any]:
-        return to_dict(self, config)
-
-    @property
-    def exit_code(self) -> int:
-        return exit_code(self)
-
-    def __repr__(self) -> str:
-        cs = self.claims
-        held = sum(c.holds for c in cs)
-        rest = "; ".join(
-            f"{v}: {', '.join(c.claim for c in cs if c.verdict == v)}"
-            for v in VERDICTS[1:]
-            if any(c.verdict == v for c in cs)
-        )
-        return (
-            f"Results({held} of {len(cs)} claims hold{'; ' + rest if rest else ''}; "
-            f"{len(self.measurements)} measurements)"
-        )
-
-    def _repr_html_(self) -> str:
-        """Claims (verdict, measured with its interval, threshold, why) then measurements, names
-        escaped: the text table's columns."""
-
-        def row(cells) -> str:
-            return "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>"
-
-        head = ("claim", "reading", "measured", "interval", "", "threshold", "verdict", "at", "why")
-        out = ["<table>", "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
-        out += [
-            row(
-                (c.claim, c.reading_class, fmt(c.measured), _span(c.statistic), c.relation)
-                + (fmt(c.threshold),)
-                + (c.verdict, c.at, c.why())
-            )
-            for c in self.claims
-        ]
-        out.append("</table>")
-        if self.measurements:
-            out += ["<p>measurements (reported, not judged)</p>", "<table>"]
-            out += [row((m.name, m.short_value())) for m in self.measurements]
-            out.append("</table>")
-        return "\n".join(out)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -456,58 +394,3 @@ def to_dict(items: Iterable[Item], config: Optional[dict] = None) -> dict[str, A
 
 def to_json(items: Iterable[Item], config: Optional[dict] = None) -> str:
     return strict_json(to_dict(items, config))
-
-
-def table(items: Iterable[Item]) -> str:
-    """Plain text: one row per claim (measured, relation, threshold, verdict), the measurements,
-    then each claim's statement, reading, regime, derivation and negative control."""
-    items = list(items)
-    cs, ms = claims_of(items), [m for m in items if isinstance(m, Measurement)]
-    width = max([13] + [len(c.claim) for c in cs])
-    spans = [_span(c.statistic) for c in cs]
-    wide = max([8] + [len(x) for x in spans])
-    head = (
-        f"{'claim':<{width}} {'reading':<7} {'measured':>12} {'interval':<{wide}} {'':>2} "
-        f"{'threshold':>12}  {'verdict':<14}  at"
-    )
-    out = [head, "-" * len(head)]
-    for c, span in zip(cs, spans):
-        out.append(
-            f"{c.claim:<{width}} {c.reading_class:<7} {fmt(c.measured):>12} {span:<{wide}} "
-            f"{c.relation:>2} {fmt(c.threshold):>12}  "
-            f"{c.verdict.upper() if c.verdict == FAILS else c.verdict:<14}  {c.at}".rstrip()
-        )
-    held = sum(c.holds for c in cs)
-    out.append(
-        f"{held} of {len(cs)} claims hold"
-        + ("" if held == len(cs) else " (not applicable and not evaluated do not count as holds)")
-    )
-    if any(not c.statistic.exact for c in cs):
-        out += [
-            "interval: the measured value's uncertainty (its source under each claim); a claim",
-            "  holds when the interval lies wholly on the threshold's side, fails only when it",
-            "  lies wholly on the other side, and is not evaluated (inconclusive) otherwise",
-        ]
-    out += [f"  {c.claim}: {c.why()}" for c in cs if not c.holds]
-    if ms:
-        out += ["", "measurements (reported, not judged):"]
-        out += [f"  {m.name}: {fmt(m.value)}  ({m.description})" for m in ms]
-    for c in cs:
-        out += [
-            "",
-            f'{c.claim} [{c.verdict}]: "{c.statement}"',
-            f"  reading ({c.reading_class}): {c.reading}",
-            f"  regime: {c.regime}",
-            f"  measured: {c.statistic.describe()}",
-            f"  threshold: {c.relation} {fmt(c.threshold)}, {c.derivation}",
-            f"  negative control: {c.negative_control}",
-        ]
-        out.extend(f"  - {a}" for a in c.assumptions)
-        if c.details:
-            out.append("  details: " + ", ".join(f"{k} = {fmt(v)}" for k, v in c.details.items()))
-    return "\n".join(out)
-
-
-def _span(stat: Statistic) -> str:
-    """The table's interval cell: "exact", or "[low, high]"."""
-    return stats.EXACT if stat.exact else f"[{fmt(stat.low)}, {fmt(stat.high)}]"

@@ -103,7 +103,18 @@ def compare(measured: float, relation: str, threshold: float) -> bool:
 
 
 def fmt(v: Any) -> str:
-    """A number as claims and premises print it (4 significant digits); anything else as str."""
+    """A number as claims and premises print it (4 significant digits), inside dicts, lists and
+    arrays too (never a repr such as np.float64(...)); anything else as str."""
     if isinstance(v, (float, np.floating)):
         return f"{v:.4g}"
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    if isinstance(v, np.ndarray):
+        return fmt(v.tolist())
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{fmt(k)}: {fmt(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
     return str(v)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dynsim import claims, statistic, trends
+from dynsim import claims, results, statistic, trends
 
 CONTRACT = {
     "claim",
@@ -80,7 +80,7 @@ def test_why_names_the_failing_part():
     assert (
         "stopped early" in claims.not_evaluated("c", "stopped early", reading_class="order").why()
     )
-    text = claims.table([c, _claim(0.5)])
+    text = results.table([c, _claim(0.5)])
     assert "1 of 2 claims hold" in text and "  c: condition not met: patch association" in text
     assert json.loads(claims.to_json([c]))["claims"][0]["why"].startswith("condition not met")
 
@@ -221,7 +221,7 @@ def test_json_contract_and_table():
     )
     for c in data["claims"]:
         assert CONTRACT <= set(c) and c["verdict"] in claims.VERDICTS
-    text = claims.table(items)
+    text = results.table(items)
     assert "not evaluated" in text and "1 of 2 claims hold" in text and "T0" in text
 
 
@@ -371,3 +371,30 @@ def test_normal_interval_is_value_plus_minus_the_quantile_times_se():
     assert s.how.startswith("95% normal") and not s.exact
     assert claims.compare(1.0, "<=", 1.0) and not claims.compare(1.0, "<", 1.0)
     assert not claims.compare(math.nan, "<=", 1.0) and claims.compare(2.0, "==", 2.0)
+
+
+def test_the_table_reads_at_a_glance():
+    """One row per claim (verdict, statistic with its interval, threshold, a short reason), the
+    measurements by value, why each claim that does not hold does not, the count last; the account
+    of each claim (statement, reading, regime, details) only when verbose; numbers inside details
+    printed as numbers, never as numpy reprs."""
+    inconclusive = claims.judge(
+        "slope claim", statement="s", reading="r", reading_class="order", regime="g",
+        measured=statistic.Statistic(-0.42, -1.29, 0.45, how="95% slope interval"), relation="<",
+        threshold=0.0, derivation="d", negative_control="n",
+        details={"per_P": {256: np.float64(0.1396), 1024: np.float64(0.066)}},
+    )  # fmt: skip
+    items = [_claim(0.5), inconclusive, claims.Measurement("T0", "a long description", 100)]
+    short = results.table(items).splitlines()
+    row = next(line for line in short if line.startswith("slope claim"))
+    assert "not evaluated" in row and "-0.42 [-1.29, 0.45]" in row and "< 0" in row
+    assert "inconclusive" in row
+    assert any(line.split() == ["T0", "100"] for line in short)
+    assert "  slope claim: not evaluated: inconclusive: the interval" in "\n".join(short)
+    counted = [i for i, line in enumerate(short) if "of 2 claims hold" in line]
+    assert counted == [len(short) - 2]
+    assert short[-2].startswith("1 of 2 claims hold; not evaluated: slope claim (exit 3)")
+    assert not any(line.startswith("  reading (") for line in short)
+    verbose = results.table(items, verbose=True)
+    assert "  reading (order): r" in verbose and "a long description" in verbose
+    assert "per_P = {256: 0.1396, 1024: 0.066}" in verbose and "np.float64" not in verbose

@@ -20,6 +20,8 @@ def test_compare_agrees_and_writes_outputs(tmp_path, capsys):
     code = cli.main(["compare", "jsl", *SMALL, "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and "verdict: AGREE" in out and "max abs error" in out
+    # the events' definitions only with --explain (test_disagreement_exits_1 asks for them)
+    assert "T0: end of Event I" not in out and "what each event is: --explain" in out
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["passed"] is True and set(report["errors"]) >= {"alpha", "gamma", "rho", "loss"}
     assert report["reduced_meta"]["level"] == "reduced" and report["full_meta"]["level"] == "full"
@@ -47,8 +49,10 @@ def test_disagreement_exits_1(tmp_path, monkeypatch, capsys):
         return t
 
     monkeypatch.setattr(full.jsl.simulation, "simulate", perturbed)
-    code = cli.main(["compare", "jsl", *SMALL, "--out", str(tmp_path), "--no-plot"])
-    assert code == 1 and "DISAGREE" in capsys.readouterr().out
+    code = cli.main(["compare", "jsl", *SMALL, "--out", str(tmp_path), "--no-plot", "--explain"])
+    out = capsys.readouterr().out
+    assert code == 1 and "DISAGREE" in out
+    assert "T0: end of Event I" in out and "T3: end of Event III" in out
 
 
 BAD_ARGS = [

@@ -6,7 +6,7 @@ import pytest
 import sympy
 
 from dynsim import cli
-from dynsim.mim import theorems
+from dynsim.mim import MIMConfig, hooks, theorems
 from dynsim.trajectory import load_many
 from tests.helpers import assert_refused
 
@@ -18,6 +18,10 @@ def test_compare_mim_agrees_and_writes_outputs(tmp_path, capsys):
     code = cli.main(["compare", "mim", *SMALL, "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and "verdict: AGREE" in out and "information gap Delta = 0.250" in out
+    assert "Delta = 2 kappa_c - kappa_s - 1" not in out  # its definition only with --explain
+    cfg = MIMConfig(steps=40, record_every=10)
+    opts = {"samples": None, "approximation": None, "method": "gd", "explain": True}
+    assert hooks.report(cfg, opts, None, None)[1][-1].startswith("Delta = 2 kappa_c - kappa_s - 1")
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["passed"] is True and report["kind"] == "rounding"
     assert set(report["errors"]) == {"fp_corr", "pp_corr", "area_attention", "loss"}

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from dynsim import claims
 from dynsim.checker import compare
-from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, Claim, Measurement, Results
+from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE, Claim, Measurement
+from dynsim.results import Results, table
 from dynsim.sweeps import SweepResult
 from dynsim.trajectory import Trajectories, Trajectory
 
@@ -77,7 +77,7 @@ def test_claims_results_repr_names_what_does_not_hold_and_html_escapes():
     assert page.count("<tr>") == 5 and "measured 2 is not &lt;= 1" in page
     assert page.count("<td>exact</td>") == 3  # the interval column, as in the text table
     assert results.exit_code == 1 and [c.claim for c in results.claims][1] == "Theorem 4.1"
-    assert results.table() == claims.table(list(results))  # the module's table, as a method
+    assert results.table() == table(list(results))  # the module's table, as a method
 
 
 def test_trajectory_html_names_who_produced_it_and_each_observable():

@@ -235,6 +235,11 @@ def test_check_theorems_holds_at_the_defaults(tmp_path, capsys):
     L = lambda t: (3 * 0.81**t + 9 * 0.49**t) / 2  # noqa: E731
     assert saved["claims"][0]["measured"] == pytest.approx(L(60) - L(55), rel=1e-9)
     assert "2 of 2 claims hold" in stdout
+    # at a glance: the account of each claim only with --verbose, the count after it
+    assert "reading (" not in stdout and "negative control:" not in stdout
+    code, verbose, _ = run(capsys, "check-theorems", "twoblock", "--verbose", "--out", out)
+    assert code == 0 and verbose.count("  negative control: ") == 2
+    assert verbose.rstrip().splitlines()[-1].startswith("2 of 2 claims hold")
 
 
 def test_check_theorems_negative_controls_only_and_json(tmp_path, capsys):

@@ -54,7 +54,7 @@ def compare_arguments(parser, setting: Setting) -> None:
 
 def check_arguments(parser, setting: Setting) -> None:
     """Every config field (with the claims' defaults), the claims' own options, --only, --json,
-    --out and, when something runs on a cluster, where."""
+    --verbose, --out and, when something runs on a cluster, where."""
     spec = verbs.claims(setting)
     options.config_options(parser, setting, spec.defaults, spec.why or None, spec.exclude)
     groups: dict = {}
@@ -65,6 +65,13 @@ def check_arguments(parser, setting: Setting) -> None:
         options.only_option(run, spec.names)
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help=spec.json_help + " instead of the table")
+    out.add_argument(
+        "--verbose",
+        action="store_true",
+        help="after the table, each claim's statement, reading, regime and premises, the "
+        "threshold's derivation, the negative control and the details (theorems.json has them "
+        "always)",
+    )
     options.out_options(out, spec.out_help)
     if spec.cluster:
         options.cluster_options(

@@ -412,9 +412,15 @@ def seeds_option(group, default, use: str, option: str = "--seeds") -> None:
 
 
 def report_options(group) -> None:
-    """--json and --no-plot of every `compare`."""
+    """--json, --explain, --no-plot and --strict of every `compare`."""
     group.add_argument(
         "--json", action="store_true", help="print the report as JSON instead of the table"
+    )
+    group.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the tables, what each printed quantity is (JSL: the events' definitions; MIM: "
+        "the information gap's)",
     )
     group.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
     group.add_argument(

@@ -16,7 +16,7 @@ import types
 import warnings
 
 from dynsim import claims as claims_mod
-from dynsim import environment
+from dynsim import environment, results
 from dynsim import progress, resources
 from dynsim import inputs, schemas, tempfiles
 from dynsim.trajectory import MAX_FILE_BYTES, atomic_savez, atomic_write_text, save_many
@@ -315,7 +315,8 @@ def run_claims(
         os.path.join(args.out, "theorems.json"),
         {**data, "timings": timings, **(extra or {}), "invocation": invocation(args)},
     )
-    print(claims_mod.to_json(found, config) if args.json else claims_mod.table(found))
+    text = claims_mod.to_json(found, config) if args.json else None
+    print(text or results.table(found, verbose=getattr(args, "verbose", False)))
     return claims_mod.exit_code(found)
 
 

@@ -19,8 +19,9 @@ def parsed(args, declared) -> dict:
 
 
 def compare_options(args, setting: Setting) -> dict:
-    """What `compare`'s hooks read: the levels' options, the mode, the band and the method."""
-    core = ("mode", "confidence", "method", "t_max")
+    """What `compare`'s hooks read: the levels' options, the mode, the band, the method and
+    --explain."""
+    core = ("mode", "confidence", "method", "t_max", "explain")
     return {
         **{k: getattr(args, k) for k in core if hasattr(args, k)},
         **parsed(args, verbs.compare_options(setting)),

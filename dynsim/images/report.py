@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from dynsim import claims, environment
+from dynsim import claims, environment, results
 from dynsim.cli import output
 
 from . import digits
@@ -38,6 +38,6 @@ def write(args, name: str, draw, found: list, settings: dict, record: dict, tabl
         body = {**claims.to_dict(found, settings), **record, "invocation": output.invocation(args)}
         stage.commit(f"{name}.json", body)
     print(table)
-    print(claims.table(found))
+    print(results.table(found))
     print(output.wrote(args.out, [f"{name}.png", f"{name}.json"]))
     return claims.exit_code(found)

@@ -192,9 +192,9 @@ def compare_events(
     return out
 
 
-def table(a, b=None, labels: Optional[tuple[str, str]] = None) -> str:
+def table(a, b=None, labels: Optional[tuple[str, str]] = None, definitions: bool = True) -> str:
     """Plain text: event, time at a, time at b, difference b - a ("-" = not reached), thresholds and
-    definitions.
+    (`definitions`) what each event is, else where to read it.
 
     Takes the dict of `compare_events`, or two Events / Trajectories.
     """
@@ -220,5 +220,8 @@ def table(a, b=None, labels: Optional[tuple[str, str]] = None) -> str:
         f"{db['alpha_fraction']:g}, loss_margin {da['loss_margin']:g} / {db['loss_margin']:g}, "
         f"floor {da['floor']:.4g} / {db['floor']:.4g} ({da['loss_name']} / {db['loss_name']})"
     )
-    lines.extend(f"{name}: {text}" for name, text in DEFINITIONS.items())
+    if definitions:
+        lines.extend(f"{name}: {text}" for name, text in DEFINITIONS.items())
+    else:
+        lines.append("what each event is: --explain, or docs/jsl.md section 10")
     return "\n".join(lines)

@@ -49,7 +49,7 @@ def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
     ev = events.compare_events(red, ful)
     lines = reference.lines(cfg)
     printed = [
-        events.table(ev),
+        events.table(ev, definitions=opts.get("explain", False)),
         "reference lines (exact): " + ", ".join(f"{k} = {v:.4g}" for k, v in lines.items()),
     ]
     if opts["mode"] == "realistic":

@@ -7,7 +7,8 @@ quick=True), with q(D - C) kept at the judged point's value; it is printed with 
 
 from __future__ import annotations
 
-from dynsim.claims import LOG, Results
+from dynsim.claims import LOG
+from dynsim.results import Results
 
 from . import claims_idealized, claims_realistic, realistic_plan
 from .config import JSLConfig
@@ -42,7 +43,7 @@ def check_theorems(
     `dynsim.store.Store` keeping each seed of the realistic runs, read back by a rerun; `executor`:
     where those seeds run (a dict of `dynsim.sweeps.executors.run`'s scheduler, workers, security;
     None: here). `plan`: the realistic runs' sizes (`realistic_plan.Plan`, e.g. from
-    `realistic_plan.with_sizes`; None: by quick). A `dynsim.claims.Results` (a list)."""
+    `realistic_plan.with_sizes`; None: by quick). A `dynsim.results.Results` (a list)."""
     if not isinstance(cfg, JSLConfig):
         raise TypeError(f"cfg must be a JSLConfig, got {type(cfg).__name__}")
     unknown = sorted(set(only or ()) - set(CLAIMS))

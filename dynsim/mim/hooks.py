@@ -75,7 +75,16 @@ def report(cfg, opts: dict, red, ful) -> tuple[dict, list]:
         + ("" if opts["method"] == "gd" else ", gradient flow (O(eta) from GD)")
     )
     entries = {"delta": cfg.delta, "area_sizes": area_sizes(cfg), "reduced_approximation": what}
-    return entries, [line]
+    return entries, [line] + ([EXPLAIN] if opts.get("explain") else [])
+
+
+# What `compare mim --explain` adds
+EXPLAIN = (
+    "Delta = 2 kappa_c - kappa_s - 1 (eq. 4.1), kappa_c = log|global area| / log P, kappa_s = "
+    "log(mean local area size) / log P, of the realised areas (cluster means): Delta > 0 gives "
+    "local queries two phases (their global FP correlation falls first), Delta < 0 one "
+    "(docs/mim.md)"
+)
 
 
 def plot(cfg, opts: dict, red, ful, path: str, report) -> None:

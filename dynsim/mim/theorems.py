@@ -18,7 +18,8 @@ import numpy as np
 
 import reduced.mim
 from dynsim import progress
-from dynsim.claims import LOG, Measurement, Results, wanted
+from dynsim.claims import LOG, Measurement, wanted
+from dynsim.results import Results
 
 from . import diversity, ladder, setting
 from .claims_convergence import (
@@ -223,7 +224,7 @@ def check_theorems(
     `ladder.steps_at`). `base` (a `base_config`, e.g. with other kappas) replaces the problem of
     `steps`, `eta` and `mask_ratio`. `only` (claim names of CLAIMS): judge those, and skip the
     measurements' own runs (the pp_frozen runs beside, the Delta < 0 run, the Section 6 model). A
-    `dynsim.claims.Results` (a list)."""
+    `dynsim.results.Results` (a list)."""
     log = log or (lambda s: None)
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps = {eps} is invalid: must lie strictly between 0 and 1")
