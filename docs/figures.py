@@ -5,7 +5,7 @@
     nice python docs/figures.py                # regenerate all (minutes on 2 CPU cores)
 
 Each command runs in a temporary folder (`python -m dynsim.cli COMMAND --out TMP`, exit 0 expected;
-an experiment, whose figure is written whatever its claims' verdicts, may exit 0, 1 or 3),
+a command that judges claims, whose figure is written whatever their verdicts, may exit 0, 1 or 3),
 and the PNG it writes there is copied into docs/img under the image's name. Images made by one
 command (the K study's two heatmaps) share one run. Exit 0 when every image asked for was written,
 2 on an unknown name or a command that failed.
@@ -22,8 +22,9 @@ import sys
 import tempfile
 
 IMG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "img")
-# an experiment's exit codes that still mean its figure was written (its claims' verdicts)
-EXPERIMENT_EXITS = (0, 1, 3)
+# the exit codes of a command that judges claims (an experiment, check-theorems) that still mean
+# its figure was written (its claims' verdicts)
+VERDICT_EXITS = (0, 1, 3)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,11 +75,13 @@ FIGURES = (
     Figure(
         "mim-k-study-frozen.png", MIM_K_STUDY, "heatmap-reduced_fp_deviation_from_pp_frozen.png"
     ),
+    # docs/claims.md: what each verdict of check-theorems mim --quick read
+    Figure("theorems-mim.png", ("check-theorems", "mim", "--quick"), "theorems.png", VERDICT_EXITS),
     # docs/images.md: the papers' Section 6 in miniature, the figure written whatever the claims'
     # verdicts: dynsim.claims.exit_code, 0 every claim holds, 1 some fails, 3 none fails but some
     # is not applicable or not evaluated
-    Figure("jsl-images.png", ("experiment", "jsl-images"), "jsl-images.png", EXPERIMENT_EXITS),
-    Figure("mim-images.png", ("experiment", "mim-images"), "mim-images.png", EXPERIMENT_EXITS),
+    Figure("jsl-images.png", ("experiment", "jsl-images"), "jsl-images.png", VERDICT_EXITS),
+    Figure("mim-images.png", ("experiment", "mim-images"), "mim-images.png", VERDICT_EXITS),
 )
 
 

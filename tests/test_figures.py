@@ -735,3 +735,43 @@ def test_the_difference_panel_keeps_each_bins_largest_record():
         edges = np.geomspace(x[0], x[-1] * (1 + 1e-12), plotting.BINS + 1)
         b = np.digitize(x[i], edges)
         assert y[i] == y[np.digitize(x, edges) == b].max()
+
+
+def test_the_evidence_figure_shows_what_each_verdict_read(monkeypatch):
+    """theorems.png: one panel per claim, titled with its verdict; an interval claim shows its
+    statistic's interval against the threshold line with the statement's side shaded green; a trend
+    claim shows the ladder's points and the fitted line's slope; measurements get no panel."""
+    from dynsim import claims, evidence, statistic, trends
+
+    figs = []
+    monkeypatch.setattr(evidence, "save", lambda fig, path: figs.append(fig))
+    trend = trends.fit([256, 1024, 4096], [0.14, 0.066, 0.043], logx=True, logy=True)
+    common = dict(statement="s", reading="r", regime="g", derivation="d", negative_control="n")
+    items = [
+        claims.judge(
+            "mean claim", reading_class="order", relation="<=", threshold=1.0,
+            measured=statistic.Statistic(0.6, 0.4, 0.8, how="95% Student-t over 4 seeds"),
+            **common,
+        ),
+        claims.judge(
+            "trend claim", reading_class="order", relation="<", threshold=0.0,
+            measured=statistic.slope(trend, "sizes P"), details={"fit": trend.to_dict()},
+            **common,
+        ),
+        claims.Measurement("seconds", "wall seconds", 12.5),
+    ]  # fmt: skip
+    evidence.draw(items, "theorems.png")
+    mean, slope = figs[0].axes[:2]
+    assert [ax.get_visible() and ax.axison for ax in figs[0].axes].count(True) == 2
+    assert mean.get_title() == "mean claim: holds"
+    assert slope.get_title() == "trend claim: not evaluated"  # 3 rungs: the interval spans 0
+    (bar,) = [c for c in mean.collections if c.get_segments()]
+    assert np.allclose(bar.get_segments()[0][:, 0], [0.4, 0.8])  # the interval, not the point
+    threshold = [ln for ln in mean.get_lines() if list(ln.get_xdata()) == [1.0, 1.0]]
+    assert threshold  # the threshold's vertical line
+    green = [p for p in mean.patches if matplotlib.colors.to_hex(p.get_facecolor()) == "#2ca02c"]
+    assert green and green[0].get_extents().x1 <= mean.transData.transform((1.0, 0))[0] + 1
+    points = [ln for ln in slope.get_lines() if ln.get_marker() == "o"]
+    assert np.allclose(points[0].get_xdata(), [256, 1024, 4096])
+    assert any(f"slope {trend.slope:.4g}" == t.get_text() for t in slope.get_legend().get_texts())
+    plotting.plt.close(figs[0])

@@ -47,13 +47,16 @@ def _option(command: tuple, name: str) -> str:
 def test_every_entry_names_a_png_its_command_writes(figure):
     """compare writes compare.png, `figure NAME` and `experiment NAME` NAME.png, a sweep
     heatmap-<level>_<summary>.png for each --heatmap summary (the reduced level's, the default
-    --level). Only an experiment may exit non-zero and still have written its figure: 1 or 3, its
-    claims' verdicts (dynsim.claims.exit_code), never 2 (bad input)."""
+    --level), check-theorems theorems.png. Only a command that judges claims (an experiment,
+    check-theorems) may exit non-zero and still have written its figure: 1 or 3, its claims'
+    verdicts (dynsim.claims.exit_code), never 2 (bad input)."""
     verb = figure.command[0]
     codes = (claims.EXIT_HOLDS, claims.EXIT_FAILS, claims.EXIT_UNJUDGED)
-    assert figure.exits == (codes if verb == "experiment" else (0,))
+    assert figure.exits == (codes if verb in ("experiment", "check-theorems") else (0,))
     if verb == "compare":
         written = {"compare.png"}
+    elif verb == "check-theorems":
+        written = {"theorems.png"}
     elif verb in ("figure", "experiment"):
         written = {f"{figure.command[1]}.png"}
     else:

@@ -307,6 +307,8 @@ def run_claims(
     "measurements", "timings", **extra}) to --out, print the table or (--json) {"config", "claims",
     "measurements"}. The exit status is `dynsim.claims.exit_code`'s: 0 every claim holds, 1 some
     claim fails, 3 none fails but some could not be judged."""
+    from dynsim import evidence  # matplotlib, once the claims are judged
+
     os.makedirs(args.out, exist_ok=True)
     timings: dict = {}
     found = run_logged("claims", total, lambda: evaluate(log), timings, "seconds", unit=unit)
@@ -315,8 +317,16 @@ def run_claims(
         os.path.join(args.out, "theorems.json"),
         {**data, "timings": timings, **(extra or {}), "invocation": invocation(args)},
     )
+    provenance = {"device": environment.device(), "versions": environment.versions()}
+    evidence.draw(
+        found,
+        os.path.join(args.out, "theorems.png"),
+        f"dynsim {' '.join(getattr(args, 'argv', [])[:2])}: what each verdict read",
+        [provenance],
+    )
     text = claims_mod.to_json(found, config) if args.json else None
     print(text or results.table(found, verbose=getattr(args, "verbose", False)))
+    log(wrote(args.out, ["theorems.json", "theorems.png"]))
     return claims_mod.exit_code(found)
 
 
