@@ -18,7 +18,6 @@ import io
 import itertools
 import math
 import os
-import reprlib
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -27,7 +26,7 @@ from dynsim import progress as bars  # `progress` is sweep's keyword
 from dynsim import setting as registry
 from dynsim.store import STORE_VERSION, Store, point_key, row as stored_row
 from dynsim.trajectory import atomic_write_text, strict_json
-from dynsim.validation import check_bools, check_int
+from dynsim.validation import Short, check_bools, check_int, did_you_mean, text_count
 
 from . import choices, executors, locks, plots
 
@@ -95,8 +94,8 @@ class SweepResult:
 
 
 def _fail(name: str, value: Any, allowed: str) -> None:
-    # reprlib: a bounded repr (an axis of a million values prints its first few)
-    raise ValueError(f"{name} = {reprlib.repr(value)} is invalid: {allowed}")
+    # a bounded repr (an axis of a million values prints its first few)
+    raise ValueError(f"{name} = {Short().repr(value)} is invalid: {allowed}")
 
 
 def points(
@@ -113,7 +112,8 @@ def points(
             _fail(
                 "axis" if name in axes else "base",
                 name,
-                f"must be a field of {config.__name__}: {', '.join(sorted(fields))}",
+                f"must be a field of {config.__name__}: {', '.join(sorted(fields))}"
+                + did_you_mean(fields, name),
             )
     if "seed" in axes:
         _fail("axis", "seed", "seeds are given by seeds=N (seed = base seed + 0..N-1)")
@@ -128,8 +128,9 @@ def points(
         _fail(
             "axes",
             {n: f"{len(v):,} values" for n, v in axes.items()},
-            f"{total:,} points (x {seeds} seeds) is more than the {MAX_POINTS:,} a sweep takes: "
-            "sweep fewer values, or split the grid over several sweeps on one out",
+            f"{text_count(total)} points (x {text_count(seeds)} seeds) is more than the "
+            f"{MAX_POINTS:,} a sweep takes: sweep fewer values, or split the grid over several "
+            "sweeps on one out",
         )
     seed0 = base.pop("seed", config().seed)
     names = list(axes)
@@ -336,8 +337,8 @@ def sweep(
         raise ValueError(
             f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
             f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} "
-            f"(every point is "
-            "stored: the corrected command recomputes nothing)"
+            "(every point is stored: the corrected command recomputes nothing)"
+            + did_you_mean(columns, *unknown)
         )
     files = {}
     if out is not None:
@@ -422,6 +423,7 @@ def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence
             f"level {level}: {', '.join(spec.table.level_summaries)} (of the "
             f"{' and '.join(prefixes)} level{'s' if len(prefixes) > 1 else ''}), or "
             f"{', '.join(spec.table.point_summaries)}"
+            + did_you_mean([*spec.table.level_summaries, *known], *unknown)
         )
 
 

@@ -9,6 +9,7 @@ from typing import Mapping, Optional, Sequence
 
 from dynsim import verbs
 from dynsim import setting as registry
+from dynsim.validation import shown
 
 from . import common
 
@@ -25,7 +26,7 @@ UNIT_NOTES = {
 
 
 def _fail(name: str, value, allowed: str) -> None:
-    raise ValueError(f"{name} = {value!r} is invalid: {allowed}")
+    raise ValueError(f"{name} = {shown(value)} is invalid: {allowed}")
 
 
 def flow_options(setting: str, level: str, options: Mapping) -> tuple[dict, dict]:
