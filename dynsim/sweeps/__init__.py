@@ -208,12 +208,14 @@ def sweep(
     declares (reduced_options and full_options, e.g. mode, replicates, confidence) and, where the
     setting's reduced Level declares a flow, method ("gd" or "flow": the gradient flow, point by
     point, saved as `dynsim compare --method flow` saves it) and t_max (the flow's end time, default
-    eta * steps). heatmaps: summaries drawn over two swept axes (`heatmap_axes`), event times in
-    `heatmap_unit` ("steps", or "time" = eta * steps; default time for the flow). With `out`,
-    finished points are stored there and reused on the next call (force=True recomputes them), and
-    table.csv, sweep.json and heatmap PNGs are written. Work is cut into chunks of at most
-    `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`; a chunk
-    is written as soon as it finishes, so an interruption loses at most the chunks in flight.
+    eta * steps; at level "reduced" an axis the flow does not read, eta, steps or record_every, is
+    refused). heatmaps: summaries drawn over two swept axes (`heatmap_axes`; asked for without
+    two, refused), event times in `heatmap_unit` ("steps", or "time" = eta * steps; default time
+    for the flow). With `out`, finished points are stored there and reused on the next call
+    (force=True recomputes them), and table.csv, sweep.json and heatmap PNGs are written. Work is
+    cut into chunks of at most `chunk_size` points of one compiled group, each run as vmapped
+    batches of `batch_size`; a chunk is written as soon as it finishes, so an interruption loses at
+    most the chunks in flight.
     scheduler="tls://host:port" runs the chunks on an existing Dask cluster (security: a TOML file
     of its TLS credentials, `executors.load_security`, or a distributed Security), workers=N on a
     private local one (dashboard=True: with a dashboard); a scheduler without credentials (tcp://)
@@ -237,10 +239,9 @@ def sweep(
         progress=progress,
     )
     executors.validate_executor(scheduler, workers, security, dashboard, insecure_scheduler)
-    plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     unit = choices.unit_of(heatmap_unit, options)
     asked = [choices.in_unit(spec, n, unit) for n in heatmaps or ()]
-    _check_heatmaps(spec, level, axes, asked)
+    choices.check_grid(setting, spec, level, options, axes, asked, heatmap_axes)  # before any work
     cfgs = points(setting, axes, base, seeds)
     for cfg in cfgs:
         spec.check(cfg, options, level)
@@ -403,30 +404,6 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
             bars.advance(len(batch))  # per chunk: off a terminal, one plain line each
 
 
-def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:
-    """Refuse a heatmap the level does not offer (`choices.refuse`) or a name the setting's
-    summaries cannot give (`SweepTable.level_summaries`), before any work; a spec that does not list
-    them is checked once the table exists (`sweep`)."""
-    choices.refuse(spec, level, heatmaps)
-    if not heatmaps or not spec.table.level_summaries:
-        return
-    prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
-    known = (
-        [p + n for p in prefixes for n in spec.table.level_summaries]
-        + list(spec.table.point_summaries)
-        + list(axes)
-    )
-    unknown = [n for n in heatmaps if n not in known and level_prefix(level) + n not in known]
-    if unknown:
-        raise ValueError(
-            f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at "
-            f"level {level}: {', '.join(spec.table.level_summaries)} (of the "
-            f"{' and '.join(prefixes)} level{'s' if len(prefixes) > 1 else ''}), or "
-            f"{', '.join(spec.table.point_summaries)}"
-            + did_you_mean([*spec.table.level_summaries, *known], *unknown)
-        )
-
-
 def level_prefix(level: str) -> str:
     """The prefix of the summaries the default heatmaps draw: the reduced level's unless only full
     ran."""
@@ -500,6 +477,7 @@ def _write_outputs(
         names,
         heatmap_axes,
         labels=choices.labels(registry.get(setting).sweep, names),
+        method=options.get("method") or "gd",
     )
     manifest = {
         "setting": setting,
