@@ -39,6 +39,14 @@ def test_an_exact_sum_too_large_is_refused_naming_its_size(tmp_path, capsys, D):
     assert_refused(code, capsys.readouterr().err, f"L * 3^(D-C) = {count:.2e} configurations")
 
 
+def test_an_integer_option_of_any_length_is_refused_by_its_size(capsys):
+    """5,000 digits: more than Python converts to an int; named by its leading digits."""
+    code = cli.main(["compare", "jsl", "--steps", "98" * 2500])
+    assert_refused(code, capsys.readouterr().err, "--steps: 9.90e+4999 is out of range")
+    code = cli.main(["sweep", "jsl", "--steps", "10," + "1" * 5000])
+    assert_refused(code, capsys.readouterr().err, "1.11e+4999 is out of range")
+
+
 def test_json_and_config_messages_take_any_integer():
     """A count past a float's range is written as text; a config field past int64 is refused with
     its value in scientific notation, as is any message naming it."""
