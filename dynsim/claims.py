@@ -50,6 +50,7 @@ from dynsim.premises import (  # noqa: F401 (the claims' API: a claim declares i
 )
 from dynsim.statistic import Statistic
 from dynsim.trajectory import strict_json
+from dynsim.validation import did_you_mean
 
 LOG = Callable[[str], None]
 
@@ -357,8 +358,8 @@ def parse_only(text: Optional[str], known: Sequence[str]) -> Optional[frozenset[
     unknown = [n for n in names if n.lower() not in lookup]
     if unknown:
         raise ValueError(
-            f"--only = {text!r} is invalid: {', '.join(map(repr, unknown))} is not a claim here; "
-            f"the claims are: {', '.join(known)}"
+            f"--only = {text!r} is invalid: {', '.join(map(repr, unknown))} is not a claim here"
+            f"{did_you_mean(known, *unknown)}; the claims are: {', '.join(known)}"
         )
     return frozenset(lookup[n.lower()] for n in names)
 

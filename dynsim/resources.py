@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 import dataclasses
+import math
 import os
 import re
 from typing import Iterable, Mapping, Optional, Sequence
 
 from dynsim.validation import INT64_MAX as INT_MAX  # what numpy and JAX (x64) take for an integer
+from dynsim.validation import shown, text_count
 
 # Floating-point operations a second, a crude constant for the time estimate: measured once on the
 # 2-core development machine, numpy's element-wise work ran at 0.5 Gflop/s and a 1000 x 1000 matrix
@@ -36,6 +38,10 @@ BOUNDS_HELP = (
     f"{FLOP_RATE:.0e} floating-point operations a second) and refuses, with exit 2, what "
     f"exceeds the "
     "available memory, --max-memory, or --max-time (default: a day)."
+)
+RANGE = (
+    f"is out of range: must be at most 2^63 - 1 = {INT_MAX} in magnitude (int64, what numpy and "
+    "JAX take)"
 )
 UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -80,12 +86,16 @@ def integer(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        digits = text.strip().lstrip("+-").replace("_", "").lstrip("0")
+        if not digits.isdigit():
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        # more digits than Python converts (4300): named by its leading ones
+        lead = int(digits[:15]) / 10 ** (min(len(digits), 15) - 1)
+        size = text_count(log10=len(digits) - 1 + math.log10(lead))
+        sign = "-" if text.strip().startswith("-") else ""
+        raise argparse.ArgumentTypeError(f"{sign}{size} {RANGE}") from None
     if abs(value) > INT_MAX:
-        raise argparse.ArgumentTypeError(
-            f"{text} is out of range: must be at most 2^63 - 1 = {INT_MAX} in magnitude "
-            "(int64, what numpy and JAX take)"
-        )
+        raise argparse.ArgumentTypeError(f"{shown(value) if len(text) > 30 else text} {RANGE}")
     return value
 
 

@@ -32,6 +32,7 @@ import warnings
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dynsim import interrupt
+from dynsim.validation import did_you_mean
 
 GROUP = "dynsim.settings"  # the entry-point group
 # as pyproject.toml declares them
@@ -376,7 +377,10 @@ def get(name: str) -> Setting:
     """The setting called `name`; a ValueError names the known ones."""
     known = settings()
     if name not in known:
-        raise ValueError(f"setting = {name!r} is invalid: must be one of {', '.join(known)}")
+        raise ValueError(
+            f"setting = {name!r} is invalid: must be one of {', '.join(known)}"
+            + did_you_mean(known, name)
+        )
     return known[name]
 
 

@@ -15,6 +15,7 @@ from . import divergence, inputs, schemas, tempfiles
 from .divergence import NONFINITE
 from .setting import load
 from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
+from .validation import count_value
 
 # a trajectory file larger than this is not one dynsim wrote (the largest runs write megabytes)
 MAX_FILE_BYTES = 1 << 36
@@ -322,8 +323,8 @@ def finite(x: Any) -> Any:
         return [finite(v) for v in x]
     if isinstance(x, (float, np.floating)):
         return float(x) if np.isfinite(x) else None
-    if x is None or isinstance(x, (str, int)):
-        return x
+    if x is None or isinstance(x, (str, int)):  # a count past a float's range as text
+        return x if x is None or isinstance(x, (str, bool)) else count_value(x)
     return (
         finite(jsonable(x))
         if isinstance(x, (np.generic, np.ndarray)) or dataclasses.is_dataclass(x)

@@ -335,8 +335,10 @@ def test_only_parses_names_case_insensitively_and_refuses_unknown_ones():
     assert claims.parse_only("lemma 4.3", known) == {"Lemma 4.3"}
     assert claims.parse_only(" Lemma 4.3 ,THEOREM 4.1", known) == {"Lemma 4.3", "Theorem 4.1"}
     with pytest.raises(
-        ValueError, match="'Lemma 9' is not a claim here; the claims are: Lemma 4.3, Theorem 4.1"
+        ValueError, match="'Zorn' is not a claim here; the claims are: Lemma 4.3, Theorem 4.1"
     ):
+        claims.parse_only("Zorn", known)
+    with pytest.raises(ValueError, match=r"'Lemma 9' is not a claim here \(did you mean Lemma 4.3"):
         claims.parse_only("Lemma 9", known)
     with pytest.raises(ValueError, match="name at least one"):
         claims.parse_only(" , ", known)

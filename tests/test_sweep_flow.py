@@ -108,6 +108,12 @@ def test_heatmap_unit_time_draws_eta_times_the_steps(tmp_path, capsys):
         (["--method", "flow", "--level", "full"], ["method = 'flow'", "full level has none"]),
         (["--t-max", "5"], ["t_max = 5.0 is invalid", "method = 'gd'"]),
         (["--method", "flow", "--t-max", "-1"], ["--t-max = -1.0 is invalid"]),
+        # an axis the flow does not read: every value would solve the same flow again
+        (["--method", "flow", "--eta", "0.1,0.2"], ["eta = [0.1, 0.2] is invalid", "not read"]),
+        (["--method", "flow", "--record-every", "1,2"], ["record_every = [1, 2] is invalid"]),
+        # a heatmap asked for over one swept axis cannot be drawn
+        (["--heatmap", "final_loss"], ["heatmap = 'final_loss'", "two swept axes", "has 1 (q)"]),
+        (["--eta", "0.1,0.2", "--heatmap", "final_los"], ["(did you mean final_loss?)"]),
     ],
 )
 def test_refusals_exit_2_before_any_point_runs(tmp_path, capsys, extra, needles):
@@ -115,6 +121,19 @@ def test_refusals_exit_2_before_any_point_runs(tmp_path, capsys, extra, needles)
     code = main(["sweep", "jsl", "--q", "0.2,0.3", "--steps", "10", "--out", str(out), *extra])
     assert_refused(code, capsys.readouterr().err, *needles)
     assert not (out / "points").exists()
+
+
+def test_only_the_reduced_flow_refuses_the_axes_it_does_not_read():
+    """eta, steps and record_every (the configs' FLOW_IGNORES) are refused as axes of the flow at
+    level reduced, in JSL and MIM; GD reads them, and so does full GD beside the flow (level
+    both)."""
+    flow = {"method": "flow"}
+    for setting, axis in (("jsl", "eta"), ("jsl", "steps"), ("mim", "record_every")):
+        with pytest.raises(ValueError, match=f"^{axis} = .* method = 'flow' at level = 'reduced'"):
+            choices.flow_unread(setting, "reduced", flow, {"q": [0.2], axis: [1, 2]})
+        choices.flow_unread(setting, "both", flow, {axis: [1, 2]})
+        choices.flow_unread(setting, "reduced", {"method": "gd"}, {axis: [1, 2]})
+    choices.flow_unread("jsl", "reduced", flow, {"eta": [0.1], "q": [0.2, 0.3]})  # one value
 
 
 def test_the_full_levels_association_is_offered():

@@ -68,7 +68,8 @@ def test_an_event_cut_by_the_horizon_is_censored_not_a_fraction_of_it(tmp_path, 
         == 0
     )
     out = capsys.readouterr().out
-    assert ">= 5000" in out and ">= 10000" in out and "2 points with an event censored" in out
+    assert ">= 5000" in out and ">= 10000" in out
+    assert "censored by the horizon" in out and "reduced_T1_attention in 2 points" in out
 
 
 def test_a_reached_event_does_not_depend_on_the_horizon(tmp_path):

@@ -95,6 +95,8 @@ DEFAULT_OUT, CHECK_OUT = (
     Ref("dynsim.cli.options:default_out"),
     Ref("dynsim.cli.outdir:validate_out_dir"),
 )
+# the variable XLA (in jaxlib) reads for its C++ log lines' threshold: 3 prints fatal errors only
+XLA_LOG_LEVEL, XLA_QUIET = "TF_CPP_MIN_LOG_LEVEL", "3"
 WRITE_ERROR, INTERRUPTED = Ref("dynsim.cli.outdir:write_error"), Ref("dynsim.progress:interrupted")
 
 
@@ -173,7 +175,7 @@ def add_rerun(sub) -> None:
         help="output folder of the rerun (default: rerun/ beside the report); never the "
         "report's own",
     )
-    p.set_defaults(run=Ref("dynsim.cli.rerun:run"), target=None, entry=main)
+    p.set_defaults(run=Ref("dynsim.cli.rerun:run"), target=None, entry=main, command_parser=p)
 
 
 def add_export(sub) -> None:
@@ -196,7 +198,7 @@ def add_export(sub) -> None:
         "--parquet", action="store_true", help="write Parquet as well or instead (needs pyarrow)"
     )
     p.add_argument("--force", action="store_true", help="overwrite export files that exist")
-    p.set_defaults(run=Ref("dynsim.cli.export:run"), target=None)
+    p.set_defaults(run=Ref("dynsim.cli.export:run"), target=None, command_parser=p)
 
 
 def parse(argv: list[str]):
@@ -239,6 +241,9 @@ def _tolerant_streams() -> None:
 def _command(argv) -> int:
     """`main`'s work: parse, check, run."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files: no window, no display needed
+    # XLA's C++ log lines ("E... slow_operation_alarm.cc] Constant folding ...") kept off the
+    # terminal, before JAX is imported: a value the user set is kept (docs/cli.md §6b)
+    os.environ.setdefault(XLA_LOG_LEVEL, XLA_QUIET)
     _tolerant_streams()
     resources.say_long([])  # no estimate line left by an earlier command of this process
     try:

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from dynsim import inputs, resources
 from dynsim.setting import Ref
+from dynsim.validation import did_you_mean
 
 from . import ranges
 from dynsim.verbs import Option
@@ -40,6 +41,27 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         # the top-level parser's own name is the "dynsim: error:" prefix already
         raise UsageError(message if self.prog == "dynsim" else f"{self.prog}: {message}")
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, with the closest known option named for an unknown one (the options of the
+        command the arguments name)."""
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            known = getattr(parsed, "command_parser", None) or self
+            flags = [s for a in known._actions for s in a.option_strings]
+            typed = [u.split("=")[0] for u in unknown if u.startswith("-")]
+            hint = did_you_mean(flags, *typed)
+            self.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+        return parsed
+
+    def _check_value(self, action, value):
+        """argparse's check of a choice (a verb, a setting's name, an option's choices), with the
+        closest choice named for an unknown one."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            hint = did_you_mean(action.choices or (), value)
+            raise argparse.ArgumentError(action, exc.message + hint) from None
 
 
 def field_kind(setting, f: dataclasses.Field, hints: dict):

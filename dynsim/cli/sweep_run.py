@@ -10,7 +10,7 @@ import sys
 
 from dynsim import interrupt, resources, sweeps
 from dynsim.setting import Setting
-from dynsim.sweeps import choices
+from dynsim.sweeps import choices, plots
 
 from . import options, output
 from .sweep import chosen_options, run_options
@@ -118,7 +118,8 @@ def run(args) -> int:
         )
         return interrupt.exit_code()
     unit = choices.unit_of(args.heatmap_unit, chosen)
-    print(summary_text(result, list(axes), spec, args.heatmap or (), unit))
+    ran = plots.levels_text(args.level, chosen.get("method", "gd"))
+    print(summary_text(result, list(axes), spec, args.heatmap or (), unit, ran))
     disagree = [r for r in result.rows if r.get("verdict") == "DISAGREE"]
     return options.EXIT_DISAGREE if disagree else options.EXIT_AGREE
 
@@ -149,12 +150,15 @@ def cell(row: dict, name: str) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def summary_text(result, axes: list[str], spec, heatmaps=(), unit: str = "steps") -> str:
+def summary_text(
+    result, axes: list[str], spec, heatmaps=(), unit: str = "steps", ran: str = ""
+) -> str:
     """A compact table of the sweep (the full one is table.csv): the axes, the seed, the summaries
     whose names end in one of spec.table.columns or in a --heatmap name (what a heatmap draws is
     printed too; event times in `unit`, `choices.in_unit`), spec.table.extra_columns, the stability
     flags, the verdict and the largest error; then how many points diverged, are unstable or
-    non-monotone, and how many event times are censored."""
+    non-monotone, each event censored in some point and in how many (`censored`), what `ran` (the
+    levels and their methods, `plots.levels_text`) with the unit, and what was computed."""
     named = [choices.in_unit(spec, n, unit) for n in (*spec.table.columns, *heatmaps)]
     endings = tuple(dict.fromkeys(named))
     level_cols = [c for c in result.columns if c.endswith(endings)]
@@ -192,13 +196,11 @@ def summary_text(result, axes: list[str], spec, heatmaps=(), unit: str = "steps"
             count("non_monotone"),
             "with a non-monotone loss (a rise beyond rounding: eta past the local 2/L)",
         ),
-        (
-            count("_censored"),
-            "with an event censored by the horizon ('>= N': not established by step or time N): "
-            "raise --steps (the flow: --t-max)",
-        ),
     ]
-    lines += [f"{n} points {text}" for n, text in notes if n]
+    lines += [f"{n} points {text}" for n, text in notes if n] + censored(result, spec, unit)
+    if ran:
+        timed = "time t = eta * steps" if unit == "time" else "recorded steps"
+        lines.append(f"{ran}; event times in {timed}")
     distinct = len({r["key"] for r in result.rows})
     runs = (
         f" ({distinct} distinct runs: the seed does not change the others)"
@@ -211,6 +213,23 @@ def summary_text(result, axes: list[str], spec, heatmaps=(), unit: str = "steps"
         f"from the store; wrote " + ", ".join(sorted(result.files.values()))
     )
     return "\n".join(lines)
+
+
+def censored(result, spec, unit: str) -> list[str]:
+    """The line naming each event censored by the horizon in some point (in `unit`: an event's time
+    twin or its steps, `choices.in_unit`) and in how many points; none when no event is."""
+    events = [c[: -len("_censored")] for c in result.columns if c.endswith("_censored")]
+    twins = {t for e in events if (t := choices.in_unit(spec, e, "time")) != e}
+    named = dict.fromkeys(choices.in_unit(spec, e, unit) for e in events if e not in twins)
+    counts = {e: sum(r.get(e + "_censored") is not None for r in result.rows) for e in named}
+    found = [f"{e} in {n} point{'s' if n > 1 else ''}" for e, n in counts.items() if n]
+    if not found:
+        return []
+    return [
+        "censored by the horizon ('>= N': not established by step or time N): "
+        + ", ".join(found)
+        + "; raise --steps (the flow: --t-max)"
+    ]
 
 
 def _dask_warnings_only() -> None:

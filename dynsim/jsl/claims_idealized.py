@@ -33,6 +33,7 @@ from dynsim.claims import (
     wanted,
 )
 from dynsim.statistic import Statistic
+from dynsim.validation import text_count
 from full.jsl.spec import exact_count
 
 from . import claims_glm
@@ -114,14 +115,15 @@ def lemma_4_1(cfg: JSLConfig, init=None, label: str = "") -> Claim:
         "between-set entries rho^(t)",
         reading=f"max over recorded t <= T of the spread (max - min) of A_ij over each orbit, "
         f"on a full-matrix exact run (every off-diagonal A_ij free, (P) summed over "
-        f"all {term_count(exact):,} configurations), from "
+        f"all {text_count(term_count(exact))} configurations), from "
         f"{'the given A0' if init else 'the idealized start A = sigma_A I, v = alpha0 w*'}",
         regime=f"an exact symmetry, valid at every size: run at D={run_cfg.D}, C={run_cfg.C}, "
         f"q={run_cfg.q}, {run_cfg.temperature} temperature, T={run_cfg.steps} steps"
         + (
             ""
             if run_cfg.D == cfg.D
-            else f" (D={cfg.D} has {exact_count(cfg):,} rows, more than {LEMMA_4_1_MAX_ROWS:,})"
+            else f" (D={cfg.D} has {text_count(exact_count(cfg))} rows, more than "
+            f"{LEMMA_4_1_MAX_ROWS:,})"
         )
         + (
             ""

@@ -8,7 +8,7 @@ import math
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Optional
 
-from dynsim.validation import check_seed, lower_bounds
+from dynsim.validation import check_int64, check_seed, lower_bounds, shown
 from dynsim.validation import is_int as _is_int, is_real as _is_real
 
 TEMPERATURES = ("sqrt_d", "unit")
@@ -102,13 +102,14 @@ def grid_fits(D: int, C: int) -> bool:
 
 
 def _fail(field: str, value: Any, allowed: str) -> None:
-    raise ValueError(f"JSLConfig.{field} = {value!r} is invalid: {allowed}")
+    raise ValueError(f"JSLConfig.{field} = {shown(value)} is invalid: {allowed}")
 
 
 def _validate(c: JSLConfig) -> None:
     for name in ("D", "C", "p", "steps", "record_every", "N", "n_test", "seed"):
         if not _is_int(getattr(c, name)):
             _fail(name, getattr(c, name), "must be an integer")
+    check_int64(_fail, c, ("D", "C", "p", "steps", "record_every", "N", "n_test", "d"))
     for name in ("q", "nu", "sigma_A", "eta", "omega"):
         if not _is_real(getattr(c, name)):
             _fail(name, getattr(c, name), "must be a finite real number")

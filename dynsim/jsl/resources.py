@@ -10,6 +10,7 @@ from dynsim.claims import parse_only, wanted
 from dynsim.cli import options
 from dynsim.resources import FLOP_RATE, Need, record_need
 from dynsim.setting import Ref, load
+from dynsim.validation import text_count
 
 from full.jsl import spec as full_spec
 from reduced.jsl import spec as reduced_spec
@@ -57,7 +58,7 @@ def reduced_need(v: dict, opts: dict) -> Need:
             {"--D": D, "--C": C},
         )
     return Need(
-        f"reduced sum: {rows:,} configurations x {T + 4} numbers",
+        f"reduced sum: {text_count(rows)} configurations x {T + 4} numbers",
         named,
         bytes=8.0 * rows * (T + 4),
         flops=20.0 * rows * T * max(int(v["steps"]), 0),

@@ -6,11 +6,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import reprlib
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Optional
 
-from dynsim.validation import check_seed, lower_bounds
+from dynsim.validation import Short, check_int64, check_seed, lower_bounds
 from dynsim.validation import is_int as _is_int, is_real as _is_real
 
 from .partition import build
@@ -123,7 +122,8 @@ class MIMConfig:
 
 
 def _fail(field: str, value: Any, allowed: str) -> None:
-    # reprlib: a bounded repr (a value nested 1,000 deep or with 10^6 items prints a short line)
+    # a bounded repr (`dynsim.validation.Short`): a value nested 1,000 deep or with 10^6 items
+    # prints a short line
     raise ValueError(f"MIMConfig.{field} = {_SHORT.repr(value)} is invalid: {allowed}")
 
 
@@ -161,7 +161,7 @@ def _normalize_z(z: Any) -> Any:
     return pairs
 
 
-_SHORT = reprlib.Repr()  # keywords only from Python 3.12: set after
+_SHORT = Short()  # keywords only from Python 3.12: set after
 _SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxstring = 4, 8, 8, 40
 
 
@@ -189,6 +189,7 @@ def _validate(c: MIMConfig) -> None:
     for name in ("P", "K", "steps", "record_every", "N", "seed"):
         if not _is_int(getattr(c, name)):
             _fail(name, getattr(c, name), "must be an integer")
+    check_int64(_fail, c, ("P", "K", "steps", "record_every", "N", "d"))
     for name in ("mask_ratio", "eta"):
         if not _is_real(getattr(c, name)):
             _fail(name, getattr(c, name), "must be a finite real number")

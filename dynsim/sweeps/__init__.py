@@ -18,7 +18,6 @@ import io
 import itertools
 import math
 import os
-import reprlib
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -27,7 +26,7 @@ from dynsim import progress as bars  # `progress` is sweep's keyword
 from dynsim import setting as registry
 from dynsim.store import STORE_VERSION, Store, point_key, row as stored_row
 from dynsim.trajectory import atomic_write_text, strict_json
-from dynsim.validation import check_bools, check_int
+from dynsim.validation import Short, check_bools, check_int, did_you_mean, text_count
 
 from . import choices, executors, locks, plots
 
@@ -95,8 +94,8 @@ class SweepResult:
 
 
 def _fail(name: str, value: Any, allowed: str) -> None:
-    # reprlib: a bounded repr (an axis of a million values prints its first few)
-    raise ValueError(f"{name} = {reprlib.repr(value)} is invalid: {allowed}")
+    # a bounded repr (an axis of a million values prints its first few)
+    raise ValueError(f"{name} = {Short().repr(value)} is invalid: {allowed}")
 
 
 def points(
@@ -113,7 +112,8 @@ def points(
             _fail(
                 "axis" if name in axes else "base",
                 name,
-                f"must be a field of {config.__name__}: {', '.join(sorted(fields))}",
+                f"must be a field of {config.__name__}: {', '.join(sorted(fields))}"
+                + did_you_mean(fields, name),
             )
     if "seed" in axes:
         _fail("axis", "seed", "seeds are given by seeds=N (seed = base seed + 0..N-1)")
@@ -128,8 +128,9 @@ def points(
         _fail(
             "axes",
             {n: f"{len(v):,} values" for n, v in axes.items()},
-            f"{total:,} points (x {seeds} seeds) is more than the {MAX_POINTS:,} a sweep takes: "
-            "sweep fewer values, or split the grid over several sweeps on one out",
+            f"{text_count(total)} points (x {text_count(seeds)} seeds) is more than the "
+            f"{MAX_POINTS:,} a sweep takes: sweep fewer values, or split the grid over several "
+            "sweeps on one out",
         )
     seed0 = base.pop("seed", config().seed)
     names = list(axes)
@@ -207,12 +208,14 @@ def sweep(
     declares (reduced_options and full_options, e.g. mode, replicates, confidence) and, where the
     setting's reduced Level declares a flow, method ("gd" or "flow": the gradient flow, point by
     point, saved as `dynsim compare --method flow` saves it) and t_max (the flow's end time, default
-    eta * steps). heatmaps: summaries drawn over two swept axes (`heatmap_axes`), event times in
-    `heatmap_unit` ("steps", or "time" = eta * steps; default time for the flow). With `out`,
-    finished points are stored there and reused on the next call (force=True recomputes them), and
-    table.csv, sweep.json and heatmap PNGs are written. Work is cut into chunks of at most
-    `chunk_size` points of one compiled group, each run as vmapped batches of `batch_size`; a chunk
-    is written as soon as it finishes, so an interruption loses at most the chunks in flight.
+    eta * steps; at level "reduced" an axis the flow does not read, eta, steps or record_every, is
+    refused). heatmaps: summaries drawn over two swept axes (`heatmap_axes`; asked for without
+    two, refused), event times in `heatmap_unit` ("steps", or "time" = eta * steps; default time
+    for the flow). With `out`, finished points are stored there and reused on the next call
+    (force=True recomputes them), and table.csv, sweep.json and heatmap PNGs are written. Work is
+    cut into chunks of at most `chunk_size` points of one compiled group, each run as vmapped
+    batches of `batch_size`; a chunk is written as soon as it finishes, so an interruption loses at
+    most the chunks in flight.
     scheduler="tls://host:port" runs the chunks on an existing Dask cluster (security: a TOML file
     of its TLS credentials, `executors.load_security`, or a distributed Security), workers=N on a
     private local one (dashboard=True: with a dashboard); a scheduler without credentials (tcp://)
@@ -236,10 +239,9 @@ def sweep(
         progress=progress,
     )
     executors.validate_executor(scheduler, workers, security, dashboard, insecure_scheduler)
-    plots.pick_axes(dict(axes), heatmap_axes)  # validate before any work
     unit = choices.unit_of(heatmap_unit, options)
     asked = [choices.in_unit(spec, n, unit) for n in heatmaps or ()]
-    _check_heatmaps(spec, level, axes, asked)
+    choices.check_grid(setting, spec, level, options, axes, asked, heatmap_axes)  # before any work
     cfgs = points(setting, axes, base, seeds)
     for cfg in cfgs:
         spec.check(cfg, options, level)
@@ -336,8 +338,8 @@ def sweep(
         raise ValueError(
             f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
             f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} "
-            f"(every point is "
-            "stored: the corrected command recomputes nothing)"
+            "(every point is stored: the corrected command recomputes nothing)"
+            + did_you_mean(columns, *unknown)
         )
     files = {}
     if out is not None:
@@ -400,29 +402,6 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
         for batch in finished:
             yield from batch
             bars.advance(len(batch))  # per chunk: off a terminal, one plain line each
-
-
-def _check_heatmaps(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:
-    """Refuse a heatmap the level does not offer (`choices.refuse`) or a name the setting's
-    summaries cannot give (`SweepTable.level_summaries`), before any work; a spec that does not list
-    them is checked once the table exists (`sweep`)."""
-    choices.refuse(spec, level, heatmaps)
-    if not heatmaps or not spec.table.level_summaries:
-        return
-    prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
-    known = (
-        [p + n for p in prefixes for n in spec.table.level_summaries]
-        + list(spec.table.point_summaries)
-        + list(axes)
-    )
-    unknown = [n for n in heatmaps if n not in known and level_prefix(level) + n not in known]
-    if unknown:
-        raise ValueError(
-            f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at "
-            f"level {level}: {', '.join(spec.table.level_summaries)} (of the "
-            f"{' and '.join(prefixes)} level{'s' if len(prefixes) > 1 else ''}), or "
-            f"{', '.join(spec.table.point_summaries)}"
-        )
 
 
 def level_prefix(level: str) -> str:
@@ -498,6 +477,7 @@ def _write_outputs(
         names,
         heatmap_axes,
         labels=choices.labels(registry.get(setting).sweep, names),
+        method=options.get("method") or "gd",
     )
     manifest = {
         "setting": setting,

@@ -1,7 +1,7 @@
 """What a sweep's own choices resolve to before any point runs: the reduced level's method (GD, or
 the gradient flow where the setting's reduced `dynsim.verbs.Level` declares `flow`), the heatmaps'
-columns in the unit picked (recorded steps, or time t = eta * steps), and the heatmaps a level does
-not offer (refused in one line naming the option, the value and why)."""
+columns in the unit picked (recorded steps, or time t = eta * steps), and what the grid asks for
+that cannot be done (`check_grid`: refused in one line naming the option, the value and why)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Mapping, Optional, Sequence
 
 from dynsim import verbs
 from dynsim import setting as registry
+from dynsim.validation import did_you_mean, shown
 
-from . import common
+from . import common, plots
 
 FLOW_OPTIONS = ("method", "t_max")  # the core's, offered where the reduced level declares flow
 METHODS = ("gd", "flow")
@@ -25,7 +26,7 @@ UNIT_NOTES = {
 
 
 def _fail(name: str, value, allowed: str) -> None:
-    raise ValueError(f"{name} = {value!r} is invalid: {allowed}")
+    raise ValueError(f"{name} = {shown(value)} is invalid: {allowed}")
 
 
 def flow_options(setting: str, level: str, options: Mapping) -> tuple[dict, dict]:
@@ -114,6 +115,67 @@ def refuse(spec, level: str, names: Sequence[str]) -> None:
         why = not_offered.get(column(name, level))
         if why is not None:
             _fail("heatmap", name, f"at level = {level!r} ({column(name, level)}): {why}")
+
+
+def check_grid(setting: str, spec, level: str, options: Mapping, axes: Mapping, heatmaps, pair):
+    """Refuse, before any work, what the grid asks for that cannot be done: an axis the flow does
+    not read (`flow_unread`), heatmap axes `pair` that are not two swept axes, a heatmap the level
+    does not offer or the setting's summaries cannot give (`heatmap_names`), and a heatmap asked
+    for without two swept axes to draw it over."""
+    flow_unread(setting, level, options, axes)
+    drawn_over = plots.pick_axes(dict(axes), pair)
+    heatmap_names(spec, level, axes, heatmaps)
+    swept = [a for a, v in axes.items() if len(v) > 1]
+    if heatmaps and drawn_over is None:
+        _fail(
+            "heatmap",
+            ",".join(heatmaps),
+            f"a heatmap is drawn over two swept axes and this sweep has {len(swept)}"
+            f"{' (' + ', '.join(swept) + ')' if swept else ''}: sweep a second field, or leave "
+            "the heatmap out (table.csv has every summary)",
+        )
+
+
+def flow_unread(setting: str, level: str, options: Mapping, axes: Mapping) -> None:
+    """Refuse, with method flow at level reduced, an axis of several values that the gradient flow
+    does not read (its config's FLOW_IGNORES: eta, steps, record_every): each value would solve the
+    same flow again."""
+    unread = getattr(registry.get(setting).config, "FLOW_IGNORES", {})
+    swept = [a for a, v in axes.items() if a in unread and len(v) > 1]
+    if options.get("method") == "flow" and level == "reduced" and swept:
+        _fail(
+            swept[0],
+            list(axes[swept[0]]),
+            f"as an axis with method = 'flow' at level = 'reduced': the gradient flow does not "
+            f"read {', '.join(unread)} (they place only its saves and its default end time "
+            "t_max = eta * steps), so every value would solve the same flow again; give one "
+            "value (t_max sets the horizon), or level = 'both' to compare the flow with full GD "
+            "at each value",
+        )
+
+
+def heatmap_names(spec, level: str, axes: Mapping, heatmaps: Optional[Sequence[str]]) -> None:
+    """Refuse a heatmap the level does not offer (`refuse`) or a name the setting's summaries
+    cannot give (`SweepTable.level_summaries`); a spec that does not list them is checked once the
+    table exists (`dynsim.sweeps.sweep`)."""
+    refuse(spec, level, heatmaps)
+    if not heatmaps or not spec.table.level_summaries:
+        return
+    prefixes = {"reduced": ("reduced_",), "full": ("full_",), "both": ("reduced_", "full_")}[level]
+    known = (
+        [p + n for p in prefixes for n in spec.table.level_summaries]
+        + list(spec.table.point_summaries)
+        + list(axes)
+    )
+    unknown = [n for n in heatmaps if n not in known and column(n, level) not in known]
+    if unknown:
+        raise ValueError(
+            f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep at "
+            f"level {level}: {', '.join(spec.table.level_summaries)} (of the "
+            f"{' and '.join(prefixes)} level{'s' if len(prefixes) > 1 else ''}), or "
+            f"{', '.join(spec.table.point_summaries)}"
+            + did_you_mean([*spec.table.level_summaries, *known], *unknown)
+        )
 
 
 def defaults(spec, level: str) -> list[str]:

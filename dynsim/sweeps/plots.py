@@ -21,6 +21,8 @@ from dynsim.trajectory import atomic_savefig
 # a manifest lists every point's key: 64 MB holds ~500,000 points, past dynsim.sweep's limit
 MANIFEST_BYTES = 64 << 20
 PREFIXES = ("", "reduced_", "full_")  # the level prefixes of a summary's column
+# what each method of the reduced level is called (the full level runs GD)
+METHOD_NAMES = {"gd": "GD", "flow": "gradient flow"}
 # what a sweep reads back from the manifest it replaces (dynsim.schemas): the heatmaps it drew
 MANIFEST = {
     "heatmap_files": schemas.kind("list", "null"),
@@ -34,6 +36,15 @@ def _numeric(v) -> float:
     if v is None or isinstance(v, str):
         return math.nan if v is None or v not in ("AGREE", "DISAGREE") else float(v == "AGREE")
     return float(v)
+
+
+def levels_text(level: str, method: str = "gd") -> str:
+    """What ran at `level` ("reduced", "full" or "both") with the reduced level's `method`: "reduced
+    level (gradient flow)", "full level (GD)", "both levels (reduced: GD, full: GD)"."""
+    by = {"reduced": METHOD_NAMES.get(method, method), "full": METHOD_NAMES["gd"]}
+    if level in by:
+        return f"{level} level ({by[level]})"
+    return f"both levels (reduced: {by['reduced']}, full: {by['full']})"
 
 
 def pick_axes(axes: dict, heatmap_axes: Optional[Sequence[str]]) -> Optional[tuple[str, str]]:
@@ -154,6 +165,7 @@ def heatmaps(
     *,
     labels: Optional[Mapping[str, str]] = None,
     footer_text: Optional[str] = None,
+    method: str = "gd",
 ) -> dict[str, str]:
     """Write heatmap-<name>.png for each summary `name` present; {"heatmap-<name>": path}. A cell is
     the seed mean; diverged, censored and unavailable cells are drawn in their own colours
@@ -161,7 +173,8 @@ def heatmaps(
     scale is logarithmic over more than a decade (`colour_norm`); cell labels fit their cells
     (`LABEL_POINTS`). labels: a description of each summary (keyed with or without its level
     prefix) for the title; footer_text: the provenance line (default: the rows' dtypes, this
-    process's device, the versions of dynsim and JAX)."""
+    process's device, the versions of dynsim and JAX); method: the reduced level's ("gd" or
+    "flow"), named in the title (`levels_text`)."""
     import matplotlib.pyplot as plt  # the caller's backend: Agg on the command line (dynsim.cli)
 
     pair = pick_axes(axes, heatmap_axes)
@@ -218,7 +231,7 @@ def heatmaps(
                 fig.colorbar(im, ax=ax).set_label(_bar_label(name, norm))
         for ax in list(axs.flat)[len(combos) :]:
             ax.axis("off")
-        title = _title(setting, level, name, rows, labels or {}, bool(finite))
+        title = title_of(setting, level, name, rows, labels or {}, bool(finite), method)
         fig.suptitle(wrapped(title, fig.get_figwidth(), 9), fontsize=9)
         note = footer(fig, footer_text or _provenance(rows))
         _bottom_legend(fig, _legend(seen), 1 if ncol == 1 else 2)
@@ -345,16 +358,22 @@ def _legend(seen: set) -> list:
     return legend
 
 
-def _title(
-    setting: str, level: str, name: str, rows: list[dict], labels: Mapping, numbers: bool
+def title_of(
+    setting: str,
+    level: str,
+    name: str,
+    rows: list[dict],
+    labels: Mapping,
+    numbers: bool,
+    method: str = "gd",
 ) -> str:
-    """The summary without its level prefix, its description when `labels` has one, the seeds (a
-    mean where the cells hold `numbers`): "JSL sweep, reduced level: T1_attention, mean over 2
-    seeds"."""
+    """The level drawn and its method, the summary without its level prefix, its description when
+    `labels` has one, the seeds (a mean where the cells hold `numbers`): "JSL sweep, reduced level
+    (GD): T1_attention, mean over 2 seeds"."""
     bare, prefix = summary_name(name)
     what = labels.get(name) or labels.get(bare)
     seeds = len({r.get("seed") for r in rows})
-    where = f"{prefix} level" if prefix else "both levels" if level == "both" else f"{level} level"
+    where = levels_text(prefix or level, method)
     return (
         f"{setting.upper()} sweep, {where}: {bare}"
         + (f" ({what})" if what else "")

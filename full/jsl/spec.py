@@ -14,7 +14,7 @@ import numpy as np
 from dynsim import validation
 from dynsim.cli import options
 from dynsim.jsl.config import JSLConfig
-from dynsim.validation import DEFAULT_REPLICATES, check_setting, mode_replicates
+from dynsim.validation import DEFAULT_REPLICATES, check_setting, mode_replicates, text_count
 from dynsim.verbs import Option
 
 MODES = ("exact", "sampled", "realistic")
@@ -86,7 +86,7 @@ def check_exact(cfg: JSLConfig, cli: bool = False) -> None:
         mode = "--mode {}" if cli else "mode='{}'"
         sizes = f"--D = {cfg.D}, --C = {cfg.C}" if cli else f"D = {cfg.D}, C = {cfg.C}"
         raise ValueError(
-            f"{mode.format('exact')} would enumerate L * 3^(D-C) = {M:,} configurations "
+            f"{mode.format('exact')} would enumerate L * 3^(D-C) = {text_count(M)} configurations "
             f"({sizes}); the limit is {MAX_EXACT_CONFIGURATIONS:,} (about D - C = 12). Use "
             f"{mode.format('sampled')}."
         )

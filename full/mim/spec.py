@@ -10,7 +10,7 @@ from dynsim import validation
 from dynsim.cli import options
 from dynsim.mim.config import MIMConfig
 from dynsim.mim.latents import COMPARE, LIBRARY, Caller, exact_digits, exact_size, z_law, z_text
-from dynsim.validation import DEFAULT_REPLICATES
+from dynsim.validation import DEFAULT_REPLICATES, text_count
 from dynsim.verbs import Option
 
 MODES = ("exact", "sampled")
@@ -59,7 +59,7 @@ def check_full(
     digits = exact_digits(cfg)
     size = exact_size(cfg) if digits < SHOWN_DIGITS else None  # else far past the limit
     if size is None or size > MAX_EXACT:
-        count = f"{size:,}" if size is not None else f"about 10^{digits:.0f}"
+        count = text_count(size) if size is not None else f"about {text_count(log10=digits)}"
         modes = "mode" in caller.takes
         at = f" at --P {cfg.P}, --K {cfg.K}, --z {z_text(cfg.z)}" if caller.cli else ""
         lower = "--P, --K or the number of values of --z" if caller.cli else "P, K or the z support"

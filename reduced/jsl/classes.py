@@ -18,6 +18,8 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 
+from dynsim.validation import text_count
+
 from .configurations import set_types
 from .moments import per_type_variables
 from .spec import check_moments_fit
@@ -83,7 +85,7 @@ def moment_classes(
     # known: more classes than a limit at least this
     if limit is not None and limit <= _too_many.get(key, -1):
         raise TooManyClasses(
-            f"more than {limit:,} moment classes (D = {D}, C = {C}, p = {p}, "
+            f"more than {text_count(limit)} moment classes (D = {D}, C = {C}, p = {p}, "
             f"max_nonzero = {max_nonzero})"
         )
     cls = _built.get(key)
@@ -96,7 +98,7 @@ def moment_classes(
     if limit is not None and cls.variables.shape[0] > limit:
         _too_many[key] = max(limit, _too_many.get(key, -1))
         raise TooManyClasses(
-            f"more than {limit:,} moment classes (D = {D}, C = {C}, p = {p}, "
+            f"more than {text_count(limit)} moment classes (D = {D}, C = {C}, p = {p}, "
             f"max_nonzero = {max_nonzero})"
         )
     return cls

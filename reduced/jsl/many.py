@@ -18,6 +18,7 @@ import numpy as np
 from dynsim import divergence, environment, pytree, recording
 from dynsim.jsl import JSLConfig
 from dynsim.trajectory import Trajectory, seed_statistics
+from dynsim.validation import count_value
 
 from . import configurations, dynamics, sums, tables
 from .class_sums import ClassWeights, class_table, class_weights
@@ -62,7 +63,7 @@ def simulate_many(cfg: JSLConfig, inits) -> Trajectory:
         starts=states.tolist(),
         truncation={
             "configurations": table.size,
-            "configurations_total": configurations.count(cfg.D, cfg.C),
+            "configurations_total": count_value(configurations.count(cfg.D, cfg.C)),
             "max_nonzero": None,
             "dropped_probability": 0.0,
         },

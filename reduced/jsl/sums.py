@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from dynsim.jsl import JSLConfig, error
+from dynsim.validation import count_value, text_count
 
 from . import class_sums, configurations, spec, tables
 from .class_sums import ClassWeights
@@ -46,7 +47,9 @@ class SumChoice:
     method: str  # one of METHODS
     max_nonzero: Optional[int]  # truncated: the cut k; otherwise None
     size: int  # moment classes summed (samples for monte_carlo)
-    total: int  # multisets of set types in the full sum (what the classes group)
+    # multisets of set types in the full sum (what the classes group; `count_value`: past a float,
+    # text)
+    total: int | str
     # truncated: P[Bin(D-C, q) > k]; full: 0; monte_carlo: nan (sampled instead)
     dropped_probability: float
     reason: str
@@ -65,11 +68,16 @@ def choose(
     truncation with dropped probability <= tail_target, else Monte Carlo with `mc_samples`
     configurations."""
     spec.check_sum_options(max_configurations, tail_target, mc_samples)
-    total = configurations.count(cfg.D, cfg.C)
+    total = count_value(configurations.count(cfg.D, cfg.C))
     size = tables.size(cfg, None, limit=max_configurations)
     if size is not None:
         return SumChoice(
-            "full", None, size, total, 0.0, f"{size:,} moment classes <= {max_configurations:,}"
+            "full",
+            None,
+            size,
+            total,
+            0.0,
+            f"{text_count(size)} moment classes <= {text_count(max_configurations)}",
         )
     for k in range(cfg.D - cfg.C + 1):
         dropped = configurations.tail_probability(cfg.D, cfg.C, cfg.q, k)
@@ -82,9 +90,9 @@ def choose(
                     size,
                     total,
                     dropped,
-                    f"more than {max_configurations:,} moment classes; at most {k} nonzero "
-                    f"random patches keeps {size:,} and drops probability {dropped:.3g} <= "
-                    f"{tail_target:g}",
+                    f"more than {text_count(max_configurations)} moment classes; at most {k} "
+                    f"nonzero random patches keeps {text_count(size)} and drops probability "
+                    f"{dropped:.3g} <= {tail_target:g}",
                 )
             break
     return SumChoice(
@@ -93,8 +101,8 @@ def choose(
         mc_samples,
         total,
         float("nan"),
-        f"more than {max_configurations:,} moment classes and no truncation with dropped "
-        f"probability <= {tail_target:g} fits: {mc_samples:,} sampled configurations",
+        f"more than {text_count(max_configurations)} moment classes and no truncation with dropped "
+        f"probability <= {tail_target:g} fits: {text_count(mc_samples)} sampled configurations",
     )
 
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim.jsl import JSLConfig
+from dynsim.validation import count_value, text_count
 
 from . import classes, configurations
 from .class_sums import ClassWeights, class_table, class_weights_jit
@@ -109,7 +110,7 @@ def check_size(cfg: JSLConfig, max_nonzero: Optional[int], enumeration: str = "c
             else f"the sum truncated at max_nonzero = {max_nonzero}"
         )
         raise ValueError(
-            f"{what} has more than {limit:,} "
+            f"{what} has more than {text_count(limit)} "
             f"{'moment classes' if enumeration == 'classes' else 'configurations'} (D = "
             f"{cfg.D}, C = {cfg.C}, p = {cfg.p}, q = {cfg.q}). Use a smaller D, a smaller "
             f"max_nonzero (its bounds are reported in meta['truncation']), or the full model "
@@ -130,7 +131,8 @@ def truncation_meta(
     return {
         "enumeration": enumeration,
         "configurations": size,  # terms summed: moment classes or multisets
-        "configurations_total": configurations.count(cfg.D, cfg.C),  # multisets of the full sum
+        # multisets of the full sum
+        "configurations_total": count_value(configurations.count(cfg.D, cfg.C)),
         "max_nonzero": max_nonzero,
         "dropped_probability": dropped,
         "bounds": bounds,
