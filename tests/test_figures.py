@@ -636,7 +636,7 @@ def test_heatmap_title_and_axes_use_readable_names(monkeypatch, tmp_path):
         monkeypatch, [[1.0, 2.0], [3.0, 4.0]], tmp_path, labels={"X": "a description"}
     )
     title = fig._suptitle.get_text().replace("\n", " ")
-    assert title == "JSL sweep, reduced level: X (a description), mean over 2 seeds"
+    assert title == "JSL sweep, reduced level (GD): X (a description), mean over 2 seeds"
     assert fig.axes[0].get_ylabel() == r"$\eta$" and fig.axes[0].get_xlabel() == "$q$"
     assert any("float64" in text.get_text() for text in fig.texts)  # provenance in the footer
 
