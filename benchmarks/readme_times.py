@@ -1,17 +1,19 @@
 """Run every command of the README on this machine and write its wall and CPU time into
 docs/benchmarks.md (section "README commands"), so the README cites measured times, not promises;
-the test commands' times also go into the README, beside them (between SUITE_START and SUITE_END).
+the times of the fresh-machine commands (install, main job, tests) also go into the README, beside
+them (between SUITE_START and SUITE_END), and a README line whose comment holds "(measured: ...)"
+gets its command's time there.
 
 The commands are read from the README's ```bash blocks (`commands`): every line that starts with
-`dynsim ` (a `pip install ... && dynsim ...` line contributes its dynsim part), continuation
-lines joined, comments dropped; an optional part in brackets (`[--quick]`, `[--only CLAIM]`) is left
-out, so each command runs at its defaults; and every line that starts with `python -m pytest`. Each
-runs in a fresh scratch folder (its relative --out lands there; a test command in a fresh clone of
-the checkout's last commit, its compilation cache cold, as CI starts), one after another; wall
-time from `time.perf_counter`, CPU time as user + sys of the child
-(`resource.getrusage(RUSAGE_CHILDREN)` before and after), the load average before each run beside
-it. A command that exits with another code than the README says it does still gets its time,
-and its exit code is in the table.
+`dynsim `, `pip install ` (a `pip install ... && dynsim ...` line contributes both parts) or `python
+-m pytest`, continuation lines joined, comments dropped; an optional part in brackets (`[--quick]`,
+`[--only CLAIM]`) is left out, so each command runs at its defaults. Each runs in a fresh scratch
+folder (its relative --out lands there; a test command in a fresh clone of the checkout's last
+commit, its compilation cache cold, as CI starts; an install in a fresh virtual environment from a
+fresh clone, pip's cache off, as on a fresh machine), one after another; wall time from
+`time.perf_counter`, CPU time as user + sys of the child (`resource.getrusage(RUSAGE_CHILDREN)`
+before and after), the load average before each run beside it. A command that exits with another
+code than the README says it does still gets its time, and its exit code is in the table.
 
 Run: python benchmarks/readme_times.py [--only TEXT ...] [--skip TEXT ...] [--list] [--dry-run]
 --only / --skip: run the commands containing TEXT (or all but them); the rows of commands not run
@@ -39,7 +41,10 @@ README = ROOT / "README.md"
 DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- readme-times:start -->", "<!-- readme-times:end -->"
 SUITE_START, SUITE_END = "<!-- suite-time:start -->", "<!-- suite-time:end -->"
-TESTS = "python -m pytest"
+TESTS, INSTALL = "python -m pytest", "pip install "
+# the README's section whose commands' times go into its sentence between SUITE_START and SUITE_END
+FRESH = "## Fresh machine"
+STAMP = re.compile(r"\(measured: [^)]*\)")
 ROW = re.compile(r"^\| `(?P<cmd>[^`]+)` \|")
 
 
@@ -50,15 +55,24 @@ def commands(text: str) -> list[str]:
     for body in block:
         body = re.sub(r"\\\n\s*", " ", body)  # continuation lines
         for line in body.splitlines():
-            line = line.split("  #", 1)[0].split(" # ", 1)[0].strip()
-            if "&& dynsim " in line:
-                line = "dynsim " + line.split("&& dynsim ", 1)[1]
-            if not line.startswith(("dynsim ", TESTS)):
-                continue
-            line = re.sub(r"\s*\[[^\]]*\]", "", line)  # optional parts: the defaults run
-            line = line.split(" & ")[0]  # two processes on one store: the first one's time
-            out.append(" ".join(line.split()))
+            for part in _parts(line):
+                out.append(part)
     return list(dict.fromkeys(out))
+
+
+def _parts(line: str) -> list[str]:
+    """The measured commands of one README line (comment dropped, a `pip install ... && dynsim ...`
+    line split in two, optional [parts] left out), as the table names them."""
+    line = line.split("  #", 1)[0].split(" # ", 1)[0].strip()
+    out = []
+    for part in line.split(" && "):
+        part = part.strip()
+        if part.startswith("dynsim "):  # optional parts: the defaults run ('.[test]' stays)
+            part = re.sub(r"\s*\[[^\]]*\]", "", part)
+        part = part.split(" & ")[0]  # two processes on one store: the first one's time
+        if part.startswith(("dynsim ", TESTS, INSTALL)):
+            out.append(" ".join(part.split()))
+    return out
 
 
 def measure(command: str, scratch: Path) -> dict:
@@ -69,6 +83,12 @@ def measure(command: str, scratch: Path) -> dict:
         subprocess.run(["git", "clone", "-q", str(ROOT), str(scratch / "clone")], check=True)
         scratch = scratch / "clone"
         env["PYTHONPATH"] = str(scratch)
+    elif command.startswith(INSTALL):  # a fresh environment and clone, pip's cache off
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(scratch / "clone")], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(scratch / "venv")], check=True)
+        argv = [str(scratch / "venv" / "bin" / "pip"), *argv[1:], "--no-cache-dir"]
+        scratch = scratch / "clone"
+        env.pop("PYTHONPATH", None)
     else:
         argv[0] = shutil.which("dynsim") or argv[0]
     load = os.getloadavg()[0]
@@ -110,22 +130,42 @@ def minutes(seconds: float) -> str:
     return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
 
 
-def suite_sentence(rows: dict[str, str], machine: str) -> str:
-    """The README's sentence on the test commands' measured times, from their rows of the table."""
+def suite_sentence(rows: dict[str, str], machine: str, fresh=None) -> str:
+    """The README's sentence on the fresh-machine commands' measured times (`fresh`: those of the
+    README's FRESH section; None: the test commands), from their rows of the table."""
     times = []
-    for command, line in rows.items():
-        if command.startswith(TESTS):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            times.append(
-                f"`{command}` took {minutes(float(cells[1]))} (exit {cells[3]}, load "
-                f"{cells[4]} before, {cells[5]})"
-            )
+    chosen = [c for c in rows if c.startswith(TESTS)] if fresh is None else fresh
+    for command in (c for c in chosen if c in rows):
+        cells = [c.strip() for c in rows[command].strip("|").split("|")]
+        times.append(
+            f"`{command}` took {minutes(float(cells[1]))} (exit {cells[3]}, load "
+            f"{cells[4]} before, {cells[5]})"
+        )
     return (
-        f"{SUITE_START}\nMeasured on {machine}, each in a fresh clone with a cold compilation "
-        f"cache, as CI starts, by `python benchmarks/readme_times.py` (docs/benchmarks.md §n): "
+        f"{SUITE_START}\nMeasured on {machine} by `python benchmarks/readme_times.py` "
+        "(docs/benchmarks.md §n), the install in a fresh environment with pip's cache off and the "
+        "tests in a fresh clone with a cold compilation cache, as CI starts: "
         + "; ".join(times)
         + f".\n{SUITE_END}"
     )
+
+
+def fresh_commands(readme: str) -> list[str]:
+    """The commands of the README's FRESH section, up to the sentence of their times."""
+    section = readme.split(FRESH, 1)[1].split(SUITE_START, 1)[0] if FRESH in readme else ""
+    return commands(section)
+
+
+def stamped(readme: str, rows: dict[str, str]) -> str:
+    """The README with each "(measured: ...)" of a line whose command has a row set to its time."""
+    out = []
+    for line in readme.split("\n"):
+        parts = _parts(line) if STAMP.search(line) else []
+        if len(parts) == 1 and parts[0] in rows:
+            cells = [c.strip() for c in rows[parts[0]].strip("|").split("|")]
+            line = STAMP.sub(f"(measured: {minutes(float(cells[1]))})", line)
+        out.append(line)
+    return "\n".join(out)
 
 
 def previous_rows(doc: str) -> dict[str, str]:
@@ -179,14 +219,14 @@ def main(argv=None) -> int:
     else:
         doc = doc.rstrip("\n") + "\n\n## n. README commands: measured times\n\n" + text + "\n"
     DOC.write_text(doc)
-    readme = README.read_text()
+    readme = stamped(README.read_text(), rows)
     if SUITE_START in readme:
         readme = (
             readme.split(SUITE_START, 1)[0]
-            + suite_sentence(rows, machine())
+            + suite_sentence(rows, machine(), fresh_commands(readme))
             + readme.split(SUITE_END, 1)[1]
         )
-        README.write_text(readme)
+    README.write_text(readme)
     return 0
 
 

@@ -23,12 +23,15 @@ COLUMNS = 3
 
 
 def draw(items, path, title: str = "", metas=()) -> None:
-    """theorems.png: a panel per claim (`panel`), COLUMNS to a row, written atomically to `path`."""
+    """theorems.png: a panel per claim (`panel`), at most COLUMNS to a row, written atomically to
+    `path`."""
     cs = claims_of(items)
-    rows = max(1, math.ceil(len(cs) / COLUMNS))
+    cols = min(COLUMNS, max(1, len(cs)))
+    rows = max(1, math.ceil(len(cs) / cols))
     fig, axes = plt.subplots(
-        rows, COLUMNS, figsize=(4.2 * COLUMNS, 3.0 * rows), constrained_layout=True, squeeze=False
-    )
+        rows, cols, figsize=(max(4.2 * cols, 6.0), 3.0 * rows), constrained_layout=True,
+        squeeze=False,
+    )  # fmt: skip
     cells = list(axes.ravel())
     for ax, c in zip(cells, cs):
         panel(ax, c)

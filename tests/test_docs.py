@@ -266,6 +266,29 @@ def test_section_citations_resolve():
     assert not bad, f"citations of missing sections: {bad}"
 
 
+# An example's output folder: under dynsim-out/ (each command's default folder is one) or a
+# placeholder in capitals (DIR, SHARED/DIR)
+OUT = re.compile(r"--out[ =]([^\s`'\"\\)]+)")
+
+
+def stray_outs(text: str) -> list[str]:
+    """The --out values of `text` that are neither under dynsim-out/ nor a placeholder."""
+    return [
+        v
+        for v in OUT.findall(text)
+        if not v.startswith("dynsim-out/") and not v.split("/")[0].isupper()
+    ]
+
+
+def test_examples_write_under_one_folder():
+    """Every page's examples write where a command's default --out does, under dynsim-out/ (the
+    measurements' history in docs/benchmarks.md aside), so pages agree on where outputs are."""
+    assert stray_outs("dynsim figure jsl-fig4 --out figs --out DIR --out dynsim-out/a") == ["figs"]
+    for rel in markdown_docs():
+        if rel != "docs/benchmarks.md":
+            assert stray_outs(read(rel)) == [], rel
+
+
 def test_public_modules_have_docstrings():
     mods = public_modules()
     assert len(mods) > 50
