@@ -154,3 +154,27 @@ def test_the_fine_tuning_is_checked_on_construction():
         narrow.resolved(JSLConfig(D=16, C=4, d=1))
     assert full_spec.Finetune(n_tilde=[8]).n_tilde == (8,)
     assert full_spec.Finetune(eta=0.3).resolved(JSLConfig()).eta == 0.3
+
+
+def test_a_C_whose_set_type_counts_overflow_float64_is_refused_before_any_work():
+    """C = 652 is the largest C whose every set-type count C!/(a! b! (C-a-b)!) is a finite
+    float64; at 653 one count is not, and the reduced level is refused in one line (it raised
+    OverflowError after building the classes). The largest count sits at the most even split: the
+    maximum over all (a, b) by brute force, in exact integers, at C = 30, 31, 32 (each residue mod
+    3)."""
+    import math
+    import sys
+
+    def even(C):
+        return math.comb(C, C // 3) * math.comb(C - C // 3, (C - C // 3) // 2)
+
+    for C in (30, 31, 32):
+        pairs = [(a, b) for a in range(C + 1) for b in range(C - a + 1)]
+        assert max(math.comb(C, a) * math.comb(C - a, b) for a, b in pairs) == even(C)
+    assert even(652) <= sys.float_info.max < even(653)
+    assert reduced_spec.set_types_fit(652) and not reduced_spec.set_types_fit(653)
+    reduced_spec.check_moments_fit(1304, 652, 3)
+    with pytest.raises(ValueError, match=r"^JSLConfig.C = 653 is invalid .* for C > 652"):
+        reduced_spec.check_moments_fit(1306, 653, 3)
+    with pytest.raises(ValueError, match=r"for C > 652"):
+        reduced_spec.check_moments_fit(2_000_000, 1000, 3)

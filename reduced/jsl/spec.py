@@ -1,8 +1,11 @@
 """What the reduced JSL level accepts, and its checks before any work: how a sweep evaluates the
-population sum (`OPTIONS`, `check_sum_options`, read by `sums.choose`) and the int64 moments of its
-exact sums (`check_moments_fit`)."""
+population sum (`OPTIONS`, `check_sum_options`, read by `sums.choose`) and the int64 moments and
+float64 set-type counts of its exact sums (`check_moments_fit`)."""
 
 from __future__ import annotations
+
+import math
+import sys
 
 from dynsim.jsl.config import JSLConfig
 from dynsim.validation import check_int
@@ -41,8 +44,16 @@ def simulate(cfg: JSLConfig, **keywords):
 
 
 def check_moments_fit(D: int, C: int, p: int) -> None:
-    """Refuse a p whose class monomials overflow int64 (`moments.monomials` multiplies them exactly
-    in int64: |mono_r| <= D^p)."""
+    """Refuse a C whose set types' counts overflow float64 (`set_types_fit`), and a p whose class
+    monomials overflow int64 (`moments.monomials` multiplies them exactly in int64: |mono_r| <=
+    D^p)."""
+    if not set_types_fit(C):
+        largest = next(c for c in range(min(C, GROWN), 1, -1) if set_types_fit(c))
+        raise ValueError(
+            f"JSLConfig.C = {C} is invalid for the reduced level: its exact sum counts a set's "
+            f"patch types C! / (a! b! (C - a - b)!) ways each in float64, past float64's largest "
+            f"number for C > {largest} (the full level runs any C)"
+        )
     if D**p < 2**63:
         return
     fits = max([e for e in range(3, p, 2) if D**e < 2**63], default=None)
@@ -52,6 +63,21 @@ def check_moments_fit(D: int, C: int, p: int) -> None:
         + (f"p <= {fits} fits" if fits else "no p fits")
         + " (the full level runs any p)"
     )
+
+
+# Past this C no set type's count is a float64 (the largest that is: C = 652)
+GROWN = 1000
+
+
+def set_types_fit(C: int) -> bool:
+    """Whether the largest count of a set type, C! / (a! b! c!) at the most even split a + b + c =
+    C (`classes.build`'s ways), is a finite float64."""
+    if C > GROWN:  # the count grows with C
+        return False
+    a = C // 3
+    b = (C - a) // 2
+    ways = math.factorial(C) // (math.factorial(a) * math.factorial(b) * math.factorial(C - a - b))
+    return ways <= sys.float_info.max
 
 
 def check_sum_options(max_configurations=None, tail_target=None, mc_samples=None) -> None:
