@@ -15,7 +15,7 @@ from . import divergence, inputs, schemas, tempfiles
 from .divergence import NONFINITE
 from .setting import load
 from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
-from .validation import count_value
+from .validation import count_value, did_you_mean
 
 # a trajectory file larger than this is not one dynsim wrote (the largest runs write megabytes)
 MAX_FILE_BYTES = 1 << 36
@@ -70,6 +70,11 @@ class Trajectory:
                 )
 
     def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.observables:  # a KeyError that names the recorded ones
+            raise KeyError(
+                f"no observable {name!r}{did_you_mean(self.observables, name)}; recorded: "
+                + ", ".join(self.observables)
+            )
         return self.observables[name]
 
     def __contains__(self, name: object) -> bool:

@@ -129,6 +129,8 @@ def test_mapping_api():
     assert np.array_equal(t.get("pp"), np.ones((2, 3, 3))) and len(list(t.values())) == 2
     with pytest.raises(KeyError):
         t["beta"]
+    with pytest.raises(KeyError, match=r"'alpah' \(did you mean alpha\?\); recorded: alpha, pp"):
+        t["alpah"]
 
 
 def test_to_xarray():
