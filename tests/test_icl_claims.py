@@ -3,10 +3,10 @@ paper's conclusion holds by construction, one where it is false, and one outside
 judged by the one verdict rule on a real run of the full level (d = 3, N = 10, Lambda = I: Gamma =
 1.4 I by hand).
 
-  - defaults: 200 steps of exact population GD from Assumption 3.3's start;
+  - defaults: 200 steps of exact population GD from the paper's initialization;
   - 3 steps: the run did not reach its horizon;
-  - sigma = -0.1: Assumption 3.3's sigma > 0 is false (the run still converges to Gamma^-1: the
-    product u W11^KQ starts positive);
+  - sigma = -0.1: the initialization's sigma > 0 is false (the run still converges to Gamma^-1:
+    the product u W11^KQ starts positive);
   - the Lambda^-1 layer: the trained layer with u W11^KQ replaced by Lambda^-1, the limit without
     Gamma's 1/N terms (constructed: no run inside the premises contradicts Theorem 4.1, which is a
     theorem; the error claim measures this layer by the same Monte Carlo as the trained one);
@@ -85,7 +85,7 @@ EXPECTED = {
 }
 WHY = {  # the premise a not-applicable verdict names
     "3 steps": "the run reached its horizon",
-    "sigma = -0.1": "Assumption 3.3: sigma > 0",
+    "sigma = -0.1": "initialization: sigma > 0",
     "shift 1": "a covariate shift",
 }
 

@@ -23,8 +23,8 @@ def _fail(name: str, value: Any, why: str) -> None:
 @dataclasses.dataclass(frozen=True)
 class ICLConfig:
     """Prompts of N examples (x_i ~ N(0, Lambda), y_i = <w, x_i>, w ~ N(0, I_d)) and a query; a
-    linear self-attention layer trained by GD from the paper's initialization (its Assumption 3.3,
-    docs/icl.md §3), Lambda = diag(kappa^((k - 1) / (d - 1))), k = 1..d."""
+    linear self-attention layer trained by GD from the paper's initialization (docs/icl.md §3),
+    Lambda = diag(kappa^((k - 1) / (d - 1))), k = 1..d."""
 
     NUMBERS: ClassVar[tuple[str, ...]] = ("kappa", "sigma", "eta")
     # what the gradient flow does not read, with the value its compiled solve's config carries
@@ -41,7 +41,8 @@ class ICLConfig:
         },
     )
     sigma: float = dataclasses.field(
-        default=0.1, metadata={"help": "initialization scale sigma of Assumption 3.3"}
+        default=0.1,
+        metadata={"help": "initialization scale sigma (docs/icl.md §3)"},
     )
     eta: float = dataclasses.field(default=0.05, metadata={"help": "learning rate"})
     steps: int = dataclasses.field(default=200, metadata={"help": "GD steps"})
@@ -76,7 +77,7 @@ class ICLConfig:
             value = getattr(self, name)
             if not is_real(value) or not value > 0:
                 _fail(name, value, "must be a finite number > 0")
-        # sigma <= 0 is accepted: Assumption 3.3's sigma > 0 is a premise the claims measure
+        # sigma <= 0 is accepted: the initialization's sigma > 0 is a premise the claims measure
         if not is_real(self.sigma):
             _fail("sigma", self.sigma, "must be a finite number")
         if self.dtype not in DTYPES:

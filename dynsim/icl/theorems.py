@@ -38,22 +38,22 @@ def rounding(r: reading.Reading) -> float:
 
 
 def premises(r: reading.Reading, on_manifold: bool = False) -> list[Premise]:
-    """Theorem 4.1's premises as measured on the run: Assumption 3.3's start (sigma > 0, ||Theta
+    """Theorem 4.1's premises as measured on the run: the initialization (sigma > 0, ||Theta
     Theta^T||_F = 1, the other blocks zero), the horizon (the product's late move), GD stable where
     it stopped (eta lambda_max < 2: GD's fixed point is the flow's) and, where a claim reads the
     layer as the linear predictor w^T S (u W11^KQ) x_q, the other blocks still zero at the end."""
     tol = tolerance(r.spectrum, r.N)
     out = [
-        Premise("Assumption 3.3: sigma > 0", r.u0, ">", 0.0, "u(0) = w22^PV(0)"),
+        Premise("initialization: sigma > 0", r.u0, ">", 0.0, "u(0) = w22^PV(0)"),
         Premise(
-            "Assumption 3.3: ||Theta Theta^T||_F = 1",
+            "initialization: ||Theta Theta^T||_F = 1",
             abs(r.theta_norm - 1),
             "<=",
             1e-12,
             "|‖W11^KQ(0)‖_F / u(0) - 1|, to rounding",
         ),
         Premise(
-            "Assumption 3.3: the other blocks start at zero",
+            "initialization: the other blocks start at zero",
             r.offblock0,
             "<=",
             0.0,
@@ -92,7 +92,7 @@ def limit_claim(r: reading.Reading) -> claims.Claim:
     gap = float(np.linalg.norm(r.product - target) / np.linalg.norm(target))
     return judge(
         LIMIT,
-        statement="gradient flow from Assumption 3.3's initialization converges to a global "
+        statement="gradient flow from the paper's initialization converges to a global "
         "minimum where u W11^KQ = Gamma^{-1}, Gamma = (1 + 1/N) Lambda + tr(Lambda)/N I_d "
         f"({SOURCE})",
         reading="||u W11^KQ - Gamma^{-1}||_F / ||Gamma^{-1}||_F at the end of GD on the exact "

@@ -1,6 +1,6 @@
 """The linear self-attention layer of Zhang, Frei and Bartlett as a flax module holding the literal
-(d + 1) x (d + 1) matrices W^PV and W^KQ, their initialization (Assumption 3.3) and the prompts it
-reads (docs/icl.md §2-§3)."""
+(d + 1) x (d + 1) matrices W^PV and W^KQ, the paper's initialization and the prompts it reads
+(docs/icl.md §2-§3)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ def theta_gram(d: int, dtype) -> jnp.ndarray:
 
 
 def initial(sigma, d: int, dtype) -> dict:
-    """Assumption 3.3: W^PV(0) = sigma [[0, 0], [0, 1]], W^KQ(0) = sigma [[Theta Theta^T, 0], [0,
-    0]]."""
+    """The paper's initialization: W^PV(0) = sigma [[0, 0], [0, 1]], W^KQ(0) = sigma [[Theta
+    Theta^T, 0], [0, 0]]."""
     pv = jnp.zeros((d + 1, d + 1), dtype).at[d, d].set(sigma)
     kq = jnp.zeros((d + 1, d + 1), dtype).at[:d, :d].set(sigma * theta_gram(d, dtype))
     return {"W_PV": pv, "W_KQ": kq}
@@ -27,7 +27,7 @@ def initial(sigma, d: int, dtype) -> dict:
 
 class LinearSelfAttention(nn.Module):
     """f(E) = E + W^PV E (E^T W^KQ E) / N on an embedding E of N examples and a query (docs/icl.md
-    eq. (F)); its parameters start at Assumption 3.3's matrices."""
+    eq. (F)); its parameters start at the paper's initialization."""
 
     d: int
     sigma: float

@@ -64,7 +64,7 @@ def sampled_loss(cfg: ICLConfig):
 
 
 def _train(cfg: ICLConfig, grad, key=None):
-    """optax GD from Assumption 3.3's parameters on dynsim's engine: (final params, records)."""
+    """optax GD from the initialization's parameters on dynsim's engine: (final params, records)."""
     return engine.train(
         grad,
         optax.sgd(cfg.eta),

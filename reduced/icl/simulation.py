@@ -1,6 +1,7 @@
-"""The reduced ICL level: (u, a) with u = w22^PV and W11^KQ = diag(a), by GD (`reduced.gd.run`) or
-as the gradient flow (diffrax, `reduced.flow`), the gradients those of `symbolic.derive` (sympy),
-from Assumption 3.3's start u = sigma, a = sigma / sqrt(d) (docs/icl.md §4)."""
+"""The reduced ICL level: (u, a) with u = w22^PV and W11^KQ = diag(a), by GD (`reduced.gd.descend`
+in one `lax.scan`) or as the gradient flow (diffrax, `reduced.flow`), the gradients those of
+`symbolic.derive` (sympy), from the paper's initialization u = sigma, a = sigma / sqrt(d)
+(docs/icl.md §4)."""
 
 from __future__ import annotations
 
