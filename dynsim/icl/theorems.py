@@ -210,9 +210,19 @@ def check_theorems(
         shifted, floor = shift_floors(r, shift)
         out.append(
             Measurement(
-                "covariate shift floors",
-                "M -> infinity error / tr(covariance) of the trained layer, shifted and not",
-                {"shifted": shifted, "in distribution": floor},
+                "shift floors",
+                "M -> infinity error / tr(query covariance) of the trained layer (eq. (E-inf)): "
+                "covariates shifted, the query alone shifted (prompts from Lambda: Sec. 4.2's "
+                "query shift, reported), and no shift",
+                {"covariate shift": shifted, "query shift": query_floor(r, shift), "none": floor},
             )
         )
     return out
+
+
+def query_floor(r: reading.Reading, shift: float) -> float:
+    """The M -> infinity error of the trained layer relative to tr(C_q) with the query alone
+    shifted, C_q = shift x Lambda, the prompts from Lambda."""
+    lam = moments.covariance(r.spectrum)
+    moved = shift * lam
+    return moments.error_floor(r.product, lam, moved, np.eye(r.d)) / np.trace(moved)
