@@ -60,8 +60,8 @@ def error_floor(P, prompt_cov, query_cov, task_cov) -> float:
 
 
 def theorem_error(spectrum, N: int, M: int, task_cov) -> float:
-    """Theorem 4.1's prediction error on a new task: `prediction_error` at P = Gamma^{-1}
-    (trained on prompts of N examples), test prompts of M examples from the training
-    distribution."""
+    """Theorem 4.2's prediction error on a new task (noiseless labels: its best linear predictor's
+    error is 0): `prediction_error` at P = Gamma^{-1} (trained on prompts of N examples), test
+    prompts of M examples from the training distribution."""
     lam = covariance(spectrum)
     return prediction_error(limit(spectrum, N), lam, lam, task_cov, M)

@@ -20,7 +20,7 @@ from .config import DTYPES, MAX_N, MODES, ICLConfig
 
 HOOKS = "dynsim.icl.hooks"
 WORK = "dynsim.icl.sweep"
-CLAIM_NAMES = ("Theorem 4.1 limit", "Theorem 4.1 error", "Sec. 4.2 covariate shift")
+CLAIM_NAMES = ("Theorem 4.1 limit", "Theorem 4.2 error", "Sec. 4.2 covariate shift")
 SHIFT = 4.0  # the covariate shift's default: test covariates of covariance 4 Lambda
 TESTS = 32768  # test prompts of the error claim's Monte Carlo
 MAX_TESTS = 1 << 24  # past this the Monte Carlo would take minutes
