@@ -3,4 +3,4 @@ loads on first use (`dynsim.lazy`)."""
 
 from dynsim.lazy import attach
 
-__getattr__, __dir__, __all__ = attach(__name__, submodules=["flow", "gd", "jsl", "mim"])
+__getattr__, __dir__, __all__ = attach(__name__, submodules=["flow", "gd", "icl", "jsl", "mim"])

@@ -157,8 +157,10 @@ def test_every_subcommand_has_a_bad_input_case():
     covered = {
         (argv[0], argv[1] if argv[0] not in ("rerun", "export") else None) for argv, _ in CASES
     }
-    # the toy settings other test modules register
+    # the settings other test modules register, or that are not built in (an installed plugin),
+    # and their own commands (a figure named after its setting)
     tests_own = set(registry.settings()) - set(registry.BUILTIN)
+    tests_own |= {c.name for n in tests_own for c in registry.get(n).commands}
     missing = {(v, t) for v, t in commands(cli.build_parser()) - covered if t not in tests_own}
     assert not missing, f"add bad-input cases for {sorted(missing, key=str)}"
 

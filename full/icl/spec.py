@@ -1,0 +1,54 @@
+"""What the full ICL level accepts, and its checks before any work: the modes (exact, sampled), the
+replicates (`check_full`), and `compare icl`'s full-level options (`OPTIONS`, `UNREAD`,
+`validate_full`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from dynsim import validation
+from dynsim.cli import options
+from dynsim.icl.config import MODES, ICLConfig
+from dynsim.validation import DEFAULT_REPLICATES
+from dynsim.verbs import Option
+
+MODE_HELP = (
+    "full level: GD on the exact population loss (closed form from the Gaussian moments) or on a "
+    "fresh batch of --batch prompts each step, R replicate runs judged with a Student-t band "
+    "(default: exact)"
+)
+UNREAD = {
+    "exact": {
+        "batch": "--mode exact takes the population loss (batch is --mode sampled's prompts)",
+        "seed": "--mode exact draws nothing (seed is --mode sampled's prompts)",
+    }
+}
+OPTIONS = (
+    Option(
+        "--replicates",
+        f"independent runs in --mode sampled (default: {DEFAULT_REPLICATES})",
+        type=options.at_least(2),
+        metavar="R",
+        verbs=("compare", "sweep"),
+        modes=("sampled",),
+    ),
+)
+
+
+def simulate(cfg: ICLConfig, **keywords):
+    """The full level's run, `training.simulate` (its module imports JAX, loaded here)."""
+    from . import training
+
+    return training.simulate(cfg, **keywords)
+
+
+def check_full(cfg: ICLConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
+    """The mode and the replicates, as every full level checks them (`dynsim.validation`); returns
+    the number of replicate runs (1 in mode exact)."""
+    validation.check_setting(cfg, ICLConfig, mode, MODES)
+    return validation.mode_replicates(mode, replicates, name="replicates")
+
+
+def validate_full(cfg: ICLConfig, opts: dict) -> None:
+    """`compare icl`'s full-level options (`check_full`)."""
+    check_full(cfg, opts["mode"], opts.get("replicates"))
