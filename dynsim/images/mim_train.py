@@ -86,7 +86,7 @@ def train(training: Training, X, y, keys):
         done = t + 1
         jax.lax.cond(
             (done % REPORT_EVERY == 0) | (done == training.steps),
-            lambda: jax.debug.callback(progress.report, done),
+            lambda: jax.debug.callback(progress.report, done, training.steps),
             lambda: None,
         )
         return (params, opt, key), value
