@@ -44,6 +44,7 @@ INTERVAL = 30.0
 # a drawn bar is redrawn at most this often
 REDRAW = 0.1
 WIDTH = 30  # characters of the bar
+REPORT_EVERY = 50  # steps between two reports of a trainer's scan (each a host round trip)
 
 
 @contextlib.contextmanager
@@ -119,6 +120,16 @@ def report(done, total=None, unit: str = "steps") -> None:
     if state["total"] is None and total is not None:
         state["total"], state["unit"] = max(int(total), 1), unit
     _draw(state, now)
+
+
+def report_every(done, total: int) -> None:
+    """Traceable: `report` `done` of `total` steps from a trainer's scan at every REPORT_EVERY-th
+    step and the last."""
+    jax.lax.cond(
+        (done % REPORT_EVERY == 0) | (done == total),
+        lambda: jax.debug.callback(functools.partial(report, total=total), done),
+        lambda: None,
+    )
 
 
 def advance(count: int = 1) -> None:

@@ -1,14 +1,18 @@
 """The progress bar on a fake clock (`dynsim.progress`): the time left counts no compiling, off a
 terminal plain lines come at a bounded rate however the work reports (runs of check-theorems,
 chunks of a sweep), the run in progress shows inside a bar of other units, in a notebook one output
-is updated in place, and a log line gets a line of its own."""
+is updated in place, a log line gets a line of its own, and a trainer's scan reports every
+REPORT_EVERY steps."""
 
 from __future__ import annotations
 
 import io
+import re
 import sys
 import types
 
+import jax
+import jax.numpy as jnp
 import pytest
 
 from dynsim import progress
@@ -178,3 +182,21 @@ def test_a_log_line_takes_the_bars_line(clock, capsys):
     before, after = err.split("reduced (P) at D = 36 ...\n")
     assert before.endswith("\r") and set(before.rsplit("\r", 2)[1]) == {" "}  # the bar cleared
     assert after.startswith("\rrun: [") and "10/10 steps" in after and after.endswith("\n")
+
+
+def test_a_trainers_scan_reports_every_report_every_steps(monkeypatch):
+    monkeypatch.setattr(progress, "REDRAW", 0.0)  # every report drawn
+    steps = 2 * progress.REPORT_EVERY + 7
+
+    def train(w):  # one seed's scan, vmapped over seeds as the image trainers do
+        def step(w, t):
+            progress.report_every(t + 1, steps)
+            return w * 0.5, None
+
+        return jax.lax.scan(step, w, jnp.arange(steps))[0]
+
+    out = io.StringIO()
+    with progress.bar(steps, "train", stream=out, enabled=True):
+        jax.jit(jax.vmap(train))(jnp.ones(2))
+    counts = [int(c) for c in re.findall(r"\] (\d+)/", out.getvalue())]
+    assert counts == [progress.REPORT_EVERY, 2 * progress.REPORT_EVERY, steps]  # once, not per seed
