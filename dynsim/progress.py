@@ -146,6 +146,14 @@ def advance(count: int = 1) -> None:
         _draw(state, now, force=True)
 
 
+def pulse() -> None:
+    """Redraw the active bar with its time elapsed while its work runs elsewhere (Dask workers,
+    another process): off a terminal a plain line at most every INTERVAL seconds."""
+    state = _active
+    if state is not None:
+        _draw(state, time.monotonic())
+
+
 def make_room() -> None:
     """Clear a bar drawn on the terminal from its line, so that a log line takes it (the next update
     draws the bar again below)."""

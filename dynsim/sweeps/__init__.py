@@ -321,6 +321,7 @@ def sweep(
                         "them"
                     )
                     said = True
+                bars.pulse()
                 time.sleep(WAIT_SECONDS)
             pending, recheck = waiting, True
     rows, columns = _table(
