@@ -5,14 +5,15 @@ callback (a garbage-collector callback such as JAX's, a finalizer, a Dask callba
 exception would be printed as "Exception ignored in ..." and dropped, is never lost. The flag is
 acted on at safe points, by `raise_if_interrupted()`: the CLI calls it before a command's work and
 checks `received()` after it; a compiled run's host callback calls it every ~40 ms of work
-(`recording.run`, through `progress.report`), which raises KeyboardInterrupt there and JAX aborts
-the run (the main thread gets it back wrapped: `progress.interrupted`); loops over runs call it
-between runs (`progress.advance`, the sweep executors).
+(`recording.run`; a flow's field or step, `reduced.flow`; through `progress.report`), which raises
+KeyboardInterrupt there and JAX aborts the run (the main thread gets it back wrapped:
+`progress.interrupted`); loops over runs call it between runs (`progress.advance`, the sweep
+executors).
 
 `watch()` (the CLI wraps every command in it, parsing included) also makes the C-level handler
 write the signal number to a socket (`signal.set_wakeup_fd`): a thread reads it, even while the main
 thread is blocked in XLA or in a C library, and arms the watchdog. GRACE_S seconds after the first
-signal with no safe point reached (an ODE solve, a plot, an import), or at once on a second signal,
+signal with no safe point reached (a compilation, a plot, an import), or at once on a second signal,
 the process prints the interrupted line and leaves through `os._exit` (files are written
 atomically, so the ones on disk are complete).
 """
@@ -32,6 +33,8 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # watchdog: the clean path (a callback every few ms of work) exits well before; the issue asks <= 5
 # s
 GRACE_S = 4.0
+# where JAX logs a host callback's exception (debug callbacks; the flows' pure callbacks)
+CALLBACK_LOGGERS = ("jax._src.debugging", "jax._src.callback")
 MESSAGE = "dynsim: interrupted; files already written are complete (writes are atomic)"
 
 _state = {"signal": None, "count": 0, "watching": False}
@@ -57,8 +60,8 @@ def raise_if_interrupted(*_) -> None:
 
 
 class _QuietAbort(logging.Filter):
-    """Drop JAX's "jax.debug.callback failed" traceback when the failure is our own abort
-    (`raise_if_interrupted`)."""
+    """Drop JAX's "jax.debug.callback failed" (or "jax.pure_callback failed") traceback when the
+    failure is our own abort (`raise_if_interrupted`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
@@ -119,7 +122,8 @@ def watch() -> Iterator[None]:
     _state.update(signal=None, count=0, watching=True)
     for s in SIGNALS:
         signal.signal(s, _handler)
-    logging.getLogger("jax._src.debugging").addFilter(quiet)
+    for name in CALLBACK_LOGGERS:
+        logging.getLogger(name).addFilter(quiet)
     threading.Thread(
         target=_watch, args=(reader, done), daemon=True, name="dynsim-interrupt"
     ).start()
@@ -131,5 +135,6 @@ def watch() -> Iterator[None]:
         signal.set_wakeup_fd(old_fd)
         for s, h in previous.items():
             signal.signal(s, h)
-        logging.getLogger("jax._src.debugging").removeFilter(quiet)
+        for name in CALLBACK_LOGGERS:
+            logging.getLogger(name).removeFilter(quiet)
         writer.close()  # the watcher's recv returns b"" and it ends

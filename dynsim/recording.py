@@ -4,6 +4,7 @@ callback every ~40 ms of work draws the progress bar and stops the run on Ctrl-C
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -49,6 +50,7 @@ def run(
 
     t0 = jax.numpy.asarray(0)
     every = check_every(step, state, t0, record_every)
+    report = functools.partial(progress.report, total=steps)  # the run's count of `steps`
 
     def advance(c):
         state, t, bad = step(c[0], c[1]), c[1] + 1, c[2]
@@ -60,7 +62,7 @@ def run(
 
     def steps_then_report(carry, length):
         carry = jax.lax.fori_loop(0, length, lambda _, c: advance(c), carry)
-        jax.debug.callback(progress.report, carry[1])
+        jax.debug.callback(report, carry[1])
         return carry
 
     def record(carry):

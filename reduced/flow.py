@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import recording
+from dynsim import progress, recording
 from dynsim.validation import is_int, is_real
 
 METHODS = ("gd", "flow")
@@ -51,6 +51,8 @@ MAX_STEPS = 100_000
 MAX_FLOW_STEPS = 2**53
 # meta["approximation"]: the checker compares a flow with GD as an approximation
 LABEL = "gradient_flow"
+# what a flow's progress counts (`dynsim.progress.report`): the save times reached
+UNIT = "save times"
 
 
 def check_method(method) -> str:
@@ -199,7 +201,7 @@ def integrate(vector_field: Callable, y0, args, ts, t_max, rtol, atol, solver: s
     return sol.ys, sol.stats, sol.result
 
 
-def isolated(fn: Callable, jvp: Callable, like) -> Callable:
+def isolated(fn: Callable, jvp: Callable, like, ts, t_max) -> Callable:
     """The vector field y -> fn(y) as diffrax calls it, with XLA compiling fn (and its JVP) once, on
     its own.
 
@@ -208,20 +210,27 @@ def isolated(fn: Callable, jvp: Callable, like) -> Callable:
     over the expression alone (docs/benchmarks.md §l). Here the loop calls it through
     `jax.pure_callback`; a `custom_jvp` gives the solver's Jacobian (`jax.jacfwd`, one JVP per state
     entry) through a second callback. fn, jvp: host callables of jit-compiled functions (y -> dy/dt
-    and (y, v) -> J(y) v); like: a pytree with y's shapes and dtypes.
+    and (y, v) -> J(y) v); like: a pytree with y's shapes and dtypes. The field's callback also
+    reports the save times `ts` (padded to t_max, `traced_options`) that t has passed
+    (`dynsim.progress.report`, in UNIT): the flow's progress and its Ctrl-C checks.
     """
     spec = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), like)
 
+    def host(y, reached, saves):
+        progress.report(reached, saves, UNIT)
+        return fn(y)
+
     @jax.custom_jvp
-    def f(y):
-        return jax.pure_callback(fn, spec, y)
+    def f(y, reached, saves):
+        return jax.pure_callback(host, spec, y, reached, saves)
 
     @f.defjvp
     def f_jvp(primals, tangents):
-        (y,), (v,) = primals, tangents
-        return f(y), jax.pure_callback(jvp, spec, y, v, vmap_method="sequential")
+        y, v = primals[0], tangents[0]  # autonomous: the field does not move with t
+        return f(*primals), jax.pure_callback(jvp, spec, y, v, vmap_method="sequential")
 
-    return lambda t, y, args: f(y)
+    saves = jnp.argmax(ts >= t_max) + 1  # the save times before the padding
+    return lambda t, y, args: f(y, jnp.minimum(jnp.sum(ts <= t), saves), saves)
 
 
 def traced_options(opts: dict, dtype) -> tuple:
@@ -363,7 +372,7 @@ def solve(
     stop with inf); the others stand at y0 and are dropped by `finish`. Returns (records, reached,
     states, stats, result).
     """
-    f = isolated(fn, jvp, y0)
+    f = isolated(fn, jvp, y0, ts, t_max)
     ys, stats, result = integrate(f, y0, None, ts, t_max, rtol, atol, solver, max_steps)
     first = jax.tree.leaves(ys)[0]
     reached = jnp.all(jnp.isfinite(first.reshape(first.shape[0], -1)), axis=1)
@@ -385,8 +394,9 @@ def solve_host(
     max_steps: int,
 ):
     """Integrate dy/dt = fn(y) (a flat float64 vector) with scipy.integrate's `solver` and the
-    Jacobian `jac(y)`, stepped here so that max_steps holds and Ctrl-C lands between steps; saves at
-    ts by each step's interpolant.
+    Jacobian `jac(y)`, stepped here so that max_steps holds and each step reports the save times
+    reached (`dynsim.progress.report`: the bar, and Ctrl-C between steps); saves at ts by each
+    step's interpolant.
 
     Returns (ys (len(ts), n), reached (len(ts),), stats, result): result "successful" or scipy's
     message."""
@@ -422,6 +432,7 @@ def solve_host(
             ys[i:upto] = ode.dense_output()(ts[i:upto]).T
             reached[i:upto] = True
             i = upto
+        progress.report(i, len(ts), UNIT)  # after the first step: f and J are compiled
     stats = {"num_steps": steps, **counts, "lu_decompositions": getattr(ode, "nlu", 0)}
     return ys, reached, stats, result
 

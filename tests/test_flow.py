@@ -1,8 +1,10 @@
 """The gradient flow (method="flow"): GD converges to it at rate eta, tolerances do not recompile,
-bad input is named, and `compare --method flow` runs end to end."""
+bad input is named, and `compare --method flow` runs end to end, its bar counting the save times
+reached."""
 
 import json
 import math
+import re
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +13,7 @@ import pytest
 
 import reduced.jsl
 import reduced.mim
-from dynsim import JSLConfig, MIMConfig, cli
+from dynsim import JSLConfig, MIMConfig, cli, progress
 from reduced import flow as generic_flow
 from reduced.jsl import flow, tables
 from reduced.mim import flow as mim_flow
@@ -155,7 +157,10 @@ def test_the_flow_options_are_checked_on_construction():
         reduced.jsl.simulate(JSLConfig(D=9, C=3), method="flow", rtoll=1e-3)
 
 
-def test_cli_method_flow_end_to_end(tmp_path, capsys):
+def test_cli_method_flow_end_to_end(tmp_path, capsys, monkeypatch):
+    # the reduced level's bar counts the save times the flow reaches (LSODA here, diffrax for MIM)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)  # stderr is no terminal: every report a line
     out = tmp_path / "jsl"
     code = cli.main(
         [
@@ -176,8 +181,9 @@ def test_cli_method_flow_end_to_end(tmp_path, capsys):
             "--no-plot",
         ]
     )
-    text = capsys.readouterr().out
+    text, err = capsys.readouterr()
     assert code == 0 and "approximation tolerance" in text and "reduced[gradient_flow]" in text
+    assert "reduced: 4/4 save times" in err  # t = 0, 20, 40, 60 steps
     report = json.loads((out / "report.json").read_text())
     assert report["kind"] == "approximation" and report["reduced_meta"]["method"] == "flow"
     assert (
@@ -206,6 +212,7 @@ def test_cli_method_flow_end_to_end(tmp_path, capsys):
         ]
     )
     assert code == 0 and (out / "report.json").exists()
+    assert re.search(r"^reduced: (\d+)/\1 save times", capsys.readouterr().err, re.MULTILINE)
     assert cli.main(["compare", "mim", "--method", "flow", "--t-max", "-2", "--out", str(out)]) == 2
     assert "--t-max = -2.0" in capsys.readouterr().err
 

@@ -37,6 +37,7 @@ HEAVY = (
     "dask",
     "xarray",
     "sklearn",
+    "IPython",
 )
 SETTING_PACKAGES = (
     "dynsim.jsl",

@@ -1,7 +1,7 @@
 """docs/notebooks/researcher.ipynb runs headless (nbclient, the python3 kernel of this
 environment): a compare, a sweep and a claim check with their reprs, and a pandas plot of MIM's FP
-curves by area; no cell errs, and no output is longer than a screen (40 lines of text, 40 table
-rows), a progress bar counted as the line a notebook shows after its carriage returns."""
+curves by area; no cell errs, no output is longer than a screen (40 lines of text, 40 table rows),
+and each progress bar is one output of its cell, updated in place (not one output per update)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,17 @@ nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "notebooks" / "researcher.ipynb"
 SCREEN = 40  # lines of a terminal or a notebook's output area without scrolling
+# a progress bar's line (`dynsim.progress`), its label captured
+BAR = re.compile(r"(?:^|\r)([^:\r\n]+): \[[# ]*\] ", re.MULTILINE)
 
 
 def shown(text: str) -> list[str]:
     """The lines a notebook displays: each line's text after its last carriage return."""
     return [line.rsplit("\r", 1)[-1] for line in text.splitlines()]
+
+
+def text_plain(output) -> str:
+    return output.get("data", {}).get("text/plain", "")
 
 
 def test_the_notebook_runs_headless_with_short_outputs(tmp_path):
@@ -28,11 +34,15 @@ def test_the_notebook_runs_headless_with_short_outputs(tmp_path):
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()  # raises CellExecutionError on the first cell that errs
-    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    cells = [cell.outputs for cell in nb.cells if cell.cell_type == "code"]
+    outputs = [o for cell in cells for o in cell]
+    for cell in cells:
+        bars = [b for o in cell for b in BAR.findall(o.get("text", "") or text_plain(o))]
+        assert len(bars) == len(set(bars)), bars  # one output per bar
     kinds = {k for o in outputs for k in o.get("data", {})}
     assert {"text/html", "image/png"} <= kinds  # the reprs' tables and the pandas plot
     for o in outputs:
-        text = o.get("text", "") or o.get("data", {}).get("text/plain", "")
+        text = o.get("text", "") or text_plain(o)
         assert len(shown(text)) <= SCREEN, text[:2000]
         page = o.get("data", {}).get("text/html", "")
         assert len(re.findall(r"<tr", page)) <= SCREEN + 1, page[:2000]  # rows and a header

@@ -1,6 +1,7 @@
 """Progress of library calls (`dynsim.progress.tracked`): progress=True draws a bar that reaches the
 run's steps, False draws nothing, None draws after DELAY seconds (plain lines off a terminal), and
-a call inside a bar already drawn (the CLI's) draws nothing of its own."""
+a call inside a bar already drawn (the CLI's) draws nothing of its own; a flow's bar counts the
+save times it reaches."""
 
 from __future__ import annotations
 
@@ -51,9 +52,11 @@ def test_inside_an_active_bar_draws_nothing_of_its_own(capsys, monkeypatch):
     assert "outer: [" in outer.getvalue() and "reduced JSL" not in outer.getvalue()
 
 
-def test_flow_counts_no_steps(capsys):
-    reduced.jsl.simulate(CFG, method="flow", progress=True)  # no compiled scan moves a bar
-    assert capsys.readouterr().err == ""
+def test_a_flow_counts_its_save_times_to_the_last(capsys):
+    times = [0.0, 0.5, 1.0, 2.0]  # t_max = eta * steps = 2
+    reduced.jsl.simulate(CFG, method="flow", times=times, progress=True)
+    err = capsys.readouterr().err
+    assert f"reduced JSL: [{'#' * progress.WIDTH}] 4/4 save times" in err
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, 0.5])

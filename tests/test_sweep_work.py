@@ -1,6 +1,6 @@
 """The work a sweep does: a point the seed does not change runs once for all its seeds, vmapped
-groups are padded only to their own size, and off a terminal the progress is one plain line per
-finished chunk."""
+groups are padded only to their own size, and off a terminal the progress is plain lines that say
+the steps inside a chunk."""
 
 from __future__ import annotations
 
@@ -99,13 +99,14 @@ def test_a_small_group_is_padded_only_to_its_size(tmp_path, runs):
     assert runs == [(3, 6)]  # 5 points in 2 batches of 3 (1 copy), not 2 of 4 (3 copies)
 
 
-def test_off_a_terminal_each_chunk_logs_one_plain_line(tmp_path, capsys):
+def test_off_a_terminal_plain_lines_say_the_steps_inside_a_chunk(tmp_path, capsys, monkeypatch):
+    # no sweep here lasts INTERVAL: the first line (at the first report) and the last
+    monkeypatch.setattr(dynsim.progress, "INTERVAL", 1e9)
     dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path / "a"), chunk_size=2)
     lines = capsys.readouterr().err.splitlines()
-    # the time left is said once a rate is measured: from the second line on
-    pattern = r"sweep jsl \(reduced\): (\d)/3 runs, \d+ s elapsed(, ~\d+ s left)?"
-    done = [re.fullmatch(pattern, line) for line in lines]
-    assert all(done) and [int(m.group(1)) for m in done] == [2, 3], lines
-    assert done[0].group(2) is None and done[1].group(2) == ", ~0 s left", lines
+    first = r"sweep jsl \(reduced\): 0/3 runs, \d+ s elapsed; now \d+/\d+ steps"
+    assert len(lines) == 2 and re.fullmatch(first, lines[0]), lines
+    # the time left is measured from the first chunk done to the last
+    assert re.fullmatch(r"sweep jsl \(reduced\): 3/3 runs, \d+ s elapsed, ~\d+ s left", lines[1])
     dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path / "b"), progress=False)
     assert capsys.readouterr().err == ""

@@ -71,7 +71,8 @@ THEOREMS = {
 
 
 def log(msg: str) -> None:
-    """One line to stderr, at once."""
+    """One line to stderr, at once (on a line of its own: a bar drawn there makes room)."""
+    progress.make_room()
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -148,23 +149,16 @@ def write_npz(path: str, arrays: dict) -> None:
     atomic_savez(path, arrays)
 
 
-def run_logged(label: str, total: int, fn, timings: dict, key: str, unit: str = "steps"):
-    """Run `fn()` under a progress bar of `total` `unit`s, time it, and pass its warnings to
-    stderr. A steps bar shows once the run has taken `progress.DELAY` seconds; off a terminal it
-    writes one plain line every `progress.INTERVAL` seconds instead."""
+def run_logged(label: str, total: int | None, fn, timings: dict, key: str, unit: str = "steps"):
+    """Run `fn()` under a progress bar of `total` `unit`s (None: the run's own, e.g. a flow's save
+    times), time it, and pass its warnings to stderr. The bar shows once the run has taken
+    `progress.DELAY` seconds; off a terminal it writes one plain line at most every
+    `progress.INTERVAL` seconds instead."""
     resources.say_pending()  # the work starts: the estimate, if long, is its first line
     t0 = time.perf_counter()
-    steps = unit == "steps"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with progress.bar(
-            total,
-            label,
-            unit=unit,
-            plain=steps,
-            delay=progress.DELAY if steps else 0.0,
-            interval=progress.INTERVAL if steps else 0.0,
-        ):
+        with progress.bar(total, label, unit=unit, delay=progress.DELAY):
             out = fn()
     timings[key] = time.perf_counter() - t0
     for w in caught:

@@ -41,11 +41,13 @@ def keywords(level: verbs.Level, cfg, opts: dict, full: bool) -> dict:
     return out
 
 
-def run_level(name: str, level: verbs.Level, cfg, opts: dict, run, timings: dict):
-    """One level under a progress bar, logged, then its post-processing."""
+def run_level(name: str, level: verbs.Level, cfg, opts: dict, run, timings: dict, flow=False):
+    """One level under a progress bar (of its steps; of the save times the flow reaches), logged,
+    then its post-processing."""
     if level.describe is not None:
         output.log(level.describe(cfg, opts))
-    traj = output.run_logged(name, getattr(cfg, "steps", 0), run, timings, f"{name}_seconds")
+    steps = None if flow else getattr(cfg, "steps", 0)
+    traj = output.run_logged(name, steps, run, timings, f"{name}_seconds")
     return traj if level.post is None else level.post(traj, cfg, opts)
 
 
@@ -62,7 +64,8 @@ def run_pair(args, setting: Setting, cfg, opts: dict, timings: dict) -> verbs.Jo
     else:
         reduced_run = lambda: red_level.simulate(cfg, **red_kw)  # noqa: E731
     os.makedirs(args.out, exist_ok=True)
-    red = run_level("reduced", red_level, cfg, opts, reduced_run, timings)
+    flows = red_level.flow and args.method == "flow"
+    red = run_level("reduced", red_level, cfg, opts, reduced_run, timings, flows)
     ful = run_level(
         "full", full_level, cfg, opts, lambda: full_level.simulate(cfg, **full_kw), timings
     )

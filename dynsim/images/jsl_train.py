@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from dynsim import progress
+
 from . import digits, jsl_models
 
 __all__ = ["SeedData", "seed_data", "condition_blocks", "train", "init_params", "fit"]
@@ -84,8 +86,9 @@ def _compiled(module, frozen: bool, steps: int, batch: int, lr: float):
         state = opt.init(params)
         n = x.shape[0]
 
-        def step(carry, k):
-            params, state = carry
+        def step(carry, xs):
+            (params, state), (k, t) = carry, xs
+            progress.report_every(t + 1, steps)  # all seeds at once
             idx = jax.random.randint(k, (batch,), 0, n)
             loss, grads = jax.value_and_grad(functools.partial(_loss, module))(
                 params, x[idx], y[idx]
@@ -95,7 +98,8 @@ def _compiled(module, frozen: bool, steps: int, batch: int, lr: float):
             updates, state = opt.update(grads, state, params)
             return (optax.apply_updates(params, updates), state), loss
 
-        (params, _), losses = jax.lax.scan(step, (params, state), jax.random.split(key, steps))
+        keys = jax.random.split(key, steps)
+        (params, _), losses = jax.lax.scan(step, (params, state), (keys, jnp.arange(steps)))
         logits = module.apply({"params": params}, xt)
         accuracy = jnp.mean(jnp.argmax(logits, axis=-1) == yt)
         return params, accuracy, losses[-1]

@@ -1,7 +1,7 @@
 """Training the attention model of `dynsim.images.mim_model` on patched digits: one objective, all
-seeds at once (vmapped), optax Adam on minibatches, the steps in one `lax.scan` (a progress callback
-every `REPORT_EVERY` steps), and the test-set evaluation: loss against its baseline, accuracy,
-attention maps."""
+seeds at once (vmapped), optax Adam on minibatches, the steps in one `lax.scan` (reporting its
+progress, `dynsim.progress.report_every`), and the test-set evaluation: loss against its baseline,
+accuracy, attention maps."""
 
 from __future__ import annotations
 
@@ -17,9 +17,8 @@ from dynsim import progress
 
 from .mim_model import Attention, masked_input, masks
 
-__all__ = ["Training", "train", "evaluate", "loss", "REPORT_EVERY", "TEMPERATURE"]
+__all__ = ["Training", "train", "evaluate", "loss", "TEMPERATURE"]
 
-REPORT_EVERY = 50  # steps between two progress callbacks (each costs a host round trip)
 TEMPERATURE = 0.1  # InfoNCE temperature of the contrastive objective (SimCLR's order)
 
 
@@ -83,12 +82,7 @@ def train(training: Training, X, y, keys):
 
     def step(carry, t):
         params, opt, key, value = jax.vmap(one)(*carry, X, y)
-        done = t + 1
-        jax.lax.cond(
-            (done % REPORT_EVERY == 0) | (done == training.steps),
-            lambda: jax.debug.callback(progress.report, done),
-            lambda: None,
-        )
+        progress.report_every(t + 1, training.steps)
         return (params, opt, key), value
 
     (params, _, _), losses = jax.lax.scan(step, state, jnp.arange(training.steps))

@@ -220,12 +220,12 @@ def sweep(
     of its TLS credentials, `executors.load_security`, or a distributed Security), workers=N on a
     private local one (dashboard=True: with a dashboard); a scheduler without credentials (tcp://)
     is refused unless insecure_scheduler=True (its workers' results are unpickled here: that trusts
-    them to run code in this process). progress: None (a bar on a terminal, one plain line per
-    chunk elsewhere), True or False. Several processes may share one `out`:
-    each locks the points it computes (`locks`), and after its own waits for those another live
-    process holds, so each returns the whole table. log: called with one line once the inputs are
-    validated (what will run). invocation: what ran it (the CLI's command line and options),
-    recorded in sweep.json.
+    them to run code in this process). progress: None (a bar on a terminal or in a notebook, one
+    plain line at most every `dynsim.progress.INTERVAL` seconds elsewhere), True or False. Several
+    processes may share one `out`: each locks the points it computes (`locks`), and after its own
+    waits for those another live process holds, so each returns the whole table. log: called with
+    one line once the inputs are validated (what will run). invocation: what ran it (the CLI's
+    command line and options), recorded in sweep.json.
     """
     spec = spec_of(setting)
     options = _check_options(setting, level, dict(options or {}))
@@ -295,13 +295,7 @@ def sweep(
     computed: list[str] = []
     started = time.time()
     with (
-        bars.bar(
-            len(todo),
-            f"sweep {setting} ({level})",
-            enabled=progress,
-            unit="runs",
-            plain=progress is None,
-        ),
+        bars.bar(len(todo), f"sweep {setting} ({level})", enabled=progress, unit="runs"),
         locks.Locks(out) if store is not None else contextlib.nullcontext() as held,
     ):
         pending, recheck, said = todo, not force, False
@@ -327,6 +321,7 @@ def sweep(
                         "them"
                     )
                     said = True
+                bars.pulse()
                 time.sleep(WAIT_SECONDS)
             pending, recheck = waiting, True
     rows, columns = _table(
@@ -401,7 +396,7 @@ def _compute(spec, setting, level, options, chunk_size, batch_size, run, todo: d
     with contextlib.closing(run(task for task in tasks if task[3])) as finished:
         for batch in finished:
             yield from batch
-            bars.advance(len(batch))  # per chunk: off a terminal, one plain line each
+            bars.advance(len(batch))  # per chunk
 
 
 def level_prefix(level: str) -> str:

@@ -302,6 +302,7 @@ def _as_completed(pending) -> Iterator:
         interrupt.raise_if_interrupted()
         batch = pending.next_batch(block=False)
         if not batch:
+            progress.pulse()  # the chunks run on the workers: the bar says how long
             time.sleep(POLL_S)
         for future in batch:
             yield future.result()
