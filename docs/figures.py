@@ -75,6 +75,8 @@ FIGURES = (
     Figure(
         "mim-k-study-frozen.png", MIM_K_STUDY, "heatmap-reduced_fp_deviation_from_pp_frozen.png"
     ),
+    # docs/icl.md: the trained layer's error against the paper's formula and least squares
+    Figure("icl-error.png", ("figure", "icl-error"), "icl-error.png"),
     # docs/claims.md: what each verdict of check-theorems mim --quick read
     Figure("theorems-mim.png", ("check-theorems", "mim", "--quick"), "theorems.png", VERDICT_EXITS),
     # docs/images.md: the papers' Section 6 in miniature, the figure written whatever the claims'

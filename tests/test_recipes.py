@@ -30,12 +30,12 @@ SECTIONS = sections()
 # what each recipe's text says it writes, relative to the scratch folder
 WRITES = {
     "1.": [
-        "phase/heatmap-reduced_final_attention_ratio.png",
-        "phase/heatmap-reduced_t1_attention.png",
+        "dynsim-out/phase/heatmap-reduced_final_attention_ratio.png",
+        "dynsim-out/phase/heatmap-reduced_t1_attention.png",
     ],
-    "2.": ["lemma/theorems.json"],
+    "2.": ["dynsim-out/check-theorems-jsl/theorems.json"],
     "3.": ["mim-curves.png"],
-    "4.": ["cluster/table.csv"],
+    "4.": ["dynsim-out/cluster/table.csv"],
 }
 
 
