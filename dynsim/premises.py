@@ -76,7 +76,8 @@ def on_interval(
     if relation == "==":
         raise ValueError("on_interval reads a side: relation must be one of <=, <, >=, >")
     outcome = decide(stat, relation, threshold)
-    end = stat.low if relation.startswith(">") else stat.high
+    above = relation.startswith(">")
+    end = stat.low if above == (outcome == HOLDS) else stat.high  # the end nearest the threshold
     decided = outcome in (HOLDS, FAILS)
     why = "" if decided or stat.missing else "undecided: " + undecided(stat, relation, threshold)
     how = f"{how}; {stat.describe()}" if decided else how

@@ -307,6 +307,8 @@ def test_a_premise_on_an_interval_is_read_by_the_one_rule(low, high, relation, m
     stat = statistic.Statistic((low + high) / 2, low, high, "95% Student-t over 5 seeds")
     p = claims.on_interval("learned", stat, relation, 0.5, "accuracy")
     assert (p.met, p.missing) == (met, missing)
+    if not missing:  # measured: the interval's end nearest the threshold
+        assert p.measured == min((low, high), key=lambda end: abs(end - 0.5))
     c = _claim(0.5, premises=[p])
     assert c.verdict == verdict
     if missing:  # the claim says why: the interval and what would decide it
