@@ -190,7 +190,7 @@ def localized(rho, spread: float, accuracy, who: str = "ViT", translations: bool
     if not unpaired and math.isnan(limit):
         unpaired = "random encodings' SD is NaN"
     premises = [_learned(f"{who} on permuted", accuracy)]
-    moved = "on: each training image moved by up to 1 pixel" if translations else WHY_TRANSLATIONS
+    moved = "translations on: each training image moved by up to 1 pixel"
     return judge(
         LOCALIZED,
         statement="after training a ViT on permuted images, p_i^T P shows no spatial structure, "
@@ -201,7 +201,7 @@ def localized(rho, spread: float, accuracy, who: str = "ViT", translations: bool
         f"interval lies above {MARGIN:g} SD of random encodings' rho, fails when it lies "
         "entirely at or below it, not evaluated (inconclusive) when it straddles it",
         reading_class=ORDER,
-        regime=f"one block; translations {moved}",
+        regime=f"one block; {moved if translations else WHY_TRANSLATIONS}",
         measured=stat,
         relation=">",
         threshold=limit,

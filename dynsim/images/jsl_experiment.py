@@ -127,7 +127,7 @@ def judge(cfg: Config, acc: dict, local: dict, sd: float) -> list:
             f"localized, read on the ViT trained {'without' if t else 'with'} translations",
             reading(switched),
             "comparison run",
-            "the translations switched: " + ("the issue's negative result" if t else "the default"),
+            "the translations switched: " + ("off" if t else "on, as at the default"),
         ),  # fmt: skip
         jsl_claims.control(
             "localized, read on the block without attention",

@@ -27,8 +27,8 @@ __all__ = [
 ]  # fmt: skip
 
 SHIFT = 1  # pixels: the largest translation, in each direction
-# the keys' implementation: XLA's RngBitGenerator compiles in about half the time of threefry
-# (flax draws every parameter's start from its own key)
+# the keys' implementation: XLA's RngBitGenerator, whose programs compile faster than threefry's
+# (flax draws every parameter's start from its own key; docs/benchmarks.md p)
 PRNG = "rbg"
 
 

@@ -152,7 +152,7 @@ def more_diverse(masked, other, other_name: str, premises, regime: str, k: int) 
         "tie rule, the metric's least value) in place of the masked model's, the premises as "
         "measured, makes every difference <= 0, so the claim can never hold, and fails once the "
         "other model's diversity interval lies above 0 (the whole untrained model in its place "
-        "is 'not applicable': its attention never left the start); "
+        "is 'not applicable': its attention learned nothing, top-k mass k/P); "
         "tests/test_images_mim.py::test_claim_fails_with_the_untrained_model",
         premises=premises,
         details={

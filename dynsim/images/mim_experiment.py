@@ -108,10 +108,10 @@ def run(cfg: Config, runner: Optional[Callable] = None) -> dict:
             "final_train_loss": np.asarray(losses, np.float64)[-1].tolist(),
             "maps": attn[0].mean(axis=0).tolist(),
         }
-    # Q = 0, the paper's start: every query attends uniformly (eq. 2.6 with zero scores)
-    model = cfg.training(cfg.objectives[0]).model(cfg.P, X.shape[-1])
-    uniform = np.asarray(model.apply(model.init(root, Xe[0]), Xe[0], method="attention"))
-    div, dist, mass = _per_image(uniform[None], grid, cfg.k)
+    # Q = 0, the paper's start: every query attends uniformly (eq. 2.6 with zero scores: 1/P, as
+    # the model's own start gives to 1e-15, tests/test_images_mim.py)
+    uniform = np.full((1, 1, cfg.P, cfg.P), 1.0 / cfg.P)
+    div, dist, mass = _per_image(uniform, grid, cfg.k)
     out["untrained"] = {
         "diversity": float(div[0]),
         "distance": float(dist[0]),
