@@ -137,9 +137,9 @@ def fit(module, patch, keys, perm, x, y, xt, yt, *, code, shift, learn_p, steps,
 
 def train(run: Run, data: SeedData, *, patch, width, heads, dtype, steps, batch, lr, seed):
     """`run` for every seed: {"accuracy" (R,), "loss" (R,), "P0", "P" (R, D, width) for the
-    blocks}. Seed r's initialization and minibatches come from PRNGKey(seed) folded with r and
-    the learner's index only: every run of a learner starts each seed from the same parameters
-    and draws the same minibatches."""
+    blocks}. Seed r's initialization and minibatches come from the key of `seed` (PRNG) folded
+    with the learner's index and r only: every run of a learner starts each seed from the same
+    parameters and draws the same minibatches."""
     module = jsl_models.make(run.learner, data.grid, patch, width, heads, dtype)
     perm = data.perms[run.condition]
     root = jax.random.key(seed, impl=PRNG)
