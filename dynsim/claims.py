@@ -45,6 +45,7 @@ from dynsim.premises import (  # noqa: F401 (the claims' API: a claim declares i
     fmt,
     compare,
     flag,
+    on_interval,
     reached_horizon,
     resolved,
 )
@@ -128,11 +129,12 @@ class Claim:
         if self.verdict == NOT_APPLICABLE:
             return "premise not met: " + self.regime.split("NOT MET: ", 1)[-1]
         if self.verdict == NOT_EVALUATED:
-            missing = [p.describe() for p in self.premises if p.missing]
+            missing = [p for p in self.premises if p.missing]
+            label = "undecided" if any(p.undecided for p in missing) else "not measured"
             return "not evaluated: " + str(
                 self.details.get("why")
                 or (
-                    "premise not measured: " + "; ".join(missing)
+                    f"premise {label}: " + "; ".join(p.describe() for p in missing)
                     if missing
                     else "the measurement or threshold is NaN"
                 )

@@ -2,14 +2,15 @@
 Section 6 (per query, concatenate the (row, col) grid coordinates of its top-k attended patches,
 highest weight first, into a 2k-vector; the metric is the mean Euclidean distance over all P(P-1)/2
 pairs of queries: 0 means every query looks at the same patches in the same order, i.e. collapse),
-and the average attention distance of Dosovitskiy et al. (2021) (sum_q attn[p, q] * ||coord_p -
-coord_q||_2 in grid units, averaged over queries p). Ties in the top-k ranking go to the lower patch
-index (a stable sort), so uniform attention is, for the diversity, collapsed (every query picks
-patches 0..k-1). Weights that agree to TIE_DECIMALS decimals count as tied: a softmax of equal
-scores computed in float64 differs in the last bits (~1e-16 relative), and that rounding noise must
-not decide the ranking. `attn` is (heads, P, P) or (P, P) with rows = queries; patch i sits at (i //
-cols, i % cols). Rows are used as given, not renormalised; results are float64 numpy arrays of shape
-(heads,).
+the average attention distance of Dosovitskiy et al. (2021) (sum_q attn[p, q] * ||coord_p -
+coord_q||_2 in grid units, averaged over queries p), and the top-k mass (the fraction of a query's
+weight, of its row's sum, on its k largest keys, averaged over queries). Ties in the top-k ranking
+go to the lower patch index (a stable sort), so uniform attention is, for the diversity, collapsed
+(every query picks patches 0..k-1). Weights that agree to TIE_DECIMALS decimals count as tied: a
+softmax of equal scores computed in float64 differs in the last bits (~1e-16 relative), and that
+rounding noise must not decide the ranking. `attn` is (heads, P, P) or (P, P) with rows = queries;
+patch i sits at (i // cols, i % cols). Rows are otherwise used as given, not renormalised; results
+are float64 numpy arrays of shape (heads,).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ import operator
 import numpy as np
 from scipy.spatial.distance import cdist, pdist
 
-__all__ = ["attention_diversity", "average_attention_distance", "grid_coordinates", "TIE_DECIMALS"]
+__all__ = [
+    "attention_diversity", "average_attention_distance", "top_k_mass", "grid_coordinates",
+    "TIE_DECIMALS",
+]  # fmt: skip
 
 # weights (in [0, 1]) equal to 12 decimals tie: float64 rounding of a softmax row is ~P x 1e-16
 TIE_DECIMALS = 12
@@ -113,3 +117,15 @@ def average_attention_distance(attn, grid_shape) -> np.ndarray:
     a, coords = _attention(attn, grid_shape)
     dist = cdist(coords, coords, "euclidean")  # (P, P)
     return np.einsum("hpq,pq->h", a, dist) / a.shape[-1]
+
+
+def top_k_mass(attn, grid_shape, k: int) -> np.ndarray:
+    """Per head, the mean over queries of the fraction of a query's weight on its k largest keys
+    (the keys the diversity reads): k/P for uniform attention, 1 when each query looks at k keys
+    or fewer; the structure of attention that the diversity's ranks do not see."""
+    a, _ = _attention(attn, grid_shape)
+    P = a.shape[-1]
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or not 1 <= k <= P:
+        raise ValueError(f"k must be an int with 1 <= k <= P = {P}, got {k!r}")
+    top = -np.sort(-a, axis=-1)[..., : int(k)].sum(axis=-1)
+    return (top / a.sum(axis=-1)).mean(axis=-1)

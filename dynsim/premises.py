@@ -1,8 +1,9 @@
-"""A claim's premises: each a measurement that can come out false (`Premise`), and the premises
-every trained-model claim passes, declared once: the run reached its horizon (`reached_horizon`)
-and a leading-order prediction resolves the comparison it is used for (`resolved`). A violated
-premise makes a claim "not applicable", naming it; a missing one "not evaluated"
-(`dynsim.claims.judge`, docs/claims.md)."""
+"""A claim's premises: each a measurement that can come out false (`Premise`; `on_interval` reads
+one on a statistic's interval by the one verdict rule), and the premises every trained-model claim
+passes, declared once: the run reached its horizon (`reached_horizon`) and a leading-order
+prediction resolves the comparison it is used for (`resolved`). A violated premise makes a claim
+"not applicable", naming it; a missing or undecided one "not evaluated" (`dynsim.claims.judge`,
+docs/claims.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dynsim.statistic import HOLDS, RELATIONS, decide, exact
+from dynsim.statistic import FAILS, HOLDS, RELATIONS, Statistic, decide, exact, undecided
 
 
 @dataclasses.dataclass
@@ -26,6 +27,9 @@ class Premise:
     relation: str
     threshold: float
     how: str = ""  # the measurement, in a few words
+    # a premise read on an interval (`on_interval`) that lies on both sides of its threshold: why
+    # it is neither met nor false (its measured value is then NaN: "not evaluated")
+    undecided: str = ""
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
@@ -46,7 +50,7 @@ class Premise:
 
     def describe(self) -> str:
         value = (
-            "not measured"
+            (self.undecided or "not measured")
             if self.missing
             else f"{fmt(self.measured)} {self.relation} {fmt(self.threshold)}"
             if self.met
@@ -55,7 +59,29 @@ class Premise:
         return f"{self.name} ({value}{', ' + self.how if self.how else ''})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "met": self.met}
+        out = {**dataclasses.asdict(self), "met": self.met}
+        if not self.undecided:
+            del out["undecided"]
+        return out
+
+
+def on_interval(
+    name: str, stat: Statistic, relation: str, threshold: float, how: str = ""
+) -> Premise:
+    """A premise read by the one rule (`dynsim.statistic.decide`) on `stat`'s interval: met when
+    the whole interval lies on the side `relation threshold` states (measured: its end nearest
+    the threshold), measured false when it lies wholly on the other side (then the claim is "not
+    applicable"), undecided when it straddles the threshold or is missing (NaN: "not
+    evaluated", saying why)."""
+    if relation == "==":
+        raise ValueError("on_interval reads a side: relation must be one of <=, <, >=, >")
+    outcome = decide(stat, relation, threshold)
+    above = relation.startswith(">")
+    end = stat.low if above == (outcome == HOLDS) else stat.high  # the end nearest the threshold
+    decided = outcome in (HOLDS, FAILS)
+    why = "" if decided or stat.missing else "undecided: " + undecided(stat, relation, threshold)
+    how = f"{how}; {stat.describe()}" if decided else how
+    return Premise(name, end if decided else math.nan, relation, threshold, how, why)
 
 
 def flag(name: str, value: Optional[bool], how: str = "") -> Premise:

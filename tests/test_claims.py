@@ -290,6 +290,40 @@ def test_a_premise_that_could_not_be_measured_never_passes():
     )
 
 
+@pytest.mark.parametrize(
+    "low, high, relation, met, missing, verdict",
+    [
+        (0.6, 0.8, ">", True, False, "holds"),  # wholly above 0.5: met
+        (0.2, 0.4, ">", False, False, "not applicable"),  # wholly below: measured false
+        (0.3, 0.5, ">", False, False, "not applicable"),  # up to 0.5: "> 0.5" fails
+        (0.4, 0.6, ">", False, True, "not evaluated"),  # straddles: undecided
+        (0.5, 0.7, ">", False, True, "not evaluated"),  # from 0.5: neither wholly above nor not
+        (0.2, 0.4, "<=", True, False, "holds"),
+        (0.6, 0.8, "<=", False, False, "not applicable"),
+    ],
+)
+def test_a_premise_on_an_interval_is_read_by_the_one_rule(low, high, relation, met, missing,
+                                                          verdict):  # fmt: skip
+    stat = statistic.Statistic((low + high) / 2, low, high, "95% Student-t over 5 seeds")
+    p = claims.on_interval("learned", stat, relation, 0.5, "accuracy")
+    assert (p.met, p.missing) == (met, missing)
+    if not missing:  # measured: the interval's end nearest the threshold
+        assert p.measured == min((low, high), key=lambda end: abs(end - 0.5))
+    c = _claim(0.5, premises=[p])
+    assert c.verdict == verdict
+    if missing:  # the claim says why: the interval and what would decide it
+        assert c.why() == (
+            f"not evaluated: premise undecided: learned (undecided: the interval [{low:g}, "
+            f"{high:g}] of {(low + high) / 2:g} (95% Student-t over 5 seeds) lies on both sides "
+            "of > 0.5, accuracy)"
+        )
+        assert "undecided" in p.to_dict()
+    else:
+        assert "undecided" not in p.to_dict() and "95% Student-t over 5 seeds" in p.how
+    with pytest.raises(ValueError, match="reads a side"):
+        claims.on_interval("x", stat, "==", 0.5)
+
+
 def test_reading_class_is_required_and_checked():
     with pytest.raises(TypeError, match="reading_class"):
         claims.judge(

@@ -1,16 +1,18 @@
-"""`experiment jsl-images` (dynsim.images.jsl_*): the learners' shapes, the positional ViT's
-equivariance under a patch permutation (the ViT's part of "ViT keeps, CNN loses" is true in
-expectation by construction for it), the frozen encodings, the localization score on encodings
-whose geometry is known, the three claims' statistics (the seed mean of the paired difference and
-its Student-t interval) and verdicts by the core's one rule on constructed numbers (holds, fails,
-inconclusive, unpaired, one seed and NaN -> not evaluated, false premise -> not applicable) with
-their negative controls, and one tiny end-to-end run (exit status 3: nothing judged)."""
+"""`experiment jsl-images` (dynsim.images.jsl_*): the learners' shapes, the blocks' attention codes
+(vanilla reads the tokens, positional reads P only, gate 0 is the block without its sublayer), the
+blocks' equivariance under a patch permutation (the ViT's part of "ViT keeps, CNN loses" is true in
+expectation by construction), the translations, the frozen encodings, the localization measures on
+encodings whose geometry is known, the three claims' statistics (the seed mean of the paired
+difference, or of rho, and its Student-t interval) and verdicts by the core's one rule on
+constructed numbers (holds, fails, inconclusive, unpaired, one seed and NaN -> not evaluated, false
+premise -> not applicable) with their negative controls, and one tiny end-to-end run (exit status
+3: nothing judged)."""
 
 import json
-import subprocess
-import sys
 import math
 import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -20,22 +22,85 @@ import pytest
 from dynsim import cli
 from dynsim.claims import EXIT_UNJUDGED, FAILS, HOLDS, NOT_APPLICABLE, NOT_EVALUATED
 from dynsim.images import digits, jsl_claims, jsl_experiment, jsl_localization, jsl_models
-from dynsim.images import jsl_train, seeds
+from dynsim.images import jsl_options, jsl_train, seeds
 
 GRID = (4, 4)
 GOOD = [0.90, 0.91, 0.92, 0.90, 0.91]  # learned: far above the 0.3 floor
 CHANCE_LIKE = [0.10, 0.12, 0.08, 0.11, 0.09]  # not learned: below the 0.3 floor
+BLOCK = jsl_models.make("vit", GRID, 2, 4, 2, "float64")
 
 
 def _x(n=6, seed=0):
     return jnp.asarray(np.random.default_rng(seed).normal(size=(n, 16, 4)))
 
 
-@pytest.mark.parametrize("name", jsl_models.MODELS)
-def test_every_learner_gives_ten_logits_per_image(name):
-    module = jsl_models.make(name, GRID, 2, 4, "float64")
-    params = jsl_train.init_params(module, jax.random.PRNGKey(0), _x()[0])
-    assert module.apply({"params": params}, _x()).shape == (6, 10)
+# one compiled initialization and one compiled forward (the code traced) for every block test
+_init = jax.jit(lambda key: jsl_train.init_params(BLOCK, key, _x()[0]))
+_forward = jax.jit(
+    lambda params, x, code: BLOCK.apply({"params": params}, x, code, mutable=["intermediates"])
+)
+
+
+def _params(seed=0):
+    return _init(jax.random.PRNGKey(seed))
+
+
+def _apply(params, x, name="vit"):
+    return np.asarray(_forward(params, x, jnp.asarray(jsl_models.ATTENTION[name]))[0])
+
+
+def _weights(params, x, name):
+    state = _forward(params, x, jnp.asarray(jsl_models.ATTENTION[name]))[1]
+    return np.asarray(state["intermediates"]["attention"][0])  # (n, heads, D, D)
+
+
+def test_every_learner_gives_ten_logits_per_image_and_the_learners_agree_with_the_options():
+    assert jsl_models.MODELS == jsl_options.LEARNERS
+    assert set(jsl_models.ATTENTION) | {"cnn"} == set(jsl_models.MODELS)
+    x = jax.ShapeDtypeStruct((6, 16, 4), jnp.float64)
+    for name in jsl_models.MODELS:
+        module = jsl_models.make(name, GRID, 2, 4, 2, "float64")
+
+        def logits(x, module=module):
+            params = module.init(jax.random.PRNGKey(0), x)
+            return module.apply(params, x, jsl_models.ATTENTION.get(name))
+
+        assert jax.eval_shape(logits, x).shape == (6, 10)
+
+
+def test_positional_attention_reads_p_only_and_vanilla_attention_the_image():
+    params, x = _params(), _x()
+    positional, vanilla = _weights(params, x, "positional"), _weights(params, x, "vit")
+    # Definition 3.2: the scores come from P, the same for every image
+    np.testing.assert_array_equal(positional, np.broadcast_to(positional[:1], positional.shape))
+    assert np.max(np.abs(vanilla - vanilla[:1])) > 1e-3  # vanilla: each image its own
+
+
+def test_the_block_without_attention_ignores_the_attention_parameters():
+    params, x = _params(), _x()
+    moved = {**params, **{n: jax.tree_util.tree_map(lambda a: a + 1.0, params[n])
+                          for n in ("query", "key", "value", "out")}}  # fmt: skip
+    # gate 0: the sublayer's output is multiplied by 0, so the block is the block without it
+    np.testing.assert_array_equal(
+        _apply(moved, x, "no-attention"), _apply(params, x, "no-attention")
+    )
+    for name in ("vit", "positional"):
+        assert np.max(np.abs(_apply(moved, x, name) - _apply(params, x, name))) > 1e-3
+
+
+@pytest.mark.parametrize("name", list(jsl_models.ATTENTION))
+def test_a_block_on_permuted_patches_is_the_same_block_with_p_relabelled(name):
+    # the blocks read positions only through P: permuting the patches and P's rows alike gives
+    # the same function, so a block trained on permuted digits is, in distribution over P's
+    # i.i.d. start, the block trained on the originals (Adam's update is elementwise)
+    params, x = _params(), _x()
+    perm = digits.permutation(16, 5)
+    relabelled = {**params, "P": params["P"][perm]}
+    # float64 sums of the same terms in another order (the mean over positions): ~1e-16 relative
+    np.testing.assert_allclose(_apply(relabelled, x[:, perm], name), _apply(params, x, name),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    # and the test can fail: permuting the patches without P changes the logits
+    assert np.max(np.abs(_apply(params, x[:, perm], name) - _apply(params, x, name))) > 1e-3
 
 
 def test_cnn_sees_the_image_the_patches_were_cut_from():
@@ -46,40 +111,20 @@ def test_cnn_sees_the_image_the_patches_were_cut_from():
     assert list(index[0][:4]) == [64, 64, 64, 64]  # outside: the appended zero pixel
 
 
-def _fit(module, params0, x, y, frozen=False, steps=15):
-    stack = jax.tree_util.tree_map(lambda a: a[None], params0)
-    keys = jax.random.PRNGKey(3)[None]
-    return jsl_train.fit(module, frozen, stack, keys, x[None], y[None], x[None], y[None],
-                         steps=steps, batch=8, lr=0.05)  # fmt: skip
-
-
-def test_positional_vit_on_permuted_patches_is_the_same_learner_relabelled():
-    # (a) reads positions only through P: permuting the patches and P's rows alike gives the same
-    # function, and Adam keeps the relabelling, so the trained P is the permuted trained P
-    module = jsl_models.make("positional", GRID, 2, 4, "float64")
-    x, y = _x(24), jnp.asarray(np.arange(24) % 10)
-    perm = digits.permutation(16, 5)
-    p0 = jsl_train.init_params(module, jax.random.PRNGKey(1), x[0])
-    p0_perm = {**p0, "P": p0["P"][perm]}
-    params, acc, loss = _fit(module, p0, x, y)
-    params_perm, acc_perm, loss_perm = _fit(module, p0_perm, x[:, perm], y)
-    assert acc_perm[0] == acc[0]
-    # float64 sums taken in another order: rounding of ~1e-16 relative, grown over 15 Adam steps
-    np.testing.assert_allclose(params_perm["P"][0], params["P"][0][perm], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(loss_perm, loss, rtol=1e-9)
-    # and the test can fail: without relabelling P the learner differs
-    other, _, _ = _fit(module, p0, x[:, perm], y)
-    assert np.max(np.abs(other["P"][0] - params["P"][0][perm])) > 1e-3
-
-
-def test_frozen_positional_encodings_stay_at_their_initialization():
-    module = jsl_models.make("frozen", GRID, 2, 4, "float64")
-    x, y = _x(24), jnp.asarray(np.arange(24) % 10)
-    p0 = jsl_train.init_params(module, jax.random.PRNGKey(1), x[0])
-    frozen, _, _ = _fit(module, p0, x, y, frozen=True)
-    free, _, _ = _fit(module, p0, x, y, frozen=False)
-    np.testing.assert_array_equal(frozen["P"][0], np.asarray(p0["P"]))
-    assert np.max(np.abs(free["P"][0] - np.asarray(p0["P"]))) > 1e-3
+def test_translations_move_the_original_image_and_shift_zeros_in():
+    image = jnp.arange(64.0).reshape(1, 8, 8) + 1
+    S = jsl_train.SHIFT
+    move = jax.jit(jsl_train.translate)
+    np.testing.assert_array_equal(move(image, jnp.array([[S, S]])), image)
+    down = np.asarray(move(image, jnp.array([[S - 1, S + 1]])))[0]
+    # offset (S - 1, S + 1): the picture moves one row down and one column left
+    np.testing.assert_array_equal(down[1:, :-1], np.asarray(image)[0, :-1, 1:])
+    assert not down[0].any() and not down[:, -1].any()  # zeros shifted in
+    # no translations: every offset is the centre; with them, every move of -1..1 is drawn
+    draw = jax.jit(jsl_train.offsets, static_argnums=1)
+    key = jax.random.PRNGKey(0)
+    assert set(np.asarray(draw(key, (200,), 0)).ravel()) == {S}
+    assert set(np.asarray(draw(key, (200,), 1)).ravel()) == {S - 1, S, S + 1}
 
 
 def _local_P(grid):
@@ -106,6 +151,29 @@ def test_localized_encodings_score_the_nearest_cells_after_the_inverse_permutati
     assert after < jsl_localization.baseline(GRID)
     before = jsl_localization.score(trained, GRID, np.arange(16), k=4)
     assert before > after
+
+
+def test_rank_correlation_is_one_for_encodings_ordered_by_distance():
+    # a Gram matrix exp(-|c_i - c_j|^2 / 2) is a decreasing function of the distance alone: the
+    # ranks of the similarities are those of minus the distances, so rho = 1
+    coords = np.array([(i // 4, i % 4) for i in range(16)], float)
+    perm = digits.permutation(16, 3)
+    gram = np.exp(-((coords[perm][:, None] - coords[perm][None]) ** 2).sum(-1) / 2)
+    P = np.linalg.cholesky(gram)  # rows whose inner products are `gram`
+    # float64 Cholesky: the inner products back to ~1e-15, far below the gaps between the
+    # Gram matrix's distinct values (>= 0.02), so the ranks are exact
+    assert jsl_localization.rank_correlation(P, GRID, perm) == pytest.approx(1.0, abs=1e-12)
+    before = jsl_localization.rank_correlation(P, GRID, np.arange(16))
+    assert abs(before) < 0.5  # the permuted frame: the same similarities at shuffled cells
+
+
+def test_rank_correlation_of_any_encodings_has_mean_zero_under_random_relabelling():
+    # every pair gets every distance rank with the same probability: E[rho] = 0 exactly; 400
+    # random permutations of one fixed P: the mean lies within 4 of its standard errors of 0
+    P = _local_P(GRID)
+    rng = np.random.default_rng(7)
+    rho = [jsl_localization.rank_correlation(P, GRID, rng.permutation(16)) for _ in range(400)]
+    assert abs(np.mean(rho)) < 4 * np.std(rho, ddof=1) / math.sqrt(400)
 
 
 def test_top_k_ties_go_to_the_lower_index_and_skip_the_position_itself():
@@ -161,9 +229,9 @@ def test_each_claim_declares_the_seed_mean_of_its_paired_difference():
         assert claim.measured == pytest.approx(diff.value, abs=1e-12)
         assert claim.interval == pytest.approx([diff.low, diff.high], abs=1e-12)
         assert claim.uncertainty == "95% Student-t over 5 seeds"
-    local = jsl_claims.localized(_plus([2.0] * 5, WIDE), 2.0, SD, GOOD, 4)
-    assert local.interval == pytest.approx([diff.low, diff.high], abs=1e-12)
-    assert (local.relation, local.threshold) == ("<", pytest.approx(-3 * SD))
+    local = jsl_claims.localized(_plus([0.5] * 5, WIDE), SD, GOOD)
+    assert local.interval == pytest.approx([0.5 + diff.low, 0.5 + diff.high], abs=1e-12)
+    assert (local.relation, local.threshold) == (">", pytest.approx(3 * SD))
 
 
 @pytest.mark.parametrize(
@@ -205,12 +273,12 @@ def test_comparable_verdicts(positional, standard, verdict):
 @pytest.mark.parametrize(
     "positional, standard, why",
     [
-        (GOOD, _minus(GOOD, GAP), "condition not met: (b) - (a) >= -0.05"),
+        (GOOD, _minus(GOOD, GAP), "condition not met: ViT - positional >= -0.05"),
         (_minus(GOOD, GAP), GOOD, "0.2 [0.1804, 0.2196] (95% Student-t over 5 seeds) lies wholly "
          "outside <= 0.05"),
         (GOOD[:1], GOOD[:1], "not evaluated: 1 seed: the interval needs at least 2 seeds"),
-        (GOOD, GOOD[:4], "not evaluated: the seeds are not paired (5 (a) positional, 4 (b)"),
-        (GOOD, GOOD[:4] + [math.nan], "not evaluated: a NaN among the seeds: (b) standard"),
+        (GOOD, GOOD[:4], "not evaluated: the seeds are not paired (5 positional, 4 ViT)"),
+        (GOOD, GOOD[:4] + [math.nan], "not evaluated: a NaN among the seeds: ViT"),
     ],
 )  # fmt: skip
 def test_comparable_says_which_part_decided(positional, standard, why):
@@ -262,82 +330,103 @@ def test_negative_controls_of_the_accuracy_claims_fail():
     assert jsl_claims.permutation_robust(GOOD, CNN_PERM, GOOD, CNN_PERM).verdict == FAILS
 
 
-def _default_run_like():
-    """Per-seed accuracies and scores shaped like the default run's (docs/images.md §1)."""
-    pos = [0.70, 0.76, 0.68, 0.73, 0.70]
-    acc = {
-        ("positional", "original"): pos,
-        ("standard", "original"): _plus(pos, WIDE),
-        ("cnn", "original"): [0.96, 0.95, 0.97, 0.96, 0.95],
-        ("positional", "permuted"): _minus(pos, TIGHT),
-        ("cnn", "permuted"): [0.92, 0.90, 0.93, 0.92, 0.91],
-        ("frozen", "permuted"): [0.59, 0.58, 0.60, 0.60, 0.59],
-    }
-    after = [2.2, 2.1, 2.25, 2.15, 2.2]
-    frozen = [1.995, 1.977, 2.016, 2.103, 1.800]  # the default run's frozen scores
-    local = {
-        "positional": {"after": after, "before": after, "baseline": 2.142},
-        "frozen": {"after": frozen, "before": frozen, "baseline": 2.142},
-    }
-    return acc, local
-
-
-def test_the_run_reports_each_negative_control_as_failing():
-    items = jsl_experiment.judge(*_default_run_like(), 4, 0.111)
-    verdicts = [c.verdict for c in items[:3]]
-    assert verdicts == [NOT_EVALUATED, HOLDS, FAILS]
-    controls = [m for m in items if getattr(m, "name", "").startswith("negative control")]
-    assert [m.value for m in controls] == [FAILS, FAILS, FAILS]
-
-
-SD = 0.106  # random encodings' score SD at 4 x 4, width 16, k = 4 (jsl_localization.spread)
+SD = 0.089  # random encodings' rho SD at 4 x 4, width 32 (jsl_localization.spread)
+LOCAL = [0.50, 0.45, 0.55, 0.48, 0.52]  # mean 0.5, sd 0.038: [0.453, 0.547], above 3 SD = 0.267
+CHANCE_RHO = [0.02, -0.05, 0.08, -0.01, 0.03]  # mean 0.014, sd 0.048: [-0.046, 0.074], below
+WIDE_RHO = [0.5, 0.1, 0.6, 0.0, 0.4]  # mean 0.32, sd 0.26: [-0.003, 0.643], straddles 0.267
 
 
 @pytest.mark.parametrize(
-    "scores, accuracy, sd, verdict",
+    "rho, accuracy, sd, verdict",
     [
-        ([1.2, 1.3, 1.25, 1.2, 1.3], GOOD, SD, HOLDS),  # well below the baseline 2.14
-        ([2.1, 2.2, 2.15, 2.1, 2.2], GOOD, SD, FAILS),  # at the baseline
-        ([2.0, 2.02, 1.98, 2.0, 2.0], GOOD, SD, FAILS),  # below it, within random encodings' reach
-        # P frozen at its start, default run at --seed 0: below the baseline by chance, not by 3 SD
-        # (score - baseline [-0.301, -0.026], entirely above -3 SD = -0.318)
-        ([1.995, 1.977, 2.016, 2.103, 1.800], GOOD, SD, FAILS),
-        # score - baseline: mean -0.38, sd 0.53: [-1.04, 0.28] straddles -0.318: inconclusive
-        ([1.8, 2.3, 1.5, 2.2, 1.0], GOOD, SD, NOT_EVALUATED),
-        ([1.2, 1.3, 1.25, 1.2, 1.3], CHANCE_LIKE, SD, NOT_APPLICABLE),  # (a) never learned
-        ([1.2, 1.3, math.nan, 1.2, 1.3], GOOD, SD, NOT_EVALUATED),  # a missing score
-        ([1.2, 1.3, 1.25, 1.2, 1.3], GOOD, math.nan, NOT_EVALUATED),  # no random SD
-        ([1.2], GOOD, SD, NOT_EVALUATED),  # one seed
+        (LOCAL, GOOD, SD, HOLDS),
+        (CHANCE_RHO, GOOD, SD, FAILS),  # random encodings' level
+        # above 0 with confidence, but within random encodings' reach: [0.18, 0.22] under 0.267
+        ([0.20, 0.18, 0.22, 0.19, 0.21], GOOD, SD, FAILS),
+        (WIDE_RHO, GOOD, SD, NOT_EVALUATED),
+        (LOCAL, CHANCE_LIKE, SD, NOT_APPLICABLE),  # the ViT never learned
+        # the accuracy's interval [0.2, 0.4] straddles the 0.3 floor: the premise is undecided
+        (LOCAL, [0.2, 0.4, 0.3, 0.35, 0.25], SD, NOT_EVALUATED),
+        (LOCAL[:4] + [math.nan], GOOD, SD, NOT_EVALUATED),  # a missing rho
+        (LOCAL, GOOD, math.nan, NOT_EVALUATED),  # no random SD
+        (LOCAL[:1], GOOD, SD, NOT_EVALUATED),  # one seed
         ([], GOOD, SD, NOT_EVALUATED),
     ],
 )
-def test_localized_verdicts(scores, accuracy, sd, verdict):
-    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), sd, accuracy, 4)
-    assert claim.verdict == verdict
+def test_localized_verdicts(rho, accuracy, sd, verdict):
+    assert jsl_claims.localized(rho, sd, accuracy).verdict == verdict
 
 
-def test_localization_fails_on_encodings_frozen_at_their_random_initialization():
-    # the negative control with the real initialization of (a) and real permutations, 8 seeds:
-    # random encodings pick uniformly random cells, so the score's expectation is the baseline and
-    # a 95 % interval excludes it below with probability 2.5 %; these seeds are fixed
-    module = jsl_models.make("frozen", GRID, 2, 16, "float64")
-    scores = []
-    for r in range(8):
-        P0 = jsl_train.init_params(module, jax.random.PRNGKey(r), _x()[0])["P"]
-        scores.append(jsl_localization.score(P0, GRID, digits.permutation(16, 100 + r), 4))
-    sd = jsl_localization.spread(GRID, 16, 4, draws=100)
-    claim = jsl_claims.localized(scores, jsl_localization.baseline(GRID), sd, GOOD * 2, 4, "frozen")
-    assert claim.verdict == FAILS
+def test_an_undecided_premise_says_its_interval():
+    why = jsl_claims.localized(LOCAL, SD, [0.2, 0.4, 0.3, 0.35, 0.25]).why()
+    assert why.startswith("not evaluated: premise undecided: ViT on permuted learned the task")
+    assert "lies on both sides of >= 0.3: more seeds would decide it" in why
+
+
+def test_without_translations_the_claim_says_why():
+    claim = jsl_claims.localized(CHANCE_RHO, SD, GOOD, translations=False)
+    assert claim.verdict == FAILS and jsl_claims.WHY_TRANSLATIONS in claim.regime
+    assert "--no-translations" in claim.regime and not claim.details["translations"]
+
+
+def _default_run_like(translations=True):
+    """Per-seed accuracies and rho shaped like the default run's (docs/images.md §1): the ViT
+    localized, the CNN 20 points down on permuted digits, the controls at random encodings'
+    level."""
+    cfg = jsl_options.Config(translations=translations)
+    acc = dict.fromkeys(jsl_options.runs(cfg), GOOD)
+    acc.update({r: CNN_PERM for r in acc if r.learner == "cnn" and r.condition == "permuted"})
+    local = {}
+    for r in acc:
+        if r.condition == "permuted" and r.learner != "cnn":
+            after = CHANCE_RHO if r.frozen or r.translations != translations else LOCAL
+            local[r] = {"rho_after": after, "rho_before": CHANCE_RHO, "top_after": [2.0] * 5,
+                        "top_before": [2.1] * 5}  # fmt: skip
+    return cfg, acc, local
+
+
+def test_the_run_reports_each_negative_control_as_failing():
+    cfg, acc, local = _default_run_like()
+    items = jsl_experiment.judge(cfg, acc, local, SD)
+    assert [c.verdict for c in items[:3]] == [HOLDS, HOLDS, HOLDS]
+    named = [m for m in items if hasattr(m, "name")]
+    controls = {m.name: m.value for m in named if m.name.startswith("negative control")}
+    assert list(controls.values()) == [FAILS] * 4
+    # the comparison runs: translations off (fails), no attention and positional (hold here)
+    runs = {m.name: m.value for m in named if m.name.startswith("comparison run")}
+    assert list(runs.values()) == [FAILS, HOLDS, HOLDS]
+    assert "without translations" in list(runs)[0]
+
+
+def test_the_run_without_translations_judges_the_untranslated_vit():
+    cfg, acc, local = _default_run_like(translations=False)
+    items = jsl_experiment.judge(cfg, acc, local, SD)
+    assert WHY_OFF in items[2].regime
+    named = [m.name for m in items if hasattr(m, "name")]
+    assert "with translations" in [n for n in named if n.startswith("comparison")][0]
+
+
+WHY_OFF = jsl_claims.WHY_TRANSLATIONS
+
+
+def test_localization_fails_on_encodings_at_their_random_start():
+    # the negative control with the real start of the block's P and real permutations, 8 seeds:
+    # random encodings have rho's expectation 0, so a 95 % interval lies below 3 SD unless about
+    # 3 SD / (t sd / sqrt(8)) ~ 3.6 of its half-widths fit above 0; these seeds are fixed
+    starts = [_params(seed)["P"] for seed in range(8)]
+    perms = [digits.permutation(16, 100 + r) for r in range(8)]
+    rho = [jsl_localization.rank_correlation(P, GRID, p) for P, p in zip(starts, perms)]
+    sd = jsl_localization.spread(GRID, 4, draws=100)
+    assert jsl_claims.localized(rho, sd, GOOD + GOOD[:3]).verdict == FAILS
     # and the same reading on localized encodings holds (the control can tell them apart)
-    local = [jsl_localization.score(_local_P(GRID)[p], GRID, p, 4)
-             for p in (digits.permutation(16, 100 + r) for r in range(8))]  # fmt: skip
-    assert jsl_claims.localized(local, 2.142, sd, GOOD * 2, 4).verdict == HOLDS
+    local = [jsl_localization.rank_correlation(_local_P(GRID)[p], GRID, p) for p in perms]
+    assert jsl_claims.localized(local, sd, GOOD + GOOD[:3]).verdict == HOLDS
 
 
 def test_end_to_end_tiny_run_writes_json_and_png(tmp_path, capsys):
     out = tmp_path / "out"
-    code = cli.main(["experiment", "jsl-images", "--seeds", "2", "--steps", "3", "--width", "2",
-                     "--batch-size", "8", "--out", str(out)])  # fmt: skip
+    code = cli.main(["experiment", "jsl-images", "--seeds", "2", "--steps", "3", "--width", "4",
+                     "--heads", "2", "--batch-size", "8", "--out", str(out)])  # fmt: skip
     data = json.loads((out / "jsl-images.json").read_text())
     # three steps learn nothing: every claim is not applicable, none fails, so nothing is judged
     assert [c["verdict"] for c in data["claims"]] == [NOT_APPLICABLE] * 3
@@ -345,17 +434,26 @@ def test_end_to_end_tiny_run_writes_json_and_png(tmp_path, capsys):
     assert (out / "jsl-images.png").stat().st_size > 10_000
     names = [c["claim"] for c in data["claims"]]
     assert names == ["positional ~ standard attention", "ViT keeps, CNN loses on permuted",
-                     "localized after inverse permutation"]  # fmt: skip
-    assert len(data["results"]["accuracy"]["cnn/permuted"]) == 2
-    assert data["provenance"]["dtype"] == "float32"
-    assert "localized after inverse permutation" in capsys.readouterr().out
+                     jsl_claims.LOCALIZED]  # fmt: skip
+    results = data["results"]
+    labels = [r["label"] for r in results["runs"]]
+    assert labels == [r.label for r in jsl_options.runs(jsl_options.Config())]
+    assert len(results["accuracy"]["cnn permuted"]) == 2
+    frozen, vit = (results["localization"][f"vit permuted{x}"] for x in (" P frozen", ""))
+    assert set(frozen) >= {"rho_after", "rho_before", "top_after", "top_before"}
+    # P frozen stays at its start exactly (Adam's update of a zero gradient is 0); three Adam
+    # steps of 0.01 move the learned P by about 0.01 each
+    assert frozen["p_moved"] == [0.0, 0.0] and min(vit["p_moved"]) > 1e-3
+    assert data["provenance"]["dtype"] == "float32" and data["config"]["translations"]
+    assert jsl_claims.LOCALIZED in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
     "argv, option",
     [(["--seeds", "1"], "--seeds"), (["--top-k", "16"], "--top-k"),
      (["--n-test", "1796"], "--n-test"), (["--learning-rate", "nan"], "--learning-rate"),
-     (["--steps", "1000000000000"], "--steps"), (["--seeds", "100000"], "--seeds")],
+     (["--steps", "1000000000000"], "--steps"), (["--seeds", "100000"], "--seeds"),
+     (["--heads", "3"], "--heads")],
 )  # fmt: skip
 def test_bad_input_is_refused_before_any_work(tmp_path, capsys, argv, option):
     out = tmp_path / "out"

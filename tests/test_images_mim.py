@@ -134,37 +134,61 @@ def test_claim_is_not_evaluated_when_a_diversity_is_missing(masked, other):
     assert c.verdict == NOT_EVALUATED and not c.holds and math.isnan(c.measured)
 
 
-def test_a_model_whose_attention_stayed_uniform_makes_the_claim_not_applicable():
-    # Q frozen at 0 gives the supervised model diversity 0 (the tie rule) while its accuracy can
-    # still beat chance: the largest weight stays 1/P = 0.0625 < 2/P, so the premise is false
-    moved = mim_claims.attention_moved([0.3, 0.3, 0.3], 16, "masked")
-    stayed = mim_claims.attention_moved([0.5, 1 / 16, 0.5], 16, "supervised")
-    assert moved.met and not stayed.met and stayed.threshold == 0.125
-    premises = [mim_claims.trained_masked((0.8, 0.8, 0.8)), moved, stayed]
-    c = mim_claims.more_diverse([5.0, 5.1, 4.9], [3.0, 0.0, 2.9], "supervised", premises, "", 4)
-    assert c.verdict == NOT_APPLICABLE and "supervised attention left the uniform start" in c.why()
+RANDOM = {"mean": 0.43, "sd": 0.012}  # random weights' top-4 mass at P = 16 (mim_experiment.run)
+LEARNED = [0.62, 0.60, 0.68, 0.64, 0.65]  # the default masked model's top-4 mass, well above
+# near-uniform attention (gamma = 0.05 at P = 16: one patch masked): below random weights'
+NEAR_UNIFORM = [0.35, 0.33, 0.33, 0.34, 0.33]
 
 
-@pytest.mark.parametrize("top_weight", [(0.3, math.nan, 0.3), ()])
-def test_attention_moved_is_never_met_without_its_measurement(top_weight):
-    p = mim_claims.attention_moved(top_weight, 16, "masked")
+def test_the_structure_threshold_is_random_attentions_mean_plus_three_sds():
+    assert mim_claims.structure_threshold(RANDOM) == pytest.approx(0.43 + 3 * 0.012, abs=1e-15)
+
+
+def _seeds5(premises):
+    return mim_claims.more_diverse([5.0, 5.1, 4.9, 5.0, 5.2], [3.0, 3.2, 2.9, 3.1, 3.0],
+                                   "supervised", premises, "", 4)  # fmt: skip
+
+
+def test_attention_that_learned_nothing_makes_the_claim_not_applicable():
+    # the diversities alone would make it hold (near-uniform attention ranks its keys as
+    # randomly as random weights do); its top-k mass lies below random attention's
+    learned = mim_claims.attention_learned(LEARNED, RANDOM, "supervised")
+    nothing = mim_claims.attention_learned(NEAR_UNIFORM, RANDOM, "masked")
+    assert learned.met and not nothing.met and not nothing.missing
+    c = _seeds5([nothing, learned])
+    assert c.verdict == NOT_APPLICABLE
+    assert "premise not met: masked attention learned" in c.why()
+    assert _seeds5([learned, learned]).verdict == HOLDS
+
+
+def test_attention_structure_is_read_on_its_seed_interval():
+    # mean 0.47, sd 0.057: [0.399, 0.541] (t_{0.975,4} = 2.776) straddles 0.466: undecided
+    wide = mim_claims.attention_learned([0.40, 0.45, 0.55, 0.50, 0.45], RANDOM, "masked")
+    assert wide.missing and not wide.met and "on both sides of > 0.466" in wide.undecided
+    assert _seeds5([wide]).verdict == NOT_EVALUATED
+    assert "premise undecided: masked attention learned" in _seeds5([wide]).why()
+
+
+@pytest.mark.parametrize("top_mass", [(0.6, math.nan, 0.6), (), (0.6,)])
+def test_attention_learned_is_never_met_without_its_interval(top_mass):
+    p = mim_claims.attention_learned(top_mass, RANDOM, "masked")
     assert p.missing and not p.met
 
 
 def test_items_pass_each_models_attention_premise_and_a_missing_one_is_not_met():
     cfg = mim_experiment.Config(seeds=3)
     seeds = {"diversity": [5.0, 5.1, 4.9], "distance": [1.5] * 3, "loss_ratio": [0.8] * 3}
-    masked = {**seeds, "accuracy": [math.nan] * 3, "top_weight": [0.3] * 3}
+    masked = {**seeds, "accuracy": [math.nan] * 3, "top_mass": LEARNED[:3]}
     other = {**seeds, "diversity": [3.0, 3.2, 2.9], "accuracy": [0.9] * 3}
     result = {
-        "objectives": {"masked": masked, "supervised": {**other, "top_weight": [0.5] * 3}},
-        "untrained": {"diversity": 0.0},
-        "random": {"diversity": 4.4},
+        "objectives": {"masked": masked, "supervised": {**other, "top_mass": LEARNED[2:]}},
+        "untrained": {"diversity": 0.0, "top_mass": 0.25},
+        "random": {"diversity": 4.4, "top_mass": RANDOM},
     }
     (claim,) = [c for c in mim_experiment.items(cfg, result) if hasattr(c, "verdict")]
     assert claim.verdict == HOLDS and len(claim.premises) == 4
-    # the same numbers without the supervised model's largest weights: not measured, not met
-    del result["objectives"]["supervised"]["top_weight"]
+    # the same numbers without the supervised model's top-k mass: not measured, not met
+    del result["objectives"]["supervised"]["top_mass"]
     (claim,) = [c for c in mim_experiment.items(cfg, result) if hasattr(c, "verdict")]
     assert claim.verdict == NOT_EVALUATED and "supervised attention" in claim.why()
 
@@ -275,8 +299,8 @@ def test_items_judge_nothing_without_the_masked_model():
     seeds = {"diversity": [3.0, 3.1], "distance": [1.0, 1.1], "accuracy": [0.9, 0.9]}
     result = {
         "objectives": {"supervised": {**seeds, "loss_ratio": [0.1, 0.1]}},
-        "untrained": {"diversity": 0.0},
-        "random": {"diversity": 4.4},
+        "untrained": {"diversity": 0.0, "top_mass": 0.25},
+        "random": {"diversity": 4.4, "top_mass": RANDOM},
     }
     found = mim_experiment.items(cfg, result)
     (claim,) = [c for c in found if hasattr(c, "verdict")]

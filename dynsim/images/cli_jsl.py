@@ -3,13 +3,13 @@ docs/images.md section 1); its options, config and estimate are `dynsim.images.j
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
 
 from dynsim import environment
 from dynsim.cli import output
 
-from . import jsl_experiment, jsl_plotting, report, seeds
-from .jsl_options import NAME, config
+from . import jsl_claims, jsl_experiment, jsl_plotting, report, seeds
+from .jsl_options import NAME, config, runs
 
 __all__ = ["run"]
 
@@ -21,43 +21,39 @@ def _cell(values) -> str:
 
 
 def _table(result: dict) -> str:
-    conditions = list(result["conditions"])
-    head = f"{'learner':<12}" + "".join(f"{c:>26}" for c in conditions)
-    rows = [head, "-" * len(head)]
-    for m in ("positional", "standard", "cnn", "frozen"):
-        cells = []
-        for c in conditions:
-            if (m, c) not in result["accuracy"]:
-                cells.append(f"{'-':>26}")
-                continue
-            cells.append(f"{_cell(result['accuracy'][(m, c)]):>26}")
-        rows.append(f"{m:<12}" + "".join(cells))
-    local = result["localization"]
+    cfg = result["config"]
+    rows = ["accuracy (test, seed mean [95 % interval])"]
+    for r, values in result["accuracy"].items():
+        rows.append(f"  {r.label:<40} {_cell(values)}")
     rows.append(
-        f"localization (top-{result['config']['k']} distance, grid cells; shuffled "
-        f"baseline {local['positional']['baseline']:.3f}):"
+        f"localization of P trained on permuted digits: rho (Spearman, p_i^T p_j against minus "
+        f"the grid distance; random encodings 0 +- {result['random_sd']:.3f}) and top-"
+        f"{cfg['k']} distance (shuffled baseline {result['baseline']:.3f}), after / before the "
+        "inverse permutation"
     )
-    for m in ("positional", "frozen"):
-        for key in ("after", "before"):
-            rows.append(f"  {m:<10} {key:<6} inverse permutation: {_cell(local[m][key])}")
+    for r, v in result["localization"].items():
+        cells = " ".join(f"{_cell(v[k]):>24}" for k in ("rho_after", "rho_before", "top_after"))
+        rows.append(f"  {r.label:<40} {cells}")
+    if not cfg["translations"]:
+        rows.append(jsl_claims.WHY_TRANSLATIONS)
     return "\n".join(rows)
 
 
 def _record(result: dict) -> dict:
-    """The JSON-ready numbers: per learner, condition and seed."""
+    """The JSON-ready numbers: per training (its label) and seed."""
+    per_run = lambda d: {r.label: [float(v) for v in a] for r, a in d.items()}  # noqa: E731
     return {
-        "conditions": result["conditions"],
+        "runs": [dataclasses.asdict(r) | {"label": r.label} for r in result["accuracy"]],
         "grid": result["grid"],
-        "accuracy": {f"{m}/{c}": [float(v) for v in a] for (m, c), a in result["accuracy"].items()},
-        "final_minibatch_loss": {
-            f"{m}/{c}": [float(v) for v in a] for (m, c), a in result["loss"].items()
-        },
+        "accuracy": per_run(result["accuracy"]),
+        "final_minibatch_loss": per_run(result["loss"]),
         "localization": {
-            m: {k: (v if np.isscalar(v) else [float(x) for x in v]) for k, v in s.items()}
-            for m, s in result["localization"].items()
+            r.label: {k: [float(x) for x in v] for k, v in s.items()}
+            for r, s in result["localization"].items()
         },
-        "permutation": {c: p.tolist() for c, p in result["perms"].items()},
+        "top_k_baseline": result["baseline"],
         "random_sd": result["random_sd"],
+        "permutation": {c: p.tolist() for c, p in result["perms"].items()},
     }
 
 
@@ -66,7 +62,7 @@ def run(args) -> int:
     cfg = config(args)
     report.prepare(args, cfg.patch)
     timings: dict = {}
-    total = len(jsl_experiment.runs(range(3 if cfg.patch == 2 else 4)))
+    total = len(runs(cfg))
     with environment.precision(cfg.dtype):
         result = output.run_logged(
             f"training ({cfg.seeds} seeds per learner and condition)", total,

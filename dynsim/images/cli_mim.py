@@ -9,7 +9,7 @@ import dataclasses
 from dynsim import environment
 from dynsim.cli import output
 
-from . import mim_experiment, mim_plotting, report
+from . import mim_claims, mim_experiment, mim_plotting, report
 from .mim_options import DESCRIPTION, NAME, arguments, estimate, sizes
 
 __all__ = ["arguments", "run", "estimate", "DESCRIPTION", "NAME"]
@@ -21,21 +21,30 @@ def config(args) -> mim_experiment.Config:
     return mim_experiment.Config(**dataclasses.asdict(sizes(args)))
 
 
-def _table(summary: dict) -> str:
+COLUMNS = ("diversity", "distance", "top_mass", "loss_ratio", "accuracy")
+
+
+def _table(summary: dict, result: dict) -> str:
     def cell(v):
+        if isinstance(v, float):
+            return f"{v:.3f}"
         return "-" if v is None else f"{v['mean']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
 
-    head = (
-        f"{'objective':<12} {'diversity':>26} {'distance':>26} {'loss / base':>26} {'accuracy':>26}"
-    )
+    names = ("diversity", "distance", f"top-{result['k']} mass", "loss / base", "accuracy")
+    head = f"{'model':<12} " + " ".join(f"{n:>24}" for n in names)
     rows = [head, "-" * len(head)]
-    for name, s in summary.items():
-        rows.append(
-            f"{name:<12} "
-            + " ".join(
-                f"{cell(s[k]):>26}" for k in ("diversity", "distance", "loss_ratio", "accuracy")
-            )
-        )
+    references = {
+        "untrained": result["untrained"],
+        "random": {**result["random"], "top_mass": result["random"]["top_mass"]["mean"]},
+    }
+    for name, s in {**summary, **references}.items():
+        rows.append(f"{name:<12} " + " ".join(f"{cell(s.get(k)):>24}" for k in COLUMNS))
+    mass = result["random"]["top_mass"]
+    rows.append(
+        f"attention learned: top-{result['k']} mass above random attention's "
+        f"{mim_claims.structure_threshold(mass):.3f} (its mean {mass['mean']:.3f} + "
+        f"{mim_claims.STRUCTURE_MARGIN:g} SD per map)"
+    )
     return "\n".join(rows)
 
 
@@ -63,5 +72,5 @@ def run(args) -> int:
         mim_experiment.items(cfg, result),
         {**vars(cfg), "objectives": list(cfg.objectives), "k": cfg.k, "P": cfg.P},
         {"results": result, "summary": summary, "provenance": meta, "timings": timings},
-        _table(summary),
+        _table(summary, result),
     )

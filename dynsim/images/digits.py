@@ -21,6 +21,9 @@ import numpy as np
 __all__ = [
     "Digits",
     "load",
+    "images",
+    "prepare",
+    "split_index",
     "patches",
     "unpatch",
     "split",
@@ -69,7 +72,8 @@ def _check_patch(patch: int) -> int:
     return int(patch)
 
 
-def _images() -> tuple[np.ndarray, np.ndarray]:
+def images() -> tuple[np.ndarray, np.ndarray]:
+    """All 1,797 digits as (n, 8, 8) images with pixels scaled to [0, 1], and their labels."""
     try:
         from sklearn.datasets import load_digits
     except ImportError:
@@ -77,7 +81,14 @@ def _images() -> tuple[np.ndarray, np.ndarray]:
             "the image experiments need scikit-learn (its digits): pip install 'dynsim[images]'"
         ) from None
     data = load_digits()
-    return np.asarray(data.images, dtype=np.float64), np.asarray(data.target, dtype=np.int64)
+    pixels = np.asarray(data.images, dtype=np.float64) / 16.0
+    return pixels, np.asarray(data.target, dtype=np.int64)
+
+
+def prepare(images, patch: int):
+    """(n, 8, 8) images (numpy or JAX) -> (n, P, patch^2) patches of each image centred (mean
+    pixel 0)."""
+    return patches(images - images.mean(axis=(-2, -1), keepdims=True), patch)
 
 
 def patches(images: np.ndarray, patch: int) -> np.ndarray:
@@ -99,17 +110,14 @@ def unpatch(x: np.ndarray, patch: int) -> np.ndarray:
 
 def load(patch: int = 2) -> Digits:
     """All 1,797 digits as patches of side `patch`, pixels scaled to [0, 1], each image centred."""
-    images, y = _images()
-    images = images / 16.0
-    images = images - images.mean(axis=(1, 2), keepdims=True)
-    x = patches(images, patch)
+    pixels, y = images()
     g = SIDE // _check_patch(patch)
-    return Digits(x=x, y=y, grid=(g, g))
+    return Digits(x=prepare(pixels, patch), y=y, grid=(g, g))
 
 
-def split(data: Digits, n_test: int, seed: int) -> tuple[Digits, Digits]:
-    """A random train/test split with `n_test` test images (seeded numpy permutation)."""
-    n = data.x.shape[0]
+def split_index(n: int, n_test: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) indices of a random split of n images with `n_test` test images (seeded numpy
+    permutation)."""
     if (
         isinstance(n_test, bool)
         or not isinstance(n_test, (int, np.integer))
@@ -117,7 +125,12 @@ def split(data: Digits, n_test: int, seed: int) -> tuple[Digits, Digits]:
     ):
         raise ValueError(f"n_test must be an integer in 1..{n - 1}, got {n_test!r}")
     order = np.random.default_rng(seed).permutation(n)
-    test, train = order[:n_test], order[n_test:]
+    return order[n_test:], order[:n_test]
+
+
+def split(data: Digits, n_test: int, seed: int) -> tuple[Digits, Digits]:
+    """A random train/test split with `n_test` test images (`split_index`)."""
+    train, test = split_index(data.x.shape[0], n_test, seed)
     return (
         Digits(data.x[train], data.y[train], data.grid),
         Digits(data.x[test], data.y[test], data.grid),

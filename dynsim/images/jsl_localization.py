@@ -1,25 +1,36 @@
-"""JSL Figure 5c as numbers: are the positional-encoding similarities p_i^T P spatially localized
-once the inverse patch permutation is applied?
+"""JSL Figure 5c as numbers: are the positional-encoding similarities p_i^T p_j spatially
+localized once the inverse patch permutation is applied?
 
 Position i of a permuted image shows the patch of original grid cell perm[i]
-(`dynsim.images.digits.permute`). The localization score of encodings P (D x width, row p_i) is,
-for each position i, the mean image-grid distance, in original-image coordinates, between cell
-perm[i] and the cells perm[j] of its k most similar other positions j != i (largest <p_i, p_j>),
-averaged over i. Ties in the top-k ranking go to the lower position index (a stable sort of the
-similarities rounded to `dynsim.metrics.TIE_DECIMALS` decimals, as the attention diversity).
+(`dynsim.images.digits.permute`). Two measures of encodings P (D x width, row p_i):
 
-Its shuffled baseline is the same score's expectation when the positions' cells are relabelled by a
-uniformly random permutation: the top-k are then k uniformly random other cells, so the baseline is
-mean_i mean_{j != i} ||c_i - c_j|| exactly (no sampling). Localized encodings score below it."""
+- `rank_correlation`: Spearman's rho, over the D(D - 1)/2 pairs i < j, between the similarity
+  <p_i, p_j> (equal to `dynsim.metrics.TIE_DECIMALS` decimals: tied) and minus the grid distance
+  between cells perm[i] and perm[j] (original-image coordinates: after the inverse permutation).
+  Localized encodings (nearer cells more similar) give rho > 0. Under a uniformly random
+  relabelling of the cells, independent of P, every pair gets every distance rank with the same
+  probability, so rho's expectation is exactly 0 for any encodings; its spread is measured on
+  random encodings (`spread`).
+- `score` (top-k): for each position, the mean grid distance between its cell and the cells of
+  its k most similar other positions (ties, equal to `dynsim.metrics.TIE_DECIMALS` decimals, to
+  the lower index), averaged over positions; its shuffled baseline (`baseline`) is its exact
+  expectation under a random relabelling, mean_i mean_{j != i} ||c_i - c_j||. Localized encodings
+  score below it.
+
+perm = identity gives either in the permuted frame, before the inverse permutation."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.spatial.distance import cdist
+from scipy.stats import spearmanr
 
 from dynsim.metrics import TIE_DECIMALS, grid_coordinates
 
-__all__ = ["similarity", "top_k", "score", "baseline", "spread", "maps", "K_DEFAULT", "DRAWS"]
+__all__ = [
+    "similarity", "top_k", "score", "baseline", "rank_correlation", "spread", "maps",
+    "K_DEFAULT", "DRAWS",
+]  # fmt: skip
 
 # k: a cell's 4-neighbourhood on the grid, the most a local pattern can hold at distance 1
 K_DEFAULT = 4
@@ -30,6 +41,11 @@ def similarity(P: np.ndarray) -> np.ndarray:
     """The D x D matrix of p_i^T p_j (JSL Figure 5c's p_i^T P, row i)."""
     P = np.asarray(P, dtype=np.float64)
     return P @ P.T
+
+
+def _cells(grid: tuple, perm) -> np.ndarray:
+    """The grid cell each position shows, (D, 2)."""
+    return grid_coordinates(grid).astype(np.float64)[np.asarray(perm)]
 
 
 def top_k(sim: np.ndarray, k: int) -> np.ndarray:
@@ -44,27 +60,38 @@ def top_k(sim: np.ndarray, k: int) -> np.ndarray:
 
 def score(P: np.ndarray, grid: tuple, perm: np.ndarray, k: int = K_DEFAULT) -> float:
     """Mean grid distance, in original-image cells perm[.], of each position's top-k most
-    similar other positions (module docstring). perm = identity: the score in the permuted
-    frame, before the inverse permutation."""
-    coords = grid_coordinates(grid).astype(np.float64)[np.asarray(perm)]
+    similar other positions (module docstring)."""
+    coords = _cells(grid, perm)
     top = top_k(similarity(P), k)
-    dist = np.linalg.norm(coords[:, None, :] - coords[top], axis=-1)
-    return float(dist.mean())
+    return float(np.linalg.norm(coords[:, None, :] - coords[top], axis=-1).mean())
 
 
 def baseline(grid: tuple) -> float:
-    """The shuffled baseline: mean_i mean_{j != i} ||c_i - c_j|| on the grid (module docstring)."""
+    """The shuffled baseline of `score`: mean_i mean_{j != i} ||c_i - c_j|| on the grid."""
     coords = grid_coordinates(grid).astype(np.float64)
     D = coords.shape[0]
     return float(cdist(coords, coords).sum() / (D * (D - 1)))
 
 
-def spread(grid: tuple, width: int, k: int = K_DEFAULT, draws: int = DRAWS, seed: int = 0) -> float:
-    """The standard deviation of the score of random encodings (P's initialization, N(0, I) rows
-    of `width`) under a uniformly random permutation, over `draws` draws (seeded numpy)."""
+def rank_correlation(P: np.ndarray, grid: tuple, perm: np.ndarray) -> float:
+    """Spearman's rho between <p_i, p_j> and -||c_perm[i] - c_perm[j]|| over the pairs i < j
+    (module docstring); similarities equal to TIE_DECIMALS decimals tie (average ranks)."""
+    coords = _cells(grid, perm)
+    upper = np.triu_indices(coords.shape[0], 1)
+    sim = np.round(similarity(P), TIE_DECIMALS)[upper]
+    return float(spearmanr(sim, -cdist(coords, coords)[upper]).statistic)
+
+
+def spread(grid: tuple, width: int, draws: int = DRAWS, seed: int = 0) -> float:
+    """The standard deviation of `rank_correlation` of random encodings (independent N(0, I) rows
+    of `width`: rho does not depend on their scale) under a uniformly random permutation, over
+    `draws` draws (seeded numpy)."""
     rng = np.random.default_rng(seed)
     D = grid[0] * grid[1]
-    values = [score(rng.normal(size=(D, width)), grid, rng.permutation(D), k) for _ in range(draws)]
+    values = [
+        rank_correlation(rng.normal(size=(D, width)), grid, rng.permutation(D))
+        for _ in range(draws)
+    ]
     return float(np.std(values, ddof=1))
 
 

@@ -1,84 +1,62 @@
-"""The three learners of JSL Section 6 in miniature (Jelassi, Sander, Li 2022), for 10 classes on
-patched digits X (n, D, d): (a) the paper's one-layer positional-attention ViT (Definition 3.2 with
-Simplification 3.1's A = P^T P: the attention depends on the positional encodings only), (b) the
-same layer with standard (content) attention on X W_E + P, (c) a small CNN on the 8 x 8 image.
+"""The learners of JSL Section 6 in miniature (Jelassi, Sander, Li 2022), for 10 classes on patched
+digits X (n, D, d): one pre-LN ViT block with learned positional encodings P added to the tokens
+(X W_E + P, the paper's Figure 5 learner), the same block with positional attention (Definition
+3.2: the attention logits from P alone, W_Q and W_K trained), the same block without its attention
+sublayer (the control that tells whether attention is needed), and a small CNN on the 8 x 8 image.
 
-The value and readout follow model (T) (`dynsim.jsl.model`): F(X) = sum_i sigma(D sum_j S_ij <v,
-X_j>), sigma(x) = x^3 + nu x, with v widened to `width` value directions and a linear readout to
-the 10 classes: F(X) = W_out^T (1/D) sum_i sigma(sum_j S_ij X_j W_V) (the factor D inside sigma
-is absorbed by the learned W_V, the 1/D outside keeps the logits' scale independent of D). P holds
-one row p_i per position (D x width), so A = P P^T is the paper's P^T P with the encodings as
-columns."""
+A block: h = X W_E + P; h += MHA(LN(h)) (the attention sublayer); h += MLP(LN(h)); the class
+logits are a linear map of the mean over positions of LN(h). P holds one row p_i per position
+(D x width), so p_i^T P is the paper's Figure 5c similarity. The three block learners are one
+module whose attention is chosen by a traced code (`ATTENTION`), so they train in one compiled
+program: the queries and keys read the tokens (vanilla) or P (positional), and the sublayer's
+output is added (gate 1) or not (gate 0: exactly the block without it, its parameters unused)."""
 
 from __future__ import annotations
 
 import flax.linen as nn
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim.jsl.model import activation
+from .jsl_options import LEARNERS, MLP_RATIO
 
-__all__ = ["PositionalViT", "ContentViT", "SmallCNN", "MODELS", "make", "P_SCALE", "NU"]
+__all__ = ["Block", "SmallCNN", "MODELS", "ATTENTION", "make", "P_SCALE"]
 
-NU = 1e-3  # nu of sigma(x) = x^3 + nu x, the JSL realistic recipe's (dynsim.jsl.config)
-P_SCALE = 1.0  # p_i ~ N(0, P_SCALE^2 I): A_ii ~ width, A_ij ~ sqrt(width), over sqrt(width)
-
-
-def _normal(scale: float):
-    return nn.initializers.normal(stddev=scale)
+P_SCALE = 0.02  # p_i ~ N(0, P_SCALE^2 I): the ViT's usual small start
+# each block learner's attention code: (queries and keys from P, the sublayer's gate)
+ATTENTION = {"vit": (0.0, 1.0), "positional": (1.0, 1.0), "no-attention": (0.0, 0.0)}
+MODELS = LEARNERS  # the block learners (ATTENTION) and "cnn"
 
 
-def _readout(h, width: int, classes: int, dtype):
-    """(1/D) sum_i sigma(h_i) -> linear map to the class logits (model (T)'s sum over positions)."""
-    pooled = jnp.mean(activation(h, 3, NU), axis=-2)
-    return nn.Dense(classes, use_bias=True, dtype=dtype, param_dtype=dtype, name="out")(pooled)
-
-
-class PositionalViT(nn.Module):
-    """(a) S = softmax(P P^T / sqrt(width)) over positions only (Definition 3.2, Simplification
-    3.1); F(X) = W_out^T (1/D) sum_i sigma(sum_j S_ij X_j W_V). `frozen`: P stays at its
-    initialization (the optimizer's mask, `dynsim.images.jsl_train`)."""
+class Block(nn.Module):
+    """One pre-LN transformer block on X W_E + P, its attention chosen by `code` (ATTENTION's
+    values, traced), an MLP, and a linear readout of the mean over positions (module
+    docstring)."""
 
     D: int
-    width: int = 16
-    classes: int = 10
-    dtype: str = "float32"
-
-    def attention(self, P):
-        """S_ij = exp(<p_i, p_j>/sqrt(width)) / sum_r exp(<p_i, p_r>/sqrt(width))."""
-        return jax.nn.softmax(P @ P.T / jnp.sqrt(self.width), axis=-1)
-
-    @nn.compact
-    def __call__(self, X):
-        P = self.param("P", _normal(P_SCALE), (self.D, self.width), self.dtype)
-        V = nn.Dense(self.width, use_bias=False, dtype=self.dtype, param_dtype=self.dtype)(X)
-        S = self.attention(P)
-        h = jnp.einsum("ij,...jk->...ik", S, V)
-        return _readout(h, self.width, self.classes, self.dtype)
-
-
-class ContentViT(nn.Module):
-    """(b) standard attention: E = X W_E + P (the encodings added to the input), S = softmax(E W_Q
-    (E W_K)^T / sqrt(width)), then the same value X W_V and readout as (a): the two learners
-    differ in their attention only."""
-
-    D: int
-    width: int = 16
+    width: int = 32
+    heads: int = 4
     classes: int = 10
     dtype: str = "float32"
 
     @nn.compact
-    def __call__(self, X):
-        P = self.param("P", _normal(P_SCALE), (self.D, self.width), self.dtype)
-        dense = dict(use_bias=False, dtype=self.dtype, param_dtype=self.dtype)
-        E = nn.Dense(self.width, name="embed", **dense)(X) + P
-        Q = nn.Dense(self.width, name="query", **dense)(E)
-        K = nn.Dense(self.width, name="key", **dense)(E)
-        V = nn.Dense(self.width, name="value", **dense)(X)
-        S = jax.nn.softmax(jnp.einsum("...ik,...jk->...ij", Q, K) / jnp.sqrt(self.width), -1)
-        h = jnp.einsum("...ij,...jk->...ik", S, V)
-        return _readout(h, self.width, self.classes, self.dtype)
+    def __call__(self, X, code=ATTENTION["vit"]):
+        from_p, gate = code
+        kw = dict(dtype=self.dtype, param_dtype=self.dtype)
+        heads = dict(features=(self.heads, self.width // self.heads), **kw)
+        P = self.param("P", nn.initializers.normal(P_SCALE), (self.D, self.width), self.dtype)
+        h = nn.Dense(self.width, name="embed", **kw)(X) + P
+        z = nn.LayerNorm(**kw)(h)
+        source = jnp.where(from_p, jnp.broadcast_to(P, z.shape), z)  # Definition 3.2 or vanilla
+        q = nn.DenseGeneral(name="query", **heads)(source)
+        k = nn.DenseGeneral(name="key", **heads)(source)
+        v = nn.DenseGeneral(name="value", **heads)(z)
+        weights = nn.dot_product_attention_weights(q, k)  # (..., heads, D, D)
+        self.sow("intermediates", "attention", weights)
+        mixed = jnp.einsum("...hqk,...khd->...qhd", weights, v)
+        h = h + gate * nn.DenseGeneral(self.width, axis=(-2, -1), name="out", **kw)(mixed)
+        z = nn.LayerNorm(**kw)(h)
+        h = h + nn.Dense(self.width, **kw)(nn.gelu(nn.Dense(MLP_RATIO * self.width, **kw)(z)))
+        return nn.Dense(self.classes, name="readout", **kw)(jnp.mean(nn.LayerNorm(**kw)(h), -2))
 
 
 def neighbours(rows: int, cols: int) -> np.ndarray:
@@ -95,8 +73,8 @@ def neighbours(rows: int, cols: int) -> np.ndarray:
 
 
 class SmallCNN(nn.Module):
-    """(c) two 3 x 3 convolutions (SAME padding, ReLU) on the 8 x 8 image, global average pooling,
-    a linear readout: its only spatial prior is locality (the pooling drops where a feature was).
+    """Two 3 x 3 convolutions (SAME padding, ReLU) on the 8 x 8 image, global average pooling, a
+    linear readout: its only spatial prior is locality (the pooling drops where a feature was).
     A convolution is written as a gather of each pixel's 3 x 3 neighbourhood and one dense map,
     which batches over seeds as plain matrix products."""
 
@@ -107,7 +85,8 @@ class SmallCNN(nn.Module):
     dtype: str = "float32"
 
     @nn.compact
-    def __call__(self, X):
+    def __call__(self, X, code=None):
+        """The logits of X (..., D, d); `code` is unused (no attention: `make`'s uniform call)."""
         rows, cols = self.grid
         s = self.patch
         lead = X.shape[:-2]
@@ -124,16 +103,11 @@ class SmallCNN(nn.Module):
         return nn.Dense(self.classes, name="out", **dense)(h)
 
 
-MODELS = ("positional", "standard", "cnn", "frozen")  # "frozen": (a) with P fixed at its start
-
-
-def make(name: str, grid: tuple, patch: int, width: int, dtype: str) -> nn.Module:
-    """The module of learner `name` (MODELS) for a (rows, cols) grid of patch x patch patches."""
-    D = grid[0] * grid[1]
-    if name in ("positional", "frozen"):
-        return PositionalViT(D=D, width=width, dtype=dtype)
-    if name == "standard":
-        return ContentViT(D=D, width=width, dtype=dtype)
+def make(name: str, grid: tuple, patch: int, width: int, heads: int, dtype: str) -> nn.Module:
+    """The module of learner `name` (MODELS) for a (rows, cols) grid of patch x patch patches: the
+    one Block for the three block learners (their attention is `ATTENTION[name]`)."""
+    if name in ATTENTION:
+        return Block(D=grid[0] * grid[1], width=width, heads=heads, dtype=dtype)
     if name == "cnn":
         return SmallCNN(grid=tuple(grid), patch=patch, width=width, dtype=dtype)
     raise ValueError(f"model must be one of {MODELS}, got {name!r}")

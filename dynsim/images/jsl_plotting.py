@@ -1,8 +1,8 @@
-"""The figure of `dynsim experiment jsl-images`: JSL Figure 5 in miniature on the digits. (a)
-accuracy of the three learners against the shuffle-grid size (Figure 5a), (b) one test digit under
-each condition (Figure 5b), (c) p_i^T P of the positional ViT trained on permuted digits for a few
-positions, before and after the inverse permutation (Figure 5c), (d) the localization score per seed
-against its shuffled baseline, with P learned and P frozen."""
+"""The figure of `dynsim experiment jsl-images`: JSL Figure 5 in miniature on the digits. (a) test
+accuracy of every training (Figure 5a), (b) one test digit, original and permuted (Figure 5b), (c)
+p_i^T P of the ViT block trained on permuted digits for a few positions, before and after the
+inverse permutation (Figure 5c), (d) the rank correlation rho per seed of every block trained on
+permuted digits, after and before the inverse permutation, against the claim's threshold."""
 
 from __future__ import annotations
 
@@ -13,21 +13,7 @@ from dynsim import plotting
 
 from . import jsl_claims, jsl_localization, seeds
 
-LABELS = {
-    "positional": "(a) positional attention",
-    "standard": "(b) standard attention",
-    "cnn": "(c) CNN",
-}
 CELLS = 4  # positions drawn in panel (c)
-
-
-def _pixels(name: str, patch: int, grid: tuple) -> int:
-    """The shuffle-grid size of a condition in pixels (original: the whole image)."""
-    if name == "original":
-        return grid[0] * patch
-    if name == "permuted":
-        return patch
-    return int(name.split("-")[1][:-2])
 
 
 def _cells(grid: tuple) -> list[int]:
@@ -37,46 +23,37 @@ def _cells(grid: tuple) -> list[int]:
     return [r * cols + c for r, c in picks[:CELLS]]
 
 
+def _errorbars(ax, rows: list, values: list, color: str = "k") -> None:
+    """Seed mean and 95 % interval of each row's values, one row per line from the top."""
+    for i, v in enumerate(values):
+        stat = seeds.mean(v)
+        ax.errorbar(stat.value, -i, xerr=[[stat.value - stat.low], [stat.high - stat.value]],
+                    fmt="o", color=color, capsize=3)  # fmt: skip
+    ax.set_yticks(-np.arange(len(rows)), rows, fontsize=7)
+
+
 def figure(result: dict, path: str, meta: dict) -> None:
     """Draw the four panels to `path` (PNG)."""
     cfg, grid = result["config"], tuple(result["grid"])
-    conditions = result["conditions"]
     cells = _cells(grid)
-    fig = plt.figure(figsize=(12, 7.8))
-    outer = fig.add_gridspec(2, 2, width_ratios=(1, 1.25), hspace=0.35, wspace=0.2)
+    fig = plt.figure(figsize=(12, 8.2))
+    outer = fig.add_gridspec(2, 2, width_ratios=(1, 1.25), hspace=0.35, wspace=0.5, left=0.15)
     ax = fig.add_subplot(outer[0, 0])
-    order = sorted(conditions, key=lambda c: _pixels(c, cfg["patch"], grid))
-    x = [_pixels(c, cfg["patch"], grid) for c in order]
-    for i, m in enumerate(LABELS):
-        stats = [seeds.mean(result["accuracy"][(m, c)]) for c in order]
-        mean = np.array([s.value for s in stats])
-        err = np.array([[s.value - s.low, s.high - s.value] for s in stats]).T
-        ax.errorbar(
-            np.array(x) * (1 + 0.04 * (i - 1)),
-            mean,
-            yerr=err,
-            marker="o",
-            capsize=3,
-            label=LABELS[m],
-        )
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(x, [f"{v}" + (" (original)" if v == grid[0] * cfg["patch"] else "") for v in x])
-    ax.axhline(jsl_claims.CHANCE, color="0.6", ls=":", lw=1, label="chance")
-    ax.set_xlabel("shuffle grid size s (pixels)")
-    ax.set_ylabel("test accuracy (seed mean, 95 % interval)")
-    ax.set_title("(a) accuracy on shuffled digits (Figure 5a)", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    inner = outer[0, 1].subgridspec(1, len(order))
-    for j, c in enumerate(order):
+    acc = result["accuracy"]
+    _errorbars(ax, [r.label for r in acc], list(acc.values()))
+    ax.axvline(jsl_claims.CHANCE, color="0.6", ls=":", lw=1, label="chance")
+    ax.set_xlabel("test accuracy (seed mean, 95 % interval)")
+    ax.set_title("(a) accuracy of every training (Figure 5a)", fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+    inner = outer[0, 1].subgridspec(1, 2)
+    for j, (c, img) in enumerate(result["example"].items()):
         a = fig.add_subplot(inner[0, j])
-        a.imshow(result["example"][c], cmap="gray_r")
+        a.imshow(img, cmap="gray_r")
         a.set_xticks([])
         a.set_yticks([])
-        a.set_title(
-            f"s = {_pixels(c, cfg['patch'], grid)}" if c != "original" else "original", fontsize=8
-        )
-    fig.text(0.72, 0.9, "(b) one test digit, shuffle grids (Figure 5b)", ha="center", fontsize=9)
-    P, perm = result["P"]["positional"][0], result["perms"]["permuted"][0]
+        a.set_title(c if c == "original" else f"{c} (s = {cfg['patch']} px)", fontsize=8)
+    fig.text(0.72, 0.9, "(b) one test digit (Figure 5b)", ha="center", fontsize=9)
+    P, perm = result["P"][0], result["perms"]["permuted"][0]
     before, after = jsl_localization.maps(P, grid, perm, cells)
     maps = outer[1, 0].subgridspec(2, CELLS, hspace=0.3)
     where = np.argsort(perm)
@@ -94,43 +71,32 @@ def figure(result: dict, path: str, meta: dict) -> None:
     fig.text(
         0.3,
         0.47,
-        r"(c) $p_i^\top P$ of (a) trained on permuted digits, seed 0 (Figure 5c; "
+        r"(c) $p_i^\top P$ of the ViT trained on permuted digits, seed 0 (Figure 5c; "
         "+: position i, its own entry left out)",
         ha="center",
         fontsize=9,
     )
     ax = fig.add_subplot(outer[1, 1])
     local = result["localization"]
-    for i, (m, label) in enumerate((("positional", "P learned"), ("frozen", "P frozen at init"))):
-        for j, (key, marker) in enumerate((("after", "o"), ("before", "x"))):
-            y = local[m][key]
-            ax.plot(
-                np.full(len(y), 2 * i + j) + np.linspace(-0.1, 0.1, len(y)),
-                y,
-                marker,
-                ls="none",
-                label=f"{label}, {'after' if key == 'after' else 'before'}"
-                r" $\pi^{-1}$",
-            )
-    ax.axhline(local["positional"]["baseline"], color="0.4", ls="--", label="shuffled baseline")
-    ax.axhline(
-        local["positional"]["baseline"] - jsl_claims.MARGIN * result["random_sd"],
-        color="0.4",
-        ls=":",
-        label=r"the claim's threshold: baseline $- 3\sigma_{rand}$",
-    )
-    ax.set_xticks(
-        [0, 1, 2, 3],
-        ["learned\nafter", "learned\nbefore", "frozen\nafter", "frozen\nbefore"],
-        fontsize=8,
-    )
-    ax.set_ylabel(f"mean grid distance of the top-{cfg['k']} similar positions")
-    ax.set_title("(d) localization score per seed (lower: more local)", fontsize=9)
-    ax.legend(fontsize=7)
+    for i, v in enumerate(local.values()):
+        for key, marker, label in (("rho_after", "o", r"after $\pi^{-1}$"),
+                                   ("rho_before", "x", r"before $\pi^{-1}$")):  # fmt: skip
+            y = np.full(len(v[key]), -i) + np.linspace(-0.15, 0.15, len(v[key]))
+            ax.plot(v[key], y, marker, color="C0" if key == "rho_after" else "C3",
+                    ls="none", label=label if i == 0 else None)  # fmt: skip
+    ax.set_yticks(-np.arange(len(local)), [r.label for r in local], fontsize=7)
+    ax.axvline(0.0, color="0.4", ls="--", label="random encodings' mean")
+    ax.axvline(jsl_claims.MARGIN * result["random_sd"], color="0.4", ls=":",
+               label=r"the claim's threshold: $3\sigma_{rand}$")  # fmt: skip
+    ax.set_xlabel("rank correlation of p_i^T p_j with minus the grid distance (per seed)")
+    ax.set_title("(d) localization per seed (higher: more local)", fontsize=9)
+    ax.legend(fontsize=6, loc="best")
+    moved = "translated by up to 1 px" if cfg["translations"] else "no translations"
     plotting.titled(
         fig,
         f"Jelassi, Sander, Li (2022), Section 6 in miniature: sklearn digits, patch "
-        f"{cfg['patch']}, width {cfg['width']}, {cfg['steps']} Adam steps, {cfg['seeds']} seeds",
+        f"{cfg['patch']}, width {cfg['width']}, {cfg['steps']} Adam steps, {moved}, "
+        f"{cfg['seeds']} seeds",
         [meta],
     )
     plotting.save(fig, path)

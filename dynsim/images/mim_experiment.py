@@ -71,11 +71,13 @@ def _stack(cfg: Config):
     return data.grid, as_x(train_set), as_y(train_set), as_x(ev), as_y(ev)
 
 
-def _per_image(attn: np.ndarray, grid, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per seed: the mean over images of the diversity and of the average attention distance."""
+def _per_image(attn: np.ndarray, grid, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per seed: the mean over images of the diversity, of the average attention distance and of
+    the top-k mass."""
     div = np.array([np.mean([metrics.attention_diversity(a, grid, k)[0] for a in s]) for s in attn])
     dist = np.array([np.mean(metrics.average_attention_distance(s, grid)) for s in attn])
-    return div, dist
+    mass = np.array([np.mean(metrics.top_k_mass(s, grid, k)) for s in attn])
+    return div, dist, mass
 
 
 def run(cfg: Config, runner: Optional[Callable] = None) -> dict:
@@ -94,27 +96,36 @@ def run(cfg: Config, runner: Optional[Callable] = None) -> dict:
             np.asarray(a, np.float64)
             for a in evaluate(training, params, X, Xe, ye, jax.random.fold_in(root, 100))
         )
-        div, dist = _per_image(attn, grid, cfg.k)
+        div, dist, mass = _per_image(attn, grid, cfg.k)
         out["objectives"][objective] = {
             "diversity": div.tolist(),
             "distance": dist.tolist(),
+            "top_mass": mass.tolist(),
             "test_loss": value.tolist(),
             "baseline": baseline.tolist(),
             "loss_ratio": (value / baseline).tolist(),
             "accuracy": accuracy.tolist(),
-            "top_weight": attn.max(axis=-1).mean(axis=(1, 2)).tolist(),
             "final_train_loss": np.asarray(losses, np.float64)[-1].tolist(),
             "maps": attn[0].mean(axis=0).tolist(),
         }
-    # Q = 0, the paper's start: every query attends uniformly (eq. 2.6 with zero scores)
-    model = cfg.training(cfg.objectives[0]).model(cfg.P, X.shape[-1])
-    uniform = np.asarray(model.apply(model.init(root, Xe[0]), Xe[0], method="attention"))
-    div, dist = _per_image(uniform[None], grid, cfg.k)
-    out["untrained"] = {"diversity": float(div[0]), "distance": float(dist[0])}
+    # Q = 0, the paper's start: every query attends uniformly (eq. 2.6 with zero scores: 1/P, as
+    # the model's own start gives to 1e-15, tests/test_images_mim.py)
+    uniform = np.full((1, 1, cfg.P, cfg.P), 1.0 / cfg.P)
+    div, dist, mass = _per_image(uniform, grid, cfg.k)
+    out["untrained"] = {
+        "diversity": float(div[0]),
+        "distance": float(dist[0]),
+        "top_mass": float(mass[0]),
+    }
     # the reference at the other end: independent uniform weights, no structure at all
     rng = np.random.default_rng(cfg.seed)
     noise = rng.random((RANDOM_DRAWS, cfg.P, cfg.P))
-    out["random"] = {"diversity": float(np.mean(metrics.attention_diversity(noise, grid, cfg.k)))}
+    noise /= noise.sum(axis=-1, keepdims=True)
+    mass = metrics.top_k_mass(noise, grid, cfg.k)
+    out["random"] = {
+        "diversity": float(np.mean(metrics.attention_diversity(noise, grid, cfg.k))),
+        "top_mass": {"mean": float(np.mean(mass)), "sd": float(np.std(mass, ddof=1))},
+    }
     return out
 
 
@@ -152,7 +163,9 @@ def items(cfg: Config, result: dict) -> list:
             mim_claims.trained_masked(obj["masked"]["loss_ratio"]),
             premises[other](obj[other]),
         ] + [
-            mim_claims.attention_moved(obj[name].get("top_weight", ()), cfg.P, name)
+            mim_claims.attention_learned(
+                obj[name].get("top_mass", ()), result["random"]["top_mass"], name
+            )
             for name in ("masked", other)
         ]
         found.append(
@@ -164,7 +177,10 @@ def items(cfg: Config, result: dict) -> list:
         for metric, what in (
             ("diversity", f"attention diversity (top-{cfg.k})"),
             ("distance", "average attention distance (grid units)"),
+            ("top_mass", f"top-{cfg.k} mass (a query's weight on its {cfg.k} largest keys)"),
         ):
+            if metric not in o:  # not measured: the claims' premises say so
+                continue
             found.append(
                 Measurement(
                     f"{metric} ({name})",
@@ -181,11 +197,16 @@ def items(cfg: Config, result: dict) -> list:
             result["untrained"]["diversity"],
         )
     )
+    random = f"independent uniform weights, mean of {RANDOM_DRAWS} maps: no spatial structure"
+    found.append(Measurement("diversity (random attention)", random, result["random"]["diversity"]))
+    mass = result["random"]["top_mass"]
     found.append(
         Measurement(
-            "diversity (random attention)",
-            f"independent uniform weights, mean of {RANDOM_DRAWS} maps: no spatial structure",
-            result["random"]["diversity"],
+            "top_mass (random attention)",
+            f"{random}; SD {mass['sd']:.3g} per map: a model's attention learned above "
+            f"{mim_claims.structure_threshold(mass):.3f}",
+            mass["mean"],
+            {"sd": mass["sd"], "threshold": mim_claims.structure_threshold(mass)},
         )
     )
     return found
@@ -193,7 +214,7 @@ def items(cfg: Config, result: dict) -> list:
 
 def summary(result: dict) -> dict:
     """Per objective: the seed intervals of diversity, distance, loss ratio and accuracy."""
-    keys = ("diversity", "distance", "loss_ratio", "accuracy")
+    keys = ("diversity", "distance", "top_mass", "loss_ratio", "accuracy")
     return {
         name: {key: _interval(o[key]) if not all(map(math.isnan, o[key])) else None for key in keys}
         for name, o in result["objectives"].items()

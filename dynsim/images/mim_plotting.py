@@ -1,6 +1,7 @@
 """The figure of `experiment mim-images`: each objective's attention maps for a few query patches
-(mean over the evaluation images, first seed) and the attention diversity per seed with its 95 %
-interval, the untrained model's beside (MIM Section 6, Figure 3 in miniature)."""
+(mean over the evaluation images, first seed), the attention diversity and the top-k mass (the
+premise "attention learned") per seed with their 95 % intervals, the untrained (uniform) and
+random attention beside (MIM Section 6, Figure 3 in miniature)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 
 from dynsim.plotting import heatmap_cmap, plt, save, titled
 
-from . import seeds
+from . import mim_claims, seeds
 from .mim_experiment import queries
 
 __all__ = ["figure", "LABELS"]
@@ -20,23 +21,29 @@ LABELS = {
 }
 
 
-def _diversity_panel(ax, result: dict) -> None:
+def _seed_panel(ax, result: dict, key: str, ylabel: str) -> None:
+    """Each objective's per-seed values of `key`, mean and 95 % interval, and the references."""
     names = list(result["objectives"])
     for i, name in enumerate(names):
-        values = np.asarray(result["objectives"][name]["diversity"])
+        values = np.asarray(result["objectives"][name][key])
         stat = seeds.mean(values)
         ax.plot(np.full(values.size, i), values, "o", color=f"C{i}", alpha=0.45, ms=4)
         if np.isfinite(stat.low):
             lower, upper = stat.value - stat.low, stat.high - stat.value
             ax.errorbar(i, stat.value, [[lower], [upper]], fmt="_", color="k", capsize=5)
         ax.plot(i, stat.value, "_", color="k", ms=14)
-    ax.axhline(result["untrained"]["diversity"], color="0.5", ls=":", label="untrained (Q = 0)")
-    ax.axhline(result["random"]["diversity"], color="0.5", ls="--", label="random attention")
+    random = result["random"][key]
+    ax.axhline(result["untrained"][key], color="0.5", ls=":", label="untrained (Q = 0)")
+    ax.axhline(random if key == "diversity" else random["mean"], color="0.5", ls="--",
+               label="random attention")  # fmt: skip
+    if key == "top_mass":
+        ax.axhline(mim_claims.structure_threshold(random), color="C3", ls="-.", lw=1,
+                   label="attention learned above")  # fmt: skip
     ax.set_xticks(range(len(names)), [LABELS[n].replace(" ", "\n", 1) for n in names], fontsize=7)
     ax.set_xlim(-0.6, len(names) - 0.4)
-    ax.set_ylabel(f"attention diversity (top-{result['k']})")
+    ax.set_ylabel(ylabel)
     ax.set_title("per seed, mean and 95 % interval", fontsize=8)
-    ax.legend(fontsize=7, loc="center right")
+    ax.legend(fontsize=6, loc="center right")
 
 
 def figure(result: dict, path: str, title: str, meta: dict) -> None:
@@ -44,8 +51,8 @@ def figure(result: dict, path: str, title: str, meta: dict) -> None:
     grid = tuple(result["grid"])
     names = list(result["objectives"])
     picks = queries(grid)
-    fig = plt.figure(figsize=(2.0 * len(picks) + 3.6, 2.0 * len(names) + 0.9), layout="constrained")
-    outer = fig.add_gridspec(1, 2, width_ratios=[len(picks), 1.6])
+    fig = plt.figure(figsize=(2.0 * len(picks) + 7, 2.0 * len(names) + 0.9), layout="constrained")
+    outer = fig.add_gridspec(1, 3, width_ratios=[len(picks), 1.6, 1.6])
     maps = outer[0].subgridspec(len(names), len(picks))
     cmap = heatmap_cmap("viridis")
     for r, name in enumerate(names):
@@ -62,6 +69,8 @@ def figure(result: dict, path: str, title: str, meta: dict) -> None:
                 ax.set_ylabel(LABELS[name], fontsize=8)
             if c == len(picks) - 1:
                 fig.colorbar(image, ax=ax, shrink=0.8).ax.tick_params(labelsize=6)
-    _diversity_panel(fig.add_subplot(outer[1]), result)
+    k = result["k"]
+    _seed_panel(fig.add_subplot(outer[1]), result, "diversity", f"attention diversity (top-{k})")
+    _seed_panel(fig.add_subplot(outer[2]), result, "top_mass", f"top-{k} mass (structure)")
     titled(fig, title, [meta], fontsize=9)
     save(fig, path)
