@@ -32,8 +32,8 @@ __all__ = ["Results", "table", "account"]
 REASON = 44
 
 
-def table(items: Iterable[Item], verbose: bool = False) -> str:
-    """The short view; `verbose` adds every claim's account."""
+def table(items: Iterable[Item], verbose: bool = False, where: str = "--verbose") -> str:
+    """The short view; `verbose` adds every claim's account; `where` says where else it is."""
     items = list(items)
     cs, ms = claims_of(items), [m for m in items if isinstance(m, Measurement)]
     rows = [
@@ -63,8 +63,7 @@ def table(items: Iterable[Item], verbose: bool = False) -> str:
     out += ["", count(cs)]
     if not verbose and cs:
         out.append(
-            "each claim's statement, reading, regime and premises, derivation and details: "
-            "--verbose, or theorems.json"
+            f"each claim's statement, reading, regime and premises, derivation and details: {where}"
         )
     return "\n".join(out)
 

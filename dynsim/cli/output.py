@@ -319,7 +319,8 @@ def run_claims(
         [provenance],
     )
     text = claims_mod.to_json(found, config) if args.json else None
-    print(text or results.table(found, verbose=getattr(args, "verbose", False)))
+    verbose = getattr(args, "verbose", False)
+    print(text or results.table(found, verbose, "--verbose, or theorems.json"))
     log(wrote(args.out, ["theorems.json", "theorems.png"]))
     return claims_mod.exit_code(found)
 

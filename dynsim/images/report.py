@@ -38,6 +38,6 @@ def write(args, name: str, draw, found: list, settings: dict, record: dict, tabl
         body = {**claims.to_dict(found, settings), **record, "invocation": output.invocation(args)}
         stage.commit(f"{name}.json", body)
     print(table)
-    print(results.table(found))
+    print(results.table(found, where=f"{name}.json"))
     print(output.wrote(args.out, [f"{name}.png", f"{name}.json"]))
     return claims.exit_code(found)
