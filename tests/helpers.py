@@ -11,6 +11,7 @@ from fractions import Fraction
 from itertools import product
 
 from dynsim import cli
+from dynsim import setting as registry
 
 
 def assert_refused(code: int, err: str, *needles: str, one_line: bool = True) -> str:
@@ -24,6 +25,21 @@ def assert_refused(code: int, err: str, *needles: str, one_line: bool = True) ->
     if one_line:
         assert len(err.splitlines()) == 1, err
     return err
+
+
+def register_for_the_test(monkeypatch, setting) -> None:
+    """Register `setting` for one test only (what its entry point does in an install): the registry
+    is restored afterwards."""
+    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
+    registry.register(setting)
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """`dynsim ARGV` in this process: (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def slowdown() -> float:

@@ -20,13 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dynsim
 from dynsim import cli
 from dynsim import setting as registry
 from dynsim.icl import moments
 from dynsim.icl.config import ICLConfig
 from dynsim.icl.setting import SETTING
-from tests.helpers import assert_refused, cli_commands
+from tests.helpers import assert_refused, cli_commands, register_for_the_test, run
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = dict(d=2, N=5, kappa=4.0)  # Lambda = diag(1, 4): Gamma = diag(2.2, 5.8) by hand
@@ -36,15 +35,7 @@ GAMMA = np.array([1.2 * 1 + 5 / 5, 1.2 * 4 + 5 / 5])
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):
     """The setting is known for each test only (what its entry point does in an install)."""
-    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
-    dynsim.register(SETTING)
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    register_for_the_test(monkeypatch, SETTING)
 
 
 def gauss_hermite(fn, scales, nodes: int = 4) -> float:

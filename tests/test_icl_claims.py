@@ -28,14 +28,13 @@ import json
 import numpy as np
 import pytest
 
-import dynsim
 from dynsim import cli
-from dynsim import setting as registry
 from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE
 from dynsim.icl import reading, theorems
 from dynsim.icl.config import ICLConfig
 from dynsim.icl.setting import SETTING
 from full.icl import spec as full_spec
+from tests.helpers import register_for_the_test
 
 CFG = ICLConfig()
 TESTS = 4096  # 32 batches of 128 prompts: the ratio's 99% interval is about +-0.08, delta = 0.2
@@ -157,8 +156,7 @@ def test_the_shifted_errors_by_hand():
 
 
 def test_check_theorems_holds_at_the_defaults(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
-    dynsim.register(SETTING)
+    register_for_the_test(monkeypatch, SETTING)
     code = cli.main(
         ["check-theorems", "icl", "--tests", str(TESTS), "--json", "--out", str(tmp_path)]
     )

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-import dynsim
 from dynsim import cli
-from dynsim import setting as registry
 from dynsim.setting import Ref, Setting
 
 # what --help and a refusal must not import: the layering test's heavy libraries, read there from
 # the sources, checked here in a running process
+from tests.helpers import register_for_the_test
 from tests.test_layering import HEAVY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,8 +218,7 @@ def test_references_load_on_first_use():
 
 
 def test_a_registered_setting_by_reference_gets_the_generated_commands(tmp_path, monkeypatch):
-    monkeypatch.setattr(registry, "_registered", dict(registry._registered))  # for this test only
-    dynsim.register(toy_by_reference(modes=("exact", "sampled")))
+    register_for_the_test(monkeypatch, toy_by_reference(modes=("exact", "sampled")))
     assert cli.parse(["compare", "toy-lazy"]).setting_record.name == "toy-lazy"
     out = tmp_path / "out"
     argv = ["compare", "toy-lazy", "--d", "4", "--steps", "20", "--out", str(out), "--no-plot"]

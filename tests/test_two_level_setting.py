@@ -24,8 +24,7 @@ import sympy as sp
 
 import dynsim
 from dynsim import cli
-from dynsim import setting as registry
-from tests.helpers import assert_refused
+from tests.helpers import assert_refused, register_for_the_test, run
 from tests.two_level_setting import levels
 from tests.two_level_setting.config import TwoBlockConfig
 from tests.two_level_setting.setting import SETTING
@@ -37,16 +36,7 @@ STEPS = np.arange(0, 41, 5)  # the recorded steps at the defaults (steps 40, rec
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):
     """The setting is known for each test only: the registry is restored afterwards."""
-    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
-    dynsim.register(SETTING)
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    """`dynsim ARGV` in this process: (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    register_for_the_test(monkeypatch, SETTING)
 
 
 def report_of(out: Path) -> dict:
