@@ -4,12 +4,16 @@ needs)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 
 @dataclasses.dataclass(frozen=True)
 class ToyConfig:
     """Linear teacher-student: dimension d, learning rate eta, GD steps, start w0 = w0_scale * e_1,
     batch N."""
+
+    # the fields no array shape depends on: traced under jit (`dynsim.pytree`)
+    NUMBERS: ClassVar[tuple[str, ...]] = ("eta", "w0_scale")
 
     d: int = dataclasses.field(default=8, metadata={"help": "input dimension"})
     eta: float = dataclasses.field(default=0.1, metadata={"help": "learning rate"})

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from dynsim import environment, recording
+from dynsim import environment, pytree, recording
 from dynsim.trajectory import Trajectory, seed_statistics
 from full import engine
 
@@ -27,9 +27,13 @@ def start(cfg: ToyConfig) -> jnp.ndarray:
     return jnp.zeros(cfg.d, cfg.dtype).at[0].set(cfg.w0_scale)
 
 
-def reduced(cfg: ToyConfig, bias: float = 0.0) -> Trajectory:
-    """GD in the order parameters (m, s); `bias` adds a wrong term to m's update (a negative
-    control's bug)."""
+# ToyConfig as a pytree: its NUMBERS traced, so each program below compiles once per shape
+pytree.register(ToyConfig)
+
+
+@jax.jit
+def _reduced_records(cfg: ToyConfig, bias) -> dict:
+    """The reduced recurrence's records (`reduced`)."""
     w_star, w0 = teacher(cfg), start(cfg)
     state0 = jnp.stack([w0 @ w_star, w0 @ w0])
     eta = jnp.asarray(cfg.eta, cfg.dtype)
@@ -44,9 +48,13 @@ def reduced(cfg: ToyConfig, bias: float = 0.0) -> Trajectory:
         m, s = state
         return {"overlap": m, "norm2": s, "loss": (s - 2 * m + 1.0) / 2}
 
-    _, rec = jax.jit(lambda s0: recording.run(step, observe, s0, cfg.steps, cfg.record_every))(
-        state0
-    )
+    return recording.run(step, observe, state0, cfg.steps, cfg.record_every)[1]
+
+
+def reduced(cfg: ToyConfig, bias: float = 0.0) -> Trajectory:
+    """GD in the order parameters (m, s); `bias` adds a wrong term to m's update (a negative
+    control's bug)."""
+    rec = _reduced_records(cfg, jnp.asarray(bias, cfg.dtype))
     steps = recording.recorded_steps(cfg.steps, cfg.record_every)
     return Trajectory(
         steps,
@@ -70,24 +78,37 @@ def _train(cfg: ToyConfig, loss, key=None):
     )[1]
 
 
-def full(cfg: ToyConfig, mode: str = "exact", replicates: int = 8) -> Trajectory:
-    """The full level: exact population GD, or `replicates` runs on fresh batches of N samples (mean
-    and `_se`)."""
-    if mode not in ("exact", "sampled"):
-        raise ValueError(f"mode = {mode!r} is invalid: must be exact or sampled")
+@jax.jit
+def _exact_records(cfg: ToyConfig) -> dict:
+    """The exact population GD's records (`full`, mode exact)."""
     w_star = teacher(cfg)
-    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
-    if mode == "exact":
-        rec = jax.jit(lambda: _train(cfg, lambda w: 0.5 * jnp.sum((w - w_star) ** 2)))()
-        return Trajectory(
-            steps, {k: np.asarray(v) for k, v in rec.items()}, environment.meta("full", mode, cfg)
-        )
+    return _train(cfg, lambda w: 0.5 * jnp.sum((w - w_star) ** 2))
+
+
+@jax.jit
+def _sampled_records(cfg: ToyConfig, keys) -> dict:
+    """One run per key on fresh batches of N samples (`full`, mode sampled)."""
+    w_star = teacher(cfg)
 
     def batch_loss(w, key):
         x = jax.random.normal(key, (cfg.N, cfg.d), cfg.dtype)
         return 0.5 * jnp.mean((x @ (w - w_star)) ** 2)
 
+    return jax.vmap(lambda k: _train(cfg, batch_loss, k))(keys)
+
+
+def full(cfg: ToyConfig, mode: str = "exact", replicates: int = 8) -> Trajectory:
+    """The full level: exact population GD, or `replicates` runs on fresh batches of N samples (mean
+    and `_se`)."""
+    if mode not in ("exact", "sampled"):
+        raise ValueError(f"mode = {mode!r} is invalid: must be exact or sampled")
+    steps = recording.recorded_steps(cfg.steps, cfg.record_every)
+    if mode == "exact":
+        rec = _exact_records(cfg)
+        return Trajectory(
+            steps, {k: np.asarray(v) for k, v in rec.items()}, environment.meta("full", mode, cfg)
+        )
     keys = jax.random.split(jax.random.PRNGKey(cfg.seed + 1), replicates)
-    rec = jax.jit(jax.vmap(lambda k: _train(cfg, batch_loss, k)))(keys)
+    rec = _sampled_records(cfg, keys)
     obs = seed_statistics({k: np.asarray(v) for k, v in rec.items()}, keep_seeds=False)
     return Trajectory(steps, obs, environment.meta("full", mode, cfg, replicates=replicates))
