@@ -68,6 +68,10 @@ CASES = [
     # past MIMConfig.MAX_P: refused by the config itself, which would take minutes to build
     (["figure", "mim-phases", "--P", "100000000"], "MIMConfig.P = 100000000"),
     (["figure", "mim-phases", "--P", "1000000"], "--P"),
+    # K P past MAX_P: refused by the config before any area is built (K = 10^5 built them for 4.5
+    # s; 10^9 would take half a day and more memory than the machine has)
+    (["compare", "mim", "--K", "1000000000"], "MIMConfig.K = 1000000000"),
+    (["sweep", "mim", "--K", "1000000000"], "MIMConfig.K = 1000000000"),
     (["transfer", "jsl", "--n-tilde", "1000000000"], "--n-tilde"),
     (["experiment", "mim-images", "--steps", BIG], "--steps"),
     (["experiment", "jsl-images", "--steps", BIG], "--steps"),

@@ -246,7 +246,10 @@ def test_estimate_follows_k_and_the_joint_cells():
         (["--K", "0"], ("--K = 0", ">= 1")),
         (["--K", "-3"], ("--K = -3", ">= 1")),
         (["--partition", "hex"], ("--partition", "'hex'", "grid", "random")),
-        (["--K", "100000", "--quick"], ("--K = 100000", "too large")),  # refused by the estimate
+        (["--K", "256"], ("--K = 256", "too large")),  # refused by the estimate (TB)
+        # refused before any area is built (K = 10^5 built them for 4.5 s)
+        (["--K", "1000000000"], ("--K = 1000000000", "<= 256", "16384")),
+        (["--K", "257", "--quick"], ("--K = 257", "<= 256")),
     ],
 )
 def test_bad_clusters_or_partition_exit_2_naming_the_option(argv, needles, tmp_path, capsys):

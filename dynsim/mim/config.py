@@ -204,6 +204,13 @@ def _validate(c: MIMConfig) -> None:
         )
     if c.K < 1:
         _fail("K", c.K, "must be >= 1")
+    if c.K * c.P > MAX_P:  # checked before any area is built (that takes time in K P)
+        _fail(
+            "K",
+            c.K,
+            f"must be <= {MAX_P // c.P:,} at P = {c.P} (the config lists every patch of each "
+            f"cluster's areas: K P at most {MAX_P:,})",
+        )
     if not 0.0 < c.mask_ratio < 1.0:
         _fail("mask_ratio", c.mask_ratio, "must lie strictly between 0 and 1")
     if not 1 <= c.masked <= c.P - 1:

@@ -21,7 +21,7 @@ from full.mim import spec as full_spec
 from reduced.mim import spec as reduced_spec
 
 from . import figures, frames
-from .config import DTYPES, FIELD_HELP, PARTITIONS, MIMConfig
+from .config import DTYPES, FIELD_HELP, MAX_P, PARTITIONS, MIMConfig
 
 HOOKS = "dynsim.mim.hooks"
 RESOURCES = "dynsim.mim.resources"
@@ -45,11 +45,18 @@ EPS = 0.01  # Theorem 4.1's epsilon ("for any 0 < eps < 1"); the loss gap must b
 
 
 def check_clusters(values: dict) -> None:
-    """--K: an integer >= 1 (the config would name its field, not the option)."""
+    """--K: an integer >= 1, and K P within the config's MAX_P at the full ladder's largest P (the
+    config would name its field, not the option; --quick's largest P would allow K up to 1,024,
+    whose mean field needs about 0.6 TB from K = 256 on)."""
     K = values["K"]
     if isinstance(K, bool) or not isinstance(K, int) or K < 1:
         raise ValueError(
             f"--K = {K!r} is invalid: must be an integer >= 1 (the number of clusters)"
+        )
+    if K * LADDER[-1] > MAX_P:
+        raise ValueError(
+            f"--K = {K!r} is invalid: must be <= {MAX_P // LADDER[-1]:,} (the ladder's largest P = "
+            f"{LADDER[-1]} lists every patch of each cluster's areas: K P at most {MAX_P:,})"
         )
 
 
