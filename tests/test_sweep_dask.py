@@ -146,11 +146,11 @@ def test_a_scheduler_that_cannot_be_reached_is_one_line(tmp_path, capsys):
 
 def test_a_scheduler_that_accepts_and_stays_silent_is_refused_in_time(tmp_path, monkeypatch):
     """A listener that accepts connections and never answers (Dask alone waits for its handshake
-    forever): the connection gets 3 x CONNECT_SECONDS (1 s here), then the sweep is refused in one
-    line."""
+    forever): the connection gets 3 x CONNECT_SECONDS (0.3 s here), then the sweep is refused in
+    one line."""
     import socket
 
-    monkeypatch.setattr(executors, "CONNECT_SECONDS", 1.0)
+    monkeypatch.setattr(executors, "CONNECT_SECONDS", 0.3)
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
@@ -161,7 +161,7 @@ def test_a_scheduler_that_accepts_and_stays_silent_is_refused_in_time(tmp_path, 
                 dynsim.sweep(
                     "jsl", {"q": [0.2]}, scheduler=address, insecure_scheduler=True, progress=False
                 )
-        # 3 s, and Dask's start-up: far below the default (90 s)
+        # 0.9 s, and Dask's start-up: far below the default (90 s)
         assert time.monotonic() - start < 20
 
 

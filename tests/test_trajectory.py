@@ -153,14 +153,21 @@ def test_to_xarray_without_xarray_names_the_extra(monkeypatch):
         _traj().to_xarray()
 
 
-def test_npz_bytes_are_deterministic(tmp_path):
+def test_npz_bytes_are_deterministic(tmp_path, monkeypatch):
     """The same trajectories give the same file bytes (np.savez stamps the time; `dynsim rerun`
     compares bytes), and np.load reads them (plain and compressed)."""
     import time
 
     save_many(tmp_path / "a.npz", {"reduced": _traj(), "full": _traj(level2="x")})
-    time.sleep(2.1)  # zip timestamps have a 2 s resolution: a time stamp would now differ
+    # the clock 10 s on (zip time stamps have a 2 s resolution: a stamped time would now differ),
+    # for zipfile's time.time() and for a writer's time.localtime()
+    now, localtime = time.time, time.localtime
+    monkeypatch.setattr(time, "time", lambda: now() + 10.0)
+    monkeypatch.setattr(
+        time, "localtime", lambda secs=None: localtime(time.time() if secs is None else secs)
+    )
     save_many(tmp_path / "b.npz", {"reduced": _traj(), "full": _traj(level2="x")})
+    monkeypatch.undo()
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
     from dynsim.trajectory import atomic_savez
 
