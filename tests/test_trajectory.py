@@ -154,8 +154,8 @@ def test_to_xarray_without_xarray_names_the_extra(monkeypatch):
 
 
 def test_npz_bytes_are_deterministic(tmp_path, monkeypatch):
-    """The same trajectories give the same file bytes (np.savez stamps the time; `dynsim rerun`
-    compares bytes), and np.load reads them (plain and compressed)."""
+    """The same trajectories give the same file bytes (a zip entry can carry the time it was
+    written; `dynsim rerun` compares bytes), and np.load reads them (plain and compressed)."""
     import time
 
     save_many(tmp_path / "a.npz", {"reduced": _traj(), "full": _traj(level2="x")})
