@@ -124,13 +124,25 @@ def limit_claim(r: reading.Reading) -> claims.Claim:
     )
 
 
-def error_band(spectrum, N: int, M: int, task) -> float:
-    """The error claim's half-band delta: half the relative distance between the theorem's error
-    and the error of the layer with Lambda^{-1} in place of Gamma^{-1}, on the same task and M."""
+def half_gap(reference: float, other: float) -> float:
+    """A claim's half-band delta: half the relative distance |other / reference - 1| between the
+    predicted error and the error of the layer the reading must tell apart from it."""
+    return 0.5 * abs(other / reference - 1)
+
+
+def theorem_errors(spectrum, N: int, M: int, task) -> tuple[float, float]:
+    """(paper, naive): Theorem 4.2's error and the error of the layer with Lambda^{-1} in place of
+    Gamma^{-1}, on the same task and M."""
     lam, W = moments.covariance(spectrum), np.outer(task, task)
-    paper = moments.theorem_error(spectrum, N, M, W)
-    naive = moments.prediction_error(np.linalg.inv(lam), lam, lam, W, M)
-    return 0.5 * abs(naive / paper - 1)
+    return (
+        moments.theorem_error(spectrum, N, M, W),
+        moments.prediction_error(np.linalg.inv(lam), lam, lam, W, M),
+    )
+
+
+def error_band(spectrum, N: int, M: int, task) -> float:
+    """The error claim's half-band delta (`half_gap` of `theorem_errors`)."""
+    return half_gap(*theorem_errors(spectrum, N, M, task))
 
 
 def within_band(ratio, delta: float) -> dict:
@@ -146,9 +158,8 @@ def within_band(ratio, delta: float) -> dict:
 def error_claim(r: reading.Reading, M: int, task, errors) -> claims.Claim:
     """The trained layer's Monte Carlo error on a new task (`errors`: batch means) against
     Theorem 4.2's closed form (noiseless labels, fixed w), within `error_band`."""
-    W = np.outer(task, task)
-    paper = moments.theorem_error(r.spectrum, r.N, M, W)
-    delta = error_band(r.spectrum, r.N, M, task)
+    paper, naive = theorem_errors(r.spectrum, r.N, M, task)
+    delta = half_gap(paper, naive)
     ratio = stats.mean(np.asarray(errors) / paper, CONFIDENCE, "test batches")
     return judge(
         ERROR,
@@ -194,8 +205,7 @@ def shifted_errors(spectrum, N: int, M: int, task, shift: float) -> tuple[float,
 def shift_band(spectrum, N: int, M: int, task, shift: float) -> float:
     """The covariate claim's half-band: half the relative distance between the two errors of
     `shifted_errors`."""
-    trained, adapted = shifted_errors(spectrum, N, M, task, shift)
-    return 0.5 * abs(adapted / trained - 1)
+    return half_gap(*shifted_errors(spectrum, N, M, task, shift))
 
 
 def covariate_claim(r: reading.Reading, shift: float, M: int, task, errors) -> claims.Claim:
@@ -204,7 +214,7 @@ def covariate_claim(r: reading.Reading, shift: float, M: int, task, errors) -> c
     Gamma^{-1}, Lambda', whose M, N -> infinity limit is (shift - 1)^2 ||w||^2_Lambda'
     (Sec. 4.2)."""
     trained, adapted = shifted_errors(r.spectrum, r.N, M, task, shift)
-    delta = shift_band(r.spectrum, r.N, M, task, shift)
+    delta = half_gap(trained, adapted)
     ratio = stats.mean(np.asarray(errors) / trained, CONFIDENCE, "test batches")
     return judge(
         COVARIATE,
