@@ -28,6 +28,21 @@ def recorded_steps(steps: int, record_every: int) -> np.ndarray:
     return marks
 
 
+def with_first_step(steps: int, record_every: int) -> np.ndarray:
+    """`recorded_steps` with step 1 among them (steps >= 1): one run records both itself and its
+    first GD step (`first_step_rows`)."""
+    if steps < 1:
+        raise ValueError(f"steps = {steps} has no first step")
+    return np.union1d(recorded_steps(steps, record_every), [1])
+
+
+def first_step_rows(steps: int, record_every: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of the `recorded_steps`, rows of steps 0 and 1) in records taken at
+    `with_first_step`."""
+    marks = with_first_step(steps, record_every)
+    return np.searchsorted(marks, recorded_steps(steps, record_every)), np.array([0, 1])
+
+
 def run(
     step: Callable[[Any, Any], Any],
     observe: Callable[[Any, Any], Any],
@@ -35,9 +50,10 @@ def run(
     steps: int,
     record_every: int,
     nonfinite: bool = False,
+    marks=None,
 ):
     """Apply `state = step(state, t)` for t = 0..steps-1 and record `observe(state, t)` at
-    `recorded_steps`.
+    `marks`: increasing steps from 0 to `steps` (default `recorded_steps`).
 
     Traceable (call it inside jit): an outer `lax.scan` over the records (the first after zero
     steps), inner loops over the steps between two host callbacks; the program holds one copy of
@@ -79,7 +95,8 @@ def run(
         return carry, record(carry)
 
     start = (state, t0, jax.numpy.where(_finite(state), -1, 0) if nonfinite else t0)
-    lengths = np.diff(recorded_steps(steps, record_every), prepend=0)
+    marks = recorded_steps(steps, record_every) if marks is None else np.asarray(marks)
+    lengths = np.diff(marks, prepend=0)
     carry, records = jax.lax.scan(block, start, jax.numpy.asarray(lengths, "int32"))
     return carry[0], records
 

@@ -81,12 +81,11 @@ def test_eta_1e4_no_longer_diverges():
 
 
 def _diverging(simulate, after):
-    """`simulate` whose trajectory turns non-finite after record `after`, as a diverged level's
-    recording does (a real divergence can no longer be provoked through eta in float64: see the test
-    above)."""
+    """`simulate` (or `simulate_with_first_step`: its run) whose trajectory turns non-finite after
+    record `after`, as a diverged level's recording does (a real divergence can no longer be
+    provoked through eta in float64: see the test above)."""
 
-    def run(cfg, approximation, **options):
-        t = simulate(cfg, approximation, **options)
+    def cut(t):
         obs = {}
         for k, v in t.observables.items():
             v = np.array(v, dtype=float)
@@ -94,13 +93,18 @@ def _diverging(simulate, after):
             obs[k] = v
         return type(t)(t.steps, obs, t.meta)
 
+    def run(cfg, approximation, **options):
+        out = simulate(cfg, approximation, **options)
+        return (cut(out[0]), out[1]) if isinstance(out, tuple) else cut(out)
+
     return run
 
 
 def test_a_diverged_run_gives_verdicts_not_errors(monkeypatch):
     """A run whose readings become NaN: the claims are not evaluated, and the Section 6 diversity of
     a diverged run is NaN, not an exception."""
-    monkeypatch.setattr(reduced.mim, "simulate", _diverging(reduced.mim.simulate, after=2))
+    for name in ("simulate", "simulate_with_first_step"):
+        monkeypatch.setattr(reduced.mim, name, _diverging(getattr(reduced.mim, name), after=2))
     rung = ladder.run_rung(BASE, 256, 30, quiet, scaled=False, beside=False)
     assert rung.diverged and math.isnan(rung.min_attention)
     for claim in (

@@ -204,9 +204,8 @@ def run_rung(
         )
     cfg = rung_config(base, P, steps, scaled)
     t0 = time.perf_counter()
-    t = _simulate(cfg, dynamics)
+    t, first = _simulate(cfg, dynamics, first=True)
     frozen = _simulate(cfg, THEORY) if beside and dynamics != THEORY else t
-    first = first_step(cfg, dynamics)
     classes = [c for k in range(cfg.K) for c in phases.classify_all(t, k, cfg=cfg, initial=first)]
     local = [c for c in classes if c.own_area > 0]
     glob = [c for c in classes if c.own_area == 0]  # K = 1: the global patches share one class
@@ -427,10 +426,21 @@ def local_query(cfg: MIMConfig, k: int = 0) -> int:
     return int(cfg.areas[k][1][0])
 
 
-def _simulate(cfg: MIMConfig, approximation: str) -> Trajectory:
+def _simulate(cfg: MIMConfig, approximation: str, first: bool = False):
     """reduced.mim.simulate without the P x P pp_corr (max |B| stays as pp_max), max |B_k| recorded
-    at every step."""
-    t = reduced.mim.simulate(cfg, approximation, every_step=True)
+    at every step; `first`: (the run, its `first_step`) from one compiled program
+    (`reduced.mim.simulate_with_first_step`)."""
+    if first and cfg.steps < 1:  # no first step inside the run: a run of its own
+        return _simulate(cfg, approximation), first_step(cfg, approximation)
+    if first:
+        return tuple(
+            _without_pp(t)
+            for t in reduced.mim.simulate_with_first_step(cfg, approximation, every_step=True)
+        )
+    return _without_pp(reduced.mim.simulate(cfg, approximation, every_step=True))
+
+
+def _without_pp(t: Trajectory) -> Trajectory:
     return Trajectory(
         t.steps, {k: v for k, v in t.observables.items() if k != "pp_corr"}, t.meta, t.final
     )

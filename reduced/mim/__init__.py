@@ -8,7 +8,7 @@ __getattr__, __dir__, __all__ = attach(
     __name__,
     submodules=["cells", "classes", "dynamics", "flow", "joint", "simulation", "spec", "symbolic"],
     attrs={
-        "simulation": ["simulate"],
+        "simulation": ["simulate", "simulate_with_first_step"],
         "dynamics": ["Indices", "pp_corr", "validate_run_options"],
         "spec": ["APPROXIMATIONS", "approximations", "label"],
     },

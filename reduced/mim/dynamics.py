@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dynsim import recording
 from dynsim.mim import MIMConfig, records
 
 from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
@@ -221,10 +222,19 @@ def final_state(state) -> dict[str, np.ndarray]:
     return {name: np.asarray(x) for name, x in zip(STATE, state)}
 
 
-def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: bool = False):
+def run(
+    cfg: MIMConfig,
+    approx: tuple,
+    tab,
+    valid,
+    class_weight,
+    every_step: bool = False,
+    first: bool = False,
+):
     """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c
     E[dl/dB_self] (B, B_self frozen under "pp_frozen"); `every_step`: also max |B| after every step
-    (pp_cluster_max_steps, one cluster: `gd.step_series`). Returns (final state, records)."""
+    (pp_cluster_max_steps, one cluster: `gd.step_series`); `first`: recorded at step 1 too
+    (`recording.with_first_step`). Returns (final state, records)."""
     c, per_entry = rates(cfg, tab[3])
     step = cfg.eta * c
     pop = tab[3]
@@ -243,11 +253,12 @@ def run(cfg: MIMConfig, approx: tuple, tab, valid, class_weight, every_step: boo
         scale=(1.0, per_entry, 1.0),
         nonfinite=True,
         every_step=per_step,
+        marks=recording.with_first_step(cfg.steps, cfg.record_every) if first else None,
     )
     return state, rec
 
 
-run_jit = jax.jit(run, static_argnums=(1, 5))  # cfg a pytree: its numbers (eta) traced
+run_jit = jax.jit(run, static_argnums=(1, 5, 6))  # cfg a pytree: its numbers (eta) traced
 # R Monte Carlo tables at once: u, z, w with a leading replicate axis, the populations shared
 run_replicates_jit = jax.jit(
     lambda cfg, approx, tab, valid, class_weight: jax.vmap(

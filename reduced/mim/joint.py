@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dynsim import recording
 from dynsim.mim import MIMConfig, data
 from dynsim.mim.partition import area_of
 from dynsim.mim.latents import LIBRARY, Caller
@@ -243,10 +244,10 @@ def pp_max_of(pop, state):
     return jnp.maximum(jnp.max(jnp.where(pop > 0, jnp.abs(B), 0.0)), jnp.max(jnp.abs(Bs)))
 
 
-def run(cfg: MIMConfig, tables, of_key, every_step: bool = False):
+def run(cfg: MIMConfig, tables, of_key, every_step: bool = False, first: bool = False):
     """GD from Q = 0 in one lax.scan (`reduced.gd`); `every_step`: also max |B| after every step
-    (pp_cluster_max_steps, one value: B itself, `gd.step_series`). Returns (final state,
-    records)."""
+    (pp_cluster_max_steps, one value: B itself, `gd.step_series`); `first`: recorded at step 1 too
+    (`recording.with_first_step`). Returns (final state, records)."""
     pop = tables[2]
     c, per_entry = rates(cfg, pop)
     step = cfg.eta * c
@@ -273,11 +274,12 @@ def run(cfg: MIMConfig, tables, of_key, every_step: bool = False):
         scale=(1.0, per_entry, 1.0),
         nonfinite=True,
         every_step=per_step,
+        marks=recording.with_first_step(cfg.steps, cfg.record_every) if first else None,
     )
     return state, rec
 
 
-run_jit = jax.jit(run, static_argnums=3)  # cfg a pytree: its numbers (eta) traced
+run_jit = jax.jit(run, static_argnums=(3, 4))  # cfg a pytree: its numbers (eta) traced
 
 
 def run_replicates(cfg: MIMConfig, tables, of_key):

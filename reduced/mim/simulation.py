@@ -32,7 +32,24 @@ def assemble(cfg: MIMConfig, state, rec: dict, sampled: bool, meta: Callable) ->
     info = environment.meta("reduced", mode, cfg, **meta(observables))
     loss = divergence.nonfinite({"loss": observables["loss"]}, steps)
     divergence.flag(loss, steps, info, "reduced", cfg.eta, 3, exact)
-    return Trajectory(steps, observables, info, dynamics.final_state(state))
+    final = {} if state is None else dynamics.final_state(state)
+    return Trajectory(steps, observables, info, final)
+
+
+def assemble_runs(cfg: MIMConfig, state, rec: dict, meta: Callable, first: bool):
+    """`assemble` of a population run; `first` (recorded at `recording.with_first_step`): the pair
+    (the run, its first step), the second as `simulate(cfg.replace(steps=1, record_every=1))`
+    records it (pp_cluster_max_steps: the step-1 slot of each row) with no final state."""
+    if not first:
+        return assemble(cfg, state, rec, False, meta)
+    rows, one = recording.first_step_rows(cfg.steps, cfg.record_every)
+    cut = {k: np.asarray(v)[one] for k, v in rec.items()}
+    if "pp_cluster_max_steps" in cut:
+        cut["pp_cluster_max_steps"] = cut["pp_cluster_max_steps"][:, :1]
+    return (
+        assemble(cfg, state, {k: np.asarray(v)[rows] for k, v in rec.items()}, False, meta),
+        assemble(cfg.replace(steps=1, record_every=1), None, cut, False, meta),
+    )
 
 
 def simulate_gd(
@@ -41,24 +58,26 @@ def simulate_gd(
     samples: Optional[int] = None,
     replicates: int = 1,
     every_step: bool = False,
-) -> Trajectory:
+    first: bool = False,
+):
     """Reduced GD from Q = 0 (`dynamics.run`), recorded per class; the per-patch views are added
     where they fit (`dynamics.attach_per_patch`). With `samples` (checked by the caller):
     `replicates` Monte Carlo tables of the class counts, each observable's mean and `<name>_se`
     (mode "sampled"), still per class and without any P x P array. `every_step` (population runs):
-    the largest |B| after every step too, pp_cluster_max_steps (`simulate`)."""
+    the largest |B| after every step too, pp_cluster_max_steps (`simulate`); `first` (population
+    runs): the pair (the run, its first step), `assemble_runs`."""
     approx = (
         dynamics.validate_run_options(cfg, approximation)
         if samples is None
         else spec.approximations(approximation)
     )
     if spec.joint(cfg, approx):
-        return simulate_joint(cfg, approx, every_step=every_step)
-    if every_step and samples is not None:
-        raise ValueError("every_step needs a population run (samples = None)")
+        return simulate_joint(cfg, approx, every_step=every_step, first=first)
+    if (every_step or first) and samples is not None:
+        raise ValueError("every_step and first need a population run (samples = None)")
     cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx, samples, replicates)
     if samples is None:
-        state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight, every_step)
+        state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight, every_step, first)
     else:
         state, rec = dynamics.run_replicates_jit(cfg, approx, arrays, valid, class_weight)
 
@@ -72,7 +91,9 @@ def simulate_gd(
             records=dynamics.attach_per_patch(cfg, idx, observables),
         )
 
-    return assemble(cfg, state, rec, samples is not None, meta)
+    if samples is None:
+        return assemble_runs(cfg, state, rec, meta, first)
+    return assemble(cfg, state, rec, True, meta)
 
 
 def simulate_joint(
@@ -81,17 +102,19 @@ def simulate_joint(
     samples: Optional[int] = None,
     replicates: int = 1,
     every_step: bool = False,
-) -> Trajectory:
+    first: bool = False,
+):
     """K > 1 with B free (or any K with `samples`): reduced GD per query and joint type
     (`joint.run`), recorded per patch (fp_corr, area_attention, pp_corr, pp_max, loss: the full
     level's shapes). With `samples`, the expectation over the counts is a Monte Carlo mean of that
     many count vectors per query, and `replicates` independent draws give each observable's mean and
-    standard error `<name>_se` (mode "sampled")."""
+    standard error `<name>_se` (mode "sampled"). `first` (population runs): the pair (the run, its
+    first step), `assemble_runs`."""
     if samples is None and "mean_field" in approx:
-        return simulate_cells(cfg, approx, every_step)
+        return simulate_cells(cfg, approx, every_step, first)
     types, ex, tables = joint.setup(cfg, "mean_field" in approx, samples, replicates)
     if samples is None:
-        state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key), every_step)
+        state, rec = joint.run_jit(cfg, tables, jnp.asarray(types.of_key), every_step, first)
     else:
         state, rec = joint.run_replicates_jit(cfg, tables, jnp.asarray(types.of_key))
 
@@ -110,19 +133,23 @@ def simulate_joint(
             records="per patch (joint types: B per query and joint type of the key)",
         )
 
-    return assemble(cfg, state, rec, samples is not None, meta)
+    if samples is None:
+        return assemble_runs(cfg, state, rec, meta, first)
+    return assemble(cfg, state, rec, True, meta)
 
 
-def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> Trajectory:
+def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False, first: bool = False):
     """K > 1, B free, mean field: one state per joint cell (`reduced.mim.cells`, the same
     trajectory as `simulate_joint`'s per query), recorded per cell, per patch where it fits
-    `dynamics.PATCH_BUDGET`; `every_step`: pp_cluster_max after every step too."""
+    `dynamics.PATCH_BUDGET`; `every_step`: pp_cluster_max after every step too; `first`: the pair
+    (the run, its first step), `assemble_runs`."""
     index = records.cell_index(cfg)
     tab = cells.tables(cfg)
-    n = recording.recorded_steps(cfg.steps, cfg.record_every).size
+    marks = recording.with_first_step if first else recording.recorded_steps
+    n = marks(cfg.steps, cfg.record_every).size
     with_pp = cells.pp_recorded(cfg, n, dynamics.PATCH_BUDGET)
     sizes = jnp.asarray(index.size, jnp.dtype(cfg.dtype))
-    state, rec = cells.run_jit(cfg, tab, sizes, with_pp, every_step)
+    state, rec = cells.run_jit(cfg, tab, sizes, with_pp, every_step, first)
     per_query = np.count_nonzero(np.asarray(tab[2]), axis=1)[index.cell]
 
     def meta(observables):
@@ -138,7 +165,7 @@ def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False) -> T
             records=cells.attach_per_patch(cfg, observables, dynamics.PATCH_BUDGET),
         )
 
-    return assemble(cfg, state, rec, False, meta)
+    return assemble_runs(cfg, state, rec, meta, first)
 
 
 def gd_steps(cfg, approximation=None, method="gd", t_max=None, *_, **flow_options):
@@ -206,3 +233,14 @@ def simulate(
     if method != "gd" or t_max is not None or flow_options:
         return simulate_flow(cfg, approximation, method, t_max, **flow_options)
     return simulate_gd(cfg, approximation, every_step=every_step)
+
+
+@environment.guarded
+@progress.tracked("reduced MIM", gd_steps)
+def simulate_with_first_step(
+    cfg: MIMConfig, approximation: Approximation = None, every_step: bool = False
+) -> tuple[Trajectory, Trajectory]:
+    """`simulate`'s GD population run and its first GD step from one compiled program: (the run, the
+    records of `simulate(cfg.replace(steps=1, record_every=1), approximation)` at steps 0 and 1,
+    without a final state). cfg.steps >= 1."""
+    return simulate_gd(cfg, approximation, every_step=every_step, first=True)
