@@ -242,5 +242,6 @@ def simulate_with_first_step(
 ) -> tuple[Trajectory, Trajectory]:
     """`simulate`'s GD population run and its first GD step from one compiled program: (the run, the
     records of `simulate(cfg.replace(steps=1, record_every=1), approximation)` at steps 0 and 1,
-    without a final state). cfg.steps >= 1."""
+    without a final state, and with the run's choice of records: K > 1 under mean field leaves out
+    the per-cell B where the whole run's would not fit the budget). cfg.steps >= 1."""
     return simulate_gd(cfg, approximation, every_step=every_step, first=True)
