@@ -97,6 +97,8 @@ def run(
     start = (state, t0, jax.numpy.where(_finite(state), -1, 0) if nonfinite else t0)
     marks = recorded_steps(steps, record_every) if marks is None else np.asarray(marks)
     lengths = np.diff(marks, prepend=0)
+    if marks[0] != 0 or marks[-1] != steps or np.any(lengths[1:] <= 0):
+        raise ValueError(f"marks = {marks.tolist()} must increase from 0 to steps = {steps}")
     carry, records = jax.lax.scan(block, start, jax.numpy.asarray(lengths, "int32"))
     return carry[0], records
 

@@ -1,11 +1,12 @@
 """`reduced.mim.simulate_with_first_step`: one compiled program gives a run and its first GD step,
 as two runs of their own give them (the ladder reads both for every rung)."""
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import reduced.mim
-from dynsim import MIMConfig
+from dynsim import MIMConfig, recording
 
 # the class engine (K = 1, exact), per query and joint type (K = 2, exact) and per joint cell
 # (K = 2, mean field): the three engines of a population run, at sizes other tests run too
@@ -50,3 +51,17 @@ def test_the_first_step_equals_a_one_step_run(cfg, approximation):
 def test_a_run_without_steps_has_no_first_step():
     with pytest.raises(ValueError, match="no first step"):
         reduced.mim.simulate_with_first_step(K1.replace(steps=0))
+
+
+def test_records_at_given_marks_and_refuses_others():
+    """`dynsim.recording.run` records at `marks`: y after t unit steps is t, exactly."""
+
+    def run(marks):
+        return recording.run(
+            lambda y, t: y + 1.0, lambda y, t: {"y": y}, jnp.zeros(()), 5, 2, False, marks
+        )
+
+    assert run(recording.with_first_step(5, 2))[1]["y"].tolist() == [0, 1, 2, 4, 5]
+    for marks in ([1, 5], [0, 3], [0, 3, 3, 5]):
+        with pytest.raises(ValueError, match="must increase from 0 to steps = 5"):
+            run(marks)
