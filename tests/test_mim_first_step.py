@@ -27,11 +27,16 @@ def _same(a, b):
         np.testing.assert_allclose(a[k], b[k], rtol=0, atol=ROUNDING, err_msg=k)
 
 
-def test_the_run_equals_a_run_of_its_own():
+@pytest.mark.parametrize("cfg, approximation", [(K1, None), (K2, "mean_field")])
+def test_the_run_equals_a_run_of_its_own(cfg, approximation, monkeypatch):
     """The extra record at step 1 leaves the run's records as they are (`dynsim.recording` places
-    it alike for every engine)."""
-    run, _ = reduced.mim.simulate_with_first_step(K1, every_step=True)
-    _same(run, reduced.mim.simulate(K1, every_step=True))
+    it alike for every engine), also where the run's records just fit the per-patch budget and one
+    more would not (K = 2, mean field: 4 records of 2 x 9 x 2 x 3 + 81 entries; the run's choice
+    of records is made on its own records)."""
+    monkeypatch.setattr(reduced.mim.dynamics, "PATCH_BUDGET", 4 * (2 * 9 * 2 * 3 + 81))
+    run, _ = reduced.mim.simulate_with_first_step(cfg, approximation, every_step=True)
+    _same(run, reduced.mim.simulate(cfg, approximation, every_step=True))
+    assert cfg.K == 1 or "pp_corr" in run.observables
 
 
 @pytest.mark.parametrize(

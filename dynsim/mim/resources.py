@@ -241,9 +241,9 @@ def _named(run: list, opts: dict) -> list:
 # per (joint cell, cluster, key type) and step: the masses, the loss's partials and the gradients,
 # about 30 element operations (`reduced.mim.cells.cluster_terms`)
 CELL_TERM_FLOPS = 30.0
-# compiling a rung's run and its one-step start (`ladder.run_rung`), counted as work: about as much
-# as 5e9 element operations each on the 2-core development machine, whatever the size
-COMPILE_FLOPS = 2 * 5e9
+# compiling a rung's run, its first step recorded within (`ladder.run_rung`), counted as work:
+# about as much as 5e9 element operations on the 2-core development machine, whatever the size
+COMPILE_FLOPS = 5e9
 # K P entries up to which the estimate builds the areas to count the joint cells
 CELLS_BUILT = 10**6
 

@@ -145,8 +145,8 @@ def simulate_cells(cfg: MIMConfig, approx: tuple, every_step: bool = False, firs
     (the run, its first step), `assemble_runs`."""
     index = records.cell_index(cfg)
     tab = cells.tables(cfg)
-    marks = recording.with_first_step if first else recording.recorded_steps
-    n = marks(cfg.steps, cfg.record_every).size
+    # the run's own records decide (an extra record of its first step does not change the run)
+    n = recording.recorded_steps(cfg.steps, cfg.record_every).size
     with_pp = cells.pp_recorded(cfg, n, dynamics.PATCH_BUDGET)
     sizes = jnp.asarray(index.size, jnp.dtype(cfg.dtype))
     state, rec = cells.run_jit(cfg, tab, sizes, with_pp, every_step, first)
