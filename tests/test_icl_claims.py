@@ -134,7 +134,8 @@ def test_the_thresholds_by_hand():
     + 1)) - 1| = 0.2 for |w|^2 = d; the floors (s/1.4 - 1)^2 relative to the signal."""
     r = run()
     assert theorems.tolerance(r.spectrum, r.N) == pytest.approx(0.004, rel=1e-12)
-    assert theorems.error_band(r.spectrum, 10, 10, reading.new_task(3, 0)) == pytest.approx(0.2)
+    errors = theorems.theorem_errors(r.spectrum, 10, 10, reading.new_task(3, 0))
+    assert theorems.half_gap(*errors) == pytest.approx(0.2)
     shifted, floor = theorems.shift_floors(r, 4.0)
     assert shifted == pytest.approx((4 / GAMMA - 1) ** 2, rel=1e-9)
     assert floor == pytest.approx((1 / GAMMA - 1) ** 2, rel=1e-9)
@@ -148,11 +149,10 @@ def test_the_shifted_errors_by_hand():
         by_hand = [3 * (p**2 * s**3 * 1.4 - 2 * s**2 * p + s) for p in (1 / 1.4, 1 / (1.4 * s))]
         got = theorems.shifted_errors((1.0, 1.0, 1.0), 10, 10, task, s)
         assert got == pytest.approx(by_hand, rel=1e-12)
-        band = theorems.shift_band((1.0, 1.0, 1.0), 10, 10, task, s)
+        band = theorems.half_gap(*got)
         assert band == pytest.approx(0.5 * abs(by_hand[1] / by_hand[0] - 1), rel=1e-12)
-    assert theorems.shift_band((1.0, 1.0, 1.0), 10, 10, task, 4.0) == pytest.approx(
-        0.4787, abs=1e-4
-    )
+    got = theorems.shifted_errors((1.0, 1.0, 1.0), 10, 10, task, 4.0)
+    assert theorems.half_gap(*got) == pytest.approx(0.4787, abs=1e-4)
 
 
 def test_check_theorems_holds_at_the_defaults(tmp_path, capsys, monkeypatch):

@@ -140,11 +140,6 @@ def theorem_errors(spectrum, N: int, M: int, task) -> tuple[float, float]:
     )
 
 
-def error_band(spectrum, N: int, M: int, task) -> float:
-    """The error claim's half-band delta (`half_gap` of `theorem_errors`)."""
-    return half_gap(*theorem_errors(spectrum, N, M, task))
-
-
 def within_band(ratio, delta: float) -> dict:
     """The verdict rule's arguments for 1 - delta <= ratio <= 1 + delta."""
     return {
@@ -157,7 +152,7 @@ def within_band(ratio, delta: float) -> dict:
 
 def error_claim(r: reading.Reading, M: int, task, errors) -> claims.Claim:
     """The trained layer's Monte Carlo error on a new task (`errors`: batch means) against
-    Theorem 4.2's closed form (noiseless labels, fixed w), within `error_band`."""
+    Theorem 4.2's closed form (noiseless labels, fixed w), within `half_gap` of `theorem_errors`."""
     paper, naive = theorem_errors(r.spectrum, r.N, M, task)
     delta = half_gap(paper, naive)
     ratio = stats.mean(np.asarray(errors) / paper, CONFIDENCE, "test batches")
@@ -200,12 +195,6 @@ def shifted_errors(spectrum, N: int, M: int, task, shift: float) -> tuple[float,
         moments.prediction_error(moments.limit(spectrum, N), moved, moved, W, M),
         moments.prediction_error(adapted, moved, moved, W, M),
     )
-
-
-def shift_band(spectrum, N: int, M: int, task, shift: float) -> float:
-    """The covariate claim's half-band: half the relative distance between the two errors of
-    `shifted_errors`."""
-    return half_gap(*shifted_errors(spectrum, N, M, task, shift))
 
 
 def covariate_claim(r: reading.Reading, shift: float, M: int, task, errors) -> claims.Claim:
