@@ -50,10 +50,10 @@ def run(
     steps: int,
     record_every: int,
     nonfinite: bool = False,
-    marks=None,
+    first: bool = False,
 ):
     """Apply `state = step(state, t)` for t = 0..steps-1 and record `observe(state, t)` at
-    `marks`: increasing steps from 0 to `steps` (default `recorded_steps`).
+    `recorded_steps` (first=True: `with_first_step`).
 
     Traceable (call it inside jit): an outer `lax.scan` over the records (the first after zero
     steps), inner loops over the steps between two host callbacks; the program holds one copy of
@@ -95,10 +95,8 @@ def run(
         return carry, record(carry)
 
     start = (state, t0, jax.numpy.where(_finite(state), -1, 0) if nonfinite else t0)
-    marks = recorded_steps(steps, record_every) if marks is None else np.asarray(marks)
+    marks = (with_first_step if first else recorded_steps)(steps, record_every)
     lengths = np.diff(marks, prepend=0)
-    if marks[0] != 0 or marks[-1] != steps or np.any(lengths[1:] <= 0):
-        raise ValueError(f"marks = {marks.tolist()} must increase from 0 to steps = {steps}")
     carry, records = jax.lax.scan(block, start, jax.numpy.asarray(lengths, "int32"))
     return carry[0], records
 

@@ -32,7 +32,7 @@ def run(
     aux0: Any = None,
     nonfinite: bool = False,
     every_step: Optional[Callable[[Any], dict]] = None,
-    marks=None,
+    first: bool = False,
 ):
     """GD from y0 for `steps` steps, `observe(y)` recorded at `recording.recorded_steps`; traceable.
 
@@ -40,7 +40,7 @@ def run(
     every_step(y): a dict of values read on the state after every step, recorded with `observe`'s as
     (record_every, ...) rows: `step_series` turns the rows back into one value per step. Returns
     (final y, final aux, records); nonfinite: `recording.run`'s (the step where y stops being
-    finite). marks: the recorded steps, `recording.run`'s.
+    finite); first: also recorded after step 1, `recording.run`'s.
     """
 
     def update(carry, t):
@@ -66,7 +66,7 @@ def run(
         )
     )
     (y, aux, _), records = recording.run(
-        update, seen, (y0, aux0, rows0), steps, record_every, nonfinite, marks
+        update, seen, (y0, aux0, rows0), steps, record_every, nonfinite, first
     )
     return y, aux, records
 

@@ -58,15 +58,12 @@ def test_a_run_without_steps_has_no_first_step():
         reduced.mim.simulate_with_first_step(K1.replace(steps=0))
 
 
-def test_records_at_given_marks_and_refuses_others():
-    """`dynsim.recording.run` records at `marks`: y after t unit steps is t, exactly."""
-
-    def run(marks):
-        return recording.run(
-            lambda y, t: y + 1.0, lambda y, t: {"y": y}, jnp.zeros(()), 5, 2, False, marks
-        )
-
-    assert run(recording.with_first_step(5, 2))[1]["y"].tolist() == [0, 1, 2, 4, 5]
-    for marks in ([1, 5], [0, 3], [0, 3, 3, 5]):
-        with pytest.raises(ValueError, match="must increase from 0 to steps = 5"):
-            run(marks)
+def test_records_at_the_run_s_steps_and_step_1():
+    """`dynsim.recording.run(first=True)` records at `with_first_step`: y after t unit steps is t,
+    exactly."""
+    out = recording.run(
+        lambda y, t: y + 1.0, lambda y, t: {"y": y}, jnp.zeros(()), 5, 2, False, True
+    )
+    assert out[1]["y"].tolist() == [0, 1, 2, 4, 5]
+    with pytest.raises(ValueError, match="no first step"):
+        recording.run(lambda y, t: y, lambda y, t: {"y": y}, jnp.zeros(()), 0, 2, False, True)

@@ -27,7 +27,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import recording
 from dynsim.mim import MIMConfig, records
 from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
 
@@ -153,8 +152,8 @@ def run(cfg: MIMConfig, tab, sizes, with_pp: bool, every_step: bool = False, fir
     """GD from Q = 0 in one lax.scan (`reduced.gd`), the steps of `joint.run`, each cluster's share
     of B and B_self (B_k, B_self_k) moved beside them by its own gradient; `every_step`: also
     pp_cluster_max after every step (pp_cluster_max_steps, `gd.step_series`); `first`: recorded at
-    step 1 too (`recording.with_first_step`). Returns (final state (A, B, B_self, B_k, B_self_k),
-    records)."""
+    step 1 too (`dynsim.recording.with_first_step`). Returns (final state (A, B, B_self, B_k,
+    B_self_k), records)."""
     pop = tab[2]
     c, per_entry = rates(cfg, pop)
     step = cfg.eta * c
@@ -184,7 +183,7 @@ def run(cfg: MIMConfig, tab, sizes, with_pp: bool, every_step: bool = False, fir
         scale=(1.0, per_entry, 1.0, per_entry, 1.0),
         nonfinite=True,
         every_step=per_step,
-        marks=recording.with_first_step(cfg.steps, cfg.record_every) if first else None,
+        first=first,
     )
     return state, rec
 

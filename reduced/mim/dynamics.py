@@ -18,7 +18,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import recording
 from dynsim.mim import MIMConfig, records
 
 from dynsim.mim import traced  # noqa: F401 (MIMConfig as a pytree: its numbers traced)
@@ -234,7 +233,7 @@ def run(
     """GD from Q = 0: A -= eta c E[dl/dA], B_j -= eta c E[dl/dB_j] / C'_j, B_self -= eta c
     E[dl/dB_self] (B, B_self frozen under "pp_frozen"); `every_step`: also max |B| after every step
     (pp_cluster_max_steps, one cluster: `gd.step_series`); `first`: recorded at step 1 too
-    (`recording.with_first_step`). Returns (final state, records)."""
+    (`dynsim.recording.with_first_step`). Returns (final state, records)."""
     c, per_entry = rates(cfg, tab[3])
     step = cfg.eta * c
     pop = tab[3]
@@ -253,7 +252,7 @@ def run(
         scale=(1.0, per_entry, 1.0),
         nonfinite=True,
         every_step=per_step,
-        marks=recording.with_first_step(cfg.steps, cfg.record_every) if first else None,
+        first=first,
     )
     return state, rec
 

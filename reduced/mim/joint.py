@@ -38,7 +38,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import recording
 from dynsim.mim import MIMConfig, data
 from dynsim.mim.partition import area_of
 from dynsim.mim.latents import LIBRARY, Caller
@@ -247,7 +246,7 @@ def pp_max_of(pop, state):
 def run(cfg: MIMConfig, tables, of_key, every_step: bool = False, first: bool = False):
     """GD from Q = 0 in one lax.scan (`reduced.gd`); `every_step`: also max |B| after every step
     (pp_cluster_max_steps, one value: B itself, `gd.step_series`); `first`: recorded at step 1 too
-    (`recording.with_first_step`). Returns (final state, records)."""
+    (`dynsim.recording.with_first_step`). Returns (final state, records)."""
     pop = tables[2]
     c, per_entry = rates(cfg, pop)
     step = cfg.eta * c
@@ -274,7 +273,7 @@ def run(cfg: MIMConfig, tables, of_key, every_step: bool = False, first: bool = 
         scale=(1.0, per_entry, 1.0),
         nonfinite=True,
         every_step=per_step,
-        marks=recording.with_first_step(cfg.steps, cfg.record_every) if first else None,
+        first=first,
     )
     return state, rec
 

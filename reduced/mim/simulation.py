@@ -43,11 +43,12 @@ def assemble_runs(cfg: MIMConfig, state, rec: dict, meta: Callable, first: bool)
     if not first:
         return assemble(cfg, state, rec, False, meta)
     rows, one = recording.first_step_rows(cfg.steps, cfg.record_every)
-    cut = {k: np.asarray(v)[one] for k, v in rec.items()}
+    rec = {k: np.asarray(v) for k, v in rec.items()}
+    cut = {k: v[one] for k, v in rec.items()}
     if "pp_cluster_max_steps" in cut:
         cut["pp_cluster_max_steps"] = cut["pp_cluster_max_steps"][:, :1]
     return (
-        assemble(cfg, state, {k: np.asarray(v)[rows] for k, v in rec.items()}, False, meta),
+        assemble(cfg, state, {k: v[rows] for k, v in rec.items()}, False, meta),
         assemble(cfg.replace(steps=1, record_every=1), None, cut, False, meta),
     )
 
