@@ -65,6 +65,9 @@ def run(
     """
 
     t0 = jax.numpy.asarray(0)
+    # jitted here so that the loop below reuses the trace `check_every` makes of it (one trace of
+    # the step, not two); the program inlines it
+    step = jax.jit(step)
     every = check_every(step, state, t0, record_every)
     report = functools.partial(progress.report, total=steps)  # the run's count of `steps`
 
