@@ -72,10 +72,10 @@ def simulate_gd(
         if samples is None
         else spec.approximations(approximation)
     )
-    if spec.joint(cfg, approx):
-        return simulate_joint(cfg, approx, every_step=every_step, first=first)
     if (every_step or first) and samples is not None:
         raise ValueError("every_step and first need a population run (samples = None)")
+    if spec.joint(cfg, approx):
+        return simulate_joint(cfg, approx, every_step=every_step, first=first)
     cls, tab, idx, arrays, valid, class_weight = dynamics.setup(cfg, approx, samples, replicates)
     if samples is None:
         state, rec = dynamics.run_jit(cfg, approx, arrays, valid, class_weight, every_step, first)
