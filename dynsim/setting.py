@@ -268,7 +268,9 @@ class Setting(Lazy):
     [dynsim.resources.Need]: what one run at `level` ("reduced" or "full") of the config field
     `values` (a dict, not yet validated) with the run `options` (mode, replicates, ...) would hold
     in memory and do (None: no estimate). frames: the names of the observables' axes and their
-    coordinates (`Frames`; None: <name>_dim1, ...)."""
+    coordinates (`Frames`; None: <name>_dim1, ...). mutations: the setting's planted defects and
+    the runs that should catch them (`dynsim.mutation.Catalogue`, usually a "module:attr"
+    reference: `python -m dynsim.detection NAME`, docs/claims.md "Detection matrix")."""
 
     LAZY = (
         "config",
@@ -284,6 +286,7 @@ class Setting(Lazy):
         "resources",
         "plot",
         "frames",
+        "mutations",
     )
 
     name: str
@@ -305,6 +308,7 @@ class Setting(Lazy):
     descriptions: Mapping[str, str] = dataclasses.field(default_factory=dict)
     estimates: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     frames: Optional[Frames] = None
+    mutations: Optional[Any] = None
 
     def command(self, verb: str) -> Optional[Command]:
         """The setting's own command for `verb` under its name (e.g. its `compare`), or None."""

@@ -289,6 +289,8 @@ def _references() -> list[tuple[str, int, str]]:
     given = {(p, name): t for p, t, names in LAZY for name in names}
     out = []
     for module, (_, tree) in SCANS.items():
+        if module.endswith(".mutations"):  # a catalogue's patch targets name what it patches
+            continue
         constants = _constants(tree)
         for node in ast.walk(tree):
             text = _text(node, constants)

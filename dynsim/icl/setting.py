@@ -16,6 +16,7 @@ from full.icl import spec as full_spec
 from reduced.icl import spec as reduced_spec
 
 from . import figures
+from .mutations import CATALOGUE
 from .config import DTYPES, MAX_N, MODES, ICLConfig
 
 HOOKS = "dynsim.icl.hooks"
@@ -138,4 +139,5 @@ SETTING = Setting(
     commands=COMMANDS,
     descriptions=DESCRIPTIONS,
     field_choices={"dtype": DTYPES},
+    mutations=CATALOGUE,
 )
