@@ -37,6 +37,7 @@ import re
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 
+from dynsim import interrupt
 from dynsim import statistic as stats
 from dynsim.premises import (  # noqa: F401 (the claims' API: a claim declares its premises)
     HORIZON,
@@ -342,6 +343,23 @@ def not_evaluated(
         {"why": why},
         reading_class,
     )
+
+
+def guarded(claim: str, reading_class: str, make: Callable[..., Claim], *args, **kwargs) -> Claim:
+    """`make(*args, **kwargs)`, or, when that raises, the claim `claim` "not evaluated" with the
+    exception named: a crash inside one claim ends that claim, never the command nor the other
+    claims. A Ctrl-C or SIGTERM (also when JAX carries it inside its own error) is raised on."""
+    try:
+        return make(*args, **kwargs)
+    except Exception as exc:
+        if interrupt.received() is not None or "KeyboardInterrupt" in str(exc):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0]
+        return not_evaluated(
+            claim,
+            f"its evaluation raised {type(exc).__name__}: {first[:300]}",
+            reading_class=reading_class,
+        )
 
 
 def parse_only(text: Optional[str], known: Sequence[str]) -> Optional[frozenset[str]]:

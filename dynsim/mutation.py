@@ -179,9 +179,10 @@ def _counted(value: Any, record: Applied, target: str) -> Any:
 
 
 @contextlib.contextmanager
-def applied(mutation: Optional[Mutation]) -> Iterator[Applied]:
+def applied(mutation: Optional[Mutation], clear: bool = True) -> Iterator[Applied]:
     """Plant `mutation` (None: nothing, the healthy simulator) for the block, with `fresh` caches
-    on entry and exit; the originals are restored even when the block raises."""
+    on entry and exit (`clear=False`: none cleared, for patches no compiled program or cache
+    reads); the originals are restored even when the block raises."""
     record = Applied(mutation)
     saved: list[tuple[Any, str, Any]] = []
     patches: Sequence[Patch] = () if mutation is None else mutation.patches
@@ -191,9 +192,11 @@ def applied(mutation: Optional[Mutation]) -> Iterator[Applied]:
             original = getattr(owner, name)
             saved.append((owner, name, original))
             setattr(owner, name, _counted(patch.make(original), record, patch.target))
-        fresh()
+        if clear:
+            fresh()
         yield record
     finally:
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
-        fresh()
+        if clear:
+            fresh()

@@ -58,6 +58,7 @@ MUTATIONS = (
             edit("dynsim.icl.moments:gamma", "np.trace(lam) / N", "np.trace(lam) / (2 * N)"),
             edit("dynsim.icl.traced:gamma", "jnp.sum(lam) / cfg.N", "jnp.sum(lam) / (2 * cfg.N)"),
         ),
+        caught_by=(LIMIT,),
     ),
     Mutation(
         "gamma-no-finite-N",
@@ -68,6 +69,7 @@ MUTATIONS = (
             edit("dynsim.icl.moments:gamma", "(1 + 1 / N) * lam", "lam"),
             edit("dynsim.icl.traced:gamma", "(1 + 1 / cfg.N) * lam", "lam"),
         ),
+        caught_by=(LIMIT,),
     ),
     Mutation(
         "population-cross-sign",
@@ -75,6 +77,7 @@ MUTATIONS = (
         "full",
         "the population loss's cross term E[(s - <w, x_q>) p^T Lambda c] enters with a minus",
         _everywhere("population_loss", "+ 2 * EDA +", "- 2 * EDA +"),
+        caught_by=("compare", LIMIT, ERROR, SHIFT),
     ),
     Mutation(
         "population-missing-1/N",
@@ -82,13 +85,16 @@ MUTATIONS = (
         "full",
         "the population loss's (p^T Lambda p)(c^T Lambda c) term without its 1/N",
         _everywhere("population_loss", "EPC / N", "EPC"),
+        caught_by=("compare", LIMIT, ERROR, SHIFT),
     ),
     Mutation(
-        "population-half-query-term",
-        "term",
+        "population-isserlis-trace",
+        "factor",
         "full",
-        "the query token's own term s counted at half weight in the population loss's cross term",
-        _everywhere("population_loss", "+ 2 * (lam * b) @ M @ (lam * e)) / N", ") / N"),
+        "the population loss's E[(p^T Lambda p)(c^T Lambda c)] without its tr(Lambda) (an "
+        "Isserlis pairing's factor left out)",
+        _everywhere("population_loss", "(P0 * c2 + v**2 * c0) * t1", "(P0 * c2 + v**2 * c0)"),
+        caught_by=("compare", LIMIT),
     ),
     Mutation(
         "attention-normaliser",
@@ -103,6 +109,7 @@ MUTATIONS = (
         "full",
         "prompts drawn with covariates of covariance Lambda^2 (the square root of Lambda dropped)",
         (edit(PROMPTS, "jnp.sqrt(jnp.asarray(scale, dtype) * spectrum)", "scale * spectrum"),),
+        caught_by=(ERROR, SHIFT),
     ),
     Mutation(
         "noisy-labels",
@@ -117,6 +124,7 @@ MUTATIONS = (
                 "dtype)",
             ),
         ),
+        caught_by=(ERROR,),
     ),
     Mutation(
         "full-learning-rate-half",
@@ -124,6 +132,7 @@ MUTATIONS = (
         "full",
         "the full level's optimizer built with eta / 2",
         (edit("full.icl.training:_train", "optax.sgd(cfg.eta)", "optax.sgd(cfg.eta / 2)"),),
+        caught_by=("compare",),
     ),
     Mutation(
         "reduced-gradient-half",
@@ -131,6 +140,7 @@ MUTATIONS = (
         "reduced",
         "the reduced level's dL/da_k halved (a 1/2 from the summand kept twice)",
         (swap("reduced.icl.simulation:terms", _scaled_gradient(0.5)),),
+        caught_by=("compare",),
     ),
     Mutation(
         "reduced-prompt-moment",
@@ -138,6 +148,7 @@ MUTATIONS = (
         "reduced",
         "the reduced level's prompt moment without its (1 + 1/N) (sympy derivation)",
         (edit("reduced.icl.symbolic:prompt_term", "(1 + 1 / N) * lam**2", "lam**2"),),
+        caught_by=("compare",),
     ),
     Mutation(
         "theta-unnormalised",
@@ -145,6 +156,7 @@ MUTATIONS = (
         "full",
         "the full level's initial Theta Theta^T = I_d (its Frobenius norm sqrt(d), not 1)",
         (edit("full.icl.model:theta_gram", " / jnp.sqrt(jnp.asarray(d, dtype))", ""),),
+        caught_by=("compare",),
     ),
     Mutation(
         "gap-against-lambda",
@@ -152,6 +164,7 @@ MUTATIONS = (
         "full",
         "the full level's recorded gap measured against Lambda^-1 instead of Gamma^-1",
         (edit("full.icl.training:observe_params", "1 / traced.gamma(cfg)", "1 / lam"),),
+        caught_by=("compare",),
     ),
     Mutation(
         "spectrum-exponent",
@@ -159,6 +172,7 @@ MUTATIONS = (
         "both",
         "Lambda's eigenvalues kappa^(k/d) in the levels (the theory's kappa^(k/(d-1)))",
         (edit("dynsim.icl.traced:spectrum", "/ (cfg.d - 1)", "/ cfg.d"),),
+        caught_by=(LIMIT, SHIFT),
     ),
     Mutation(
         "task-from-level",
@@ -166,6 +180,7 @@ MUTATIONS = (
         "full",
         "the claims' test prompts drawn with a random task per prompt instead of the new task w",
         (edit(PROMPTS, "if task is None", "if True"),),
+        caught_by=(ERROR,),
     ),
 )
 

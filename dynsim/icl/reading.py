@@ -13,7 +13,6 @@ import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim.icl import moments
 from dynsim.icl.config import ICLConfig
 from full.icl import model
 from full.icl.population import population_loss
@@ -26,7 +25,7 @@ TEST_SEED_TAG = 7  # fold_in tag of the test prompts' key (never a training batc
 class Reading:
     """One trained run as the claims read it: the start (u(0), ||W11^KQ(0)||_F / u(0), the largest
     entry of the other blocks at t = 0), the move of u W11^KQ over the last fifth of the run
-    (relative to ||Gamma^{-1}||_F), eta times the population Hessian's largest eigenvalue at the
+    (relative to ||u W11^KQ(T)||_F), eta times the population Hessian's largest eigenvalue at the
     end, the largest entry of the other blocks at the end, and the final parameters."""
 
     spectrum: tuple
@@ -67,9 +66,11 @@ def _flat_hessian_top(params: dict, lam: np.ndarray, N: int) -> float:
 def read(cfg: ICLConfig, full) -> Reading:
     """The reading of a full-level trajectory `full` (mode exact) of `cfg`."""
     lam = np.asarray(cfg.spectrum)
-    scale = np.linalg.norm(moments.limit(cfg.spectrum, cfg.N))
     steps = np.asarray(full.steps)
     late = int(np.searchsorted(steps, LATE * steps[-1], side="right")) - 1  # last record <= 0.8 T
+    # relative to the product's own size at T: a run still at its saddle (u W11^KQ ~ sigma^2) moves
+    # by a share of itself, however small the product is
+    scale = float(np.linalg.norm(full["product"][-1]))
     move = float(np.linalg.norm(full["product"][-1] - full["product"][late]) / scale)
     if late >= len(steps) - 1:  # one record: no stretch to measure
         move = float("nan")
