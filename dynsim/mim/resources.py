@@ -19,7 +19,7 @@ from reduced.mim.dynamics import per_patch_entries
 from . import ladder, setting
 from .config import PARTITIONS, MIMConfig
 from .records import cell_index
-from .theorems import NEGATIVE_KAPPA_C
+from .theorems import negative_kappa_c
 
 CHUNK = 16  # images per chunk of the sampled full level (full.mim.batch.MAX_CHUNK)
 # MIMConfig's own kappas, where the values give None (MIMConfig then refuses or partitions replace
@@ -224,7 +224,7 @@ def estimate_check(args) -> list:
         runs.append(_named(cells_needs(rung), opts))
         if P == ladder_sizes[0]:  # the Delta < 0 run and the Section 6 model sit at this rung
             runs += [
-                _named(cells_needs({**rung, "kappa_c": NEGATIVE_KAPPA_C}), opts),
+                _named(cells_needs({**rung, "kappa_c": negative_kappa_c(rung["kappa_s"])}), opts),
                 _named(cells_needs(rung), opts),
             ]
     return sequential(runs)

@@ -45,7 +45,8 @@ from .setting import EPS, LADDER, QUICK_LADDER
 
 # Section 6: random masks per model, top-k of the metric (the paper's k = 10)
 IMAGES, TOP_K = 64, 10
-NEGATIVE_KAPPA_C = 0.6  # the Delta < 0 run: kappa = (0.6, 0.4) (docs/derivations/mim-model.md §10d)
+NEGATIVE_DELTA = -0.2  # the Delta < 0 run: kappa = (0.6, 0.4) at the defaults (mim-model.md §10d)
+MIN_AREA_GAP = 0.1  # kappa_c - kappa_s of that run: the global area clearly larger than the local
 
 
 def base_config(
@@ -76,10 +77,19 @@ def base_config(
     )
 
 
+def negative_kappa_c(kappa_s: float) -> float:
+    """kappa_c of the Delta < 0 run at the problem's kappa_s: Delta = 2 kappa_c - kappa_s - 1 =
+    NEGATIVE_DELTA (kappa_c = 0.6 at kappa_s = 0.4) where that leaves kappa_c - kappa_s >=
+    MIN_AREA_GAP (kappa_s <= 0.6), else the middle of the Delta < 0 range (kappa_s, (1 +
+    kappa_s) / 2): kappa_c = (3 kappa_s + 1) / 4, Delta = (kappa_s - 1) / 2 < 0."""
+    target = (1 + kappa_s + NEGATIVE_DELTA) / 2
+    return target if target - kappa_s >= MIN_AREA_GAP - 1e-12 else (3 * kappa_s + 1) / 4
+
+
 def negative_base(base: MIMConfig) -> MIMConfig:
-    """The Delta < 0 problem beside the ladder: base with kappa_c = NEGATIVE_KAPPA_C (Delta = -0.2
-    at exact sizes)."""
-    return base.replace(kappa_c=NEGATIVE_KAPPA_C)
+    """The Delta < 0 problem beside the ladder: base with kappa_c = `negative_kappa_c` of its
+    kappa_s (Delta = -0.2 at exact sizes where kappa_s <= 0.6)."""
+    return base.replace(kappa_c=negative_kappa_c(base.kappa_s))
 
 
 def negative_size(base: MIMConfig, Ps: Sequence[int]) -> int:
