@@ -219,8 +219,8 @@ def _short(cell: Optional[dict]) -> str:
         return "**caught**"
     if outcome == MISSED:
         return "missed"
-    why = cell.get("why", "").split(": ", 1)[-1]
-    return f"{outcome}: {why[:60]}" if why else outcome
+    why = cell.get("why", "").split(": ", 1)[-1][:60].replace("|", "\\|")
+    return f"{outcome}: {why}" if why else outcome
 
 
 def markdown(result: dict) -> str:
