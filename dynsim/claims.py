@@ -23,7 +23,8 @@ happened, a sign, a regime) is a `Premise`: a measurement that can come out fals
 
 A claim declares its statistic, side (relation and threshold) and premises; it writes no verdict
 logic of its own. `exit_code` says what happened: EXIT_HOLDS (0) when every claim holds,
-EXIT_FAILS (1) when some claim fails, EXIT_UNJUDGED (3) when none fails but some could not be
+EXIT_FAILS (1) when some claim fails, EXIT_DYNAMICS (4) when none fails but the run's dynamics broke
+a premise (no takeoff, divergence), EXIT_UNJUDGED (3) when none fails but some could not be
 judged (not applicable or not evaluated). A quantity that no setting can make fail
 is not a claim: report it as a `Measurement`. Setting-free: the settings build their claims with
 `judge`.
@@ -61,10 +62,12 @@ VERDICTS = (HOLDS, FAILS, NOT_APPLICABLE, NOT_EVALUATED)
 RELATIONS = stats.RELATIONS
 # check-theorems and the experiments: every claim holds / some claim fails / none fails, some could
 # not be judged (2 stays bad input, 130 and 143 an interrupt)
-EXIT_HOLDS, EXIT_FAILS, EXIT_UNJUDGED = 0, 1, 3
+EXIT_HOLDS, EXIT_FAILS, EXIT_UNJUDGED, EXIT_DYNAMICS = 0, 1, 3, 4
 EXIT_TEXT = (
-    "Exit 0 when every claim holds, 1 when some claim fails, 3 when none fails but some could not "
-    "be judged (not applicable or not evaluated), 2 on invalid input."
+    "Exit 0 when every claim holds, 1 when some claim fails, 4 when none fails but the dynamics "
+    "broke a premise of some claim (no takeoff, no convergence by the theory's horizon, GD past "
+    "its stability edge), 3 when none fails but some could not be judged otherwise (outside the "
+    "statement's regime, or not evaluated), 2 on invalid input."
 )
 LITERAL, ORDER = "literal", "order"
 READING_CLASSES = (LITERAL, ORDER)
@@ -395,12 +398,22 @@ def claims_of(items: Iterable[Item]) -> list[Claim]:
 
 def exit_code(items: Iterable[Item]) -> int:
     """EXIT_HOLDS (0) when there is a claim and every claim holds; EXIT_FAILS (1) when some claim
-    fails (the paper is contradicted); EXIT_UNJUDGED (3) otherwise (none fails, but some claim is
-    not applicable or not evaluated, or there is no claim: dynsim could not judge)."""
+    fails (the paper is contradicted); EXIT_DYNAMICS (4) when none fails but some claim is not
+    applicable because the run's dynamics broke a premise (`Premise.dynamics`: no takeoff, no
+    convergence by the theory's horizon, GD unstable); EXIT_UNJUDGED (3) otherwise (none fails,
+    but some claim is outside its regime or not evaluated, or there is no claim)."""
     cs = claims_of(items)
     if any(c.verdict == FAILS for c in cs):
         return EXIT_FAILS
-    return EXIT_HOLDS if cs and all(c.holds for c in cs) else EXIT_UNJUDGED
+    if cs and all(c.holds for c in cs):
+        return EXIT_HOLDS
+    broke = any(c.verdict == NOT_APPLICABLE and dynamics_broken(c) for c in cs)
+    return EXIT_DYNAMICS if broke else EXIT_UNJUDGED
+
+
+def dynamics_broken(claim: Claim) -> bool:
+    """Some premise on the dynamics (`Premise.dynamics`) of `claim` was measured false."""
+    return any(p.broke_dynamics for p in claim.premises)
 
 
 def to_dict(items: Iterable[Item], config: Optional[dict] = None) -> dict[str, Any]:

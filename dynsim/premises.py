@@ -30,6 +30,10 @@ class Premise:
     # a premise read on an interval (`on_interval`) that lies on both sides of its threshold: why
     # it is neither met nor false (its measured value is then NaN: "not evaluated")
     undecided: str = ""
+    # a premise on what the dynamics did (took off, converged by the theory's horizon, stayed
+    # within GD's stability edge), not on where the run was set: measured false, the run did not
+    # do what the theory needs (`dynsim.claims.exit_code` tells it apart: EXIT_DYNAMICS)
+    dynamics: bool = False
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
@@ -60,9 +64,15 @@ class Premise:
 
     def to_dict(self) -> dict[str, Any]:
         out = {**dataclasses.asdict(self), "met": self.met}
-        if not self.undecided:
-            del out["undecided"]
+        for key in ("undecided", "dynamics"):  # said only where it applies
+            if not out[key]:
+                del out[key]
         return out
+
+    @property
+    def broke_dynamics(self) -> bool:
+        """A dynamics premise measured false (not merely missing)."""
+        return self.dynamics and not self.met and not self.missing
 
 
 def on_interval(
@@ -99,8 +109,10 @@ RESOLUTION = "the leading order resolves the comparison"
 def reached_horizon(late_move: float, bound: float, how: str, what: str = "") -> Premise:
     """The run reached its horizon: a measured convergence or event criterion, `late_move <=
     bound` (e.g. the fraction of the quantity's total move made in the run's last stretch), never
-    "the steps ran". Violated: "not applicable" (under-training is never a verdict)."""
-    return Premise(HORIZON + (f" ({what})" if what else ""), late_move, "<=", bound, how)
+    "the steps ran". Violated: "not applicable" (under-training is never a verdict), and the run
+    did not do what the theory needs by the theory's horizon (a dynamics premise)."""
+    name = HORIZON + (f" ({what})" if what else "")
+    return Premise(name, late_move, "<=", bound, how, dynamics=True)
 
 
 def resolved(prediction: float, threshold: float, correction: float, how: str) -> Premise:

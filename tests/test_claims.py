@@ -100,6 +100,23 @@ def test_exit_status_says_what_happened():
     assert claims.exit_code([m]) == 3  # nothing judged is not a pass
 
 
+def test_a_premise_the_dynamics_broke_is_told_apart_from_one_not_judged():
+    """4: none fails, and some claim is not applicable because a premise on the dynamics (the
+    horizon, GD's stability) was measured false; 3 stays for a regime premise or a missing
+    measurement, and a contradiction still outranks both."""
+    short = _claim(0.5, premises=[claims.reached_horizon(0.5, 0.1, "late move")])
+    missing = _claim(0.5, premises=[claims.reached_horizon(float("nan"), 0.1, "late move")])
+    regime = _claim(0.5, regime_violations=["x"])
+    assert short.verdict == claims.NOT_APPLICABLE and claims.dynamics_broken(short)
+    assert claims.exit_code([_claim(0.5), short]) == claims.EXIT_DYNAMICS == 4
+    assert claims.exit_code([regime, short]) == 4
+    assert claims.exit_code([_claim(2.0), short]) == claims.EXIT_FAILS
+    assert missing.verdict == claims.NOT_EVALUATED and claims.exit_code([missing]) == 3
+    assert claims.exit_code([regime]) == 3
+    assert "dynamics" not in claims.Premise("a", 1.0, ">=", 1.0).to_dict()
+    assert short.premises[0].to_dict()["dynamics"] is True
+
+
 def _interval(value, low, high):
     return statistic.Statistic(value, low, high, "95% Student-t over 4 seeds", "more seeds")
 

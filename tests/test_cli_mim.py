@@ -216,13 +216,13 @@ TRAINED = ("Thm 4.1 loss gap", "App. E global one-phase")
 def test_check_theorems_mim_two_steps_holds_no_trained_claim(tmp_path, capsys):
     # --steps 2 reaches every trained run (each rung, the Delta < 0 run, the Section 6 model):
     # no class takes off: every claim is not applicable (the run did not reach its horizon), never
-    # "fails", and the exit code is 3 (none fails, some could not be judged)
+    # "fails", and the exit code is 4 (none fails; the dynamics broke a premise: no takeoff)
     code = cli.main(
         ["check-theorems", "mim", "--quick", "--steps", "2", "--json", "--out", str(tmp_path)]
     )
     out = json.loads(capsys.readouterr().out)
     claims = {c["claim"]: c for c in out["claims"]}
-    assert code == 3 and all(c["verdict"] == "not applicable" for c in claims.values())
+    assert code == 4 and all(c["verdict"] == "not applicable" for c in claims.values())
     assert all("reached its horizon" in claims[name]["why"] for name in TRAINED)
     assert all(CONTRACT <= set(c) for c in out["claims"]) and out["measurements"]
     # T(P) = ceil(2 (P/1024)^0.6): 1, 2, 5 steps on the quick ladder

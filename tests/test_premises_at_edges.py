@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dynsim import cli
-from dynsim.claims import EXIT_FAILS, EXIT_UNJUDGED
+from dynsim.claims import EXIT_DYNAMICS, EXIT_FAILS
 from dynsim.mim import theorems
 from dynsim.mim.config import MIMConfig
 
@@ -31,13 +31,14 @@ def test_the_negative_delta_run_is_a_valid_config_with_delta_below_zero(kappa_s)
 def test_a_run_at_its_saddle_is_not_judged(tmp_path, capsys):
     """sigma = 1e-6, 100 steps: the product u W11^KQ ~ sigma^2 is still growing by most of itself
     over the last fifth of the run. The horizon premise reads that move relative to the product, so
-    every claim is not applicable (exit 3), never "fails" (exit 1) on an untrained layer."""
+    every claim is not applicable and the exit says the dynamics broke a premise (4), never
+    "fails" (exit 1) on an untrained layer."""
     code = cli.main(
         ["check-theorems", "icl", "--sigma", "1e-6", "--steps", "100", "--tests", "1024"]
         + ["--json", "--out", str(tmp_path)]
     )
     found = json.loads((tmp_path / "theorems.json").read_text())
-    assert code == EXIT_UNJUDGED != EXIT_FAILS
+    assert code == EXIT_DYNAMICS != EXIT_FAILS
     assert {c["verdict"] for c in found["claims"]} == {"not applicable"}
     assert all("the run reached its horizon" in c["why"] for c in found["claims"])
     capsys.readouterr()

@@ -82,6 +82,7 @@ def premises(r: reading.Reading, on_manifold: bool = False) -> list[Premise]:
             "<",
             2.0,
             "eta x the population Hessian's largest eigenvalue",
+            dynamics=True,
         ),
     ]
     if on_manifold:

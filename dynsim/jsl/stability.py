@@ -35,6 +35,7 @@ def stability_premises(rc: JSLConfig, runs: dict) -> list[Premise]:
             "<",
             STABILITY_EDGE,
             "lambda_max of the training loss's Hessian by Lanczos at every record of every seed",
+            dynamics=True,
         ),
         Premise(
             "GD descends at every step (largest one-step relative rise of the training "
@@ -43,5 +44,6 @@ def stability_premises(rc: JSLConfig, runs: dict) -> list[Premise]:
             "<=",
             1.0,
             f"N eps, eps = {eps:.3g}: the rounding bound of a mean of N positive terms",
+            dynamics=True,
         ),
     ]
