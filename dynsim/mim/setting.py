@@ -21,6 +21,7 @@ from full.mim import spec as full_spec
 from reduced.mim import spec as reduced_spec
 
 from . import figures, frames
+from . import mutations as planted
 from .config import DTYPES, FIELD_HELP, MAX_P, PARTITIONS, MIMConfig
 
 HOOKS = "dynsim.mim.hooks"
@@ -377,4 +378,5 @@ SETTING = Setting(
     field_parsers=FIELD_PARSERS,
     field_choices=FIELD_CHOICES,
     frames=FRAMES,
+    mutations=planted.catalogue(CLAIMS),
 )
