@@ -91,10 +91,10 @@ def compare_cell(setting: str, args: Sequence[str]) -> dict:
 
 
 def cover(mutations: Sequence[Mutation]) -> dict[str, tuple[str, ...]]:
-    """The fewest columns to run per declared defect so that each defect is run in one column
-    said to catch it and each column said to catch something is run at least once: a claim
-    before compare (one check-theorems run judges several claims at the cost of one), a column
-    not yet covered before one that is."""
+    """Few columns to run per declared defect so that each defect is run in one column said to
+    catch it and each column said to catch something is run at least once: a claim not yet
+    covered first, else compare (one compare is cheaper than a check-theorems run), else the
+    first claim said to catch it."""
     out: dict[str, list[str]] = {}
     covered: set[str] = set()
     for m in mutations:
@@ -102,7 +102,7 @@ def cover(mutations: Sequence[Mutation]) -> dict[str, tuple[str, ...]]:
             continue
         claims = [c for c in m.caught_by if c != COMPARE]
         fresh_ = [c for c in claims if c not in covered]
-        pick = (fresh_ or claims or [COMPARE])[:1]
+        pick = (fresh_ or ([COMPARE] if COMPARE in m.caught_by else claims))[:1]
         out[m.name] = pick
         covered.update(pick)
     for m in mutations:  # a column no pick reached: run it where it is said to catch

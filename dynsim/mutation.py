@@ -186,9 +186,11 @@ def applied(mutation: Optional[Mutation], clear: bool = True) -> Iterator[Applie
     record = Applied(mutation)
     saved: list[tuple[Any, str, Any]] = []
     patches: Sequence[Patch] = () if mutation is None else mutation.patches
+    # every target is imported before any patch is in place: a module first imported under a patch
+    # would bind the defective function by `from x import f` and keep it after the block
+    targets = [patch.resolve() for patch in patches]
     try:
-        for patch in patches:
-            owner, name = patch.resolve()
+        for patch, (owner, name) in zip(patches, targets):
             original = getattr(owner, name)
             saved.append((owner, name, original))
             setattr(owner, name, _counted(patch.make(original), record, patch.target))

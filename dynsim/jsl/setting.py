@@ -31,6 +31,7 @@ from reduced.jsl import spec as reduced_spec
 from . import checks, figures, realistic_plan, transfer
 from .config import DTYPES, FIELD_HELP, MAX_DERIVE_C, MAX_P, PARTITIONS, TEMPERATURES, JSLConfig
 from .events import EVENTS
+from .mutations import CATALOGUE
 
 HOOKS = "dynsim.jsl.hooks"
 RESOURCES = "dynsim.jsl.resources"
@@ -331,4 +332,5 @@ SETTING = Setting(
     field_help=FIELD_HELP,
     resources=f"{RESOURCES}:needs",
     field_choices={"temperature": TEMPERATURES, "partition": PARTITIONS, "dtype": DTYPES},
+    mutations=CATALOGUE,
 )
