@@ -38,8 +38,8 @@ def regime():
 @pytest.fixture(scope="module")
 def wide():
     """K = 2, kappa_c = 0.95 at P = 256: every local class has margin (1 - gamma) C_1^2 / (P C_n) =
-    9.0 (a predicted Phase-I drop of 1.10, far above log 2; at the defaults the 9-patch classes have
-    4.5, a predicted 0.75 that the finite-P offset of the switch level takes below log 2)."""
+    9.0 (a predicted Phase-I drop of 1.10, whose derived band, premises.drop_band, stays above log
+    2; at the defaults the 9-patch classes have 4.5, a predicted 0.75 whose band reaches below)."""
     return [ladder.run_rung(K2.replace(kappa_c=0.95), 256, 1000, quiet, beside=False)]
 
 
@@ -85,7 +85,7 @@ def test_k2_verdict_matrix(claim, scenario, verdict, request):
         assert ("reached its horizon" if scenario == "short" else "Delta > 0") in c.why()
 
 
-def test_k2_runs_twice_as_long_and_reads_both_clusters(regime):
+def test_k2_runs_twice_as_long_and_reads_both_clusters(regime, wide):
     """T ~ K P^(1 - kappa_s): the K = 2 rung at P = 256 runs ceil(2 x 1000 (1/4)^0.6) = 871 steps
     (K = 1: 436); every local patch of both clusters is labelled, both clusters' classes have a
     switch row, and the table names the cluster of each reading."""
@@ -96,7 +96,9 @@ def test_k2_runs_twice_as_long_and_reads_both_clusters(regime):
     local = sum(len(a) for k in range(2) for a in top.cfg.areas[k][1:])
     assert len(top.labels) == local and set(top.labels) == {"two-phase"}
     assert {k for k, *_ in top.switches} == {0, 1}
-    assert "cluster" in CLAIMS["F.3 two-phase"](regime, theorems.EPS).at
+    # F.3 names the cluster of the class it judged (at kappa_c = 0.95: at the defaults no class of
+    # P = 256 has a drop its derived band resolves from log 2, and F.3 judges none there)
+    assert "cluster" in CLAIMS["F.3 two-phase"](wide, theorems.EPS).at
     assert "K = 2" in premises.where(regime)
 
 
@@ -147,15 +149,20 @@ def test_a_missing_phase1_reading_is_not_evaluated(regime):
 # (0.0017754642074277872 then, halved exactly); F.3 names the class it judged (every local class
 # outside the leading order's band; at P = 1024 every local area has 16 patches, one class);
 # Sec. 5.4 reads the slope itself with its interval (infinite on two rungs: not evaluated; "inf"
-# was the upper end)
+# was the upper end); F.3 reads every rung that meets its premises (P = 256 has no class its derived
+# band resolves from log 2, so only P = 1024) and judges the drop against its leading order from
+# both sides: the excess outside premises.drop_band (was the drop itself, 0.9363483038664037 at P =
+# 1024, area 1); App. E judges the first step against Lemma 5.1 at Q = 0: the excess of
+# log(measured / predicted) outside premises.competitor_band (was the ratio, 0.03564063029379351
+# at P = 256)
 K1 = {
     "Thm 4.1 loss gap": ("holds", "0.0008877321037138936", "P = 256"),
-    "F.3 two-phase": ("holds", "0.9363483038664037", "P = 1024, area 1"),
+    "F.3 two-phase": ("holds", "-0.20250461819566407", "P = 1024, area 1 (C = 16)"),
     "rate ratio side": ("holds", "1.4213011844900365", "P = 256"),
     "Lemma 5.3 switch": ("holds", "0.10337246697351421", "area 1 (C = 16) at P = 1024"),
     "Lemma 5.3 (b,c) small": ("holds", "0.3156633880395391", "P = 256"),
     "Sec. 5.4 PP small": ("not evaluated", "-0.5402061761256549", "slope -0.54"),
-    "App. E global one-phase": ("holds", "0.03564063029379351", "P = 256"),
+    "App. E global one-phase": ("holds", "-0.006700638439849283", "P = 1024"),
 }
 
 

@@ -19,6 +19,7 @@ from .premises import (
     mean_field_premise,
     omega_premise,
     quick_note,
+    select,
     where,
 )
 from .setting import EPS
@@ -33,7 +34,9 @@ STATEMENT_41 = (
 def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
     """Theorem 4.1(1): max over P and query classes of L_p(T) - L*_p <= eps, L_p = (|M|/P) x the
     loss given p in M (eq. 4.2's 1{p in M}; L*_p = 0 under mean field; K > 1: the loss given p in M
-    averages the clusters' l_{p,k})."""
+    averages the clusters' l_{p,k}), at every rung that meets its premises."""
+    sel = select(rungs, lambda rs: loss_gap_premises(rs, eps))
+    everything, rungs = rungs, sel.rungs
     masked = [phases.gamma_of(r.cfg) for r in rungs]  # Pr(p in M) = |M| / P
     gaps = [g * r.max_query_loss for g, r in zip(masked, rungs)]
     worst = int(np.nanargmax(gaps)) if not np.all(np.isnan(gaps)) else 0
@@ -57,12 +60,8 @@ def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
         "over the ladder; label: the latent z. K > 1: l_p = (1/K) sum_k l_{p,k} (n = "
         "a_k(p)) of every joint cell, the cluster with the largest l_{p,k} named; the "
         "largest single (|M|/P) l_{p,k} is reported (max_cluster_loss)",
-        regime=where(rungs),
-        premises=[
-            horizon_premise(rungs, eps),
-            omega_premise(rungs),
-            mean_field_premise(rungs, loss_gap_q_bound(rungs, eps)),
-        ],
+        regime=where(everything),
+        premises=sel.premises,
         derivation=f"eps = {eps} is the theorem's own tolerance (any 0 < eps < 1; no hidden "
         "constant in item 1); T = steps (P/1024)^(1 - kappa_s) (0.5/gamma) (1/eta) K, "
         "the phases' time scale K P^(1 - kappa_s) / (gamma eta z^3) of "
@@ -86,8 +85,17 @@ def loss_gap_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
                 if rungs[0].cfg.K > 1
                 else {}
             ),
+            "excluded_rungs": sel.excluded,
         },
     )
+
+
+def loss_gap_premises(rungs: Sequence[ladder.Rung], eps: float) -> list:
+    return [
+        horizon_premise(rungs, eps),
+        omega_premise(rungs),
+        mean_field_premise(rungs, loss_gap_q_bound(rungs, eps)),
+    ]
 
 
 def attention_measurement(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Measurement:
@@ -144,7 +152,9 @@ def attention_trend(rungs: Sequence[ladder.Rung]) -> Measurement:
 
 def pp_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
     """Section 5.4 / induction hypothesis B.1(d): max|B| / max|A| over the run decreases in P (slope
-    < 0)."""
+    < 0), over the rungs that meet its premises (a trend: at least 3 when some are left out)."""
+    sel = select(rungs, lambda rs: pp_premises(rs, eps), need=3)
+    everything, rungs = rungs, sel.rungs
     ratio = [r.pp_ratio for r in rungs]
     tr = trends.fit([r.cfg.P for r in rungs], ratio, logx=True, logy=True, confidence=CONFIDENCE)
     return judge(
@@ -162,20 +172,22 @@ def pp_claim(rungs: Sequence[ladder.Rung], eps: float = EPS) -> Claim:
         "verdict rule: holds when the interval lies below 0, fails when it lies at or "
         "above, inconclusive otherwise); the hypothesis is about the whole way to T*, so "
         "the run must reach Theorem 4.1's horizon",
-        regime=where(rungs),
-        premises=[
-            horizon_premise(rungs, eps),
-            mean_field_premise(rungs, MEAN_FIELD_Q_RATES),
-        ],
+        regime=where(everything),
+        premises=sel.premises,
         assumptions=quick_note(rungs),
         details={
             "per_P": dict(zip([r.cfg.P for r in rungs], ratio)),
             "trend": tr.describe(),
             "max_abs_B": {r.cfg.P: r.max_abs_B for r in rungs},
             "fit": tr.to_dict(),
+            "excluded_rungs": sel.excluded,
         },
         derivation=f"decreasing in P: the slope's {CONFIDENCE:.0%} Student-t interval on n - 2 "
         "degrees of freedom (dynsim.trends.fit); no constant",
         negative_control="local areas that shrink with P (B ~ |A| / (z (1 - gamma) C) grows): "
         "fails; steps = 2 is not applicable (no horizon): tests/test_verdict_matrix_mim.py",
     )
+
+
+def pp_premises(rungs: Sequence[ladder.Rung], eps: float) -> list:
+    return [horizon_premise(rungs, eps), mean_field_premise(rungs, MEAN_FIELD_Q_RATES)]

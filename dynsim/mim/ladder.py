@@ -73,6 +73,8 @@ class Rung:
     # attention at T
     global_competitor: float = math.nan
     global_min_attention: float = math.nan
+    # ((k, max competitor ratio of cluster k's global queries on the first step), ...) (App. E)
+    global_competitors: tuple = ()
     # the run's loss became non-finite: every trained reading is NaN (claims not evaluated) per
     # cluster k: its representative local query's readings (`Cluster`); the scalar fields above are
     # the worst cluster's (K = 1: cluster 0's), and `worst` names it per reading
@@ -248,6 +250,10 @@ def run_rung(
         phase1_other_fp=nan_if(rep.phase1_other_fp),
         phase1_max_B=nan_if(rep.phase1_max_B),
         global_competitor=float(np.max(competitor)) if glob else math.nan,
+        global_competitors=tuple(
+            (k, float(np.max([c.competitor_ratio for c in glob if c.k == k])))
+            for k in sorted({c.k for c in glob})
+        ),
         global_min_attention=nan_if(
             float(np.min([c.attention_final for c in glob])) if glob else math.nan
         ),

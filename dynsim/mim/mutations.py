@@ -73,7 +73,7 @@ MUTATIONS = (
         "the reduced softmax leaves the masked keys out (their mass M, scored B, dropped from Z; "
         "the mask token still enters the model's softmax, eq. 2.6)",
         (edit(TERMS, NORMALISER, "Z = jnp.sum(S) + e_self"),),
-        caught_by=("compare",),
+        caught_by=("compare", "F.3 two-phase", "App. E global one-phase"),
     ),
     Mutation(
         "query-in-own-area",
@@ -119,7 +119,13 @@ MUTATIONS = (
                 "jnp.where(pop > 0, 1.0, 0.0)",
             ),
         ),
-        caught_by=("compare", "Lemma 5.3 switch", "Lemma 5.3 (b,c) small", "Sec. 5.4 PP small"),
+        caught_by=(
+            "compare",
+            "F.3 two-phase",
+            "Lemma 5.3 switch",
+            "Lemma 5.3 (b,c) small",
+            "Sec. 5.4 PP small",
+        ),
     ),
     Mutation(
         "loss-other-areas-over-Z",
@@ -127,7 +133,7 @@ MUTATIONS = (
         "reduced",
         "the sympy per-sample loss's other-area term written R/Z (sum_j Attn_j^2 = R/Z^2)",
         (edit("reduced.mim.symbolic:per_sample_loss", "R / Z**2", "R / Z"),),
-        caught_by=("compare",),
+        caught_by=("compare", "F.3 two-phase", "Lemma 5.3 switch", "App. E global one-phase"),
     ),
     Mutation(
         "other-area-chain-rule-half",
@@ -136,7 +142,13 @@ MUTATIONS = (
         "the chain rule through R = sum_j z_j^2 S_j^2 without its 2: g_j = z_j^2 S_j dl/dR "
         "(d S_j^2 / d S_j = 2 S_j)",
         (edit(TERMS, "2.0 * z**2 * S * dR", "z**2 * S * dR"),),
-        caught_by=("compare", "rate ratio side", "Lemma 5.3 switch"),
+        caught_by=(
+            "compare",
+            "F.3 two-phase",
+            "rate ratio side",
+            "Lemma 5.3 switch",
+            "App. E global one-phase",
+        ),
     ),
     Mutation(
         "attention-over-unmasked-mass",
@@ -277,7 +289,14 @@ MUTATIONS = (
                 "np.sum(probs[idx], axis=1)",
             ),
         ),
-        caught_by=("compare", "Thm 4.1 loss gap", "rate ratio side"),
+        caught_by=(
+            "compare",
+            "Thm 4.1 loss gap",
+            "F.3 two-phase",
+            "rate ratio side",
+            "Lemma 5.3 switch",
+            "Lemma 5.3 (b,c) small",
+        ),
     ),
     Mutation(
         "global-band-ceil",

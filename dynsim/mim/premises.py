@@ -1,12 +1,17 @@
 """The premises of the MIM claims, each a measurement that can come out false (docs/mim.md §6):
 the run reached its horizon, Delta > 0 and |Delta| = Omega(1) at the judged P, a leading-order
 prediction outside its own correction's band, and the mean field standing for the model. Declared
-once here; every claim names the ones its statement assumes."""
+once here; every claim names the ones its statement assumes, and reads them per rung (`select`: a
+premise met on some rungs judges those rungs). The bands of the phase claims' predictions are
+derived here from Lemma 5.1 and the config: the Phase-I drop (`drop_band`) and the global
+patches' first step (`competitor_band`)."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -20,23 +25,16 @@ PHASE_MARGIN = 4.0
 # an expected rate under the mean field loses at most the factor (1 - q), so with q <= 0.1 a log
 # rate moves by <= -log(0.9) = 0.105 and a Phase-I drop by <= 0.053, under a tenth of log 2
 MEAN_FIELD_Q_RATES = 0.1
-# The switch level's own correction (Lemma 5.3 (a) beyond the leading order), at most 1/4 / z.
-# Through Phase I the target grows too: with x = -A_global, dA_target / dx = 1 / r and the rate
-# ratio r = R0 e^{-2x - A_target} (Lemma 5.1 at leading order, R0 = (1 - gamma) C_1^2 / (P C_n)),
-# so A_target(T1) = int_0^{X} e^{2x} / R0 dx = (1 - 1 / R0) / 2 < 1/2 at X = (1/2) log R0, and the
-# switch r = 1 sits at x = (log R0 - A_target(T1)) / 2: the drop falls short of (1/2) log R0 by
-# (1 - 1 / R0) / 4 < 1/4 (the other corrections, the shrinking normaliser and the (1 - Attn_1)
-# factor, deepen the drop). Derived from the spec's rates, not read from any run.
-SWITCH_CORRECTION = 0.25
 # Lemma 5.3 (a)'s "~" read as Attn_1^2 / Attn_n within [1/4, 4]: a level offset <= log(4) / 2z
 SWITCH_BAND = 4.0
-# The largest GD step of A_global that resolves Phase I. The claims read the switch level and the
-# drop on GD's trajectory, interpolated between steps; the gradient flow's level lies within
-# SWITCH_CORRECTION of the leading order, and a step that moves A_global by s can carry the
-# discrete crossing up to about s past the flow's. The switch band log(4) / 2 minus the flow's own
-# correction leaves s <= log(4) / 2 - 1/4 = 0.443 for the step (the paper's step-size condition is
-# not recoverable; a larger step is outside it: Phase I is then a step or two, not a phase).
-STEP_RESOLUTION = math.log(SWITCH_BAND) / 2 - SWITCH_CORRECTION
+# The switch level's own correction beyond the leading order and GD's step are derived per class
+# from the config (`drop_band`, Lemma 5.1's rates); a class is judged where that band puts its
+# drop beyond log 2, and GD resolves Phase I where the band lies within the switch band log(4) / 2
+# (`step_premise`). The bands' bounds depend on each other: iterated to their fixed point, until
+# they move by less than a rounding-level tolerance (they settle within a few dozen steps: each
+# step shrinks the change by the factor ~ alpha / 2 < 1/2), at most FIXED_POINT_STEPS times (a band
+# that has not settled by then is no band: its class is never judged)
+FIXED_POINT_TOL, FIXED_POINT_STEPS = 1e-12, 500
 # Theorem 4.1's convergence stage, 2 K / (eta eps) steps after the takeoff. Past the takeoff
 # (Attn_n >= 1/2) Lemma 5.1 moves A_target by >= (eta gamma / K) Attn_n delta^2 per step (delta = 1
 # - Attn_n, z = 1) and d delta / dA_target = -Attn_n delta, so d delta / dt <= -(eta gamma / 4K)
@@ -54,6 +52,51 @@ def where(rungs: Sequence[ladder.Rung]) -> str:
         f"{c.eta}, P ladder "
         + ", ".join(f"{r.cfg.P} (T = {r.cfg.steps}, Delta = {r.delta:.3f})" for r in rungs)
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """The rungs a claim judges, the premises it passes to `judge`, and the rungs left out (P ->
+    the premises they do not meet)."""
+
+    rungs: list
+    premises: list
+    excluded: dict
+
+
+def select(
+    rungs: Sequence[ladder.Rung],
+    premises_of: Callable[[Sequence[ladder.Rung]], list],
+    need: int = 1,
+) -> Selection:
+    """A premise met on some rungs judges those rungs: each rung's premises (`premises_of([rung])`)
+    are read on it alone; a rung where one is measured false is left out and reported
+    (`excluded`), and the claim judges the others with its premises read over them (one not
+    measured there, a diverged run, makes the claim "not evaluated", never a pass). When rungs are
+    left out, the claim also assumes that at least `need` remain (a trend in P needs 3: one degree
+    of freedom); too few, and every rung's premises are passed, so "not applicable" names what
+    failed."""
+    rungs = list(rungs)
+    per = [[p for p in premises_of([r]) if not p.met and not p.missing] for r in rungs]
+    excluded = {r.cfg.P: "; ".join(map(Premise.describe, ps)) for r, ps in zip(rungs, per) if ps}
+    if not excluded:
+        return Selection(rungs, premises_of(rungs), {})
+    keep = [r for r, false in zip(rungs, per) if not false]
+    enough = Premise(
+        f"at least {need} rung{'s' if need > 1 else ''} that no per-rung premise rules out"
+        + (" (a trend in P)" if need > 1 else ""),
+        len(keep),
+        ">=",
+        need,
+        "judged: P = "
+        + (", ".join(str(r.cfg.P) for r in keep) or "none")
+        + "; left out: P = "
+        + ", ".join(str(P) for P in excluded)
+        + " (details: excluded_rungs)",
+    )
+    if len(keep) < need:
+        return Selection(rungs, premises_of(rungs) + [enough], excluded)
+    return Selection(keep, premises_of(keep) + [enough], excluded)
 
 
 def loss_gap_q_bound(rungs: Sequence[ladder.Rung], eps: float) -> float:
@@ -165,12 +208,6 @@ def omega_premise(rungs: Sequence[ladder.Rung]) -> Premise:
     )
 
 
-def drop_resolved(margin: float) -> bool:
-    """A class's predicted Phase-I drop (1/2) log(margin) exceeds log 2 by more than the leading
-    order's own correction SWITCH_CORRECTION: outside the leading order's resolution."""
-    return margin >= PHASE_MARGIN * math.exp(2 * SWITCH_CORRECTION)
-
-
 def rate_band(cfg, k: int = 0, n: int = 1) -> tuple[float, float]:
     """The factor between the initial rate ratio of cluster k's local area n (the representative:
     n = 1) and its leading order Attn_1^2 / Attn_n, bounded from Lemma 5.1 at Q = 0 (Attn_j = (1 -
@@ -224,30 +261,174 @@ def rate_resolution_premise(rungs: Sequence[ladder.Rung]) -> Premise:
 
 
 def step_premise(rungs: Sequence[ladder.Rung]) -> Premise:
-    """GD resolves Phase I: one step from Q = 0 moves A_global of every cluster's representative
-    local query by at most STEP_RESOLUTION (Phase I's largest step), at every rung."""
-    moves = [max(c.first_step_move for c in r.clusters) if r.clusters else math.nan for r in rungs]
-    worst = ladder.first_nan_or(np.array(moves, dtype=float), np.argmax)
+    """GD resolves Phase I: every local class with a Phase I (leading order R0 > 1) has its derived
+    band (`drop_band`: the flow's own correction plus one GD step from Q = 0, both from the config)
+    within the switch band log(SWITCH_BAND) / 2, at every rung. Read from the config, not the run:
+    a step the setting makes large is outside the statement; a gradient the code gets wrong is not
+    a reason to skip it."""
+    bands = [[b for b in class_bands(r.cfg) if b.predicted > 0] for r in rungs]
+    widths = [max((b.width for b in bs), default=math.inf) for bs in bands]
+    worst = int(np.argmax(widths))
+    band = max(bands[worst], key=lambda b: b.width, default=None)
     return Premise(
-        f"GD resolves Phase I (one step moves A_global by <= {STEP_RESOLUTION:.3g})",
-        moves[worst],
+        "GD resolves Phase I (the switch level's derived band, the flow's correction plus one GD "
+        f"step, within log({SWITCH_BAND:g}) / 2 = {math.log(SWITCH_BAND) / 2:.3g})",
+        widths[worst],
         "<=",
-        STEP_RESOLUTION,
-        f"|dA_global| over the first GD step from Q = 0, largest at P = {rungs[worst].cfg.P}",
+        math.log(SWITCH_BAND) / 2,
+        (
+            f"the widest local class at P = {rungs[worst].cfg.P}: first step {band.step:.3g} "
+            f"(Lemma 5.1 at Q = 0) + the flow's {band.width - band.step:.3g}"
+        )
+        if band
+        else f"no local class with a Phase I at P = {rungs[worst].cfg.P}",
     )
 
 
-def drop_resolution_premise(rung: ladder.Rung, margins: Sequence[float]) -> Premise:
-    """F.3's leading-order drop (1/2) log R0 of the best-resolved local class against log 2, with
-    the switch level's own correction SWITCH_CORRECTION."""
-    top = max(margins, default=math.nan)
-    return resolved(
-        0.5 * math.log(top),
-        math.log(2.0),
-        SWITCH_CORRECTION,
-        f"(1/2) log of the largest margin (1 - gamma) C_1^2 / (P C_n) = {top:.4g} at P = "
-        f"{rung.cfg.P}; the switch level's correction <= {SWITCH_CORRECTION:g} (derived)",
+def class_bands(cfg) -> list:
+    """`drop_band` of every local area of every cluster."""
+    return [drop_band(cfg, k, n) for k in range(cfg.K) for n in range(1, len(cfg.areas[k]))]
+
+
+def drop_resolution_premise(rungs: Sequence[ladder.Rung]) -> Premise:
+    """F.3's leading-order drop (1/2) log R0 of the best-resolved local class of every rung against
+    log 2, with that class's own derived correction on the shallow side (`drop_band`: -lo): the
+    least resolved rung named."""
+    out = []
+    for r in rungs:
+        best = max(class_bands(r.cfg), key=lambda b: b.predicted + b.lo, default=None)
+        pred, lo = (best.predicted, best.lo) if best else (math.nan, math.nan)
+        out.append(
+            resolved(
+                pred,
+                math.log(2.0),
+                -lo,
+                f"(1/2) log R0 = {pred:.4g} of the best-resolved local class at P = {r.cfg.P}, "
+                f"its drop's derived correction {lo:.3g} (premises.drop_band)",
+            )
+        )
+    return min(out, key=lambda p: (not math.isnan(p.measured), p.measured))
+
+
+@dataclasses.dataclass(frozen=True)
+class DropBand:
+    """The derived band of one local class's Phase-I drop x1 = -A_global(T1) (`drop_band`): x1 -
+    predicted lies in [lo, hi]."""
+
+    predicted: float  # (1/2) log R0, R0 = (1 - gamma) C_1^2 / (P C_n): the leading order
+    lo: float  # the shallow side: the target's own Phase-I growth and the rest, minus one step
+    hi: float  # the deep side: the shrinking normaliser, the counts, plus one step
+    step: float  # s: the first GD step of A_global from Q = 0 (Lemma 5.1), Phase I's largest
+    feedback: float  # Y: the bound on the target's growth A_target(T1)
+
+    @property
+    def width(self) -> float:
+        """The larger side: what the switch band log(4) / 2 must hold (`step_premise`)."""
+        return max(-self.lo, self.hi)
+
+
+def shares(cfg, k: int, own: int) -> np.ndarray:
+    """Every area's share of a masked query's attention at Q = 0 under the mean field, the query in
+    area `own` of cluster k: E|U cap P_j - {p}| / P = (1 - gamma) C'_j / (P - 1), C'_own = C_own -
+    1 (the query is masked), gamma realised (Lemma A.7)."""
+    sizes = np.array([len(a) for a in cfg.areas[k]], dtype=float)
+    sizes[own] -= 1
+    return (1 - phases.gamma_of(cfg)) * sizes / (cfg.P - 1)
+
+
+def _switch_root(b: float, S: float) -> float:
+    """Attn_1 at the switch r = 1 of Lemma 5.1 (z = 1) given the target's share b and the others'
+    sum of squares S: the smallest positive root of a [a (1 - a) + b (1 - b) - S] = b [(1 - b)^2 +
+    a^2 + S] (r > 1 between it and the next root, where Phase I starts); NaN when r < 1 for every a
+    (no Phase I at these shares)."""
+    roots = np.roots([-1.0, 1 - b, b * (1 - b) - S, -b * ((1 - b) ** 2 + S)])
+    # a real root comes back with an imaginary part of rounding size
+    real = [x.real for x in roots if abs(x.imag) < 1e-10 and x.real > 0]
+    return float(min(real, default=math.nan))
+
+
+@functools.lru_cache(maxsize=8192)
+def drop_band(cfg, k: int, n: int) -> DropBand:
+    """The band of local class (k, n)'s Phase-I drop x1 about its leading order (1/2) log R0,
+    derived from Lemma 5.1 (z = 1) and the config alone (B = 0 and the other areas' FP
+    correlations at 0: Lemma 5.3 (b, c), judged beside, keeps them small). At Q = 0 the shares are
+    alpha, beta, b_j (`shares`); in Phase I a = alpha e^-x / zeta, b = beta e^y / zeta (x =
+    -A_global, y = A_target, zeta = Z / Z(0)), and the rate ratio r = a [a (1 - a) + b (1 - b) - S]
+    / (b [(1 - b)^2 + a^2 + S]) (S = sum_{j not in {1, n}} b_j^2) crosses 1 at a1 (`_switch_root`),
+    g = a1^2 / b1, so exactly x1 - (1/2) log R0 = c - (1/2) log g - y1 / 2 - (1/2) log zeta1 with c
+    = (1/2) log(alpha^2 / (beta R0)) (the query's own patch is masked). Bounds: zeta1 in [1 -
+    alpha (1 - e^-x_hi), 1 + beta (e^Y - 1)]; g over the corners b1 in [beta / zeta_hi, beta e^Y /
+    zeta_lo], S1 in [0, S(0) / zeta_lo^2]; y1 in [0, Y]: with f = r b / a^2, dy/dx = 1 / r gives
+    e^y1 - 1 = int_0^x1 psi e^(2 (x - x1)) dx, psi = (zeta / f) (f1 / zeta1) <= psi_max = (zeta_hi
+    / f_lo) / (g_lo zeta_lo), f_lo the smaller end (a in {a1_lo, alpha}: quasi-concave; a =
+    alpha / (alpha + (1 - alpha) e^x) <= alpha falls through Phase I) of (1 - a - S_hi / a) / (1 +
+    a^2 + S_hi); so Y = log(1 + psi_max (1 - e^(-2 x_hi)) / 2) (the
+    leading order alone: log 1.5). The bounds depend on each other: iterated to their fixed
+    point. GD: the first step moves A_global by s = eta (gamma / K) alpha [alpha (1 - alpha) + beta
+    (1 - beta) - S(0)], Phase I's largest, and the discrete crossing lies within s of the flow's."""
+    share = shares(cfg, k, n)
+    alpha, beta = float(share[0]), float(share[n])
+    S0 = float(np.sum(share[1:] ** 2) - beta**2)
+    R0 = (1 - phases.gamma_of(cfg)) * len(cfg.areas[k][0]) ** 2 / (cfg.P * len(cfg.areas[k][n]))
+    c = 0.5 * math.log(alpha**2 / (beta * R0))
+    step = (
+        cfg.eta
+        * phases.gamma_of(cfg)
+        / cfg.K
+        * alpha
+        * (alpha * (1 - alpha) + beta * (1 - beta) - S0)
     )
+    if R0 <= 1:  # r(0) <= 1 at the leading order: no Phase I to bound (the class is never judged)
+        return DropBand(0.5 * math.log(R0), -math.inf, math.inf, step, math.inf)
+    Y, z_lo, z_hi = math.log(1.5), 1 - alpha, 1.0
+    for _ in range(FIXED_POINT_STEPS):
+        prev = (Y, z_lo, z_hi)
+        S_hi = S0 / z_lo**2
+        corners = [(b, S) for b in (beta / z_hi, beta * math.exp(Y) / z_lo) for S in (0.0, S_hi)]
+        roots = [_switch_root(b, S) for b, S in corners]
+        f_lo = min((1 - a - S_hi / a) / (1 + a * a + S_hi) for a in (min(roots), alpha))
+        if any(math.isnan(a) for a in roots) or not f_lo > 0:  # no switch at some corner, or
+            # f not bounded away from 0: the derivation gives no band (the class is never judged)
+            return DropBand(0.5 * math.log(R0), -math.inf, math.inf, step, math.inf)
+        g = [a * a / b for a, (b, _) in zip(roots, corners)]
+        x_hi = 0.5 * math.log(R0) + c - 0.5 * math.log(min(g) * z_lo)
+        psi = z_hi / f_lo / (min(g) * z_lo)
+        Y = math.log(1 + 0.5 * psi * (1 - math.exp(-2 * x_hi)))
+        z_lo, z_hi = 1 - alpha * (1 - math.exp(-x_hi)), 1 + beta * (math.exp(Y) - 1)
+        if max(abs(u - v) for u, v in zip(prev, (Y, z_lo, z_hi))) <= FIXED_POINT_TOL:
+            break
+    else:  # the bounds did not settle: no band (the class is never judged)
+        return DropBand(0.5 * math.log(R0), -math.inf, math.inf, step, math.inf)
+    lo = c - 0.5 * math.log(max(g)) - Y / 2 - 0.5 * math.log(z_hi) - step
+    hi = c - 0.5 * math.log(min(g) * z_lo) + step
+    return DropBand(0.5 * math.log(R0), lo, hi, step, Y)
+
+
+def competitor_band(cfg, k: int = 0) -> tuple[float, float, float]:
+    """Appendix E: the first GD step's competitor ratio of cluster k's global query, max over its
+    local areas m of (-dA_m) / dA_global, predicted from Lemma 5.1 at Q = 0 (z = 1) with the
+    leading shares pi_j = (1 - gamma) C_j / P: R_m = b_m [b_m (1 - b_m) + a (1 - a) - S_m] / (a [(1
+    - a)^2 + S]), a = pi_1, b_m = pi_m, S = sum_{j > 1} b_j^2, S_m = S - b_m^2; and the band of
+    log(measured / predicted). The first step is Lemma 5.1 at Q = 0 at the mean field's shares
+    (`shares`), which differ from pi_j by the relative eps = max_j |C'_j P / (C_j (P - 1)) - 1|
+    (the query's own patch, P - 1 other keys); a monomial of degree d then moves by at most the
+    factor (1 + eps)^d - 1, so numerator and denominator move by at most the sums of their
+    monomials' |values| times that. Returns (predicted, lo, hi): log(measured / predicted) lies in
+    [lo, hi]."""
+    sizes = np.array([len(a) for a in cfg.areas[k]], dtype=float)
+    pi = (1 - phases.gamma_of(cfg)) * sizes / cfg.P
+    eps = float(np.max(np.abs(shares(cfg, k, 0) / pi - 1)))
+    e2, e3 = (1 + eps) ** 2 - 1, (1 + eps) ** 3 - 1
+    a, b = float(pi[0]), pi[1:]
+    S = float(np.sum(b**2))
+    den = a * ((1 - a) ** 2 + S)
+    d_den = a * eps + 2 * a * a * e2 + (a**3 + a * S) * e3
+    num = b * (b * (1 - b) + a * (1 - a) - (S - b**2))
+    d_num = (b * b + a * b) * e2 + (b**3 + a * a * b + b * (S - b**2)) * e3
+    pred = float(np.max(num / den))
+    lo = float(np.max((num - d_num) / (den + d_den)))
+    hi = float(np.max((num + d_num) / (den - d_den)))
+    return pred, math.log(lo / pred), math.log(hi / pred)
 
 
 def quick_note(rungs: Sequence[ladder.Rung]) -> list[str]:

@@ -5,8 +5,9 @@ reduced runs.
 the ladder (mean_field: B free, counts at their means; pp_frozen+mean_field beside it, reported), a
 Delta < 0 run at the largest rung and a trained model for Section 6's diversity measurement, and
 returns `dynsim.claims` Claims and Measurements (docs/mim.md §6). Every claim carries its premises
-(Delta > 0, a resolvable Phase I, mean field valid): a premise measured false makes it "not
-applicable".
+(Delta > 0, a resolvable Phase I, mean field valid), read per rung: a claim judges the rungs that
+meet them and reports the others (`premises.select`); it is "not applicable" only when too few
+rungs remain (one; three for a trend in P).
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ def frozen_measurement(rungs: Sequence[ladder.Rung]) -> Measurement:
 # what each claim reads: the ladder always; the measurements beside need their own runs
 _LADDER_CLAIMS = {
     "Thm 4.1 loss gap": lambda rs, eps: loss_gap_claim(rs, eps),
-    "F.3 two-phase": lambda rs, eps: two_phase_claim(rs[-1]),
+    "F.3 two-phase": lambda rs, eps: two_phase_claim(rs),
     "rate ratio side": lambda rs, eps: rate_ratio_claim(rs),
     "Lemma 5.3 switch": lambda rs, eps: switch_claim(rs),
     "Lemma 5.3 (b,c) small": lambda rs, eps: small_claim(rs),
