@@ -355,7 +355,9 @@ def guarded(claim: str, reading_class: str, make: Callable[..., Claim], *args, *
     try:
         return make(*args, **kwargs)
     except Exception as exc:
-        if interrupt.received() is not None or "KeyboardInterrupt" in str(exc):
+        from dynsim.progress import interrupted  # JAX: loaded by the run that raised
+
+        if interrupt.received() is not None or interrupted(exc):
             raise
         first = (str(exc).strip().splitlines() or [""])[0]
         return not_evaluated(

@@ -26,8 +26,9 @@ import tempfile
 import time
 from typing import Any, Optional, Sequence
 
-from dynsim import cli
+from dynsim import cli, inputs
 from dynsim import setting as settings_mod
+from dynsim.cli.output import MAX_RECORD_BYTES
 from dynsim.mutation import Catalogue, Mutation, applied
 
 COMPARE = "compare"
@@ -65,8 +66,7 @@ def check_cells(setting: str, args: Sequence[str], only: Optional[Sequence[str]]
         path = os.path.join(out, "theorems.json")
         if not os.path.exists(path):
             return {"*": {"outcome": ERROR, "why": f"exit {code}: {last}"}}
-        with open(path, encoding="utf-8") as fh:
-            found = json.load(fh)
+        found = inputs.read_json(path, MAX_RECORD_BYTES, "theorems.json", inside=out)
     cells = {}
     for c in found["claims"]:
         outcome = OUTCOMES.get(c["verdict"], c["verdict"])
@@ -82,8 +82,7 @@ def compare_cell(setting: str, args: Sequence[str]) -> dict:
         path = os.path.join(out, "report.json")
         if code not in (0, 1) or not os.path.exists(path):
             return {"outcome": ERROR, "why": f"exit {code}: {last}"}
-        with open(path, encoding="utf-8") as fh:
-            report = json.load(fh)
+        report = inputs.read_json(path, MAX_RECORD_BYTES, "report.json", inside=out)
     worst = [e["name"] for e in report.get("entries", []) if e.get("passed") is False]
     if report.get("passed") is False:
         return {"outcome": CAUGHT, "why": "DISAGREE: " + ", ".join(worst)}
