@@ -81,6 +81,12 @@ def edit(target: str, old: str, new: str) -> Patch:
     return Patch(target, make)
 
 
+def edit_each(modules: Sequence[str], name: str, old: str, new: str) -> tuple[Patch, ...]:
+    """The same `edit` of the function `name` in each of `modules`: where a function imported with
+    `from x import f` is looked up by several modules, each holds its own name to patch."""
+    return tuple(edit(f"{m}:{name}", old, new) for m in modules)
+
+
 def swap(target: str, make: Callable[[Any], Any]) -> Patch:
     """A patch that replaces `target` by `make(original)` (a wrapper, or a value)."""
     return Patch(target, make)

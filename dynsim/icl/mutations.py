@@ -5,16 +5,11 @@ or a wrapper; none edits a file (`dynsim.mutation`)."""
 
 from __future__ import annotations
 
-from dynsim.mutation import Catalogue, Mutation, edit, swap
+from dynsim.mutation import Catalogue, Mutation, edit, edit_each, swap
 
 LIMIT, ERROR, SHIFT = "Theorem 4.1 limit", "Theorem 4.2 error", "Sec. 4.2 covariate shift"
 POPULATION = ("full.icl.training", "dynsim.icl.reading")  # where population_loss is looked up
 PROMPTS = "full.icl.model:prompts"
-
-
-def _everywhere(name: str, old: str, new: str, modules=POPULATION) -> tuple:
-    """The same edit of `name` in each module that looks it up."""
-    return tuple(edit(f"{m}:{name}", old, new) for m in modules)
 
 
 def _scaled_gradient(factor: float):
@@ -76,7 +71,7 @@ MUTATIONS = (
         "sign",
         "full",
         "the population loss's cross term E[(s - <w, x_q>) p^T Lambda c] enters with a minus",
-        _everywhere("population_loss", "+ 2 * EDA +", "- 2 * EDA +"),
+        edit_each(POPULATION, "population_loss", "+ 2 * EDA +", "- 2 * EDA +"),
         caught_by=("compare", LIMIT, ERROR, SHIFT),
     ),
     Mutation(
@@ -84,7 +79,7 @@ MUTATIONS = (
         "factor",
         "full",
         "the population loss's (p^T Lambda p)(c^T Lambda c) term without its 1/N",
-        _everywhere("population_loss", "EPC / N", "EPC"),
+        edit_each(POPULATION, "population_loss", "EPC / N", "EPC"),
         caught_by=("compare", LIMIT, ERROR, SHIFT),
     ),
     Mutation(
@@ -93,7 +88,9 @@ MUTATIONS = (
         "full",
         "the population loss's E[(p^T Lambda p)(c^T Lambda c)] without its tr(Lambda) (an "
         "Isserlis pairing's factor left out)",
-        _everywhere("population_loss", "(P0 * c2 + v**2 * c0) * t1", "(P0 * c2 + v**2 * c0)"),
+        edit_each(
+            POPULATION, "population_loss", "(P0 * c2 + v**2 * c0) * t1", "(P0 * c2 + v**2 * c0)"
+        ),
         caught_by=("compare", LIMIT),
     ),
     Mutation(

@@ -2,11 +2,11 @@
 that `compare jsl` or a claim of `check-theorems jsl` notices each (docs/claims.md, "Detection
 matrix"). Each is an edit of one line of the named function, as a developer could have written it,
 or a swapped value; none edits a file (`dynsim.mutation`). A name imported with `from x import f`
-is patched in every module that looks it up while the probe runs (`_everywhere`)."""
+is patched in every module that looks it up while the probe runs (`dynsim.mutation.edit_each`)."""
 
 from __future__ import annotations
 
-from dynsim.mutation import Catalogue, Mutation, edit, swap
+from dynsim.mutation import Catalogue, Mutation, edit, edit_each, swap
 
 COMPARE = "compare"
 L41, L43, COROLLARY, T41, T31 = (
@@ -35,11 +35,6 @@ MOMENTS = "reduced.jsl.moments"
 FRESH_TABLES = swap("reduced.jsl.tables:_tables", lambda tables: {})
 
 
-def _everywhere(name: str, old: str, new: str, modules) -> tuple:
-    """The same edit of `name` in each module that looks it up."""
-    return tuple(edit(f"{m}:{name}", old, new) for m in modules)
-
-
 MUTATIONS = (
     Mutation(
         "A-update-half",
@@ -47,11 +42,11 @@ MUTATIONS = (
         "full",
         "the full level's A-update halved: the diagonal mask written (1 - I)/2 (each off-diagonal "
         "pair counted once)",
-        _everywhere(
+        edit_each(
+            FULL_GD,
             "optimizer",
             '"A": updates["params"]["A"] * off_diagonal}',
             '"A": updates["params"]["A"] * off_diagonal / 2}',
-            FULL_GD,
         ),
         caught_by=(COMPARE,),
     ),
@@ -74,7 +69,7 @@ MUTATIONS = (
         "factor",
         "full",
         "model (T)'s forward pass without its factor D: sigma(sum_j S_ij <v, X_j>)",
-        _everywhere("forward", "pre = D * jnp.einsum", "pre = jnp.einsum", FORWARD),
+        edit_each(FORWARD, "forward", "pre = D * jnp.einsum", "pre = jnp.einsum"),
         caught_by=(COMPARE, L42),
     ),
     Mutation(
@@ -83,7 +78,7 @@ MUTATIONS = (
         "both",
         "the paper's model misread without its factor D, in both levels: the full forward pass "
         "and the reduced pre-activation y = alpha (sympy) instead of D alpha",
-        _everywhere("forward", "pre = D * jnp.einsum", "pre = jnp.einsum", FORWARD)
+        edit_each(FORWARD, "forward", "pre = D * jnp.einsum", "pre = jnp.einsum")
         + (edit(f"{MOMENTS}:derive", "state = {y_: D * alpha,", "state = {y_: alpha,"),),
         caught_by=(),
     ),
@@ -92,12 +87,7 @@ MUTATIONS = (
         "normaliser",
         "full",
         "the score matrix's softmax normalised over all D^2 entries (axis=(-2, -1)), not per row",
-        _everywhere(
-            "attention",
-            "axis=-1)",
-            "axis=(-2, -1))",
-            ("full.jsl.observables", MODEL),
-        ),
+        edit_each(("full.jsl.observables", MODEL), "attention", "axis=-1)", "axis=(-2, -1))"),
         caught_by=(COMPARE, L42),
     ),
     Mutation(
@@ -105,11 +95,11 @@ MUTATIONS = (
         "mask",
         "full",
         "the optimizer's diagonal mask not applied: A's diagonal moves with its gradient",
-        _everywhere(
+        edit_each(
+            FULL_GD,
             "optimizer",
             '"A": updates["params"]["A"] * off_diagonal}',
             '"A": updates["params"]["A"]}',
-            FULL_GD,
         ),
         caught_by=(COMPARE,),
     ),
@@ -118,7 +108,7 @@ MUTATIONS = (
         "sign",
         "full",
         "the logistic loss written softplus(yF) (the margin's sign flipped) in the full level",
-        _everywhere("logistic_loss", "softplus(-margin)", "softplus(margin)", LOSS),
+        edit_each(LOSS, "logistic_loss", "softplus(-margin)", "softplus(margin)"),
         caught_by=(COMPARE,),
     ),
     Mutation(
@@ -238,11 +228,11 @@ MUTATIONS = (
         "observable",
         "full",
         "the full level's gamma read over the same-set entries with the diagonal (beta) included",
-        _everywhere(
+        edit_each(
+            FULL_GD,
             "reduction",
             "gamma, gamma_spread = orbit(within)",
             "gamma, gamma_spread = orbit(within | jnp.eye(cfg.D, dtype=bool))",
-            FULL_GD,
         ),
         caught_by=(COMPARE,),
     ),
