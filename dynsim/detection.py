@@ -84,6 +84,11 @@ def compare_cell(setting: str, args: Sequence[str]) -> dict:
             return {"outcome": ERROR, "why": f"exit {code}: {last}"}
         report = inputs.read_json(path, MAX_RECORD_BYTES, "report.json", inside=out)
     worst = [e["name"] for e in report.get("entries", []) if e.get("passed") is False]
+    residuals = report.get("residuals")
+    if isinstance(residuals, dict):
+        worst += [
+            k for k, r in residuals.items() if isinstance(r, dict) and r.get("passed") is False
+        ]
     if report.get("passed") is False:
         return {"outcome": CAUGHT, "why": "DISAGREE: " + ", ".join(worst)}
     return {"outcome": MISSED, "why": ""}
@@ -124,9 +129,11 @@ def row(
     started = time.perf_counter()
     with applied(mutation) as record:
         cells: dict[str, Any] = {}
-        if wanted is None or COMPARE in wanted:
-            cells[COMPARE] = compare_cell(setting, cat.compare)
-        claims = None if wanted is None else sorted(wanted - {COMPARE})
+        for name, args in ((COMPARE, cat.compare), *cat.compares):
+            if wanted is None or name in wanted:
+                cells[name] = compare_cell(setting, args)
+        probes = {COMPARE, *(name for name, _ in cat.compares)}
+        claims = None if wanted is None else sorted(wanted - probes)
         if claims is None or claims:
             cells.update(check_cells(setting, cat.check, claims))
     return {
@@ -169,6 +176,7 @@ def matrix(
         "setting": setting,
         "check": list(cat.check),
         "compare": list(cat.compare),
+        "compares": {name: list(args) for name, args in cat.compares},
         "sizes": cat.sizes,
         "declared": declared,
         "baseline": base,
@@ -183,7 +191,7 @@ def summary(r: dict) -> str:
 
 
 def columns(result: dict) -> list[str]:
-    """compare, then the claims in the order the baseline lists them."""
+    """compare (each compare column), then the claims in the order the baseline lists them."""
     return list(result["baseline"]["cells"])
 
 

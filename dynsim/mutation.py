@@ -120,18 +120,24 @@ class Catalogue:
     """A setting's planted defects and the runs the detection matrix makes under each: `check`,
     the arguments of `dynsim check-theorems` after the setting's name (the claims' columns), and
     `compare`, those of `dynsim compare` (the "compare" column: a defect in one level makes the
-    levels disagree). `sizes` says why these arguments (what the runs can resolve)."""
+    levels disagree), `compares`, further compare columns as (column name, arguments) (another
+    mode of the full level, e.g. sampled batches, runs code the first never reaches). `sizes` says
+    why these arguments (what the runs can resolve)."""
 
     mutations: tuple[Mutation, ...]
     check: tuple[str, ...] = ()
     compare: tuple[str, ...] = ()
     sizes: str = ""
+    compares: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.mutations]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"Catalogue: mutations named twice: {twice}")
+        extra = [name for name, _ in self.compares]
+        if len(set(extra)) < len(extra) or "compare" in extra:
+            raise ValueError(f"Catalogue: compare columns named twice: {extra}")
 
     def get(self, name: str) -> Mutation:
         for m in self.mutations:

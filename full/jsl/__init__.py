@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = attach(
         "population",
         "realistic",
         "sampling",
+        "selfcheck",
         "simulation",
         "spec",
         "training",

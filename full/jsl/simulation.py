@@ -11,7 +11,7 @@ from dynsim import environment, progress
 from dynsim.jsl import JSLConfig, data
 from dynsim.trajectory import Trajectory
 
-from . import realistic, training
+from . import realistic, selfcheck, training
 from .spec import validate_run_options
 
 
@@ -31,8 +31,9 @@ def simulate(
     `replicates` independent runs (default 8, vmapped) give each observable's mean and its standard
     error `<name>_se`, from which the checker builds its Monte Carlo band. mode="realistic": problem
     (E), `full.jsl.realistic.run(cfg, seeds)` (default 8 seeds, random start of Parametrization 3.1,
-    so `init` is refused); returns its Trajectory. progress: None (a bar once the run has taken a
-    few seconds), True or False (`dynsim.progress.tracked`).
+    so `init` is refused); returns its Trajectory, with meta["self_check"] (`full.jsl.selfcheck`).
+    progress: None (a bar once the run has taken a few seconds), True or False
+    (`dynsim.progress.tracked`).
     """
     R = validate_run_options(cfg, mode, replicates, seeds)
     if mode == "realistic":
@@ -42,7 +43,10 @@ def simulate(
                 f"(Parametrization 3.1, "
                 "realistic case, std cfg.omega); use mode 'exact' or 'sampled' for a given start"
             )
-        return realistic.run(cfg, R)[0]
+        traj = realistic.run(cfg, R)[0]
+        # the data law and the gradient identity of every seed (`selfcheck`), judged by compare
+        traj.meta["self_check"] = selfcheck.run(cfg, R)
+        return traj
     w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
     params0 = training.initial_params(cfg, w_star, init)
     if mode == "exact":
