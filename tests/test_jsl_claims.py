@@ -187,3 +187,18 @@ def test_theorem_4_1_step_change_at_rounding_decides_nothing():
     assert decide(rounding, "<", 0.0) == "inconclusive"
     assert decide(ci.step_change(point(0.01287), point(0.01067)), "<", 0.0) == "holds"
     assert decide(ci.step_change(point(0.01067), point(0.01287)), "<", 0.0) == "fails"
+
+
+def test_a_crash_inside_a_jsl_claim_is_that_claim_not_evaluated(monkeypatch):
+    """claims.guarded around each JSL claim: the exception names the claim's reason, the command
+    goes on."""
+    from dynsim.claims import NOT_EVALUATED
+
+    def broken(cfg):
+        raise FloatingPointError("the full exact run overflowed")
+
+    monkeypatch.setattr(ci, "lemma_4_1", broken)
+    items = ci.idealized_items(JSLConfig(), quick=True, only=frozenset({"Lemma 4.1"}))
+    assert [i.claim for i in items] == ["Lemma 4.1"]
+    assert items[0].verdict == NOT_EVALUATED and items[0].reading_class == "literal"
+    assert "FloatingPointError: the full exact run overflowed" in items[0].why()

@@ -240,3 +240,27 @@ def test_the_drop_band_holds_the_theory_flows_switch(change, P):
             continue  # no band (or a Phase I too short to integrate): the class is never judged
         offset = _flow_switch(cfg, 0, n) - band.predicted
         assert band.lo + band.step < offset < band.hi - band.step, (n, offset, band)
+
+
+def test_rate_ratio_reads_phase_labels_only_where_a_label_resolves_them(rungs, monkeypatch):
+    """Where (1 - gamma) P^Delta > 1 a class is held to "two-phase" only when F.3's margin says
+    its Phase I reaches log 2 (a grid run at kappa = (0.85, 0.6), P = 16384: prediction 1.36,
+    margins below 1, labelled one-phase, used to fail the claim on the healthy simulator); where it
+    is <= 1 every patch must be one-phase."""
+    from dynsim.mim import claims_phases
+
+    top = rungs[-1]
+    assert top.predicted_ratio > 1 and claims_phases.labels_on_side(top)
+    one = dataclasses.replace(
+        top,
+        labels=("one-phase",) * len(top.labels),
+        class_labels=("one-phase",) * len(top.class_labels),
+    )
+    resolvable = [r for r in claims_phases.class_drops(one) if r["margin"] >= premises.PHASE_MARGIN]
+    assert resolvable and not claims_phases.labels_on_side(one)
+    below = dataclasses.replace(top, predicted_ratio=0.5)
+    assert not claims_phases.labels_on_side(below)
+    assert claims_phases.labels_on_side(dataclasses.replace(one, predicted_ratio=0.5))
+    # no class resolvable: the labels say nothing on the side above 1
+    monkeypatch.setattr(claims_phases, "PHASE_MARGIN", math.inf)
+    assert claims_phases.labels_on_side(one)

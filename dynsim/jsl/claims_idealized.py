@@ -29,6 +29,7 @@ from dynsim.claims import (
     Measurement,
     Premise,
     flag,
+    guarded,
     judge,
     wanted,
 )
@@ -538,16 +539,19 @@ def idealized_items(
     items: list = []
     if need["lemma_4_1"]:
         log("full exact run (Lemma 4.1) ...")
-        items.append(lemma_4_1(judged))
+        items.append(guarded("Lemma 4.1", LITERAL, lemma_4_1, judged))
     at_cfg = next((p for p in points if p.D == cfg.D), None)  # the ladder keeps q at the judged D
     if need["judged"] or need["reports"]:
         if at_cfg is None:
             log(f"reduced (P) at the judged point D = {cfg.D}, q = {cfg.q:g}, nu = {cfg.nu:g} ...")
             at_cfg = run_point(judged)
     if need["judged"]:
-        items += [lemma_4_3(at_cfg, judged.eta), corollary(at_cfg, judged.eta)]
+        items += [
+            guarded("Lemma 4.3", LITERAL, lemma_4_3, at_cfg, judged.eta),
+            guarded(COROLLARY, LITERAL, corollary, at_cfg, judged.eta),
+        ]
     if need["ladder"]:
-        items.append(theorem_4_1(points, judged))
+        items.append(guarded("Theorem 4.1", ORDER, theorem_4_1, points, judged))
     if need["glm"]:
         items += claims_glm.theorem_3_1(cfg, quick=quick, seeds=seeds, sizes=sizes, log=log)
     if need["reports"]:

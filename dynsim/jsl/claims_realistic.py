@@ -20,6 +20,7 @@ import reduced.jsl
 from dynsim import progress, recording, trends
 from dynsim import statistic as stats
 from dynsim.claims import (
+    LITERAL,
     LOG,
     ORDER,
     Claim,
@@ -27,6 +28,7 @@ from dynsim.claims import (
     Measurement,
     Premise,
     flag,
+    guarded,
     judge,
     not_evaluated,
     reached_horizon,
@@ -729,13 +731,18 @@ def realistic_items(
     decided = decided_without_runs(rc)  # Theorems 4.2 and 5.1 not applicable: no run of theirs
     if ladder and wanted(only, LEMMA_4_2):
         premises = stability_premises(big, {big.N: ladder[big.N]})
-        items.append(lemma_4_2(big, ladder[big.N][1], seeds, premises=premises))
+        items.append(
+            guarded(LEMMA_4_2, LITERAL, lemma_4_2, big, ladder[big.N][1], seeds, premises=premises)
+        )
     if wanted(only, "Theorem 4.2"):
         if decided:
             items.append(theorem_4_2_without_runs(rc))
         else:
             marks = np.asarray(recording.recorded_steps(rc.steps, rc.record_every))
-            items += [theorem_4_2(rc, ladder, seeds), horizon_measurement(rc, ladder, marks)]
+            items += [
+                guarded("Theorem 4.2", ORDER, theorem_4_2, rc, ladder, seeds),
+                horizon_measurement(rc, ladder, marks),
+            ]
     if ladder and only is None:
         # the control at the smallest N: it only has to show tan >> bound, and costs least there
         small = rc.replace(N=plan.n_ladder[0])
