@@ -22,6 +22,7 @@ from .realistic_plan import plan_for, realistic_config
 # after `estimate_compare` has run the levels' checks
 SUMS, CONFIGURATIONS = "reduced.jsl.sums", "reduced.jsl.configurations"
 GLM = "dynsim.jsl.claims_glm"
+LADDER_CONFIGS = Ref("dynsim.jsl.claims_idealized:ladder_configs")
 PENDING_SEEDS = Ref("dynsim.jsl.claims_realistic:pending_seeds")
 
 # numbers recorded per step and run (alpha, gamma, rho, spreads, loss, error, events ...), rounded
@@ -172,6 +173,8 @@ def estimate_check(args) -> list:
     at a time (or one per worker), those --out holds already left out."""
     cfg = options.config(args)
     only = parse_only(args.only, CLAIMS)
+    # an invalid judged point or ladder is refused as such, before its size is weighed
+    LADDER_CONFIGS(cfg, args.quick, getattr(args, "sizes", None), only)
     claims_glm = load(GLM)
     plan = plan_for(args.quick, getattr(args, "realistic_sizes", None))
     rc = realistic_config(cfg, plan)

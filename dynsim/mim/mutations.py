@@ -145,7 +145,6 @@ MUTATIONS = (
         caught_by=(
             "compare",
             "F.3 two-phase",
-            "rate ratio side",
             "Lemma 5.3 switch",
             "App. E global one-phase",
         ),

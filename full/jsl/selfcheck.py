@@ -105,5 +105,12 @@ def run(cfg: JSLConfig, seeds: int) -> dict:
     a list over seeds."""
     w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
     keys = jax.vmap(lambda r: realistic.seed_key(cfg, r))(jnp.arange(seeds))
-    found = jax.jit(lambda ks: jax.lax.map(lambda k: seed_checks(cfg, k, w_star), ks))(keys)
+    found = _checks_jit(cfg, keys, w_star)
     return {k: jnp.asarray(v).tolist() for k, v in found.items()}
+
+
+def _checks(cfg: JSLConfig, keys, w_star) -> dict:
+    return jax.lax.map(lambda k: seed_checks(cfg, k, w_star), keys)
+
+
+_checks_jit = jax.jit(_checks)  # cfg a pytree: its numbers traced, one program per shape
