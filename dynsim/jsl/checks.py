@@ -44,16 +44,11 @@ def truncation_allowance(a, b, common: np.ndarray) -> dict[str, np.ndarray]:
     return {}
 
 
-def _interval(dist, level: float) -> tuple[float, float]:
-    """The central interval of a scipy distribution holding `level` of its mass."""
-    return float(dist.ppf((1 - level) / 2)), float(dist.ppf((1 + level) / 2))
-
-
-def _tested(name: str, estimate: float, expected: float, lo: float, hi: float, what: str):
+def _tested(estimate: float, expected: float, lo: float, hi: float, what: str) -> Residual:
     """A data-law residual: |estimate - expected|, judged by the exact interval [lo, hi]."""
     side = (expected - lo) if estimate < expected else (hi - expected)
     passed, why = bool(lo <= estimate <= hi), f"{what} (expected {expected:.6g})"
-    return name, Residual(abs(estimate - expected), side, passed, why)
+    return Residual(abs(estimate - expected), side, passed, why)
 
 
 SELF_CHECK_KEYS = (
@@ -115,48 +110,33 @@ def self_check(found: dict, config: dict) -> dict[str, Residual]:
         )
     }
     dof = total["noise_dof"]
-    lo, hi = _interval(stats.chi2(dof), level)
-    out.update(
-        [
-            _tested(
-                "noise_variance",
-                total["noise_sum_squares"] / dof,
-                sigma2,
-                lo * sigma2 / dof,
-                hi * sigma2 / dof,
-                "Assumption 1: mean squared noise per direction orthogonal to w*",
-            )
-        ]
+    lo, hi = stats.chi2(dof).interval(level)
+    out["noise_variance"] = _tested(
+        total["noise_sum_squares"] / dof,
+        sigma2,
+        lo * sigma2 / dof,
+        hi * sigma2 / dof,
+        "Assumption 1: mean squared noise per direction orthogonal to w*",
     )
     patches = total["random_patches"]
-    lo, hi = _interval(stats.binom(patches, q), level)
-    out.update(
-        [
-            _tested(
-                "feature_rate",
-                total["random_nonzero"] / patches,
-                q,
-                lo / patches,
-                hi / patches,
-                "Assumption 1: share of the patches outside the signal set carrying +-w*",
-            )
-        ]
+    lo, hi = stats.binom(patches, q).interval(level)
+    out["feature_rate"] = _tested(
+        total["random_nonzero"] / patches,
+        q,
+        lo / patches,
+        hi / patches,
+        "Assumption 1: share of the patches outside the signal set carrying +-w*",
     )
     n = total["samples"]
     p_set = 1 / L + (1 - 1 / L) * (q / 2) ** C
-    lo, hi = _interval(stats.binom(n, p_set), level)
+    lo, hi = stats.binom(n, p_set).interval(level)
     for ell, count in enumerate(np.atleast_1d(total["set_whole_y"])):
-        out.update(
-            [
-                _tested(
-                    f"set_{ell}_wholly_y",
-                    count / n,
-                    p_set,
-                    lo / n,
-                    hi / n,
-                    f"Assumption 1: share of samples whose set {ell} carries y on every patch",
-                )
-            ]
+        out[f"set_{ell}_wholly_y"] = _tested(
+            count / n,
+            p_set,
+            lo / n,
+            hi / n,
+            f"Assumption 1: share of samples whose set {ell} carries y on every patch",
         )
     return out
 

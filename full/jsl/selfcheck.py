@@ -78,12 +78,12 @@ def gradient_identity(cfg: JSLConfig, params, X, y):
     m = n * cfg.D * cfg.d
     u = float(jnp.finfo(jnp.float64).eps) / 2
     bound = IDENTITY_ALLOWANCE * m * u / (1 - m * u)
+    tiny = jnp.finfo(jnp.float64).tiny
     worst = jnp.asarray(0.0, jnp.float64)
     for Xt in (None, realistic.transposed(X)):
         g = realistic.empirical_value_and_grad(model, params, X, y, Xt)[1]
         for name in ("A", "v"):
             gap = jnp.abs(g["params"][name] - ref["params"][name])
-            tiny = jnp.finfo(jnp.float64).tiny
             worst = jnp.maximum(worst, jnp.max(gap / (bound * scale[name] + tiny)))
     return worst
 
