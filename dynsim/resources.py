@@ -61,6 +61,8 @@ class Need:
     instead: str = ""
     # the work grows with these too
     work_options: Mapping[str, object] = dataclasses.field(default_factory=dict)
+    # operations a second of this work where measured (its source beside it), else FLOP_RATE
+    rate: float = FLOP_RATE
 
     def scaled(
         self,
@@ -231,7 +233,7 @@ def refuse_oversized(
             f"({big.what}: {text_bytes(big.bytes)}), above the {source} of {text_bytes(limit)}, so "
             f"nothing was started; {big.instead or 'choose a smaller problem'}"
         )
-    seconds = sum(n.flops for n in needs) / FLOP_RATE
+    seconds = work_seconds(needs)
     limit, source = (
         (max_time, "--max-time")
         if max_time is not None
@@ -241,11 +243,21 @@ def refuse_oversized(
         big = max(needs, key=lambda n: n.flops)
         raise ValueError(
             f"{_named(big, work=True)} is too large here: the run would take roughly "
-            f"{text_seconds(seconds)} ({big.what}; rough: {FLOP_RATE:.0e} operations a "
-            f"second), above "
+            f"{text_seconds(seconds)} ({big.what}; rough: {_rates(needs)}), above "
             f"{source}{f' ({text_seconds(limit)})' if source == '--max-time' else ''}, so "
             f"nothing was started; {big.instead or 'choose a smaller problem'}"
         )
+
+
+def work_seconds(needs: Iterable[Need]) -> float:
+    """The estimated seconds of `needs`: each term's operations at its own rate."""
+    return sum(n.flops / n.rate for n in needs)
+
+
+def _rates(needs: Sequence[Need]) -> str:
+    """The rates an estimate assumed, in words."""
+    rates = sorted({n.rate for n in needs if n.flops}, reverse=True) or [FLOP_RATE]
+    return " to ".join(f"{r:.0e}" for r in rates) + " operations a second"
 
 
 # the estimate line of the accepted command, said when its work starts (`say_pending`): a refusal
@@ -257,11 +269,11 @@ def say_long(needs: Iterable[Need], above: float = 60.0) -> None:
     """Work estimated at more than `above` seconds says so on the first line of its work
     (`say_pending`, called where the work starts)."""
     _pending.clear()
-    seconds = sum(n.flops for n in needs) / FLOP_RATE
+    seconds = work_seconds(needs)
     if seconds > above:
         _pending.append(
-            f"dynsim: estimated at roughly {text_seconds(seconds)} of work (rough: {FLOP_RATE:.0e} "
-            "operations a second; --max-time refuses longer runs before they start)"
+            f"dynsim: estimated at roughly {text_seconds(seconds)} of work (rough: "
+            f"{_rates(needs)}; --max-time refuses longer runs before they start)"
         )
 
 

@@ -244,6 +244,16 @@ def test_a_day_is_the_default_horizon_and_max_time_raises_it():
     assert said.getvalue().count("\n") == 1 and "roughly 2 days of work" in said.getvalue()
 
 
+def test_a_measured_rate_counts_its_own_work():
+    """A term with its own measured rate (the realistic step's) is timed at that rate, the others
+    at FLOP_RATE, and the estimate names both rates."""
+    fast = resources.Need("fast", {"--N": 1}, flops=3600 * 1e10, rate=1e10)  # an hour
+    slow = resources.Need("slow", {"--steps": 1}, flops=3600 * resources.FLOP_RATE)  # an hour
+    assert resources.work_seconds([fast, slow]) == pytest.approx(7200, rel=1e-12)  # rounding
+    with pytest.raises(ValueError, match=r"roughly 2 h .*1e\+10 to 1e\+09 operations a second"):
+        resources.refuse_oversized([fast, slow], available=8 * 2**30, max_time=3600)
+
+
 def test_defaults_of_every_command_fit_in_8_gb_and_a_day():
     """The estimate must not refuse the commands' own defaults: each fits in 8 GB (the documented
     peaks are below 4 GB) and is estimated below a day (the slowest default, check-theorems jsl,

@@ -191,21 +191,28 @@ def test_theorem_5_1_transfers_the_first_associated_seed():
     assert cr.pretrained_seed(none) == 0
 
 
-def test_association_settled_reads_the_last_quarter():
-    """A seed that gains or loses association at a record of the last quarter of the run makes
-    Theorem 4.2's horizon premise false; seeds that are unassociated all the way are settled (the
-    premise can pass a run that fails)."""
+def test_association_settled_reads_the_verdict_over_the_last_quarter():
+    """Theorem 4.2's horizon premise is false where the w.h.p. reading's verdict changes at a record
+    of the run's last quarter, and met where seeds move without moving it (10 of 10 and 9 of 10
+    both lie above 1/2 by Clopper-Pearson at 95%: [0.69, 1] and [0.555, 0.997]), or move before the
+    last quarter; each seed's settling time is its first record of the final state."""
     rc = RC.replace(steps=800, record_every=100)  # records 0, 100, ..., 800: 600-800 the last part
-    steady = np.zeros((9, 3))
-    steady[2:, 0] = 1  # seed 0 associated from step 200 on, the others never
+    steady = np.zeros((9, 10))
+    steady[2:, :] = 1  # every seed associated from step 200 on
     assert cr.association_settled(rc, {"patch_association_seeds": steady}).met
-    late = steady.copy()
-    late[7, 1] = 1  # seed 1 associated at step 700 only
-    premise = cr.association_settled(rc, {"patch_association_seeds": late})
-    assert not premise.met and premise.measured == 1 and HORIZON in premise.name
+    one = steady.copy()
+    one[7, 1] = 0  # seed 1 loses a row at step 700 only: 9 of 10 there, the verdict still holds
+    assert cr.association_settled(rc, {"patch_association_seeds": one}).met
+    three = steady.copy()
+    three[7, :3] = 0  # 7 of 10 at step 700: [0.35, 0.93], inconclusive there, then holds again
+    premise = cr.association_settled(rc, {"patch_association_seeds": three})
+    assert not premise.met and premise.measured == 2 and HORIZON in premise.name
     early = steady.copy()
-    early[5, 2] = 1  # a change at step 500, before the last quarter: still settled
+    early[5, :5] = 0  # a change at step 500, before the last quarter: still settled
     assert cr.association_settled(rc, {"patch_association_seeds": early}).met
+    marks = np.arange(0, 900, 100)
+    assert cr.settled_from(one == 1, marks)[:2] == [200, 800]
+    assert cr.settled_from(early == 1, marks)[0] == 600
 
 
 def test_theorem_4_2_is_inconclusive_on_too_few_seeds():

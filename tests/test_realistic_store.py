@@ -177,3 +177,31 @@ def test_realistic_sizes_set_the_runs_and_the_estimate_counts_them(tmp_path, cap
     plan = realistic_plan.with_sizes(realistic_plan.QUICK, "D=10,C=2,q=0.5,eta=0.02,T=100,N=64:128")
     rc = realistic_plan.realistic_config(CFG, plan)
     assert (rc.D, rc.C, rc.q, rc.eta, rc.steps, plan.n_ladder) == (10, 2, 0.5, 0.02, 20, (64, 128))
+
+
+def test_the_decide_plan_runs_its_own_ladder_and_seeds(tmp_path, capsys):
+    """--plan decide reaches the estimate: refused by --max-time, the message counts its seeds (10,
+    the plan's, where --seeds is not given; --seeds wins where given) and its largest N; with
+    --quick it is refused as exclusive, before any work."""
+    argv = [
+        "check-theorems",
+        "jsl",
+        "--plan",
+        "decide",
+        "--only",
+        "Theorem 4.2",
+        "--max-time",
+        "1s",
+    ]
+    assert cli.main([*argv, "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    ladder = realistic_plan.DECIDE.n_ladder
+    assert realistic_plan.DECIDE.seeds == 10
+    assert f"{10 * len(ladder)} of {10 * len(ladder)} to run" in err and f"{ladder[-1]:,}" in err
+    assert cli.main([*argv, "--seeds", "7", "--out", str(tmp_path / "b")]) == 2
+    assert f"{7 * len(ladder)} of {7 * len(ladder)} to run" in capsys.readouterr().err
+    code = cli.main([*argv, "--quick", "--out", str(tmp_path / "c")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--quick and --plan decide are exclusive" in err, err
+    assert "Traceback" not in err and not (tmp_path / "c").exists()
+    assert realistic_plan.seeds_for(realistic_plan.FULL, None) == realistic_plan.CHECK_SEEDS

@@ -121,8 +121,10 @@ def compare_realistic(cfg, opts: dict, timings: dict) -> Joint:
 def check_plan(cfg, opts: dict) -> Plan:
     """`check-theorems jsl`: every size, ladder and option validated before any run; the claims of
     `theorems.check_theorems` on the judged point."""
-    full.jsl.validate_run_options(cfg, "realistic", seeds=opts["seeds"])
-    quick, seeds = opts["quick"], opts["seeds"]
+    quick = opts["quick"]
+    plan = realistic_plan.plan_for(quick, opts["realistic_sizes"], opts.get("plan"))
+    seeds = realistic_plan.seeds_for(plan, opts["seeds"])
+    full.jsl.validate_run_options(cfg, "realistic", seeds=seeds)
     sizes = claims_idealized.ladder_sizes(quick, opts["sizes"])
     if cfg.steps < 1:
         raise ValueError(
@@ -132,7 +134,6 @@ def check_plan(cfg, opts: dict) -> Plan:
     only = parse_only(opts["only"], theorems.CLAIMS)
     # the judged D and each size the asked claims read valid, before any run
     claims_idealized.ladder_configs(cfg, quick, opts["sizes"], only)
-    plan = realistic_plan.plan_for(quick, opts["realistic_sizes"])
     realistic = realistic_plan.realistic_config(cfg, plan)  # valid with the judged point's q
     executors.validate_executor(
         opts["scheduler"],

@@ -47,6 +47,8 @@ class Plan:
     q: Optional[float] = None  # None: the judged point's q
     eta: float = 0.1
     dtype: Optional[str] = None  # the realistic runs' dtype (None: cfg's)
+    records: int = 8  # records after the start: record_every = horizon // records
+    seeds: Optional[int] = None  # the realistic seeds when --seeds is not given (None: CHECK_SEEDS)
 
 
 # The default: the smallest C = 2 size that meets `criterion` (docs/jsl.md §13): D = 16, C = 2,
@@ -67,6 +69,9 @@ class Plan:
 # realistic verdicts of this plan are float64's (docs/jsl.md §13: the same plan run in both).
 # Transfer: N~ = 8, 32, 128, 24 seeds (Theorem 5.1's paired differences at N~ = 8 were within their
 # interval with 8 seeds at D = 10, outside it with 24).
+# 127 records (every 2000 steps): Theorem 4.2's settled-association premise reads the verdict at
+# every record of the run's last quarter (32 records), not at two; their sharpness (30 Lanczos
+# steps each) adds about 3% to the run.
 FULL = Plan(
     n_ladder=(1000, 2000, 4000),
     horizon=254_000,
@@ -82,7 +87,16 @@ FULL = Plan(
     q=2 / 7,
     eta=0.01,
     dtype="float32",
+    records=127,
 )
+# --plan decide: Theorem 4.2 decided at this size. N = 16,000, four times the default's largest
+# rung: at first order the finite-N fluctuation of A around the population flow has variance 1/N, so
+# the pairs' noise against the flow's association gap halves (docs/jsl.md §13 says what sizes it
+# and what is still open). T: the default's, just past the flow's end of Event II. N = 4000 beside
+# it, the default's rung, reported. 10 seeds: the fewest with which a per-seed association
+# probability of 0.95 decides the w.h.p. reading with probability >= 0.9 (9 of 10 lie above 1/2
+# by Clopper-Pearson at 95%, 8 of 10 do not; P[>= 9 of 10 | 0.95] = 0.914).
+DECIDE = dataclasses.replace(FULL, n_ladder=(4000, 16_000), seeds=10)
 # --quick: the CI-sized D = 9, C = 3 below the separation size, the judged point's q. T = 5300: the
 # next hundred steps past t_flow / eta = 5263, t_flow = 421.0 the exact population gradient flow's
 # end of Event II at D = 9, C = 3, q = 0.5 (claims_realistic.association_horizon), so the quick
@@ -106,7 +120,7 @@ QUICK = Plan(
 def realistic_config(cfg: JSLConfig, plan: Plan) -> JSLConfig:
     """The realistic runs' config: the plan's D, C (d = D, sigma = 1/sqrt(d)), q and dtype (None:
     cfg's) and eta, unit temperature, cfg's p, nu, sigma_A, omega and seed, steps = min(cfg.steps,
-    plan.horizon), 9 records."""
+    plan.horizon), a record every steps // plan.records steps."""
     q = cfg.q if plan.q is None else plan.q
     steps = min(cfg.steps, plan.horizon)
     return JSLConfig(
@@ -121,7 +135,7 @@ def realistic_config(cfg: JSLConfig, plan: Plan) -> JSLConfig:
         omega=cfg.omega,
         seed=cfg.seed,
         steps=steps,
-        record_every=max(1, steps // 8),
+        record_every=max(1, steps // plan.records),
         n_test=plan.n_test,
         dtype=cfg.dtype if plan.dtype is None else plan.dtype,
     )
@@ -176,9 +190,22 @@ def with_sizes(plan: Plan, spec: Optional[str]) -> Plan:
     return new
 
 
-def plan_for(quick: bool, spec: Optional[str] = None) -> Plan:
-    """The plan of `check-theorems jsl`: QUICK or FULL, with --realistic-sizes' changes."""
-    return with_sizes(QUICK if quick else FULL, spec)
+PLANS = {"default": FULL, "quick": QUICK, "decide": DECIDE}
+
+
+def plan_for(quick: bool, spec: Optional[str] = None, name: Optional[str] = None) -> Plan:
+    """The plan of `check-theorems jsl`: PLANS[name] (None: QUICK or FULL by quick), with
+    --realistic-sizes' changes. A name other than "quick" with quick set is refused."""
+    if name is not None and name not in PLANS:
+        raise ValueError(f"--plan = {name!r} is invalid: must be one of {', '.join(PLANS)}")
+    if quick and name not in (None, "quick"):
+        raise ValueError(f"--quick and --plan {name} are exclusive: --quick is --plan quick")
+    return with_sizes(PLANS[name or ("quick" if quick else "default")], spec)
+
+
+def seeds_for(plan: Plan, seeds: Optional[int]) -> int:
+    """The realistic seeds: --seeds where given, else the plan's own, else CHECK_SEEDS."""
+    return seeds if seeds is not None else (plan.seeds or CHECK_SEEDS)
 
 
 def describe_sizes(plan: Plan) -> str:

@@ -16,7 +16,7 @@ from full.jsl import spec as full_spec
 from reduced.jsl import spec as reduced_spec
 
 from .setting import CLAIMS
-from .realistic_plan import plan_for, realistic_config
+from .realistic_plan import plan_for, realistic_config, seeds_for
 
 # what the levels' modules define (importing them imports JAX), loaded where an estimate needs it,
 # after `estimate_compare` has run the levels' checks
@@ -30,6 +30,10 @@ PENDING_SEEDS = Ref("dynsim.jsl.claims_realistic:pending_seeds")
 OBSERVABLES = 24
 # derive jsl: seconds per set type, fitted to the measurements of docs/benchmarks.md l
 DERIVE_SECONDS_PER_TYPE = 0.4
+# the realistic step's operations a second, counted as its estimate counts them (6 N D d a step):
+# measured 0.8e10 to 1.7e10 at N = 1000 to 4000, D = d = 16, float32 and float64, on 2 cores
+# (docs/benchmarks.md §o), ten times FLOP_RATE's element-wise guess
+REALISTIC_RATE = 1e10
 
 
 def _sizes(v: dict) -> tuple:
@@ -176,7 +180,8 @@ def estimate_check(args) -> list:
     # an invalid judged point or ladder is refused as such, before its size is weighed
     LADDER_CONFIGS(cfg, args.quick, getattr(args, "sizes", None), only)
     claims_glm = load(GLM)
-    plan = plan_for(args.quick, getattr(args, "realistic_sizes", None))
+    plan = plan_for(args.quick, getattr(args, "realistic_sizes", None), getattr(args, "plan", None))
+    seeds = seeds_for(plan, args.seeds)
     rc = realistic_config(cfg, plan)
     out = []
     if wanted(only, "Theorem 3.1"):  # the GLM's seeds run side by side (vmapped)
@@ -185,7 +190,7 @@ def estimate_check(args) -> list:
             if args.quick
             else (cfg.N, cfg.n_test)
         )
-        S = args.seeds
+        S = seeds
         out.append(
             Need(
                 f"GLM (Theorem 3.1): seeds {S} x (N + n_test) {N + n_test:,} x D {cfg.D} "
@@ -197,7 +202,7 @@ def estimate_check(args) -> list:
                 work_options={"--steps": cfg.steps},
             )
         )
-    pending, total = PENDING_SEEDS(cfg, args.quick, args.seeds, only, args.out, plan)
+    pending, total = PENDING_SEEDS(cfg, args.quick, seeds, only, args.out, plan)
     if not pending:
         return out
     top = max(pending)
@@ -207,9 +212,10 @@ def estimate_check(args) -> list:
             f"realistic seeds: {len(pending)} of {total} to run ({total - len(pending)} "
             f"stored in {args.out}), each N up to {top:,} (+ {rc.n_test:,} test) x D {rc.D} "
             f"x d {rc.d}",
-            {"--seeds": args.seeds},
+            {"--seeds": seeds},
             bytes=16.0 * at_once * (top + rc.n_test) * rc.D * rc.d,
             flops=sum(6.0 * N * rc.D * rc.d * rc.steps for N in pending),
+            rate=REALISTIC_RATE,
             instead="fewer --seeds, --quick, or --only the claims wanted",
             work_options={"--steps": rc.steps},
         )

@@ -99,9 +99,20 @@ CHECK_WHY = (
 
 CHECK_OPTIONS = (
     options.seeds(
-        realistic_plan.CHECK_SEEDS,
+        None,
         "the realistic runs and the GLM of each judged point, averaged or counted per claim; "
-        "fewer than 6 cannot decide Theorem 4.2",
+        f"fewer than 6 cannot decide Theorem 4.2 (derived: {realistic_plan.CHECK_SEEDS}, "
+        f"--plan decide {realistic_plan.DECIDE.seeds})",
+        verbs=("check-theorems",),
+    ),
+    Option(
+        "--plan",
+        "the realistic runs' plan: default, quick (--quick's) or decide (Theorem 4.2 at N = "
+        f"{':'.join(map(str, realistic_plan.DECIDE.n_ladder))} with "
+        f"{realistic_plan.DECIDE.seeds} seeds, docs/jsl.md §13; hours on 2 cores, each seed stored "
+        "in --out)",
+        choices=tuple(realistic_plan.PLANS),
+        default=None,
         verbs=("check-theorems",),
     ),
     Option(
