@@ -21,7 +21,7 @@ import reduced.jsl
 
 from dynsim import JSLConfig
 from dynsim.jsl import claims_realistic as cr
-from dynsim.jsl import error, partition, realistic_plan, realistic_runs, reference
+from dynsim.jsl import error, partition, realistic_plan, realistic_runs, reference, settling
 from dynsim.jsl.association import chance
 from dynsim.claims import HORIZON, Claim, Measurement
 
@@ -211,8 +211,8 @@ def test_association_settled_reads_the_verdict_over_the_last_quarter():
     early[5, :5] = 0  # a change at step 500, before the last quarter: still settled
     assert cr.association_settled(rc, {"patch_association_seeds": early}).met
     marks = np.arange(0, 900, 100)
-    assert cr.settled_from(one == 1, marks)[:2] == [200, 800]
-    assert cr.settled_from(early == 1, marks)[0] == 600
+    assert settling.settled_from(one == 1, marks)[:2] == [200, 800]
+    assert settling.settled_from(early == 1, marks)[0] == 600
 
 
 def test_theorem_4_2_is_inconclusive_on_too_few_seeds():
