@@ -269,6 +269,7 @@ def say_long(needs: Iterable[Need], above: float = 60.0) -> None:
     """Work estimated at more than `above` seconds says so on the first line of its work
     (`say_pending`, called where the work starts)."""
     _pending.clear()
+    needs = list(needs)
     seconds = work_seconds(needs)
     if seconds > above:
         _pending.append(

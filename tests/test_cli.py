@@ -358,7 +358,7 @@ def test_check_theorems_quick_records_the_quick_ladder(tmp_path, monkeypatch):
         cli.main(["check-theorems", "jsl", *CHECK, "--steps", "1", "--out", str(tmp_path / "q")])
         == 0
     )
-    assert seen["quick"] is True and seen["ladder"] == [32, 36, 40]
+    assert seen["quick"] is True and seen["ladder"] == [32, 36, 40] and seen["plan"] == "quick"
 
 
 NEW_BAD = [

@@ -145,6 +145,7 @@ def check_plan(cfg, opts: dict) -> Plan:
     config = {
         **cfg.to_dict(),
         "quick": quick,
+        "plan": opts.get("plan") or ("quick" if quick else "default"),
         "seeds": seeds,
         "ladder": list(sizes),
         "only": sorted(only) if only else None,
