@@ -8,9 +8,10 @@ The commands are read from the README's ```bash blocks (`commands`): every line 
 `dynsim `, `pip install ` (a `pip install ... && dynsim ...` line contributes both parts) or `python
 -m pytest`, continuation lines joined, comments dropped; an optional part in brackets (`[--quick]`,
 `[--only CLAIM]`) is left out, so each command runs at its defaults. Each runs in a fresh scratch
-folder (its relative --out lands there; a test command in a fresh clone of the checkout's last
-commit, its compilation cache cold, as CI starts; an install in a fresh virtual environment from a
-fresh clone, pip's cache off, as on a fresh machine), one after another; wall time from
+folder (its relative --out lands there, and a `dynsim` command's compilation cache, empty; a test
+command in a fresh clone of the checkout's last commit, its compilation cache cold, as CI starts; an
+install in a fresh virtual environment from a fresh clone, pip's cache off, as on a fresh machine),
+one after another; wall time from
 `time.perf_counter`, CPU time as user + sys of the child (`resource.getrusage(RUSAGE_CHILDREN)`
 before and after), the load average before each run beside it. A command that exits with another
 code than the README says it does still gets its time, and its exit code is in the table.
@@ -91,6 +92,10 @@ def measure(command: str, scratch: Path) -> dict:
         env.pop("PYTHONPATH", None)
     else:
         argv[0] = shutil.which("dynsim") or argv[0]
+        # a compilation cache of its own, empty: the command's time on a fresh machine, whatever
+        # ran before it (docs/cli.md 6d)
+        env.pop("JAX_COMPILATION_CACHE_DIR", None)
+        env["DYNSIM_CACHE_DIR"] = str(scratch / "jax-cache")
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()

@@ -95,3 +95,10 @@ if os.environ.get("DYNSIM_X64", "1").strip().lower() not in X64_OFF:
         enable_x64(True)
     else:
         os.environ["JAX_ENABLE_X64"] = "1"
+
+# JAX's persistent compilation cache in a per-user folder (dynsim/compile_cache.py), the same way:
+# environment variables before JAX is imported, JAX's config after; a cache the user configured
+# is left as it is, and DYNSIM_CACHE=0 leaves it off
+from . import compile_cache  # noqa: E402
+
+compile_cache.enable()
