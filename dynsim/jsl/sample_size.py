@@ -198,7 +198,7 @@ def _program(cfg: JSLConfig):
     def line_loss(entries, alpha, s):  # one configuration on the line v = alpha w*
         return sampling.projections_loss(model, matrix(entries), one, (alpha * s)[None])
 
-    def hessian(entries, alpha):
+    def hessian(entries, alpha, s_rep, weight):
         line = jnp.concatenate([entries, alpha[None]])
         one_config = jax.hessian(lambda th, s: line_loss(th[:n_off], th[n_off], s))
         H_line = jnp.einsum("m,mab->ab", weight, jax.vmap(lambda s: one_config(line, s))(s_rep))
@@ -212,15 +212,22 @@ def _program(cfg: JSLConfig):
         vv = H_line[n_off, n_off] * jnp.outer(w_star, w_star)
         return H.at[n_off:, n_off:].set(vv + cfg.sigma**2 * jnp.dot(weight, curvature) * perp)
 
+    # the samples and configurations are arguments, not constants of the program: a program holding
+    # them would be written whole into the persistent compilation cache
     @jax.jit
-    def at(alpha, gamma, rho):
+    def at(alpha, gamma, rho, X, y, s_rep, weight):
         entries = (gamma * within + rho * between)[off]
         theta = jnp.concatenate([entries, alpha * w_star])
         G = jax.vmap(lambda x, t: jax.grad(loss)(theta, x[None], t[None]))(X, y)
-        return G - jnp.mean(G, axis=0), hessian(entries, alpha)
+        return G - jnp.mean(G, axis=0), hessian(entries, alpha, s_rep, weight)
 
     sym = symmetrize(cfg, np.asarray(w_star))
-    return lambda *state: (lambda E, H: (np.asarray(E), sym(np.asarray(H))))(*at(*state))
+
+    def evaluate(alpha, gamma, rho):
+        E, H = at(alpha, gamma, rho, X, y, s_rep, weight)
+        return np.asarray(E), sym(np.asarray(H))
+
+    return evaluate
 
 
 def flow_times(rc: JSLConfig, t_window: float) -> np.ndarray:
