@@ -70,8 +70,8 @@ class Plan:
 # Transfer: N~ = 8, 32, 128, 24 seeds (Theorem 5.1's paired differences at N~ = 8 were within their
 # interval with 8 seeds at D = 10, outside it with 24).
 # 127 records (every 2000 steps): Theorem 4.2's settled-association premise reads the verdict at
-# every record of the run's last quarter (32 records), not at two; their sharpness (30 Lanczos
-# steps each) adds about 3% to the run.
+# every record of the run's last quarter (32 records), not at two; they add about 13% to an
+# N = 1000 run (docs/benchmarks.md §s).
 FULL = Plan(
     n_ladder=(1000, 2000, 4000),
     horizon=254_000,
