@@ -43,7 +43,6 @@ prediction, not a bound.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -277,14 +276,3 @@ def _root(cov: np.ndarray) -> np.ndarray:
     """R with R^T R = cov (the symmetric square root; rounding's negative eigenvalues dropped)."""
     lam, U = np.linalg.eigh((cov + cov.T) / 2)
     return (U * np.sqrt(np.clip(lam, 0.0, None))) @ U.T
-
-
-@functools.lru_cache(maxsize=8)
-def _cached(key: JSLConfig, settled_part: float) -> Fluctuation:
-    return fluctuation(key, settled_part)
-
-
-def at_size(rc: JSLConfig, settled_part: float) -> Fluctuation:
-    """`fluctuation`, once per size in a process (it reads neither N, n_test, the dtype nor the
-    records)."""
-    return _cached(rc.replace(N=1, n_test=1, dtype="float64", record_every=1), settled_part)
