@@ -26,16 +26,17 @@ def horizon_measurement(rc: JSLConfig, ladder: dict, marks: np.ndarray) -> Measu
     which one is not, and each seed's settling time (`settled_from`)."""
     out = {}
     for N, (obs, _) in ladder.items():
-        every = np.all(associated(obs), axis=1)
+        seeds = associated(obs)
+        every = np.all(seeds, axis=1)
         reached = np.flatnonzero(every)
         lost = (
             np.flatnonzero(~every[reached[0] :]) + reached[0] if reached.size else np.array([], int)
         )
         out[N] = {
             "all_seeds_associated_from": int(marks[reached[0]]) if reached.size else None,
-            "settled_from_per_seed": settled_from(associated(obs), marks),
+            "settled_from_per_seed": settled_from(seeds, marks),
             "association_lost_at": int(marks[lost[0]]) if lost.size else None,
-            "fraction_associated_by_step": np.mean(associated(obs), axis=1).tolist(),
+            "fraction_associated_by_step": np.mean(seeds, axis=1).tolist(),
             "train_loss_T": float(obs["loss"][-1]),
             "test_loss_T": float(obs["test_loss"][-1]),
             "min_test_loss_step": int(marks[int(np.argmin(obs["test_loss"]))]),
