@@ -30,7 +30,16 @@ if os.path.basename(sys.argv[0] if sys.argv else "") in ("dynsim", "-m"):
         if signal.getsignal(_sig) in (signal.default_int_handler, signal.SIG_DFL):
             signal.signal(_sig, _leave_at_start)
 
-from .setting import Checks, Command, Setting, SweepSpec, load, register, settings  # noqa: E402
+from .setting import (  # noqa: E402
+    Checks,
+    Command,
+    Setting,
+    SweepSpec,
+    for_config,
+    load,
+    register,
+    settings,
+)
 
 X64_OFF = ("0", "false", "no", "off")
 
@@ -77,6 +86,12 @@ def __getattr__(name: str):
         value = load(LAZY[name])
         globals()[name] = value
         return value
+    if name.endswith("Config"):
+        # a registered setting's config class (a plugin's too): `from dynsim import ICLConfig`
+        found = for_config(name)
+        if found is not None:
+            globals()[name] = found.config
+            return found.config
     raise AttributeError(f"module 'dynsim' has no attribute {name!r}")
 
 

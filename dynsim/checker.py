@@ -94,6 +94,11 @@ def compare(
     check_type("b", b, Trajectory, "a Trajectory (from a level's simulate or Trajectory.load)")
     check_between("confidence", confidence, 0, 1)
     check_positive("approximation_tolerance", approximation_tolerance)
+    made = [str(t.meta.get("setting", "")) for t in (a, b)]
+    if all(made) and made[0] != made[1]:
+        raise ValueError(
+            f"a is a run of {made[0]}, b of {made[1]}: compare the two levels of one setting"
+        )
     common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
     if common.size == 0:
         raise ValueError("the trajectories share no recorded step: align steps and record_every")

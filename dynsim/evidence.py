@@ -20,6 +20,9 @@ COLOURS = {HOLDS: "tab:green", FAILS: "tab:red", NOT_APPLICABLE: "0.45"}
 UNDECIDED = "tab:orange"  # not evaluated (inconclusive or not measured)
 TREND_KEYS = frozenset({"x", "y", "logx", "logy", "slope", "intercept", "slope_low", "slope_high"})
 COLUMNS = 3
+# characters a line of a panel's reading (7-point text on a 4.2-inch panel: about 0.55 x 7 points a
+# character, `dynsim.figtext.CHAR_WIDTH`, so about 80 fit; 75 leaves a margin)
+READING_WIDTH = 75
 
 
 def draw(items, path, title: str = "", metas=()) -> None:
@@ -50,6 +53,9 @@ def panel(ax, c: Claim) -> None:
         _trend(ax, trend, c, colour)
     else:
         _interval(ax, c, colour)
+    if c.reading:  # what was measured, under the axis' own label
+        label = ax.get_xlabel()
+        ax.set_xlabel(f"{label}\n{textwrap.fill('reading: ' + c.reading, READING_WIDTH)}")
     if c.at:
         ax.text(0.02, 0.97, c.at, transform=ax.transAxes, fontsize=6.5, va="top", color="0.25")
     if not c.holds and c.why():

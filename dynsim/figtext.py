@@ -4,6 +4,7 @@ which titles leave out. Pure text but for `footer`, which places its line on a f
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from typing import Iterable, Optional
 
@@ -35,6 +36,8 @@ GREEK = (
     "omega",
 )
 LEVELS = ("reduced", "full")
+# config fields that say how a run is carried out, not which problem it is: left out of titles
+BOOKKEEPING = ("steps", "record_every", "seed", "dtype", "batch")
 # The footer's font size in points; the strip of the figure it takes: 1.2 font sizes a line (the
 # line spacing) and a 3-point margin
 FOOTER_POINTS = 6
@@ -61,6 +64,19 @@ def assignment(name: str, value) -> str:
     shown = f"{value:g}" if isinstance(value, float) else str(value)
     label = symbol(name)
     return f"{label}={shown}" if label.startswith("$") else f"{label} {shown}"
+
+
+def config_title(name: str, description: str, config) -> str:
+    """A figure's title from a setting (its name, the citation before the ":" of its description)
+    and a dataclass config: the problem's fields in the papers' symbols, bookkeeping left out."""
+    cite = description.partition(":")[0].strip()
+    values = [
+        assignment(f.name, getattr(config, f.name))
+        for f in dataclasses.fields(config)
+        if f.name not in BOOKKEEPING and getattr(config, f.name) is not None
+    ]
+    head = f"{name.upper()} ({cite})" if cite else name.upper()
+    return f"{head}: reduced vs full, " + ", ".join(values)
 
 
 def summary_name(name: str) -> tuple[str, Optional[str]]:

@@ -244,6 +244,11 @@ def difference_panel(ax, report, colours: dict) -> None:
         ax.set_axis_off()
         return
     keep = np.asarray(report.steps) > 0
+    if not keep.any():
+        # only step 0 was recorded (`--steps 0`): a log step axis has nothing to show
+        ax.set_axis_off()
+        ax.set_title(f"{report.verdict} ({report.kind} tolerance): step 0 only", fontsize=9)
+        return
     x = np.asarray(report.steps, float)[keep]
     spare = (f"C{i}" for i in range(len(colours), 10 + len(colours)))
     for name, ratio in report.ratios.items():

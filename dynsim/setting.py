@@ -27,6 +27,8 @@ import argparse
 import dataclasses
 import importlib
 import importlib.metadata
+import importlib.util
+import os
 import sys
 import warnings
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -343,11 +345,44 @@ def _load(name: str, target: str) -> Setting:
     return value
 
 
+# dynsim's own top-level packages beside `dynsim`: the levels
+LEVEL_PACKAGES = ("reduced", "full")
+
+
+class Shadowed(ImportError):
+    """A module of a level package's name (a user's full.py on the path) hides dynsim's own."""
+
+
+def check_own_packages() -> None:
+    """Refuse, naming the file, a `reduced` or `full` that is not the one installed beside dynsim
+    (a full.py or reduced/ in the working folder or on PYTHONPATH comes first on sys.path): every
+    setting would otherwise fail to load, each with an unrelated error."""
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name in LEVEL_PACKAGES:
+        module = sys.modules.get(name)
+        try:
+            spec = module.__spec__ if module is not None else importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        where = getattr(spec, "origin", None) or str(
+            getattr(spec, "submodule_search_locations", "")
+        )
+        expected = os.path.join(home, name, "__init__.py")
+        if spec is None or os.path.abspath(str(where)) != expected:
+            raise Shadowed(
+                f"the module {name!r} is imported from {where or 'nowhere'}, not from dynsim's own "
+                f"package {os.path.dirname(expected)}: a {name}.py or {name}/ in the working "
+                "folder or on PYTHONPATH hides it; rename it or run from another folder"
+            )
+
+
 def _discover() -> dict[str, Setting]:
     """The settings of the entry-point group, loaded once; from a source tree that is not installed,
-    the built-in ones (the entry points pyproject.toml declares)."""
+    the built-in ones (the entry points pyproject.toml declares). A shadowed level package is
+    refused first (`check_own_packages`)."""
     global _discovered
     if _discovered is None:
+        check_own_packages()
         points = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=GROUP)}
         try:
             importlib.metadata.distribution("dynsim")

@@ -22,6 +22,15 @@ def _traj(values, level="reduced", steps=None, **meta):
     return Trajectory(steps, values, {"level": level, "dtype": "float64", **meta})
 
 
+def test_runs_of_two_settings_are_refused():
+    """A run of one setting against a run of another compares nothing the papers relate: refused,
+    not a DISAGREE."""
+    v = {"loss": np.linspace(0.7, 0.1, 11)}
+    a, b = _traj(v, setting="ICLConfig"), _traj(v, level="full", setting="JSLConfig")
+    with pytest.raises(ValueError, match="a is a run of ICLConfig, b of JSLConfig"):
+        compare(a, b)
+
+
 def test_identical_trajectories_agree():
     v = {"alpha": np.linspace(0.1, 0.5, 11), "loss": np.linspace(0.7, 0.1, 11)}
     r = compare(_traj(v), _traj(v, level="full"))

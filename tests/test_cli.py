@@ -32,6 +32,17 @@ def test_compare_agrees_and_writes_outputs(tmp_path, capsys):
     assert trajs["full"].meta["config"]["D"] == 8
 
 
+def test_zero_steps_compares_the_start_and_draws_it(tmp_path, capsys):
+    """--steps 0 is allowed (>= 0): both levels' step 0 compared, the figure drawn without a log
+    step axis to fill (a log axis of no positive step cannot be drawn)."""
+    argv = ["compare", "jsl", "--D", "8", "--C", "2", "--steps", "0", "--out", str(tmp_path)]
+    code = cli.main(argv)
+    out = capsys.readouterr().out
+    assert code == 0 and "verdict: AGREE" in out
+    assert (tmp_path / "compare.png").stat().st_size > 0
+    assert json.loads((tmp_path / "report.json").read_text())["common_steps"] == 1
+
+
 def test_json_output(tmp_path, capsys):
     code = cli.main(["compare", "jsl", *SMALL, "--out", str(tmp_path), "--json", "--no-plot"])
     data = json.loads(capsys.readouterr().out)

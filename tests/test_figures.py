@@ -774,4 +774,6 @@ def test_the_evidence_figure_shows_what_each_verdict_read(monkeypatch):
     points = [ln for ln in slope.get_lines() if ln.get_marker() == "o"]
     assert np.allclose(points[0].get_xdata(), [256, 1024, 4096])
     assert any(f"slope {trend.slope:.4g}" == t.get_text() for t in slope.get_legend().get_texts())
+    # each panel says what was measured: the claim's reading under its axis label
+    assert all(ax.get_xlabel().endswith("\nreading: r") for ax in (mean, slope))
     plotting.plt.close(figs[0])

@@ -181,23 +181,30 @@ def test_both_levels_follow_gd_typed_by_hand():
     assert np.max(full["offblock"]) == 0.0
 
 
+@pytest.mark.smoke
 def test_compare_exact_and_flow_agree(tmp_path, capsys):
-    """Exact GD at Lambda = diag(1, 4), where the second mode's escape (steps 60-70) stretches
-    rounding errors past the plain rounding model: the reduced run's amplification (the allowance
-    of dynsim.icl.checks) covers them. The flow against GD on the same problem at eta = 0.005 (a
-    stated 5% tolerance)."""
+    """Exact GD at Lambda = diag(1, 4), eta = 0.05, where the second mode's escape (steps 60-70)
+    stretches rounding errors past the plain rounding model: the reduced run's amplification (the
+    allowance of dynsim.icl.checks) covers them, so every observable agrees. GD is unstable there
+    (eta x the Hessian's top eigenvalue is 6.4 at step 100; a run started 1e-8 off the manifold
+    diverges), so the stability residual makes the verdict DISAGREE (exit 1); eta = 0.01 (1.66)
+    agrees. The flow against GD on the same problem at eta = 0.005 (a stated 5% tolerance)."""
     small = ["--d", 2, "--N", 5, "--kappa", 4, "--steps", 100, "--no-plot"]
     code, out, err = run(capsys, "compare", "icl", *small, "--out", tmp_path / "gd")
-    assert code == 0, err
+    assert code == 1, err
     report = json.loads((tmp_path / "gd" / "report.json").read_text())
-    assert report["passed"] and report["kind"] == "rounding"
+    assert all(e["passed"] for e in report["errors"].values()) and report["kind"] == "rounding"
     assert set(report["errors"]) == {"u", "product", "loss", "gap"}
     assert report["residuals"]["offblock"]["passed"] is True
+    assert report["residuals"]["end_sharpness"]["passed"] is False
     assert report["gamma_inverse"] == pytest.approx(list(1 / GAMMA), rel=1e-14)
-    assert "verdict: AGREE" in out and "Theorem 4.1: u W11^KQ -> Gamma^-1" in out
+    assert "verdict: DISAGREE" in out and "Theorem 4.1: u W11^KQ -> Gamma^-1" in out
     # the plain model at the last step, 10 (t + 1) u max(1, scale), is exceeded; the allowance holds
     plain = 10 * 101 * 2.0**-53 * 1.0
     assert max(e["max_abs"] for e in report["errors"].values()) > plain
+    stable = ["--eta", 0.01, "--steps", 800, "--out", tmp_path / "stable"]
+    code, out, err = run(capsys, "compare", "icl", *small[:-3], "--no-plot", *stable)
+    assert code == 0 and "verdict: AGREE" in out, err
     flow = ["--eta", 0.005, "--method", "flow", "--out", tmp_path / "flow"]
     code, out, err = run(capsys, "compare", "icl", *small, *flow)
     assert code == 0, err
@@ -261,6 +268,9 @@ def test_the_declaration_imports_no_heavy_library():
         (["compare", "icl", "--replicates", "4"], "--replicates is for --mode sampled"),
         (["check-theorems", "icl", "--shift", "-1"], "--shift"),
         (["check-theorems", "icl", "--only", "Lemma 9"], "is not a claim here"),
+        # the sampled batch of every replicate is held at once: 8 x 1e9 x 11 x 4 float64 x 6 copies
+        (["compare", "icl", "--mode", "sampled", "--batch", str(10**9)], "--batch = 1000000000"),
+        (["figure", "icl-error", "--tests", str(10**15)], "must be an integer in [32, 16777216]"),
     ],
 )
 def test_bad_input_is_refused_in_one_line(argv, needle, tmp_path, capsys):
@@ -291,3 +301,33 @@ def test_figure_icl_error(tmp_path, capsys):
         assert r["theorem"] == pytest.approx(12 / (r["N"] + 4), rel=1e-12)
         assert abs(r["learned"] - r["theorem"]) < 6 * r["learned_se"]
     assert rows[0]["ols"] > 0.1 and rows[1]["ols"] < 1e-20
+
+
+def test_compare_refuses_agreement_where_gd_leaves_the_manifold(tmp_path, capsys):
+    """At eta = 0.1 (d = 3, N = 10, isotropic) GD's fixed point u W11^KQ = Gamma^-1 is unstable: at
+    the limit the population Hessian's top eigenvalue is 22.79, so eta lambda = 2.28 > 2 (0.05 gives
+    1.14), and a run from any perturbed start leaves the reduced manifold. The exact full level
+    starts on it, where the other blocks' gradients are exactly zero, so both levels agree to
+    rounding: the stability residual must turn that into DISAGREE."""
+    code, out, err = run(capsys, "compare", "icl", "--eta", 0.1, "--no-plot", "--out", tmp_path)
+    assert code == 1, err
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert all(e["passed"] for e in report["errors"].values())  # the levels agree to rounding
+    sharp = report["residuals"]["end_sharpness"]
+    assert sharp["passed"] is False and sharp["value"] > 2.0 and "verdict: DISAGREE" in out
+    code, out, err = run(capsys, "compare", "icl", "--no-plot", "--out", tmp_path / "half")
+    assert code == 0, err
+    half = json.loads((tmp_path / "half" / "report.json").read_text())["residuals"]
+    assert half["end_sharpness"]["passed"] is True and half["end_sharpness"]["value"] < 2.0
+
+
+def test_the_config_imports_from_dynsim_and_titles_the_figure():
+    """`from dynsim import ICLConfig` as for the built-in settings; the generic compare figure's
+    title names the paper and the problem's fields, not the config's repr."""
+    from dynsim import ICLConfig as top
+    from dynsim.figtext import config_title
+
+    assert top is ICLConfig
+    title = config_title("icl", SETTING.description, ICLConfig())
+    assert title.startswith("ICL (Zhang, Frei, Bartlett (2024)): reduced vs full, $d$=3, $N$=10")
+    assert "ICLConfig(" not in title and "steps" not in title and "seed" not in title

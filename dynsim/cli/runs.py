@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from dynsim import plotting, verbs
+from dynsim import figtext, plotting, verbs
 from dynsim.checker import compare
 from dynsim.setting import Setting
 
@@ -101,7 +101,8 @@ def run_compare(args) -> int:
         if setting.plot is not None:
             return setting.plot(cfg, opts, pair.reduced, pair.full, path, pair.report)
         runs = {"reduced": pair.reduced, "full": pair.full}
-        return plotting.compare_plot(runs, path, f"{setting.name}: {cfg}", report=pair.report)
+        title = figtext.config_title(setting.name, setting.description, cfg)
+        return plotting.compare_plot(runs, path, title, report=pair.report)
 
     return output.emit_compare(args, pair.report, out, pair.trajectories, plot, lines)
 

@@ -14,6 +14,9 @@ MODES = ("exact", "sampled")  # the full level's: exact population loss, or fres
 # the largest d and N a run takes: the full level holds (d + 1) x (d + 1) matrices and, in mode
 # sampled, batch prompts of N + 1 tokens; past these a default run would take minutes
 MAX_D, MAX_N = 64, 100_000
+# test prompts of a Monte Carlo error (check-theorems icl, figure icl-error): past this it would
+# take minutes
+MAX_TESTS = 1 << 24
 
 
 def _fail(name: str, value: Any, why: str) -> None:

@@ -12,6 +12,7 @@ from dynsim.cli import options
 from full.icl import spec as full_spec
 
 from . import moments
+from .config import MAX_TESTS
 
 DEFAULT_LENGTHS = "2,4,8,16,32"
 UNREAD = {"N": "the figure runs every length of --lengths", "batch": "the runs are exact"}
@@ -39,7 +40,7 @@ def arguments(parser, setting) -> None:
     )
     g.add_argument(
         "--tests",
-        type=int,
+        type=options.integer_in(32, MAX_TESTS, why=" (32 batches; more would take minutes)"),
         default=8192,
         help="test prompts per length, in 32 batches (default: 8192)",
     )

@@ -57,8 +57,9 @@ def _hessian(params: dict, lam, N: int):
     return jax.hessian(lambda x: population_loss(unravel(x), lam, N))(flat)
 
 
-def _flat_hessian_top(params: dict, lam: np.ndarray, N: int) -> float:
-    """The largest eigenvalue of `_hessian`."""
+def hessian_top(params: dict, lam: np.ndarray, N: int) -> float:
+    """The largest eigenvalue of the population loss's Hessian in every entry of W^PV and W^KQ
+    (`_hessian`): GD at step size eta is stable where eta times it is below 2."""
     hess = _hessian({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(lam), N)
     return float(np.max(np.linalg.eigvalsh(np.asarray(hess))))
 
@@ -77,7 +78,7 @@ def read(cfg: ICLConfig, full) -> Reading:
     params = {k: np.asarray(v, np.float64) for k, v in full.final.items()}
     d = cfg.d
     finite = all(np.all(np.isfinite(v)) for v in params.values())
-    sharp = cfg.eta * _flat_hessian_top(params, lam, cfg.N) if finite else float("nan")
+    sharp = cfg.eta * hessian_top(params, lam, cfg.N) if finite else float("nan")
     u0 = float(full["u"][0])
     U0 = np.asarray(full["product"][0]) / u0 if u0 != 0 else np.full(d, np.nan)
     return Reading(

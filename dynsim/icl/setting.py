@@ -15,16 +15,15 @@ from dynsim.verbs import Claims, Derivation, Level, Option
 from full.icl import spec as full_spec
 from reduced.icl import spec as reduced_spec
 
-from . import figures
+from . import figures, resources
 from .mutations import CATALOGUE
-from .config import DTYPES, MAX_N, MODES, ICLConfig
+from .config import DTYPES, MAX_N, MAX_TESTS, MODES, ICLConfig
 
 HOOKS = "dynsim.icl.hooks"
 WORK = "dynsim.icl.sweep"
 CLAIM_NAMES = ("Theorem 4.1 limit", "Theorem 4.2 error", "Sec. 4.2 covariate shift")
 SHIFT = 4.0  # the covariate shift's default: test covariates of covariance 4 Lambda
 TESTS = 32768  # test prompts of the error claim's Monte Carlo
-MAX_TESTS = 1 << 24  # past this the Monte Carlo would take minutes
 
 
 REDUCED = Level(
@@ -139,5 +138,6 @@ SETTING = Setting(
     commands=COMMANDS,
     descriptions=DESCRIPTIONS,
     field_choices={"dtype": DTYPES},
+    resources=resources.needs,
     mutations=CATALOGUE,
 )
