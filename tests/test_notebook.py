@@ -50,3 +50,19 @@ def test_the_notebook_runs_headless_with_short_outputs(tmp_path):
     assert any(r.startswith("Report(AGREE") for r in reprs), reprs
     assert any(r.startswith("SweepResult(2 rows") for r in reprs), reprs
     assert any(r.startswith("Results(") for r in reprs), reprs
+
+
+def test_the_notebook_extra_installs_what_the_readme_runs_it_with():
+    """The README runs the notebook with `jupyter nbconvert --execute` after `pip install
+    '.[notebook]'`: that extra must bring nbconvert, Jupyter and a kernel."""
+    import tomllib
+
+    root = NOTEBOOK.parents[2]
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=]", r)[0] for r in extra["optional-dependencies"]["notebook"]}
+    readme = (root / "README.md").read_text()
+    assert {"nbconvert", "notebook", "ipykernel"} <= names
+    assert (
+        "pip install '.[notebook]'" in readme
+        and "jupyter nbconvert --to notebook --execute" in readme
+    )
