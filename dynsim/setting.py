@@ -37,8 +37,13 @@ from dynsim import interrupt
 from dynsim.validation import did_you_mean
 
 GROUP = "dynsim.settings"  # the entry-point group
-# as pyproject.toml declares them
-BUILTIN = {"jsl": "dynsim.jsl.setting:SETTING", "mim": "dynsim.mim.setting:SETTING"}
+# the entry points pyproject.toml declares (tests/test_lazy_settings.py holds them equal): what a
+# source tree that is not installed finds
+BUILTIN = {
+    "jsl": "dynsim.jsl.setting:SETTING",
+    "mim": "dynsim.mim.setting:SETTING",
+    "icl": "dynsim.icl.setting:SETTING",
+}
 
 
 def load(target: str) -> Any:

@@ -142,6 +142,13 @@ CASES = [
     # the flow's end time past eta * 2^53: the GD step of a save, round(t / eta), is not determined
     (["compare", "jsl", "--method", "flow", "--t-max", "1e308"], "--t-max = 1e+308"),
     (["sweep", "jsl", "--method", "flow", "--t-max", "1e308"], "--t-max = 1e+308"),
+    # the ICL setting, probed as the built-in ones are
+    (["compare", "icl", "--steps", BIG], "--steps"),
+    (["compare", "icl", "--mode", "sampled", "--batch", "1000000000"], "--batch = 1000000000"),
+    (["sweep", "icl", "--N", "0,5"], "ICLConfig.N = 0"),
+    (["check-theorems", "icl", "--tests", "1"], "--tests"),
+    (["derive", "icl", "--d", "100000"], "ICLConfig.d = 100000"),
+    (["figure", "icl-error", "--tests", "1000000000000000"], "--tests"),
 ]
 
 

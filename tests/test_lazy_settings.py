@@ -239,3 +239,17 @@ def test_the_light_image_options_spell_the_experiments_names():
         f.name for f in dataclasses.fields(mim_experiment.Config)
     ]
     assert mim_options.Sizes(patch=1).P == mim_experiment.Config(patch=1).P == 64
+
+
+def test_the_built_in_table_is_pyprojects_entry_points():
+    """A source tree that is not installed finds the settings `BUILTIN` names: exactly the entry
+    points pyproject.toml declares, so a setting added there is found (and probed, tested) the same
+    way installed or not."""
+    import tomllib
+    from pathlib import Path
+
+    from dynsim import setting as registry
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"][registry.GROUP] == registry.BUILTIN
