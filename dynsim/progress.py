@@ -5,9 +5,12 @@ Each run reports its own progress, `report(done, total, unit)`: a compiled scan 
 `jax.debug.callback` every ~CHECK_WORK element ops (`recording.run`), a gradient flow the save times
 it has reached (`reduced.flow`). A "steps" bar counts a run's steps; a bar of other units (runs of
 `check-theorems`, points of a sweep) shows the run beside its count ("now 12000/20000 steps") and
-moves by its fraction of one unit. The time left is measured from the first report or advance, and
-again from each restart of a run's count (its next batch, its next seed): compiling is never counted
-as work done.
+moves by its fraction of one unit. A run's time left is measured from its first report, and again
+from each restart of its count (its next batch, its next seed): compiling is never counted as work
+done. A bar of other units (a sweep's points) says its time left once the first unit has finished,
+from the pace measured since the bar started (`time_left`: elapsed / finished units), counting down
+until the next unit finishes: it shrinks as work finishes, and the first estimate, made before any
+measurement, stays the command's rough one (`dynsim.resources.say_long`).
 
 Where it draws: on a terminal one line redrawn in place; in a Jupyter notebook one output updated in
 place (an IPython display handle; the kernel's stream is recognised by its type, so nothing imports
@@ -74,7 +77,7 @@ def bar(
             "unit": unit,
             "done": 0,
             "run": None,  # the run in progress: its own count
-            "anchor": None,  # (time, count) the rate of units is measured from
+            "finished": None,  # seconds from the start to the last unit finished (`advance`)
             "shown": None,  # the count last drawn
             "start": time.monotonic(),
             "last": -math.inf,
@@ -141,8 +144,7 @@ def advance(count: int = 1) -> None:
         now = time.monotonic()
         state["done"] += count
         state["run"] = None
-        # the rate counts from the first unit done (the first run's compiling excluded)
-        state["anchor"] = state["anchor"] or (now, state["done"])
+        state["finished"] = now - state["start"]  # the pace: finished units over this time
         _draw(state, now, force=True)
 
 
@@ -166,7 +168,7 @@ def make_room() -> None:
 def _draw(state: dict, now: float, force: bool = False) -> None:
     run, total = state["run"], state["total"]
     own = run is not None and run["unit"] == state["unit"]  # a steps bar's run
-    done, anchor = (run["done"], run["anchor"]) if own else (state["done"], state["anchor"])
+    done = run["done"] if own else state["done"]
     if total is None or now - state["start"] < state["delay"]:
         return
     end = done >= total and state["shown"] != done
@@ -174,8 +176,13 @@ def _draw(state: dict, now: float, force: bool = False) -> None:
         if state["plain"] or not force:
             return
     state["last"], state["shown"] = now, done
-    counts = f"{done:.0f}/{total} {state['unit']}, {duration(now - state['start'])} elapsed"
-    counts += _left(anchor, now, done, total, ", ~{} left")
+    elapsed = now - state["start"]
+    counts = f"{done:.0f}/{total} {state['unit']}, {duration(elapsed)} elapsed"
+    if own:
+        counts += _left(run["anchor"], now, done, total, ", ~{} left")
+    elif state["finished"] is not None:
+        left = time_left(state["finished"], done, total, elapsed - state["finished"])
+        counts += "" if left is None else f", ~{duration(left)} left"
     if run is not None and not own:  # the run in progress, in its own unit
         of = f"/{run['total']:.0f}" if run["total"] else ""
         counts += f"; now {run['done']:.0f}{of} {run['unit']}"
@@ -198,6 +205,16 @@ def _left(anchor, now: float, done: float, total, form: str) -> str:
     if anchor is None or not total or done <= anchor[1] or now <= anchor[0]:
         return ""
     return form.format(duration((now - anchor[0]) / (done - anchor[1]) * max(total - done, 0)))
+
+
+def time_left(finished: float, done: float, total: float, since: float = 0.0) -> Optional[float]:
+    """Seconds left of `total` units at the measured pace: `done` units finished `finished` seconds
+    after the start (finished / done seconds a unit) leave total - done units, less the `since`
+    seconds passed since the last of them finished (a count down until the next one); never below
+    0. None before a unit has finished."""
+    if not done > 0 or not finished >= 0:
+        return None
+    return max(finished / done * max(total - done, 0) - max(since, 0.0), 0.0)
 
 
 def _filled(fraction: float) -> str:

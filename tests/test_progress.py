@@ -94,6 +94,30 @@ def test_a_run_shows_inside_a_bar_of_other_units(clock):
         assert last_line(out).endswith("2/3 runs, 20 s elapsed, ~10 s left")
 
 
+def test_the_time_left_of_units_is_the_measured_pace_and_shrinks_as_they_finish():
+    """`progress.time_left` on fake elapsed times: 10 units, the first done at 20 s (compiling
+    included), then a new group compiles before the third (rates from the first unit on grew from
+    1 s to 5 s a unit there, and the time left with them)."""
+    finished = [20.0, 21.0, 30.0, 31.0, 32.0]
+    left = [progress.time_left(t, k + 1, 10) for k, t in enumerate(finished)]
+    assert left == [180.0, 84.0, 70.0, 46.5, 32.0]  # elapsed / done x the units left
+    assert progress.time_left(20.0, 1, 10, since=15.0) == 165.0  # counted down until the next
+    assert progress.time_left(20.0, 1, 10, since=500.0) == 0.0
+    assert progress.time_left(40.0, 10, 10) == 0.0
+    assert progress.time_left(0.0, 0, 10) is None  # nothing finished: no measured pace
+
+
+def test_a_bar_of_units_counts_its_time_left_down_between_two_finished_units(clock):
+    out = io.StringIO()
+    with progress.bar(4, "sweep", stream=out, enabled=True, unit="runs"):
+        clock.now = 10.0
+        progress.advance()  # 10 s a unit measured: 3 left
+        assert last_line(out).endswith("1/4 runs, 10 s elapsed, ~30 s left")
+        clock.now = 15.0
+        progress.report(50, 100)
+        assert last_line(out).endswith("1/4 runs, 15 s elapsed, ~25 s left; now 50/100 steps")
+
+
 @pytest.mark.parametrize("chunk", [6.0, 360.0])  # seconds between two chunks of a sweep
 @pytest.mark.parametrize("where", ["here", "on Dask"])
 def test_off_a_terminal_plain_lines_come_at_a_bounded_rate(clock, chunk, where):

@@ -4,6 +4,7 @@ bounds that hold."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -20,6 +21,7 @@ import dynsim
 import reduced.jsl
 import reduced.mim
 from dynsim import JSLConfig, MIMConfig
+from dynsim import setting as registry
 from dynsim.store import Store
 from reduced.jsl import dynamics, many, sums, tables
 
@@ -81,7 +83,9 @@ def test_resume_after_rerun_and_force(tmp_path):
         "jsl", {"q": [0.2, 0.3]}, base=BASE, seeds=2, out=str(tmp_path), force=True
     )
     assert sorted(forced.computed) == sorted(first.computed)
-    # a different option is a different point: nothing reused
+    # a different option is a different point: nothing reused (the first sweep's outputs moved
+    # away, as the refusal of another sweep's folder says)
+    os.rename(tmp_path / "sweep.json", tmp_path / "first-sweep.json")
     other = dynsim.sweep(
         "jsl",
         {"q": [0.2, 0.3]},
@@ -411,8 +415,8 @@ def test_heatmap_names_are_checked_before_any_work(tmp_path, setting, axes, base
     known = (
         {p + n for p in ("reduced_", "full_") for n in spec.table.level_summaries}
         | set(spec.table.point_summaries)
-        | set(axes)
-        | {"seed", "seeded", "dtype", "key"}
+        | {f.name for f in dataclasses.fields(registry.get(setting).config)}
+        | {"setting", "seeded", "key"}
     )
     res = dynsim.sweep(setting, axes, base=base, level="both")
     assert set(res.columns) <= known, sorted(set(res.columns) - known)

@@ -16,6 +16,7 @@ import reduced.jsl.flow
 from dynsim import setting as registry
 from dynsim.cli import main
 from dynsim.jsl import JSLConfig, events
+from dynsim.store import Store
 from dynsim.sweeps import choices
 from tests.helpers import assert_refused
 
@@ -142,3 +143,29 @@ def test_the_full_levels_association_is_offered():
     spec = registry.get("jsl").sweep
     choices.refuse(spec, "full", ["patch_association", "final_attention_ratio"])
     choices.refuse(spec, "both", ["full_patch_association", "verdict", "max_error"])
+
+
+@pytest.mark.parametrize("t_max", ["nan", "inf", "-1", "0"])
+def test_a_t_max_not_finite_and_positive_is_refused_in_every_setting(tmp_path, capsys, t_max):
+    """ICL's sweep ran GD with the default end time for --t-max nan: refused in one line, exit 2,
+    nothing created, on the command line (naming --t-max) and in the library (t_max)."""
+    out = tmp_path / "sw"
+    for setting in ("icl", "jsl"):
+        code = main(["sweep", setting, "--method", "flow", "--t-max", t_max, "--out", str(out)])
+        assert_refused(code, capsys.readouterr().err, f"--t-max = {float(t_max)!r} is invalid")
+        with pytest.raises(ValueError, match=rf"^t_max = {float(t_max)!r} is invalid: must be a"):
+            dynsim.sweep(setting, {}, options={"method": "flow", "t_max": float(t_max)}, out=out)
+    assert not out.exists()
+
+
+def test_an_icl_sweep_runs_the_flow_it_names(tmp_path):
+    res = dynsim.sweep(
+        "icl",
+        {"N": [5, 10]},
+        base=dict(steps=40, record_every=10),
+        options={"method": "flow", "t_max": 3.0},
+        out=str(tmp_path),
+    )
+    for key in res.computed:
+        flow = Store(str(tmp_path)).load(key, trajectories=True)["trajectories"]["reduced"]
+        assert flow.meta["approximation"] == "gradient_flow" and flow["t"][-1] == 3.0

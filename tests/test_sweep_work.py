@@ -106,7 +106,7 @@ def test_off_a_terminal_plain_lines_say_the_steps_inside_a_chunk(tmp_path, capsy
     lines = capsys.readouterr().err.splitlines()
     first = r"sweep jsl \(reduced\): 0/3 runs, \d+ s elapsed; now \d+/\d+ steps"
     assert len(lines) == 2 and re.fullmatch(first, lines[0]), lines
-    # the time left is measured from the first chunk done to the last
+    # the time left: the pace measured since the bar started (`dynsim.progress.time_left`)
     assert re.fullmatch(r"sweep jsl \(reduced\): 3/3 runs, \d+ s elapsed, ~\d+ s left", lines[1])
     dynsim.sweep("jsl", {"q": [0.2, 0.3, 0.4]}, base=BASE, out=str(tmp_path / "b"), progress=False)
     assert capsys.readouterr().err == ""

@@ -184,18 +184,33 @@ def test_entry_point_discovery_in_a_fresh_process(tmp_path):
     assert "toy" in listed.stdout and "jsl" in listed.stdout and "mim" in listed.stdout
 
 
-def test_a_sweep_lists_the_heatmaps_it_draws_and_removes_its_stale_ones(tmp_path):
-    """Two sweeps into one --out: the second (other axes) replaces the table, so the first's
-    heatmaps go with it, and its manifest lists only what it drew (it listed what was asked)."""
+def test_a_sweep_lists_the_heatmaps_it_draws_and_removes_its_stale_ones(tmp_path, capsys):
+    """Two sweeps into one --out: another grid (without the first's points) is refused and changes
+    nothing; the same grid again draws the folder's heatmaps again, so none is lost, and removes
+    only a heatmap its manifest listed that it cannot draw; its manifest lists what it drew."""
     out = tmp_path / "sw"
     base = ["sweep", "toy", "--steps", "10", "--out", str(out)]
-    assert cli.main(base + ["--eta", "0.1,0.2", "--d", "4,6", "--heatmap", "final_overlap"]) == 0
+    grid = ["--eta", "0.1,0.2", "--d", "4,6"]
+    assert cli.main(base + grid + ["--heatmap", "final_overlap"]) == 0
     first = json.loads((out / "sweep.json").read_text())
     assert first["heatmap_files"] == ["heatmap-reduced_final_overlap.png"]
     assert (out / "heatmap-reduced_final_overlap.png").is_file()
     (out / "heatmap-mine.png").write_bytes(b"not the sweep's")  # a file the sweeps never drew
-    # one swept axis: no heatmap can be drawn (one asked for is refused: test_sweep_flow.py)
-    assert cli.main(base + ["--eta", "0.1,0.3"]) == 0
+    files = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    capsys.readouterr()
+    code = cli.main(base + ["--eta", "0.1,0.3"])
+    assert_refused(code, capsys.readouterr().err, f"out = {str(out)!r} is invalid", "another")
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == files
+    # a heatmap the manifest lists that the table cannot give: removed with the table replaced
+    (out / "heatmap-reduced_gone.png").write_bytes(b"png")
+    first["heatmaps"].append("gone")
+    first["heatmap_files"].append("heatmap-reduced_gone.png")
+    (out / "sweep.json").write_text(json.dumps(first))
+    assert cli.main(base + grid) == 0
     second = json.loads((out / "sweep.json").read_text())
-    assert second["heatmaps"] == [] and second["heatmap_files"] == []
-    assert sorted(p.name for p in out.glob("heatmap-*.png")) == ["heatmap-mine.png"]
+    assert "final_overlap" in second["heatmaps"] and "gone" not in second["heatmaps"]
+    assert "heatmap-reduced_final_overlap.png" in second["heatmap_files"]
+    drawn = sorted(p.name for p in out.glob("heatmap-*.png"))
+    assert "heatmap-reduced_gone.png" not in drawn
+    assert sorted(second["heatmap_files"]) == sorted(set(drawn) - {"heatmap-mine.png"})
+    assert (out / "heatmap-mine.png").read_bytes() == b"not the sweep's"

@@ -11,7 +11,7 @@ import time
 
 from dynsim import verbs
 from dynsim.setting import Command, Ref, Setting
-from dynsim.validation import DEFAULT_REPLICATES
+from dynsim.validation import DEFAULT_REPLICATES, check_positive
 
 from . import options
 
@@ -20,8 +20,10 @@ DESCRIPTION = (
     "error, and with --level both the checker's verdict and largest error. Finished points are "
     "stored in --out (keyed by a versioned hash of their configuration) and skipped when the "
     "command runs again, so an interrupted sweep resumes where it stopped. Writes table.csv, "
-    "sweep.json, heatmap-*.png and points/. Several sweeps may share one --out: they split the "
-    "points (claims in locks/) and each prints the whole table. Exit 0 when done (and, with "
+    "sweep.json, heatmap-*.png and points/. Several processes running one sweep may share one "
+    "--out: they split the points (claims in locks/) and each prints the whole table. A --out "
+    "holding another sweep's outputs (another setting, level or option, or a grid without all of "
+    "its points) is refused; a grid holding all of them extends it. Exit 0 when done (and, with "
     "--level both, every point agrees), 1 when a point disagrees, 2 on invalid input, 130 when "
     "interrupted (143 by SIGTERM). --method flow runs the reduced level as the gradient flow "
     "(point by point, saved as `dynsim compare --method flow` saves it); event times are given in "
@@ -50,9 +52,9 @@ def sweep_arguments(parser, setting: Setting) -> None:
     )
     run.add_argument(
         "--out",
-        default="dynsim-sweep",
+        default=None,
         metavar="DIR",
-        help="results store and outputs (default: ./dynsim-sweep)",
+        help=f"results store and outputs (default: ./{options.OUT_ROOT}/sweep-{setting.name})",
     )
     run.add_argument(
         "--resume",
@@ -170,7 +172,8 @@ def run_options(args, setting: Setting) -> dict:
 def chosen_options(args) -> dict:
     """The levels' options the sweep passes on (`run_options`), normalized by the setting's sweep
     and refused where a declared option does not apply (the mode's, --replicates outside --mode
-    sampled); --resume with --force and --confidence outside (0, 1) refused too."""
+    sampled); --resume with --force, --confidence outside (0, 1) and a --t-max that is not a finite
+    number > 0 refused too."""
     setting: Setting = args.setting_record
     chosen = run_options(args, setting)
     if setting.sweep.normalize is not None:
@@ -183,6 +186,8 @@ def chosen_options(args) -> dict:
         raise ValueError(
             "--resume and --force are exclusive: resume skips stored points, force recomputes them"
         )
+    if getattr(args, "t_max", None) is not None:
+        check_positive("--t-max", args.t_max, " (the flow's end time)")
     if not 0.0 < args.confidence < 1.0:
         raise ValueError(
             f"--confidence = {args.confidence} is invalid: must lie strictly between 0 and 1"

@@ -4,7 +4,7 @@ beside the trained layer's."""
 
 from __future__ import annotations
 
-from dynsim.sweeps.common import stability, verdict
+from dynsim.sweeps.common import flow_keywords, stability, verdict
 from full.icl import spec as full_spec
 from reduced.icl import spec as reduced_spec
 
@@ -13,8 +13,12 @@ from .config import ICLConfig
 
 
 def sweep_reduced(cfgs, options: dict, batch_size: int) -> list:
-    """The reduced level (GD) of each point."""
-    return [reduced_spec.simulate(c) for c in cfgs]
+    """The reduced level of each point: GD, or with options["method"] "flow" the gradient flow,
+    saved at eta times GD's recorded steps up to t_max (`flow_keywords`, as `dynsim compare icl
+    --method flow`)."""
+    if options.get("method") != "flow":
+        return [reduced_spec.simulate(c) for c in cfgs]
+    return [reduced_spec.simulate(c, **flow_keywords(c, options)) for c in cfgs]
 
 
 def sweep_full(cfgs, options: dict, batch_size: int) -> list:
@@ -29,7 +33,10 @@ def sweep_group(cfg: ICLConfig, options: dict, level: str):
 
 
 def sweep_check(cfg: ICLConfig, options: dict, level: str) -> None:
-    """--replicates only in mode sampled (`full.icl.spec.check_full`)."""
+    """--replicates only in mode sampled (`full.icl.spec.check_full`); the flow's t_max at the
+    point's eta (`flow_keywords`)."""
+    if level != "full" and options.get("method") == "flow":
+        flow_keywords(cfg, options)
     if level != "reduced":
         full_spec.check_full(cfg, options["mode"], options.get("replicates"))
 

@@ -28,9 +28,9 @@ from dynsim.store import STORE_VERSION, Store, point_key, row as stored_row
 from dynsim.trajectory import atomic_write_text, strict_json
 from dynsim.validation import Short, check_bools, check_int, did_you_mean, text_count
 
-from . import choices, executors, locks, plots
+from . import arguments, choices, executors, locks, plots
 
-LEVELS = ("reduced", "full", "both")
+LEVELS = arguments.LEVELS
 # a store keeps one file per point and the grid's configs are built at once: past this, split it
 MAX_POINTS = 100_000
 CHUNK_SIZE = 16  # points per unit of work: the most a Ctrl-C or a lost worker can cost
@@ -106,6 +106,7 @@ def points(
     work."""
     config = registry.get(setting).config
     fields = {f.name for f in dataclasses.fields(config)}
+    arguments.check_axes(axes)
     base = dict(base or {})
     for name in list(base) + list(axes):
         if name not in fields:
@@ -120,7 +121,7 @@ def points(
     for name in set(base) & set(axes):
         _fail("base", name, "is also a swept axis: give it in one of base and axes")
     for name, values in axes.items():
-        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
+        if len(values) == 0:
             _fail(f"axes[{name!r}]", values, "must be a non-empty list of values")
     check_int("seeds", seeds, 1)
     total = math.prod(len(v) for v in axes.values()) * seeds
@@ -130,7 +131,7 @@ def points(
             {n: f"{len(v):,} values" for n, v in axes.items()},
             f"{text_count(total)} points (x {text_count(seeds)} seeds) is more than the "
             f"{MAX_POINTS:,} a sweep takes: sweep fewer values, or split the grid over several "
-            "sweeps on one out",
+            "sweeps, each into its own out",
         )
     seed0 = base.pop("seed", config().seed)
     names = list(axes)
@@ -227,6 +228,15 @@ def sweep(
     one line once the inputs are validated (what will run). invocation: what ran it (the CLI's
     command line and options), recorded in sweep.json.
     """
+    arguments.check_types(
+        setting,
+        level,
+        axes,
+        out,
+        log,
+        {"base": base, "options": options, "invocation": invocation},
+        {"heatmaps": heatmaps, "heatmap_axes": heatmap_axes},
+    )
     spec = spec_of(setting)
     options = _check_options(setting, level, dict(options or {}))
     check_int("chunk_size", chunk_size, 1)
@@ -246,6 +256,9 @@ def sweep(
     for cfg in cfgs:
         spec.check(cfg, options, level)
     keys = [point_key(_description(setting, level, c, options)) for c in cfgs]
+    if out is not None:
+        out = os.fspath(out)
+        arguments.check_out(out, setting, level, keys)  # before anything is created
     store = Store(out) if out is not None else None
     if store is not None:
         locks.remove_leftovers(out)
@@ -325,19 +338,24 @@ def sweep(
                 time.sleep(WAIT_SECONDS)
             pending, recheck = waiting, True
     rows, columns = _table(
-        cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs]
+        setting, cfgs, keys, results, list(axes), [seeded(spec, c, options, level) for c in cfgs]
     )
     unknown = [n for n in asked if n not in columns and level_prefix(level) + n not in columns]
     # an error, not a warning; the points are stored, so the corrected command reuses them
     if unknown:
+        given = {"setting", "key", *(f.name for f in dataclasses.fields(cfgs[0]))}
         raise ValueError(
             f"heatmap = {','.join(unknown)} is invalid: must be summaries of this sweep: "
-            f"{', '.join(c for c in columns if c not in axes and c not in ('key', 'seed'))} "
+            f"{', '.join(c for c in columns if c not in given)} "
             "(every point is stored: the corrected command recomputes nothing)"
             + did_you_mean(columns, *unknown)
         )
     files = {}
     if out is not None:
+        # a sweep that wrote its outputs here meanwhile is checked again: never replaced unseen;
+        # the heatmaps the folder holds are drawn again over this table, so none is lost
+        old = arguments.check_out(out, setting, level, keys)
+        default = [choices.in_unit(spec, n, unit) for n in choices.defaults(spec, level)]
         files = _write_outputs(
             out,
             setting,
@@ -352,7 +370,7 @@ def sweep(
             computed,
             reused,
             time.time() - started,
-            asked or [choices.in_unit(spec, n, unit) for n in choices.defaults(spec, level)],
+            plots.with_kept(asked or default, old, columns, level_prefix(level)),
             heatmap_axes,
             level_prefix(level),
             invocation,
@@ -410,10 +428,14 @@ def _chunks(members: list, size: int):
         yield members[i : i + size]
 
 
-def _table(cfgs, keys, results, axes, seed_used) -> tuple[list[dict], list[str]]:
+def _table(setting, cfgs, keys, results, axes, seed_used) -> tuple[list[dict], list[str]]:
+    """One row per point: the setting, the swept axes, the point's other config fields, its seed,
+    whether the seed entered its run, its summary, its dtype and its store key."""
     rows = []
     for cfg, key, used in zip(cfgs, keys, seed_used):
-        row = {name: getattr(cfg, name) for name in axes}
+        config = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+        row = {"setting": setting, **{name: config[name] for name in axes}}
+        row.update({k: v for k, v in config.items() if k not in ("seed", "dtype")})
         row["seed"] = cfg.seed
         # False: the seed does not enter this point's run; every seed's row is the same run
         row["seeded"] = used

@@ -9,7 +9,7 @@ from typing import Mapping, Optional, Sequence
 
 from dynsim import verbs
 from dynsim import setting as registry
-from dynsim.validation import did_you_mean, shown
+from dynsim.validation import check_positive, did_you_mean, shown
 
 from . import common, plots
 
@@ -32,7 +32,8 @@ def _fail(name: str, value, allowed: str) -> None:
 def flow_options(setting: str, level: str, options: Mapping) -> tuple[dict, dict]:
     """(options without method and t_max, the flow's options {"method": "flow", "t_max": ...} or {}
     for GD). Refused: a method other than gd and flow; the flow where the setting's reduced level
-    declares none, or at level full (the full level has no flow); t_max without the flow."""
+    declares none, or at level full (the full level has no flow); t_max without the flow, or not a
+    finite number > 0 (each point checks it against its own eta, `common.flow_keywords`)."""
     method = options.get("method") or "gd"
     t_max = options.get("t_max")
     if method not in METHODS:
@@ -48,6 +49,8 @@ def flow_options(setting: str, level: str, options: Mapping) -> tuple[dict, dict
         )
     if method == "gd" and t_max is not None:
         _fail("t_max", t_max, "with method = 'gd': it is the flow's end time (use method 'flow')")
+    if t_max is not None:
+        check_positive("t_max", t_max, " (the flow's end time; None: eta * steps)")
     rest = {k: v for k, v in options.items() if k not in FLOW_OPTIONS}
     return rest, ({"method": "flow", "t_max": t_max} if method == "flow" else {})
 

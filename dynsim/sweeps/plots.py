@@ -23,8 +23,14 @@ MANIFEST_BYTES = 64 << 20
 PREFIXES = ("", "reduced_", "full_")  # the level prefixes of a summary's column
 # what each method of the reduced level is called (the full level runs GD)
 METHOD_NAMES = {"gd": "GD", "flow": "gradient flow"}
-# what a sweep reads back from the manifest it replaces (dynsim.schemas): the heatmaps it drew
+# what a sweep reads back from the manifest it replaces (dynsim.schemas): which sweep wrote it
+# (`dynsim.sweeps.sweep` replaces only the same sweep's outputs, or a smaller grid's) and the
+# heatmaps it drew
 MANIFEST = {
+    "setting": schemas.kind("text"),
+    "level": schemas.kind("text"),
+    "points": schemas.kind("list"),
+    "points[]": schemas.kind("text"),
     "heatmap_files": schemas.kind("list", "null"),
     "heatmap_files[]": schemas.kind("text"),
     "heatmaps": schemas.kind("list", "null"),
@@ -401,17 +407,37 @@ def _provenance(rows: list[dict]) -> str:
     )
 
 
-def remove_stale(out: str, drawn: Sequence[str]) -> list[str]:
-    """Remove (and return) the heatmap files that the sweep whose manifest (sweep.json) is in `out`
-    drew and this one did not (`drawn`: file names): they describe the table being replaced. A
-    manifest that cannot be read (none, a corrupt one, one failing MANIFEST) names none; no file
-    but a plain heatmap-*.png name in `out` is touched."""
+def read_manifest(out: str) -> Optional[dict]:
+    """The manifest (sweep.json) of the sweep whose outputs are in `out`, or None where there is
+    none or it cannot be read (a corrupt one, one failing MANIFEST: it is then replaced)."""
+    path = os.path.join(out, "sweep.json")
+    if not os.path.lexists(path):
+        return None
     try:
-        path = os.path.join(out, "sweep.json")
         old = schemas.check(
             inputs.read_json(path, MANIFEST_BYTES, "sweep.json", out), MANIFEST, "sweep.json", path
         )
     except ValueError:
+        return None
+    return old if isinstance(old, dict) else None
+
+
+def with_kept(names: Sequence[str], old: Optional[dict], columns, prefix: str) -> list[str]:
+    """The heatmaps to draw: `names`, then those the sweep whose outputs this one replaces drew
+    (`old`: its manifest, or None) where the table has their column (as named, or with the level's
+    `prefix`): drawn again over this table, so a sweep into its own folder loses none."""
+    earlier = (old or {}).get("heatmaps") or ()
+    kept = [n for n in earlier if n in columns or prefix + n in columns]
+    return list(dict.fromkeys([*names, *kept]))
+
+
+def remove_stale(out: str, drawn: Sequence[str]) -> list[str]:
+    """Remove (and return) the heatmap files that the sweep whose manifest (sweep.json) is in `out`
+    drew and this one did not (`drawn`: file names): they describe the table being replaced. A
+    manifest that cannot be read (`read_manifest`) names none; no file but a plain heatmap-*.png
+    name in `out` is touched."""
+    old = read_manifest(out)
+    if old is None:
         return []
     listed = old.get("heatmap_files")
     if listed is None:  # a manifest of an older dynsim: its requested names
