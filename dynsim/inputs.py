@@ -15,6 +15,7 @@ import os
 import stat
 import tomllib
 import zipfile
+import zlib
 from typing import Any, Optional
 
 import numpy as np
@@ -178,14 +179,18 @@ def _check(info: os.stat_result, cap: int, what: str, path) -> None:
         _fail(what, path, f"{info.st_size:,} bytes, more than the {cap:,} it may have")
 
 
-def npz_sizes(path: str, most: int) -> None:
+def npz_sizes(path: str, most: int) -> dict[str, tuple[tuple, np.dtype]]:
     """Refuse (ValueError) an .npz archive whose members declare more than `most` bytes together,
-    before reading any data; each member's npy header (read alone: at most numpy's 10,000-byte
-    header limit) must declare a plain dtype (no pickled objects) and a shape whose bytes fill the
-    member exactly. A zip bomb or a header declaring a huge array is thus rejected without
-    allocating it."""
+    or more than their compressed bytes can hold (`member_bound`), before reading any data; each
+    member's npy header (read alone: at most numpy's 10,000-byte header limit) must declare a plain
+    dtype (no pickled objects) and a shape whose bytes fill the member exactly. A zip bomb or a
+    header declaring a huge array is thus rejected without allocating it. Returns each member's
+    (shape, dtype), by its name less ".npy" (what np.load calls it)."""
+    headers = {}
     with zipfile.ZipFile(path) as zf:
         members = zf.infolist()
+        for member in members:
+            member_bound(member)
         declared = sum(m.file_size for m in members)
         if declared > most:
             raise ValueError(f"its members declare {declared} bytes, more than the {most} allowed")
@@ -208,16 +213,49 @@ def npz_sizes(path: str, most: int) -> None:
                         f"member {member.filename}: its header declares {dtype} {shape} "
                         f"({size} bytes) in a member of {member.file_size} bytes"
                     )
+            headers[member.filename.removesuffix(".npy")] = (shape, dtype)
+    return headers
 
 
-def npz_file(path, cap: int, what: str) -> str:
+# the most bytes one byte of a deflate stream decodes to: a 258-byte match (the longest) per two
+# bits (the shortest length and distance codes, one bit each), 1032 to 1 (RFC 1951); a member that
+# declares more than this times its compressed bytes (plus one match) declares what it cannot hold
+DEFLATE_RATIO = 1032
+DEFLATE_SLACK = 258
+
+
+def member_bound(member: zipfile.ZipInfo) -> None:
+    """Refuse (ValueError) a member whose declared size its compressed bytes cannot hold: a stored
+    member holds exactly its bytes, a deflated one at most DEFLATE_RATIO times them (the methods
+    numpy and dynsim write; any other is refused)."""
+    if member.compress_type == zipfile.ZIP_STORED:
+        bound, kind = member.compress_size, "stored"
+    elif member.compress_type == zipfile.ZIP_DEFLATED:
+        bound, kind = DEFLATE_RATIO * member.compress_size + DEFLATE_SLACK, "deflated"
+    else:
+        raise ValueError(
+            f"member {member.filename}: compression method {member.compress_type} is not one "
+            "dynsim writes (stored or deflated)"
+        )
+    if member.file_size > bound:
+        raise ValueError(
+            f"member {member.filename} declares {member.file_size:,} bytes in "
+            f"{member.compress_size:,} {kind} bytes, more than they can hold ({bound:,})"
+        )
+
+
+def npz_file(path, cap: int, what: str, layout=None) -> str:
     """`regular_file` for an .npz archive np.load will open: at most `cap` bytes, its members
     declaring at most its own size (stored) or, compressed, half the memory available (the arrays,
-    and the copy a table of them makes): `npz_sizes`. Returns the path."""
+    and the copy a table of them makes): `npz_sizes`; then `layout(headers)` (the members' (shape,
+    dtype) by name: what the reader expects, a ValueError saying why not), all before any data is
+    read. Returns the path."""
     path = regular_file(path, cap, what)
     most = max(os.path.getsize(path), available_memory() // 2)
     try:
-        npz_sizes(path, most)
-    except (ValueError, zipfile.BadZipFile) as exc:
-        _fail(what, path, str(exc))
+        headers = npz_sizes(path, most)
+        if layout is not None:
+            layout(headers)
+    except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        _fail(what, path, str(exc) or type(exc).__name__)
     return path

@@ -7,12 +7,14 @@ touched."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
 import socket
 import tempfile
 import time
+from typing import Optional
 
 PREFIX = ".dynsim-tmp-"
 # a temporary file unchanged this long is no live write's (the writers write, then rename)
@@ -34,6 +36,21 @@ def mkstemp(directory: str, suffix: str = "") -> tuple[int, str]:
 def mkdtemp(directory: str) -> str:
     """A new temporary folder in `directory`, named as this module says."""
     return tempfile.mkdtemp(dir=directory, prefix=_prefix())
+
+
+def folder_problem(path: str) -> Optional[str]:
+    """Why `path` cannot be an output folder, in words that follow "PATH is invalid:", or None: it
+    exists and is not a folder (a file, a link to one, a dangling link), or a file stands where one
+    of its parent folders would go. Nothing is created."""
+    path = os.path.abspath(path)
+    if os.path.lexists(path) and not os.path.isdir(path):
+        return "it is an existing file, not a folder; give a folder (new or existing)"
+    parent = path
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"{parent!r} is a file, so the folder cannot be created there; give another folder"
+    return None
 
 
 def alive(pid: int) -> bool:
@@ -123,13 +140,24 @@ def atomic_write(path: str, suffix: str, write) -> None:
     """Call write(binary file) on a temporary file in path's folder, then rename it to path. On any
     failure (a full disk: ENOSPC) the temporary file is removed and `path` is as it was; an OSError
     is raised again naming `path` (a failed write() names no file; a missing folder would name the
-    temporary file)."""
+    temporary file). Refused before anything is written, in one line: an empty path (ValueError), a
+    folder that does not exist (FileNotFoundError naming it: no folder is created), a folder at
+    `path` itself (IsADirectoryError)."""
+    if os.fspath(path) in ("", b""):
+        raise ValueError("path = '' is invalid: an empty path; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) and not os.path.islink(path):  # a rename replaces a link itself
+        raise IsADirectoryError(errno.EISDIR, "a folder is where the file goes", os.fspath(path))
     try:
-        fd, tmp = mkstemp(os.path.dirname(os.path.abspath(path)), suffix)
+        fd, tmp = mkstemp(folder, suffix)
     except OSError as exc:
         if exc.errno is None:
             raise
-        raise OSError(exc.errno, os.strerror(exc.errno), os.fspath(path)) from exc
+        why = os.strerror(exc.errno)
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # name the folder, not the file
+            state = "does not exist" if not os.path.lexists(folder) else "is not a folder"
+            why = f"its folder {folder!r} {state} (it is not created; nothing was written)"
+        raise OSError(exc.errno, why, os.fspath(path)) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

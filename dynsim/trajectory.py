@@ -12,13 +12,12 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from . import divergence, inputs, schemas, tempfiles
+from .archive import MAX_FILE_BYTES, read_arrays  # noqa: F401  (dynsim.trajectory's name too)
 from .divergence import NONFINITE
 from .setting import load
 from .tempfiles import public_mode  # noqa: F401  (dynsim.trajectory's name too)
 from .validation import count_value, did_you_mean
 
-# a trajectory file larger than this is not one dynsim wrote (the largest runs write megabytes)
-MAX_FILE_BYTES = 1 << 36
 TEMP_PREFIX = tempfiles.PREFIX  # every temporary file dynsim writes starts so (dynsim.tempfiles)
 # a stored trajectory's meta (dynsim.schemas): what its readers take from it (`to_xarray`'s
 # attributes; a setting's coordinates: MIM's areas, each a list of patch indices per cluster, else
@@ -195,7 +194,8 @@ class Trajectory:
         return str(self.meta.get("level", "?"))
 
     def save(self, path) -> None:
-        """Write to an .npz file atomically (write to a temporary file, then rename)."""
+        """Write to an .npz file atomically (write to a temporary file, then rename), in a folder
+        that exists: a missing one is refused (FileNotFoundError naming it), nothing written."""
         path = os.fspath(path)
         arrays = {f"obs/{k}": v for k, v in self.observables.items()}
         arrays["steps"] = self.steps
@@ -211,23 +211,22 @@ class Trajectory:
         `name` picks one of several ("reduced", "full", ...). Left out, a file with one trajectory
         gives that Trajectory and a file with several gives all of them as a `Trajectories` list (in
         the file's order; index it by position or by name: `runs["full"]`)."""
-        path = inputs.npz_file(path, MAX_FILE_BYTES, "path")  # a FIFO would block np.load
-        with np.load(path, allow_pickle=False) as f:
-            if "steps" in f.files:
-                if name is not None:
-                    raise ValueError(
-                        f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): "
-                        f"leave name out (got {name!r})"
-                    )
-                observables = {k[4:]: f[k] for k in f.files if k.startswith("obs/")}
-                final = {k[6:]: f[k] for k in f.files if k.startswith("final/")}  # older: none
-                return cls(
-                    steps=f["steps"],
-                    observables=observables,
-                    meta=inputs.json_object(str(f["meta"]), "meta", META, path),
-                    final=final,
+        path, arrays = read_arrays(path)
+        if "steps" in arrays:
+            if name is not None:
+                raise ValueError(
+                    f"{os.fspath(path)} holds one trajectory (written by Trajectory.save): "
+                    f"leave name out (got {name!r})"
                 )
-            many = many_from_arrays({k: f[k] for k in f.files}, path)
+            observables = {k[4:]: v for k, v in arrays.items() if k.startswith("obs/")}
+            final = {k[6:]: v for k, v in arrays.items() if k.startswith("final/")}  # older: none
+            return cls(
+                steps=arrays["steps"],
+                observables=observables,
+                meta=inputs.json_object(str(arrays["meta"]), "meta", META, path),
+                final=final,
+            )
+        many = many_from_arrays(arrays, path)
         if name is None:
             return next(iter(many.values())) if len(many) == 1 else Trajectories(many)
         if name not in many:
@@ -444,9 +443,8 @@ def save_many(path, trajectories: dict[str, "Trajectory"], compressed: bool = Fa
 
 def load_many(path) -> dict[str, "Trajectory"]:
     """Read what `save_many` wrote."""
-    path = inputs.npz_file(path, MAX_FILE_BYTES, "path")
-    with np.load(path, allow_pickle=False) as f:
-        return many_from_arrays({k: f[k] for k in f.files}, path)
+    path, arrays = read_arrays(path)
+    return many_from_arrays(arrays, path)
 
 
 def atomic_write_text(path: str, text: str) -> None:

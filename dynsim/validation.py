@@ -160,8 +160,8 @@ DEFAULT_REPLICATES = 8  # independent runs of a full level's mode "sampled"
 
 def check_setting(cfg: Any, config_class: type, mode: str, modes: tuple) -> None:
     """cfg must be a `config_class`, mode one of `modes`."""
-    if not isinstance(cfg, config_class):
-        raise TypeError(f"cfg must be a {config_class.__name__}, got {type(cfg).__name__}")
+    name = config_class.__name__
+    check_type("cfg", cfg, config_class, f"{'an' if name[0] in 'AEIOU' else 'a'} {name}")
     if mode not in modes:
         raise ValueError(f"mode = {mode!r} is invalid: must be one of {', '.join(modes)}")
 

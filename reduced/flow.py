@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import warnings
 from typing import Callable, Optional, Sequence
 
@@ -25,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dynsim import progress, recording
-from dynsim.validation import is_int, is_real
+from dynsim.validation import is_int, is_real, shown
 
 METHODS = ("gd", "flow")
 SOLVERS = {
@@ -43,7 +44,14 @@ RTOL, ATOL = 1e-6, 1e-9
 # (pcoeff, icoeff) of diffrax.PIDController: a PI controller for mildly stiff problems
 PI_COEFFICIENTS = (0.2, 0.4)
 SAVES = 100  # log-spaced save times in [t_min, t_max], besides t = 0
+# the most log-spaced saves: each is one record of every observable, all held in memory at once
+# (padded to a power of two: `traced_options`); 2^20 is 500 times the largest flow of docs/ (2,000
+# saves) and refuses a count whose times alone would not fit in memory (more: give `times`)
+MAX_SAVES = 2**20
 MAX_STEPS = 100_000
+# the largest step budget: diffrax counts its steps in an int32 when JAX runs without x64 (a
+# float32 run), and a max_steps past 2^31 - 1 overflows that counter
+MAX_SOLVER_STEPS = 2**31 - 1
 # the latest end time, in GD steps: each save is stored at the GD step round(t / eta) (`steps_of`),
 # an integer float64 holds exactly only up to 2^53 (past it, neighbouring steps are one float and
 # a save's step is not determined; past 2^63 it does not fit a Trajectory's int64 steps at all);
@@ -66,11 +74,12 @@ def check_method(method) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Flow:
-    """The gradient flow's options, checked on construction (one named ValueError each): the end
-    time t_max (None: eta * steps, set by `resolved`), the save times (explicit `times` in [0,
-    t_max], else t = 0 and `saves` log-spaced times from t_min, default min(eta, t_max), to t_max),
+    """The gradient flow's options, checked on construction (one line naming the field: a TypeError
+    for a wrong type, a ValueError for a value out of range): the end time t_max (None: eta *
+    steps, set by `resolved`), the save times (explicit `times` in [0, t_max], else t = 0 and
+    `saves` (at most MAX_SAVES) log-spaced times from t_min, default min(eta, t_max), to t_max),
     the step-size tolerances rtol and atol, the solver (None: the setting's) and its step budget
-    max_steps."""
+    max_steps (at most MAX_SOLVER_STEPS)."""
 
     t_max: Optional[float] = None
     saves: int = SAVES
@@ -86,20 +95,23 @@ class Flow:
             _positive("t_max", self.t_max)
         _positive("rtol", self.rtol)
         _positive("atol", self.atol)
-        if self.solver is not None and self.solver not in (*SOLVERS, *HOST_SOLVERS):
-            raise ValueError(
-                f"solver = {self.solver!r} is invalid: must be one of "
-                f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}"
-            )
-        if not is_int(self.max_steps) or self.max_steps < 1:
-            raise ValueError(f"max_steps = {self.max_steps!r} is invalid: must be an integer >= 1")
+        if self.solver is not None:
+            if not isinstance(self.solver, str):
+                raise TypeError(f"solver must be text or None, got {type(self.solver).__name__}")
+            if self.solver not in (*SOLVERS, *HOST_SOLVERS):
+                raise ValueError(
+                    f"solver = {self.solver!r} is invalid: must be one of "
+                    f"{', '.join(map(repr, [*SOLVERS, *HOST_SOLVERS]))}"
+                )
+        _count("max_steps", self.max_steps, MAX_SOLVER_STEPS, " (diffrax's int32 step counter)")
+        _count("saves", self.saves, MAX_SAVES, " (each a record held in memory; or give times)")
         if self.times is None:
-            if not is_int(self.saves) or self.saves < 1:
-                raise ValueError(f"saves = {self.saves!r} is invalid: must be an integer >= 1")
             if self.t_min is not None:
                 _positive("t_min", self.t_min)
         elif self.t_min is not None:
             raise ValueError("t_min is invalid together with times: give one of them")
+        else:
+            _check_times(self.times)
 
     def resolved(self, eta: float, default_t_max: float, default_solver: str = SOLVER) -> dict:
         """The options of one run at rate eta: {"t_max", "times" (the save times, numpy), "rtol",
@@ -438,8 +450,33 @@ def solve_host(
 
 
 def _positive(name: str, value) -> None:
+    """TypeError unless `value` is a real number (not a bool); ValueError unless finite and > 0."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     if not is_real(value) or value <= 0:
-        raise ValueError(f"{name} = {value!r} is invalid: must be a finite real number > 0")
+        raise ValueError(f"{name} = {shown(value)} is invalid: must be a finite real number > 0")
+
+
+def _count(name: str, value, high: int, why: str) -> None:
+    """TypeError unless `value` is an integer (not a bool); ValueError outside [1, high]."""
+    if not is_int(value):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if not 1 <= value <= high:
+        raise ValueError(
+            f"{name} = {shown(value)} is invalid: must be an integer in [1, {high:,}]{why}"
+        )
+
+
+def _check_times(times) -> None:
+    """TypeError unless `times` is a sequence of real numbers (their count is the caller's: the
+    times are already in memory); their order and range are checked against t_max when
+    resolved."""
+    try:
+        kind = np.asarray(times).dtype.kind
+    except ValueError:  # a ragged nesting
+        kind = "O"
+    if isinstance(times, (str, bytes)) or kind not in "iuf":
+        raise TypeError(f"times must be a sequence of real numbers, got {type(times).__name__}")
 
 
 def _short(x) -> str:

@@ -22,10 +22,14 @@ import os
 import shutil
 import signal
 import socket
+import struct
+import subprocess
 import sys
 import time
+import tracemalloc
 import warnings
 import zipfile
+import zlib
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -37,7 +41,7 @@ from dynsim import Trajectory, cli, inputs, schemas
 from dynsim.cli import output
 from dynsim.store import SUMMARY, Store, row, summary_schema
 from dynsim.sweeps import frames, locks, plots
-from dynsim.trajectory import META, load_many
+from dynsim.trajectory import META, load_many, many_to_arrays, write_npz
 from tests.toy_setting import levels
 from tests.toy_setting.setting import SETTING as TOY
 
@@ -344,7 +348,8 @@ def stale_heatmaps(path: Path, tmp: Path) -> None:
 
 
 def future(path: Path, tmp: Path) -> None:
-    """A claim of a live process of this host (pid 1) dated a day ahead: its age is negative."""
+    """A claim of a live process of this host (pid 1) dated a day ahead: its age is negative, and
+    pid 1 started after the claim's recorded start (0.0), so it is not the claim's owner."""
     path.write_text(json.dumps({"pid": 1, "host": socket.gethostname(), "started": 0.0}))
     ahead = time.time() + 86400
     os.utime(path, (ahead, ahead))
@@ -385,14 +390,15 @@ def sweep(folder: Path, tmp: Path, capsys, monkeypatch):
 
 def claim(folder: Path, tmp: Path, capsys, monkeypatch):
     """`Locks.claim` of the case's claim: refused when first seen (its time is now, or ahead),
-    taken once this process's clock has passed STALE_SECONDS (0: both held)."""
+    taken once this process's clock has passed STALE_SECONDS, or at once where its pid is not
+    its owner (`future`: pid 1 started after the claim's recorded start); 0: held."""
     mine = locks.Locks(str(folder))
     now = [0.0]
     mine._clock = lambda: now[0]
     key = keys(folder)[0]
     first = mine.claim(key)
     now[0] += locks.STALE_SECONDS + 1
-    taken = not first and mine.claim(key)
+    taken = first or mine.claim(key)
     held = json.loads(Path(mine.path(key)).read_text()) if taken else {}
     mine.release(key)
     return (0 if taken and held.get("pid") == os.getpid() else 1), f"first claim: {first}"
@@ -557,6 +563,8 @@ def test_hostile_folder(fmt, kind, how, reader, sources, tmp_path, capsys, monke
     assert "Traceback" not in err
     if fmt in RECOVERED or kind == "path":
         recovered(fmt, reader, folder, code, caught, field)
+        if reader == "Locks.claim":  # only a claim its pid cannot own is taken at first sight
+            assert ("first claim: True" in err) == (kind == "future"), err
         return
     lines = [x for x in err.splitlines() if x.strip()]
     assert code == 2 and len(lines) == 1, err
@@ -593,3 +601,185 @@ def test_a_wrong_value_is_generated_for_every_type_and_bound():
     ]
     assert wrong(schemas.kind(*VALUES, nan=True)) == []
     assert [label for label, _ in wrong_cells(schemas.kind("bool"))] == ["text", "null", "a number"]
+
+
+# ---------------------------------------------------------------------------------------------
+# a zip bomb declaring 4 GiB, and a planted claim of pid 1 dated ahead, each on its own
+
+BOMB_ROWS = 2**29 - 64  # float64: 4 GiB less 512 bytes, within a plain (not ZIP64) member
+MiB = 1 << 20
+
+
+def raw_zip(path: Path, members: list) -> None:
+    """A zip archive written byte by byte: (name, method, data as stored, declared size, CRC)."""
+    out, central = bytearray(), bytearray()
+    for name, method, data, size, crc in members:
+        encoded, offset = name.encode(), len(out)
+        fields = (20, 0, method, 0, 0x21, crc, len(data), size, len(encoded))
+        out += struct.pack("<4s5H3L2H", b"PK\x03\x04", *fields, 0) + encoded + data
+        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, *fields, 0, 0, 0, 0, 0, offset)
+        central += encoded
+    end = (len(members), len(members), len(central), len(out), 0)
+    path.write_bytes(bytes(out + central + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, *end)))
+
+
+def stored_members(run: Trajectory) -> list:
+    """The members `save_many` writes for {"reduced": run}, as `raw_zip` takes them (stored)."""
+    buf = io.BytesIO()
+    write_npz(buf, many_to_arrays({"reduced": run}))
+    with zipfile.ZipFile(buf) as zf:
+        return [
+            (name, zipfile.ZIP_STORED, data, len(data), zlib.crc32(data))
+            for name in zf.namelist()
+            for data in [zf.read(name)]
+        ]
+
+
+def bomb(path: Path, how: str) -> None:
+    """A compare's trajectories.npz (one trajectory of 2 steps) with a member reduced/obs/zeros
+    whose npy header declares BOMB_ROWS float64: "declared", a few compressed bytes whose zip entry
+    declares the 4 GiB; "deflated", a real deflate stream of 4 GiB of zeros (4 MiB: one MiB of
+    zeros compresses to the same bytes after each full flush, so it is repeated, not compressed
+    4,096 times; its CRC is left 0, never checked before the refusal)."""
+    members = stored_members(Trajectory(np.arange(2), {"x": np.zeros(2)}, {"level": "reduced"}))
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        head, {"descr": "<f8", "fortran_order": False, "shape": (BOMB_ROWS,)}
+    )
+    size = len(head.getvalue()) + 8 * BOMB_ROWS
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    if how == "declared":
+        data = deflate.compress(head.getvalue() + bytes(8)) + deflate.flush()
+    else:
+        start = deflate.compress(head.getvalue()) + deflate.flush(zlib.Z_FULL_FLUSH)
+        block = deflate.compress(bytes(MiB)) + deflate.flush(zlib.Z_FULL_FLUSH)
+        assert block == deflate.compress(bytes(MiB)) + deflate.flush(zlib.Z_FULL_FLUSH)
+        tail = deflate.compress(bytes(8 * BOMB_ROWS - 4096 * MiB + 2 * MiB)) + deflate.flush()
+        data = start + block * 4094 + tail
+    members.append(("reduced/obs/zeros.npy", zipfile.ZIP_DEFLATED, data, size, 0))
+    raw_zip(path, members)
+
+
+BOMB_READERS = {
+    "Trajectory.load": library(lambda f: Trajectory.load(f / "trajectories.npz")),
+    "load_many": library(lambda f: load_many(f / "trajectories.npz")),
+    "export": cli_reader(["export", "{folder}"]),
+}
+
+
+@pytest.mark.parametrize("reader", BOMB_READERS)
+@pytest.mark.parametrize("how", ["declared", "deflated"])
+def test_a_zip_bomb_declaring_4_gib_is_refused_before_reading(
+    how, reader, tmp_path, capsys, monkeypatch
+):
+    """Where half the memory would take it (1 TiB available), a member declaring 4 GiB is refused
+    before any of it is read, in one line naming the file and the member: "declared" by its
+    compressed bytes (79 cannot hold 4 GiB: deflate's ratio is at most 1032), "deflated" (4 MiB
+    can) by the trajectory's layout (an observable of 536,870,848 rows beside 2 steps). Within
+    seconds, the 4 GiB never allocated."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    bomb(folder / "trajectories.npz", how)
+    with zipfile.ZipFile(folder / "trajectories.npz") as zf:
+        assert zf.getinfo("reduced/obs/zeros.npy").file_size > 4 * 2**30 - 1024
+    monkeypatch.setattr(inputs, "available_memory", lambda: 1 << 40)
+    capsys.readouterr()
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(SECONDS)
+    tracemalloc.start()
+    try:
+        code, err = BOMB_READERS[reader](folder, tmp_path, capsys, monkeypatch)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert "trajectories.npz" in lines[0] and "reduced/obs/zeros.npy" in lines[0], lines[0]
+    why = "more than they can hold" if how == "declared" else "536,870,848 rows, its trajectory"
+    assert why in lines[0], lines[0]
+    assert peak < 256 * MiB, peak  # an import's objects at most: 4 GiB is never allocated
+
+
+def test_a_trajectories_file_whose_member_reads_short_is_refused_naming_the_file(tmp_path):
+    """A member whose stream ends before what its header declares (a truncated deflate stream
+    whose declared size the bound allows) is refused in one line naming the file, not numpy's
+    bare "EOF" message."""
+    path = tmp_path / "t.npz"
+    run = Trajectory(np.arange(2), {"x": np.arange(2 * 4096.0).reshape(2, 4096)}, {})
+    members = []
+    for name, method, data, size, crc in stored_members(run):
+        if name == "reduced/obs/x.npy":  # half its data, declared whole
+            short = zlib.compressobj(9, zlib.DEFLATED, -15)
+            data, method = (
+                short.compress(data[: len(data) // 2]) + short.flush(),
+                zipfile.ZIP_DEFLATED,
+            )
+        members.append((name, method, data, size, crc))
+    raw_zip(path, members)
+    with pytest.raises(ValueError) as exc:
+        Trajectory.load(path)
+    text = str(exc.value)
+    assert text.startswith(f"path = {str(path)!r} is invalid: unreadable (") and "\n" not in text
+
+
+def planted(folder: Path, key: str, pid: int, started: float, ahead: float = 86400.0) -> Path:
+    """A claim of `pid` on this host recording `started`, its file dated `ahead` seconds ahead."""
+    path = folder / f"{key}.lock"
+    path.write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "started": started}))
+    when = time.time() + ahead
+    os.utime(path, (when, when))
+    return path
+
+
+def test_a_claim_its_live_pid_cannot_own_is_taken_at_once(tmp_path):
+    """Judged by when the pid's process started, not by the claim's time (a day ahead, so its age
+    is negative): pid 1 recording a start before it began, a child recording a start an hour
+    before it was spawned (a reused pid), and a start ahead of this host's clock are taken at the
+    first claim; the same child recording a start after it began, and this test's parent, are
+    live owners and keep their claims."""
+    mine = locks.Locks(str(tmp_path))
+    folder = Path(mine.directory)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(locks.START_SLACK + 0.5)  # the child has begun before the next time.time()
+        owned = time.time()
+        stale = {
+            "a" * 64: planted(folder, "a" * 64, 1, 0.0),
+            "b" * 64: planted(folder, "b" * 64, child.pid, owned - 3600),
+            "c" * 64: planted(folder, "c" * 64, os.getppid(), time.time() + 3600),
+        }
+        live = {
+            "d" * 64: planted(folder, "d" * 64, child.pid, owned),
+            "e" * 64: planted(folder, "e" * 64, os.getppid(), time.time()),
+        }
+        for key, path in stale.items():
+            assert mine.claim(key), key
+            assert json.loads(path.read_text())["pid"] == os.getpid()
+        for key, path in live.items():
+            assert not mine.claim(key), key
+            assert json.loads(path.read_text())["pid"] != os.getpid()
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_sweep_takes_a_planted_claim_of_pid_1_dated_ahead_at_once(tmp_path, capsys, monkeypatch):
+    """The issue's lock: pid 1 of this host, dated a day ahead, recording the start 0.0. The sweep
+    (STALE_SECONDS as shipped, 300 s) takes it over and computes the point within seconds."""
+    monkeypatch.setattr(levels, "reduced", REMEMBERED)
+    out = tmp_path / "sweep"
+    assert cli.main([*SWEEP, "--out", str(out)]) == 0
+    key = keys(out)[0]
+    os.unlink(target("store point", out))
+    path = planted(out / "locks", key, 1, 0.0)
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)  # the claim trusted: 300 s of waiting
+    try:
+        code = cli.main([*SWEEP, "--out", str(out)])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert code == 0, capsys.readouterr().err
+    assert not path.exists() and Store(str(out)).load(key) is not None

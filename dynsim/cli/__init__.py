@@ -98,6 +98,10 @@ DEFAULT_OUT, CHECK_OUT = (
 # the variable XLA (in jaxlib) reads for its C++ log lines' threshold: 3 prints fatal errors only
 XLA_LOG_LEVEL, XLA_QUIET = "TF_CPP_MIN_LOG_LEVEL", "3"
 WRITE_ERROR, INTERRUPTED = Ref("dynsim.cli.outdir:write_error"), Ref("dynsim.progress:interrupted")
+MISSING_FOLDERS, REMOVE_MADE = (
+    Ref("dynsim.cli.outdir:missing_folders"),
+    Ref("dynsim.cli.outdir:remove_made"),
+)
 
 
 def _commands(sweeps: bool = True) -> list[tuple]:
@@ -238,6 +242,25 @@ def _tolerant_streams() -> None:
             reconfigure(errors="backslashreplace")
 
 
+def _check_platforms() -> None:
+    """A JAX_PLATFORMS naming no backend JAX can start here (a typo, or cuda on a machine without a
+    GPU) is refused in one line before any work, instead of a traceback from inside the first
+    computation; without it set, JAX picks a backend itself and nothing is imported here."""
+    named = os.environ.get("JAX_PLATFORMS", "")
+    if not named.strip():
+        return
+    import jax
+
+    try:
+        jax.devices()
+    except Exception as exc:  # RuntimeError, or an AssertionError for a known but absent one
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UsageError(
+            f"JAX_PLATFORMS={named!r} names no backend JAX can start here ({why}); unset it, "
+            "or set JAX_PLATFORMS=cpu"
+        ) from None
+
+
 def _command(argv) -> int:
     """`main`'s work: parse, check, run."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files: no window, no display needed
@@ -246,6 +269,10 @@ def _command(argv) -> int:
     os.environ.setdefault(XLA_LOG_LEVEL, XLA_QUIET)
     _tolerant_streams()
     resources.say_long([])  # no estimate line left by an earlier command of this process
+    # the output folders the command would create: removed again where it is refused or fails
+    # and leaves them empty, so the file system is as the command found it
+    made: list[str] = []
+    done = False
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         args = parse(argv)
@@ -276,8 +303,12 @@ def _command(argv) -> int:
         if getattr(args, "out", None) is not None:
             CHECK_OUT(args)  # a folder, writable, with room for the outputs: before any work
         interrupt.raise_if_interrupted()  # a signal while parsing or importing: no work starts
-        return args.run(args)
-    except (UsageError, ValueError) as exc:
+        _check_platforms()
+        made = MISSING_FOLDERS(args)
+        code = args.run(args)
+        done = code != EXIT_INVALID
+        return code
+    except (UsageError, ValueError, registry.Shadowed) as exc:
         print(
             f"dynsim: error: {exc}" if not str(exc).startswith("dynsim: error") else f"{exc}",
             file=sys.stderr,
@@ -301,6 +332,9 @@ def _command(argv) -> int:
             raise
         print(interrupt.MESSAGE, file=sys.stderr)
         return interrupt.exit_code()
+    finally:
+        if made and not done:
+            REMOVE_MADE(made)
 
 
 def main_entry() -> None:

@@ -6,6 +6,7 @@ their files as one set with `dynsim.cli.output.Staged`."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import math
@@ -89,24 +90,20 @@ def human(n: float) -> str:
 
 def validate_out_dir(args, option: str = "--out") -> None:
     """Refuse args.out before any work, with one line naming `option`, the path and the problem: an
-    existing file (or a file where one of its parent folders would go), a folder that cannot be
-    written (permissions, a read-only file system), too little free space for `estimated_bytes`.
-    Then remove a killed run's temporary files there."""
+    existing file (or a file where one of its parent folders would go), a folder name or a path
+    too long for its file system (`_check_lengths`), a folder that cannot be written (permissions,
+    a read-only file system), too little free space for `estimated_bytes`. Then remove a killed
+    run's temporary files there."""
     raw = args.out
     path = os.path.abspath(raw)
     bad = f"{option} = {raw!r} is invalid:"
-    if os.path.lexists(path) and not os.path.isdir(path):
-        raise UsageError(
-            f"{bad} it is an existing file, not a folder; give a folder (new or existing)"
-        )
+    why = tempfiles.folder_problem(path)
+    if why is not None:
+        raise UsageError(f"{bad} {why}")
     parent = path
     while not os.path.lexists(parent):
         parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise UsageError(
-            f"{bad} {parent!r} is a file, so the folder cannot be created there; give another "
-            f"folder"
-        )
+    _check_lengths(bad, path, parent)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(
             f"{bad} {parent!r} is not writable (no permission, or a read-only file system); give a "
@@ -123,6 +120,63 @@ def validate_out_dir(args, option: str = "--out") -> None:
     removed = tempfiles.remove_leftovers(path)
     if removed:
         log(f"removed {len(removed)} temporary file(s) a killed run left in {raw}")
+
+
+def _check_lengths(bad: str, path: str, parent: str) -> None:
+    """Refuse, before any work, a folder name longer than its file system takes (NAME_MAX, 255
+    bytes on most) and a path too long for the files written in it (PATH_MAX, less NAME_MAX for
+    their names); `parent`: the first existing folder of `path`."""
+    try:
+        name_max = os.pathconf(parent, "PC_NAME_MAX")
+        path_max = os.pathconf(parent, "PC_PATH_MAX")
+    except (OSError, ValueError):  # a system that does not say: POSIX's usual limits
+        name_max, path_max = 255, 4096
+    for part in os.path.relpath(path, parent).split(os.sep):
+        size = len(os.fsencode(part))
+        if size > name_max:
+            shown = part if len(part) <= 24 else part[:21] + "..."
+            raise UsageError(
+                f"{bad} the folder name {shown!r} has {size} bytes, more than the {name_max} its "
+                "file system takes; give a shorter one"
+            )
+    size = len(os.fsencode(path))
+    if size + 1 + name_max > path_max:
+        raise UsageError(
+            f"{bad} its path has {size:,} bytes, and a file in it may need {name_max} more: past "
+            f"the {path_max:,} a path may have; give a shorter one"
+        )
+
+
+def missing_folders(args) -> list[str]:
+    """The folders a command would create on the way to its output folder (--out, or export's
+    --to), outermost first: none when it exists."""
+    out = getattr(args, "out", None)
+    if getattr(args, "command", None) == "export":
+        out = args.folder if args.to is None else args.to
+    if not isinstance(out, str) or not out.strip():
+        return []
+    path, made = os.path.abspath(os.path.expanduser(out)), []
+    while not os.path.lexists(path) and path != os.path.dirname(path):
+        made.append(path)
+        path = os.path.dirname(path)
+    return made[::-1]
+
+
+def remove_made(made: list[str]) -> None:
+    """Remove the folders of `made` (`missing_folders`, before the command) that a refused command
+    created and left empty, and the empty folders it made in them, innermost first: the file system
+    is left as the command found it. A folder holding any file is kept (with its parents)."""
+    for folder in reversed(made):
+        if os.path.islink(folder) or not os.path.isdir(folder):
+            continue
+        for root, dirs, _ in os.walk(folder, topdown=False):
+            for name in dirs:
+                with contextlib.suppress(OSError):  # not empty, or a link: kept
+                    os.rmdir(os.path.join(root, name))
+        try:
+            os.rmdir(folder)
+        except OSError:  # not empty: it, and the folders above it, stay
+            return
 
 
 def write_error(exc: OSError) -> str | None:

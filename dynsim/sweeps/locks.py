@@ -4,11 +4,13 @@ work.
 A claim is a lock file `<store>/locks/<key>.lock`, created with O_CREAT | O_EXCL (atomic, also on
 NFS v3+) and holding the owner's pid, host name and start time as JSON. While a process holds
 claims, a thread refreshes their modification time every HEARTBEAT_SECONDS. A claim is stale, and
-taken over, when its owner is on this host and no longer alive, or when it was not refreshed for
-STALE_SECONDS (an owner on another host, or a reused pid), by the file's time or by this process's
-own clock: a claim this process has watched unchanged for STALE_SECONDS is stale whatever its time
-says, so a claim dated in the future (a planted file, a host whose clock runs ahead on a shared
-disk) delays a sweep by STALE_SECONDS at most. A killed sweep never blocks another for long. Taking
+taken over, when its owner is on this host and no longer alive (or its pid is now another
+process's: one that started after the claim's recorded start, or a claim started ahead of this
+host's clock, `could_own`), or when it was not refreshed for STALE_SECONDS (an owner on another
+host, or a reused pid), by the file's time or by this process's own clock: a claim this process has
+watched unchanged for STALE_SECONDS is stale whatever its time says, so a claim dated in the future
+(a planted file, a host whose clock runs ahead on a shared disk) delays a sweep by STALE_SECONDS at
+most. A killed sweep never blocks another for long. Taking
 over renames the stale file to a unique name first, so of two processes that find it stale at once
 only one removes it. If two processes still compute one point (a takeover racing a fresh claim),
 both write the same bytes atomically: the store stays right, only the work is doubled.
@@ -43,6 +45,9 @@ STALE_SECONDS = 300.0  # 10 heartbeats missed: the owner is gone (or frozen)
 # a claim still without its owner this long after its creation: the writer was killed between
 # creating and writing it (the two are microseconds apart)
 UNWRITTEN_SECONDS = 10.0
+# a claim's owner started at most this long after the time its claim records (`could_own`): the
+# start /proc gives is rounded to the boot time's whole second, plus a clock tick
+START_SLACK = 2.0
 # a temporary file this old is a killed writer's leftover (a write takes seconds) a killed writer's
 # leftovers besides those `tempfiles.remove_leftovers` recognises (named with host and pid): the
 # names of earlier versions (TEMP_PREFIX + mkstemp's 8 characters) anywhere in the store; mkstemp's
@@ -50,6 +55,36 @@ UNWRITTEN_SECONDS = 10.0
 TEMP_AGE_SECONDS = 600.0
 OURS = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}(\.npz\.tmp|\.tmp|\.png)$")
 OURS_INSIDE = re.compile(r"^(tmp[a-z0-9_]{8}\.npz\.tmp|[0-9a-f]{64}\.lock\.[0-9a-f]{32}\.stale)$")
+
+
+def process_start(pid: int) -> Optional[float]:
+    """When process `pid` of this host started, in seconds since the epoch to about a second
+    (Linux's /proc: its start in clock ticks after boot, and the boot time in whole seconds); None
+    where this system does not say."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            stat = fh.read()
+        with open("/proc/stat") as fh:
+            boot = next(float(line.split()[1]) for line in fh if line.startswith("btime "))
+        # the fields after the command name (which may hold spaces and parentheses): the state is
+        # field 3, the start time field 22
+        ticks = float(stat[stat.rindex(")") + 2 :].split()[19])
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
+def could_own(pid: int, started: float) -> bool:
+    """Whether the live process `pid` of this host could have made a claim whose owner opened the
+    store at `started` (this host's clock): it had started by then, and that time is not ahead of
+    this host's clock. A claim failing either (a pid reused since, or a planted claim: pid 1 dated
+    ahead) is not its owner's, and is stale at once; where the start is unknown, only the time is
+    judged. START_SLACK covers the start's rounding."""
+    now = time.time()
+    if started > now + START_SLACK:
+        return False
+    begun = process_start(pid)
+    return begun is None or begun <= started + START_SLACK
 
 
 def _files(directory: str) -> list[str]:
@@ -171,18 +206,17 @@ class Locks:
         return {**owner, "mtime": mtime, "text": text}
 
     def stale(self, owner: dict, path: Optional[str] = None) -> bool:
-        """Whether a claim's owner is gone: dead on this host, silent for STALE_SECONDS, or never
-        written (no pid after UNWRITTEN_SECONDS). Silent: its time is that old, or (`path` given)
-        this process has seen it unchanged that long (`unchanged_for`)."""
+        """Whether a claim's owner is gone: dead on this host (or its pid now another process's:
+        `could_own`), silent for STALE_SECONDS, or never written (no pid after UNWRITTEN_SECONDS).
+        Silent: its time is that old, or (`path` given) this process has seen it unchanged that
+        long (`unchanged_for`)."""
         age = max(time.time() - owner["mtime"], self.unchanged_for(path, owner["mtime"]))
         if age > STALE_SECONDS or ("pid" not in owner and age > UNWRITTEN_SECONDS):
             return True
         pid = owner.get("pid")
-        return (
-            owner.get("host") == self.owner["host"]
-            and isinstance(pid, int)
-            and not tempfiles.alive(pid)
-        )
+        if owner.get("host") != self.owner["host"] or not isinstance(pid, int):
+            return False
+        return not tempfiles.alive(pid) or not could_own(pid, owner["started"])
 
     def unchanged_for(self, path: Optional[str], mtime: float) -> float:
         """Seconds of this process's clock since it first saw the claim at `path` with this mtime (0

@@ -7,14 +7,21 @@ the fine-tuning of the transfer experiment (`Finetune`) and the arguments of its
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Mapping, Optional, Sequence
-
-import numpy as np
 
 from dynsim import validation
 from dynsim.cli import options
 from dynsim.jsl.config import JSLConfig
-from dynsim.validation import DEFAULT_REPLICATES, check_setting, mode_replicates, text_count
+from dynsim.validation import (
+    DEFAULT_REPLICATES,
+    INT64_MAX,
+    check_setting,
+    did_you_mean,
+    mode_replicates,
+    shown,
+    text_count,
+)
 from dynsim.verbs import Option
 
 MODES = ("exact", "sampled", "realistic")
@@ -161,8 +168,26 @@ DEFAULT_ETA_GLM = 1.0
 DEFAULT_RECORD_EVERY = 100
 
 
+def _integer(name: str, value, low: int, why: str = "") -> None:
+    """TypeError unless `value` is an integer (not a bool); ValueError outside [low, 2^63 - 1]
+    (int64, what numpy and JAX take)."""
+    if not validation.is_int(value):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} = {shown(value)} is invalid: must be an integer >= {low}{why}")
+    if value > INT64_MAX:
+        raise ValueError(f"{name} = {shown(value)} is invalid: must be at most 2^63 - 1 (int64)")
+
+
+def _real(name: str, value) -> None:
+    """TypeError unless `value` is a real number (not a bool)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+
+
 def check_overlap_range(overlap, name: str = "overlap") -> float:
     """overlap = <w~, w*> of two unit vectors: a real number in [-1, 1]; returned as a float."""
+    _real(name, overlap)
     if not validation.is_real(overlap) or not 0.0 <= abs(float(overlap)) <= 1.0:
         raise ValueError(
             f"{name} = {overlap!r} is invalid: must be a real number with 0 <= |overlap| <= 1 "
@@ -185,32 +210,29 @@ def check_overlap(cfg: JSLConfig, overlap, name: str = "overlap") -> float:
 
 def check_n_tilde(n_tilde, name: str = "n_tilde") -> tuple[int, ...]:
     """The downstream sample sizes N~: a non-empty sequence of integers >= 1, as a tuple."""
-    values = tuple(n_tilde) if isinstance(n_tilde, Sequence) else None
-    if not values or not all(validation.is_int(n) and n >= 1 for n in values):
+    if not isinstance(n_tilde, Sequence) or isinstance(n_tilde, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of integers, got {type(n_tilde).__name__}")
+    wrong = [type(n).__name__ for n in n_tilde if not validation.is_int(n)]
+    if wrong:
+        raise TypeError(f"{name} must be a sequence of integers, got a {wrong[0]} in it")
+    if not n_tilde or not all(1 <= n <= INT64_MAX for n in n_tilde):
         raise ValueError(
-            f"{name} = {n_tilde!r} is invalid: must be a non-empty sequence of integers >= 1"
+            f"{name} = {validation.Short().repr(n_tilde)} is invalid: must be a non-empty "
+            "sequence of integers >= 1 (at most 2^63 - 1, int64)"
         )
-    return tuple(int(n) for n in values)
+    return tuple(int(n) for n in n_tilde)
 
 
 def check_runs(seeds, steps, eta, names=None) -> None:
     """GD runs with a standard error: seeds >= 2, steps >= 0, eta > 0 (names: {keyword: what the
-    messages call it})."""
+    messages call it}); a wrong type is a TypeError, a value out of range a ValueError."""
     name = (names or {}).get
-    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 2:
+    _integer(name("seeds", "seeds"), seeds, 2, " (the standard error needs two runs)")
+    _integer(name("steps", "steps"), steps, 0)
+    _real(name("eta", "eta"), eta)
+    if not (validation.is_real(eta) and eta > 0):
         raise ValueError(
-            f"{name('seeds', 'seeds')} = {seeds!r} is invalid: must be an integer >= 2 (the "
-            f"standard error needs two runs)"
-        )
-    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
-        raise ValueError(
-            f"{name('steps', 'steps')} = {steps!r} is invalid: must be an integer >= 0"
-        )
-    if not (
-        isinstance(eta, (int, float)) and not isinstance(eta, bool) and np.isfinite(eta) and eta > 0
-    ):
-        raise ValueError(
-            f"{name('eta', 'eta')} = {eta!r} is invalid: must be a finite real number > 0"
+            f"{name('eta', 'eta')} = {shown(eta)} is invalid: must be a finite real number > 0"
         )
 
 
@@ -225,9 +247,10 @@ def validate_glm_args(cfg: JSLConfig, seeds, steps, eta) -> None:
 class Finetune:
     """The fine-tuning of `transfer` (Section 5): the downstream feature's overlap <w~, w*>, the
     downstream sample sizes N~, the seeds, GD's steps and rate (None: cfg.eta / 2, set by
-    `resolved`), the GLM's rate and the recording interval. Checked on construction, one named
-    ValueError each; names: {field: what the messages call it} (a command line's options, e.g.
-    {"n_tilde": "--n-tilde"}; default the fields)."""
+    `resolved`), the GLM's rate and the recording interval. Checked on construction, one line
+    naming the field: a TypeError for a wrong type, a ValueError for a value out of range; names:
+    {field: what the messages call it} (a command line's options, e.g. {"n_tilde": "--n-tilde"};
+    default the fields)."""
 
     overlap: float = 0.0
     n_tilde: Sequence[int] = DEFAULT_N_TILDE
@@ -239,15 +262,33 @@ class Finetune:
     names: Mapping[str, str] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
+        fields = [f.name for f in dataclasses.fields(self) if f.name != "names"]
+        if not isinstance(self.names, Mapping):
+            raise TypeError(
+                "names must be a mapping of field names to what the messages call them, got "
+                f"{type(self.names).__name__}"
+            )
+        texts = [type(v).__name__ for v in self.names.values() if not isinstance(v, str)]
+        if texts:
+            raise TypeError(
+                "names must map field names to text (what the messages call them), got a "
+                f"value of type {texts[0]}"
+            )
+        unknown = [k for k in self.names if k not in fields]
+        if unknown:
+            raise ValueError(
+                f"names = {self.names!r} is invalid: {unknown[0]!r} is not a field of Finetune "
+                f"({', '.join(fields)}){did_you_mean(fields, unknown[0])}"
+            )
         name = self.names.get
         object.__setattr__(self, "n_tilde", check_n_tilde(self.n_tilde, name("n_tilde", "n_tilde")))
         check_runs(self.seeds, self.steps, 1.0 if self.eta is None else self.eta, self.names)
-        every = self.record_every
-        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
-            raise ValueError(f"record_every = {every!r} is invalid: must be an integer >= 1")
+        _integer(name("record_every", "record_every"), self.record_every, 1)
+        _real(name("eta_glm", "eta_glm"), self.eta_glm)
         if not validation.is_real(self.eta_glm) or self.eta_glm <= 0:
             raise ValueError(
-                f"eta_glm = {self.eta_glm!r} is invalid: must be a finite real number > 0"
+                f"{name('eta_glm', 'eta_glm')} = {shown(self.eta_glm)} is invalid: must be a "
+                "finite real number > 0"
             )
         object.__setattr__(
             self, "overlap", check_overlap_range(self.overlap, name("overlap", "overlap"))

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dynsim import environment, recording
+from dynsim import environment, recording, validation
 from dynsim.icl import traced
 from dynsim.icl.config import ICLConfig
 from dynsim.trajectory import Trajectory
@@ -113,6 +113,7 @@ def simulate(
     """The reduced level by GD (`method="gd"`) or as the gradient flow (`method="flow"`, to t_max,
     default eta * steps; `reduced.flow.Flow`'s options), meta["approximation"] "gradient_flow" for
     the flow (compared with GD as an approximation, O(eta))."""
+    validation.check_type("cfg", cfg, ICLConfig, "an ICLConfig")
     generic.check_method(method)
     if method == "gd":
         if t_max is not None or flow_options:
