@@ -40,9 +40,13 @@ def test_downstream_feature_is_unit_with_the_requested_overlap(overlap):
         assert np.array_equal(w, again) and not np.allclose(w, other)
 
 
-@pytest.mark.parametrize("bad", [1.5, -1.01, float("nan"), float("inf"), "0.5", True, None])
-def test_downstream_feature_rejects_bad_overlap(bad):
-    with pytest.raises(ValueError, match="overlap"):
+@pytest.mark.parametrize(
+    "bad,error",
+    [(1.5, ValueError), (-1.01, ValueError), (float("nan"), ValueError), (float("inf"), ValueError)]
+    + [("0.5", TypeError), (True, TypeError), (None, TypeError)],  # not a real number: its type
+)
+def test_downstream_feature_rejects_bad_overlap(bad, error):
+    with pytest.raises(error, match="overlap"):
         transfer.downstream_feature(JSLConfig(), bad)
 
 
