@@ -10,25 +10,22 @@ manifest (sweep.json) and phase diagrams (heatmaps of any summary over two swept
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
 import functools
 import html
-import io
 import itertools
 import math
 import os
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from dynsim import environment
 from dynsim import progress as bars  # `progress` is sweep's keyword
 from dynsim import setting as registry
-from dynsim.store import STORE_VERSION, Store, point_key, row as stored_row
-from dynsim.trajectory import atomic_write_text, strict_json
+from dynsim.store import Store, point_key, row as stored_row
 from dynsim.validation import Short, check_bools, check_int, did_you_mean, text_count
 
-from . import arguments, choices, executors, locks, plots
+from . import arguments, choices, executors, locks, outputs, plots
+from .outputs import table_csv  # noqa: F401  (dynsim.sweeps.table_csv)
 
 LEVELS = arguments.LEVELS
 # a store keeps one file per point and the grid's configs are built at once: past this, split it
@@ -356,26 +353,15 @@ def sweep(
         # the heatmaps the folder holds are drawn again over this table, so none is lost
         old = arguments.check_out(out, setting, level, keys)
         default = [choices.in_unit(spec, n, unit) for n in choices.defaults(spec, level)]
-        files = _write_outputs(
-            out,
-            setting,
-            level,
-            axes,
-            base,
-            seeds,
-            options,
-            rows,
-            columns,
-            keys,
-            computed,
-            reused,
-            time.time() - started,
+        ran = outputs.Ran(setting, level, axes, base, seeds, options, invocation)
+        work = outputs.Work(keys, len(computed), len(reused), time.time() - started)
+        drawn = outputs.Drawn(
             plots.with_kept(asked or default, old, columns, level_prefix(level)),
             heatmap_axes,
-            level_prefix(level),
-            invocation,
             unit,
+            level_prefix(level),
         )
+        files = outputs.write(out, ran, rows, columns, work, drawn)
     return SweepResult(rows, columns, computed, reused, out, files)
 
 
@@ -445,86 +431,3 @@ def _table(setting, cfgs, keys, results, axes, seed_used) -> tuple[list[dict], l
         rows.append(row)
     columns = list(dict.fromkeys(name for r in rows for name in r))
     return rows, columns
-
-
-def table_csv(rows: list[dict], columns: list[str]) -> str:
-    """The table as CSV text: full float precision (repr), empty cells for None."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
-    for r in rows:
-        w.writerow(
-            [
-                "" if r.get(c) is None else repr(r[c]) if isinstance(r[c], float) else r[c]
-                for c in columns
-            ]
-        )
-    return buf.getvalue()
-
-
-def _write_outputs(
-    out,
-    setting,
-    level,
-    axes,
-    base,
-    seeds,
-    options,
-    rows,
-    columns,
-    keys,
-    computed,
-    reused,
-    seconds,
-    heatmaps,
-    heatmap_axes,
-    prefix,
-    invocation=None,
-    unit="steps",
-) -> dict[str, str]:
-    files = {"table": os.path.join(out, "table.csv"), "manifest": os.path.join(out, "sweep.json")}
-    atomic_write_text(files["table"], table_csv(rows, columns))
-    names = [n if n in columns else prefix + n for n in heatmaps]
-    drawn = plots.heatmaps(
-        out,
-        setting,
-        level,
-        rows,
-        axes,
-        names,
-        heatmap_axes,
-        labels=choices.labels(registry.get(setting).sweep, names),
-        method=options.get("method") or "gd",
-    )
-    manifest = {
-        "setting": setting,
-        "level": level,
-        "axes": {k: list(v) for k, v in axes.items()},
-        "base": dict(base or {}),
-        "seeds": seeds,
-        "options": options,
-        "store_version": STORE_VERSION,
-        "points": keys,
-        "distinct_runs": len(set(keys)),
-        "computed_this_run": len(computed),
-        "reused_from_store": len(reused),
-        "seconds_this_run": seconds,
-        "environment": {
-            k: v
-            for k, v in environment.meta(level, "sweep", registry.get(setting).config()).items()
-            if k not in ("config", "setting", "mode", "level", "dtype")
-        },
-        "dtypes": sorted({r["dtype"] for r in rows}),
-        # only what was drawn is listed (asked for, a heatmap needs two swept axes and its summary)
-        "heatmaps": [h for h, n in zip(heatmaps, names) if f"heatmap-{n}" in drawn],
-        "heatmap_files": [os.path.basename(p) for p in drawn.values()],
-        "heatmap_axes": None if heatmap_axes is None else list(heatmap_axes),
-        "heatmap_unit": unit,
-        "units": choices.UNIT_NOTES,
-        "invocation": dict(invocation) if invocation is not None else None,
-    }
-    # what an earlier sweep into this folder drew and this one did not goes with its table
-    plots.remove_stale(out, manifest["heatmap_files"])
-    atomic_write_text(files["manifest"], strict_json(manifest))
-    files.update(drawn)
-    return files
