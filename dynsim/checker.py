@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dynsim import setting as settings_registry
+from dynsim.runoptions import CONFIDENCE
 from dynsim.setting import Checks
 from dynsim.trajectory import Trajectory
 from dynsim.validation import check_between, check_positive, check_type
@@ -68,7 +69,7 @@ def compare(
     a,
     b,
     observables: Sequence[str] | None = None,
-    confidence: float = 0.999,
+    confidence: float = CONFIDENCE,
     approximation_tolerance: float = APPROXIMATION_TOLERANCE,
 ) -> Report:
     """Compare trajectories `a` and `b` on their common recorded steps.

@@ -251,7 +251,7 @@ def test_the_entry_point_names_this_record():
 
 def test_the_declaration_imports_no_heavy_library():
     code = (
-        "import sys, dynsim.icl.setting, reduced.icl.spec, full.icl.spec\n"
+        "import sys, dynsim.icl.setting, full.icl.spec\n"
         "heavy = ('jax', 'flax', 'optax', 'sympy', 'diffrax', 'scipy', 'matplotlib')\n"
         "print([m for m in heavy if m in sys.modules])"
     )

@@ -33,7 +33,7 @@ from dynsim.claims import FAILS, HOLDS, NOT_APPLICABLE
 from dynsim.icl import reading, theorems
 from dynsim.icl.config import ICLConfig
 from dynsim.icl.setting import SETTING
-from full.icl import spec as full_spec
+from full.icl import training
 from tests.helpers import register_for_the_test
 
 CFG = ICLConfig()
@@ -44,7 +44,7 @@ GAMMA = 1 + (3 + 1) / 10  # Gamma = (1 + 1/N) I + d/N I
 @functools.lru_cache(maxsize=None)
 def run(**changes) -> reading.Reading:
     cfg = CFG.replace(**changes)
-    return reading.read(cfg, full_spec.simulate(cfg, mode="exact"))
+    return reading.read(cfg, training.simulate(cfg, mode="exact"))
 
 
 def naive_layer(r: reading.Reading) -> reading.Reading:

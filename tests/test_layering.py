@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 import tokenize
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -39,19 +40,21 @@ HEAVY = (
     "sklearn",
     "IPython",
 )
-SETTING_PACKAGES = (
-    "dynsim.jsl",
-    "dynsim.mim",
-    "reduced.jsl",
-    "reduced.mim",
-    "full.jsl",
-    "full.mim",
+# the settings this repository declares (pyproject's entry points: built in or plugin), each with
+# its packages dynsim.NAME, reduced.NAME and full.NAME, every one held to the same rules
+SETTINGS = tuple(
+    tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][
+        "dynsim.settings"
+    ]
+)
+SETTING_PACKAGES = tuple(f"{top}.{name}" for name in SETTINGS for top in PACKAGES) + (
     # the papers' real-image experiments (Section 6 of each): each reads its own setting's modules
     "dynsim.images",
 )
-# the library's front door keeps `dynsim.JSLConfig` and `dynsim.MIMConfig` (config classes only:
-# ground)
-FRONT_DOOR = {"dynsim": {"dynsim.jsl", "dynsim.jsl.config", "dynsim.mim", "dynsim.mim.config"}}
+# the library's front door keeps each setting's config class (`dynsim.JSLConfig`, ...: ground)
+FRONT_DOOR = {"dynsim": {m for n in SETTINGS for m in (f"dynsim.{n}", f"dynsim.{n}.config")}}
+# the command line's modules: no level imports them
+FACE = ("dynsim.cli", "dynsim.verbs")
 
 
 def _modules() -> dict[str, Path]:
@@ -242,10 +245,31 @@ def test_function_local_imports_only_defer_heavy_modules():
 
 
 def test_no_import_cycle():
-    """No cycle among the modules' top-level imports (a function's late import of a heavy module
-    runs after both are loaded)."""
-    cycles = sorted(m for m in TOP if m in _reach(m, TOP))
+    """No cycle among the modules' imports, a function's late import included (a level's spec that
+    loads its simulation, which imports the spec, is one)."""
+    cycles = sorted(m for m in GRAPH if m in _reach(m))
     assert not cycles, f"modules on an import cycle: {cycles}"
+
+
+def test_an_import_cycle_is_found():
+    """Negative control of `test_no_import_cycle`'s reading: two modules importing each other, one
+    of them inside a function."""
+    graph = {"a": {"b"}, "b": {"a"}, "c": {"a"}}
+    assert sorted(m for m in graph if m in _reach(m, graph)) == ["a", "b"]
+
+
+def test_levels_import_no_command_line():
+    """No module under reduced/ or full/ imports the command line (dynsim.cli, dynsim.verbs), at
+    its top or in a function: a level's options are a `dynsim.runoptions.Options` record, whose
+    flags the command line generates."""
+    bad = [
+        f"{m}:{line} imports {t}"
+        for m, (v, _) in SCANS.items()
+        if m.split(".")[0] in ("reduced", "full")
+        for t, _, _, line in v.found
+        if any(t == f or t.startswith(f + ".") for f in FACE)
+    ]
+    assert not bad, "; ".join(bad)
 
 
 REFERENCE = re.compile(r"^([A-Za-z_][\w.]*):([A-Za-z_][\w.]*)$")
@@ -359,7 +383,7 @@ LIGHT = sorted(
     m
     for m in MODULES
     if m.endswith(".spec") or m in ("dynsim", "dynsim.cli", "dynsim.setting", "dynsim.verbs")
-) + ["dynsim.jsl.setting", "dynsim.mim.setting"]
+) + [f"dynsim.{name}.setting" for name in SETTINGS]
 
 
 @pytest.mark.parametrize("module", LIGHT)
@@ -412,16 +436,14 @@ def test_the_core_names_no_setting():
 
 
 def test_levels_import_only_the_ground():
-    """A level imports no other level (reduced <-> full, jsl <-> mim) and, from dynsim, only modules
-    that import no level themselves (the ground)."""
+    """A level imports no other level (reduced <-> full, one setting's <-> another's) and, from
+    dynsim, only modules that import no level themselves (the ground)."""
     bad = []
     for m in GRAPH:
         top = m.split(".")[0]
         if top not in ("reduced", "full"):
             continue
-        setting = (
-            m.split(".")[1] if m.count(".") >= 1 and m.split(".")[1] in ("jsl", "mim") else None
-        )
+        setting = m.split(".")[1] if m.count(".") >= 1 and m.split(".")[1] in SETTINGS else None
         for t in GRAPH[m]:
             ttop = t.split(".")[0]
             if ttop in ("reduced", "full") and ttop != top:
@@ -430,7 +452,7 @@ def test_levels_import_only_the_ground():
                 setting
                 and ttop == top
                 and t.count(".") >= 1
-                and t.split(".")[1] in ("jsl", "mim")
+                and t.split(".")[1] in SETTINGS
                 and t.split(".")[1] != setting
             ):
                 bad.append(f"{m} imports another setting's {t}")

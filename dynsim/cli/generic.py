@@ -9,7 +9,7 @@ building the parser (`--help`) loads no level."""
 
 from __future__ import annotations
 
-from dynsim import verbs
+from dynsim import runoptions, verbs
 from dynsim.claims import EXIT_TEXT
 from dynsim.setting import Command, Setting
 
@@ -42,9 +42,9 @@ def compare_arguments(parser, setting: Setting) -> None:
     run.add_argument(
         "--confidence",
         type=float,
-        default=0.999,
+        default=runoptions.CONFIDENCE,
         help="confidence of the Monte Carlo band when a level carries standard errors, "
-        "family-wise over recorded steps and observables (default: 0.999)",
+        f"family-wise over recorded steps and observables (default: {runoptions.CONFIDENCE})",
     )
     options.out_options(run, COMPARE_OUT)
     options.report_options(run)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import typing
 from typing import Any, Optional
@@ -20,7 +19,8 @@ from dynsim.setting import Ref
 from dynsim.validation import did_you_mean
 
 from . import ranges
-from dynsim.verbs import Option
+from .argtypes import at_least, float_in, int_list, integer_in  # noqa: F401
+from .declared import level_options, option_of, seeds  # noqa: F401
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUT_ROOT = "dynsim-out"
@@ -183,52 +183,6 @@ def out_path(text: str) -> str:
     return os.path.expanduser(text)
 
 
-def at_least(low: int):
-    """An argparse type: an integer >= low (a count) within int64 (`resources.integer`), refused
-    while parsing with the value."""
-
-    def integer(text: str) -> int:
-        value = resources.integer(text)
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is invalid: must be an integer >= {low}")
-        return value
-
-    return integer
-
-
-def integer_in(low: int, high: int, odd: bool = False, why: str = ""):
-    """An argparse type: an integer in [low, high] (only odd ones with `odd`) within int64
-    (`resources.integer`), refused while parsing with the value, the range and `why`."""
-
-    def integer(text: str) -> int:
-        value = resources.integer(text)
-        if not low <= value <= high or (odd and value % 2 == 0):
-            kind = "an odd integer" if odd else "an integer"
-            raise argparse.ArgumentTypeError(
-                f"{value} is invalid: must be {kind} in [{low}, {high}]{why}"
-            )
-        return value
-
-    return integer
-
-
-def float_in(low: float, high: float, why: str):
-    """An argparse type: a finite real number in the open interval (low, high), refused while
-    parsing with the value and `why`."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not (math.isfinite(value) and low < value < high):
-            raise argparse.ArgumentTypeError(f"{text!r} is invalid: {why}")
-        return value
-
-    parse.__name__ = "float"
-    return parse
-
-
 def declare(group, rows) -> None:
     """Add each row (flag, kind, default, help) to `group`: kind an argparse type, or a tuple of
     the choices (parsed by their items' type); the help ends with "(default: ...)" unless it says
@@ -250,22 +204,6 @@ def json_option(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise argparse.ArgumentTypeError(f"{text!r} is not valid JSON ({exc.msg})") from None
-
-
-def int_list(text: str) -> list[int]:
-    """An argparse type: a comma-separated list of integers."""
-    try:
-        values = [resources.integer(x) for x in text.split(",") if x.strip()]
-    except (ValueError, argparse.ArgumentTypeError):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a comma-separated list of integers"
-        ) from None
-    if not values:
-        raise argparse.ArgumentTypeError("the list is empty")
-    return values
-
-
-int_list.comma_list = True  # a --config list value is written as its comma-separated text
 
 
 def list_of(kind):
@@ -409,22 +347,6 @@ def out_options(group, help: str = "output directory") -> None:
         metavar="DIR",
         help=f"{help} (default: ./{OUT_ROOT}/COMMAND-NAME, e.g. ./{OUT_ROOT}/compare-jsl; "
         "compare adds the mode when it is not exact: compare-jsl-realistic)",
-    )
-
-
-def seeds(default, use: str, flag: str = "--seeds", **declared) -> Option:
-    """--seeds N as a declared `dynsim.verbs.Option`, with one meaning in every command: N
-    independent runs, each with its own random draws (data, initialization, batches) derived from
-    --seed; `use` says what the command does with them."""
-    shown = "derived" if default is None else default
-    return Option(
-        flag,
-        f"number of independent runs, each with its own random draws derived from --seed; "
-        f"{use} (default: {shown})",
-        type=int,
-        default=default,
-        metavar="N",
-        **declared,
     )
 
 

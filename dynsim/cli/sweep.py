@@ -9,9 +9,9 @@ import dataclasses
 import itertools
 import time
 
-from dynsim import verbs
+from dynsim import runoptions, verbs
 from dynsim.setting import Command, Ref, Setting
-from dynsim.validation import DEFAULT_REPLICATES, check_positive
+from dynsim.validation import check_positive
 
 from . import options
 
@@ -120,17 +120,13 @@ def sweep_arguments(parser, setting: Setting) -> None:
     )
     declared = verbs.sweep_options(setting)
     if "replicates" in spec.full_options and all(o.dest != "replicates" for o in declared):
-        levels.add_argument(
-            "--replicates",
-            type=int,
-            default=None,
-            help=f"full level in --mode sampled (default: {DEFAULT_REPLICATES})",
-        )
+        # a setting whose sweep passes replicates on without declaring them: the core's
+        options.option_of("replicates", runoptions.replicates().metadata["option"]).add(levels)
     levels.add_argument(
         "--confidence",
         type=float,
-        default=0.999,
-        help="checker's Monte Carlo band (default: 0.999)",
+        default=runoptions.CONFIDENCE,
+        help=f"checker's Monte Carlo band (default: {runoptions.CONFIDENCE})",
     )
     for o in declared:
         o.add(levels)

@@ -9,7 +9,6 @@ import os
 import numpy as np
 
 from dynsim.cli import options
-from full.icl import spec as full_spec
 
 from . import moments
 from .config import MAX_TESTS
@@ -51,9 +50,11 @@ def errors(cfg, tests: int) -> dict:
     """At cfg.N: the trained layer's Monte Carlo error on fresh tasks w ~ N(0, I_d) (mean and
     standard error over 32 batches), the closed form 2 L*, and min-norm least squares on prompts of
     the same law."""
-    from . import reading  # JAX
+    from full.icl import training  # JAX
 
-    full = full_spec.simulate(cfg, mode="exact")
+    from . import reading
+
+    full = training.simulate(cfg, mode="exact")
     batches, size = 32, max(1, tests // 32)
     rng = np.random.default_rng(cfg.seed)
     lam = np.asarray(cfg.spectrum)

@@ -8,12 +8,12 @@ importing it loads the levels."""
 
 from __future__ import annotations
 
+from dynsim import runoptions
 from dynsim.claims import EXIT_TEXT
 from dynsim.cli import options
 from dynsim.setting import STABILITY, VERDICT, Command, Setting, SweepSpec, SweepTable
 from dynsim.verbs import Claims, Derivation, Level, Option
 from full.icl import spec as full_spec
-from reduced.icl import spec as reduced_spec
 
 from . import figures, resources
 from .mutations import CATALOGUE
@@ -27,15 +27,15 @@ TESTS = 32768  # test prompts of the error claim's Monte Carlo
 
 
 REDUCED = Level(
-    simulate=reduced_spec.simulate,
+    simulate="reduced.icl.simulation:simulate",
     flow=True,
     describe=f"{HOOKS}:describe_reduced",
     report=f"{HOOKS}:report",
 )
 
 FULL = Level(
-    simulate=full_spec.simulate,
-    options=full_spec.OPTIONS,
+    simulate="full.icl.training:simulate",
+    options=options.level_options(full_spec.FullOptions),
     modes=MODES,
     mode_help=full_spec.MODE_HELP,
     unread=full_spec.UNREAD,
@@ -87,7 +87,7 @@ SWEEP = SweepSpec(
     summary=f"{WORK}:summary",
     reduced_options=(),
     full_options=("mode", "replicates", "confidence"),
-    defaults={"mode": "exact", "replicates": None, "confidence": 0.999},
+    defaults={"mode": "exact", "replicates": None, "confidence": runoptions.CONFIDENCE},
     traced=ICLConfig.NUMBERS,
     seeded=f"{WORK}:seeded",
     table=SweepTable(

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dynsim.sweeps.common import flow_keywords, stability, verdict
 from full.icl import spec as full_spec
-from reduced.icl import spec as reduced_spec
+from full.icl import training
+from reduced.icl import simulation as reduced_simulation
 
 from . import moments
 from .config import ICLConfig
@@ -17,14 +18,14 @@ def sweep_reduced(cfgs, options: dict, batch_size: int) -> list:
     saved at eta times GD's recorded steps up to t_max (`flow_keywords`, as `dynsim compare icl
     --method flow`)."""
     if options.get("method") != "flow":
-        return [reduced_spec.simulate(c) for c in cfgs]
-    return [reduced_spec.simulate(c, **flow_keywords(c, options)) for c in cfgs]
+        return [reduced_simulation.simulate(c) for c in cfgs]
+    return [reduced_simulation.simulate(c, **flow_keywords(c, options)) for c in cfgs]
 
 
 def sweep_full(cfgs, options: dict, batch_size: int) -> list:
     """The full level of each point (one compiled program per shape)."""
     R = options["replicates"] if options["mode"] == "sampled" else None
-    return [full_spec.simulate(c, mode=options["mode"], replicates=R) for c in cfgs]
+    return [training.simulate(c, mode=options["mode"], replicates=R) for c in cfgs]
 
 
 def sweep_group(cfg: ICLConfig, options: dict, level: str):

@@ -11,7 +11,7 @@ from dynsim import statistic as stats
 from dynsim.claims import LITERAL, Condition, Measurement, Premise, judge, reached_horizon
 from dynsim.icl import moments, reading
 from dynsim.icl.config import ICLConfig
-from full.icl import spec as full_spec
+from full.icl import training
 
 from .setting import CLAIM_NAMES
 
@@ -240,7 +240,7 @@ def check_theorems(
     """The claims at `cfg` (the full level, mode exact): the run, its reading, the Monte Carlo
     errors, the judged claims and the measurements."""
     log(f"full: exact GD on W^PV, W^KQ ({cfg.d + 1} x {cfg.d + 1}), {cfg.steps} steps ...")
-    r = reading.read(cfg, full_spec.simulate(cfg, mode="exact"))
+    r = reading.read(cfg, training.simulate(cfg, mode="exact"))
     progress.advance()
     out: list = []
     if claims.wanted(only, LIMIT):

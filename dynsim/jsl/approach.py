@@ -17,6 +17,7 @@ import numpy as np
 import full.jsl
 import reduced.jsl
 from dynsim.checker import Report, compare
+from dynsim.runoptions import CONFIDENCE
 from dynsim.trajectory import Trajectory, strict_json
 
 from .config import JSLConfig
@@ -107,7 +108,7 @@ def approach(
     cfg: JSLConfig,
     N_values: Optional[Sequence[int]] = None,
     seeds: int = 8,
-    confidence: float = 0.999,
+    confidence: float = CONFIDENCE,
     runs: Optional[dict] = None,
 ) -> Approach:
     """Run realistic (E) at each N (default `ladder(cfg.N)`) and the reduced dynamics; measure how

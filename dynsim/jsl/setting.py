@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 
+from dynsim import runoptions
 from dynsim.claims import EXIT_TEXT
 from dynsim.cli import options
 from dynsim.setting import (
@@ -54,8 +55,8 @@ QUICK_LADDER = (32, 36, 40)  # CI-sized: seconds per point
 MAX_FLOW_D = 64
 
 REDUCED = Level(
-    simulate=reduced_spec.simulate,
-    options=reduced_spec.OPTIONS,
+    simulate="reduced.jsl.simulation:simulate",
+    options=options.level_options(reduced_spec.ReducedOptions),
     flow=True,
     validate=reduced_spec.validate_reduced,
     describe=f"{HOOKS}:describe_reduced",
@@ -63,8 +64,8 @@ REDUCED = Level(
 )
 
 FULL = Level(
-    simulate=full_spec.simulate,
-    options=full_spec.OPTIONS,
+    simulate="full.jsl.simulation:simulate",
+    options=options.level_options(full_spec.FullOptions),
     modes=full_spec.MODES,
     mode_help=full_spec.MODE_HELP,
     unread=full_spec.UNREAD,
@@ -183,7 +184,7 @@ DERIVATION = Derivation(
 )
 
 TIMES = tuple(time_name(e) for e in EVENTS)  # t0, t1_attention, ...: eta * steps
-SWEEP_DEFAULTS = {"mode": "exact", "replicates": None, "confidence": 0.999}
+SWEEP_DEFAULTS = {"mode": "exact", "replicates": None, "confidence": runoptions.CONFIDENCE}
 NOT_OFFERED = {
     "reduced_patch_association": "Definition 2.2 at the reduced state is one 0/1 flag for every "
     "row (Lemma 4.1), min(sigma_A, gamma) > rho: 1 from the first step wherever gamma >= rho "

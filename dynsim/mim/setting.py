@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from dynsim import inputs
+from dynsim import inputs, runoptions
 from dynsim.claims import EXIT_TEXT
 from dynsim.cli import options
 from dynsim.images import mim_options
@@ -96,8 +96,8 @@ FIELD_CHOICES = {"partition": PARTITIONS, "dtype": DTYPES}
 
 
 REDUCED = Level(
-    simulate=reduced_spec.simulate,
-    options=reduced_spec.OPTIONS,
+    simulate="reduced.mim.simulation:simulate",
+    options=options.level_options(reduced_spec.ReducedOptions),
     keywords=f"{HOOKS}:reduced_keywords",
     flow=True,
     validate=reduced_spec.validate_reduced,
@@ -107,8 +107,8 @@ REDUCED = Level(
 )
 
 FULL = Level(
-    simulate=full_spec.simulate,
-    options=full_spec.OPTIONS,
+    simulate="full.mim.training:simulate",
+    options=options.level_options(full_spec.FullOptions),
     keywords=f"{HOOKS}:full_keywords",
     modes=full_spec.MODES,
     mode_help=full_spec.MODE_HELP,
@@ -180,7 +180,7 @@ SWEEP_DEFAULTS = {
     "versus_frozen": False,
     "mode": "exact",
     "replicates": None,
-    "confidence": 0.999,
+    "confidence": runoptions.CONFIDENCE,
     "approximation_tolerance": None,
 }
 

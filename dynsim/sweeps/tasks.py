@@ -12,6 +12,7 @@ import jax
 
 from dynsim import checker, verbs
 from dynsim import setting as registry
+from dynsim.runoptions import CONFIDENCE
 from dynsim.trajectory import jsonable
 
 
@@ -54,7 +55,7 @@ def compute_chunk(setting: str, level: str, options: dict, points: list, batch_s
             report = checker.compare(
                 red,
                 ful,
-                confidence=options.get("confidence") or 0.999,
+                confidence=options.get("confidence") or CONFIDENCE,
                 **{
                     o.dest: options[o.dest]
                     for o in verbs.sweep_options(found)

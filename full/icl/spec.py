@@ -1,16 +1,14 @@
 """What the full ICL level accepts, and its checks before any work: the modes (exact, sampled), the
-replicates (`check_full`), and `compare icl`'s full-level options (`OPTIONS`, `UNREAD`,
+replicates (`check_full`), and `compare icl`'s full-level options (`FullOptions`, `UNREAD`,
 `validate_full`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
-from dynsim import validation
-from dynsim.cli import options
+from dynsim import runoptions, validation
 from dynsim.icl.config import MODES, ICLConfig
-from dynsim.validation import DEFAULT_REPLICATES
-from dynsim.verbs import Option
 
 MODE_HELP = (
     "full level: GD on the exact population loss (closed form from the Gaussian moments) or on a "
@@ -23,23 +21,13 @@ UNREAD = {
         "seed": "--mode exact draws nothing (seed is --mode sampled's prompts)",
     }
 }
-OPTIONS = (
-    Option(
-        "--replicates",
-        f"independent runs in --mode sampled (default: {DEFAULT_REPLICATES})",
-        type=options.at_least(2),
-        metavar="R",
-        verbs=("compare", "sweep"),
-        modes=("sampled",),
-    ),
-)
 
 
-def simulate(cfg: ICLConfig, **keywords):
-    """The full level's run, `training.simulate` (its module imports JAX, loaded here)."""
-    from . import training
+@dataclasses.dataclass(frozen=True)
+class FullOptions(runoptions.Options):
+    """`compare icl`'s and `sweep icl`'s full-level options (`validate_full`)."""
 
-    return training.simulate(cfg, **keywords)
+    replicates: Optional[int] = runoptions.replicates()
 
 
 def check_full(cfg: ICLConfig, mode: str = "exact", replicates: Optional[int] = None) -> int:
@@ -50,5 +38,6 @@ def check_full(cfg: ICLConfig, mode: str = "exact", replicates: Optional[int] = 
 
 
 def validate_full(cfg: ICLConfig, opts: dict) -> None:
-    """`compare icl`'s full-level options (`check_full`)."""
+    """`compare icl`'s full-level options (`check_full`, then each one's kind: `FullOptions`)."""
     check_full(cfg, opts["mode"], opts.get("replicates"))
+    FullOptions.of(opts)

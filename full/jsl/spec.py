@@ -1,8 +1,8 @@
 """What the full JSL level accepts, and its checks before any work: the modes (exact, sampled,
 realistic), the replicates and seeds (`validate_run_options`), the exact sum's size (`check_exact`),
-`compare jsl`'s full-level options (`OPTIONS`, `UNREAD`, `validate_full`, `validate_realistic`), and
-the fine-tuning of the transfer experiment (`Finetune`) and the arguments of its GLM baseline
-(`validate_glm_args`)."""
+`compare jsl`'s full-level options (`FullOptions`, `UNREAD`, `validate_full`,
+`validate_realistic`), and the fine-tuning of the transfer experiment (`Finetune`) and the
+arguments of its GLM baseline (`validate_glm_args`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import dataclasses
 import numbers
 from typing import Mapping, Optional, Sequence
 
-from dynsim import validation
-from dynsim.cli import options
+from dynsim import runoptions, validation
 from dynsim.jsl.config import JSLConfig
 from dynsim.validation import (
     DEFAULT_REPLICATES,
@@ -22,7 +21,6 @@ from dynsim.validation import (
     shown,
     text_count,
 )
-from dynsim.verbs import Option
 
 MODES = ("exact", "sampled", "realistic")
 MODE_HELP = (
@@ -48,36 +46,26 @@ UNREAD = {
     "realistic": {},
 }
 
-OPTIONS = (
-    Option(
-        "--replicates",
-        f"independent runs in --mode sampled, for the Monte Carlo band (default: {DEFAULT_SEEDS})",
-        type=int,
-        verbs=("compare", "sweep"),
-        modes=("sampled",),
-    ),
-    options.seeds(
+
+@dataclasses.dataclass(frozen=True)
+class FullOptions(runoptions.Options):
+    """`compare jsl`'s and `sweep jsl`'s full-level options (`validate_full`,
+    `validate_realistic`)."""
+
+    replicates: Optional[int] = runoptions.replicates()
+    seeds: Optional[int] = runoptions.seeds(
         None,
         "--mode realistic only: the runs of each N, one vmapped program, averaged with "
         f"a standard error ({DEFAULT_SEEDS} when left out)",
         modes=("realistic",),
-    ),
-    Option(
-        "--ladder",
+    )
+    ladder: Optional[tuple] = runoptions.option(
         "--mode realistic: training-set sizes for the approach table (Theorem 4.2) "
         "(default: N/16, N/4, N)",
-        type=options.int_list,
+        parse=("int_list",),
         metavar="N1,N2,...",
         modes=("realistic",),
-    ),
-)
-
-
-def simulate(cfg: JSLConfig, **keywords):
-    """The full level's run, `simulation.simulate` (its module imports JAX, loaded here)."""
-    from . import simulation
-
-    return simulation.simulate(cfg, **keywords)
+    )
 
 
 def exact_count(cfg: JSLConfig) -> int:
@@ -155,8 +143,9 @@ def validate_realistic(cfg: JSLConfig, opts: dict) -> int:
 
 def validate_full(cfg: JSLConfig, opts: dict) -> None:
     """The full level's run options on the command line (`validate_run_options`), before any
-    work."""
+    work, then each one's kind (`FullOptions`)."""
     validate_run_options(cfg, opts["mode"], opts["replicates"], cli=True)
+    FullOptions.of(opts)
 
 
 # the transfer experiment (Section 5, `full.jsl.transfer`) and its GLM baseline (`full.jsl.glm`)

@@ -1,17 +1,16 @@
 """What the full MIM level accepts, and its checks before any work: the modes (exact, sampled), the
 replicates and mode exact's size (`check_full`, `MAX_EXACT`), and `compare mim`'s full-level
-options (`OPTIONS`, `UNREAD`, `validate_full`)."""
+options (`FullOptions`, `UNREAD`, `validate_full`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
-from dynsim import validation
-from dynsim.cli import options
+from dynsim import runoptions, validation
 from dynsim.mim.config import MIMConfig
 from dynsim.mim.latents import COMPARE, LIBRARY, Caller, exact_digits, exact_size, z_law, z_text
-from dynsim.validation import DEFAULT_REPLICATES, text_count
-from dynsim.verbs import Option
+from dynsim.validation import text_count
 
 MODES = ("exact", "sampled")
 MAX_EXACT = 300_000  # (cluster, latent vector, mask) triples per step in mode "exact"
@@ -28,22 +27,17 @@ UNREAD = {
         "batch)"
     }
 }
-OPTIONS = (
-    Option(
-        "--replicates",
-        f"independent runs in --mode sampled (default: {DEFAULT_REPLICATES}), and in compare "
-        "the independent Monte Carlo draws of the reduced level with --samples (default: 4)",
-        type=options.at_least(1),
-        verbs=("compare", "sweep"),
-    ),
-)
 
 
-def simulate(cfg: MIMConfig, **keywords):
-    """The full level's run, `training.simulate` (its module imports JAX, loaded here)."""
-    from . import training
+@dataclasses.dataclass(frozen=True)
+class FullOptions(runoptions.Options):
+    """`compare mim`'s and `sweep mim`'s full-level options (`validate_full`)."""
 
-    return training.simulate(cfg, **keywords)
+    replicates: Optional[int] = runoptions.replicates(
+        ", and in compare the independent Monte Carlo draws of the reduced level with --samples "
+        "(default: 4)",
+        modes=(),
+    )
 
 
 def check_full(
@@ -81,5 +75,6 @@ def full_replicates(opts: dict):
 
 
 def validate_full(cfg, opts: dict) -> None:
-    """The full level's options (`check_full`)."""
+    """The full level's options (`check_full`, then each one's kind: `FullOptions`)."""
     check_full(cfg, opts["mode"], full_replicates(opts), COMPARE)
+    FullOptions.of(opts)

@@ -1,46 +1,43 @@
 """What the reduced JSL level accepts, and its checks before any work: how a sweep evaluates the
-population sum (`OPTIONS`, `check_sum_options`, read by `sums.choose`) and the int64 moments and
-float64 set-type counts of its exact sums (`check_moments_fit`)."""
+population sum (`ReducedOptions`, `check_sum_options`, read by `sums.choose`) and the int64 moments
+and float64 set-type counts of its exact sums (`check_moments_fit`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
+from typing import Optional
 
 from dynsim.jsl.config import JSLConfig
+from dynsim.runoptions import Options, option
 from dynsim.validation import check_int
-from dynsim.verbs import Option
 
-# how a sweep's reduced level evaluates the population sum (`reduced.jsl.sums.choose`)
-OPTIONS = (
-    Option(
-        "--max-configurations",
+
+@dataclasses.dataclass(frozen=True)
+class ReducedOptions(Options):
+    """How a sweep's reduced level evaluates the population sum (`reduced.jsl.sums.choose`)."""
+
+    max_configurations: Optional[int] = option(
         "reduced level: most moment classes summed; above it the sum is truncated or sampled "
         "(default: 20,000,000; D = 64, C = 4, p = 3 has 15.1 million)",
-        type=int,
         verbs=("sweep",),
-    ),
-    Option(
-        "--tail-target",
+    )
+    tail_target: Optional[float] = option(
         "reduced level: largest probability a truncation may drop (default: 1e-12)",
-        type=float,
+        parse=("float",),
         verbs=("sweep",),
-    ),
-    Option(
-        "--mc-samples",
+    )
+    mc_samples: Optional[int] = option(
         "reduced level: sampled configurations when neither fits (default: 1000000)",
-        type=int,
         verbs=("sweep",),
-    ),
-)
-SUM_OPTIONS = tuple(o.dest for o in OPTIONS)  # `sums.choose`'s keywords
+    )
+
+    def check(self) -> None:
+        check_sum_options(self.max_configurations, self.tail_target, self.mc_samples)
 
 
-def simulate(cfg: JSLConfig, **keywords):
-    """The reduced level's run, `simulation.simulate` (its module imports JAX, loaded here)."""
-    from . import simulation
-
-    return simulation.simulate(cfg, **keywords)
+SUM_OPTIONS = tuple(f.name for f in dataclasses.fields(ReducedOptions))  # `sums.choose`'s keywords
 
 
 def check_moments_fit(D: int, C: int, p: int) -> None:

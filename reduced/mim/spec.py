@@ -2,65 +2,58 @@
 (`approximations`, `label`), the Monte Carlo draws and the method (`check_reduced`), the
 approximation's tolerance (`check_tolerance`), the exact joint-type expectation's size where a run
 takes it (`joint_size`: a dynamic program of `joint`, loaded then), and `compare mim`'s reduced
-options (`OPTIONS`, `validate_reduced`). Each check names the options for its caller
+options (`ReducedOptions`, `validate_reduced`). Each check names the options for its caller
 (`dynsim.mim.latents.Caller`)."""
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+import dataclasses
+from typing import Optional, Sequence, Union
 
 from dynsim import validation
 from dynsim.mim.config import MIMConfig
 from dynsim.mim.latents import COMPARE, LIBRARY, Caller, z_law
+from dynsim.runoptions import Options, option
 from dynsim.validation import check_positive
-from dynsim.verbs import Option
 
 APPROXIMATIONS = ("pp_frozen", "mean_field")
 APPROX_CHOICES = ("none", "pp_frozen", "mean_field", "pp_frozen+mean_field")
 
 Approximation = Union[None, str, Sequence[str]]
 
-OPTIONS = (
-    Option(
-        "--approximation",
+
+@dataclasses.dataclass(frozen=True)
+class ReducedOptions(Options):
+    """`compare mim`'s and `sweep mim`'s reduced-level options (`validate_reduced`)."""
+
+    approximation: Optional[str] = option(
         "reduced level: none (exact, B free; K > 1 runs per query and joint type), pp_frozen "
         "(B = 0), mean_field (counts at their means) or both (default: none)",
         choices=APPROX_CHOICES,
         verbs=("compare", "sweep"),
-    ),
-    Option(
-        "--samples",
+    )
+    samples: Optional[int] = option(
         "reduced level by Monte Carlo over the masked counts: S count vectors per query (B "
         "free, any K; for the P where the exact enumeration does not fit and mean field is too "
         "coarse; its bias is O(1/S), docs/mim.md §3b) (default: exact)",
-        type=int,
         metavar="S",
-    ),
-    Option(
-        "--approximation-tolerance",
+    )
+    approximation_tolerance: float = option(
         "with an approximation: allowed |difference| as a fraction of each observable's "
         "largest magnitude, > 0 (a stated choice, not a derived bound) (default: 0.05)",
-        type=float,
-        default=0.05,
+        0.05,
+        parse=("float",),
         verbs=("compare", "sweep"),
         checker=True,
-    ),
-    Option(
-        "--versus-frozen",
+    )
+    versus_frozen: bool = option(
         "also run each point's reduced level with B = 0 (pp_frozen) and report the FP "
         "deviation max|A(B free) - A(B = 0)| / max|A| (fp_deviation_from_pp_frozen); "
         "doubles the reduced cost",
-        action="store_true",
+        False,
+        parse=("flag",),
         verbs=("sweep",),
-    ),
-)
-
-
-def simulate(cfg: MIMConfig, **keywords):
-    """The reduced level's run, `simulation.simulate` (its module imports JAX, loaded here)."""
-    from . import simulation
-
-    return simulation.simulate(cfg, **keywords)
+    )
 
 
 def approximations(approximation: Approximation, caller: Caller = LIBRARY) -> tuple[str, ...]:
@@ -191,5 +184,6 @@ def joint_size(cfg, approx: tuple, samples=None, caller: Caller = LIBRARY) -> No
 
 def validate_reduced(cfg, opts: dict) -> None:
     """The reduced level's options (as `reduced.mim.validate_run_options`) and the approximation's
-    tolerance."""
+    tolerance, then each one's kind (`ReducedOptions`)."""
     joint_size(cfg, reduced_options(cfg, opts), opts["samples"], COMPARE)
+    ReducedOptions.of(opts)
