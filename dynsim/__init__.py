@@ -11,8 +11,10 @@ Importing dynsim imports neither JAX nor the levels: the names below that need t
 `sweep`, `Trajectory`, the configs, `metrics`) load on first use, so the command line answers
 `--help` at once."""
 
+# the C module of `signal`, a builtin imported at once (`signal` itself builds its enums first): the
+# start-up handler below is installed within microseconds of dynsim's first line
+import _signal
 import os
-import signal
 import sys
 
 
@@ -26,9 +28,9 @@ def _leave_at_start(signum, frame) -> None:
 # (`dynsim.cli.main`) leaves with 130 or 143 instead of a traceback from inside an import; imported
 # as a library, dynsim keeps the host's handlers (a notebook's Ctrl-C)
 if os.path.basename(sys.argv[0] if sys.argv else "") in ("dynsim", "-m"):
-    for _sig in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(_sig) in (signal.default_int_handler, signal.SIG_DFL):
-            signal.signal(_sig, _leave_at_start)
+    for _sig in (_signal.SIGINT, _signal.SIGTERM):
+        if _signal.getsignal(_sig) in (_signal.default_int_handler, _signal.SIG_DFL):
+            _signal.signal(_sig, _leave_at_start)
 
 from .setting import (  # noqa: E402
     Checks,

@@ -357,3 +357,22 @@ def test_a_cluster_that_fails_to_start_after_a_signal_raises_the_interrupt(monke
     interrupt._handler(signal.SIGTERM, sys._getframe())
     with pytest.raises(KeyboardInterrupt):
         run()
+
+
+def test_a_compare_interrupted_in_its_run_removes_the_folders_it_made(tmp_path):
+    """SIGINT once the run has begun (its output folders made, nothing written yet): exit 130, no
+    traceback (the clean-up of the folders it made runs after the signal, and loads nothing then),
+    and the new folders, left empty, removed."""
+    out = tmp_path / "new" / "deep"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dynsim.cli", "compare", "jsl", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.time() + 120 * slowdown()
+    while time.time() < deadline and proc.poll() is None and not out.exists():
+        time.sleep(0.02)
+    assert out.exists(), proc.communicate()[1]
+    rc, seconds, err = _stop_at(proc, 0.5, signal.SIGINT)
+    assert rc == 130 and "Traceback" not in err, (rc, err)
+    assert not (tmp_path / "new").exists(), list(tmp_path.rglob("*"))

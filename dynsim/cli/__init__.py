@@ -272,7 +272,7 @@ def _command(argv) -> int:
     # the output folders the command would create: removed again where it is refused or fails
     # and leaves them empty, so the file system is as the command found it
     made: list[str] = []
-    done = False
+    remove, done = None, False
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         args = parse(argv)
@@ -305,6 +305,9 @@ def _command(argv) -> int:
         interrupt.raise_if_interrupted()  # a signal while parsing or importing: no work starts
         _check_platforms()
         made = MISSING_FOLDERS(args)
+        # loaded now: after a signal, loading refuses (`dynsim.setting.load`), and the clean-up
+        # below runs after signals too
+        remove = REMOVE_MADE.load() if made else None
         code = args.run(args)
         done = code != EXIT_INVALID
         return code
@@ -333,8 +336,8 @@ def _command(argv) -> int:
         print(interrupt.MESSAGE, file=sys.stderr)
         return interrupt.exit_code()
     finally:
-        if made and not done:
-            REMOVE_MADE(made)
+        if made and remove is not None and not done:
+            remove(made)
 
 
 def main_entry() -> None:
