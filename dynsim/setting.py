@@ -362,7 +362,7 @@ def check_own_packages() -> None:
     """Refuse, naming the file, a `reduced` or `full` that is not the one installed beside dynsim
     (a full.py or reduced/ in the working folder or on PYTHONPATH comes first on sys.path): every
     setting would otherwise fail to load, each with an unrelated error."""
-    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    home = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # links resolved
     for name in LEVEL_PACKAGES:
         module = sys.modules.get(name)
         try:
@@ -373,7 +373,7 @@ def check_own_packages() -> None:
             getattr(spec, "submodule_search_locations", "")
         )
         expected = os.path.join(home, name, "__init__.py")
-        if spec is None or os.path.abspath(str(where)) != expected:
+        if spec is None or os.path.realpath(str(where)) != expected:
             raise Shadowed(
                 f"the module {name!r} is imported from {where or 'nowhere'}, not from dynsim's own "
                 f"package {os.path.dirname(expected)}: a {name}.py or {name}/ in the working "

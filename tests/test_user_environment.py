@@ -46,3 +46,16 @@ def test_a_module_hiding_a_level_package_is_named(shadow, tmp_path):
     err = assert_refused(proc.returncode, proc.stderr, f"the module {name!r} is imported from")
     assert str(path) in err and "invalid choice" not in err
     assert not (tmp_path / "dynsim-out").exists()
+
+
+def test_the_tree_through_a_link_is_not_taken_for_a_shadow(tmp_path):
+    """dynsim and its levels reached through a symbolic link to the tree are dynsim's own: the
+    check compares real paths."""
+    (tmp_path / "link").symlink_to(ROOT, target_is_directory=True)
+    code = "import dynsim; print(sorted(dynsim.settings()))"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "link")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "'jsl'" in proc.stdout, proc.stderr
