@@ -5,8 +5,8 @@ line parses it. The command line generates the flags from the fields
 (`dynsim.cli.options.level_options`), as it does for a config's fields; a library caller gets the
 same checks on construction. A level imports this module, never the command line.
 
-The options every setting shares are declared once, here: `replicates`, `seeds` and the checker's
-`confidence` (`CONFIDENCE`, its default everywhere)."""
+The options every setting shares are declared once, here: `replicates`, `seeds` and the default of
+the checker's confidence (`CONFIDENCE`, everywhere it is a default)."""
 
 from __future__ import annotations
 
@@ -74,11 +74,6 @@ def seeds(default: Optional[int], use: str, flag: str = "--seeds", **declared):
         flag=flag,
         **declared,
     )
-
-
-def confidence(help: str, verbs: tuple[str, ...] = ("compare",), group: str = "run"):
-    """--confidence: the checker's family-wise confidence, strictly between 0 and 1."""
-    return option(help, CONFIDENCE, parse=("float",), verbs=verbs, group=group, checker=True)
 
 
 def declared(record) -> list[tuple[str, dict, Any]]:
