@@ -79,10 +79,20 @@ def test_an_interrupted_ladder_reruns_only_the_unfinished_seeds(tmp_path, monkey
 def test_a_stored_run_reads_back_bit_for_bit_and_another_config_is_not_found(tmp_path):
     store = Store(tmp_path)
     cfg = cr.realistic_config(CFG, PLAN).replace(N=64)
-    records, final, loaded = realistic_runs.run_stored(store, cfg, 2)
+    log: list = []
+    records, final, loaded = realistic_runs.run_stored(store, cfg, 2, log=log.append)
     assert loaded == 0
-    records2, final2, loaded2 = realistic_runs.run_stored(store, cfg, 2)
+    # each seed's cost is stored beside it and read back: wall and CPU time, positive
+    summaries = [store.load(realistic_runs.run_key(cfg, r, False))["summary"] for r in (0, 1)]
+    costs = [realistic_runs.cost_of(s) for s in summaries]
+    assert all(c is not None and c[0] > 0 and c[1] > 0 for c in costs), summaries
+    log2: list = []
+    records2, final2, loaded2 = realistic_runs.run_stored(store, cfg, 2, log=log2.append)
     assert loaded2 == 2
+    # the rung's cost line sums the stored costs, computed now or read back alike
+    wall, cpu = (sum(c[i] for c in costs) for i in (0, 1))
+    line = f"the 2 seeds with a recorded cost took {wall:.0f} s of wall time and {cpu:.0f} CPU s"
+    assert any(line in x for x in log) and any(line in x for x in log2), (log, log2)
     same(records, records2)
     same(final, final2)
     # the stored form is `run`'s: the same seeds computed without a store
@@ -92,6 +102,31 @@ def test_a_stored_run_reads_back_bit_for_bit_and_another_config_is_not_found(tmp
     assert key(cfg.replace(seed=1), 0, False) != key(cfg, 0, False)
     assert key(cfg, 0, True) != key(cfg, 0, False)
     assert key(cfg, 1, False) != key(cfg, 0, False)
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        {},
+        {"wall_s": 1.0},
+        {"wall_s": "1", "cpu_s": 2.0},
+        {"wall_s": True, "cpu_s": 2.0},
+        {"wall_s": -1.0, "cpu_s": 2.0},
+        {"wall_s": 1.0, "cpu_s": float("nan")},
+        {"wall_s": 1.0, "cpu_s": float("inf")},
+        {"wall_s": None, "cpu_s": 2.0},
+    ],
+)
+def test_a_stored_seed_without_a_sound_cost_counts_as_unknown(summary):
+    """A read-back summary is untrusted: anything but two finite non-negative numbers is no cost."""
+    assert realistic_runs.cost_of(summary) is None
+    assert realistic_runs.cost_of({"wall_s": 1, "cpu_s": 2.5}) == (1.0, 2.5)
+    cfg = cr.realistic_config(CFG, PLAN).replace(N=64)
+    line = realistic_runs.cost_line(cfg, [None, (1.0, 2.25)])
+    assert line.endswith(
+        "the 1 seeds with a recorded cost took 1 s of wall time and 2 CPU s in "
+        "their processes; 1 stored without it"
+    )
 
 
 def same(mine, back):

@@ -164,10 +164,26 @@ def _packed(arrays: dict) -> Trajectory:
     return Trajectory([0], {k: np.asarray(v)[None] for k, v in arrays.items()}, {})
 
 
-def compute_seed(cfg: dict, r: int, shuffle: bool) -> tuple[int, dict, dict]:
+def compute_seed(cfg: dict, r: int, shuffle: bool) -> tuple[int, dict, dict, dict]:
     """A task of `run_stored` (config as a dict: plain data for a Dask worker): (r, records,
-    finals)."""
-    return (r, *seed_run(JSLConfig(**cfg), r, shuffle))
+    finals, cost). cost: the seed's "wall_s" and "cpu_s", the CPU time of the process that ran it
+    (every thread: XLA's included), so one seed's own where a process runs one seed at a time (in
+    this process, or a LocalCluster worker of one thread)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    records, final = seed_run(JSLConfig(**cfg), r, shuffle)
+    cost = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+    return r, records, final, cost
+
+
+def cost_of(summary: dict) -> Optional[tuple[float, float]]:
+    """A stored seed's (wall_s, cpu_s) from its summary; None for a seed stored without them (or
+    with anything but two finite non-negative numbers: a read-back file is not trusted)."""
+    got = [summary.get(k) for k in ("wall_s", "cpu_s")]
+    ok = all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
+        for v in got
+    )
+    return (float(got[0]), float(got[1])) if ok else None
 
 
 def run_stored(
@@ -186,29 +202,45 @@ def run_stored(
     seeds read back)."""
     realistic.check_seeds(seeds)
     got: dict = {}
+    costs: dict = {}
     for r in range(seeds):
         found = store.load(run_key(cfg, r, shuffle), trajectories=True)
         if found is not None:
             t = found["trajectories"]
             got[r] = tuple({k: v[0] for k, v in t[name].items()} for name in ("records", "final"))
+            costs[r] = cost_of(found["summary"])
     loaded = len(got)
     todo = [(cfg.to_dict(), r, bool(shuffle)) for r in range(seeds) if r not in got]
     start = time.perf_counter()
-    for done, (r, records, final) in enumerate(
+    for done, (r, records, final, cost) in enumerate(
         executors.run(todo, fn=compute_seed, log=log, **(executor or {})), 1
     ):
         store.save(
             run_key(cfg, r, shuffle),
-            {"config": cfg.to_dict(), "seed_index": r, "shuffle": bool(shuffle)},
+            {"config": cfg.to_dict(), "seed_index": r, "shuffle": bool(shuffle), **cost},
             {"records": _packed(records), "final": _packed(final)},
         )
-        got[r] = (records, final)
+        got[r], costs[r] = (records, final), (cost["wall_s"], cost["cpu_s"])
         elapsed, left = time.perf_counter() - start, len(todo) - done
         log(
-            f"  N = {cfg.N}: seed {r} stored, {done} of {len(todo)} in {elapsed:.0f} s"
+            f"  N = {cfg.N}: seed {r} stored ({cost['wall_s']:.0f} s, {cost['cpu_s']:.0f} CPU s),"
+            f" {done} of {len(todo)} in {elapsed:.0f} s"
             + (f", about {elapsed / done * left:.0f} s for the {left} left" if left else "")
         )
+    log(cost_line(cfg, [costs[r] for r in range(seeds)]))
     return (*combine(cfg, [got[r] for r in range(seeds)]), loaded)
+
+
+def cost_line(cfg: JSLConfig, costs: list) -> str:
+    """One line of what the seeds of a rung cost, summed over those that recorded it."""
+    known = [c for c in costs if c is not None]
+    wall, cpu = (sum(c[i] for c in known) for i in (0, 1))
+    unknown = len(costs) - len(known)
+    return (
+        f"  N = {cfg.N}: the {len(known)} seeds with a recorded cost took {wall:.0f} s of wall time"
+        f" and {cpu:.0f} CPU s in their processes"
+        + (f"; {unknown} stored without it" if unknown else "")
+    )
 
 
 def runner(store, log: Callable[[str], None], executor: Optional[dict] = None) -> Callable:
