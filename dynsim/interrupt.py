@@ -38,6 +38,8 @@ CALLBACK_LOGGERS = ("jax._src.debugging", "jax._src.callback")
 MESSAGE = "dynsim: interrupted; files already written are complete (writes are atomic)"
 
 _state = {"signal": None, "count": 0, "watching": False}
+# set while `stopping()` runs: every run's safe point raises, in whichever thread it runs
+_stop = threading.Event()
 
 
 def received() -> Optional[int]:
@@ -57,6 +59,25 @@ def raise_if_interrupted(*_) -> None:
     in the process are not stopped."""
     if _state["watching"] and _state["signal"] is not None:
         raise KeyboardInterrupt(f"signal {_state['signal']}")
+    if _stop.is_set():
+        raise KeyboardInterrupt("runs stopped")
+
+
+@contextlib.contextmanager
+def stopping() -> Iterator[None]:
+    """While the block runs, every compiled run stops at its next safe point (its host callback, a
+    few ms of work away), also without a signal: how a caller that gives up (an error, Ctrl-C)
+    stops the runs it started in other threads, and waits for them in the block."""
+    quiet = _QuietAbort()  # the stopped runs' callbacks raise on purpose: no traceback logged
+    for name in CALLBACK_LOGGERS:
+        logging.getLogger(name).addFilter(quiet)
+    _stop.set()
+    try:
+        yield
+    finally:
+        _stop.clear()
+        for name in CALLBACK_LOGGERS:
+            logging.getLogger(name).removeFilter(quiet)
 
 
 class _QuietAbort(logging.Filter):

@@ -152,6 +152,14 @@ def _read(path: str) -> str:
         return ""
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which `taskset` narrows), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
 def available_memory() -> int:
     """The memory available to a new allocation, in bytes: /proc/meminfo's MemAvailable (else the
     free pages), or less where a cgroup (v2) limit leaves less (a container, a batch job)."""

@@ -45,6 +45,7 @@ from scipy.stats import chi2
 from dynsim import store as store_mod
 from dynsim.jsl import JSLConfig, data
 from dynsim.jsl.error import f_star_error
+from dynsim.resources import usable_cores
 from dynsim.sweeps import executors
 from dynsim.trajectory import Trajectory, seed_statistics
 from full.jsl import realistic, sampling
@@ -134,14 +135,21 @@ def combine(cfg: JSLConfig, per_seed: list) -> tuple[dict, dict]:
 
 
 def run(cfg: JSLConfig, seeds: int, *, shuffle: bool = False) -> tuple[dict, dict]:
-    """`seeds` realistic runs (seed r has realistic.run's key k_r), one after the other
-    (`seed_run`): (seed statistics of the records, numpy finals).
+    """`seeds` realistic runs (seed r has realistic.run's key k_r), one a core side by side
+    (`seed_run`, `side_by_side`): (seed statistics of the records, numpy finals).
 
     finals also holds "bound" (seeds,): bound_c of the module docstring, every seed within it at
     c = LEMMA_4_2_CONFIDENCE (`combine`).
     """
     realistic.check_seeds(seeds)
-    return combine(cfg, [seed_run(cfg, r, shuffle) for r in range(seeds)])
+    tasks = [(cfg.to_dict(), r, bool(shuffle), False) for r in range(seeds)]
+    got = {
+        r: (records, final)
+        for r, records, final, _ in executors.run(
+            tasks, fn=compute_seed, threads=side_by_side(seeds)
+        )
+    }
+    return combine(cfg, [got[r] for r in range(seeds)])
 
 
 def run_key(cfg: JSLConfig, r: int, shuffle: bool) -> str:
@@ -164,26 +172,32 @@ def _packed(arrays: dict) -> Trajectory:
     return Trajectory([0], {k: np.asarray(v)[None] for k, v in arrays.items()}, {})
 
 
-def compute_seed(cfg: dict, r: int, shuffle: bool) -> tuple[int, dict, dict, dict]:
+def compute_seed(cfg: dict, r: int, shuffle: bool, alone: bool = True) -> tuple:
     """A task of `run_stored` (config as a dict: plain data for a Dask worker): (r, records,
-    finals, cost). cost: the seed's "wall_s" and "cpu_s", the CPU time of the process that ran it
-    (every thread: XLA's included), so one seed's own where a process runs one seed at a time (in
-    this process, or a LocalCluster worker of one thread)."""
+    finals, cost). cost: the seed's "wall_s", and "cpu_s" the CPU time of the process that ran it
+    (every thread: XLA's included) where it ran `alone` in its process (one after the other, or a
+    LocalCluster worker of one thread), else None (seeds side by side share one process's time)."""
     wall, cpu = time.perf_counter(), time.process_time()
     records, final = seed_run(JSLConfig(**cfg), r, shuffle)
-    cost = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+    cost = {
+        "wall_s": time.perf_counter() - wall,
+        "cpu_s": time.process_time() - cpu if alone else None,
+    }
     return r, records, final, cost
 
 
-def cost_of(summary: dict) -> Optional[tuple[float, float]]:
-    """A stored seed's (wall_s, cpu_s) from its summary; None for a seed stored without them (or
-    with anything but two finite non-negative numbers: a read-back file is not trusted)."""
-    got = [summary.get(k) for k in ("wall_s", "cpu_s")]
-    ok = all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
-        for v in got
-    )
-    return (float(got[0]), float(got[1])) if ok else None
+def cost_of(summary: dict) -> Optional[tuple[float, Optional[float]]]:
+    """A stored seed's (wall_s, cpu_s or None) from its summary; None for a seed stored without a
+    wall time. A read-back file is not trusted: a value that is not a finite non-negative number is
+    no value."""
+
+    def sound(v) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
+
+    wall, cpu = summary.get("wall_s"), summary.get("cpu_s")
+    if not sound(wall):
+        return None
+    return float(wall), float(cpu) if sound(cpu) else None
 
 
 def run_stored(
@@ -198,49 +212,50 @@ def run_stored(
     """`run`, each seed read from `store` (a `dynsim.store.Store`) when it holds it, else computed
     and written there (atomically) as soon as it finishes: an interruption loses only the seeds
     still running. `executor`: where the missing seeds run, `dynsim.sweeps.executors.run`'s
-    scheduler, workers, security (None: here, one after the other). Returns (records, finals,
-    seeds read back)."""
+    scheduler, workers, security (None: here, as many side by side as this process has cores,
+    `side_by_side`). Each seed's wall time (and CPU time where it ran alone) is stored with it, and
+    the log ends with what the seeds computed cost. Returns (records, finals, seeds read back)."""
     realistic.check_seeds(seeds)
     got: dict = {}
-    costs: dict = {}
     for r in range(seeds):
         found = store.load(run_key(cfg, r, shuffle), trajectories=True)
         if found is not None:
             t = found["trajectories"]
             got[r] = tuple({k: v[0] for k, v in t[name].items()} for name in ("records", "final"))
-            costs[r] = cost_of(found["summary"])
     loaded = len(got)
-    todo = [(cfg.to_dict(), r, bool(shuffle)) for r in range(seeds) if r not in got]
-    start = time.perf_counter()
+    here = not (executor and any(executor.values()))
+    at_once = side_by_side(seeds - loaded) if here else 1
+    todo = [(cfg.to_dict(), r, bool(shuffle), at_once == 1) for r in range(seeds) if r not in got]
+    start, cpu, worker_cpu = time.perf_counter(), time.process_time(), 0.0
     for done, (r, records, final, cost) in enumerate(
-        executors.run(todo, fn=compute_seed, log=log, **(executor or {})), 1
+        executors.run(todo, fn=compute_seed, log=log, threads=at_once, **(executor or {})), 1
     ):
         store.save(
             run_key(cfg, r, shuffle),
             {"config": cfg.to_dict(), "seed_index": r, "shuffle": bool(shuffle), **cost},
             {"records": _packed(records), "final": _packed(final)},
         )
-        got[r], costs[r] = (records, final), (cost["wall_s"], cost["cpu_s"])
+        got[r], worker_cpu = (records, final), worker_cpu + (cost["cpu_s"] or 0.0)
         elapsed, left = time.perf_counter() - start, len(todo) - done
         log(
-            f"  N = {cfg.N}: seed {r} stored ({cost['wall_s']:.0f} s, {cost['cpu_s']:.0f} CPU s),"
-            f" {done} of {len(todo)} in {elapsed:.0f} s"
+            f"  N = {cfg.N}: seed {r} stored ({cost['wall_s']:.0f} s), {done} of {len(todo)} in "
+            f"{elapsed:.0f} s"
             + (f", about {elapsed / done * left:.0f} s for the {left} left" if left else "")
         )
-    log(cost_line(cfg, [costs[r] for r in range(seeds)]))
+    if todo:
+        cpu = time.process_time() - cpu if here else worker_cpu
+        log(
+            f"  N = {cfg.N}: {len(todo)} seeds in {time.perf_counter() - start:.0f} s"
+            + (f", {at_once} side by side" if at_once > 1 else "")
+            + f", {cpu:.0f} CPU s in {'this process' if here else 'the workers'}"
+        )
     return (*combine(cfg, [got[r] for r in range(seeds)]), loaded)
 
 
-def cost_line(cfg: JSLConfig, costs: list) -> str:
-    """One line of what the seeds of a rung cost, summed over those that recorded it."""
-    known = [c for c in costs if c is not None]
-    wall, cpu = (sum(c[i] for c in known) for i in (0, 1))
-    unknown = len(costs) - len(known)
-    return (
-        f"  N = {cfg.N}: the {len(known)} seeds with a recorded cost took {wall:.0f} s of wall time"
-        f" and {cpu:.0f} CPU s in their processes"
-        + (f"; {unknown} stored without it" if unknown else "")
-    )
+def side_by_side(seeds: int) -> int:
+    """How many seeds run at once in this process: one a core (`resources.usable_cores`), at most
+    `seeds`."""
+    return max(1, min(usable_cores(), seeds))
 
 
 def runner(store, log: Callable[[str], None], executor: Optional[dict] = None) -> Callable:

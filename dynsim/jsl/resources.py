@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dynsim.claims import parse_only, wanted
 from dynsim.cli import options
-from dynsim.resources import FLOP_RATE, Need, record_need
+from dynsim.resources import FLOP_RATE, Need, record_need, usable_cores
 from dynsim.setting import Ref, load
 from dynsim.validation import text_count
 
@@ -206,7 +206,8 @@ def estimate_check(args) -> list:
     if not pending:
         return out
     top = max(pending)
-    at_once = max(1, min(int(args.workers or 1), len(pending)))
+    # seeds at once: one a Dask worker, or in this process one a core (`realistic_runs`)
+    at_once = max(1, min(int(args.workers or usable_cores()), len(pending)))
     return out + [
         Need(
             f"realistic seeds: {len(pending)} of {total} to run ({total - len(pending)} "
@@ -215,7 +216,7 @@ def estimate_check(args) -> list:
             {"--seeds": seeds},
             bytes=16.0 * at_once * (top + rc.n_test) * rc.D * rc.d,
             flops=sum(6.0 * N * rc.D * rc.d * rc.steps for N in pending),
-            rate=REALISTIC_RATE,
+            rate=REALISTIC_RATE * at_once,  # the measured rate of one seed, on each core
             instead="fewer --seeds, --quick, or --only the claims wanted",
             work_options={"--steps": rc.steps},
         )

@@ -171,11 +171,18 @@ def run(
     dashboard: bool = False,
     log: Optional[Callable[[str], None]] = None,
     fn: Callable = compute_chunk,
+    threads: int = 1,
 ) -> Iterator:
-    """fn(*task) of each task, as it finishes (in order in-process; in completion order on Dask).
-    In process, a task is taken from `tasks` only when the previous one is done (a sweep claims its
-    points then). `fn`: a top-level function of plain data (by default a sweep's chunk,
+    """fn(*task) of each task, as it finishes (in order in-process; in completion order on Dask or
+    with `threads` > 1). In process, a task is taken from `tasks` only when the previous one is done
+    (a sweep claims its points then), or with `threads` > 1 when one of that many threads is free
+    (`threads.side_by_side`). `fn`: a top-level function of plain data (by default a sweep's chunk,
     `compute_chunk`)."""
+    if scheduler is None and workers is None and threads > 1:
+        from .threads import side_by_side
+
+        yield from side_by_side(tasks, fn, threads)
+        return
     if scheduler is None and workers is None:
         for task in tasks:
             interrupt.raise_if_interrupted()  # a safe point between chunks
