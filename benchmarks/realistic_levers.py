@@ -1,12 +1,13 @@
 """Speed levers of `check-theorems jsl`'s realistic seeds at the default plan's size, side by side.
 
 One whole seed of `dynsim.jsl.realistic_runs` (data, start, GD with the sharpness at its records,
-the finals) at D = 16, C = 2, q = 2/7, eta = 0.01, for N = 500 to 4000, timed as the command runs
-it (one seed after another, `_one_seed` jit-compiled once) against the six seeds vmapped in one
-program, in float64 and float32. Each is timed at two lengths (SHORT and LONG steps, after a
-compile) so that the difference gives seconds per step without compilation and the records' fixed
-cost. Reported: microseconds per seed-step for each, and the ratios sequential / vmapped and
-float64 / float32.
+the finals) at D = 16, C = 2, q = 2/7, eta = 0.01, for N = 500 to 4000, timed one seed after
+another (`_one_seed` jit-compiled once), the six seeds vmapped in one program, and the six seeds
+side by side in threads, one a core (as the command runs them: `realistic_runs.run`,
+`dynsim.sweeps.threads.side_by_side`), in float64 and float32. Each is timed at two lengths (SHORT
+and LONG steps, after a compile) so that the difference gives seconds per step without compilation
+and the records' fixed cost. Reported: microseconds per seed-step for each, and the ratios
+sequential / vmapped, sequential / side by side and float64 / float32.
 
 Run: python benchmarks/realistic_levers.py [--quick] [--out DIR]
 """
@@ -29,6 +30,7 @@ import jax.numpy as jnp
 import dynsim  # noqa: F401  (float64)
 from benchmarks import machine
 from dynsim.jsl import JSLConfig, data, realistic_plan, realistic_runs
+from dynsim.sweeps import threads
 from full.jsl import realistic
 
 SEEDS = 6
@@ -44,6 +46,7 @@ def _seconds(fn) -> float:
 def measure(N: int, dtype: str, long: int) -> dict:
     """Microseconds per seed-step, one seed after another and the seeds vmapped, at N."""
     plan = realistic_plan.FULL
+    cores = realistic_runs.side_by_side(SEEDS)
     out = {}
     one = jax.jit(realistic_runs._one_seed)
     many = jax.jit(jax.vmap(realistic_runs._one_seed, in_axes=(None, None, 0, None)))
@@ -64,18 +67,27 @@ def measure(N: int, dtype: str, long: int) -> dict:
         keys = jax.vmap(lambda r: realistic.seed_key(cfg, r))(jnp.arange(SEEDS))
         shuffle = jnp.asarray(False)
         one(cfg, shuffle, keys[0], w), many(cfg, shuffle, keys, w)  # compile
+        tasks = [(r,) for r in range(SEEDS)]
+
+        def seed(r):
+            return jax.block_until_ready(one(cfg, shuffle, keys[r], w))
+
         out[steps] = (
             sum(_seconds(lambda r=r: one(cfg, shuffle, keys[r], w)) for r in range(SEEDS)),
             _seconds(lambda: many(cfg, shuffle, keys, w)),
+            _seconds(lambda: list(threads.side_by_side(tasks, seed, cores))),
         )
     per = 1e6 / ((long - SHORT) * SEEDS)
-    seq, vm = ((out[long][i] - out[SHORT][i]) * per for i in (0, 1))
+    seq, vm, side = ((out[long][i] - out[SHORT][i]) * per for i in (0, 1, 2))
     return {
         "N": N,
         "dtype": dtype,
         "us_per_seed_step_sequential": seq,
         "us_per_seed_step_vmapped": vm,
+        "us_per_seed_step_side_by_side": side,
+        "threads": cores,
         "sequential_over_vmapped": seq / vm,
+        "sequential_over_side_by_side": seq / side,
     }
 
 
@@ -86,12 +98,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     Ns, long = ([500], SHORT * 3) if args.quick else ([500, 1000, 2000, 4000], LONG)
     rows = [measure(N, dtype, long) for N in Ns for dtype in ("float64", "float32")]
-    print("| N | dtype | us / seed-step, one after another | vmapped | sequential / vmapped |")
-    print("|---|---|---|---|---|")
+    print(
+        "| N | dtype | us / seed-step, one after another | vmapped | side by side (threads) "
+        "| sequential / vmapped | sequential / side by side |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['N']} | {r['dtype']} | {r['us_per_seed_step_sequential']:.0f} | "
-            f"{r['us_per_seed_step_vmapped']:.0f} | {r['sequential_over_vmapped']:.2f} |"
+            f"{r['us_per_seed_step_vmapped']:.0f} | {r['us_per_seed_step_side_by_side']:.0f} "
+            f"({r['threads']}) | {r['sequential_over_vmapped']:.2f} | "
+            f"{r['sequential_over_side_by_side']:.2f} |"
         )
     for N in Ns:
         f64, f32 = (

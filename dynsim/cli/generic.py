@@ -77,7 +77,7 @@ def check_arguments(parser, setting: Setting) -> None:
         options.cluster_options(
             parser.add_argument_group(f"where {spec.cluster} run"),
             spec.cluster,
-            "in this process, one by one",
+            "in this process, one a core side by side",
         )
 
 

@@ -34,6 +34,7 @@ premise). Added at the final step T:
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Callable, Optional
 
@@ -105,6 +106,26 @@ def _one_seed(cfg: JSLConfig, shuffle, key, w_star):
 
 
 _seed_jit = jax.jit(_one_seed)  # cfg a pytree: its numbers traced
+# `_seed_jit` compiled ahead, one program for each shape of its arguments (`_seed_program`), the
+# latest MAX_PROGRAMS kept
+MAX_PROGRAMS = 8
+_programs: dict = {}
+_compiling = threading.Lock()
+
+
+def _seed_program(*args):
+    """`_seed_jit(*args)` through a program compiled ahead for args' shapes, once (under a lock).
+    Seeds side by side then run one program at once: a first call through the jitted function
+    itself would hold the seeds beside it until its whole run ended, not only its compilation."""
+    leaves, tree = jax.tree.flatten(args)
+    key = (tree, tuple(jax.typeof(x) for x in leaves))
+    with _compiling:
+        program = _programs.get(key)
+        if program is None:
+            if len(_programs) >= MAX_PROGRAMS:  # the oldest goes: a rung's seeds share one
+                _programs.pop(next(iter(_programs)))
+            program = _programs[key] = _seed_jit.lower(*args).compile()
+    return program(*args)
 
 
 def seed_run(cfg: JSLConfig, r: int, shuffle: bool = False) -> tuple[dict, dict]:
@@ -112,7 +133,7 @@ def seed_run(cfg: JSLConfig, r: int, shuffle: bool = False) -> tuple[dict, dict]
     of that seed. A plain top-level function of plain data, so it runs the same in this process or
     on a Dask worker (`dynsim.sweeps.executors`)."""
     w_star = data.feature(cfg, jnp.dtype(cfg.dtype))
-    rec, final = _seed_jit(cfg, jnp.asarray(bool(shuffle)), realistic.seed_key(cfg, r), w_star)
+    rec, final = _seed_program(cfg, jnp.asarray(bool(shuffle)), realistic.seed_key(cfg, r), w_star)
     return (
         {k: np.asarray(v) for k, v in rec.items()},
         {k: np.asarray(v) for k, v in final.items()},
