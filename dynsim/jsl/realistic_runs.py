@@ -33,6 +33,7 @@ premise). Added at the final step T:
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -109,7 +110,6 @@ _seed_jit = jax.jit(_one_seed)  # cfg a pytree: its numbers traced
 # `_seed_jit` compiled ahead, one program for each shape of its arguments (`_seed_program`), the
 # latest MAX_PROGRAMS kept
 MAX_PROGRAMS = 8
-_programs: dict = {}
 _compiling = threading.Lock()
 
 
@@ -118,14 +118,17 @@ def _seed_program(*args):
     Seeds side by side then run one program at once: a first call through the jitted function
     itself would hold the seeds beside it until its whole run ended, not only its compilation."""
     leaves, tree = jax.tree.flatten(args)
-    key = (tree, tuple(jax.typeof(x) for x in leaves))
     with _compiling:
-        program = _programs.get(key)
-        if program is None:
-            if len(_programs) >= MAX_PROGRAMS:  # the oldest goes: a rung's seeds share one
-                _programs.pop(next(iter(_programs)))
-            program = _programs[key] = _seed_jit.lower(*args).compile()
+        program = _compiled(tree, tuple(jax.typeof(x) for x in leaves))
     return program(*args)
+
+
+@functools.lru_cache(maxsize=MAX_PROGRAMS)
+def _compiled(tree, avals):
+    """`_seed_jit` compiled for arguments of this structure and these shapes and dtypes (an
+    lru_cache: `dynsim.mutation.fresh` forgets it with JAX's own caches)."""
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    return _seed_jit.lower(*jax.tree.unflatten(tree, specs)).compile()
 
 
 def seed_run(cfg: JSLConfig, r: int, shuffle: bool = False) -> tuple[dict, dict]:
