@@ -41,12 +41,9 @@ def _version(name: str) -> str:
 
 
 def _cores() -> str:
-    logical = os.cpu_count()
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = logical
-    return f"{usable} usable ({logical} logical)"
+    from dynsim.resources import usable_cores  # where describe() runs, as jax below
+
+    return f"{usable_cores()} usable ({os.cpu_count()} logical)"
 
 
 def describe() -> dict:

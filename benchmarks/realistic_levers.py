@@ -44,7 +44,8 @@ def _seconds(fn) -> float:
 
 
 def measure(N: int, dtype: str, long: int) -> dict:
-    """Microseconds per seed-step, one seed after another and the seeds vmapped, at N."""
+    """Microseconds per seed-step at N: one seed after another, the seeds vmapped, and the seeds
+    side by side in threads."""
     plan = realistic_plan.FULL
     cores = realistic_runs.side_by_side(SEEDS)
     out = {}

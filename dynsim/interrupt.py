@@ -68,14 +68,24 @@ def stopping() -> Iterator[None]:
     """While the block runs, every compiled run stops at its next safe point (its host callback, a
     few ms of work away), also without a signal: how a caller that gives up (an error, Ctrl-C)
     stops the runs it started in other threads, and waits for them in the block."""
-    quiet = _QuietAbort()  # the stopped runs' callbacks raise on purpose: no traceback logged
+    with _quiet_aborts():  # the stopped runs' callbacks raise on purpose: no traceback logged
+        _stop.set()
+        try:
+            yield
+        finally:
+            _stop.clear()
+
+
+@contextlib.contextmanager
+def _quiet_aborts() -> Iterator[None]:
+    """While the block runs, JAX's callback loggers drop the tracebacks of our own aborts
+    (`_QuietAbort`)."""
+    quiet = _QuietAbort()
     for name in CALLBACK_LOGGERS:
         logging.getLogger(name).addFilter(quiet)
-    _stop.set()
     try:
         yield
     finally:
-        _stop.clear()
         for name in CALLBACK_LOGGERS:
             logging.getLogger(name).removeFilter(quiet)
 
@@ -137,25 +147,21 @@ def watch() -> Iterator[None]:
     reader, writer = socket.socketpair()
     writer.setblocking(False)
     done = threading.Event()
-    quiet = _QuietAbort()
     previous = {s: signal.getsignal(s) for s in SIGNALS}
     old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     _state.update(signal=None, count=0, watching=True)
     for s in SIGNALS:
         signal.signal(s, _handler)
-    for name in CALLBACK_LOGGERS:
-        logging.getLogger(name).addFilter(quiet)
     threading.Thread(
         target=_watch, args=(reader, done), daemon=True, name="dynsim-interrupt"
     ).start()
     try:
-        yield
+        with _quiet_aborts():
+            yield
     finally:
         _state["watching"] = False
         done.set()
         signal.set_wakeup_fd(old_fd)
         for s, h in previous.items():
             signal.signal(s, h)
-        for name in CALLBACK_LOGGERS:
-            logging.getLogger(name).removeFilter(quiet)
         writer.close()  # the watcher's recv returns b"" and it ends

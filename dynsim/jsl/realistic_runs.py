@@ -247,7 +247,7 @@ def run_stored(
             t = found["trajectories"]
             got[r] = tuple({k: v[0] for k, v in t[name].items()} for name in ("records", "final"))
     loaded = len(got)
-    here = not (executor and any(executor.values()))
+    here = not elsewhere(executor)
     at_once = side_by_side(seeds - loaded) if here else 1
     todo = [(cfg.to_dict(), r, bool(shuffle), at_once == 1) for r in range(seeds) if r not in got]
     start, cpu, worker_cpu = time.perf_counter(), time.process_time(), 0.0
@@ -276,6 +276,11 @@ def run_stored(
     return (*combine(cfg, [got[r] for r in range(seeds)]), loaded)
 
 
+def elsewhere(executor: Optional[dict]) -> bool:
+    """Whether `executor` names Dask workers or a scheduler (else the seeds run in this process)."""
+    return bool(executor and any(executor.values()))
+
+
 def side_by_side(seeds: int) -> int:
     """How many seeds run at once in this process: one a core (`resources.usable_cores`), at most
     `seeds`."""
@@ -286,7 +291,7 @@ def runner(store, log: Callable[[str], None], executor: Optional[dict] = None) -
     """`run`, or its stored form when a store is given (`run_stored`: finished seeds read back, the
     others run where `executor` says)."""
     if store is None:
-        if executor and any(executor.values()):
+        if elsewhere(executor):
             raise ValueError("workers or a scheduler need a store (--out) to write the seeds to")
         return run
 

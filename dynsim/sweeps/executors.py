@@ -26,13 +26,11 @@ from dynsim import inputs, interrupt, progress
 from dynsim.validation import check_int
 
 from .tasks import compute_chunk
+from .threads import POLL_S, side_by_side
 
 HOST = "127.0.0.1"
 # each worker ignores SIGINT (its module docstring); a light module: the workers load it at start-up
 WORKER_SETUP = "dynsim.dask_worker"
-# seconds between two looks at a Dask sweep's finished chunks (and at Ctrl-C): small against a
-# chunk (seconds) and against the interrupt watchdog (dynsim.interrupt.GRACE_S)
-POLL_S = 0.05
 # seconds for each stage of connecting to a scheduler (Dask's `Client(timeout=...)`); the whole
 # connection gets three times this (`_connect`): a listener that accepts and stays silent is
 # refused, not waited on
@@ -179,8 +177,6 @@ def run(
     (`threads.side_by_side`). `fn`: a top-level function of plain data (by default a sweep's chunk,
     `compute_chunk`)."""
     if scheduler is None and workers is None and threads > 1:
-        from .threads import side_by_side
-
         yield from side_by_side(tasks, fn, threads)
         return
     if scheduler is None and workers is None:

@@ -10,8 +10,8 @@ from typing import Callable, Iterable, Iterator
 
 from dynsim import interrupt, progress
 
-# seconds between two looks at the finished runs (and at Ctrl-C): small against a run (seconds)
-# and against the interrupt watchdog (dynsim.interrupt.GRACE_S)
+# seconds between two looks at the finished runs or a Dask sweep's finished chunks (and at Ctrl-C):
+# small against a run or a chunk (seconds) and against the interrupt watchdog (interrupt.GRACE_S)
 POLL_S = 0.05
 
 
